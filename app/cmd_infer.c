@@ -1,0 +1,352 @@
+/* nanobench infer: run the float32 reference on given inputs and write .npy outputs. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+
+static void help(void)
+{
+    printf("usage: nanobench infer MODEL.onnx --input NAME=FILE ... --output-dir DIR\n"
+           "                       [--dump-all] [--input_shape \"name:n,c,h,w;...\"]\n"
+           "Runs the float32 reference executor (the golden model) and writes every graph\n"
+           "output as DIR/<name>.npy; --dump-all also writes every intermediate tensor.\n"
+           "DIR/manifest.tsv maps tensor names to files (names are made file-safe).\n"
+           "FILE is a .npy (dtype and shape must match the input) or a raw .bin of the\n"
+           "input's dtype and static shape. With one model input, NAME= may be left out.\n");
+}
+
+/* File-safe version of a tensor name: [A-Za-z0-9_.-] kept, others '_'. */
+static void safe_name(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = name; *p && o + 1 < len; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || (c == '.' && o > 0);
+        out[o++] = ok ? c : '_';
+    }
+    if (o == 0 && len > 1)
+        out[o++] = '_';
+    out[o] = 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -1;
+    struct stat sb;
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
+}
+
+typedef struct outfile {
+    char *name;
+    char *path;
+    const nb_tensor *t;
+    const char *kind;
+} outfile;
+
+static int collect_cb_count;
+
+typedef struct dump_ctx {
+    outfile *files;
+    int n, cap;
+} dump_ctx;
+
+static int add_file(dump_ctx *d, const char *name, const nb_tensor *t, const char *kind)
+{
+    for (int i = 0; i < d->n; i++)
+        if (!strcmp(d->files[i].name, name))
+            return 0;
+    if (d->n == d->cap) {
+        int nc = d->cap ? d->cap * 2 : 32;
+        outfile *f = realloc(d->files, sizeof(outfile) * (size_t)nc);
+        if (!f)
+            return -1;
+        d->files = f;
+        d->cap = nc;
+    }
+    d->files[d->n].name = strdup(name);
+    d->files[d->n].path = NULL;
+    d->files[d->n].t = t;
+    d->files[d->n].kind = kind;
+    if (!d->files[d->n].name)
+        return -1;
+    d->n++;
+    return 0;
+}
+
+static nb_err record_value(void *user, const nb_node *node, int out_index, const char *name,
+                           const nb_tensor *t)
+{
+    (void)user;
+    (void)node;
+    (void)out_index;
+    (void)name;
+    (void)t;
+    collect_cb_count++;
+    return NB_OK;
+}
+
+int cmd_infer(int argc, char **argv)
+{
+    const char *model = NULL, *shape = NULL, *outdir = NULL;
+    const char *inputs[64];
+    int n_inputs = 0;
+    bool dump_all = false;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help();
+            return 0;
+        }
+        if ((r = cli_opt(argc, argv, &i, "--input_shape", &v))) {
+            if (r < 0)
+                return cli_usage_error("infer", "--input_shape needs a value");
+            shape = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--input", &v))) {
+            if (r < 0)
+                return cli_usage_error("infer", "--input needs NAME=FILE");
+            if (n_inputs == 64)
+                return cli_usage_error("infer", "too many --input");
+            inputs[n_inputs++] = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--output-dir", &v))) {
+            if (r < 0)
+                return cli_usage_error("infer", "--output-dir needs a folder");
+            outdir = v;
+        } else if (!strcmp(argv[i], "--dump-all")) {
+            dump_all = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("infer", "unknown option '%s'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("infer", "more than one model given ('%s')", argv[i]);
+        }
+    }
+    if (!model)
+        return cli_usage_error("infer", "no model given");
+    if (!outdir)
+        return cli_usage_error("infer", "--output-dir is required");
+    nb_status st = {0};
+    nb_load_opts lo = {.input_shape = shape};
+    nb_model *m = NULL;
+    nb_exec *ex = NULL;
+    nb_tensor *tins[64] = {0};
+    const char *names[64];
+    char *namebuf[64] = {0};
+    dump_ctx d = {0};
+    int rc = 0;
+    if (nb_ref_load(model, &lo, &m, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    const nb_graph *g = m->graph;
+    if (n_inputs != g->n_inputs) {
+        fprintf(stderr, "nanobench: %s has %d input%s, %d --input given:", model, g->n_inputs,
+                g->n_inputs == 1 ? "" : "s", n_inputs);
+        for (int k = 0; k < g->n_inputs; k++)
+            fprintf(stderr, " %s", g->values[g->inputs[k]].name);
+        fprintf(stderr, "\n");
+        rc = 2;
+        goto out;
+    }
+    for (int i = 0; i < n_inputs; i++) {
+        const char *spec = inputs[i];
+        const char *eq = strrchr(spec, '=');
+        const char *file = spec;
+        int id = -1;
+        if (eq) {
+            namebuf[i] = strndup(spec, (size_t)(eq - spec));
+            id = namebuf[i] ? nb_graph_find(g, namebuf[i]) : -1;
+            if (id >= 0 && g->values[id].is_input)
+                file = eq + 1;
+            else
+                id = -1;
+        }
+        if (id < 0 && !eq && g->n_inputs == 1)
+            id = g->inputs[0];
+        if (id < 0 || !g->values[id].is_input) {
+            fprintf(stderr, "nanobench: --input %s: %s is not an input of %s (use NAME=FILE)\n",
+                    spec, namebuf[i] ? namebuf[i] : spec, model);
+            rc = 2;
+            goto out;
+        }
+        const nb_value *v = &g->values[id];
+        names[i] = v->name;
+        size_t fl = strlen(file);
+        if (fl > 4 && !strcmp(file + fl - 4, ".bin")) {
+            bool known = v->rank >= 0;
+            for (int k = 0; known && k < v->rank; k++)
+                known = v->dims[k] >= 0;
+            if (!known) {
+                fprintf(stderr, "nanobench: %s: input '%s' has dynamic dims; give --input_shape "
+                        "or a .npy file\n", file, v->name);
+                rc = 2;
+                goto out;
+            }
+            if (nb_bin_read(file, v->dtype, v->rank, v->dims, &tins[i], &st)) {
+                rc = cli_error(&st);
+                goto out;
+            }
+        } else {
+            if (nb_npy_read(file, &tins[i], &st)) {
+                rc = cli_error(&st);
+                goto out;
+            }
+            char a[160], b[160];
+            bool ok = v->rank < 0 || v->rank == tins[i]->rank;
+            for (int k = 0; ok && v->rank >= 0 && k < v->rank; k++)
+                ok = v->dims[k] < 0 || v->dims[k] == tins[i]->dims[k];
+            if (v->dtype != NB_UNDEFINED && v->dtype != tins[i]->dtype) {
+                fprintf(stderr, "nanobench: %s: input '%s' must be %s, the file holds %s\n", file,
+                        v->name, nb_dtype_name(v->dtype), nb_dtype_name(tins[i]->dtype));
+                rc = 2;
+                goto out;
+            }
+            if (!ok) {
+                fprintf(stderr, "nanobench: %s: input '%s' must have shape %s, the file has %s\n",
+                        file, v->name, nb_shape_str(v->rank, v->dims, ',', a, sizeof a),
+                        nb_shape_str(tins[i]->rank, tins[i]->dims, ',', b, sizeof b));
+                rc = 2;
+                goto out;
+            }
+        }
+    }
+    nb_exec_opts eo = {.keep_all = dump_all, .on_value = record_value};
+    if (nb_exec_create(m, &eo, &ex, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (nb_exec_run(ex, n_inputs, names, tins, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    /* what to write: outputs, then (with --dump-all) inputs and every other value */
+    for (int i = 0; i < g->n_outputs; i++) {
+        const char *nm = g->values[g->outputs[i]].name;
+        if (add_file(&d, nm, nb_exec_get(ex, nm), "output")) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (dump_all) {
+        for (int v = 0; v < g->n_values; v++) {
+            const nb_tensor *t = nb_exec_get(ex, g->values[v].name);
+            if (!t || g->values[v].is_initializer)
+                continue;
+            const char *kind = g->values[v].is_input ? "input"
+                               : g->values[v].const_val ? "constant" : "intermediate";
+            if (add_file(&d, g->values[v].name, t, kind)) {
+                rc = 1;
+                goto out;
+            }
+        }
+    }
+    if (mkdir_p(outdir) != 0) {
+        fprintf(stderr, "nanobench: %s: cannot create output folder: %s\n", outdir,
+                strerror(errno));
+        rc = 2;
+        goto out;
+    }
+    /* unique file names */
+    size_t manifest_cap = 256;
+    for (int i = 0; i < d.n; i++)
+        manifest_cap += strlen(d.files[i].name) * 2 + 128;
+    char *manifest = malloc(manifest_cap);
+    if (!manifest) {
+        rc = 1;
+        goto out;
+    }
+    size_t mo = (size_t)snprintf(manifest, manifest_cap, "name\tfile\tkind\tdtype\tshape\n");
+    int written = 0;
+    for (int i = 0; i < d.n && rc == 0; i++) {
+        char base[200], fname[240];
+        safe_name(d.files[i].name, base, sizeof base);
+        snprintf(fname, sizeof fname, "%s.npy", base);
+        for (int k = 2;; k++) {
+            bool clash = false;
+            for (int j = 0; j < i; j++)
+                clash |= d.files[j].path && !strcmp(strrchr(d.files[j].path, '/') + 1, fname);
+            if (!clash)
+                break;
+            snprintf(fname, sizeof fname, "%s_%d.npy", base, k);
+        }
+        size_t pl = strlen(outdir) + strlen(fname) + 2;
+        d.files[i].path = malloc(pl);
+        if (!d.files[i].path) {
+            rc = 1;
+            break;
+        }
+        snprintf(d.files[i].path, pl, "%s/%s", outdir, fname);
+        if (nb_npy_write(d.files[i].path, d.files[i].t, &st)) {
+            rc = cli_error(&st);
+            break;
+        }
+        written = i + 1;
+        char sh[160];
+        mo += (size_t)snprintf(manifest + mo, manifest_cap - mo, "%s\t%s\t%s\t%s\t%s\n",
+                               d.files[i].name, fname, d.files[i].kind,
+                               nb_dtype_name(d.files[i].t->dtype),
+                               nb_shape_str(d.files[i].t->rank, d.files[i].t->dims, ',', sh, sizeof sh));
+    }
+    if (rc == 0) {
+        char mp[4096];
+        snprintf(mp, sizeof mp, "%s/manifest.tsv", outdir);
+        if (nb_write_file_atomic(mp, manifest, mo, &st))
+            rc = cli_error(&st);
+    }
+    free(manifest);
+    if (rc != 0) {
+        for (int i = 0; i < written; i++)
+            remove(d.files[i].path);
+        goto out;
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const nb_tensor *t = d.files[i].t;
+        char sh[160];
+        printf("output %-32s %-7s %-16s -> %s", d.files[i].name, nb_dtype_name(t->dtype),
+               nb_shape_str(t->rank, t->dims, ',', sh, sizeof sh), d.files[i].path);
+        if (t->dtype == NB_FLOAT && t->numel > 0) {
+            printf("  [");
+            for (int64_t k = 0; k < t->numel && k < 4; k++)
+                printf("%s%.6g", k ? ", " : "", (double)((const float *)t->data)[k]);
+            printf("%s]", t->numel > 4 ? ", ..." : "");
+        }
+        printf("\n");
+    }
+    printf("reference run: %.3f ms, %d tensors written to %s (%d values computed)\n", ms, d.n,
+           outdir, collect_cb_count);
+out:
+    for (int i = 0; i < d.n; i++) {
+        free(d.files[i].name);
+        free(d.files[i].path);
+    }
+    free(d.files);
+    for (int i = 0; i < n_inputs; i++) {
+        nb_tensor_free(tins[i]);
+        free(namebuf[i]);
+    }
+    nb_exec_free(ex);
+    nb_model_free(m);
+    return rc;
+}

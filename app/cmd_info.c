@@ -1,0 +1,144 @@
+/* nanobench info: inputs, outputs, opset, node count and operator histogram of a model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void print_value(const nb_value *v)
+{
+    char shape[256] = "[";
+    size_t o = 1;
+    if (v->rank < 0) {
+        snprintf(shape, sizeof shape, "(unknown rank)");
+    } else {
+        for (int d = 0; d < v->rank && o < sizeof shape - 32; d++) {
+            if (v->dims[d] >= 0)
+                o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? "," : "",
+                                      (long long)v->dims[d]);
+            else
+                o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%s", d ? "," : "",
+                                      v->dim_params[d] ? v->dim_params[d] : "?");
+        }
+        snprintf(shape + o, sizeof shape - o, "]");
+    }
+    printf("  %-40s %-8s %s\n", v->name, nb_dtype_name(v->dtype), shape);
+}
+
+typedef struct opcount {
+    const char *op;
+    int top, sub;
+} opcount;
+
+static void count_ops(const nb_graph *g, opcount *c, int *n, int cap, bool top)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *nd = &g->nodes[i];
+        int k;
+        for (k = 0; k < *n; k++)
+            if (!strcmp(c[k].op, nd->op_type))
+                break;
+        if (k == *n) {
+            if (*n == cap)
+                continue;
+            c[k].op = nd->op_type;
+            c[k].top = c[k].sub = 0;
+            (*n)++;
+        }
+        if (top)
+            c[k].top++;
+        else
+            c[k].sub++;
+        for (int a = 0; a < nd->n_attr; a++)
+            if (nd->attrs[a].g)
+                count_ops(nd->attrs[a].g, c, n, cap, false);
+    }
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+    const opcount *x = a, *y = b;
+    int dx = x->top + x->sub, dy = y->top + y->sub;
+    return dx != dy ? dy - dx : strcmp(x->op, y->op);
+}
+
+static void help(void)
+{
+    printf("usage: nanobench info MODEL.onnx [--input_shape \"name:n,c,h,w;name2:...\"]\n"
+           "Prints the model's inputs and outputs (dtype, shape after inference), opset,\n"
+           "node count and operator histogram (subgraph nodes of If counted apart).\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *model = NULL, *shape = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help();
+            return 0;
+        }
+        if ((r = cli_opt(argc, argv, &i, "--input_shape", &v))) {
+            if (r < 0)
+                return cli_usage_error("info", "--input_shape needs a value");
+            shape = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("info", "more than one model given ('%s')", argv[i]);
+        }
+    }
+    if (!model)
+        return cli_usage_error("info", "no model given");
+    nb_status st = {0};
+    nb_load_opts lo = {.input_shape = shape};
+    nb_model *m;
+    if (nb_model_load(model, &lo, &m, &st))
+        return cli_error(&st);
+    /* histogram of the model as written, before folding */
+    opcount counts[256];
+    int nops = 0;
+    count_ops(m->graph, counts, &nops, 256, true);
+    qsort(counts, (size_t)nops, sizeof counts[0], cmp_count);
+    int top_nodes = m->graph->n_nodes, all_nodes = nb_graph_count_nodes(m->graph);
+    /* copy the op names: folding may rewrite the graph */
+    char (*names)[64] = calloc((size_t)nops + 1, 64);
+    if (!names) {
+        nb_model_free(m);
+        return 1;
+    }
+    for (int i = 0; i < nops; i++)
+        snprintf(names[i], 64, "%s", counts[i].op);
+    if (nb_ref_fold(m, &st)) {
+        free(names);
+        nb_model_free(m);
+        return cli_error(&st);
+    }
+    const nb_graph *g = m->graph;
+    printf("model:     %s\n", model);
+    printf("producer:  %s\n", m->producer[0] ? m->producer : "(none)");
+    printf("ir:        %lld\n", (long long)m->ir_version);
+    printf("opset:     %d\n", m->opset);
+    printf("size:      %llu bytes\n", (unsigned long long)m->file_bytes);
+    printf("inputs:    %d\n", g->n_inputs);
+    for (int i = 0; i < g->n_inputs; i++)
+        print_value(&g->values[g->inputs[i]]);
+    printf("outputs:   %d\n", g->n_outputs);
+    for (int i = 0; i < g->n_outputs; i++)
+        print_value(&g->values[g->outputs[i]]);
+    printf("nodes:     %d (%d in the main graph, %d in subgraphs)\n", all_nodes, top_nodes,
+           all_nodes - top_nodes);
+    printf("operators: %d types\n", nops);
+    printf("  %-24s %6s %9s  %s\n", "op_type", "count", "subgraph", "reference");
+    for (int i = 0; i < nops; i++)
+        printf("  %-24s %6d %9d  %s\n", names[i], counts[i].top, counts[i].sub,
+               nb_ref_supports(names[i]) ? "yes" : "NOT IMPLEMENTED");
+    for (int i = 0; i < m->n_warnings; i++)
+        printf("warning:   %s\n", m->warnings[i]);
+    free(names);
+    nb_model_free(m);
+    return 0;
+}

@@ -1,0 +1,826 @@
+/* nanobench: ONNX import with protobuf-c bindings generated from Debian's onnx.proto.
+ *
+ * Rules implemented (ONNX IR spec, docs/IR.md of onnx 1.12):
+ *  - default-domain opset must be 11..18 (1..18 with allow_legacy_opset);
+ *  - initializers from raw_data (little-endian), typed fields, or external data whose
+ *    location resolves inside the model's folder;
+ *  - Constant nodes become constant values; graph inputs that are also initializers are
+ *    constants (ONNX IR: an initializer may give an input's default value);
+ *  - every node input must be produced by a node, an initializer, a graph input or (in a
+ *    subgraph) a value of an enclosing graph.
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ir_internal.h"
+#include "onnx.pb-c.h"
+
+typedef struct import_ctx {
+    nb_model *m;
+    const char *path; /* for messages */
+    const char *dir;  /* model folder, or NULL */
+    nb_status *st;
+    int node_counter;
+} import_ctx;
+
+void nb_model_warn(nb_model *m, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **w = realloc(m->warnings, sizeof(char *) * (size_t)(m->n_warnings + 1));
+    if (!w)
+        return;
+    m->warnings = w;
+    w[m->n_warnings] = strdup(buf);
+    if (w[m->n_warnings])
+        m->n_warnings++;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static nb_err read_external(import_ctx *c, const Onnx__TensorProto *tp, nb_tensor *t)
+{
+    const char *loc = NULL;
+    int64_t offset = 0, length = -1;
+    const char *tname = tp->name ? tp->name : "";
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
+        if (!kv->key || !kv->value)
+            continue;
+        char *end;
+        if (!strcmp(kv->key, "location"))
+            loc = kv->value;
+        else if (!strcmp(kv->key, "offset")) {
+            errno = 0;
+            offset = strtoll(kv->value, &end, 10);
+            if (errno || *end || offset < 0)
+                return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': bad external offset '%s'",
+                               c->path, tname, kv->value);
+        } else if (!strcmp(kv->key, "length")) {
+            errno = 0;
+            length = strtoll(kv->value, &end, 10);
+            if (errno || *end || length < 0)
+                return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': bad external length '%s'",
+                               c->path, tname, kv->value);
+        }
+    }
+    if (!loc || !*loc)
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data without location",
+                       c->path, tname);
+    if (!c->dir)
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data needs a model folder",
+                       c->path, tname);
+    if (loc[0] == '/')
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data location '%s' is "
+                       "absolute; it must be inside the model's folder", c->path, tname, loc);
+    char dirreal[PATH_MAX], fileres[PATH_MAX], joined[PATH_MAX * 2];
+    if (!realpath(c->dir, dirreal))
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: cannot resolve model folder", c->path);
+    snprintf(joined, sizeof joined, "%s/%s", dirreal, loc);
+    if (!realpath(joined, fileres))
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data file '%s' not found",
+                       c->path, tname, loc);
+    size_t dl = strlen(dirreal);
+    if (strncmp(fileres, dirreal, dl) != 0 || (fileres[dl] != '/' && dirreal[dl - 1] != '/'))
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data location '%s' "
+                       "escapes the model's folder", c->path, tname, loc);
+    FILE *f = fopen(fileres, "rb");
+    if (!f)
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': cannot open external data '%s'",
+                       c->path, tname, loc);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data '%s' is not a file",
+                       c->path, tname, loc);
+    }
+    if (length >= 0 && (uint64_t)length != t->nbytes) {
+        fclose(f);
+        return nb_fail(c->st, NB_ERR_DATA, "%s: tensor '%s': external length %" PRId64
+                       " bytes, dims need %zu", c->path, tname, length, t->nbytes);
+    }
+    if ((uint64_t)offset > (uint64_t)sb.st_size ||
+        (uint64_t)sb.st_size - (uint64_t)offset < t->nbytes) {
+        fclose(f);
+        return nb_fail(c->st, NB_ERR_DATA, "%s: tensor '%s': external data '%s' is shorter than "
+                       "offset %" PRId64 " + %zu bytes", c->path, tname, loc, offset, t->nbytes);
+    }
+    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+        (t->nbytes && fread(t->data, 1, t->nbytes, f) != t->nbytes)) {
+        fclose(f);
+        return nb_fail(c->st, NB_ERR_IO, "%s: tensor '%s': read of external data '%s' failed",
+                       c->path, tname, loc);
+    }
+    fclose(f);
+    return NB_OK;
+}
+
+/* Decodes a TensorProto into a new tensor. what names it in messages. */
+static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const char *what,
+                            nb_tensor **out)
+{
+    nb_status *st = c->st;
+    nb_dtype dt = tp->has_data_type ? (nb_dtype)tp->data_type : NB_UNDEFINED;
+    if (!nb_dtype_supported(dt))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: %s has element type %s, which nanobench "
+                       "and the Nano do not support", c->path, what, nb_dtype_name(dt));
+    if (tp->n_dims > NB_MAX_RANK)
+        return nb_fail(st, NB_ERR_SHAPE, "%s: %s has rank %zu (max %d)", c->path, what,
+                       tp->n_dims, NB_MAX_RANK);
+    int64_t dims[NB_MAX_RANK];
+    for (size_t i = 0; i < tp->n_dims; i++)
+        dims[i] = tp->dims[i];
+    int64_t numel;
+    if (nb_shape_numel((int)tp->n_dims, dims, nb_dtype_size(dt), &numel, st))
+        return nb_prefix(st, "%s: %s", c->path, what);
+    nb_tensor *t;
+    nb_err e = nb_tensor_new_uninit(dt, (int)tp->n_dims, dims, &t, st);
+    if (e)
+        return nb_prefix(st, "%s: %s", c->path, what);
+    size_t es = nb_dtype_size(dt);
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        e = read_external(c, tp, t);
+    } else if (tp->has_raw_data) {
+        if (tp->raw_data.len != t->nbytes)
+            e = nb_fail(st, NB_ERR_DATA, "%s: %s: raw_data is %zu bytes, but %s dims need %zu",
+                        c->path, what, tp->raw_data.len, nb_dtype_name(dt), t->nbytes);
+        else if (t->nbytes)
+            memcpy(t->data, tp->raw_data.data, t->nbytes);
+    } else {
+        size_t have = 0;
+        switch (dt) {
+        case NB_FLOAT: have = tp->n_float_data; break;
+        case NB_INT64: have = tp->n_int64_data; break;
+        case NB_UINT32: case NB_UINT64: have = tp->n_uint64_data; break;
+        default: have = tp->n_int32_data; break;
+        }
+        if (have != (size_t)numel) {
+            e = nb_fail(st, NB_ERR_DATA, "%s: %s: has %zu values, dims need %" PRId64, c->path,
+                        what, have, numel);
+        } else {
+            for (int64_t i = 0; i < numel; i++) {
+                void *p = (char *)t->data + (size_t)i * es;
+                switch (dt) {
+                case NB_FLOAT: ((float *)p)[0] = tp->float_data[i]; break;
+                case NB_INT64: ((int64_t *)p)[0] = tp->int64_data[i]; break;
+                case NB_UINT32: ((uint32_t *)p)[0] = (uint32_t)tp->uint64_data[i]; break;
+                case NB_UINT64: ((uint64_t *)p)[0] = tp->uint64_data[i]; break;
+                case NB_INT32: ((int32_t *)p)[0] = tp->int32_data[i]; break;
+                case NB_INT16: ((int16_t *)p)[0] = (int16_t)tp->int32_data[i]; break;
+                case NB_UINT16: case NB_FLOAT16:
+                    ((uint16_t *)p)[0] = (uint16_t)tp->int32_data[i]; break;
+                case NB_INT8: ((int8_t *)p)[0] = (int8_t)tp->int32_data[i]; break;
+                case NB_UINT8: ((uint8_t *)p)[0] = (uint8_t)tp->int32_data[i]; break;
+                case NB_BOOL: ((uint8_t *)p)[0] = tp->int32_data[i] != 0; break;
+                default: break;
+                }
+            }
+        }
+    }
+    if (e) {
+        nb_tensor_free(t);
+        return e;
+    }
+    *out = t;
+    return NB_OK;
+}
+
+nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_status *st)
+{
+    uint8_t *buf;
+    size_t len;
+    nb_err e = nb_read_file(path, &buf, &len, st);
+    if (e)
+        return e;
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+    free(buf);
+    if (!tp)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: not a serialized TensorProto", path);
+    import_ctx c = {0};
+    c.path = path;
+    c.st = st;
+    e = decode_tensor(&c, tp, "tensor", out);
+    if (!e && name)
+        *name = strdup(tp->name ? tp->name : "");
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return e;
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g);
+
+static nb_err set_value_type(import_ctx *c, nb_value *v, const Onnx__TypeProto *tp,
+                             const char *what)
+{
+    if (!tp)
+        return NB_OK;
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+        return nb_fail(c->st, NB_ERR_UNSUPPORTED, "%s: %s '%s' is not a tensor (sequence, map "
+                       "and optional types are not supported)", c->path, what, v->name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    if (!tt)
+        return NB_OK;
+    if (tt->has_elem_type) {
+        v->dtype = (nb_dtype)tt->elem_type;
+        if (!nb_dtype_supported(v->dtype))
+            return nb_fail(c->st, NB_ERR_UNSUPPORTED, "%s: %s '%s' has element type %s, which "
+                           "nanobench and the Nano do not support", c->path, what, v->name,
+                           nb_dtype_name(v->dtype));
+    }
+    if (tt->shape) {
+        if (tt->shape->n_dim > NB_MAX_RANK)
+            return nb_fail(c->st, NB_ERR_SHAPE, "%s: %s '%s' has rank %zu (max %d)", c->path,
+                           what, v->name, tt->shape->n_dim, NB_MAX_RANK);
+        v->rank = (int)tt->shape->n_dim;
+        for (size_t d = 0; d < tt->shape->n_dim; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            v->dims[d] = -1;
+            if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (dim->dim_value < 0)
+                    return nb_fail(c->st, NB_ERR_SHAPE, "%s: %s '%s' has negative dim %zu (%"
+                                   PRId64 ")", c->path, what, v->name, d, dim->dim_value);
+                v->dims[d] = dim->dim_value;
+            } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                       dim->dim_param) {
+                free(v->dim_params[d]);
+                v->dim_params[d] = strdup(dim->dim_param);
+            }
+        }
+        int64_t numel;
+        bool known = true;
+        for (int d = 0; d < v->rank; d++)
+            known &= v->dims[d] >= 0;
+        if (known && nb_dtype_size(v->dtype) &&
+            nb_shape_numel(v->rank, v->dims, nb_dtype_size(v->dtype), &numel, c->st))
+            return nb_prefix(c->st, "%s: %s '%s'", c->path, what, v->name);
+    }
+    return NB_OK;
+}
+
+static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr *a,
+                          nb_graph *g, const char *node_name)
+{
+    a->name = strdup(ap->name ? ap->name : "");
+    if (!a->name)
+        return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+    int type = ap->has_type ? (int)ap->type : 0;
+    if (!type) { /* old models leave the type out: deduce it from the field set */
+        if (ap->g) type = NB_ATTR_GRAPH;
+        else if (ap->t) type = NB_ATTR_TENSOR;
+        else if (ap->n_floats) type = NB_ATTR_FLOATS;
+        else if (ap->n_ints) type = NB_ATTR_INTS;
+        else if (ap->n_strings) type = NB_ATTR_STRINGS;
+        else if (ap->has_s) type = NB_ATTR_STRING;
+        else if (ap->has_f) type = NB_ATTR_FLOAT;
+        else if (ap->has_i) type = NB_ATTR_INT;
+    }
+    char what[600];
+    snprintf(what, sizeof what, "node '%s' attribute '%s'", node_name, a->name);
+    switch (type) {
+    case NB_ATTR_FLOAT: a->type = NB_ATTR_FLOAT; a->f = ap->f; break;
+    case NB_ATTR_INT: a->type = NB_ATTR_INT; a->i = ap->i; break;
+    case NB_ATTR_STRING:
+        a->type = NB_ATTR_STRING;
+        a->s = malloc(ap->s.len + 1);
+        if (!a->s)
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        if (ap->s.len)
+            memcpy(a->s, ap->s.data, ap->s.len);
+        a->s[ap->s.len] = 0;
+        break;
+    case NB_ATTR_TENSOR:
+        a->type = NB_ATTR_TENSOR;
+        if (!ap->t)
+            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s has no tensor", c->path, what);
+        return decode_tensor(c, ap->t, what, &a->t);
+    case NB_ATTR_GRAPH: {
+        a->type = NB_ATTR_GRAPH;
+        if (!ap->g)
+            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s has no graph", c->path, what);
+        char gname[600];
+        snprintf(gname, sizeof gname, "%s/%s", node_name, a->name);
+        a->g = nb_graph_new(ap->g->name && *ap->g->name ? ap->g->name : gname, g, g->opset);
+        if (!a->g)
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        return import_graph(c, ap->g, a->g);
+    }
+    case NB_ATTR_FLOATS:
+        a->type = NB_ATTR_FLOATS;
+        a->n = (int)ap->n_floats;
+        a->floats = malloc(sizeof(float) * (ap->n_floats + 1));
+        if (!a->floats)
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        if (ap->n_floats)
+            memcpy(a->floats, ap->floats, sizeof(float) * ap->n_floats);
+        break;
+    case NB_ATTR_INTS:
+        a->type = NB_ATTR_INTS;
+        a->n = (int)ap->n_ints;
+        a->ints = malloc(sizeof(int64_t) * (ap->n_ints + 1));
+        if (!a->ints)
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        if (ap->n_ints)
+            memcpy(a->ints, ap->ints, sizeof(int64_t) * ap->n_ints);
+        break;
+    case NB_ATTR_STRINGS:
+        a->type = NB_ATTR_STRINGS;
+        a->strings = calloc(ap->n_strings + 1, sizeof(char *));
+        if (!a->strings)
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < ap->n_strings; i++) {
+            a->strings[i] = malloc(ap->strings[i].len + 1);
+            if (!a->strings[i])
+                return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+            if (ap->strings[i].len)
+                memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
+            a->strings[i][ap->strings[i].len] = 0;
+            a->n = (int)i + 1;
+        }
+        break;
+    default:
+        a->type = NB_ATTR_UNDEFINED; /* sparse tensors, type protos, lists of graphs: unused */
+        break;
+    }
+    return NB_OK;
+}
+
+/* The value of a Constant node (opset 11+: value, value_float(s), value_int(s)). */
+static nb_err constant_value(import_ctx *c, const Onnx__NodeProto *np, const char *node_name,
+                             nb_tensor **out)
+{
+    nb_status *st = c->st;
+    if (np->n_attribute != 1)
+        return nb_fail(st, NB_ERR_ATTR, "%s: Constant node '%s' must have exactly one attribute",
+                       c->path, node_name);
+    const Onnx__AttributeProto *ap = np->attribute[0];
+    const char *an = ap->name ? ap->name : "";
+    char what[600];
+    snprintf(what, sizeof what, "Constant node '%s'", node_name);
+    if (!strcmp(an, "value") && ap->t)
+        return decode_tensor(c, ap->t, what, out);
+    int64_t one = 1;
+    nb_err e;
+    if (!strcmp(an, "value_float")) {
+        if ((e = nb_tensor_new(NB_FLOAT, 0, NULL, out, st)))
+            return e;
+        *(float *)(*out)->data = ap->f;
+        return NB_OK;
+    }
+    if (!strcmp(an, "value_int")) {
+        if ((e = nb_tensor_new(NB_INT64, 0, NULL, out, st)))
+            return e;
+        *(int64_t *)(*out)->data = ap->i;
+        return NB_OK;
+    }
+    if (!strcmp(an, "value_floats")) {
+        one = (int64_t)ap->n_floats;
+        if ((e = nb_tensor_new(NB_FLOAT, 1, &one, out, st)))
+            return e;
+        if (one)
+            memcpy((*out)->data, ap->floats, sizeof(float) * (size_t)one);
+        return NB_OK;
+    }
+    if (!strcmp(an, "value_ints")) {
+        one = (int64_t)ap->n_ints;
+        if ((e = nb_tensor_new(NB_INT64, 1, &one, out, st)))
+            return e;
+        if (one)
+            memcpy((*out)->data, ap->ints, sizeof(int64_t) * (size_t)one);
+        return NB_OK;
+    }
+    return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: Constant node '%s': attribute '%s' is not "
+                   "supported (sparse and string constants)", c->path, node_name, an);
+}
+
+int nb_graph_resolve(nb_graph *g, const char *name)
+{
+    int id = nb_graph_find(g, name);
+    if (id >= 0 || !g->parent)
+        return id;
+    int pid = nb_graph_resolve(g->parent, name);
+    if (pid < 0)
+        return -1;
+    id = nb_graph_add_value(g, name);
+    if (id < 0)
+        return -1;
+    g->values[id].outer = pid;
+    return id;
+}
+
+void nb_graph_pull_outer(nb_graph *sub)
+{
+    if (!sub->parent)
+        return;
+    for (int v = 0; v < sub->n_values; v++) {
+        nb_value *sv = &sub->values[v];
+        if (sv->outer < 0)
+            continue;
+        const nb_value *pv = &sub->parent->values[sv->outer];
+        sv->dtype = pv->dtype;
+        sv->rank = pv->rank;
+        memcpy(sv->dims, pv->dims, sizeof sv->dims);
+        nb_tensor_free(sv->const_val);
+        sv->const_val = pv->const_val ? nb_tensor_ref(pv->const_val) : NULL;
+    }
+}
+
+nb_err nb_node_collect_implicit(nb_graph *g, nb_node *n, nb_status *st)
+{
+    (void)g;
+    int cap = 0;
+    for (int a = 0; a < n->n_attr; a++)
+        if (n->attrs[a].g)
+            cap += n->attrs[a].g->n_values;
+    free(n->implicit);
+    n->implicit = NULL;
+    n->n_implicit = 0;
+    if (!cap)
+        return NB_OK;
+    n->implicit = malloc(sizeof(int) * (size_t)cap);
+    if (!n->implicit)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int a = 0; a < n->n_attr; a++) {
+        const nb_graph *sub = n->attrs[a].g;
+        if (!sub)
+            continue;
+        for (int v = 0; v < sub->n_values; v++) {
+            int pid = sub->values[v].outer;
+            if (pid < 0)
+                continue;
+            bool dup = false;
+            for (int k = 0; k < n->n_implicit; k++)
+                dup |= n->implicit[k] == pid;
+            if (!dup)
+                n->implicit[n->n_implicit++] = pid;
+        }
+    }
+    return NB_OK;
+}
+
+static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
+{
+    nb_status *st = c->st;
+    nb_err e;
+    /* initializers */
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        const char *name = tp->name ? tp->name : "";
+        if (!*name)
+            return nb_fail(st, NB_ERR_FORMAT, "%s: initializer %zu has no name", c->path, i);
+        if (nb_graph_find(g, name) >= 0)
+            return nb_fail(st, NB_ERR_GRAPH, "%s: initializer '%s' is defined twice", c->path, name);
+        int id = nb_graph_add_value(g, name);
+        if (id < 0)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        char what[600];
+        snprintf(what, sizeof what, "initializer '%s'", name);
+        nb_tensor *t;
+        if ((e = decode_tensor(c, tp, what, &t)))
+            return e;
+        nb_value *v = &g->values[id];
+        v->const_val = t;
+        v->is_initializer = true;
+        v->dtype = t->dtype;
+        v->rank = t->rank;
+        memcpy(v->dims, t->dims, sizeof v->dims);
+    }
+    if (gp->n_sparse_initializer)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: sparse initializers are not supported", c->path);
+    /* graph inputs */
+    int *inputs = malloc(sizeof(int) * (gp->n_input + 1));
+    if (!inputs)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    g->inputs = inputs;
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        const char *name = vi->name ? vi->name : "";
+        if (!*name)
+            return nb_fail(st, NB_ERR_FORMAT, "%s: graph input %zu has no name", c->path, i);
+        int id = nb_graph_find(g, name);
+        if (id >= 0 && g->values[id].is_initializer)
+            continue; /* an input with a default value: a constant here */
+        if (id >= 0)
+            return nb_fail(st, NB_ERR_GRAPH, "%s: graph input '%s' is listed twice", c->path, name);
+        id = nb_graph_add_value(g, name);
+        if (id < 0)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        g->values[id].is_input = true;
+        if ((e = set_value_type(c, &g->values[id], vi->type, "graph input")))
+            return e;
+        g->inputs[g->n_inputs++] = id;
+    }
+    /* pass 1: node outputs (so that inputs may refer to nodes listed later) */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t o = 0; o < np->n_output; o++) {
+            const char *name = np->output[o];
+            if (!name || !*name)
+                continue;
+            int id = nb_graph_find(g, name);
+            if (id >= 0) {
+                const nb_value *v = &g->values[id];
+                return nb_fail(st, NB_ERR_GRAPH, "%s: tensor '%s' is produced twice (%s)", c->path,
+                               name, v->is_initializer ? "also an initializer"
+                               : v->is_input ? "also a graph input" : "by two nodes");
+            }
+            if (nb_graph_add_value(g, name) < 0)
+                return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
+    }
+    /* pass 2: nodes */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        const char *op = np->op_type ? np->op_type : "";
+        char gen[96];
+        int counter = c->node_counter++;
+        const char *node_name = np->name && *np->name ? np->name : NULL;
+        if (!node_name) {
+            snprintf(gen, sizeof gen, "%.60s_%d", *op ? op : "node", counter);
+            node_name = gen;
+        }
+        if (!*op)
+            return nb_fail(st, NB_ERR_FORMAT, "%s: node '%s' has no op_type", c->path, node_name);
+        const char *dom = np->domain ? np->domain : "";
+        bool default_domain = !*dom || !strcmp(dom, "ai.onnx");
+        if (!default_domain)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s': operator %s of domain '%s' is "
+                           "not supported (only the default ONNX domain)", c->path, node_name, op, dom);
+        if (!strcmp(op, "Constant")) {
+            if (np->n_output != 1 || !np->output[0] || !*np->output[0])
+                return nb_fail(st, NB_ERR_FORMAT, "%s: Constant node '%s' needs one output",
+                               c->path, node_name);
+            nb_tensor *t;
+            if ((e = constant_value(c, np, node_name, &t)))
+                return e;
+            nb_value *v = &g->values[nb_graph_find(g, np->output[0])];
+            v->const_val = t;
+            v->dtype = t->dtype;
+            v->rank = t->rank;
+            memcpy(v->dims, t->dims, sizeof v->dims);
+            continue;
+        }
+        nb_node *n = nb_graph_add_node(g);
+        if (!n)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        n->name = strdup(node_name);
+        n->op_type = strdup(op);
+        n->domain = strdup("");
+        n->in = malloc(sizeof(int) * (np->n_input + 1));
+        n->out = malloc(sizeof(int) * (np->n_output + 1));
+        n->attrs = calloc(np->n_attribute + 1, sizeof(nb_attr));
+        if (!n->name || !n->op_type || !n->domain || !n->in || !n->out || !n->attrs)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < np->n_input; k++) {
+            const char *name = np->input[k];
+            int id = -1;
+            if (name && *name) {
+                id = nb_graph_resolve(g, name);
+                if (id < 0)
+                    return nb_fail(st, NB_ERR_GRAPH, "%s: node '%s' (%s) input '%s' is not produced "
+                                   "by any node, initializer or graph input", c->path, node_name,
+                                   op, name);
+            }
+            n->in[n->n_in++] = id;
+        }
+        for (size_t k = 0; k < np->n_output; k++) {
+            const char *name = np->output[k];
+            n->out[n->n_out++] = name && *name ? nb_graph_find(g, name) : -1;
+        }
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            /* n may move if a subgraph import adds nodes to g: it does not (subgraphs are
+               separate graphs), but attribute import may add outer values to g. */
+            if ((e = import_attr(c, np->attribute[k], &n->attrs[n->n_attr], g, node_name))) {
+                n->n_attr++;
+                return e;
+            }
+            n->n_attr++;
+        }
+        if ((e = nb_node_collect_implicit(g, n, st)))
+            return e;
+    }
+    /* graph outputs */
+    g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
+    if (!g->outputs)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        const char *name = vi->name ? vi->name : "";
+        int id = *name ? nb_graph_resolve(g, name) : -1;
+        if (id < 0)
+            return nb_fail(st, NB_ERR_GRAPH, "%s: graph output '%s' is not produced by any node, "
+                           "initializer or input", c->path, name);
+        nb_value *v = &g->values[id];
+        v->is_output = true;
+        if (v->producer < 0 && !v->const_val && !v->is_input && v->outer < 0) {
+            /* produced by a node: take declared type as a hint checked by inference */
+        }
+        if (!v->const_val && !v->is_input && v->outer < 0) {
+            nb_value tmp = *v;
+            memset(tmp.dim_params, 0, sizeof tmp.dim_params);
+            if ((e = set_value_type(c, &tmp, vi->type, "graph output")))
+                return e;
+            v->dtype = tmp.dtype;
+            v->rank = tmp.rank;
+            memcpy(v->dims, tmp.dims, sizeof v->dims);
+            for (int d = 0; d < NB_MAX_RANK; d++)
+                free(tmp.dim_params[d]);
+        }
+        g->outputs[g->n_outputs++] = id;
+    }
+    return nb_graph_sort(g, st) ? nb_prefix(st, "%s", c->path) : NB_OK;
+}
+
+/* Warns about node outputs that nothing reads (recursively). */
+static void warn_unused(nb_model *m, const nb_graph *g)
+{
+    int *uses = calloc((size_t)g->n_values + 1, sizeof(int));
+    if (!uses)
+        return;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0)
+                uses[n->in[k]]++;
+        for (int k = 0; k < n->n_implicit; k++)
+            uses[n->implicit[k]]++;
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g)
+                warn_unused(m, n->attrs[a].g);
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v >= 0 && !uses[v] && !g->values[v].is_output)
+                nb_model_warn(m, "output '%s' of node '%s' (%s) is not used", g->values[v].name,
+                              n->name, n->op_type);
+        }
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!uses[g->inputs[i]] && !g->values[g->inputs[i]].is_output)
+            nb_model_warn(m, "graph input '%s' is not used", g->values[g->inputs[i]].name);
+    free(uses);
+}
+
+static nb_err apply_overrides(import_ctx *c, nb_graph *g, const char *text)
+{
+    nb_shape_override *o;
+    int n;
+    nb_err e = nb_parse_input_shape(text, &o, &n, c->st);
+    if (e)
+        return e;
+    for (int i = 0; i < n && !e; i++) {
+        int id = nb_graph_find(g, o[i].name);
+        if (id < 0 || !g->values[id].is_input) {
+            char names[512] = "";
+            size_t off = 0;
+            for (int k = 0; k < g->n_inputs && off < sizeof names - 4; k++)
+                off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", k ? ", " : "",
+                                        g->values[g->inputs[k]].name);
+            e = nb_fail(c->st, NB_ERR_ARG, "--input_shape: '%s' is not an input of %s (inputs: %s)",
+                        o[i].name, c->path, names);
+            break;
+        }
+        nb_value *v = &g->values[id];
+        if (v->rank >= 0 && v->rank != o[i].rank) {
+            e = nb_fail(c->st, NB_ERR_ARG, "--input_shape: input '%s' has rank %d in %s, the "
+                        "override gives %d dims", o[i].name, v->rank, c->path, o[i].rank);
+            break;
+        }
+        for (int d = 0; v->rank >= 0 && d < v->rank; d++)
+            if (v->dims[d] >= 0 && v->dims[d] != o[i].dims[d]) {
+                e = nb_fail(c->st, NB_ERR_ARG, "--input_shape: input '%s' dim %d is %" PRId64
+                            " in %s, the override gives %" PRId64, o[i].name, d, v->dims[d],
+                            c->path, o[i].dims[d]);
+                break;
+            }
+        if (e)
+            break;
+        int64_t numel;
+        if ((e = nb_shape_numel(o[i].rank, o[i].dims, nb_dtype_size(v->dtype) ? nb_dtype_size(v->dtype) : 1,
+                                &numel, c->st))) {
+            nb_prefix(c->st, "--input_shape: input '%s'", o[i].name);
+            e = c->st->code = NB_ERR_ARG;
+            break;
+        }
+        v->rank = o[i].rank;
+        memcpy(v->dims, o[i].dims, sizeof v->dims);
+    }
+    nb_shape_overrides_free(o, n);
+    return e;
+}
+
+nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_msgs,
+                         const char *dir, const nb_load_opts *opts, nb_model **out,
+                         nb_status *st)
+{
+    static const nb_load_opts no_opts = {0};
+    if (!opts)
+        opts = &no_opts;
+    const char *path = path_for_msgs ? path_for_msgs : "<memory>";
+    *out = NULL;
+    if (len == 0)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: empty file, not an ONNX model", path);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
+    if (!mp)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (protobuf decoding failed: "
+                       "truncated, corrupt, or another kind of file)", path);
+    nb_err e = NB_OK;
+    nb_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    m->path = strdup(path);
+    m->dir = dir ? strdup(dir) : NULL;
+    m->producer = strdup(mp->producer_name ? mp->producer_name : "");
+    m->file_bytes = len;
+    if (!mp->graph || !mp->has_ir_version) {
+        e = nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (no %s)", path,
+                    !mp->graph ? "graph" : "ir_version");
+        goto done;
+    }
+    m->ir_version = mp->ir_version;
+    int64_t opset = -1;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        const char *d = os->domain ? os->domain : "";
+        if (!*d || !strcmp(d, "ai.onnx"))
+            opset = os->has_version ? os->version : -1;
+    }
+    if (opset < 0 && mp->n_opset_import == 0 && mp->ir_version < 3)
+        opset = 1; /* IR < 3 had no opset_import: opset 1 */
+    int lo = opts->allow_legacy_opset ? 1 : NB_OPSET_MIN;
+    if (opset < lo || opset > NB_OPSET_MAX) {
+        if (opset < 0)
+            e = nb_fail(st, NB_ERR_OPSET, "%s: no opset of the default ONNX domain is imported",
+                        path);
+        else
+            e = nb_fail(st, NB_ERR_OPSET, "%s: opset %" PRId64 " of the default domain is not "
+                        "supported (nanobench and the Nano take opset %d to %d) [re-export the "
+                        "model, or convert it with onnx.version_converter]", path, opset,
+                        NB_OPSET_MIN, NB_OPSET_MAX);
+        goto done;
+    }
+    m->opset = (int)opset;
+    m->graph = nb_graph_new(mp->graph->name ? mp->graph->name : "main", NULL, m->opset);
+    if (!m->graph) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    import_ctx c = {.m = m, .path = path, .dir = dir, .st = st};
+    if ((e = import_graph(&c, mp->graph, m->graph)))
+        goto done;
+    if (m->graph->n_outputs == 0) {
+        e = nb_fail(st, NB_ERR_GRAPH, "%s: the graph has no outputs", path);
+        goto done;
+    }
+    if (opts->input_shape && (e = apply_overrides(&c, m->graph, opts->input_shape)))
+        goto done;
+    warn_unused(m, m->graph);
+    if ((e = nb_infer_graph(m->graph, st)))
+        nb_prefix(st, "%s", path);
+done:
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (e) {
+        nb_model_free(m);
+        return e;
+    }
+    *out = m;
+    return NB_OK;
+}
+
+nb_err nb_model_load(const char *path, const nb_load_opts *opts, nb_model **out, nb_status *st)
+{
+    uint8_t *data;
+    size_t len;
+    *out = NULL;
+    nb_err e = nb_read_file(path, &data, &len, st);
+    if (e)
+        return e;
+    char *dir = strdup(path);
+    if (!dir) {
+        free(data);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash == dir ? (void)(slash[1] = 0) : (void)(*slash = 0);
+    else
+        strcpy(dir, ".");
+    e = nb_model_load_mem(data, len, path, dir, opts, out, st);
+    free(dir);
+    free(data);
+    return e;
+}

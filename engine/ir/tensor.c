@@ -1,0 +1,548 @@
+/* nanobench: tensors, element types, half precision, file helpers (include/nb/tensor.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "nb/tensor.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+size_t nb_dtype_size(nb_dtype t)
+{
+    switch (t) {
+    case NB_FLOAT: case NB_INT32: case NB_UINT32: return 4;
+    case NB_UINT8: case NB_INT8: case NB_BOOL: return 1;
+    case NB_UINT16: case NB_INT16: case NB_FLOAT16: return 2;
+    case NB_INT64: case NB_UINT64: return 8;
+    default: return 0;
+    }
+}
+
+const char *nb_dtype_name(nb_dtype t)
+{
+    static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16",
+                                  "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
+                                  "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+    if ((int)t >= 0 && (int)t < (int)(sizeof names / sizeof names[0]))
+        return names[t];
+    return "?";
+}
+
+bool nb_dtype_supported(nb_dtype t) { return nb_dtype_size(t) != 0; }
+bool nb_dtype_is_float(nb_dtype t) { return t == NB_FLOAT || t == NB_FLOAT16; }
+bool nb_dtype_is_signed(nb_dtype t)
+{
+    return t == NB_FLOAT || t == NB_FLOAT16 || t == NB_INT8 || t == NB_INT16 ||
+           t == NB_INT32 || t == NB_INT64;
+}
+
+nb_err nb_shape_numel(int rank, const int64_t *dims, size_t elem_size, int64_t *numel,
+                      nb_status *st)
+{
+    if (rank < 0 || rank > NB_MAX_RANK)
+        return nb_fail(st, NB_ERR_SHAPE, "rank %d is outside 0..%d", rank, NB_MAX_RANK);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return nb_fail(st, NB_ERR_SHAPE, "dim %d is negative (%" PRId64 ")", i, dims[i]);
+        if (dims[i] != 0 && n > INT64_MAX / dims[i])
+            return nb_fail(st, NB_ERR_SHAPE, "shape overflows 64 bits at dim %d (%" PRId64 ")",
+                           i, dims[i]);
+        n *= dims[i];
+    }
+    if (elem_size && n > NB_MAX_TENSOR_BYTES / (int64_t)elem_size) {
+        char b[160];
+        return nb_fail(st, NB_ERR_SHAPE, "tensor of shape %s is too large (limit %" PRId64
+                       " bytes)", nb_shape_str(rank, dims, ',', b, sizeof b),
+                       (int64_t)NB_MAX_TENSOR_BYTES);
+    }
+    *numel = n;
+    return NB_OK;
+}
+
+static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool zero,
+                           nb_tensor **out, nb_status *st)
+{
+    size_t es = nb_dtype_size(dtype);
+    if (!es)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "element type %s is not supported",
+                       nb_dtype_name(dtype));
+    int64_t numel;
+    nb_err e = nb_shape_numel(rank, dims, es, &numel, st);
+    if (e)
+        return e;
+    nb_tensor *t = calloc(1, sizeof *t);
+    nb_buf *b = calloc(1, sizeof *b);
+    size_t nbytes = (size_t)numel * es;
+    size_t alloc = (nbytes + 63) & ~(size_t)63;
+    void *data = aligned_alloc(64, alloc ? alloc : 64);
+    if (!t || !b || !data) {
+        free(t);
+        free(b);
+        free(data);
+        return nb_fail(st, NB_ERR_NOMEM, "cannot allocate %zu bytes", nbytes);
+    }
+    if (zero)
+        memset(data, 0, alloc ? alloc : 64);
+    b->refs = 1;
+    b->nbytes = nbytes;
+    b->data = data;
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++)
+        t->dims[i] = dims[i];
+    t->numel = numel;
+    t->nbytes = nbytes;
+    t->data = data;
+    t->buf = b;
+    *out = t;
+    return NB_OK;
+}
+
+nb_err nb_tensor_new(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
+                     nb_status *st)
+{
+    return tensor_alloc(dtype, rank, dims, true, out, st);
+}
+
+nb_err nb_tensor_new_uninit(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
+                            nb_status *st)
+{
+    return tensor_alloc(dtype, rank, dims, false, out, st);
+}
+
+nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_tensor **out,
+                      nb_status *st)
+{
+    int64_t numel;
+    nb_err e = nb_shape_numel(rank, dims, nb_dtype_size(src->dtype), &numel, st);
+    if (e)
+        return e;
+    if (numel != src->numel)
+        return nb_fail(st, NB_ERR_SHAPE, "view of %" PRId64 " elements on %" PRId64, numel,
+                       src->numel);
+    nb_tensor *t = malloc(sizeof *t);
+    if (!t)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    *t = *src;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++)
+        t->dims[i] = dims[i];
+    if (t->buf)
+        t->buf->refs++;
+    *out = t;
+    return NB_OK;
+}
+
+nb_err nb_tensor_clone(const nb_tensor *src, nb_tensor **out, nb_status *st)
+{
+    nb_err e = tensor_alloc(src->dtype, src->rank, src->dims, false, out, st);
+    if (e)
+        return e;
+    if (src->nbytes)
+        memcpy((*out)->data, src->data, src->nbytes);
+    return NB_OK;
+}
+
+nb_tensor *nb_tensor_ref(const nb_tensor *t)
+{
+    nb_tensor *r = malloc(sizeof *r);
+    if (!r)
+        return NULL;
+    *r = *t;
+    if (r->buf)
+        r->buf->refs++;
+    return r;
+}
+
+void nb_tensor_free(nb_tensor *t)
+{
+    if (!t)
+        return;
+    if (t->buf && --t->buf->refs == 0) {
+        free(t->buf->data);
+        free(t->buf);
+    }
+    free(t);
+}
+
+char *nb_shape_str(int rank, const int64_t *dims, char sep, char *buf, size_t len)
+{
+    size_t o = 0;
+    if (len == 0)
+        return buf;
+    buf[0] = 0;
+    if (sep == ',' && o + 1 < len)
+        buf[o++] = '[';
+    for (int i = 0; i < rank && o + 1 < len; i++) {
+        int w = i ? snprintf(buf + o, len - o, "%c%" PRId64, sep, dims[i])
+                  : snprintf(buf + o, len - o, "%" PRId64, dims[i]);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+        if (o >= len) {
+            o = len - 1;
+            break;
+        }
+    }
+    if (sep == ',' && o + 1 < len)
+        buf[o++] = ']';
+    if (rank == 0 && sep != ',' && o + 1 < len)
+        buf[o++] = '1';
+    buf[o < len ? o : len - 1] = 0;
+    return buf;
+}
+
+double nb_tensor_get_f64(const nb_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case NB_FLOAT: return ((const float *)t->data)[i];
+    case NB_FLOAT16: return nb_half_to_float(((const uint16_t *)t->data)[i]);
+    case NB_UINT8: return ((const uint8_t *)t->data)[i];
+    case NB_INT8: return ((const int8_t *)t->data)[i];
+    case NB_UINT16: return ((const uint16_t *)t->data)[i];
+    case NB_INT16: return ((const int16_t *)t->data)[i];
+    case NB_INT32: return ((const int32_t *)t->data)[i];
+    case NB_INT64: return (double)((const int64_t *)t->data)[i];
+    case NB_UINT32: return ((const uint32_t *)t->data)[i];
+    case NB_UINT64: return (double)((const uint64_t *)t->data)[i];
+    case NB_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
+
+int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case NB_INT64: return ((const int64_t *)t->data)[i];
+    case NB_INT32: return ((const int32_t *)t->data)[i];
+    case NB_UINT64: return (int64_t)((const uint64_t *)t->data)[i];
+    case NB_UINT32: return ((const uint32_t *)t->data)[i];
+    case NB_UINT8: return ((const uint8_t *)t->data)[i];
+    case NB_INT8: return ((const int8_t *)t->data)[i];
+    case NB_UINT16: return ((const uint16_t *)t->data)[i];
+    case NB_INT16: return ((const int16_t *)t->data)[i];
+    case NB_BOOL: return ((const uint8_t *)t->data)[i] ? 1 : 0;
+    case NB_FLOAT: return (int64_t)((const float *)t->data)[i];
+    case NB_FLOAT16: return (int64_t)nb_half_to_float(((const uint16_t *)t->data)[i]);
+    default: return 0;
+    }
+}
+
+/* ---- half precision: the compiler's _Float16 (IEEE binary16, round to nearest even) ---- */
+float nb_half_to_float(uint16_t h)
+{
+    _Float16 f;
+    memcpy(&f, &h, 2);
+    return (float)f;
+}
+
+uint16_t nb_float_to_half(float f)
+{
+    _Float16 h = (_Float16)f;
+    uint16_t r;
+    memcpy(&r, &h, 2);
+    return r;
+}
+
+float nb_bf16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t nb_float_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* ---- files ---- */
+nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return nb_fail(st, NB_ERR_IO, "%s: not a regular file", path);
+    }
+    size_t n = (size_t)sb.st_size;
+    uint8_t *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return nb_fail(st, NB_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, n);
+    }
+    size_t got = n ? fread(buf, 1, n, f) : 0;
+    int err = ferror(f);
+    fclose(f);
+    if (got != n || err) {
+        free(buf);
+        return nb_fail(st, NB_ERR_IO, "%s: read failed", path);
+    }
+    buf[n] = 0;
+    *data = buf;
+    *len = n;
+    return NB_OK;
+}
+
+nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_status *st)
+{
+    size_t pl = strlen(path) + 32;
+    char *tmp = malloc(pl);
+    if (!tmp)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    snprintf(tmp, pl, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        nb_err e = nb_fail(st, NB_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        free(tmp);
+        return e;
+    }
+    size_t put = len ? fwrite(data, 1, len, f) : 0;
+    int bad = (put != len) | (fflush(f) != 0) | ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        nb_err e = nb_fail(st, NB_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return e;
+    }
+    free(tmp);
+    return NB_OK;
+}
+
+/* ---- .npy ---- */
+static const struct {
+    const char *descr;
+    nb_dtype dtype;
+} npy_types[] = {
+    {"<f4", NB_FLOAT}, {"<f2", NB_FLOAT16}, {"<i8", NB_INT64}, {"<i4", NB_INT32},
+    {"<i2", NB_INT16}, {"|i1", NB_INT8},    {"<u8", NB_UINT64}, {"<u4", NB_UINT32},
+    {"<u2", NB_UINT16}, {"|u1", NB_UINT8},  {"|b1", NB_BOOL},  {"<b1", NB_BOOL},
+    {"<i1", NB_INT8},  {"<u1", NB_UINT8},
+};
+
+static const char *npy_descr(nb_dtype t)
+{
+    for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+        if (npy_types[i].dtype == t)
+            return npy_types[i].descr;
+    return NULL;
+}
+
+/* Finds 'key': in the header dict and returns a pointer just after the colon. */
+static const char *npy_key(const char *hdr, const char *key)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "'%s'", key);
+    const char *p = strstr(hdr, pat);
+    if (!p)
+        return NULL;
+    p += strlen(pat);
+    while (*p == ' ')
+        p++;
+    if (*p != ':')
+        return NULL;
+    p++;
+    while (*p == ' ')
+        p++;
+    return p;
+}
+
+nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
+{
+    uint8_t *buf;
+    size_t len;
+    nb_err e = nb_read_file(path, &buf, &len, st);
+    if (e)
+        return e;
+    e = NB_ERR_FORMAT;
+    const char *why = "not a .npy file (bad magic)";
+    char *hdr = NULL;
+    nb_tensor *t = NULL;
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
+        goto fail;
+    int major = buf[6];
+    size_t hlen, off;
+    if (major == 1) {
+        hlen = buf[8] | (size_t)buf[9] << 8;
+        off = 10;
+    } else if (major == 2 || major == 3) {
+        if (len < 12)
+            goto fail;
+        hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+        off = 12;
+    } else {
+        why = "unknown .npy version";
+        goto fail;
+    }
+    why = "truncated header";
+    if (hlen > len - off)
+        goto fail;
+    hdr = malloc(hlen + 1);
+    if (!hdr) {
+        free(buf);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    memcpy(hdr, buf + off, hlen);
+    hdr[hlen] = 0;
+    off += hlen;
+    why = "header has no 'descr'";
+    const char *p = npy_key(hdr, "descr");
+    if (!p || (*p != '\'' && *p != '"'))
+        goto fail;
+    char descr[16] = {0};
+    size_t k = 0;
+    for (p++; *p && *p != '\'' && *p != '"' && k < sizeof descr - 1; p++)
+        descr[k++] = *p;
+    nb_dtype dt = NB_UNDEFINED;
+    for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+        if (!strcmp(npy_types[i].descr, descr))
+            dt = npy_types[i].dtype;
+    if (dt == NB_UNDEFINED) {
+        free(hdr);
+        free(buf);
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: .npy dtype '%s' is not supported", path,
+                       descr);
+    }
+    why = "header has no 'fortran_order'";
+    p = npy_key(hdr, "fortran_order");
+    if (!p)
+        goto fail;
+    why = "fortran_order arrays are not supported (save with C order)";
+    if (strncmp(p, "False", 5) != 0)
+        goto fail;
+    why = "header has no 'shape'";
+    p = npy_key(hdr, "shape");
+    if (!p || *p != '(')
+        goto fail;
+    int64_t dims[NB_MAX_RANK];
+    int rank = 0;
+    p++;
+    why = "bad shape in header";
+    for (;;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (*p == ')')
+            break;
+        if (*p < '0' || *p > '9')
+            goto fail;
+        if (rank == NB_MAX_RANK) {
+            why = "rank above 8";
+            goto fail;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p)
+            goto fail;
+        dims[rank++] = v;
+        p = end;
+    }
+    e = nb_tensor_new_uninit(dt, rank, dims, &t, st);
+    if (e) {
+        nb_prefix(st, "%s", path);
+        free(hdr);
+        free(buf);
+        return e;
+    }
+    if (len - off < t->nbytes) {
+        e = nb_fail(st, NB_ERR_FORMAT, "%s: .npy data is %zu bytes, shape needs %zu", path,
+                    len - off, t->nbytes);
+        nb_tensor_free(t);
+        free(hdr);
+        free(buf);
+        return e;
+    }
+    memcpy(t->data, buf + off, t->nbytes);
+    if (dt == NB_BOOL)
+        for (int64_t i = 0; i < t->numel; i++)
+            ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+    free(hdr);
+    free(buf);
+    *out = t;
+    return NB_OK;
+fail:
+    free(hdr);
+    free(buf);
+    return nb_fail(st, e, "%s: %s", path, why);
+}
+
+nb_err nb_npy_write(const char *path, const nb_tensor *t, nb_status *st)
+{
+    const char *descr = npy_descr(t->dtype);
+    if (!descr)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: cannot write %s as .npy", path,
+                       nb_dtype_name(t->dtype));
+    char dict[512];
+    int o = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                     descr);
+    for (int i = 0; i < t->rank; i++)
+        o += snprintf(dict + o, sizeof dict - (size_t)o, "%" PRId64 "%s", t->dims[i],
+                      (t->rank == 1 || i + 1 < t->rank) ? ", " : "");
+    o += snprintf(dict + o, sizeof dict - (size_t)o, "), }");
+    /* pad so that magic(6)+ver(2)+len(2)+header is a multiple of 64, ending in '\n' */
+    size_t total = 10 + (size_t)o + 1;
+    size_t pad = (64 - total % 64) % 64;
+    size_t hlen = (size_t)o + pad + 1;
+    size_t n = 10 + hlen + t->nbytes;
+    uint8_t *buf = malloc(n);
+    if (!buf)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (uint8_t)(hlen & 0xff);
+    buf[9] = (uint8_t)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)o);
+    memset(buf + 10 + o, ' ', pad);
+    buf[10 + hlen - 1] = '\n';
+    if (t->nbytes)
+        memcpy(buf + 10 + hlen, t->data, t->nbytes);
+    nb_err e = nb_write_file_atomic(path, buf, n, st);
+    free(buf);
+    return e;
+}
+
+nb_err nb_bin_read(const char *path, nb_dtype dtype, int rank, const int64_t *dims,
+                   nb_tensor **out, nb_status *st)
+{
+    uint8_t *buf;
+    size_t len;
+    nb_err e = nb_read_file(path, &buf, &len, st);
+    if (e)
+        return e;
+    nb_tensor *t;
+    e = nb_tensor_new_uninit(dtype, rank, dims, &t, st);
+    if (e) {
+        free(buf);
+        return nb_prefix(st, "%s", path);
+    }
+    if (len != t->nbytes) {
+        char b[160];
+        e = nb_fail(st, NB_ERR_DATA, "%s: file is %zu bytes, but %s %s needs %zu", path, len,
+                    nb_dtype_name(dtype), nb_shape_str(rank, dims, ',', b, sizeof b),
+                    t->nbytes);
+        nb_tensor_free(t);
+        free(buf);
+        return e;
+    }
+    memcpy(t->data, buf, len);
+    free(buf);
+    *out = t;
+    return NB_OK;
+}
+
+nb_err nb_bin_write(const char *path, const nb_tensor *t, nb_status *st)
+{
+    return nb_write_file_atomic(path, t->data, t->nbytes, st);
+}

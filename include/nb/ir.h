@@ -1,0 +1,217 @@
+/* nanobench graph IR: ONNX import (protobuf-c), graph, attributes, shape inference.
+ *
+ * A model is a graph of nodes in topological order over SSA values. A value is a named
+ * tensor: a graph input, an initializer/constant, a node output, or (in a subgraph of If)
+ * a reference to a value of the enclosing graph. Static information (dtype, rank, dims)
+ * comes from the model and from shape inference; unknown dims are -1, unknown rank is -1.
+ */
+#ifndef NB_IR_H
+#define NB_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nb/status.h"
+#include "nb/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NB_OPSET_MIN 11
+#define NB_OPSET_MAX 18
+
+typedef enum nb_attr_type {
+    NB_ATTR_UNDEFINED = 0,
+    NB_ATTR_FLOAT = 1,
+    NB_ATTR_INT = 2,
+    NB_ATTR_STRING = 3,
+    NB_ATTR_TENSOR = 4,
+    NB_ATTR_GRAPH = 5,
+    NB_ATTR_FLOATS = 6,
+    NB_ATTR_INTS = 7,
+    NB_ATTR_STRINGS = 8
+} nb_attr_type;
+
+struct nb_graph;
+
+typedef struct nb_attr {
+    char *name;
+    nb_attr_type type;
+    float f;
+    int64_t i;
+    char *s; /* NUL-terminated copy of the bytes */
+    nb_tensor *t;
+    struct nb_graph *g;
+    int n;          /* count of floats / ints / strings */
+    float *floats;
+    int64_t *ints;
+    char **strings;
+} nb_attr;
+
+typedef struct nb_value {
+    char *name;
+    nb_dtype dtype;          /* NB_UNDEFINED until known */
+    int rank;                /* -1 unknown */
+    int64_t dims[NB_MAX_RANK];
+    char *dim_params[NB_MAX_RANK]; /* symbolic names of dynamic dims from the model, or NULL */
+    nb_tensor *const_val;    /* initializer, Constant or folded value; NULL otherwise */
+    int producer;            /* index of producing node, or -1 */
+    int outer;               /* in a subgraph: id of the value in the parent graph, or -1 */
+    bool is_input;           /* graph input (not an initializer) */
+    bool is_output;          /* graph output */
+    bool is_initializer;
+} nb_value;
+
+typedef struct nb_node {
+    char *name;      /* node name; when the model has none, "<op_type>_<index>" */
+    char *op_type;
+    char *domain;    /* "" for the default domain */
+    int n_in, n_out;
+    int *in;         /* value ids; -1 for an omitted optional input */
+    int *out;        /* value ids; -1 for an omitted optional output */
+    int n_attr;
+    nb_attr *attrs;
+    int n_implicit;  /* values of this graph read by the node's subgraphs (If) */
+    int *implicit;
+} nb_node;
+
+typedef struct nb_graph {
+    char *name;
+    struct nb_graph *parent; /* enclosing graph for subgraphs, NULL at top level */
+    int opset;               /* default-domain opset (same as the model's) */
+    int n_values, cap_values;
+    nb_value *values;
+    int n_nodes, cap_nodes;
+    nb_node *nodes;          /* topological order after nb_graph_sort() */
+    int n_inputs;  int *inputs;   /* value ids, graph inputs without initializers */
+    int n_outputs; int *outputs;  /* value ids */
+    void *name_index;        /* private: name -> value id hash */
+} nb_graph;
+
+typedef struct nb_model {
+    char *path;
+    char *dir;               /* folder of the model file, for external data */
+    int64_t ir_version;
+    int opset;               /* default domain */
+    char *producer;
+    nb_graph *graph;
+    int n_warnings;
+    char **warnings;         /* e.g. unused node outputs, by name */
+    uint64_t file_bytes;
+} nb_model;
+
+/* One fixed input shape from --input_shape "name:n,c,h,w;name2:...". */
+typedef struct nb_shape_override {
+    char *name;
+    int rank;
+    int64_t dims[NB_MAX_RANK];
+} nb_shape_override;
+
+typedef struct nb_load_opts {
+    /* --input_shape text (vendor syntax) or NULL. */
+    const char *input_shape;
+    /* Accept default-domain opsets 1..10 (conformance runner only; the CLI rejects them). */
+    bool allow_legacy_opset;
+} nb_load_opts;
+
+/* Parses --input_shape "name:d0,d1,...;name2:..." (vendor syntax: ';' between inputs, ','
+ * between dims, the name may itself contain ':'; the last ':' separates it). Dims must be
+ * integers >= 0 (a range "n1~n2" is rejected: nanobench needs one shape).
+ * Errors: NB_ERR_ARG quoting the bad part. Free with nb_shape_overrides_free. */
+nb_err nb_parse_input_shape(const char *text, nb_shape_override **out, int *n, nb_status *st);
+void nb_shape_overrides_free(nb_shape_override *o, int n);
+
+/* Loads an ONNX model file: protobuf parse, opset check, initializers (raw_data, typed
+ * fields, external data inside the model's folder), Constant nodes to constants, graph
+ * inputs that are initializers, input-shape overrides, topological sort (cycles and inputs
+ * that nothing produces are NB_ERR_GRAPH naming the value), and static shape inference.
+ * Errors: NB_ERR_IO, NB_ERR_FORMAT, NB_ERR_OPSET, NB_ERR_GRAPH, NB_ERR_SHAPE, NB_ERR_DATA,
+ * NB_ERR_EXTERNAL, NB_ERR_ATTR, NB_ERR_UNSUPPORTED, NB_ERR_ARG (override names an unknown
+ * input), each message starting with the path. */
+nb_err nb_model_load(const char *path, const nb_load_opts *opts, nb_model **out, nb_status *st);
+/* Same from bytes in memory; dir is the folder used for external data (may be NULL: then
+ * external data is an error). */
+nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_msgs,
+                         const char *dir, const nb_load_opts *opts, nb_model **out,
+                         nb_status *st);
+void nb_model_free(nb_model *m);
+
+/* Decodes a serialized onnx.TensorProto file (the backend tests' input_N.pb).
+ * Errors: NB_ERR_IO, NB_ERR_FORMAT, NB_ERR_DATA, NB_ERR_UNSUPPORTED (dtype). */
+nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_status *st);
+
+/* ---- graph building and queries ---- */
+int nb_graph_find(const nb_graph *g, const char *name); /* value id or -1 */
+/* Adds a value (name copied; must be new in g). Returns its id or -1 on NOMEM. */
+int nb_graph_add_value(nb_graph *g, const char *name);
+/* Sorts nodes topologically (stable for already-ordered graphs); NB_ERR_GRAPH names a
+ * value on a cycle. Also recomputes producer indices. */
+nb_err nb_graph_sort(nb_graph *g, nb_status *st);
+/* Number of nodes in g and its subgraphs. */
+int nb_graph_count_nodes(const nb_graph *g);
+
+/* ---- attributes ---- */
+const nb_attr *nb_attr_find(const nb_node *n, const char *name);
+int64_t nb_attr_int(const nb_node *n, const char *name, int64_t dflt);
+float nb_attr_float(const nb_node *n, const char *name, float dflt);
+const char *nb_attr_str(const nb_node *n, const char *name, const char *dflt);
+/* Ints attribute: pointer and count, or NULL and *count = 0 when absent. */
+const int64_t *nb_attr_ints(const nb_node *n, const char *name, int *count);
+const float *nb_attr_floats(const nb_node *n, const char *name, int *count);
+
+/* ---- shape inference ---- */
+
+/* What is known of one tensor: at import (static) or at run time (everything known). */
+typedef struct nb_tinfo {
+    nb_dtype dtype;             /* NB_UNDEFINED for an omitted optional input */
+    int rank;                   /* -1 unknown */
+    int64_t dims[NB_MAX_RANK];  /* -1 unknown */
+    const nb_tensor *value;     /* known value, or NULL */
+} nb_tinfo;
+
+typedef struct nb_infer_ctx {
+    const nb_graph *graph;
+    const nb_node *node;
+    int opset;
+    int n_in;
+    const nb_tinfo *in;
+    int n_out;
+    nb_tinfo *out;       /* filled by the infer function; out[i].value may be set to a new
+                            tensor that the caller then owns (Shape, Constant) */
+    nb_status *st;
+} nb_infer_ctx;
+
+typedef nb_err (*nb_infer_fn)(nb_infer_ctx *c);
+
+/* Infer function of an op type in the default domain, or NULL when the op is unknown. */
+nb_infer_fn nb_infer_lookup(const char *op_type);
+/* Sorted list of every op type that has shape inference; *n receives the count. */
+const char *const *nb_infer_op_list(int *n);
+
+/* Runs the infer function of node ni with in[] built from the graph's values; writes the
+ * results into the node's output values (dims merged with what the model declares;
+ * a contradiction is NB_ERR_SHAPE). Folded values (out.value) become const_val.
+ * Errors from the op's rules are prefixed with the node name. */
+nb_err nb_infer_node(nb_graph *g, int ni, nb_status *st);
+/* nb_infer_node over every node in order (and subgraphs). */
+nb_err nb_infer_graph(nb_graph *g, nb_status *st);
+
+/* Helpers for infer functions and kernels. */
+/* Normalises axis into [0, rank) (negative counts from the end); NB_ERR_ATTR if out of range. */
+nb_err nb_norm_axis(int64_t axis, int rank, int *out, const char *what, nb_status *st);
+/* Numpy-style broadcast of two shapes into out (rank = max). Unknown dims (-1) propagate.
+ * NB_ERR_SHAPE if incompatible. */
+nb_err nb_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rout,
+                          int64_t *out, nb_status *st);
+/* Sets c->out[i] dtype/rank/dims. */
+void nb_tinfo_set(nb_tinfo *t, nb_dtype dtype, int rank, const int64_t *dims);
+/* True when rank and every dim are known. */
+bool nb_tinfo_static(const nb_tinfo *t);
+/* a * b with overflow check into *out; false on overflow or negative operand. */
+bool nb_mul_ok(int64_t a, int64_t b, int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/* nanobench: dense tensors, element types, IEEE half conversion, .npy/.bin I/O.
+ *
+ * A tensor is a dense, C-ordered (row-major) array of rank 0..NB_MAX_RANK whose element
+ * type is one of ONNX's TensorProto.DataType codes. The storage is a reference-counted
+ * buffer, so that Reshape/Identity/Squeeze can share data without copying; a value that
+ * has been produced is never written again.
+ */
+#ifndef NB_TENSOR_H
+#define NB_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nb/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NB_MAX_RANK 8
+/* Largest tensor nanobench will allocate (bytes). Larger shapes are NB_ERR_SHAPE. */
+#define NB_MAX_TENSOR_BYTES ((int64_t)1 << 34)
+
+/* Element types: the values of onnx.TensorProto.DataType. */
+typedef enum nb_dtype {
+    NB_UNDEFINED = 0,
+    NB_FLOAT = 1,
+    NB_UINT8 = 2,
+    NB_INT8 = 3,
+    NB_UINT16 = 4,
+    NB_INT16 = 5,
+    NB_INT32 = 6,
+    NB_INT64 = 7,
+    NB_STRING = 8,
+    NB_BOOL = 9,
+    NB_FLOAT16 = 10,
+    NB_DOUBLE = 11,
+    NB_UINT32 = 12,
+    NB_UINT64 = 13,
+    NB_COMPLEX64 = 14,
+    NB_COMPLEX128 = 15,
+    NB_BFLOAT16 = 16
+} nb_dtype;
+
+/* Bytes per element, or 0 for a type nanobench does not store (string, double, complex,
+ * bfloat16: types the Nano cannot have). */
+size_t nb_dtype_size(nb_dtype t);
+/* ONNX spelling, e.g. "FLOAT", "INT64"; "UNKNOWN(n)" for others (static buffer per call
+ * site is not used: returns a string literal, or "?" for codes outside the enum). */
+const char *nb_dtype_name(nb_dtype t);
+/* True for the types the Nano and nanobench handle (nb_dtype_size(t) != 0). */
+bool nb_dtype_supported(nb_dtype t);
+bool nb_dtype_is_float(nb_dtype t);    /* FLOAT, FLOAT16 */
+bool nb_dtype_is_signed(nb_dtype t);   /* INT8..INT64 and floats */
+
+typedef struct nb_buf {
+    int refs;
+    size_t nbytes;
+    void *data; /* 64-byte aligned */
+} nb_buf;
+
+typedef struct nb_tensor {
+    nb_dtype dtype;
+    int rank;
+    int64_t dims[NB_MAX_RANK];
+    int64_t numel;
+    size_t nbytes;
+    void *data;
+    nb_buf *buf; /* owner of data */
+} nb_tensor;
+
+/* Number of elements of a shape, checking each dim >= 0 and the product (and the byte
+ * size for elem_size bytes per element) against overflow and NB_MAX_TENSOR_BYTES.
+ * Errors: NB_ERR_SHAPE naming the offending dim. */
+nb_err nb_shape_numel(int rank, const int64_t *dims, size_t elem_size, int64_t *numel,
+                      nb_status *st);
+
+/* New zero-filled tensor. Errors: NB_ERR_SHAPE (bad dims, rank > NB_MAX_RANK),
+ * NB_ERR_UNSUPPORTED (dtype not stored), NB_ERR_NOMEM. */
+nb_err nb_tensor_new(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
+                     nb_status *st);
+/* New uninitialised tensor (same errors); for kernels that write every element. */
+nb_err nb_tensor_new_uninit(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
+                            nb_status *st);
+/* A tensor of another shape (same numel) sharing src's buffer. */
+nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_tensor **out,
+                      nb_status *st);
+/* Deep copy. */
+nb_err nb_tensor_clone(const nb_tensor *src, nb_tensor **out, nb_status *st);
+/* Adds a reference to t's buffer and returns a new tensor header on it. */
+nb_tensor *nb_tensor_ref(const nb_tensor *t);
+/* Releases t (NULL is fine). */
+void nb_tensor_free(nb_tensor *t);
+
+/* Shape as text, "1x3x224x224" (sep 'x') or "[1,3,224,224]" (sep ','). Returns buf. */
+char *nb_shape_str(int rank, const int64_t *dims, char sep, char *buf, size_t len);
+
+/* Element i of t converted to double / int64 (any stored dtype). */
+double nb_tensor_get_f64(const nb_tensor *t, int64_t i);
+int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i);
+
+/* IEEE 754 binary16 <-> binary32, round to nearest even (the compiler's _Float16). */
+float nb_half_to_float(uint16_t h);
+uint16_t nb_float_to_half(float f);
+/* bfloat16 <-> float32 (round to nearest even). */
+float nb_bf16_to_float(uint16_t h);
+uint16_t nb_float_to_bf16(float f);
+
+/* .npy (format 1.0/2.0/3.0, little-endian, C order) reader. dtypes: <f4 <f2 <i8 <i4 <i2
+ * |i1 <u8 <u4 <u2 |u1 |b1. Errors: NB_ERR_IO, NB_ERR_FORMAT (bad magic, header, fortran
+ * order, data shorter than the shape), NB_ERR_UNSUPPORTED (dtype such as <f8). */
+nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st);
+/* Writes t as .npy format 1.0 to path atomically (temporary file + rename): on error no
+ * file is left. Errors: NB_ERR_IO. */
+nb_err nb_npy_write(const char *path, const nb_tensor *t, nb_status *st);
+/* Raw little-endian array of the given dtype and shape: the file size must be exactly
+ * numel x element size. Errors: NB_ERR_IO, NB_ERR_DATA (size mismatch). */
+nb_err nb_bin_read(const char *path, nb_dtype dtype, int rank, const int64_t *dims,
+                   nb_tensor **out, nb_status *st);
+/* Writes the raw bytes of t atomically. */
+nb_err nb_bin_write(const char *path, const nb_tensor *t, nb_status *st);
+
+/* Reads a whole file into a malloc'ed buffer (+1 NUL byte, not counted in *len).
+ * Errors: NB_ERR_IO. */
+nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st);
+/* Writes len bytes to path atomically (path.tmp.<pid> then rename). Errors: NB_ERR_IO. */
+nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
