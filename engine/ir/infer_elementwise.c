@@ -129,6 +129,9 @@ static nb_err infer_prelu(nb_infer_ctx *c)
     if (e)
         return e;
     nb_out_same(c, 0, 0);
+    if (c->opset < 7 && c->in[1].rank == 1 && c->in[0].rank >= 2 &&
+        c->in[1].dims[0] == c->in[0].dims[1])
+        return NB_OK; /* opset 6: a [C] slope applies along the channel axis */
     if (c->in[0].rank >= 0 && c->in[1].rank >= 0) {
         nb_tinfo t;
         if ((e = broadcast_inputs(c, 0, 2, &t)))

@@ -476,10 +476,22 @@ static nb_err k_binary(nb_kctx *k)
     const nb_tensor *a = k->in[0], *b = k->in[1];
     if (op == B_MOD && nb_dtype_is_float(a->dtype) && !nb_attr_int(k->node, "fmod", 0))
         return nb_fail(k->st, NB_ERR_ATTR, "Mod of floats needs fmod=1");
+    nb_tensor *slope = NULL;
+    if (op == B_PRELU && k->opset < 7 && b->rank == 1 && a->rank >= 2 && b->dims[0] == a->dims[1]) {
+        /* opset 6: a [C] slope applies along the channel axis: view it as [C,1,...,1] */
+        int64_t d[NB_MAX_RANK];
+        for (int i = 0; i < a->rank - 1; i++)
+            d[i] = i == 0 ? b->dims[0] : 1;
+        nb_err e = nb_tensor_view(b, a->rank - 1, d, &slope, k->st);
+        if (e)
+            return e;
+        b = slope;
+    }
     if (float_fast(op, a, b, k->out[0]))
         run_float_binary(op, a, b, k->out[0]);
     else
         run_generic_binary(op, a, b, k->out[0]);
+    nb_tensor_free(slope);
     return NB_OK;
 }
 
