@@ -1,0 +1,82 @@
+#!/bin/sh
+# CLI behaviour: help and version succeed; bad input exits 2 with one line on stderr that
+# names the file, and leaves no output file behind.
+# usage: test_cli.sh PATH/TO/nanobench
+set -u
+NB=$1
+DATA=${NB_TESTDATA:-/usr/share/libonnx-testdata/data}/node
+T=$(mktemp -d /tmp/nb_test_cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+# expect STATUS DESCRIPTION -- command...   (stderr in $T/err, stdout in $T/out)
+expect() {
+    want=$1; what=$2; shift 3
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    if [ "$got" != "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want"; sed 's/^/  stderr: /' "$T/err"; fails=$((fails + 1))
+        return 1
+    fi
+    if [ "$want" = 2 ]; then
+        lines=$(wc -l <"$T/err")
+        if [ "$lines" != 1 ]; then
+            echo "FAIL: $what: $lines lines on stderr, expected 1"; cat "$T/err"; fails=$((fails + 1)); return 1
+        fi
+        if grep -qiE 'segmentation|abort|sanitizer' "$T/err"; then
+            echo "FAIL: $what: crashed"; fails=$((fails + 1)); return 1
+        fi
+    fi
+    echo "ok: $what"
+}
+mentions() { grep -q -- "$1" "$T/err" || { echo "FAIL: stderr does not mention '$1'"; cat "$T/err"; fails=$((fails + 1)); }; }
+no_outputs() { [ -z "$(ls -A "$T/outdir" 2>/dev/null)" ] || { echo "FAIL: files left in outdir:"; ls "$T/outdir"; fails=$((fails + 1)); }; }
+
+# a .npy writer: npy FILE DESCR SHAPE NBYTES (zero data)
+npy() {
+    hdr="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    len=$(( ${#hdr} + 1 )); pad=$(( (64 - (10 + len) % 64) % 64 )); len=$((len + pad))
+    { printf '\223NUMPY\001\000'; printf "$(printf '\\%03o\\%03o' $((len % 256)) $((len / 256)))";
+      printf '%s' "$hdr"; printf "%${pad}s\n" ""; head -c "$4" /dev/zero; } >"$1"
+}
+
+M=$DATA/test_relu/model.onnx          # x: FLOAT [3,4,5] -> y
+expect 0 "no arguments prints help" -- "$NB"
+grep -q "usage: nanobench" "$T/out" || { echo "FAIL: no usage text"; fails=$((fails + 1)); }
+expect 0 "--version" -- "$NB" --version
+grep -q "^nanobench [0-9]" "$T/out" || { echo "FAIL: version text"; fails=$((fails + 1)); }
+expect 0 "info --help" -- "$NB" info --help
+expect 2 "unknown command" -- "$NB" frobnicate
+expect 2 "unknown flag" -- "$NB" info "$M" --bogus
+expect 2 "missing model file" -- "$NB" info "$T/nope.onnx"; mentions "$T/nope.onnx"
+: >"$T/empty.onnx"
+expect 2 "empty model" -- "$NB" info "$T/empty.onnx"; mentions "empty.onnx"
+echo "just some text" >"$T/text.onnx"
+expect 2 "text file as model" -- "$NB" info "$T/text.onnx"; mentions "text.onnx"
+head -c 3000 /dev/urandom >"$T/random.onnx"
+expect 2 "random bytes as model" -- "$NB" info "$T/random.onnx"; mentions "random.onnx"
+head -c 20 "$M" >"$T/trunc.onnx"
+expect 2 "truncated model" -- "$NB" info "$T/trunc.onnx"; mentions "trunc.onnx"
+expect 2 "bad --input_shape syntax" -- "$NB" info "$M" --input_shape "x:3,,5"; mentions "E10002\|--input_shape"
+expect 2 "--input_shape names no input" -- "$NB" info "$M" --input_shape "nope:3,4,5"; mentions "nope"
+expect 0 "info on a valid model" -- "$NB" info "$M"
+
+head -c 240 /dev/zero >"$T/x.bin"
+expect 0 "infer with a .bin input" -- "$NB" infer "$M" --input "x=$T/x.bin" --output-dir "$T/good"
+[ -f "$T/good/y.npy" ] && [ -f "$T/good/manifest.tsv" ] || { echo "FAIL: outputs missing"; fails=$((fails + 1)); }
+head -c 236 /dev/zero >"$T/short.bin"
+expect 2 "infer: .bin of the wrong size" -- "$NB" infer "$M" --input "x=$T/short.bin" --output-dir "$T/outdir"
+mentions "short.bin"; no_outputs
+npy "$T/shape.npy" '<f4' '(3, 4, 6)' 288
+expect 2 "infer: .npy of the wrong shape" -- "$NB" infer "$M" --input "x=$T/shape.npy" --output-dir "$T/outdir"
+mentions "shape.npy"; no_outputs
+npy "$T/dtype.npy" '<i4' '(3, 4, 5)' 240
+expect 2 "infer: .npy of the wrong dtype" -- "$NB" infer "$M" --input "x=$T/dtype.npy" --output-dir "$T/outdir"
+mentions "dtype.npy"; no_outputs
+npy "$T/good.npy" '<f4' '(3, 4, 5)' 240
+expect 0 "infer with a .npy input, name left out" -- "$NB" infer "$M" --input "$T/good.npy" --output-dir "$T/good2" --dump-all
+expect 2 "infer: input name unknown" -- "$NB" infer "$M" --input "q=$T/good.npy" --output-dir "$T/outdir"; no_outputs
+expect 2 "infer: no --output-dir" -- "$NB" infer "$M" --input "$T/good.npy"
+
+echo "$fails failure(s)"
+[ "$fails" = 0 ]

@@ -1,0 +1,221 @@
+/* Reference executor on small hand-built graphs; every expected value is worked out by
+ * hand next to the assertion. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model_builder.h"
+#include "nb/ref.h"
+
+static nb_model *load(mb_model *mm, bool fold)
+{
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st))
+        fail_msg("%s", st.msg);
+    if (fold && nb_ref_fold(m, &st))
+        fail_msg("%s", st.msg);
+    free(b);
+    mb_free(mm);
+    return m;
+}
+
+static nb_tensor *tensor_f(int rank, const int64_t *dims, const float *v)
+{
+    nb_tensor *t;
+    nb_status st = {0};
+    assert_int_equal(nb_tensor_new(NB_FLOAT, rank, dims, &t, &st), NB_OK);
+    memcpy(t->data, v, t->nbytes);
+    return t;
+}
+
+/* y = (x + b) * 2 with x [2,3], b [3] broadcast along rows. */
+static void test_broadcast_add_mul(void **state)
+{
+    (void)state;
+    const int64_t d23[] = {2, 3}, d3[] = {3};
+    const float bv[3] = {10, 20, 30}, two = 2;
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, d23);
+    mb_output(mm, "y", 1, 2, d23);
+    mb_init_floats(mm, "b", 1, d3, bv, 3);
+    mb_init_floats(mm, "two", 0, NULL, &two, 1);
+    mb_node(mm, "Add", (const char *[]){"x", "b", NULL}, (const char *[]){"s", NULL});
+    mb_node(mm, "Mul", (const char *[]){"s", "two", NULL}, (const char *[]){"y", NULL});
+    nb_model *m = load(mm, true);
+    nb_exec *ex;
+    nb_status st = {0};
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    const float xv[6] = {1, 2, 3, 4, 5, 6};
+    nb_tensor *x = tensor_f(2, d23, xv);
+    const char *names[] = {"x"};
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    const nb_tensor *y = nb_exec_output(ex, 0);
+    /* (1+10)*2=22 (2+20)*2=44 (3+30)*2=66 (4+10)*2=28 (5+20)*2=50 (6+30)*2=72 */
+    const float expect[6] = {22, 44, 66, 28, 50, 72};
+    assert_memory_equal(y->data, expect, sizeof expect);
+    nb_tensor_free(x);
+    /* a wrong input shape is a clear argument error, not a crash */
+    const int64_t d32[] = {3, 2};
+    x = tensor_f(2, d32, xv);
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "[2,3]"));
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+}
+
+/* If with branches that read the outer tensor x:
+ *   then: t = x * 3      else: e = x - 1
+ * condition c = Greater(sum-free x[0] , 0) is data dependent (x is [1]). */
+static mb_model *if_model(void)
+{
+    const int64_t d1[] = {1};
+    const float three = 3, one = 1, zero = 0;
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 1, d1);
+    mb_output(mm, "y", 1, 1, d1);
+    mb_init_floats(mm, "three", 0, NULL, &three, 1);
+    mb_init_floats(mm, "one", 0, NULL, &one, 1);
+    mb_init_floats(mm, "zero", 0, NULL, &zero, 1);
+    mb_node(mm, "Greater", (const char *[]){"x", "zero", NULL}, (const char *[]){"c1", NULL});
+    Onnx__GraphProto *tg = mb_graph("then");
+    mb_gnode(tg, "Mul", (const char *[]){"x", "three", NULL}, (const char *[]){"t", NULL});
+    mb_goutput(tg, "t", 1, 1, d1);
+    Onnx__GraphProto *eg = mb_graph("else");
+    mb_gnode(eg, "Sub", (const char *[]){"x", "one", NULL}, (const char *[]){"e", NULL});
+    mb_goutput(eg, "e", 1, 1, d1);
+    /* the If reads a [1] bool: reshape-free since Greater of [1] and [] is [1] */
+    Onnx__NodeProto *n = mb_node(mm, "If", (const char *[]){"c1", NULL}, (const char *[]){"y", NULL});
+    mb_attr_graph(n, "then_branch", tg);
+    mb_attr_graph(n, "else_branch", eg);
+    return mm;
+}
+
+static void test_if_data_dependent(void **state)
+{
+    (void)state;
+    nb_model *m = load(if_model(), true);
+    assert_int_equal(m->graph->n_nodes, 2); /* Greater, If: nothing to fold */
+    nb_exec *ex;
+    nb_status st = {0};
+    nb_exec_opts eo = {.keep_all = true};
+    assert_int_equal(nb_exec_create(m, &eo, &ex, &st), NB_OK);
+    const int64_t d1[] = {1};
+    const char *names[] = {"x"};
+    float v = 2.5f;
+    nb_tensor *x = tensor_f(1, d1, &v);
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    assert_true(*(float *)nb_exec_output(ex, 0)->data == 7.5f); /* then: 2.5 * 3 */
+    assert_non_null(nb_exec_get(ex, "t"));
+    assert_null(nb_exec_get(ex, "e"));
+    nb_tensor_free(x);
+    v = -4.0f;
+    x = tensor_f(1, d1, &v);
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    assert_true(*(float *)nb_exec_output(ex, 0)->data == -5.0f); /* else: -4 - 1 */
+    assert_non_null(nb_exec_get(ex, "e"));
+    assert_null(nb_exec_get(ex, "t"));
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+}
+
+/* The same If with a constant condition: import inlines the else branch. */
+static void test_if_constant_inlined(void **state)
+{
+    (void)state;
+    mb_model *mm = if_model();
+    /* replace Greater(x, zero) by Greater(zero, one): constant false */
+    mm->graph.node[0]->input[0] = "zero";
+    mm->graph.node[0]->input[1] = "one";
+    nb_model *m = load(mm, true);
+    const nb_graph *g = m->graph;
+    for (int i = 0; i < g->n_nodes; i++)
+        assert_string_not_equal(g->nodes[i].op_type, "If");
+    nb_exec *ex;
+    nb_status st = {0};
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    const int64_t d1[] = {1};
+    const char *names[] = {"x"};
+    float v = 10.0f;
+    nb_tensor *x = tensor_f(1, d1, &v);
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    assert_true(*(float *)nb_exec_get(ex, "y")->data == 9.0f); /* else: 10 - 1 */
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+}
+
+/* Where + Cast: y = Where(x > 0, x, 0.5 * x) cast to int32 (truncation toward zero). */
+static void test_where_cast(void **state)
+{
+    (void)state;
+    const int64_t d4[] = {4};
+    const float half = 0.5f, zero = 0;
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 1, d4);
+    mb_output(mm, "y", 6, 1, d4);
+    mb_init_floats(mm, "half", 0, NULL, &half, 1);
+    mb_init_floats(mm, "zero", 0, NULL, &zero, 1);
+    mb_node(mm, "Greater", (const char *[]){"x", "zero", NULL}, (const char *[]){"pos", NULL});
+    mb_node(mm, "Mul", (const char *[]){"x", "half", NULL}, (const char *[]){"hx", NULL});
+    mb_node(mm, "Where", (const char *[]){"pos", "x", "hx", NULL}, (const char *[]){"w", NULL});
+    Onnx__NodeProto *c = mb_node(mm, "Cast", (const char *[]){"w", NULL}, (const char *[]){"y", NULL});
+    mb_attr_int(c, "to", 6);
+    nb_model *m = load(mm, true);
+    nb_exec *ex;
+    nb_status st = {0};
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    const float xv[4] = {3.7f, -3.0f, -5.0f, 0.0f};
+    nb_tensor *x = tensor_f(1, d4, xv);
+    const char *names[] = {"x"};
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    const nb_tensor *y = nb_exec_output(ex, 0);
+    assert_int_equal(y->dtype, NB_INT32);
+    /* 3.7 -> 3; -3 -> -1.5 -> -1; -5 -> -2.5 -> -2; 0 -> 0 * 0.5 = 0 */
+    const int32_t expect[4] = {3, -1, -2, 0};
+    assert_memory_equal(y->data, expect, sizeof expect);
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+}
+
+static void test_unsupported_op_listed(void **state)
+{
+    (void)state;
+    const int64_t d4[] = {4};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 1, d4);
+    mb_output(mm, "y", 1, 1, d4);
+    mb_node(mm, "FancyOp", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    nb_model *m = load(mm, true);
+    nb_exec *ex = NULL;
+    nb_status st = {0};
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_ERR_UNSUPPORTED);
+    assert_non_null(strstr(st.msg, "FancyOp"));
+    assert_null(ex);
+    nb_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_broadcast_add_mul),
+        cmocka_unit_test(test_if_data_dependent),
+        cmocka_unit_test(test_if_constant_inlined),
+        cmocka_unit_test(test_where_cast),
+        cmocka_unit_test(test_unsupported_op_listed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,420 @@
+/* ONNX import: good models load as built; bad input gets the right error kind, a message
+ * naming the file or tensor, and never a crash. Models are built in memory with the
+ * protobuf-c bindings (model_builder.c); values checked are written next to each test. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model_builder.h"
+#include "nb/ref.h"
+
+static char tmpdir[256];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/nb_test_import.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const int64_t d23[] = {2, 3};
+
+/* y = Relu(x): the smallest valid model. */
+static mb_model *relu_model(int opset)
+{
+    mb_model *m = mb_new(opset);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    return m;
+}
+
+/* Loads bytes; returns the error code and leaves the message in st. */
+static nb_err load_bytes(const uint8_t *b, size_t n, nb_status *st)
+{
+    nb_model *m = NULL;
+    nb_err e = nb_model_load_mem(b, n, "test.onnx", tmpdir, NULL, &m, st);
+    assert_true(e ? m == NULL : m != NULL);
+    nb_model_free(m);
+    return e;
+}
+
+static nb_err load_model(mb_model *mm, nb_status *st)
+{
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_err e = load_bytes(b, n, st);
+    free(b);
+    mb_free(mm);
+    return e;
+}
+
+static void test_valid_model_loads(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    size_t n;
+    mb_model *mm = relu_model(13);
+    uint8_t *b = mb_pack(mm, &n);
+    nb_model *m = NULL;
+    assert_int_equal(nb_model_load_mem(b, n, "relu.onnx", tmpdir, NULL, &m, &st), NB_OK);
+    assert_int_equal(m->opset, 13);
+    assert_int_equal(m->graph->n_inputs, 1);
+    assert_int_equal(m->graph->n_outputs, 1);
+    assert_int_equal(m->graph->n_nodes, 1);
+    const nb_value *y = &m->graph->values[m->graph->outputs[0]];
+    assert_int_equal(y->rank, 2);
+    assert_int_equal(y->dims[0], 2);
+    assert_int_equal(y->dims[1], 3);
+    assert_int_equal(y->dtype, NB_FLOAT);
+    nb_model_free(m);
+    free(b);
+    mb_free(mm);
+}
+
+static void test_empty_file(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    assert_int_equal(load_bytes((const uint8_t *)"", 0, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "test.onnx"));
+    assert_non_null(strstr(st.msg, "empty"));
+}
+
+static void test_random_bytes(void **state)
+{
+    (void)state;
+    uint8_t b[4096];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof b; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (uint8_t)(x >> 16);
+    }
+    nb_status st = {0};
+    assert_int_equal(load_bytes(b, sizeof b, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "test.onnx"));
+}
+
+static void test_text_file(void **state)
+{
+    (void)state;
+    const char *text = "This is a README, not a model.\nSecond line.\n";
+    nb_status st = {0};
+    assert_int_equal(load_bytes((const uint8_t *)text, strlen(text), &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "not an ONNX model"));
+}
+
+static void test_truncated_model(void **state)
+{
+    (void)state;
+    size_t n;
+    mb_model *mm = relu_model(13);
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    /* a cut inside the graph message breaks the protobuf framing */
+    assert_int_equal(load_bytes(b, n / 2, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "test.onnx"));
+    /* every truncation point is rejected; a cut on a field boundary leaves a model that
+       misses a required part (graph, outputs or opset) */
+    for (size_t cut = 1; cut < n; cut++) {
+        nb_err e = load_bytes(b, cut, &st);
+        assert_true(e == NB_ERR_FORMAT || e == NB_ERR_OPSET || e == NB_ERR_GRAPH);
+    }
+    free(b);
+    mb_free(mm);
+}
+
+static void test_opset_outside_range(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    assert_int_equal(load_model(relu_model(10), &st), NB_ERR_OPSET);
+    assert_non_null(strstr(st.msg, "opset 10"));
+    assert_int_equal(load_model(relu_model(19), &st), NB_ERR_OPSET);
+    assert_non_null(strstr(st.msg, "opset 19"));
+    assert_int_equal(load_model(relu_model(11), &st), NB_OK);
+    assert_int_equal(load_model(relu_model(18), &st), NB_OK);
+}
+
+static void test_cycle(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_node(m, "Add", (const char *[]){"x", "b", NULL}, (const char *[]){"a", NULL});
+    mb_node(m, "Relu", (const char *[]){"a", NULL}, (const char *[]){"b", NULL});
+    mb_node(m, "Relu", (const char *[]){"b", NULL}, (const char *[]){"y", NULL});
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "cycle"));
+}
+
+static void test_input_not_produced(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_node(m, "Add", (const char *[]){"x", "ghost", NULL}, (const char *[]){"y", NULL});
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "'ghost'"));
+}
+
+static void test_negative_dim(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    const int64_t bad[] = {2, -3};
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_init_floats(m, "w", 2, bad, NULL, 0);
+    mb_node(m, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_SHAPE);
+    assert_non_null(strstr(st.msg, "'w'"));
+}
+
+static void test_overflowing_dims(void **state)
+{
+    (void)state;
+    /* 2^31 x 2^31 floats = 2^64 bytes: rejected before any allocation */
+    const int64_t huge[] = {(int64_t)1 << 31, (int64_t)1 << 31};
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, huge);
+    mb_output(m, "y", 1, 2, huge);
+    mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_SHAPE);
+    m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_init_raw(m, "w", 2, huge, NULL, 16);
+    mb_node(m, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    assert_int_equal(load_model(m, &st), NB_ERR_SHAPE);
+    assert_non_null(strstr(st.msg, "'w'"));
+}
+
+static void test_raw_data_short(void **state)
+{
+    (void)state;
+    const float v[6] = {1, 2, 3, 4, 5, 6};
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_init_raw(m, "w", 2, d23, v, 20); /* 5 floats for a 2x3 tensor */
+    mb_node(m, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_DATA);
+    assert_non_null(strstr(st.msg, "raw_data is 20 bytes"));
+    assert_non_null(strstr(st.msg, "24"));
+}
+
+/* The same 2x3 initializer in raw_data and in float_data loads to the same values; a graph
+ * input that is also an initializer is a constant, not an input. */
+static void test_initializer_forms(void **state)
+{
+    (void)state;
+    const float v[6] = {1.5f, -2, 3, 4, 5, 6.25f};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, d23);
+    mb_input(mm, "w_raw", 1, 2, d23); /* also an initializer below */
+    mb_output(mm, "y", 1, 2, d23);
+    mb_init_raw(mm, "w_raw", 2, d23, v, sizeof v);
+    mb_init_floats(mm, "w_typed", 2, d23, v, 6);
+    mb_node(mm, "Add", (const char *[]){"x", "w_raw", NULL}, (const char *[]){"s", NULL});
+    mb_node(mm, "Add", (const char *[]){"s", "w_typed", NULL}, (const char *[]){"y", NULL});
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, NULL, &m, &st), NB_OK);
+    assert_int_equal(m->graph->n_inputs, 1);
+    const nb_value *a = &m->graph->values[nb_graph_find(m->graph, "w_raw")];
+    const nb_value *c = &m->graph->values[nb_graph_find(m->graph, "w_typed")];
+    assert_non_null(a->const_val);
+    assert_non_null(c->const_val);
+    assert_memory_equal(a->const_val->data, v, sizeof v);
+    assert_memory_equal(c->const_val->data, v, sizeof v);
+    nb_model_free(m);
+    free(b);
+    mb_free(mm);
+}
+
+static void test_external_data(void **state)
+{
+    (void)state;
+    char path[512], data[512];
+    const float v[6] = {1, 2, 3, 4, 5, 6};
+    /* inside the folder: loads */
+    snprintf(data, sizeof data, "%s/w.bin", tmpdir);
+    FILE *f = fopen(data, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(v, 1, sizeof v, f), sizeof v);
+    fclose(f);
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, d23);
+    mb_output(mm, "y", 1, 2, d23);
+    mb_init_external(mm, "w", 2, d23, "w.bin");
+    mb_node(mm, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    snprintf(path, sizeof path, "%s/ext.onnx", tmpdir);
+    assert_int_equal(mb_write(mm, path), 0);
+    mb_free(mm);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    assert_int_equal(nb_model_load(path, NULL, &m, &st), NB_OK);
+    assert_memory_equal(m->graph->values[nb_graph_find(m->graph, "w")].const_val->data, v,
+                        sizeof v);
+    nb_model_free(m);
+    /* escaping the folder: rejected, relative or absolute */
+    const char *bad[] = {"../w.bin", "/etc/passwd", "sub/../../w.bin"};
+    for (int i = 0; i < 3; i++) {
+        mm = mb_new(13);
+        mb_input(mm, "x", 1, 2, d23);
+        mb_output(mm, "y", 1, 2, d23);
+        mb_init_external(mm, "w", 2, d23, bad[i]);
+        mb_node(mm, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s/inner", tmpdir);
+        mkdir(sub, 0777);
+        snprintf(path, sizeof path, "%s/inner/ext.onnx", tmpdir);
+        /* ../w.bin exists (it is tmpdir/w.bin) but is outside tmpdir/inner */
+        assert_int_equal(mb_write(mm, path), 0);
+        mb_free(mm);
+        m = NULL;
+        assert_int_equal(nb_model_load(path, NULL, &m, &st), NB_ERR_EXTERNAL);
+        assert_null(m);
+        assert_non_null(strstr(st.msg, "'w'"));
+    }
+}
+
+static void test_input_shape_override(void **state)
+{
+    (void)state;
+    const int64_t dyn[] = {-1, 3};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, dyn);
+    mb_output(mm, "y", 1, 2, dyn);
+    mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts o = {.input_shape = "x:4,3"};
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, &o, &m, &st), NB_OK);
+    const nb_value *y = &m->graph->values[m->graph->outputs[0]];
+    assert_int_equal(y->dims[0], 4); /* inferred through Relu */
+    assert_int_equal(y->dims[1], 3);
+    nb_model_free(m);
+    const char *bad[] = {"x:4,5", "x:4", "z:1,3", "x:4,,3", "x:a,3", "x4,3", "x:1~4,3"};
+    for (int i = 0; i < 7; i++) {
+        nb_load_opts ob = {.input_shape = bad[i]};
+        m = NULL;
+        assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, &ob, &m, &st), NB_ERR_ARG);
+        assert_non_null(strstr(st.msg, "--input_shape"));
+    }
+    free(b);
+    mb_free(mm);
+}
+
+static void test_parse_input_shape(void **state)
+{
+    (void)state;
+    nb_shape_override *o;
+    int n;
+    nb_status st = {0};
+    assert_int_equal(nb_parse_input_shape("x1:1,16,96;in:put:2,3", &o, &n, &st), NB_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(o[0].name, "x1");
+    assert_int_equal(o[0].rank, 3);
+    assert_int_equal(o[0].dims[2], 96);
+    assert_string_equal(o[1].name, "in:put"); /* the last ':' separates the dims */
+    assert_int_equal(o[1].dims[1], 3);
+    nb_shape_overrides_free(o, n);
+    assert_int_equal(nb_parse_input_shape("x:1,2;x:3", &o, &n, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "twice"));
+    assert_int_equal(nb_parse_input_shape(":1,2", &o, &n, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "\":1,2\""));
+}
+
+static void test_constant_node_and_unused_output(void **state)
+{
+    (void)state;
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, d23);
+    mb_output(mm, "y", 1, 2, d23);
+    Onnx__NodeProto *c = mb_node(mm, "Constant", NULL, (const char *[]){"k", NULL});
+    mb_attr_float(c, "value_float", 2.5f);
+    mb_node(mm, "Mul", (const char *[]){"x", "k", NULL}, (const char *[]){"y", NULL});
+    mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"dead", NULL});
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, NULL, &m, &st), NB_OK);
+    const nb_value *k = &m->graph->values[nb_graph_find(m->graph, "k")];
+    assert_non_null(k->const_val);
+    assert_true(*(float *)k->const_val->data == 2.5f);
+    assert_int_equal(m->graph->n_nodes, 2); /* the Constant is a value, not a node */
+    assert_int_equal(m->n_warnings, 1);
+    assert_non_null(strstr(m->warnings[0], "'dead'"));
+    nb_model_free(m);
+    free(b);
+    mb_free(mm);
+}
+
+static void test_other_domain_rejected(void **state)
+{
+    (void)state;
+    mb_model *mm = relu_model(13);
+    mm->graph.node[0]->domain = "com.microsoft";
+    nb_status st = {0};
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    assert_int_equal(load_bytes(b, n, &st), NB_ERR_UNSUPPORTED);
+    assert_non_null(strstr(st.msg, "com.microsoft"));
+    free(b);
+    mb_free(mm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_model_loads),
+        cmocka_unit_test(test_empty_file),
+        cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_text_file),
+        cmocka_unit_test(test_truncated_model),
+        cmocka_unit_test(test_opset_outside_range),
+        cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_input_not_produced),
+        cmocka_unit_test(test_negative_dim),
+        cmocka_unit_test(test_overflowing_dims),
+        cmocka_unit_test(test_raw_data_short),
+        cmocka_unit_test(test_initializer_forms),
+        cmocka_unit_test(test_external_data),
+        cmocka_unit_test(test_input_shape_override),
+        cmocka_unit_test(test_parse_input_shape),
+        cmocka_unit_test(test_constant_node_and_unused_output),
+        cmocka_unit_test(test_other_domain_rejected),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
