@@ -17,7 +17,8 @@ static void help(void)
            "output as DIR/<name>.npy; --dump-all also writes every intermediate tensor.\n"
            "DIR/manifest.tsv maps tensor names to files (names are made file-safe).\n"
            "FILE is a .npy (dtype and shape must match the input) or a raw .bin of the\n"
-           "input's dtype and static shape. With one model input, NAME= may be left out.\n");
+           "input's dtype and static shape, or random[:SEED] (uniform in [-1,1), for smoke\n"
+           "runs). With one model input, NAME= may be left out.\n");
 }
 
 /* File-safe version of a tensor name: [A-Za-z0-9_.-] kept, others '_'. */
@@ -190,7 +191,9 @@ int cmd_infer(int argc, char **argv)
         const nb_value *v = &g->values[id];
         names[i] = v->name;
         size_t fl = strlen(file);
-        if (fl > 4 && !strcmp(file + fl - 4, ".bin")) {
+        bool bin = fl > 4 && !strcmp(file + fl - 4, ".bin");
+        bool random = !strcmp(file, "random") || !strncmp(file, "random:", 7);
+        if (bin || random) {
             bool known = v->rank >= 0;
             for (int k = 0; known && k < v->rank; k++)
                 known = v->dims[k] >= 0;
@@ -200,6 +203,22 @@ int cmd_infer(int argc, char **argv)
                 rc = 2;
                 goto out;
             }
+        }
+        if (random) {
+            char *end = NULL;
+            unsigned long seed = file[6] == ':' ? strtoul(file + 7, &end, 10) : 0;
+            if (file[6] == ':' && (!end || *end || end == file + 7)) {
+                fprintf(stderr, "nanobench: --input %s: the seed must be an integer "
+                        "(random:SEED)\n", spec);
+                rc = 2;
+                goto out;
+            }
+            if (nb_tensor_new(v->dtype, v->rank, v->dims, &tins[i], &st)) {
+                rc = cli_error(&st);
+                goto out;
+            }
+            nb_tensor_fill_uniform(tins[i], (uint32_t)seed, -1.0, 1.0);
+        } else if (bin) {
             if (nb_bin_read(file, v->dtype, v->rank, v->dims, &tins[i], &st)) {
                 rc = cli_error(&st);
                 goto out;

@@ -232,6 +232,32 @@ int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i)
     }
 }
 
+uint32_t nb_mulberry32(uint32_t *a)
+{
+    *a += 0x6D2B79F5u;
+    uint32_t t = *a;
+    t = (t ^ (t >> 15)) * (t | 1u);
+    t ^= t + (t ^ (t >> 7)) * (t | 61u);
+    return t ^ (t >> 14);
+}
+
+void nb_tensor_fill_uniform(nb_tensor *t, uint32_t seed, double lo, double hi)
+{
+    for (int64_t i = 0; i < t->numel; i++) {
+        double v = lo + (hi - lo) * (nb_mulberry32(&seed) / 4294967296.0);
+        switch (t->dtype) {
+        case NB_FLOAT: ((float *)t->data)[i] = (float)v; break;
+        case NB_FLOAT16: ((uint16_t *)t->data)[i] = nb_float_to_half((float)v); break;
+        case NB_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+        case NB_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+        case NB_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+        case NB_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)(v < 0 ? 0 : v); break;
+        case NB_BOOL: ((uint8_t *)t->data)[i] = v >= (lo + hi) / 2; break;
+        default: break;
+        }
+    }
+}
+
 /* ---- half precision: the compiler's _Float16 (IEEE binary16, round to nearest even) ---- */
 float nb_half_to_float(uint16_t h)
 {

@@ -121,6 +121,13 @@ nb_err nb_bin_read(const char *path, nb_dtype dtype, int rank, const int64_t *di
 /* Writes the raw bytes of t atomically. */
 nb_err nb_bin_write(const char *path, const nb_tensor *t, nb_status *st);
 
+/* mulberry32: a small deterministic PRNG (32-bit state). The same generator is written in
+ * tests/oracle/ort_expected.js, so C and ONNX Runtime can be fed identical inputs. */
+uint32_t nb_mulberry32(uint32_t *state);
+/* Fills a FLOAT tensor with lo + (hi - lo) * u, u = nb_mulberry32(seed) / 2^32, computed in
+ * double and rounded once to float32; integer tensors get the value truncated. */
+void nb_tensor_fill_uniform(nb_tensor *t, uint32_t seed, double lo, double hi);
+
 /* Reads a whole file into a malloc'ed buffer (+1 NUL byte, not counted in *len).
  * Errors: NB_ERR_IO. */
 nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st);

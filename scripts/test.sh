@@ -1,0 +1,19 @@
+#!/bin/sh
+# The whole test suite, from a fresh Debian 12 machine: installs the packages, fetches the
+# real models, builds a release build and an AddressSanitizer + UndefinedBehaviorSanitizer
+# build, and runs every ctest test (unit, CLI, ORT agreement, ONNX conformance) in both.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+"$root/tests/data/fetch_models.sh" >/dev/null
+"$root/scripts/build.sh" "$root/build"
+"$root/scripts/build.sh" "$root/build-asan" -DNB_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+echo "== release build"
+(cd "$root/build" && ctest --output-on-failure -j 2) || status=1
+echo "== sanitizer build (address, undefined)"
+(cd "$root/build-asan" && ctest --output-on-failure -j 2) || status=1
+# the conformance summary line, for the log
+grep -h "passed, .* failed, .* skipped" "$root/build/Testing/Temporary/LastTest.log" | tail -n 1 || true
+exit $status
