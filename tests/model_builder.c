@@ -192,7 +192,8 @@ static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const 
     t->has_data_type = 1;
     t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
     t->dims = mb_alloc(sizeof(int64_t) * (size_t)(rank ? rank : 1));
-    memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+    if (rank)
+        memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
     t->n_dims = (size_t)rank;
     APPEND(m->graph.initializer, m->graph.n_initializer, t);
     return t;
@@ -215,7 +216,8 @@ Onnx__TensorProto *mb_init_floats(mb_model *m, const char *name, int rank,
 {
     Onnx__TensorProto *t = tensor(m, name, rank, dims);
     t->float_data = mb_alloc(sizeof(float) * n);
-    memcpy(t->float_data, vals, sizeof(float) * n);
+    if (n)
+        memcpy(t->float_data, vals, sizeof(float) * n);
     t->n_float_data = n;
     return t;
 }
