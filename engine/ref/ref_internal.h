@@ -5,7 +5,9 @@
 #include "nb/ref.h"
 
 /* Output 0 is input 0 with the inferred shape (Reshape, Flatten, Squeeze, Unsqueeze,
- * Identity, Dropout): the executor makes a view, no kernel runs. */
+ * Identity, Dropout): the executor makes a view; a kernel, if any, runs after it. Callers
+ * read k->out[] after the kernel returns, so a kernel may replace an output it was given
+ * (freeing it) when a view cannot hold the result (training-mode Dropout). */
 #define NB_K_ALIAS 1u
 /* The kernel creates its outputs itself (If): no inference or allocation beforehand. */
 #define NB_K_CONTROL 2u
