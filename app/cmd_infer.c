@@ -280,6 +280,13 @@ int cmd_infer(int argc, char **argv)
                 goto out;
             }
         }
+        const char *sname;
+        const nb_tensor *st_t;
+        for (int i = 0; (st_t = nb_exec_subgraph_value(ex, i, &sname)); i++)
+            if (add_file(&d, sname, st_t, "subgraph")) {
+                rc = 1;
+                goto out;
+            }
     }
     if (mkdir_p(outdir) != 0) {
         fprintf(stderr, "nanobench: %s: cannot create output folder: %s\n", outdir,

@@ -562,6 +562,14 @@ const nb_tensor *nb_exec_get(const nb_exec *e, const char *name)
     return NULL;
 }
 
+const nb_tensor *nb_exec_subgraph_value(const nb_exec *e, int i, const char **name)
+{
+    if (i < 0 || i >= e->n_kept)
+        return NULL;
+    *name = e->kept[i].name;
+    return e->kept[i].t;
+}
+
 const nb_tensor *nb_exec_output(const nb_exec *e, int i)
 {
     const nb_graph *g = e->m->graph;

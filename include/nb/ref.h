@@ -79,6 +79,9 @@ nb_err nb_exec_run(nb_exec *e, int n, const char *const *names, nb_tensor *const
 /* After a run: the value named name (graph outputs always; intermediates with keep_all),
  * or NULL. The executor keeps ownership; valid until the next run or free. */
 const nb_tensor *nb_exec_get(const nb_exec *e, const char *name);
+/* With keep_all, after a run: the i-th value computed inside a subgraph (If branch), in
+ * execution order, and its name; NULL when i is past the last. */
+const nb_tensor *nb_exec_subgraph_value(const nb_exec *e, int i, const char **name);
 /* Graph output i after a run. */
 const nb_tensor *nb_exec_output(const nb_exec *e, int i);
 void nb_exec_free(nb_exec *e);
