@@ -79,12 +79,13 @@ typedef struct uparams {
     float alpha, beta, gamma, lambd, bias;
 } uparams;
 
+/* 1/(1+e^-x) for x >= 0, e^x/(1+e^x) below (no overflow, no cancellation); both sides
+ * are computed so that the choice is a select, not a branch. */
 static inline float sigmoidf(float x)
 {
-    if (x >= 0)
-        return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
-    return e / (1.0f + e);
+    float e = expf(-fabsf(x));
+    float d = 1.0f / (1.0f + e);
+    return x >= 0 ? d : e * d;
 }
 
 static inline float softplusf(float x)
@@ -133,8 +134,9 @@ static inline float roundevenf(float x) { return rintf(x); /* default mode: near
     X(Shrink, v < -p->lambd ? v + p->bias : (v > p->lambd ? v - p->bias : 0.0f))
 
 #define UNARY_FN(NAME, EXPR)                                                            \
-    static void u_##NAME(const float *x, float *y, int64_t n, const uparams *p)         \
+    static void u_##NAME(const float *x, float *y, int64_t n, const uparams *pp)        \
     {                                                                                   \
+        const uparams P = *pp, *p = &P; /* locals: y cannot alias the parameters */     \
         (void)p;                                                                        \
         for (int64_t i = 0; i < n; i++) {                                               \
             float v = x[i];                                                             \
@@ -255,8 +257,18 @@ typedef enum binop {
     B_EQ, B_GT, B_GE, B_LT, B_LE, B_AND, B_OR, B_XOR
 } binop;
 
-static inline float maxf_nan(float a, float b) { return (a > b || isnan(a)) ? a : b; }
-static inline float minf_nan(float a, float b) { return (a < b || isnan(a)) ? a : b; }
+/* numpy maximum/minimum: NaN in a propagates (b's NaN does through the comparison);
+ * written as selects so that the loops have no data-dependent branch. */
+static inline float maxf_nan(float a, float b)
+{
+    float r = a > b ? a : b;
+    return a != a ? a : r;
+}
+static inline float minf_nan(float a, float b)
+{
+    float r = a < b ? a : b;
+    return a != a ? a : r;
+}
 
 /* Pow with the exponent 2 made exact (x*x), as numpy and ONNX Runtime compute it. */
 static inline float powf_exact(float a, float b) { return b == 2.0f ? a * a : powf(a, b); }

@@ -121,11 +121,24 @@ static nb_err blas_dims(nb_kctx *k, int64_t m, int64_t n, int64_t kk)
     return NB_OK;
 }
 
-/* Row-major C[m, n] = alpha * op(A) op(B) + beta * C through cblas_sgemm; dims > 0. */
+/* Row-major C[m, n] = alpha * op(A) op(B) + beta * C through cblas_sgemm; dims > 0.
+ * A single row or column goes to cblas_sgemv: OpenBLAS's sgemm packs the whole of B on
+ * every call, which for a [1,1536] x [1536,128] Gemm costs 6x the product itself. */
 static inline void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t kk, float alpha,
                          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                          float *c, int64_t ldc)
 {
+    if (m == 1) { /* c[n] = alpha * op(B)^T a + beta * c; a has stride lda when A is [k,1] */
+        cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)n : (int)kk,
+                    tb ? (int)kk : (int)n, alpha, b, (int)ldb, a, ta ? (int)lda : 1, beta, c, 1);
+        return;
+    }
+    if (n == 1) { /* c[m] (stride ldc) = alpha * op(A) b + beta * c */
+        cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)kk : (int)m,
+                    ta ? (int)m : (int)kk, alpha, a, (int)lda, b, tb ? 1 : (int)ldb, beta, c,
+                    (int)ldc);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)m, (int)n, (int)kk, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
