@@ -54,14 +54,40 @@ static int mkdir_p(const char *dir)
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
+/* Removes the .npy files an earlier run listed in DIR/manifest.tsv, so that a reused
+ * output folder holds exactly what the new manifest lists. Other files are left alone. */
+static void remove_previous(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        char *file = strchr(line, '\t');
+        if (!file)
+            continue;
+        file++;
+        char *end = strchr(file, '\t');
+        if (!end)
+            continue;
+        *end = 0;
+        size_t n = strlen(file);
+        if (n < 5 || strchr(file, '/') || strcmp(file + n - 4, ".npy") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        remove(path);
+    }
+    fclose(f);
+}
+
 typedef struct outfile {
     char *name;
     char *path;
     const nb_tensor *t;
     const char *kind;
 } outfile;
-
-static int collect_cb_count;
 
 typedef struct dump_ctx {
     outfile *files;
@@ -89,18 +115,6 @@ static int add_file(dump_ctx *d, const char *name, const nb_tensor *t, const cha
         return -1;
     d->n++;
     return 0;
-}
-
-static nb_err record_value(void *user, const nb_node *node, int out_index, const char *name,
-                           const nb_tensor *t)
-{
-    (void)user;
-    (void)node;
-    (void)out_index;
-    (void)name;
-    (void)t;
-    collect_cb_count++;
-    return NB_OK;
 }
 
 int cmd_infer(int argc, char **argv)
@@ -158,15 +172,6 @@ int cmd_infer(int argc, char **argv)
         goto out;
     }
     const nb_graph *g = m->graph;
-    if (n_inputs != g->n_inputs) {
-        fprintf(stderr, "nanobench: %s has %d input%s, %d --input given:", model, g->n_inputs,
-                g->n_inputs == 1 ? "" : "s", n_inputs);
-        for (int k = 0; k < g->n_inputs; k++)
-            fprintf(stderr, " %s", g->values[g->inputs[k]].name);
-        fprintf(stderr, "\n");
-        rc = 2;
-        goto out;
-    }
     for (int i = 0; i < n_inputs; i++) {
         const char *spec = inputs[i];
         const char *eq = strrchr(spec, '=');
@@ -189,6 +194,13 @@ int cmd_infer(int argc, char **argv)
             goto out;
         }
         const nb_value *v = &g->values[id];
+        for (int k = 0; k < i; k++)
+            if (names[k] == v->name) {
+                fprintf(stderr, "nanobench: --input %s: input '%s' is given twice\n", spec,
+                        v->name);
+                rc = 2;
+                goto out;
+            }
         names[i] = v->name;
         size_t fl = strlen(file);
         bool bin = fl > 4 && !strcmp(file + fl - 4, ".bin");
@@ -203,6 +215,13 @@ int cmd_infer(int argc, char **argv)
                 rc = 2;
                 goto out;
             }
+        }
+        if (random && !nb_dtype_is_float(v->dtype)) {
+            fprintf(stderr, "nanobench: --input %s: random inputs are for float inputs; input "
+                    "'%s' is %s: give a .npy or .bin file\n", spec, v->name,
+                    nb_dtype_name(v->dtype));
+            rc = 2;
+            goto out;
         }
         if (random) {
             char *end = NULL;
@@ -247,7 +266,24 @@ int cmd_infer(int argc, char **argv)
             }
         }
     }
-    nb_exec_opts eo = {.keep_all = dump_all, .on_value = record_value};
+    {
+        char missing[1024] = "";
+        size_t mo = 0;
+        for (int k = 0; k < g->n_inputs; k++) {
+            bool given = false;
+            for (int i = 0; i < n_inputs; i++)
+                given |= names[i] == g->values[g->inputs[k]].name;
+            if (!given && mo < sizeof missing - 2)
+                mo += (size_t)snprintf(missing + mo, sizeof missing - mo, "%s%s", mo ? ", " : "",
+                                       g->values[g->inputs[k]].name);
+        }
+        if (mo) {
+            fprintf(stderr, "nanobench: %s: no --input for %s\n", model, missing);
+            rc = 2;
+            goto out;
+        }
+    }
+    nb_exec_opts eo = {.keep_all = dump_all};
     if (nb_exec_create(m, &eo, &ex, &st)) {
         rc = cli_error(&st);
         goto out;
@@ -294,6 +330,7 @@ int cmd_infer(int argc, char **argv)
         rc = 2;
         goto out;
     }
+    remove_previous(outdir);
     /* unique file names */
     size_t manifest_cap = 256;
     for (int i = 0; i < d.n; i++)
@@ -360,8 +397,8 @@ int cmd_infer(int argc, char **argv)
         }
         printf("\n");
     }
-    printf("reference run: %.3f ms, %d tensors written to %s (%d values computed)\n", ms, d.n,
-           outdir, collect_cb_count);
+    printf("reference run: %.3f ms; %d tensor%s written to %s\n", ms, d.n, d.n == 1 ? "" : "s",
+           outdir);
 out:
     for (int i = 0; i < d.n; i++) {
         free(d.files[i].name);

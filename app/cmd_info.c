@@ -66,7 +66,8 @@ static void help(void)
 {
     printf("usage: nanobench info MODEL.onnx [--input_shape \"name:n,c,h,w;name2:...\"]\n"
            "Prints the model's inputs and outputs (dtype, shape after inference), opset,\n"
-           "node count and operator histogram (subgraph nodes of If counted apart).\n");
+           "node count and operator histogram: nodes of the main graph, and nodes inside If\n"
+           "branches, counted apart.\n");
 }
 
 int cmd_info(int argc, char **argv)
@@ -132,7 +133,7 @@ int cmd_info(int argc, char **argv)
     printf("nodes:     %d (%d in the main graph, %d in subgraphs)\n", all_nodes, top_nodes,
            all_nodes - top_nodes);
     printf("operators: %d types\n", nops);
-    printf("  %-24s %6s %9s  %s\n", "op_type", "count", "subgraph", "reference");
+    printf("  %-24s %6s %9s  %s\n", "op_type", "main", "subgraph", "reference");
     for (int i = 0; i < nops; i++)
         printf("  %-24s %6d %9d  %s\n", names[i], counts[i].top, counts[i].sub,
                nb_ref_supports(names[i]) ? "yes" : "NOT IMPLEMENTED");

@@ -335,6 +335,33 @@ static void test_input_shape_override(void **state)
     mb_free(mm);
 }
 
+/* Fixing the symbolic dim "N" of x fixes the "N" of y too (both declared [N,3]). */
+static void test_input_shape_symbols(void **state)
+{
+    (void)state;
+    const int64_t dyn[] = {-1, 3};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, dyn);
+    mb_input(mm, "y", 1, 2, dyn);
+    mb_output(mm, "z", 1, 2, dyn);
+    mb_node(mm, "Add", (const char *[]){"x", "y", NULL}, (const char *[]){"z", NULL});
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts o = {.input_shape = "x:4,3"};
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, &o, &m, &st), NB_OK);
+    assert_int_equal(m->graph->values[nb_graph_find(m->graph, "y")].dims[0], 4);
+    assert_int_equal(m->graph->values[nb_graph_find(m->graph, "z")].dims[0], 4);
+    nb_model_free(m);
+    nb_load_opts bad = {.input_shape = "x:4,3;y:5,3"};
+    m = NULL;
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, &bad, &m, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "'N'"));
+    free(b);
+    mb_free(mm);
+}
+
 static void test_parse_input_shape(void **state)
 {
     (void)state;
@@ -412,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_initializer_forms),
         cmocka_unit_test(test_external_data),
         cmocka_unit_test(test_input_shape_override),
+        cmocka_unit_test(test_input_shape_symbols),
         cmocka_unit_test(test_parse_input_shape),
         cmocka_unit_test(test_constant_node_and_unused_output),
         cmocka_unit_test(test_other_domain_rejected),

@@ -717,6 +717,29 @@ static nb_err apply_overrides(import_ctx *c, nb_graph *g, const char *text)
         v->rank = o[i].rank;
         memcpy(v->dims, o[i].dims, sizeof v->dims);
     }
+    /* A symbolic dim fixed by the override fixes the same symbol in the other inputs (the
+       'batch' of silero_vad's input is also the 'batch' of its h and c). */
+    for (int i = 0; i < n && !e; i++) {
+        const nb_value *v = &g->values[nb_graph_find(g, o[i].name)];
+        for (int d = 0; d < v->rank && !e; d++) {
+            const char *sym = v->dim_params[d];
+            if (!sym)
+                continue;
+            for (int k = 0; k < g->n_inputs && !e; k++) {
+                nb_value *w = &g->values[g->inputs[k]];
+                for (int wd = 0; wd < w->rank; wd++) {
+                    if (!w->dim_params[wd] || strcmp(w->dim_params[wd], sym) != 0)
+                        continue;
+                    if (w->dims[wd] < 0)
+                        w->dims[wd] = v->dims[d];
+                    else if (w->dims[wd] != v->dims[d])
+                        e = nb_fail(c->st, NB_ERR_ARG, "--input_shape: dim '%s' is %" PRId64
+                                    " for input '%s' and %" PRId64 " for input '%s'", sym,
+                                    v->dims[d], v->name, w->dims[wd], w->name);
+                }
+            }
+        }
+    }
     nb_shape_overrides_free(o, n);
     return e;
 }
