@@ -3,6 +3,7 @@
 #define NB_APP_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "nb/ref.h"
 
@@ -14,6 +15,10 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_error(const nb_status *st);
 /* Prints a usage error (exit status 2). */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Writes s to f with tab, newline, carriage return and backslash escaped (\t \n \r \\):
+ * a tensor name from a model stays on one line and in one tab-separated field. */
+void cli_put_escaped(FILE *f, const char *s);
 
 int cmd_info(int argc, char **argv);
 int cmd_infer(int argc, char **argv);

@@ -1,11 +1,13 @@
 /* nanobench infer: run the float32 reference on given inputs and write .npy outputs. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -54,17 +56,35 @@ static int mkdir_p(const char *dir)
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
-/* Removes the .npy files an earlier run listed in DIR/manifest.tsv, so that a reused
- * output folder holds exactly what the new manifest lists. Other files are left alone. */
-static void remove_previous(const char *dir)
+/* True for a file name this command writes: safe_name() characters, ending in .npy. */
+static bool our_file_name(const char *f)
+{
+    size_t n = strlen(f);
+    if (n < 5 || strcmp(f + n - 4, ".npy") != 0 || f[0] == '.')
+        return false;
+    for (const char *p = f; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.'))
+            return false;
+    return true;
+}
+
+/* Collects the file column of an earlier DIR/manifest.tsv (only names this command could
+ * have written): they are removed once the new run's files are in place, so that a reused
+ * folder holds exactly what the new manifest lists. */
+static int previous_files(const char *dir, char ***out)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-    FILE *f = fopen(path, "r");
+    *out = NULL;
+    struct stat sb;
+    FILE *f = nb_fopen_regular(path, &sb);
     if (!f)
-        return;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
+        return 0;
+    int n = 0, cap = 0;
+    char *line = NULL;
+    size_t ll = 0;
+    while (getline(&line, &ll, f) > 0) {
         char *file = strchr(line, '\t');
         if (!file)
             continue;
@@ -73,13 +93,22 @@ static void remove_previous(const char *dir)
         if (!end)
             continue;
         *end = 0;
-        size_t n = strlen(file);
-        if (n < 5 || strchr(file, '/') || strcmp(file + n - 4, ".npy") != 0)
+        if (!our_file_name(file))
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, file);
-        remove(path);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nl = realloc(*out, sizeof(char *) * (size_t)cap);
+            if (!nl)
+                break;
+            *out = nl;
+        }
+        if (!((*out)[n] = strdup(file)))
+            break;
+        n++;
     }
+    free(line);
     fclose(f);
+    return n;
 }
 
 typedef struct outfile {
@@ -115,6 +144,113 @@ static int add_file(dump_ctx *d, const char *name, const nb_tensor *t, const cha
         return -1;
     d->n++;
     return 0;
+}
+
+/* Writes every file of d into dir with DIR/manifest.tsv (name, file, kind, dtype, shape;
+ * names escaped by cli_put_escaped). The files are first written into a fresh DIR/.nb-infer.PID
+ * folder and moved in only when all are written, so that a failed run leaves the folder as
+ * it was; then the files an earlier manifest listed and this run did not write are removed.
+ * Returns the exit status: 0, 1 (out of memory), 2 (a file cannot be written). */
+static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.nb-infer.%ld", dir, (long)getpid());
+    if (mkdir(tmp, 0777) != 0) {
+        fprintf(stderr, "nanobench: %s: cannot create a folder in the output folder: %s\n",
+                tmp, strerror(errno));
+        return 2;
+    }
+    char *manifest = NULL;
+    size_t mlen = 0;
+    FILE *mf = open_memstream(&manifest, &mlen);
+    int rc = mf ? 0 : 1;
+    if (mf)
+        fputs("name\tfile\tkind\tdtype\tshape\n", mf);
+    char **fname = calloc((size_t)d->n + 1, sizeof(char *));
+    if (!fname)
+        rc = 1;
+    for (int i = 0; i < d->n && rc == 0; i++) {
+        char base[200], fn[240];
+        safe_name(d->files[i].name, base, sizeof base);
+        snprintf(fn, sizeof fn, "%s.npy", base);
+        for (int k = 2;; k++) {
+            bool clash = !strcmp(fn, "manifest.tsv");
+            for (int j = 0; j < i; j++)
+                clash |= !strcmp(fname[j], fn);
+            if (!clash)
+                break;
+            snprintf(fn, sizeof fn, "%s_%d.npy", base, k);
+        }
+        size_t pl = strlen(dir) + strlen(fn) + 2;
+        if (!(fname[i] = strdup(fn)) || !(d->files[i].path = malloc(pl))) {
+            rc = 1;
+            break;
+        }
+        snprintf(d->files[i].path, pl, "%s/%s", dir, fn);
+        char tp[4400];
+        snprintf(tp, sizeof tp, "%s/%s", tmp, fn);
+        if (nb_npy_write(tp, d->files[i].t, st)) {
+            rc = cli_error(st);
+            break;
+        }
+        char sh[160];
+        cli_put_escaped(mf, d->files[i].name);
+        fprintf(mf, "\t%s\t%s\t%s\t%s\n", fn, d->files[i].kind,
+                nb_dtype_name(d->files[i].t->dtype),
+                nb_shape_str(d->files[i].t->rank, d->files[i].t->dims, ',', sh, sizeof sh));
+    }
+    if (mf && fclose(mf) != 0 && rc == 0)
+        rc = 1;
+    char tp[4400], mp[4096];
+    if (rc == 0) {
+        snprintf(tp, sizeof tp, "%s/manifest.tsv", tmp);
+        if (nb_write_file_atomic(tp, manifest, mlen, st))
+            rc = cli_error(st);
+    }
+    char **old = NULL;
+    int n_old = rc == 0 ? previous_files(dir, &old) : 0;
+    /* move in: the .npy files, then the manifest that lists them */
+    for (int i = 0; i < d->n && rc == 0; i++) {
+        snprintf(tp, sizeof tp, "%s/%s", tmp, fname[i]);
+        if (rename(tp, d->files[i].path) != 0) {
+            fprintf(stderr, "nanobench: %s: cannot write: %s\n", d->files[i].path,
+                    strerror(errno));
+            rc = 2;
+        }
+    }
+    if (rc == 0) {
+        snprintf(tp, sizeof tp, "%s/manifest.tsv", tmp);
+        snprintf(mp, sizeof mp, "%s/manifest.tsv", dir);
+        if (rename(tp, mp) != 0) {
+            fprintf(stderr, "nanobench: %s: cannot write: %s\n", mp, strerror(errno));
+            rc = 2;
+        }
+    }
+    for (int k = 0; k < n_old; k++) {
+        bool kept = false;
+        for (int i = 0; i < d->n && !kept; i++)
+            kept = fname[i] && !strcmp(fname[i], old[k]);
+        if (!kept && rc == 0) {
+            snprintf(mp, sizeof mp, "%s/%s", dir, old[k]);
+            remove(mp);
+        }
+        free(old[k]);
+    }
+    free(old);
+    /* whatever is left in the temporary folder (after a failure) goes */
+    for (int i = 0; i < d->n && fname; i++) {
+        if (fname[i]) {
+            snprintf(tp, sizeof tp, "%s/%s", tmp, fname[i]);
+            remove(tp);
+        }
+        free(fname[i]);
+    }
+    free(fname);
+    snprintf(tp, sizeof tp, "%s/manifest.tsv", tmp);
+    remove(tp);
+    rmdir(tmp);
+    free(manifest);
+    return rc;
 }
 
 int cmd_infer(int argc, char **argv)
@@ -203,6 +339,12 @@ int cmd_infer(int argc, char **argv)
             }
         names[i] = v->name;
         size_t fl = strlen(file);
+        if (fl == 0) {
+            fprintf(stderr, "nanobench: --input %s: no file given for input '%s' "
+                    "(NAME=FILE)\n", spec, v->name);
+            rc = 2;
+            goto out;
+        }
         bool bin = fl > 4 && !strcmp(file + fl - 4, ".bin");
         bool random = !strcmp(file, "random") || !strncmp(file, "random:", 7);
         if (bin || random) {
@@ -225,10 +367,12 @@ int cmd_infer(int argc, char **argv)
         }
         if (random) {
             char *end = NULL;
-            unsigned long seed = file[6] == ':' ? strtoul(file + 7, &end, 10) : 0;
-            if (file[6] == ':' && (!end || *end || end == file + 7)) {
-                fprintf(stderr, "nanobench: --input %s: the seed must be an integer "
-                        "(random:SEED)\n", spec);
+            errno = 0;
+            unsigned long long seed = file[6] == ':' ? strtoull(file + 7, &end, 10) : 0;
+            if (file[6] == ':' && (!end || *end || end == file + 7 || file[7] < '0' ||
+                                   file[7] > '9' || errno || seed > UINT32_MAX)) {
+                fprintf(stderr, "nanobench: --input %s: the seed must be an integer from 0 to "
+                        "4294967295 (random:SEED)\n", spec);
                 rc = 2;
                 goto out;
             }
@@ -330,64 +474,17 @@ int cmd_infer(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    remove_previous(outdir);
-    /* unique file names */
-    size_t manifest_cap = 256;
-    for (int i = 0; i < d.n; i++)
-        manifest_cap += strlen(d.files[i].name) * 2 + 128;
-    char *manifest = malloc(manifest_cap);
-    if (!manifest) {
-        rc = 1;
+    rc = write_outputs(outdir, &d, &st);
+    if (rc != 0)
         goto out;
-    }
-    size_t mo = (size_t)snprintf(manifest, manifest_cap, "name\tfile\tkind\tdtype\tshape\n");
-    int written = 0;
-    for (int i = 0; i < d.n && rc == 0; i++) {
-        char base[200], fname[240];
-        safe_name(d.files[i].name, base, sizeof base);
-        snprintf(fname, sizeof fname, "%s.npy", base);
-        for (int k = 2;; k++) {
-            bool clash = false;
-            for (int j = 0; j < i; j++)
-                clash |= d.files[j].path && !strcmp(strrchr(d.files[j].path, '/') + 1, fname);
-            if (!clash)
-                break;
-            snprintf(fname, sizeof fname, "%s_%d.npy", base, k);
-        }
-        size_t pl = strlen(outdir) + strlen(fname) + 2;
-        d.files[i].path = malloc(pl);
-        if (!d.files[i].path) {
-            rc = 1;
-            break;
-        }
-        snprintf(d.files[i].path, pl, "%s/%s", outdir, fname);
-        if (nb_npy_write(d.files[i].path, d.files[i].t, &st)) {
-            rc = cli_error(&st);
-            break;
-        }
-        written = i + 1;
-        char sh[160];
-        mo += (size_t)snprintf(manifest + mo, manifest_cap - mo, "%s\t%s\t%s\t%s\t%s\n",
-                               d.files[i].name, fname, d.files[i].kind,
-                               nb_dtype_name(d.files[i].t->dtype),
-                               nb_shape_str(d.files[i].t->rank, d.files[i].t->dims, ',', sh, sizeof sh));
-    }
-    if (rc == 0) {
-        char mp[4096];
-        snprintf(mp, sizeof mp, "%s/manifest.tsv", outdir);
-        if (nb_write_file_atomic(mp, manifest, mo, &st))
-            rc = cli_error(&st);
-    }
-    free(manifest);
-    if (rc != 0) {
-        for (int i = 0; i < written; i++)
-            remove(d.files[i].path);
-        goto out;
-    }
-    for (int i = 0; i < g->n_outputs; i++) {
+    for (int i = 0; i < d.n; i++) {
+        if (strcmp(d.files[i].kind, "output") != 0)
+            continue;
         const nb_tensor *t = d.files[i].t;
         char sh[160];
-        printf("output %-32s %-7s %-16s -> %s", d.files[i].name, nb_dtype_name(t->dtype),
+        printf("output ");
+        cli_put_escaped(stdout, d.files[i].name);
+        printf("  %-7s %-16s -> %s", nb_dtype_name(t->dtype),
                nb_shape_str(t->rank, t->dims, ',', sh, sizeof sh), d.files[i].path);
         if (t->dtype == NB_FLOAT && t->numel > 0) {
             printf("  [");

@@ -8,21 +8,26 @@
 static void print_value(const nb_value *v)
 {
     char shape[256] = "[";
-    size_t o = 1;
+    size_t o = 1, cap = sizeof shape - 8;
     if (v->rank < 0) {
         snprintf(shape, sizeof shape, "(unknown rank)");
     } else {
-        for (int d = 0; d < v->rank && o < sizeof shape - 32; d++) {
-            if (v->dims[d] >= 0)
-                o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? "," : "",
-                                      (long long)v->dims[d]);
-            else
-                o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%s", d ? "," : "",
-                                      v->dim_params[d] ? v->dim_params[d] : "?");
+        for (int d = 0; d < v->rank && o < cap - 1; d++) {
+            int w = v->dims[d] >= 0
+                        ? snprintf(shape + o, cap - o, "%s%lld", d ? "," : "",
+                                   (long long)v->dims[d])
+                        : snprintf(shape + o, cap - o, "%s%s", d ? "," : "",
+                                   v->dim_params[d] ? v->dim_params[d] : "?");
+            o = w < 0 || (size_t)w >= cap - o ? cap - 1 : o + (size_t)w;
         }
-        snprintf(shape + o, sizeof shape - o, "]");
+        snprintf(shape + o, sizeof shape - o, o >= cap - 1 ? "...]" : "]");
     }
-    printf("  %-40s %-8s %s\n", v->name, nb_dtype_name(v->dtype), shape);
+    printf("  ");
+    cli_put_escaped(stdout, v->name);
+    int pad = 40 - (int)strlen(v->name);
+    printf("%*s %-8s ", pad > 0 ? pad : 0, "", nb_dtype_name(v->dtype));
+    cli_put_escaped(stdout, shape);
+    printf("\n");
 }
 
 typedef struct opcount {

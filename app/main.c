@@ -27,6 +27,21 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
     return 1;
 }
 
+/* Writes s to f with tab, newline, carriage return and backslash escaped (\t \n \r \\),
+ * so that a manifest row is one line of tab-separated fields whatever a name holds. */
+void cli_put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '\t': fputs("\\t", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\\': fputs("\\\\", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
 int cli_error(const nb_status *st)
 {
     fprintf(stderr, "nanobench: %s\n", st->msg);

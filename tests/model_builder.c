@@ -122,6 +122,12 @@ void mb_goutput(Onnx__GraphProto *g, const char *name, int elem_type, int rank,
     APPEND(g->output, g->n_output, value_info(name, elem_type, rank, dims));
 }
 
+void mb_ginput(Onnx__GraphProto *g, const char *name, int elem_type, int rank,
+               const int64_t *dims)
+{
+    APPEND(g->input, g->n_input, value_info(name, elem_type, rank, dims));
+}
+
 Onnx__NodeProto *mb_gnode(Onnx__GraphProto *g, const char *op, const char *const *ins,
                           const char *const *outs)
 {

@@ -44,6 +44,8 @@ Onnx__NodeProto *mb_gnode(Onnx__GraphProto *g, const char *op, const char *const
                           const char *const *outs);
 void mb_goutput(Onnx__GraphProto *g, const char *name, int elem_type, int rank,
                 const int64_t *dims);
+void mb_ginput(Onnx__GraphProto *g, const char *name, int elem_type, int rank,
+               const int64_t *dims);
 /* Serialises; *len receives the size. malloc'ed. */
 uint8_t *mb_pack(mb_model *m, size_t *len);
 /* Serialises to path. Returns 0 on success. */

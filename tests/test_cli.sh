@@ -1,9 +1,10 @@
 #!/bin/sh
 # CLI behaviour: help and version succeed; bad input exits 2 with one line on stderr that
 # names the file, and leaves no output file behind.
-# usage: test_cli.sh PATH/TO/nanobench
+# usage: test_cli.sh PATH/TO/nanobench PATH/TO/make_fixture
 set -u
 NB=$1
+FIX=$2
 DATA=${NB_TESTDATA:-/usr/share/libonnx-testdata/data}/node
 T=$(mktemp -d /tmp/nb_test_cli.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -77,6 +78,33 @@ npy "$T/good.npy" '<f4' '(3, 4, 5)' 240
 expect 0 "infer with a .npy input, name left out" -- "$NB" infer "$M" --input "$T/good.npy" --output-dir "$T/good2" --dump-all
 expect 2 "infer: input name unknown" -- "$NB" infer "$M" --input "q=$T/good.npy" --output-dir "$T/outdir"; no_outputs
 expect 2 "infer: no --output-dir" -- "$NB" infer "$M" --input "$T/good.npy"
+
+
+# a FIFO (or device) is refused at once instead of blocking on open
+mkfifo "$T/fifo.onnx"
+expect 2 "a FIFO as model" -- timeout 20 "$NB" info "$T/fifo.onnx"; mentions "fifo.onnx"
+expect 2 "a FIFO as input" -- timeout 20 "$NB" infer "$M" --input "x=$T/fifo.onnx" --output-dir "$T/outdir"
+mentions "fifo.onnx"; no_outputs
+expect 2 "infer: empty file name" -- "$NB" infer "$M" --input "x=" --output-dir "$T/outdir"; no_outputs
+expect 2 "infer: seed beyond 32 bits" -- "$NB" infer "$M" --input "x=random:4294967296" --output-dir "$T/outdir"
+expect 2 "infer: negative seed" -- "$NB" infer "$M" --input "x=random:-1" --output-dir "$T/outdir"; no_outputs
+expect 0 "infer: largest seed" -- "$NB" infer "$M" --input "x=random:4294967295" --output-dir "$T/seed"
+
+# a reused output folder holds what the new manifest lists; files it did not write stay
+echo keep >"$T/good2/notes.txt"
+expect 0 "infer into a used folder without --dump-all" -- "$NB" infer "$M" --input "$T/good.npy" --output-dir "$T/good2"
+[ "$(ls "$T/good2" | tr '\n' ' ')" = "manifest.tsv notes.txt y.npy " ] || { echo "FAIL: folder holds: $(ls "$T/good2")"; fails=$((fails + 1)); }
+
+# models with odd but legal structure
+"$FIX" dup_outputs "$T/dup.onnx" && "$FIX" odd_names "$T/odd.onnx" && "$FIX" long_dim "$T/long.onnx" ||
+    { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 0 "infer: an output listed twice" -- "$NB" infer "$T/dup.onnx" --input "x=random" --output-dir "$T/dup"
+[ "$(grep -c '^output' "$T/out")" = 1 ] || { echo "FAIL: output printed $(grep -c '^output' "$T/out") times"; fails=$((fails + 1)); }
+expect 0 "infer: tab and newline in an output name" -- "$NB" infer "$T/odd.onnx" --input "x=random" --output-dir "$T/odd"
+[ "$(wc -l <"$T/odd/manifest.tsv")" = 2 ] && grep -qF 'a\tb\nc\\	a_b_c_.npy	output' "$T/odd/manifest.tsv" ||
+    { echo "FAIL: manifest rows:"; cat "$T/odd/manifest.tsv"; fails=$((fails + 1)); }
+expect 0 "info: a 3000-character dim name" -- "$NB" info "$T/long.onnx"
+grep -q 'sss\.\.\.\]' "$T/out" || { echo "FAIL: long dim not cut"; cat "$T/out"; fails=$((fails + 1)); }
 
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

@@ -131,6 +131,37 @@ static void test_if_data_dependent(void **state)
     nb_model_free(m);
 }
 
+/* Loads a model expected to be refused; returns the error and leaves the message in st. */
+static nb_err load_err(mb_model *mm, nb_status *st)
+{
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_model *m = NULL;
+    nb_err e = nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, st);
+    assert_true(e ? m == NULL : m != NULL);
+    nb_model_free(m);
+    free(b);
+    mb_free(mm);
+    return e;
+}
+
+static void test_if_malformed(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    /* a branch that declares an input: If branches take none */
+    const int64_t d1[] = {1};
+    mb_model *mm = if_model();
+    mb_ginput(mm->graph.node[1]->attribute[0]->g, "p", 1, 1, d1);
+    assert_int_equal(load_err(mm, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "then_branch declares 1 inputs"));
+    /* a float condition */
+    mm = if_model();
+    mm->graph.node[1]->input[0] = "x";
+    assert_int_equal(load_err(mm, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "condition must be bool"));
+}
+
 /* The same If with a constant condition: import inlines the else branch. */
 static void test_if_constant_inlined(void **state)
 {
@@ -214,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_broadcast_add_mul),
         cmocka_unit_test(test_if_data_dependent),
         cmocka_unit_test(test_if_constant_inlined),
+        cmocka_unit_test(test_if_malformed),
         cmocka_unit_test(test_where_cast),
         cmocka_unit_test(test_unsupported_op_listed),
     };

@@ -422,6 +422,75 @@ static void test_other_domain_rejected(void **state)
     mb_free(mm);
 }
 
+/* Prepends a length-delimited field (tag byte, varint length) in front of the len bytes
+ * that end at buf + end; returns the new start. */
+static size_t wrap_field(uint8_t *buf, size_t start, size_t end, uint8_t tag)
+{
+    uint64_t len = end - start;
+    uint8_t v[10];
+    int nv = 0;
+    do {
+        v[nv++] = (uint8_t)((len & 0x7f) | (len > 0x7f ? 0x80 : 0));
+        len >>= 7;
+    } while (len);
+    start -= (size_t)nv;
+    memcpy(buf + start, v, (size_t)nv);
+    buf[--start] = tag;
+    return start;
+}
+
+static void test_deep_nesting(void **state)
+{
+    (void)state;
+    /* ModelProto.graph(7) > GraphProto.input(11) > ValueInfoProto.type(2) > then 50000 x
+       (TypeProto.sequence_type(4) > Sequence.elem_type(1)): decoding this recursively would
+       overflow the stack; it is refused before decoding. */
+    size_t cap = 2000000, end = cap, start = cap;
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
+    for (int i = 0; i < 50000; i++) {
+        start = wrap_field(buf, start, end, 0x0a);
+        start = wrap_field(buf, start, end, 0x22);
+    }
+    start = wrap_field(buf, start, end, 0x12);
+    start = wrap_field(buf, start, end, 0x5a);
+    start = wrap_field(buf, start, end, 0x3a);
+    nb_status st = {0};
+    assert_int_equal(load_bytes(buf + start, end - start, &st), NB_ERR_UNSUPPORTED);
+    assert_non_null(strstr(st.msg, "nested more than"));
+    free(buf);
+}
+
+static void test_node_outputs_checked(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    /* Relu has one output: a second one is a broken graph, not a value to compute */
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", "extra", NULL});
+    assert_int_equal(load_model(m, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "'extra'"));
+    /* a node without outputs */
+    m = relu_model(13);
+    mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){NULL});
+    assert_int_equal(load_model(m, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "no outputs"));
+}
+
+static void test_control_chars_in_names(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    mb_node(m, "Add", (const char *[]){"x", "gh\nost\t", NULL}, (const char *[]){"y", NULL});
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "'gh?ost?'")); /* one line whatever the names hold */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +512,9 @@ int main(void)
         cmocka_unit_test(test_parse_input_shape),
         cmocka_unit_test(test_constant_node_and_unused_output),
         cmocka_unit_test(test_other_domain_rejected),
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_node_outputs_checked),
+        cmocka_unit_test(test_control_chars_in_names),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -166,7 +166,11 @@ nb_err nb_infer_node(nb_graph *g, int ni, nb_status *st)
     }
     nb_infer_ctx c = {.graph = g, .node = n, .opset = g->opset, .n_in = n->n_in, .in = in,
                       .n_out = n->n_out, .out = out, .st = st};
-    nb_err e = fn(&c);
+    nb_err e = n->n_out == 0 ? nb_fail(st, NB_ERR_GRAPH, "has no outputs") : fn(&c);
+    for (int k = 0; k < n->n_out && !e; k++)
+        if (n->out[k] >= 0 && out[k].dtype == NB_UNDEFINED && out[k].rank < 0 && !out[k].value)
+            e = nb_fail(st, NB_ERR_GRAPH, "output %d ('%s') is not an output of %s", k,
+                        g->values[n->out[k]].name, n->op_type);
     if (e) {
         for (int k = 0; k < n->n_out; k++)
             nb_tensor_free((nb_tensor *)out[k].value);

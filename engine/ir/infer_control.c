@@ -11,6 +11,9 @@ static nb_err infer_If(nb_infer_ctx *c)
     nb_err e = nb_need_inputs(c, 1, 1);
     if (e)
         return e;
+    if (c->in[0].dtype != NB_UNDEFINED && c->in[0].dtype != NB_BOOL)
+        return nb_fail(c->st, NB_ERR_GRAPH, "condition must be bool, not %s",
+                       nb_dtype_name(c->in[0].dtype));
     if (c->in[0].rank > 0) {
         for (int d = 0; d < c->in[0].rank; d++)
             if (c->in[0].dims[d] > 1)
@@ -23,6 +26,10 @@ static nb_err infer_If(nb_infer_ctx *c)
         if (!a || a->type != NB_ATTR_GRAPH || !a->g)
             return nb_fail(c->st, NB_ERR_ATTR, "attribute %s (graph) is missing", names[b]);
         br[b] = a->g;
+        if (br[b]->n_inputs != 0)
+            return nb_fail(c->st, NB_ERR_GRAPH, "%s declares %d inputs; If branches take none "
+                           "(they read the enclosing graph's values)", names[b],
+                           br[b]->n_inputs);
         if (br[b]->n_outputs != c->n_out)
             return nb_fail(c->st, NB_ERR_GRAPH, "%s has %d outputs, the node has %d", names[b],
                            br[b]->n_outputs, c->n_out);

@@ -94,16 +94,12 @@ static nb_err read_external(import_ctx *c, const Onnx__TensorProto *tp, nb_tenso
     if (strncmp(fileres, dirreal, dl) != 0 || (fileres[dl] != '/' && dirreal[dl - 1] != '/'))
         return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data location '%s' "
                        "escapes the model's folder", c->path, tname, loc);
-    FILE *f = fopen(fileres, "rb");
-    if (!f)
-        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': cannot open external data '%s'",
-                       c->path, tname, loc);
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': external data '%s' is not a file",
-                       c->path, tname, loc);
-    }
+    FILE *f = nb_fopen_regular(fileres, &sb);
+    if (!f)
+        return nb_fail(c->st, NB_ERR_EXTERNAL, "%s: tensor '%s': cannot open external data "
+                       "'%s': %s", c->path, tname, loc,
+                       errno == EINVAL ? "not a regular file" : strerror(errno));
     if (length >= 0 && (uint64_t)length != t->nbytes) {
         fclose(f);
         return nb_fail(c->st, NB_ERR_DATA, "%s: tensor '%s': external length %" PRId64
@@ -195,6 +191,8 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const ch
     return NB_OK;
 }
 
+static nb_err check_depth(const uint8_t *data, size_t len, const char *path, nb_status *st);
+
 nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_status *st)
 {
     uint8_t *buf;
@@ -202,6 +200,10 @@ nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_stat
     nb_err e = nb_read_file(path, &buf, &len, st);
     if (e)
         return e;
+    if ((e = check_depth(buf, len, path, st))) {
+        free(buf);
+        return e;
+    }
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
     free(buf);
     if (!tp)
@@ -744,6 +746,84 @@ static nb_err apply_overrides(import_ctx *c, nb_graph *g, const char *text)
     return e;
 }
 
+/* ---------------------------------------------------------------- nesting depth */
+
+/* protobuf-c decodes nested messages recursively: a crafted file with thousands of nested
+ * TypeProto or subgraph levels would overflow the stack. Before decoding, the wire format is
+ * walked (without the schema: a length-delimited field is taken as a message when its bytes
+ * parse as one) and a file nested deeper than NB_PB_MAX_DEPTH is refused. Real models nest
+ * about 3 levels per If and 6 for a tensor shape; weight bytes rarely parse as a message
+ * and never 200 levels deep. The walk stops at the limit, so it costs at most
+ * NB_PB_MAX_DEPTH passes over the bytes, in practice about one. */
+#define NB_PB_MAX_DEPTH 200
+
+static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
+        uint8_t b = *(*p)++;
+        r |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Returns the nesting depth of the message in [p, end) (1 for a flat message), capped at
+ * NB_PB_MAX_DEPTH + 1, or 0 when the bytes are not a message. */
+static int pb_depth(const uint8_t *p, const uint8_t *end, int level)
+{
+    int deepest = 1;
+    while (p < end) {
+        uint64_t key, v;
+        if (!pb_varint(&p, end, &key) || (key >> 3) == 0)
+            return 0;
+        switch (key & 7) {
+        case 0:
+            if (!pb_varint(&p, end, &v))
+                return 0;
+            break;
+        case 1:
+            if (end - p < 8)
+                return 0;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return 0;
+            p += 4;
+            break;
+        case 2: {
+            if (!pb_varint(&p, end, &v) || v > (uint64_t)(end - p))
+                return 0;
+            if (v > 0 && level < NB_PB_MAX_DEPTH) {
+                int d = pb_depth(p, p + v, level + 1);
+                if (d + 1 > deepest)
+                    deepest = d + 1;
+                if (level + deepest > NB_PB_MAX_DEPTH)
+                    return deepest;
+            }
+            p += v;
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return deepest;
+}
+
+static nb_err check_depth(const uint8_t *data, size_t len, const char *path, nb_status *st)
+{
+    if (pb_depth(data, data + len, 0) > NB_PB_MAX_DEPTH)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: messages nested more than %d levels deep "
+                       "(subgraphs or types); nanobench does not load it", path,
+                       NB_PB_MAX_DEPTH);
+    return NB_OK;
+}
+
 nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_msgs,
                          const char *dir, const nb_load_opts *opts, nb_model **out,
                          nb_status *st)
@@ -755,6 +835,9 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
     *out = NULL;
     if (len == 0)
         return nb_fail(st, NB_ERR_FORMAT, "%s: empty file, not an ONNX model", path);
+    nb_err de = check_depth(data, len, path, st);
+    if (de)
+        return de;
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
     if (!mp)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (protobuf decoding failed: "

@@ -4,6 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Replaces control characters (newline, tab, escape...) by '?' so that every message stays
+ * one line whatever names a model carries. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 nb_err nb_fail(nb_status *st, nb_err code, const char *fmt, ...)
 {
     if (st) {
@@ -11,6 +20,7 @@ nb_err nb_fail(nb_status *st, nb_err code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(st->msg, sizeof st->msg, fmt, ap);
         va_end(ap);
+        one_line(st->msg);
         st->code = code;
     }
     return code;
@@ -35,6 +45,7 @@ nb_err nb_prefix(nb_status *st, const char *fmt, ...)
     st->msg[pl] = ':';
     st->msg[pl + 1] = ' ';
     st->msg[pl + 2 + ml] = 0;
+    one_line(st->msg);
     return st->code;
 }
 

@@ -3,6 +3,7 @@
 #include "nb/tensor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,16 +294,35 @@ uint16_t nb_float_to_bf16(float f)
 }
 
 /* ---- files ---- */
+FILE *nb_fopen_regular(const char *path, struct stat *sb)
+{
+    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return nb_fail(st, NB_ERR_IO, "%s: not a regular file", path);
-    }
+    FILE *f = nb_fopen_regular(path, &sb);
+    if (!f)
+        return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path,
+                       errno == EINVAL ? "not a regular file" : strerror(errno));
     size_t n = (size_t)sb.st_size;
     uint8_t *buf = malloc(n + 1);
     if (!buf) {

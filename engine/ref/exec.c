@@ -316,7 +316,7 @@ static nb_err run_graph(nb_exec *ex, env *en, nb_status *st)
                 return nb_fail(st, NB_ERR_INTERNAL, "node '%s': input '%s' has no value",
                                n->name, g->values[n->in[k]].name);
         }
-        for (int k = 0; k < n->n_out; k++)
+        for (int k = 0; k < 64; k++)
             tout[k] = NULL;
         nb_kctx kc = {.graph = g, .node = n, .opset = g->opset, .n_in = n->n_in, .in = tin,
                       .n_out = n->n_out, .out = tout, .st = st, .exec = ex, .env = en};
@@ -353,7 +353,7 @@ static nb_err run_graph(nb_exec *ex, env *en, nb_status *st)
                 if (n->out[k] < 0)
                     continue;
                 if (iout[k].rank < 0 || !nb_tinfo_static(&iout[k]))
-                    e = nb_fail(st, NB_ERR_INTERNAL, "output %d shape unknown at run time", k);
+                    e = nb_fail(st, NB_ERR_GRAPH, "output %d: shape unknown at run time", k);
                 else if (k == 0 && (ke->flags & NB_K_ALIAS))
                     e = nb_tensor_view(tin[0], iout[k].rank, iout[k].dims, &tout[k], st);
                 else
@@ -365,6 +365,10 @@ static nb_err run_graph(nb_exec *ex, env *en, nb_status *st)
                     nb_tensor_free((nb_tensor *)iout[k].value);
             if (!e && ke->fn)
                 e = ke->fn(&kc);
+        }
+        for (int k = n->n_out; k < 64; k++) { /* never kept: not outputs of this node */
+            nb_tensor_free(tout[k]);
+            tout[k] = NULL;
         }
         if (e) {
             for (int k = 0; k < n->n_out; k++)

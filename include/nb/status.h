@@ -37,7 +37,8 @@ typedef struct nb_status {
     char msg[1024];
 } nb_status;
 
-/* Sets st (if not NULL) to code and a printf-style message; returns code. */
+/* Sets st (if not NULL) to code and a printf-style message; returns code. Control
+ * characters in the message (from names in a model or path) become '?': one line always. */
 nb_err nb_fail(nb_status *st, nb_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -9,6 +9,7 @@
 #define NB_TENSOR_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +129,10 @@ uint32_t nb_mulberry32(uint32_t *state);
  * double and rounded once to float32; integer tensors get the value truncated. */
 void nb_tensor_fill_uniform(nb_tensor *t, uint32_t seed, double lo, double hi);
 
+struct stat;
+/* Opens path for reading only if it is a regular file (a FIFO, device or folder is refused
+ * without blocking); fills *sb. Returns NULL with errno set (EINVAL: not a regular file). */
+FILE *nb_fopen_regular(const char *path, struct stat *sb);
 /* Reads a whole file into a malloc'ed buffer (+1 NUL byte, not counted in *len).
  * Errors: NB_ERR_IO. */
 nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st);

@@ -1,0 +1,46 @@
+/* Test helper for test_cli.sh: writes small odd-but-loadable ONNX models that the
+ * backend test data does not have.
+ * usage: make_fixture KIND PATH
+ *   dup_outputs  y = Relu(x), x FLOAT [2,3]; the graph lists y twice as an output
+ *   odd_names    the output is named "a<TAB>b<NEWLINE>c\" (a name that breaks naive TSV)
+ *   long_dim     x has a 3000-character dim_param; y = Relu(x) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_builder.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: make_fixture KIND PATH\n");
+        return 2;
+    }
+    const char *kind = argv[1];
+    const int64_t d23[] = {2, 3}, dn3[] = {-1, 3};
+    mb_model *m = mb_new(13);
+    if (!strcmp(kind, "dup_outputs")) {
+        mb_input(m, "x", 1, 2, d23);
+        mb_output(m, "y", 1, 2, d23);
+        mb_output(m, "y", 1, 2, d23);
+        mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    } else if (!strcmp(kind, "odd_names")) {
+        const char *odd = "a\tb\nc\\";
+        mb_input(m, "x", 1, 2, d23);
+        mb_output(m, odd, 1, 2, d23);
+        mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){odd, NULL});
+    } else if (!strcmp(kind, "long_dim")) {
+        mb_input(m, "x", 1, 2, dn3);
+        mb_output(m, "y", 1, 2, dn3);
+        mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+        static char sym[3001];
+        memset(sym, 's', 3000);
+        m->graph.input[0]->type->tensor_type->shape->dim[0]->dim_param = sym;
+    } else {
+        fprintf(stderr, "make_fixture: unknown kind '%s'\n", kind);
+        return 2;
+    }
+    int r = mb_write(m, argv[2]);
+    mb_free(m);
+    return r ? 1 : 0;
+}
