@@ -184,6 +184,14 @@ void mb_attr_float(Onnx__NodeProto *n, const char *name, float v)
     a->f = v;
 }
 
+void mb_attr_string(Onnx__NodeProto *n, const char *name, const char *v)
+{
+    Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.len = strlen(v);
+    a->s.data = (uint8_t *)mb_str(v);
+}
+
 void mb_attr_graph(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g)
 {
     Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);

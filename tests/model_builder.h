@@ -28,6 +28,7 @@ Onnx__NodeProto *mb_node(mb_model *m, const char *op, const char *const *ins,
 void mb_attr_int(Onnx__NodeProto *n, const char *name, int64_t v);
 void mb_attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t *v);
 void mb_attr_float(Onnx__NodeProto *n, const char *name, float v);
+void mb_attr_string(Onnx__NodeProto *n, const char *name, const char *v);
 void mb_attr_graph(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g);
 /* FLOAT initializer with raw_data of nbytes (may differ from dims: to test short data). */
 Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const int64_t *dims,

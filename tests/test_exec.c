@@ -222,6 +222,69 @@ static void test_where_cast(void **state)
     nb_model_free(m);
 }
 
+/* Pools whose kernel is far larger than the input: SAME pads cover it, every window holds
+ * the whole input x = [1, -2, 3, 0.5, -1]; max 3, mean (1 - 2 + 3 + 0.5 - 1) / 5 = 0.3 (pads
+ * not counted). The kernel loops only over taps inside X, so 2^40 costs nothing. */
+static void test_pool_huge_kernel(void **state)
+{
+    (void)state;
+    const int64_t d5[] = {1, 1, 5}, big = (int64_t)1 << 40;
+    const float xv[5] = {1, -2, 3, 0.5f, -1};
+    const char *ops[2] = {"MaxPool", "AveragePool"};
+    const float want[2] = {3.0f, 0.3f};
+    for (int o = 0; o < 2; o++) {
+        mb_model *mm = mb_new(13);
+        mb_input(mm, "x", 1, 3, d5);
+        mb_output(mm, "y", 1, 3, d5);
+        Onnx__NodeProto *n = mb_node(mm, ops[o], (const char *[]){"x", NULL},
+                                     (const char *[]){"y", NULL});
+        mb_attr_ints(n, "kernel_shape", 1, &big);
+        mb_attr_string(n, "auto_pad", "SAME_UPPER");
+        nb_model *m = load(mm, false);
+        nb_exec *ex;
+        nb_status st = {0};
+        assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+        nb_tensor *x = tensor_f(3, d5, xv);
+        const char *names[] = {"x"};
+        assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+        const float *y = nb_exec_output(ex, 0)->data;
+        for (int i = 0; i < 5; i++)
+            assert_float_equal(y[i], want[o], 1e-6);
+        nb_tensor_free(x);
+        nb_exec_free(ex);
+        nb_model_free(m);
+    }
+}
+
+/* Pool pads as large as the window, ConvTranspose output_padding not below the stride:
+ * attribute errors (ONNX Runtime and PyTorch refuse both). */
+static void test_window_attrs_checked(void **state)
+{
+    (void)state;
+    const int64_t d5[] = {1, 1, 5}, k2 = 2, pads[2] = {2, 0}, s2 = 2, op2 = 2, w3[] = {1, 1, 2};
+    const float wv[2] = {1, 1};
+    nb_status st = {0};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, d5);
+    mb_output(mm, "y", 1, -1, NULL);
+    Onnx__NodeProto *n = mb_node(mm, "MaxPool", (const char *[]){"x", NULL},
+                                 (const char *[]){"y", NULL});
+    mb_attr_ints(n, "kernel_shape", 1, &k2);
+    mb_attr_ints(n, "pads", 2, pads);
+    assert_int_equal(load_err(mm, &st), NB_ERR_ATTR);
+    assert_non_null(strstr(st.msg, "smaller than the kernel extent 2"));
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, d5);
+    mb_output(mm, "y", 1, -1, NULL);
+    mb_init_floats(mm, "w", 3, w3, wv, 2);
+    n = mb_node(mm, "ConvTranspose", (const char *[]){"x", "w", NULL},
+                (const char *[]){"y", NULL});
+    mb_attr_ints(n, "strides", 1, &s2);
+    mb_attr_ints(n, "output_padding", 1, &op2);
+    assert_int_equal(load_err(mm, &st), NB_ERR_ATTR);
+    assert_non_null(strstr(st.msg, "output_padding[0] = 2"));
+}
+
 static void test_unsupported_op_listed(void **state)
 {
     (void)state;
@@ -248,6 +311,8 @@ int main(void)
         cmocka_unit_test(test_if_malformed),
         cmocka_unit_test(test_where_cast),
         cmocka_unit_test(test_unsupported_op_listed),
+        cmocka_unit_test(test_pool_huge_kernel),
+        cmocka_unit_test(test_window_attrs_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

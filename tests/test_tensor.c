@@ -78,9 +78,12 @@ static void test_shape_numel(void **state)
     assert_int_equal(nb_shape_numel(2, over, 4, &n, &st), NB_ERR_SHAPE);
     const int64_t big[] = {(int64_t)1 << 31, (int64_t)1 << 31}; /* 2^62 elements: too large */
     assert_int_equal(nb_shape_numel(2, big, 4, &n, &st), NB_ERR_SHAPE);
-    const int64_t zero[] = {0, (int64_t)1 << 62};
+    const int64_t zero[] = {0, 5};
     assert_int_equal(nb_shape_numel(2, zero, 4, &n, &st), NB_OK);
     assert_int_equal(n, 0);
+    /* empty, but loops over the other dims would run 2^62 times: refused like a full one */
+    const int64_t zero_big[] = {0, (int64_t)1 << 62};
+    assert_int_equal(nb_shape_numel(2, zero_big, 4, &n, &st), NB_ERR_SHAPE);
 }
 
 static void test_npy_roundtrip(void **state)
@@ -192,6 +195,32 @@ static void test_atomic_write_leaves_no_file_on_error(void **state)
     assert_non_null(strstr(st.msg, "/nonexistent-dir/x.npy"));
 }
 
+/* Live tensor bytes are held to the budget (3/4 of RAM, at most NB_MAX_TENSOR_BYTES): two
+ * uninitialised tensors of just over half the budget cannot both exist; the second is a
+ * shape error naming its shape, and the first still frees cleanly. Nothing is touched, so
+ * the pages are never committed. */
+static void test_memory_budget(void **state)
+{
+    (void)state;
+    int64_t budget = nb_mem_budget(), before = nb_mem_live();
+    assert_true(budget > 0 && budget <= NB_MAX_TENSOR_BYTES);
+    int64_t half = budget / 2 + 64, d = half; /* INT8: one byte per element */
+    nb_tensor *a = NULL, *b = NULL;
+    nb_status st = {0};
+    assert_int_equal(nb_tensor_new_uninit(NB_INT8, 1, &d, &a, &st), NB_OK);
+    assert_true(nb_mem_live() == before + half);
+    assert_int_equal(nb_tensor_new_uninit(NB_INT8, 1, &d, &b, &st), NB_ERR_SHAPE);
+    assert_null(b);
+    assert_non_null(strstr(st.msg, "budget"));
+    nb_tensor_free(a);
+    assert_true(nb_mem_live() == before);
+    /* a 0 dim does not hide an overflow in the others, wherever it stands */
+    const int64_t z[3] = {(int64_t)1 << 62, 0, (int64_t)1 << 62};
+    int64_t n;
+    assert_int_equal(nb_shape_numel(3, z, 4, &n, &st), NB_ERR_SHAPE);
+    assert_non_null(strstr(st.msg, "overflows"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_npy_handwritten),
         cmocka_unit_test(test_bin_size_mismatch),
         cmocka_unit_test(test_atomic_write_leaves_no_file_on_error),
+        cmocka_unit_test(test_memory_budget),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

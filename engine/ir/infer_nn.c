@@ -329,9 +329,10 @@ static nb_err infer_convtranspose(nb_infer_ctx *c)
         (e = read_group(c, &group)) || (e = kernel_from_w(c, &sp)))
         return e;
     for (int i = 0; i < nop; i++)
-        if (op[i] < 0)
-            return nb_fail(c->st, NB_ERR_ATTR, "output_padding[%d] = %" PRId64 " is negative", i,
-                           op[i]);
+        if (op[i] < 0 || (op[i] >= sp.s[i] && op[i] >= sp.d[i]))
+            return nb_fail(c->st, NB_ERR_ATTR, "output_padding[%d] = %" PRId64 " must be at "
+                           "least 0 and smaller than the stride %" PRId64 " or the dilation %"
+                           PRId64, i, op[i], sp.s[i], sp.d[i]);
     for (int i = 0; i < nos; i++)
         if (os[i] < 1)
             return nb_fail(c->st, NB_ERR_ATTR, "output_shape[%d] = %" PRId64 " (must be >= 1)",
@@ -470,6 +471,17 @@ static nb_err infer_pool(nb_infer_ctx *c, bool is_max)
         return e;
     if (!sp.has_k)
         return nb_fail(c->st, NB_ERR_ATTR, "kernel_shape is missing");
+    for (int i = 0; i < sp.nsp; i++) {
+        /* a pad as large as the window would make a window of padding only (ONNX Runtime
+           refuses it too: "Pad should be smaller than kernel") */
+        int64_t ek;
+        if ((e = extent(c, &sp, i, &ek)))
+            return e;
+        if (sp.ap == PAD_NOTSET && (sp.pb[i] >= ek || sp.pe[i] >= ek))
+            return nb_fail(c->st, NB_ERR_ATTR, "pads (%" PRId64 ", %" PRId64 ") of spatial dim "
+                           "%d must be smaller than the kernel extent %" PRId64, sp.pb[i],
+                           sp.pe[i], i, ek);
+    }
     int64_t ceil_mode = nb_attr_int(c->node, "ceil_mode", 0);
     if (ceil_mode != 0 && ceil_mode != 1)
         return nb_fail(c->st, NB_ERR_ATTR, "ceil_mode = %" PRId64 " (must be 0 or 1)", ceil_mode);

@@ -45,16 +45,24 @@ nb_err nb_shape_numel(int rank, const int64_t *dims, size_t elem_size, int64_t *
 {
     if (rank < 0 || rank > NB_MAX_RANK)
         return nb_fail(st, NB_ERR_SHAPE, "rank %d is outside 0..%d", rank, NB_MAX_RANK);
-    int64_t n = 1;
+    /* the product of the non-zero dims is checked too: a tensor with a 0 dim holds nothing,
+       but strides and loops over its other dims must not overflow either */
+    int64_t n = 1, nz = 1;
+    bool empty = false;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0)
             return nb_fail(st, NB_ERR_SHAPE, "dim %d is negative (%" PRId64 ")", i, dims[i]);
-        if (dims[i] != 0 && n > INT64_MAX / dims[i])
+        if (dims[i] == 0) {
+            empty = true;
+            continue;
+        }
+        if (nz > INT64_MAX / dims[i])
             return nb_fail(st, NB_ERR_SHAPE, "shape overflows 64 bits at dim %d (%" PRId64 ")",
                            i, dims[i]);
-        n *= dims[i];
+        nz *= dims[i];
     }
-    if (elem_size && n > NB_MAX_TENSOR_BYTES / (int64_t)elem_size) {
+    n = empty ? 0 : nz;
+    if (elem_size && nz > NB_MAX_TENSOR_BYTES / (int64_t)elem_size) {
         char b[160];
         return nb_fail(st, NB_ERR_SHAPE, "tensor of shape %s is too large (limit %" PRId64
                        " bytes)", nb_shape_str(rank, dims, ',', b, sizeof b),
@@ -63,6 +71,25 @@ nb_err nb_shape_numel(int rank, const int64_t *dims, size_t elem_size, int64_t *
     *numel = n;
     return NB_OK;
 }
+
+/* Bytes held by live tensor buffers of this process, against nb_mem_budget(). */
+static _Atomic int64_t live_bytes;
+
+int64_t nb_mem_budget(void)
+{
+    static int64_t budget;
+    if (!budget) {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        int64_t b = NB_MAX_TENSOR_BYTES;
+        if (pages > 0 && psz > 0 && (int64_t)pages / 4 * 3 <= INT64_MAX / psz &&
+            (int64_t)pages / 4 * 3 * psz < b)
+            b = (int64_t)pages / 4 * 3 * psz;
+        budget = b;
+    }
+    return budget;
+}
+
+int64_t nb_mem_live(void) { return live_bytes; }
 
 static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool zero,
                            nb_tensor **out, nb_status *st)
@@ -75,9 +102,17 @@ static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool z
     nb_err e = nb_shape_numel(rank, dims, es, &numel, st);
     if (e)
         return e;
+    size_t nbytes = (size_t)numel * es;
+    int64_t live = live_bytes, budget = nb_mem_budget();
+    if ((int64_t)nbytes > budget - live) {
+        char b[160];
+        return nb_fail(st, NB_ERR_SHAPE, "a tensor of shape %s needs %.1f MiB with %.1f MiB "
+                       "already in use; the budget is %.1f MiB (3/4 of RAM)",
+                       nb_shape_str(rank, dims, ',', b, sizeof b), (double)nbytes / 1048576.0,
+                       (double)live / 1048576.0, (double)budget / 1048576.0);
+    }
     nb_tensor *t = calloc(1, sizeof *t);
     nb_buf *b = calloc(1, sizeof *b);
-    size_t nbytes = (size_t)numel * es;
     size_t alloc = (nbytes + 63) & ~(size_t)63;
     void *data = aligned_alloc(64, alloc ? alloc : 64);
     if (!t || !b || !data) {
@@ -90,6 +125,7 @@ static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool z
         memset(data, 0, alloc ? alloc : 64);
     b->refs = 1;
     b->nbytes = nbytes;
+    live_bytes += (int64_t)nbytes;
     b->data = data;
     t->dtype = dtype;
     t->rank = rank;
@@ -164,6 +200,7 @@ void nb_tensor_free(nb_tensor *t)
     if (!t)
         return;
     if (t->buf && --t->buf->refs == 0) {
+        live_bytes -= (int64_t)t->buf->nbytes;
         free(t->buf->data);
         free(t->buf);
     }

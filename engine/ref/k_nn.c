@@ -758,12 +758,27 @@ typedef enum { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 typedef struct pool_tab {
     int64_t *first[3], *n[3], *npad[3];
     int64_t *wlo, *whi;
+    int64_t c_lo, c_hi; /* the inner-dim kernel offsets with taps inside X */
     int64_t *mem;
 } pool_tab;
 
 static nb_err pool_tab_make(nb_kctx *k, const geom *g, pool_tab *t)
 {
-    int64_t total = 3 * (g->out[0] + g->out[1] + g->out[2]) + 2 * g->k[2];
+    /* offsets c of the inner kernel dim whose tap can fall inside X for some output:
+       0 <= c * d - pb + ow * s < in, ow in [0, out); the others are skipped, so a huge
+       kernel (SAME pads cover it) costs nothing */
+    int64_t span, c_hi = g->k[2], c_lo = 0;
+    if (!nb_mul_ok(g->out[2] - 1, g->s[2], &span))
+        span = INT64_MAX / 2;
+    if (g->pb[2] - span > 0)
+        c_lo = ceil_div(g->pb[2] - span, g->d[2]);
+    if (g->in[2] + g->pb[2] >= 0 && ceil_div(g->in[2] + g->pb[2], g->d[2]) < c_hi)
+        c_hi = ceil_div(g->in[2] + g->pb[2], g->d[2]);
+    if (c_lo > c_hi)
+        c_lo = c_hi;
+    t->c_lo = c_lo;
+    t->c_hi = c_hi;
+    int64_t total = 3 * (g->out[0] + g->out[1] + g->out[2]) + 2 * (c_hi - c_lo);
     t->mem = malloc(sizeof(int64_t) * (size_t)total);
     if (!t->mem)
         return nb_fail(k->st, NB_ERR_NOMEM, "out of memory");
@@ -783,10 +798,11 @@ static nb_err pool_tab_make(nb_kctx *k, const geom *g, pool_tab *t)
             t->npad[i][o] = phi - plo;
         }
     }
-    t->wlo = p;
-    t->whi = p + g->k[2];
-    for (int64_t c = 0; c < g->k[2]; c++)
-        valid_range(c * g->d[2] - g->pb[2], g->s[2], g->in[2], g->out[2], &t->wlo[c], &t->whi[c]);
+    t->wlo = p; /* indexed by c - c_lo */
+    t->whi = p + (c_hi - c_lo);
+    for (int64_t c = c_lo; c < c_hi; c++)
+        valid_range(c * g->d[2] - g->pb[2], g->s[2], g->in[2], g->out[2], &t->wlo[c - c_lo],
+                    &t->whi[c - c_lo]);
     return NB_OK;
 }
 
@@ -813,7 +829,7 @@ static bool pool_row(const pool_job *j, int64_t od, int64_t oh, float *yr, int64
     const geom *g = j->g;
     const pool_tab *t = j->t;
     const int64_t id_n = g->in[0], ih_n = g->in[1], iw_n = g->in[2], ow_n = g->out[2];
-    const int64_t sw = g->s[2], dw = g->d[2], pw = g->pb[2], kw_n = g->k[2];
+    const int64_t sw = g->s[2], dw = g->d[2], pw = g->pb[2];
     const float p = j->p;
     bool nan = false;
     float init = mode <= ROW_MAX_IDX ? -INFINITY : 0.0f;
@@ -830,8 +846,9 @@ static bool pool_row(const pool_job *j, int64_t od, int64_t oh, float *yr, int64
             /* Indices: flat index of tap (id, ih, iw) is base + row + iw * step */
             int64_t row = j->base + (j->colmajor ? id + ih * id_n : (id * ih_n + ih) * iw_n);
             int64_t step = j->colmajor ? id_n * ih_n : 1;
-            for (int64_t c = 0; c < kw_n; c++) {
-                const int64_t off = c * dw - pw, lo = t->wlo[c], hi = t->whi[c];
+            for (int64_t c = t->c_lo; c < t->c_hi; c++) {
+                const int64_t off = c * dw - pw, lo = t->wlo[c - t->c_lo],
+                              hi = t->whi[c - t->c_lo];
                 switch (mode) {
                 case ROW_MAX:
                     for (int64_t ow = lo; ow < hi; ow++) {
