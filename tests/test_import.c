@@ -491,6 +491,63 @@ static void test_control_chars_in_names(void **state)
     assert_non_null(strstr(st.msg, "'gh?ost?'")); /* one line whatever the names hold */
 }
 
+static void test_attribute_types(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    /* Softmax axis given as FLOAT: refused, not read as the default axis */
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "y", 1, 2, d23);
+    Onnx__NodeProto *n = mb_node(m, "Softmax", (const char *[]){"x", NULL},
+                                 (const char *[]){"y", NULL});
+    mb_attr_float(n, "axis", 0.0f);
+    assert_int_equal(load_model(m, &st), NB_ERR_ATTR);
+    assert_non_null(strstr(st.msg, "'axis' must be INT, the model gives FLOAT"));
+    /* Split at opset 13 takes split as input 1: the attribute form is refused */
+    const int64_t sp[2] = {1, 1}, d13[] = {1, 3};
+    m = mb_new(13);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "a", 1, 2, d13);
+    mb_output(m, "b", 1, 2, d13);
+    n = mb_node(m, "Split", (const char *[]){"x", NULL}, (const char *[]){"a", "b", NULL});
+    mb_attr_int(n, "axis", 0);
+    mb_attr_ints(n, "split", 2, sp);
+    assert_int_equal(load_model(m, &st), NB_ERR_ATTR);
+    assert_non_null(strstr(st.msg, "at opset 13 it is input 1"));
+    /* the same at opset 11 is the attribute form: it loads */
+    m = mb_new(11);
+    mb_input(m, "x", 1, 2, d23);
+    mb_output(m, "a", 1, 2, d13);
+    mb_output(m, "b", 1, 2, d13);
+    n = mb_node(m, "Split", (const char *[]){"x", NULL}, (const char *[]){"a", "b", NULL});
+    mb_attr_int(n, "axis", 0);
+    mb_attr_ints(n, "split", 2, sp);
+    assert_int_equal(load_model(m, &st), NB_OK);
+}
+
+static void test_declared_output_contradicts(void **state)
+{
+    (void)state;
+    const int64_t d24[] = {2, 4};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, d23);
+    mb_output(mm, "y", 1, 2, d24); /* Relu of [2,3] is [2,3] */
+    mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, NULL, &m, &st), NB_OK);
+    assert_int_equal(m->n_warnings, 1);
+    assert_non_null(strstr(m->warnings[0], "'y' is declared [2,4] but computes to [2,3]"));
+    const nb_value *y = &m->graph->values[m->graph->outputs[0]];
+    assert_int_equal(y->dims[1], 3);
+    nb_model_free(m);
+    free(b);
+    mb_free(mm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +572,8 @@ int main(void)
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_node_outputs_checked),
         cmocka_unit_test(test_control_chars_in_names),
+        cmocka_unit_test(test_attribute_types),
+        cmocka_unit_test(test_declared_output_contradicts),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -399,8 +399,9 @@ nb_err nb_graph_sort(nb_graph *g, nb_status *st)
             if (indeg[i] == 0)
                 continue;
             const nb_node *n = &g->nodes[i];
-            for (int k = 0; k < n->n_in; k++) {
-                int v = n->in[k];
+            for (int k = 0; k < n->n_in + n->n_implicit; k++) {
+                /* explicit inputs, then the outer values its subgraphs read */
+                int v = k < n->n_in ? n->in[k] : n->implicit[k - n->n_in];
                 if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
                     vname = g->values[v].name;
                     nname = n->name;

@@ -72,6 +72,9 @@ static nb_err ints_in_or_attr(nb_infer_ctx *c, int i, const char *attr, int64_t 
     *given = false;
     *known = true;
     if (i >= 0) {
+        if (attr && nb_attr_find(c->node, attr))
+            return nb_fail(c->st, NB_ERR_ATTR, "'%s' is an attribute, but at opset %d it is "
+                           "input %d (ONNX Runtime refuses it too)", attr, c->opset, i);
         if (!nb_has_in(c, i))
             return NB_OK;
         *given = true;

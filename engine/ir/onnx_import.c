@@ -270,6 +270,62 @@ static nb_err set_value_type(import_ctx *c, nb_value *v, const Onnx__TypeProto *
     return NB_OK;
 }
 
+/* Attributes whose type is the same in every default-domain operator of opsets 1-18
+ * (ONNX Operators.md): a model giving another type is refused rather than read as absent
+ * (a FLOAT 'axis' would otherwise silently become the default axis). Names whose type
+ * differs between operators or opsets (p, value, k, ...) are not listed. */
+static const struct {
+    const char *name;
+    nb_attr_type type;
+} known_attrs[] = {
+    {"axis", NB_ATTR_INT}, {"keepdims", NB_ATTR_INT}, {"group", NB_ATTR_INT},
+    {"transA", NB_ATTR_INT}, {"transB", NB_ATTR_INT}, {"ceil_mode", NB_ATTR_INT},
+    {"count_include_pad", NB_ATTR_INT}, {"storage_order", NB_ATTR_INT}, {"to", NB_ATTR_INT},
+    {"hidden_size", NB_ATTR_INT}, {"layout", NB_ATTR_INT}, {"linear_before_reset", NB_ATTR_INT},
+    {"input_forget", NB_ATTR_INT}, {"select_last_index", NB_ATTR_INT},
+    {"noop_with_empty_axes", NB_ATTR_INT}, {"exclusive", NB_ATTR_INT}, {"reverse", NB_ATTR_INT},
+    {"largest", NB_ATTR_INT}, {"sorted", NB_ATTR_INT}, {"blocksize", NB_ATTR_INT},
+    {"exclude_outside", NB_ATTR_INT}, {"batch_dims", NB_ATTR_INT}, {"allowzero", NB_ATTR_INT},
+    {"fmod", NB_ATTR_INT}, {"saturate", NB_ATTR_INT}, {"training_mode", NB_ATTR_INT},
+    {"num_outputs", NB_ATTR_INT}, {"upper", NB_ATTR_INT}, {"dtype", NB_ATTR_INT},
+    {"alpha", NB_ATTR_FLOAT}, {"beta", NB_ATTR_FLOAT}, {"gamma", NB_ATTR_FLOAT},
+    {"epsilon", NB_ATTR_FLOAT}, {"momentum", NB_ATTR_FLOAT}, {"lambd", NB_ATTR_FLOAT},
+    {"cubic_coeff_a", NB_ATTR_FLOAT}, {"extrapolation_value", NB_ATTR_FLOAT},
+    {"clip", NB_ATTR_FLOAT}, {"min", NB_ATTR_FLOAT}, {"max", NB_ATTR_FLOAT},
+    {"auto_pad", NB_ATTR_STRING}, {"mode", NB_ATTR_STRING}, {"direction", NB_ATTR_STRING},
+    {"coordinate_transformation_mode", NB_ATTR_STRING}, {"nearest_mode", NB_ATTR_STRING},
+    {"keep_aspect_ratio_policy", NB_ATTR_STRING}, {"equation", NB_ATTR_STRING},
+    {"kernel_shape", NB_ATTR_INTS}, {"strides", NB_ATTR_INTS}, {"dilations", NB_ATTR_INTS},
+    {"pads", NB_ATTR_INTS}, {"perm", NB_ATTR_INTS}, {"output_padding", NB_ATTR_INTS},
+    {"output_shape", NB_ATTR_INTS}, {"split", NB_ATTR_INTS}, {"starts", NB_ATTR_INTS},
+    {"ends", NB_ATTR_INTS}, {"axes", NB_ATTR_INTS},
+    {"activation_alpha", NB_ATTR_FLOATS}, {"activation_beta", NB_ATTR_FLOATS},
+    {"activations", NB_ATTR_STRINGS},
+    {"then_branch", NB_ATTR_GRAPH}, {"else_branch", NB_ATTR_GRAPH}, {"body", NB_ATTR_GRAPH},
+};
+
+static const char *attr_type_name(nb_attr_type t)
+{
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "INT",   "STRING", "TENSOR",
+                                        "GRAPH",     "FLOATS", "INTS", "STRINGS"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "UNKNOWN";
+}
+
+static nb_err check_attr_type(import_ctx *c, const nb_node *n, const nb_attr *a)
+{
+    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+        return NB_OK;
+    for (size_t i = 0; i < sizeof known_attrs / sizeof known_attrs[0]; i++)
+        if (!strcmp(known_attrs[i].name, a->name)) {
+            if (a->type == known_attrs[i].type)
+                return NB_OK;
+            return nb_fail(c->st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute '%s' must be %s, "
+                           "the model gives %s", c->path, n->name, n->op_type, a->name,
+                           attr_type_name(known_attrs[i].type), attr_type_name(a->type));
+        }
+    return NB_OK;
+}
+
 static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr *a,
                           nb_graph *g, const char *node_name)
 {
@@ -607,6 +663,8 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
                 return e;
             }
             n->n_attr++;
+            if ((e = check_attr_type(c, n, &n->attrs[n->n_attr - 1])))
+                return e;
         }
         if ((e = nb_node_collect_implicit(g, n, st)))
             return e;
@@ -895,8 +953,36 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
     if (opts->input_shape && (e = apply_overrides(&c, m->graph, opts->input_shape)))
         goto done;
     warn_unused(m, m->graph);
-    if ((e = nb_infer_graph(m->graph, st)))
-        nb_prefix(st, "%s", path);
+    {
+        /* declared shapes of the graph outputs, to compare with what inference computes */
+        const nb_graph *g = m->graph;
+        int no = g->n_outputs < 64 ? g->n_outputs : 64;
+        int rank[64];
+        int64_t dims[64][NB_MAX_RANK];
+        for (int i = 0; i < no; i++) {
+            const nb_value *v = &g->values[g->outputs[i]];
+            rank[i] = v->rank;
+            if (v->rank > 0)
+                memcpy(dims[i], v->dims, sizeof(int64_t) * (size_t)v->rank);
+        }
+        if ((e = nb_infer_graph(m->graph, st))) {
+            nb_prefix(st, "%s", path);
+            goto done;
+        }
+        for (int i = 0; i < no; i++) {
+            const nb_value *v = &g->values[g->outputs[i]];
+            bool differ = rank[i] >= 0 && v->rank >= 0 && rank[i] != v->rank;
+            for (int d = 0; !differ && rank[i] > 0 && d < rank[i]; d++)
+                differ = dims[i][d] >= 0 && v->dims[d] >= 0 && dims[i][d] != v->dims[d];
+            if (differ) {
+                char a[160], b[160];
+                nb_model_warn(m, "output '%s' is declared %s but computes to %s; the computed "
+                              "shape is used (as ONNX Runtime does)", v->name,
+                              nb_shape_str(rank[i], dims[i], ',', a, sizeof a),
+                              nb_shape_str(v->rank, v->dims, ',', b, sizeof b));
+            }
+        }
+    }
 done:
     onnx__model_proto__free_unpacked(mp, NULL);
     if (e) {

@@ -84,6 +84,11 @@ int64_t nb_mem_budget(void)
         if (pages > 0 && psz > 0 && (int64_t)pages / 4 * 3 <= INT64_MAX / psz &&
             (int64_t)pages / 4 * 3 * psz < b)
             b = (int64_t)pages / 4 * 3 * psz;
+        const char *env = getenv("NANOBENCH_MEM_BUDGET_MB");
+        char *end;
+        long long mb = env ? strtoll(env, &end, 10) : 0;
+        if (env && *end == 0 && mb > 0 && mb < b / 1048576)
+            b = (int64_t)mb * 1048576;
         budget = b;
     }
     return budget;
@@ -430,7 +435,7 @@ static const char *npy_key(const char *hdr, const char *key)
     char pat[32];
     snprintf(pat, sizeof pat, "'%s'", key);
     const char *p = strstr(hdr, pat);
-    if (!p)
+    if (!p || strstr(p + 1, pat)) /* absent, or given twice */
         return NULL;
     p += strlen(pat);
     while (*p == ' ')
@@ -481,7 +486,7 @@ nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
     memcpy(hdr, buf + off, hlen);
     hdr[hlen] = 0;
     off += hlen;
-    why = "header has no 'descr'";
+    why = "header has no 'descr' (or has it twice)";
     const char *p = npy_key(hdr, "descr");
     if (!p || (*p != '\'' && *p != '"'))
         goto fail;
@@ -499,14 +504,14 @@ nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: .npy dtype '%s' is not supported", path,
                        descr);
     }
-    why = "header has no 'fortran_order'";
+    why = "header has no 'fortran_order' (or has it twice)";
     p = npy_key(hdr, "fortran_order");
     if (!p)
         goto fail;
     why = "fortran_order arrays are not supported (save with C order)";
-    if (strncmp(p, "False", 5) != 0)
+    if (strncmp(p, "False", 5) != 0 || (p[5] != ',' && p[5] != ' ' && p[5] != '}'))
         goto fail;
-    why = "header has no 'shape'";
+    why = "header has no 'shape' (or has it twice)";
     p = npy_key(hdr, "shape");
     if (!p || *p != '(')
         goto fail;
@@ -540,7 +545,7 @@ nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
         free(buf);
         return e;
     }
-    if (len - off < t->nbytes) {
+    if (len - off != t->nbytes) { /* short, or trailing bytes: not what the header says */
         e = nb_fail(st, NB_ERR_FORMAT, "%s: .npy data is %zu bytes, shape needs %zu", path,
                     len - off, t->nbytes);
         nb_tensor_free(t);

@@ -190,8 +190,9 @@ nb_infer_fn nb_infer_lookup(const char *op_type);
 const char *const *nb_infer_op_list(int *n);
 
 /* Runs the infer function of node ni with in[] built from the graph's values; writes the
- * results into the node's output values (dims merged with what the model declares;
- * a contradiction is NB_ERR_SHAPE). Folded values (out.value) become const_val.
+ * results into the node's output values (what inference knows wins; what the model
+ * declares fills the rest: a declared graph output shape that contradicts inference is a
+ * warning on the model, as in ONNX Runtime). Folded values (out.value) become const_val.
  * Errors from the op's rules are prefixed with the node name. */
 nb_err nb_infer_node(nb_graph *g, int ni, nb_status *st);
 /* nb_infer_node over every node in order (and subgraphs). */

@@ -55,8 +55,8 @@ bool nb_dtype_supported(nb_dtype t);
 bool nb_dtype_is_float(nb_dtype t);    /* FLOAT, FLOAT16 */
 bool nb_dtype_is_signed(nb_dtype t);   /* INT8..INT64 and floats */
 
-/* Memory budget for tensor buffers (bytes): the smaller of NB_MAX_TENSOR_BYTES and 3/4 of
- * the machine's RAM. An allocation that would take the live total beyond it is NB_ERR_SHAPE
+/* Memory budget for tensor buffers (bytes): the smaller of NB_MAX_TENSOR_BYTES, 3/4 of
+ * the machine's RAM and NANOBENCH_MEM_BUDGET_MB (environment, MiB; read once). An allocation that would take the live total beyond it is NB_ERR_SHAPE
  * naming the shape, instead of the process being killed by the kernel's OOM killer. */
 int64_t nb_mem_budget(void);
 /* Bytes held by live tensor buffers of this process. */
