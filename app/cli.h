@@ -2,9 +2,12 @@
 #ifndef NB_APP_CLI_H
 #define NB_APP_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "nb/db.h"
 #include "nb/ref.h"
 
 /* Matches argv[*i] against "--name VALUE" or "--name=VALUE"; on a match sets *val, advances
@@ -20,7 +23,40 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * a tensor name from a model stays on one line and in one tab-separated field. */
 void cli_put_escaped(FILE *f, const char *s);
 
+/* Prints "nanobench: <message>" to stderr (one line), keeps it as the run's error, and
+ * returns status. */
+int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- run recording (record.c) ---- */
+typedef struct cli_rec {
+    const char *db_path;       /* --db, else NANOBENCH_DB or the default */
+    bool no_record;            /* --no-record */
+    bool require_record;       /* --require-record: no database, no run (exit 2) */
+    int64_t parent;            /* --parent RUN: the run this one derives from */
+    nb_db *db;
+    nb_run *run;
+    int64_t run_id;
+    struct json_t *params;     /* the run's parameters, built by the command */
+    char last_error[1024];     /* the last error line printed */
+} cli_rec;
+extern cli_rec g_rec;
+
+/* Opens the database and writes the 'running' row; returns 0, or 2 when recording is
+ * required and impossible (the message printed). */
+int rec_start(const char *kind, const char *model_path, int argc, char **argv);
+/* Adds a string parameter (printf-style) / a jansson value (reference stolen). */
+void rec_param(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rec_param_json(const char *key, void *json);
+void rec_metric(const char *name, double value, const char *unit);
+void rec_artifact(const char *role, const char *path);
+/* The model's opset, inputs and outputs for its row. */
+void rec_model(const nb_model *m);
+void rec_error(const char *fmt, va_list ap);
+/* Ends the run with rc's status; returns the exit status. */
+int rec_finish(int rc);
+
 int cmd_info(int argc, char **argv);
 int cmd_infer(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 #endif

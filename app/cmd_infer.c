@@ -156,9 +156,8 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/.nb-infer.%ld", dir, (long)getpid());
     if (mkdir(tmp, 0777) != 0) {
-        fprintf(stderr, "nanobench: %s: cannot create a folder in the output folder: %s\n",
-                tmp, strerror(errno));
-        return 2;
+        return cli_fail(2, "%s: cannot create a folder in the output folder: %s", tmp,
+                        strerror(errno));
     }
     char *manifest = NULL;
     size_t mlen = 0;
@@ -213,17 +212,14 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
     for (int i = 0; i < d->n && rc == 0; i++) {
         snprintf(tp, sizeof tp, "%s/%s", tmp, fname[i]);
         if (rename(tp, d->files[i].path) != 0) {
-            fprintf(stderr, "nanobench: %s: cannot write: %s\n", d->files[i].path,
-                    strerror(errno));
-            rc = 2;
+            rc = cli_fail(2, "%s: cannot write: %s", d->files[i].path, strerror(errno));
         }
     }
     if (rc == 0) {
         snprintf(tp, sizeof tp, "%s/manifest.tsv", tmp);
         snprintf(mp, sizeof mp, "%s/manifest.tsv", dir);
         if (rename(tp, mp) != 0) {
-            fprintf(stderr, "nanobench: %s: cannot write: %s\n", mp, strerror(errno));
-            rc = 2;
+            rc = cli_fail(2, "%s: cannot write: %s", mp, strerror(errno));
         }
     }
     for (int k = 0; k < n_old; k++) {
@@ -302,11 +298,24 @@ int cmd_infer(int argc, char **argv)
     const char *names[64];
     char *namebuf[64] = {0};
     dump_ctx d = {0};
-    int rc = 0;
+    int rc = rec_start("infer", model, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("model", "%s", model);
+    rec_param("output_dir", "%s", outdir);
+    if (shape)
+        rec_param("input_shape", "%s", shape);
+    rec_param("dump_all", "%s", dump_all ? "true" : "false");
+    for (int i = 0; i < n_inputs; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "input_%d", i);
+        rec_param(key, "%s", inputs[i]);
+    }
     if (nb_ref_load(model, &lo, &m, &st)) {
         rc = cli_error(&st);
         goto out;
     }
+    rec_model(m);
     const nb_graph *g = m->graph;
     for (int i = 0; i < n_inputs; i++) {
         const char *spec = inputs[i];
@@ -324,25 +333,22 @@ int cmd_infer(int argc, char **argv)
         if (id < 0 && !eq && g->n_inputs == 1)
             id = g->inputs[0];
         if (id < 0 || !g->values[id].is_input) {
-            fprintf(stderr, "nanobench: --input %s: %s is not an input of %s (use NAME=FILE)\n",
+            rc = cli_fail(2, "--input %s: %s is not an input of %s (use NAME=FILE)",
                     spec, namebuf[i] ? namebuf[i] : spec, model);
-            rc = 2;
             goto out;
         }
         const nb_value *v = &g->values[id];
         for (int k = 0; k < i; k++)
             if (names[k] == v->name) {
-                fprintf(stderr, "nanobench: --input %s: input '%s' is given twice\n", spec,
+                rc = cli_fail(2, "--input %s: input '%s' is given twice", spec,
                         v->name);
-                rc = 2;
                 goto out;
             }
         names[i] = v->name;
         size_t fl = strlen(file);
         if (fl == 0) {
-            fprintf(stderr, "nanobench: --input %s: no file given for input '%s' "
-                    "(NAME=FILE)\n", spec, v->name);
-            rc = 2;
+            rc = cli_fail(2, "--input %s: no file given for input '%s' "
+                    "(NAME=FILE)", spec, v->name);
             goto out;
         }
         bool bin = fl > 4 && !strcmp(file + fl - 4, ".bin");
@@ -352,17 +358,15 @@ int cmd_infer(int argc, char **argv)
             for (int k = 0; known && k < v->rank; k++)
                 known = v->dims[k] >= 0;
             if (!known) {
-                fprintf(stderr, "nanobench: %s: input '%s' has dynamic dims; give --input_shape "
-                        "or a .npy file\n", file, v->name);
-                rc = 2;
+                rc = cli_fail(2, "%s: input '%s' has dynamic dims; give --input_shape "
+                        "or a .npy file", file, v->name);
                 goto out;
             }
         }
         if (random && !nb_dtype_is_float(v->dtype)) {
-            fprintf(stderr, "nanobench: --input %s: random inputs are for float inputs; input "
-                    "'%s' is %s: give a .npy or .bin file\n", spec, v->name,
+            rc = cli_fail(2, "--input %s: random inputs are for float inputs; input "
+                    "'%s' is %s: give a .npy or .bin file", spec, v->name,
                     nb_dtype_name(v->dtype));
-            rc = 2;
             goto out;
         }
         if (random) {
@@ -371,9 +375,8 @@ int cmd_infer(int argc, char **argv)
             unsigned long long seed = file[6] == ':' ? strtoull(file + 7, &end, 10) : 0;
             if (file[6] == ':' && (!end || *end || end == file + 7 || file[7] < '0' ||
                                    file[7] > '9' || errno || seed > UINT32_MAX)) {
-                fprintf(stderr, "nanobench: --input %s: the seed must be an integer from 0 to "
-                        "4294967295 (random:SEED)\n", spec);
-                rc = 2;
+                rc = cli_fail(2, "--input %s: the seed must be an integer from 0 to "
+                        "4294967295 (random:SEED)", spec);
                 goto out;
             }
             if (nb_tensor_new(v->dtype, v->rank, v->dims, &tins[i], &st)) {
@@ -396,16 +399,14 @@ int cmd_infer(int argc, char **argv)
             for (int k = 0; ok && v->rank >= 0 && k < v->rank; k++)
                 ok = v->dims[k] < 0 || v->dims[k] == tins[i]->dims[k];
             if (v->dtype != NB_UNDEFINED && v->dtype != tins[i]->dtype) {
-                fprintf(stderr, "nanobench: %s: input '%s' must be %s, the file holds %s\n", file,
+                rc = cli_fail(2, "%s: input '%s' must be %s, the file holds %s", file,
                         v->name, nb_dtype_name(v->dtype), nb_dtype_name(tins[i]->dtype));
-                rc = 2;
                 goto out;
             }
             if (!ok) {
-                fprintf(stderr, "nanobench: %s: input '%s' must have shape %s, the file has %s\n",
+                rc = cli_fail(2, "%s: input '%s' must have shape %s, the file has %s",
                         file, v->name, nb_shape_str(v->rank, v->dims, ',', a, sizeof a),
                         nb_shape_str(tins[i]->rank, tins[i]->dims, ',', b, sizeof b));
-                rc = 2;
                 goto out;
             }
         }
@@ -422,8 +423,7 @@ int cmd_infer(int argc, char **argv)
                                        g->values[g->inputs[k]].name);
         }
         if (mo) {
-            fprintf(stderr, "nanobench: %s: no --input for %s\n", model, missing);
-            rc = 2;
+            rc = cli_fail(2, "%s: no --input for %s", model, missing);
             goto out;
         }
     }
@@ -469,9 +469,8 @@ int cmd_infer(int argc, char **argv)
             }
     }
     if (mkdir_p(outdir) != 0) {
-        fprintf(stderr, "nanobench: %s: cannot create output folder: %s\n", outdir,
+        rc = cli_fail(2, "%s: cannot create output folder: %s", outdir,
                 strerror(errno));
-        rc = 2;
         goto out;
     }
     rc = write_outputs(outdir, &d, &st);
@@ -496,6 +495,21 @@ int cmd_infer(int argc, char **argv)
     }
     printf("reference run: %.3f ms; %d tensor%s written to %s\n", ms, d.n, d.n == 1 ? "" : "s",
            outdir);
+    rec_metric("reference_ms", ms, "ms");
+    rec_metric("tensors_written", d.n, "");
+    for (int i = 0; i < n_inputs; i++) {
+        const char *eq = strrchr(inputs[i], '=');
+        const char *file = eq && namebuf[i] ? eq + 1 : inputs[i];
+        if (strncmp(file, "random", 6) != 0)
+            rec_artifact("input", file);
+    }
+    for (int i = 0; i < d.n; i++)
+        rec_artifact(strcmp(d.files[i].kind, "output") ? "dump" : "output", d.files[i].path);
+    {
+        char mp[4096];
+        snprintf(mp, sizeof mp, "%s/manifest.tsv", outdir);
+        rec_artifact("manifest", mp);
+    }
 out:
     for (int i = 0; i < d.n; i++) {
         free(d.files[i].name);

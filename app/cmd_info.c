@@ -99,11 +99,18 @@ int cmd_info(int argc, char **argv)
     }
     if (!model)
         return cli_usage_error("info", "no model given");
+    int rc = rec_start("info", model, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("model", "%s", model);
+    if (shape)
+        rec_param("input_shape", "%s", shape);
     nb_status st = {0};
     nb_load_opts lo = {.input_shape = shape};
     nb_model *m;
     if (nb_model_load(model, &lo, &m, &st))
         return cli_error(&st);
+    rec_model(m);
     /* histogram of the model as written, before folding */
     opcount counts[256];
     int nops = 0;
@@ -144,6 +151,13 @@ int cmd_info(int argc, char **argv)
                nb_ref_supports(names[i]) ? "yes" : "NOT IMPLEMENTED");
     for (int i = 0; i < m->n_warnings; i++)
         printf("warning:   %s\n", m->warnings[i]);
+    int unsupported = 0;
+    for (int i = 0; i < nops; i++)
+        unsupported += !nb_ref_supports(names[i]);
+    rec_metric("model_bytes", (double)m->file_bytes, "B");
+    rec_metric("nodes", all_nodes, "");
+    rec_metric("op_types", nops, "");
+    rec_metric("ops_not_in_reference", unsupported, "");
     free(names);
     nb_model_free(m);
     return 0;

@@ -1,6 +1,7 @@
 /* nanobench: command-line entry point. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -45,7 +46,21 @@ void cli_put_escaped(FILE *f, const char *s)
 int cli_error(const nb_status *st)
 {
     fprintf(stderr, "nanobench: %s\n", st->msg);
+    snprintf(g_rec.last_error, sizeof g_rec.last_error, "%s", st->msg);
     return nb_exit_code(st->code);
+}
+
+int cli_fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rec_error(fmt, ap);
+    va_end(ap);
+    for (char *p = g_rec.last_error; *p; p++) /* one line, whatever a name held */
+        if ((unsigned char)*p < 0x20)
+            *p = '?';
+    fprintf(stderr, "nanobench: %s\n", g_rec.last_error);
+    return status;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -73,16 +88,65 @@ static void usage(FILE *f)
             "        [--dump-all] [--input_shape ...]   run the float32 reference (golden)\n"
             "        and write the outputs (with --dump-all every intermediate tensor) as .npy\n"
             "\n"
+            "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
+            "        browse, compare and export the recorded runs\n"
+            "\n"
             "options:\n"
-            "  -h, --help     this help (also 'nanobench <command> --help')\n"
-            "  -V, --version  print the version\n"
+            "  -h, --help        this help (also 'nanobench <command> --help')\n"
+            "  -V, --version     print the version\n"
+            "  --db PATH         run database (default $NANOBENCH_DB, else\n"
+            "                    $XDG_DATA_HOME/nanobench/runs.db or ~/.local/share/nanobench/runs.db)\n"
+            "  --no-record       do not record this run\n"
+            "  --require-record  fail (exit 2) when the run cannot be recorded\n"
+            "  --parent RUN      record this run as derived from run RUN (lineage)\n"
             "\n"
             "Exit status: 0 success, 2 bad input (model, flag, data), 1 internal error.\n",
             NB_VERSION);
 }
 
+/* Takes the options every command shares out of argv: --db PATH, --no-record,
+ * --require-record, --parent RUN. Returns 0, or 2 after a usage error. */
+static int global_options(int *argc, char **argv)
+{
+    int o = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v;
+        int r;
+        if ((r = cli_opt(*argc, argv, &i, "--db", &v))) {
+            if (r < 0 || !*v) {
+                fprintf(stderr, "nanobench: --db needs a file path\n");
+                return 2;
+            }
+            g_rec.db_path = v;
+        } else if (!strcmp(argv[i], "--no-record")) {
+            g_rec.no_record = true;
+        } else if (!strcmp(argv[i], "--require-record")) {
+            g_rec.require_record = true;
+        } else if ((r = cli_opt(*argc, argv, &i, "--parent", &v))) {
+            char *end;
+            long long id = r > 0 ? strtoll(v, &end, 10) : 0;
+            if (r < 0 || *end || id <= 0) {
+                fprintf(stderr, "nanobench: --parent needs a run id (see 'nanobench history')\n");
+                return 2;
+            }
+            g_rec.parent = id;
+        } else {
+            argv[o++] = argv[i];
+        }
+    }
+    if (g_rec.no_record && g_rec.require_record) {
+        fprintf(stderr, "nanobench: --no-record and --require-record contradict each other\n");
+        return 2;
+    }
+    *argc = o;
+    argv[o] = NULL;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (global_options(&argc, argv))
+        return 2;
     if (argc < 2) {
         usage(stdout);
         return 0;
@@ -96,10 +160,14 @@ int main(int argc, char **argv)
         printf("nanobench %s\n", NB_VERSION);
         return 0;
     }
+    int rc;
     if (!strcmp(cmd, "info"))
-        return cmd_info(argc - 1, argv + 1);
-    if (!strcmp(cmd, "infer"))
-        return cmd_infer(argc - 1, argv + 1);
-    fprintf(stderr, "nanobench: unknown command '%s' (see 'nanobench --help')\n", cmd);
-    return 2;
+        rc = cmd_info(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "infer"))
+        rc = cmd_infer(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "history"))
+        return cmd_history(argc - 1, argv + 1);
+    else
+        return cli_fail(2, "unknown command '%s' (see 'nanobench --help')", cmd);
+    return rec_finish(rc);
 }

@@ -9,8 +9,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 models=$("$root/tests/data/fetch_models.sh" | tail -n 1)
 nb="$root/build/app/nanobench"
 echo "== nanobench info $models/embedding_model.onnx"
-"$nb" info "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1"
+"$nb" info "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" | tee "${TMPDIR:-/tmp}/nanobench-demo.info"
+info_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "${TMPDIR:-/tmp}/nanobench-demo.info")
 out=${TMPDIR:-/tmp}/nanobench-demo
 echo "== nanobench infer (golden run, every layer dumped to $out)"
-"$nb" infer "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" \
+"$nb" infer "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" ${info_run:+--parent $info_run} \
     --input input_1=random:7 --output-dir "$out" --dump-all
+echo "== nanobench history (both runs are recorded; the infer run is a child of the info run)"
+"$nb" history --limit 5

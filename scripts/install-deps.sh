@@ -3,7 +3,8 @@
 # only when something is missing). Uses sudo when not root.
 set -eu
 pkgs="build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-libonnx-testdata libopenblas-dev libcmocka-dev ca-certificates"
+libonnx-testdata libopenblas-dev libcmocka-dev ca-certificates libsqlite3-dev libjansson-dev
+nettle-dev libcsv-dev"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -9,6 +9,7 @@ DATA=${NB_TESTDATA:-/usr/share/libonnx-testdata/data}/node
 T=$(mktemp -d /tmp/nb_test_cli.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fails=0
+export NANOBENCH_DB="$T/runs.db" NANOBENCH_DB_TIMEOUT_MS=300   # never the user's database
 
 # expect STATUS DESCRIPTION -- command...   (stderr in $T/err, stdout in $T/out)
 expect() {
@@ -106,5 +107,38 @@ expect 0 "infer: tab and newline in an output name" -- "$NB" infer "$T/odd.onnx"
 expect 0 "info: a 3000-character dim name" -- "$NB" info "$T/long.onnx"
 grep -q 'sss\.\.\.\]' "$T/out" || { echo "FAIL: long dim not cut"; cat "$T/out"; fails=$((fails + 1)); }
 
+
+# run history: the commands above were recorded
+expect 0 "history list" -- "$NB" history --limit 0
+grep -q "infer  *ok" "$T/out" && grep -q "infer  *error" "$T/out" && grep -q "info  *ok" "$T/out" ||
+    { echo "FAIL: history lacks runs"; cat "$T/out"; fails=$((fails + 1)); }
+"$NB" info "$M" >"$T/out" 2>&1
+parent=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "$T/out")
+"$NB" --parent "$parent" infer "$M" --input "$T/good.npy" --output-dir "$T/lin" >"$T/out" 2>&1
+child=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "$T/out")
+expect 0 "history show" -- "$NB" history show "$child"
+grep -q "^ancestors  *$parent\$" "$T/out" && grep -q "output .*y.npy" "$T/out" ||
+    { echo "FAIL: show lacks lineage or artifacts"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "history diff" -- "$NB" history diff "$parent" "$child"
+grep -q "^\* argv" "$T/out" || { echo "FAIL: diff shows no parameter change"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "history export csv to a file" -- "$NB" history export --format csv --out "$T/runs.csv" --kind infer
+head -1 "$T/runs.csv" | grep -q "^run_id,kind,status,model" || { echo "FAIL: csv header"; fails=$((fails + 1)); }
+expect 0 "history export json" -- "$NB" history export --format json --limit 3
+grep -q '"artifacts"' "$T/out" || { echo "FAIL: json export"; fails=$((fails + 1)); }
+expect 2 "history show of a run that does not exist" -- "$NB" history show 999999; mentions "no run 999999"
+expect 2 "history show of a bad id" -- "$NB" history show 12x
+expect 2 "history: bad --since" -- "$NB" history --since yesterday; mentions "YYYY-MM-DD"
+expect 2 "history rm without a terminal or --yes" -- "$NB" history rm "$child" </dev/null
+expect 0 "history rm --yes" -- "$NB" history rm "$child" --yes
+expect 2 "history export to a folder that does not exist" -- "$NB" history export --out "$T/no/such/dir/x.csv"
+[ ! -e "$T/no" ] || { echo "FAIL: export created a folder"; fails=$((fails + 1)); }
+
+# an unusable database: the command still does its job, with one warning, unless required
+head -c 5000 /dev/urandom >"$T/corrupt.db"
+expect 0 "info with a corrupt database still runs" -- "$NB" --db "$T/corrupt.db" info "$M"
+grep -q "warning: .*corrupt.db.*not recorded" "$T/err" || { echo "FAIL: no warning"; cat "$T/err"; fails=$((fails + 1)); }
+expect 2 "--require-record with a corrupt database" -- "$NB" --db "$T/corrupt.db" --require-record info "$M"; mentions "corrupt.db"
+expect 0 "--no-record" -- "$NB" --no-record --db "$T/corrupt.db" info "$M"
+[ ! -s "$T/err" ] || { echo "FAIL: --no-record touched the database"; cat "$T/err"; fails=$((fails + 1)); }
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

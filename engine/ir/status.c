@@ -71,6 +71,7 @@ const char *nb_err_name(nb_err code)
     case NB_ERR_ATTR: return "attribute";
     case NB_ERR_UNSUPPORTED: return "unsupported";
     case NB_ERR_ARG: return "argument";
+    case NB_ERR_DB: return "database";
     case NB_ERR_NOMEM: return "nomem";
     case NB_ERR_INTERNAL: return "internal";
     }

@@ -28,6 +28,7 @@ typedef enum nb_err {
     NB_ERR_ATTR,        /* invalid or missing attribute (e.g. Conv stride 0) */
     NB_ERR_UNSUPPORTED, /* operator, dtype or feature not implemented */
     NB_ERR_ARG,         /* wrong user argument: flag syntax, input that does not match the model */
+    NB_ERR_DB,          /* run database locked, read-only, corrupt or from a newer nanobench */
     NB_ERR_NOMEM,       /* allocation failed */
     NB_ERR_INTERNAL     /* a bug in nanobench */
 } nb_err;

@@ -1,0 +1,423 @@
+/* nanobench run store: reading runs, lineage, removal (include/nb/db.h). */
+#define _DEFAULT_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db_internal.h"
+
+static const char *const kinds[] = {"info",    "infer", "estimate", "calibrate",
+                                    "compile", "run",   "compare",  "bringup"};
+
+static char *dup_col(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+static void copy_col(sqlite3_stmt *s, int i, char *dst, size_t len)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    snprintf(dst, len, "%s", t ? (const char *)t : "");
+}
+
+static double col_double(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+/* A 'running' row whose process is gone (same host, pid not alive) shows as 'crashed'. */
+static void derive_status(nb_run_row *r)
+{
+    if (strcmp(r->status, "running") != 0 || r->pid <= 0 || !r->host)
+        return;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    if (strcmp(host, r->host) != 0 || r->pid > INT_MAX)
+        return;
+    if (kill((pid_t)r->pid, 0) != 0 && errno == ESRCH)
+        snprintf(r->status, sizeof r->status, "crashed");
+}
+
+#define RUN_COLS                                                                            \
+    "SELECT r.id, r.parent_id, r.kind, r.status, r.started, r.finished, r.wall_ms, m.path, " \
+    "m.sha256, r.params, r.error, r.version, r.host, r.pid FROM runs r "                     \
+    "LEFT JOIN models m ON m.id = r.model_id "
+
+static void read_row(sqlite3_stmt *s, nb_run_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(s, 0);
+    r->parent_id = sqlite3_column_int64(s, 1);
+    copy_col(s, 2, r->kind, sizeof r->kind);
+    copy_col(s, 3, r->status, sizeof r->status);
+    copy_col(s, 4, r->started, sizeof r->started);
+    copy_col(s, 5, r->finished, sizeof r->finished);
+    r->wall_ms = col_double(s, 6);
+    r->model_path = dup_col(s, 7);
+    r->model_sha256 = dup_col(s, 8);
+    r->params = dup_col(s, 9);
+    r->error = dup_col(s, 10);
+    r->version = dup_col(s, 11);
+    r->host = dup_col(s, 12);
+    r->pid = sqlite3_column_int64(s, 13);
+    derive_status(r);
+}
+
+static bool valid_since(const char *s)
+{
+    /* YYYY-MM-DD, optionally THH:MM or THH:MM:SS */
+    static const char *const forms[] = {"dddd-dd-dd", "dddd-dd-ddTdd:dd", "dddd-dd-ddTdd:dd:dd"};
+    for (size_t f = 0; f < 3; f++) {
+        const char *p = forms[f];
+        size_t n = strlen(p);
+        if (strlen(s) != n)
+            continue;
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++)
+            ok = p[i] == 'd' ? isdigit((unsigned char)s[i]) : s[i] == p[i];
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
+static bool is_hex_prefix(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 6 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
+                  nb_status *st)
+{
+    static const nb_run_filter none = {0};
+    if (!f)
+        f = &none;
+    *rows = NULL;
+    *n = 0;
+    if (f->kind) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+            ok |= !strcmp(kinds[i], f->kind);
+        if (!ok)
+            return nb_fail(st, NB_ERR_ARG, "--kind %s: not a run kind (info, infer, estimate, "
+                           "calibrate, compile, run, compare, bringup)", f->kind);
+    }
+    if (f->since && !valid_since(f->since))
+        return nb_fail(st, NB_ERR_ARG, "--since %s: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] "
+                       "(UTC)", f->since);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, RUN_COLS
+                           "WHERE (?1 IS NULL OR r.kind = ?1) AND (?2 IS NULL OR m.path = ?2 "
+                           "OR m.sha256 LIKE ?3) AND (?4 IS NULL OR r.started >= ?4) "
+                           "ORDER BY r.id DESC LIMIT ?5", -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read");
+    char abs[PATH_MAX], like[80];
+    if (f->kind)
+        sqlite3_bind_text(s, 1, f->kind, -1, SQLITE_TRANSIENT);
+    if (f->model) {
+        sqlite3_bind_text(s, 2, realpath(f->model, abs) ? abs : f->model, -1, SQLITE_TRANSIENT);
+        if (is_hex_prefix(f->model)) {
+            snprintf(like, sizeof like, "%s%%", f->model);
+            for (char *p = like; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+            sqlite3_bind_text(s, 3, like, -1, SQLITE_TRANSIENT);
+        }
+    }
+    if (f->since)
+        sqlite3_bind_text(s, 4, f->since, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 5, f->limit > 0 ? f->limit : -1);
+    int cap = 0, rc;
+    nb_err e = NB_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int nc = cap ? cap * 2 : 32;
+            nb_run_row *r = realloc(*rows, sizeof(nb_run_row) * (size_t)nc);
+            if (!r) {
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *rows = r;
+            cap = nc;
+        }
+        read_row(s, &(*rows)[(*n)++]);
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    if (e) {
+        nb_run_rows_free(*rows, *n);
+        *rows = NULL;
+        *n = 0;
+    }
+    return e;
+}
+
+nb_err nb_db_get(nb_db *db, int64_t id, nb_run_row *row, nb_status *st)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, RUN_COLS "WHERE r.id = ?", -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read");
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    nb_err e = NB_OK;
+    if (rc == SQLITE_ROW)
+        read_row(s, row);
+    else if (rc == SQLITE_DONE)
+        e = nb_fail(st, NB_ERR_ARG, "%s: no run %lld", db->path, (long long)id);
+    else
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    return e;
+}
+
+static void row_free(nb_run_row *r)
+{
+    free(r->model_path);
+    free(r->model_sha256);
+    free(r->params);
+    free(r->error);
+    free(r->version);
+    free(r->host);
+}
+
+void nb_run_rows_free(nb_run_row *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++)
+        row_free(&rows[i]);
+    free(rows);
+}
+
+nb_err nb_db_metrics(nb_db *db, int64_t run, nb_metric_row **rows, int *n, nb_status *st)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, "SELECT name, unit, value FROM metrics WHERE run_id = ? "
+                           "ORDER BY rowid", -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read");
+    sqlite3_bind_int64(s, 1, run);
+    int cap = 0, rc;
+    nb_err e = NB_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int nc = cap ? cap * 2 : 16;
+            nb_metric_row *r = realloc(*rows, sizeof(nb_metric_row) * (size_t)nc);
+            if (!r) {
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *rows = r;
+            cap = nc;
+        }
+        nb_metric_row *m = &(*rows)[(*n)++];
+        m->name = dup_col(s, 0);
+        m->unit = dup_col(s, 1);
+        m->value = col_double(s, 2);
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    return e;
+}
+
+void nb_metric_rows_free(nb_metric_row *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++) {
+        free(rows[i].name);
+        free(rows[i].unit);
+    }
+    free(rows);
+}
+
+nb_err nb_db_layers(nb_db *db, int64_t run, nb_layer_row **rows, int *n, nb_status *st)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, "SELECT l.id, l.layer, l.op_type, m.name, m.value FROM "
+                           "layer_results l LEFT JOIN layer_metrics m ON m.layer_result_id = "
+                           "l.id WHERE l.run_id = ? ORDER BY l.seq, m.rowid", -1, &s,
+                           NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read");
+    sqlite3_bind_int64(s, 1, run);
+    int cap = 0, rc;
+    int64_t last = -1;
+    nb_err e = NB_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        if (id != last) {
+            if (*n == cap) {
+                int nc = cap ? cap * 2 : 64;
+                nb_layer_row *r = realloc(*rows, sizeof(nb_layer_row) * (size_t)nc);
+                if (!r) {
+                    e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                *rows = r;
+                cap = nc;
+            }
+            nb_layer_row *l = &(*rows)[(*n)++];
+            memset(l, 0, sizeof *l);
+            l->layer = dup_col(s, 1);
+            l->op_type = dup_col(s, 2);
+            last = id;
+        }
+        if (sqlite3_column_type(s, 3) == SQLITE_NULL)
+            continue;
+        nb_layer_row *l = &(*rows)[*n - 1];
+        nb_metric_row *m = realloc(l->m, sizeof(nb_metric_row) * (size_t)(l->n + 1));
+        if (!m) {
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        l->m = m;
+        m[l->n].name = dup_col(s, 3);
+        m[l->n].unit = strdup("");
+        m[l->n].value = col_double(s, 4);
+        l->n++;
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    return e;
+}
+
+void nb_layer_rows_free(nb_layer_row *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++) {
+        free(rows[i].layer);
+        free(rows[i].op_type);
+        nb_metric_rows_free(rows[i].m, rows[i].n);
+    }
+    free(rows);
+}
+
+nb_err nb_db_artifacts(nb_db *db, int64_t run, nb_artifact_row **rows, int *n,
+                       nb_status *st)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, "SELECT role, path, sha256, bytes FROM artifacts WHERE "
+                           "run_id = ? ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read");
+    sqlite3_bind_int64(s, 1, run);
+    int cap = 0, rc;
+    nb_err e = NB_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int nc = cap ? cap * 2 : 16;
+            nb_artifact_row *r = realloc(*rows, sizeof(nb_artifact_row) * (size_t)nc);
+            if (!r) {
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *rows = r;
+            cap = nc;
+        }
+        nb_artifact_row *a = &(*rows)[(*n)++];
+        a->role = dup_col(s, 0);
+        a->path = dup_col(s, 1);
+        a->sha256 = dup_col(s, 2);
+        a->bytes = sqlite3_column_int64(s, 3);
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    return e;
+}
+
+void nb_artifact_rows_free(nb_artifact_row *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++) {
+        free(rows[i].role);
+        free(rows[i].path);
+        free(rows[i].sha256);
+    }
+    free(rows);
+}
+
+static nb_err id_list(nb_db *db, const char *sql, int64_t run, int64_t **ids, int *n,
+                      nb_status *st)
+{
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read");
+    sqlite3_bind_int64(s, 1, run);
+    int rc, cap = 0;
+    nb_err e = NB_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int nc = cap ? cap * 2 : 16;
+            int64_t *p = realloc(*ids, sizeof(int64_t) * (size_t)nc);
+            if (!p) {
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *ids = p;
+            cap = nc;
+        }
+        (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    return e;
+}
+
+nb_err nb_db_lineage(nb_db *db, int64_t run, int64_t **up, int *n_up, int64_t **down,
+                     int *n_down, nb_status *st)
+{
+    /* depth-limited recursive queries: a cycle (impossible through the API, possible in a
+       hand-edited file) cannot loop forever */
+    nb_err e = id_list(db, "WITH RECURSIVE a(id, d) AS (SELECT parent_id, 1 FROM runs WHERE "
+                       "id = ?1 AND parent_id IS NOT NULL UNION ALL SELECT r.parent_id, a.d + 1 "
+                       "FROM runs r JOIN a ON r.id = a.id WHERE r.parent_id IS NOT NULL AND "
+                       "a.d < 1000) SELECT id FROM a ORDER BY d", run, up, n_up, st);
+    if (e)
+        return e;
+    e = id_list(db, "WITH RECURSIVE c(id, d) AS (SELECT id, 1 FROM runs WHERE parent_id = ?1 "
+                "UNION ALL SELECT r.id, c.d + 1 FROM runs r JOIN c ON r.parent_id = c.id "
+                "WHERE c.d < 1000) SELECT id FROM c ORDER BY d, id", run, down, n_down, st);
+    if (e) {
+        free(*up);
+        *up = NULL;
+        *n_up = 0;
+    }
+    return e;
+}
+
+static nb_err remove_body(nb_db *db, void *arg, nb_status *st)
+{
+    int64_t id = *(int64_t *)arg;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, "DELETE FROM runs WHERE id = ?", -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot delete");
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return nb_db_fail(db, st, "cannot delete");
+    if (sqlite3_changes(db->h) == 0)
+        return nb_fail(st, NB_ERR_ARG, "%s: no run %lld", db->path, (long long)id);
+    return NB_OK;
+}
+
+nb_err nb_db_remove(nb_db *db, int64_t run, nb_status *st)
+{
+    return nb_db_write(db, remove_body, &run, st);
+}
