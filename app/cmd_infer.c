@@ -168,6 +168,10 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
     char **fname = calloc((size_t)d->n + 1, sizeof(char *));
     if (!fname)
         rc = 1;
+    /* files of an earlier run (its manifest lists them) may be replaced; any other file
+       in the folder (the user's input.npy, say) is never written over */
+    char **old = NULL;
+    int n_old = previous_files(dir, &old);
     for (int i = 0; i < d->n && rc == 0; i++) {
         char base[200], fn[240];
         safe_name(d->files[i].name, base, sizeof base);
@@ -176,6 +180,15 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
             bool clash = !strcmp(fn, "manifest.tsv");
             for (int j = 0; j < i; j++)
                 clash |= !strcmp(fname[j], fn);
+            if (!clash) {
+                bool ours = false;
+                for (int j = 0; j < n_old && !ours; j++)
+                    ours = !strcmp(old[j], fn);
+                char ep[4400];
+                struct stat sb;
+                snprintf(ep, sizeof ep, "%s/%s", dir, fn);
+                clash = !ours && lstat(ep, &sb) == 0;
+            }
             if (!clash)
                 break;
             snprintf(fn, sizeof fn, "%s_%d.npy", base, k);
@@ -206,8 +219,6 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
         if (nb_write_file_atomic(tp, manifest, mlen, st))
             rc = cli_error(st);
     }
-    char **old = NULL;
-    int n_old = rc == 0 ? previous_files(dir, &old) : 0;
     /* move in: the .npy files, then the manifest that lists them */
     for (int i = 0; i < d->n && rc == 0; i++) {
         snprintf(tp, sizeof tp, "%s/%s", tmp, fname[i]);
@@ -380,6 +391,7 @@ int cmd_infer(int argc, char **argv)
                 goto out;
             }
             if (nb_tensor_new(v->dtype, v->rank, v->dims, &tins[i], &st)) {
+                nb_prefix(&st, "--input %s", spec);
                 rc = cli_error(&st);
                 goto out;
             }
@@ -425,6 +437,25 @@ int cmd_infer(int argc, char **argv)
         if (mo) {
             rc = cli_fail(2, "%s: no --input for %s", model, missing);
             goto out;
+        }
+    }
+    /* a symbolic dim shared by several inputs (silero_vad's 'batch' in input, h and c)
+       must have one size across the data given */
+    for (int i = 0; i < n_inputs; i++) {
+        const nb_value *vi = &g->values[nb_graph_find(g, names[i])];
+        for (int k = i + 1; k < n_inputs; k++) {
+            const nb_value *vk = &g->values[nb_graph_find(g, names[k])];
+            for (int a = 0; a < vi->rank && a < tins[i]->rank; a++)
+                for (int b = 0; b < vk->rank && b < tins[k]->rank; b++)
+                    if (vi->dim_params[a] && vk->dim_params[b] &&
+                        !strcmp(vi->dim_params[a], vk->dim_params[b]) &&
+                        tins[i]->dims[a] != tins[k]->dims[b]) {
+                        rc = cli_fail(2, "%s: dim '%s' is %lld in input '%s' and %lld in input "
+                                      "'%s'", model, vi->dim_params[a],
+                                      (long long)tins[i]->dims[a], vi->name,
+                                      (long long)tins[k]->dims[b], vk->name);
+                        goto out;
+                    }
         }
     }
     nb_exec_opts eo = {.keep_all = dump_all};

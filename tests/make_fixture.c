@@ -3,7 +3,8 @@
  * usage: make_fixture KIND PATH
  *   dup_outputs  y = Relu(x), x FLOAT [2,3]; the graph lists y twice as an output
  *   odd_names    the output is named "a<TAB>b<NEWLINE>c\" (a name that breaks naive TSV)
- *   long_dim     x has a 3000-character dim_param; y = Relu(x) */
+ *   long_dim     x has a 3000-character dim_param; y = Relu(x)
+ *   shared_dim   y = a + b, a and b FLOAT [N,3] sharing the symbol N */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,11 @@ int main(int argc, char **argv)
         static char sym[3001];
         memset(sym, 's', 3000);
         m->graph.input[0]->type->tensor_type->shape->dim[0]->dim_param = sym;
+    } else if (!strcmp(kind, "shared_dim")) {
+        mb_input(m, "a", 1, 2, dn3);
+        mb_input(m, "b", 1, 2, dn3);
+        mb_output(m, "y", 1, 2, dn3);
+        mb_node(m, "Add", (const char *[]){"a", "b", NULL}, (const char *[]){"y", NULL});
     } else {
         fprintf(stderr, "make_fixture: unknown kind '%s'\n", kind);
         return 2;

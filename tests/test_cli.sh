@@ -107,6 +107,16 @@ expect 0 "infer: tab and newline in an output name" -- "$NB" infer "$T/odd.onnx"
 expect 0 "info: a 3000-character dim name" -- "$NB" info "$T/long.onnx"
 grep -q 'sss\.\.\.\]' "$T/out" || { echo "FAIL: long dim not cut"; cat "$T/out"; fails=$((fails + 1)); }
 
+"$FIX" shared_dim "$T/shared.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+npy "$T/a23.npy" '<f4' '(2, 3)' 24
+npy "$T/b13.npy" '<f4' '(1, 3)' 12
+expect 2 "infer: data disagree on a shared dim symbol" -- "$NB" infer "$T/shared.onnx" --input "a=$T/a23.npy" --input "b=$T/b13.npy" --output-dir "$T/outdir"
+mentions "dim 'N' is 2 in input 'a' and 1 in input 'b'"; no_outputs
+
+# a dump never writes over a file of the user's in the output folder
+mkdir "$T/own" && cp "$T/good.npy" "$T/own/x.npy" && echo mine >>"$T/own/x.npy"
+expect 0 "infer --dump-all into a folder holding x.npy" -- "$NB" infer "$M" --input "x=$T/good.npy" --output-dir "$T/own" --dump-all
+tail -c 5 "$T/own/x.npy" | grep -q mine && [ -f "$T/own/x_2.npy" ] || { echo "FAIL: x.npy written over"; ls "$T/own"; fails=$((fails + 1)); }
 
 # run history: the commands above were recorded
 expect 0 "history list" -- "$NB" history --limit 0

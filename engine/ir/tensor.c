@@ -74,6 +74,7 @@ nb_err nb_shape_numel(int rank, const int64_t *dims, size_t elem_size, int64_t *
 
 /* Bytes held by live tensor buffers of this process, against nb_mem_budget(). */
 static _Atomic int64_t live_bytes;
+static const char *budget_source = "3/4 of RAM";
 
 int64_t nb_mem_budget(void)
 {
@@ -84,11 +85,14 @@ int64_t nb_mem_budget(void)
         if (pages > 0 && psz > 0 && (int64_t)pages / 4 * 3 <= INT64_MAX / psz &&
             (int64_t)pages / 4 * 3 * psz < b)
             b = (int64_t)pages / 4 * 3 * psz;
+        budget_source = b == NB_MAX_TENSOR_BYTES ? "the 16 GiB limit" : "3/4 of RAM";
         const char *env = getenv("NANOBENCH_MEM_BUDGET_MB");
         char *end;
         long long mb = env ? strtoll(env, &end, 10) : 0;
-        if (env && *end == 0 && mb > 0 && mb < b / 1048576)
+        if (env && *end == 0 && mb > 0 && mb < b / 1048576) {
             b = (int64_t)mb * 1048576;
+            budget_source = "NANOBENCH_MEM_BUDGET_MB";
+        }
         budget = b;
     }
     return budget;
@@ -112,9 +116,9 @@ static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool z
     if ((int64_t)nbytes > budget - live) {
         char b[160];
         return nb_fail(st, NB_ERR_SHAPE, "a tensor of shape %s needs %.1f MiB with %.1f MiB "
-                       "already in use; the budget is %.1f MiB (3/4 of RAM)",
+                       "already in use; the budget is %.1f MiB (%s)",
                        nb_shape_str(rank, dims, ',', b, sizeof b), (double)nbytes / 1048576.0,
-                       (double)live / 1048576.0, (double)budget / 1048576.0);
+                       (double)live / 1048576.0, (double)budget / 1048576.0, budget_source);
     }
     nb_tensor *t = calloc(1, sizeof *t);
     nb_buf *b = calloc(1, sizeof *b);
@@ -501,8 +505,9 @@ nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
     if (dt == NB_UNDEFINED) {
         free(hdr);
         free(buf);
-        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: .npy dtype '%s' is not supported", path,
-                       descr);
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: .npy dtype '%s' is not supported%s", path,
+                       descr, !strcmp(descr, "<f8") ? " [numpy's default float64: save it with "
+                       ".astype(numpy.float32)]" : "");
     }
     why = "header has no 'fortran_order' (or has it twice)";
     p = npy_key(hdr, "fortran_order");
