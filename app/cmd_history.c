@@ -246,13 +246,7 @@ static int cmd_show(nb_db *db, int argc, char **argv)
 out:
     free(up);
     free(down);
-    nb_run_rows_free(NULL, 0);
-    free(r.model_path);
-    free(r.model_sha256);
-    free(r.params);
-    free(r.error);
-    free(r.version);
-    free(r.host);
+    nb_run_row_clear(&r);
     return rc;
 }
 
@@ -277,9 +271,7 @@ static int cmd_diff(nb_db *db, int argc, char **argv)
     if (nb_db_get(db, id[0], &r[0], &st))
         return cli_error(&st);
     if (nb_db_get(db, id[1], &r[1], &st)) {
-        nb_run_rows_free(NULL, 0);
-        free(r[0].model_path), free(r[0].model_sha256), free(r[0].params), free(r[0].error),
-            free(r[0].version), free(r[0].host);
+            nb_run_row_clear(&r[0]);
         return cli_error(&st);
     }
     int rc = 0;
@@ -384,12 +376,7 @@ out:
     nb_metric_rows_free(m[0], nm[0]);
     nb_metric_rows_free(m[1], nm[1]);
     for (int s = 0; s < 2; s++) {
-        free(r[s].model_path);
-        free(r[s].model_sha256);
-        free(r[s].params);
-        free(r[s].error);
-        free(r[s].version);
-        free(r[s].host);
+        nb_run_row_clear(&r[s]);
     }
     return rc;
 }
@@ -488,12 +475,7 @@ static int cmd_rm(nb_db *db, int argc, char **argv)
     else
         printf("run %lld deleted (its files were not touched)\n", (long long)id);
 out:
-    free(r.model_path);
-    free(r.model_sha256);
-    free(r.params);
-    free(r.error);
-    free(r.version);
-    free(r.host);
+    nb_run_row_clear(&r);
     return rc;
 }
 

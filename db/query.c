@@ -31,6 +31,28 @@ static double col_double(sqlite3_stmt *s, int i)
     return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
 }
 
+/* Steps s to the end, appending one elem-sized row per result row (filled by fill) to
+ * *rows; finalizes s. On failure the rows read so far stay for the caller to free. */
+static nb_err read_rows(nb_db *db, sqlite3_stmt *s, size_t elem, void **rows, int *n,
+                        void (*fill)(sqlite3_stmt *, void *), nb_status *st)
+{
+    int cap = 0, rc;
+    nb_err e = NB_OK;
+    *rows = NULL;
+    *n = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (!nb_db_grow(rows, &cap, *n, elem)) {
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        fill(s, (char *)*rows + elem * (size_t)(*n)++);
+    }
+    if (!e && rc != SQLITE_DONE)
+        e = nb_db_fail(db, st, "cannot read");
+    sqlite3_finalize(s);
+    return e;
+}
+
 /* A 'running' row whose process is gone (same host, pid not alive) shows as 'crashed'. */
 static void derive_status(nb_run_row *r)
 {
@@ -49,8 +71,9 @@ static void derive_status(nb_run_row *r)
     "m.sha256, r.params, r.error, r.version, r.host, r.pid FROM runs r "                     \
     "LEFT JOIN models m ON m.id = r.model_id "
 
-static void read_row(sqlite3_stmt *s, nb_run_row *r)
+static void read_row(sqlite3_stmt *s, void *row)
 {
+    nb_run_row *r = row;
     memset(r, 0, sizeof *r);
     r->id = sqlite3_column_int64(s, 0);
     r->parent_id = sqlite3_column_int64(s, 1);
@@ -138,24 +161,7 @@ nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
     if (f->since)
         sqlite3_bind_text(s, 4, f->since, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(s, 5, f->limit > 0 ? f->limit : -1);
-    int cap = 0, rc;
-    nb_err e = NB_OK;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            int nc = cap ? cap * 2 : 32;
-            nb_run_row *r = realloc(*rows, sizeof(nb_run_row) * (size_t)nc);
-            if (!r) {
-                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            *rows = r;
-            cap = nc;
-        }
-        read_row(s, &(*rows)[(*n)++]);
-    }
-    if (!e && rc != SQLITE_DONE)
-        e = nb_db_fail(db, st, "cannot read");
-    sqlite3_finalize(s);
+    nb_err e = read_rows(db, s, sizeof(nb_run_row), (void **)rows, n, read_row, st);
     if (e) {
         nb_run_rows_free(*rows, *n);
         *rows = NULL;
@@ -182,7 +188,7 @@ nb_err nb_db_get(nb_db *db, int64_t id, nb_run_row *row, nb_status *st)
     return e;
 }
 
-static void row_free(nb_run_row *r)
+void nb_run_row_clear(nb_run_row *r)
 {
     free(r->model_path);
     free(r->model_sha256);
@@ -190,13 +196,22 @@ static void row_free(nb_run_row *r)
     free(r->error);
     free(r->version);
     free(r->host);
+    r->model_path = r->model_sha256 = r->params = r->error = r->version = r->host = NULL;
 }
 
 void nb_run_rows_free(nb_run_row *rows, int n)
 {
     for (int i = 0; rows && i < n; i++)
-        row_free(&rows[i]);
+        nb_run_row_clear(&rows[i]);
     free(rows);
+}
+
+static void read_metric(sqlite3_stmt *s, void *row)
+{
+    nb_metric_row *m = row;
+    m->name = dup_col(s, 0);
+    m->unit = dup_col(s, 1);
+    m->value = col_double(s, 2);
 }
 
 nb_err nb_db_metrics(nb_db *db, int64_t run, nb_metric_row **rows, int *n, nb_status *st)
@@ -208,28 +223,7 @@ nb_err nb_db_metrics(nb_db *db, int64_t run, nb_metric_row **rows, int *n, nb_st
                            "ORDER BY rowid", -1, &s, NULL) != SQLITE_OK)
         return nb_db_fail(db, st, "cannot read");
     sqlite3_bind_int64(s, 1, run);
-    int cap = 0, rc;
-    nb_err e = NB_OK;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            int nc = cap ? cap * 2 : 16;
-            nb_metric_row *r = realloc(*rows, sizeof(nb_metric_row) * (size_t)nc);
-            if (!r) {
-                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            *rows = r;
-            cap = nc;
-        }
-        nb_metric_row *m = &(*rows)[(*n)++];
-        m->name = dup_col(s, 0);
-        m->unit = dup_col(s, 1);
-        m->value = col_double(s, 2);
-    }
-    if (!e && rc != SQLITE_DONE)
-        e = nb_db_fail(db, st, "cannot read");
-    sqlite3_finalize(s);
-    return e;
+    return read_rows(db, s, sizeof(nb_metric_row), (void **)rows, n, read_metric, st);
 }
 
 void nb_metric_rows_free(nb_metric_row *rows, int n)
@@ -258,15 +252,9 @@ nb_err nb_db_layers(nb_db *db, int64_t run, nb_layer_row **rows, int *n, nb_stat
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         if (id != last) {
-            if (*n == cap) {
-                int nc = cap ? cap * 2 : 64;
-                nb_layer_row *r = realloc(*rows, sizeof(nb_layer_row) * (size_t)nc);
-                if (!r) {
-                    e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                *rows = r;
-                cap = nc;
+            if (!nb_db_grow((void **)rows, &cap, *n, sizeof(nb_layer_row))) {
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                break;
             }
             nb_layer_row *l = &(*rows)[(*n)++];
             memset(l, 0, sizeof *l);
@@ -304,6 +292,15 @@ void nb_layer_rows_free(nb_layer_row *rows, int n)
     free(rows);
 }
 
+static void read_artifact(sqlite3_stmt *s, void *row)
+{
+    nb_artifact_row *a = row;
+    a->role = dup_col(s, 0);
+    a->path = dup_col(s, 1);
+    a->sha256 = dup_col(s, 2);
+    a->bytes = sqlite3_column_int64(s, 3);
+}
+
 nb_err nb_db_artifacts(nb_db *db, int64_t run, nb_artifact_row **rows, int *n,
                        nb_status *st)
 {
@@ -314,29 +311,7 @@ nb_err nb_db_artifacts(nb_db *db, int64_t run, nb_artifact_row **rows, int *n,
                            "run_id = ? ORDER BY id", -1, &s, NULL) != SQLITE_OK)
         return nb_db_fail(db, st, "cannot read");
     sqlite3_bind_int64(s, 1, run);
-    int cap = 0, rc;
-    nb_err e = NB_OK;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            int nc = cap ? cap * 2 : 16;
-            nb_artifact_row *r = realloc(*rows, sizeof(nb_artifact_row) * (size_t)nc);
-            if (!r) {
-                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            *rows = r;
-            cap = nc;
-        }
-        nb_artifact_row *a = &(*rows)[(*n)++];
-        a->role = dup_col(s, 0);
-        a->path = dup_col(s, 1);
-        a->sha256 = dup_col(s, 2);
-        a->bytes = sqlite3_column_int64(s, 3);
-    }
-    if (!e && rc != SQLITE_DONE)
-        e = nb_db_fail(db, st, "cannot read");
-    sqlite3_finalize(s);
-    return e;
+    return read_rows(db, s, sizeof(nb_artifact_row), (void **)rows, n, read_artifact, st);
 }
 
 void nb_artifact_rows_free(nb_artifact_row *rows, int n)
@@ -349,6 +324,8 @@ void nb_artifact_rows_free(nb_artifact_row *rows, int n)
     free(rows);
 }
 
+static void read_id(sqlite3_stmt *s, void *row) { *(int64_t *)row = sqlite3_column_int64(s, 0); }
+
 static nb_err id_list(nb_db *db, const char *sql, int64_t run, int64_t **ids, int *n,
                       nb_status *st)
 {
@@ -358,25 +335,7 @@ static nb_err id_list(nb_db *db, const char *sql, int64_t run, int64_t **ids, in
     if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK)
         return nb_db_fail(db, st, "cannot read");
     sqlite3_bind_int64(s, 1, run);
-    int rc, cap = 0;
-    nb_err e = NB_OK;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            int nc = cap ? cap * 2 : 16;
-            int64_t *p = realloc(*ids, sizeof(int64_t) * (size_t)nc);
-            if (!p) {
-                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            *ids = p;
-            cap = nc;
-        }
-        (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
-    }
-    if (!e && rc != SQLITE_DONE)
-        e = nb_db_fail(db, st, "cannot read");
-    sqlite3_finalize(s);
-    return e;
+    return read_rows(db, s, sizeof(int64_t), (void **)ids, n, read_id, st);
 }
 
 nb_err nb_db_lineage(nb_db *db, int64_t run, int64_t **up, int *n_up, int64_t **down,

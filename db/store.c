@@ -358,7 +358,7 @@ struct nb_run {
     const char *error;
 };
 
-static bool grow(void **p, int *cap, int n, size_t elem)
+bool nb_db_grow(void **p, int *cap, int n, size_t elem)
 {
     if (n < *cap)
         return true;
@@ -512,7 +512,7 @@ nb_err nb_run_metric(nb_run *r, const char *name, double value, const char *unit
             r->m[i].value = value;
             return NB_OK;
         }
-    if (!grow((void **)&r->m, &r->cap_m, r->n_m, sizeof *r->m))
+    if (!nb_db_grow((void **)&r->m, &r->cap_m, r->n_m, sizeof *r->m))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     rec_metric *m = &r->m[r->n_m];
     m->name = strdup(name);
@@ -530,7 +530,7 @@ nb_err nb_run_metric(nb_run *r, const char *name, double value, const char *unit
 nb_err nb_run_layer(nb_run *r, const char *layer, const char *op_type, int n,
                     const char *const *names, const double *values, nb_status *st)
 {
-    if (!grow((void **)&r->l, &r->cap_l, r->n_l, sizeof *r->l))
+    if (!nb_db_grow((void **)&r->l, &r->cap_l, r->n_l, sizeof *r->l))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     rec_layer *l = &r->l[r->n_l];
     memset(l, 0, sizeof *l);
@@ -552,7 +552,7 @@ nb_err nb_run_layer(nb_run *r, const char *layer, const char *op_type, int n,
 
 nb_err nb_run_artifact(nb_run *r, const char *role, const char *path, nb_status *st)
 {
-    if (!grow((void **)&r->a, &r->cap_a, r->n_a, sizeof *r->a))
+    if (!nb_db_grow((void **)&r->a, &r->cap_a, r->n_a, sizeof *r->a))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     rec_artifact *a = &r->a[r->n_a];
     memset(a, 0, sizeof *a);

@@ -119,9 +119,7 @@ static void test_record_and_read(void **state)
     assert_string_equal(row.status, "error");
     assert_string_equal(row.error, "m.onnx: node 'x': broken");
     assert_true(row.wall_ms >= 0);
-    nb_run_rows_free(NULL, 0);
-    free(row.model_path), free(row.model_sha256), free(row.params), free(row.error),
-        free(row.version), free(row.host);
+    nb_run_row_clear(&row);
     /* filters */
     nb_run_row *rows;
     int n;
@@ -184,8 +182,7 @@ static void test_record_and_read(void **state)
     assert_int_equal(nb_db_remove(db, run, &st), NB_OK);
     assert_int_equal(nb_db_get(db, cmpr, &row, &st), NB_OK);
     assert_int_equal(row.parent_id, 0);
-    free(row.model_path), free(row.model_sha256), free(row.params), free(row.error),
-        free(row.version), free(row.host);
+    nb_run_row_clear(&row);
     assert_int_equal(nb_db_remove(db, run, &st), NB_ERR_ARG);
     nb_db_close(db);
     assert_int_equal(count(dbp, "SELECT COUNT(*) FROM layer_results"), 3);
@@ -333,7 +330,7 @@ static void test_migration_from_v1(void **state)
     assert_string_equal(row.status, "ok");
     assert_null(row.host);
     assert_int_equal(row.pid, 0);
-    free(row.params), free(row.version);
+    nb_run_row_clear(&row);
     nb_db_close(db);
     assert_int_equal(count(dbp, "PRAGMA user_version"), 2);
 }

@@ -102,6 +102,8 @@ nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
 /* One run; NB_ERR_ARG when no run has that id. */
 nb_err nb_db_get(nb_db *db, int64_t id, nb_run_row *row, nb_status *st);
 void nb_run_rows_free(nb_run_row *rows, int n);
+/* Frees the strings of one row filled by nb_db_get. */
+void nb_run_row_clear(nb_run_row *r);
 
 typedef struct nb_metric_row {
     char *name, *unit;
