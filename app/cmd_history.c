@@ -271,7 +271,7 @@ static int cmd_diff(nb_db *db, int argc, char **argv)
     if (nb_db_get(db, id[0], &r[0], &st))
         return cli_error(&st);
     if (nb_db_get(db, id[1], &r[1], &st)) {
-            nb_run_row_clear(&r[0]);
+        nb_run_row_clear(&r[0]);
         return cli_error(&st);
     }
     int rc = 0;
