@@ -148,6 +148,8 @@ head -c 5000 /dev/urandom >"$T/corrupt.db"
 expect 0 "info with a corrupt database still runs" -- "$NB" --db "$T/corrupt.db" info "$M"
 grep -q "warning: .*corrupt.db.*not recorded" "$T/err" || { echo "FAIL: no warning"; cat "$T/err"; fails=$((fails + 1)); }
 expect 2 "--require-record with a corrupt database" -- "$NB" --db "$T/corrupt.db" --require-record info "$M"; mentions "corrupt.db"
+expect 0 "info with a database where no file can be created" -- "$NB" --db /proc/nanobench/runs.db info "$M"
+grep -q "warning: .*/proc/nanobench/runs.db.*not recorded" "$T/err" || { echo "FAIL: no warning"; cat "$T/err"; fails=$((fails + 1)); }
 expect 0 "--no-record" -- "$NB" --no-record --db "$T/corrupt.db" info "$M"
 [ ! -s "$T/err" ] || { echo "FAIL: --no-record touched the database"; cat "$T/err"; fails=$((fails + 1)); }
 echo "$fails failure(s)"
