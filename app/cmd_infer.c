@@ -11,6 +11,8 @@
 
 #include "cli.h"
 
+#define NB_MAX_CLI_INPUTS 1024
+
 static void help(void)
 {
     printf("usage: nanobench infer MODEL.onnx --input NAME=FILE ... --output-dir DIR\n"
@@ -118,16 +120,72 @@ typedef struct outfile {
     const char *kind;
 } outfile;
 
+/* A set of strings (open addressing, FNV-1a): the names and file names of a --dump-all of
+ * tens of thousands of tensors are checked for repeats in linear time. Holds pointers it
+ * does not own. */
+typedef struct strset {
+    const char **slot;
+    size_t cap, n;
+} strset;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool strset_has(const strset *z, const char *s)
+{
+    if (!z->cap)
+        return false;
+    for (size_t i = fnv1a(s) & (z->cap - 1);; i = (i + 1) & (z->cap - 1)) {
+        if (!z->slot[i])
+            return false;
+        if (!strcmp(z->slot[i], s))
+            return true;
+    }
+}
+
+/* Adds s (kept by pointer); false when out of memory. */
+static bool strset_add(strset *z, const char *s)
+{
+    if (2 * (z->n + 1) > z->cap) {
+        size_t nc = z->cap ? 2 * z->cap : 64;
+        const char **ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return false;
+        for (size_t i = 0; i < z->cap; i++) {
+            if (!z->slot[i])
+                continue;
+            size_t k = fnv1a(z->slot[i]) & (nc - 1);
+            while (ns[k])
+                k = (k + 1) & (nc - 1);
+            ns[k] = z->slot[i];
+        }
+        free(z->slot);
+        z->slot = ns;
+        z->cap = nc;
+    }
+    size_t k = fnv1a(s) & (z->cap - 1);
+    while (z->slot[k])
+        k = (k + 1) & (z->cap - 1);
+    z->slot[k] = s;
+    z->n++;
+    return true;
+}
+
 typedef struct dump_ctx {
     outfile *files;
     int n, cap;
+    strset names;
 } dump_ctx;
 
 static int add_file(dump_ctx *d, const char *name, const nb_tensor *t, const char *kind)
 {
-    for (int i = 0; i < d->n; i++)
-        if (!strcmp(d->files[i].name, name))
-            return 0;
+    if (strset_has(&d->names, name))
+        return 0;
     if (d->n == d->cap) {
         int nc = d->cap ? d->cap * 2 : 32;
         outfile *f = realloc(d->files, sizeof(outfile) * (size_t)nc);
@@ -140,8 +198,10 @@ static int add_file(dump_ctx *d, const char *name, const nb_tensor *t, const cha
     d->files[d->n].path = NULL;
     d->files[d->n].t = t;
     d->files[d->n].kind = kind;
-    if (!d->files[d->n].name)
+    if (!d->files[d->n].name || !strset_add(&d->names, d->files[d->n].name)) {
+        free(d->files[d->n].name);
         return -1;
+    }
     d->n++;
     return 0;
 }
@@ -172,18 +232,18 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
        in the folder (the user's input.npy, say) is never written over */
     char **old = NULL;
     int n_old = previous_files(dir, &old);
+    strset taken = {0}, earlier = {0};
+    for (int j = 0; j < n_old; j++)
+        if (!strset_add(&earlier, old[j]))
+            rc = 1;
     for (int i = 0; i < d->n && rc == 0; i++) {
         char base[200], fn[240];
         safe_name(d->files[i].name, base, sizeof base);
         snprintf(fn, sizeof fn, "%s.npy", base);
         for (int k = 2;; k++) {
-            bool clash = !strcmp(fn, "manifest.tsv");
-            for (int j = 0; j < i; j++)
-                clash |= !strcmp(fname[j], fn);
+            bool clash = !strcmp(fn, "manifest.tsv") || strset_has(&taken, fn);
             if (!clash) {
-                bool ours = false;
-                for (int j = 0; j < n_old && !ours; j++)
-                    ours = !strcmp(old[j], fn);
+                bool ours = strset_has(&earlier, fn);
                 char ep[4400];
                 struct stat sb;
                 snprintf(ep, sizeof ep, "%s/%s", dir, fn);
@@ -194,7 +254,8 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
             snprintf(fn, sizeof fn, "%s_%d.npy", base, k);
         }
         size_t pl = strlen(dir) + strlen(fn) + 2;
-        if (!(fname[i] = strdup(fn)) || !(d->files[i].path = malloc(pl))) {
+        if (!(fname[i] = strdup(fn)) || !strset_add(&taken, fname[i]) ||
+            !(d->files[i].path = malloc(pl))) {
             rc = 1;
             break;
         }
@@ -219,6 +280,18 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
         if (nb_write_file_atomic(tp, manifest, mlen, st))
             rc = cli_error(st);
     }
+    /* nothing moves unless every destination can take a file (a folder in the way would
+       fail halfway and leave the folder mixed) */
+    for (int i = 0; i <= d->n && rc == 0; i++) {
+        struct stat sb;
+        if (i == d->n)
+            snprintf(mp, sizeof mp, "%s/manifest.tsv", dir);
+        else
+            snprintf(mp, sizeof mp, "%s", d->files[i].path);
+        if (lstat(mp, &sb) == 0 && S_ISDIR(sb.st_mode))
+            rc = cli_fail(2, "%s: a folder is in the way of an output file; nothing was "
+                          "written", mp);
+    }
     /* move in: the .npy files, then the manifest that lists them */
     for (int i = 0; i < d->n && rc == 0; i++) {
         snprintf(tp, sizeof tp, "%s/%s", tmp, fname[i]);
@@ -234,9 +307,7 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
         }
     }
     for (int k = 0; k < n_old; k++) {
-        bool kept = false;
-        for (int i = 0; i < d->n && !kept; i++)
-            kept = fname[i] && !strcmp(fname[i], old[k]);
+        bool kept = strset_has(&taken, old[k]);
         if (!kept && rc == 0) {
             snprintf(mp, sizeof mp, "%s/%s", dir, old[k]);
             remove(mp);
@@ -244,6 +315,8 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
         free(old[k]);
     }
     free(old);
+    free(taken.slot);
+    free(earlier.slot);
     /* whatever is left in the temporary folder (after a failure) goes */
     for (int i = 0; i < d->n && fname; i++) {
         if (fname[i]) {
@@ -263,7 +336,7 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
 int cmd_infer(int argc, char **argv)
 {
     const char *model = NULL, *shape = NULL, *outdir = NULL;
-    const char *inputs[64];
+    const char *inputs[NB_MAX_CLI_INPUTS];
     int n_inputs = 0;
     bool dump_all = false;
     for (int i = 1; i < argc; i++) {
@@ -280,12 +353,16 @@ int cmd_infer(int argc, char **argv)
         } else if ((r = cli_opt(argc, argv, &i, "--input", &v))) {
             if (r < 0)
                 return cli_usage_error("infer", "--input needs NAME=FILE");
-            if (n_inputs == 64)
+            if (n_inputs == NB_MAX_CLI_INPUTS)
                 return cli_usage_error("infer", "too many --input");
             inputs[n_inputs++] = v;
         } else if ((r = cli_opt(argc, argv, &i, "--output-dir", &v))) {
             if (r < 0)
                 return cli_usage_error("infer", "--output-dir needs a folder");
+            if (outdir)
+                return cli_usage_error("infer", "--output-dir is given twice");
+            if (strlen(v) > 3000)
+                return cli_usage_error("infer", "--output-dir is longer than 3000 characters");
             outdir = v;
         } else if (!strcmp(argv[i], "--dump-all")) {
             dump_all = true;
@@ -305,9 +382,9 @@ int cmd_infer(int argc, char **argv)
     nb_load_opts lo = {.input_shape = shape};
     nb_model *m = NULL;
     nb_exec *ex = NULL;
-    nb_tensor *tins[64] = {0};
-    const char *names[64];
-    char *namebuf[64] = {0};
+    nb_tensor *tins[NB_MAX_CLI_INPUTS] = {0};
+    const char *names[NB_MAX_CLI_INPUTS];
+    char *namebuf[NB_MAX_CLI_INPUTS] = {0};
     dump_ctx d = {0};
     int rc = rec_start("infer", model, argc, argv);
     if (rc)
@@ -330,19 +407,28 @@ int cmd_infer(int argc, char **argv)
     const nb_graph *g = m->graph;
     for (int i = 0; i < n_inputs; i++) {
         const char *spec = inputs[i];
-        const char *eq = strrchr(spec, '=');
+        /* NAME=FILE: NAME is the shortest prefix before an '=' that names an input, so
+           that names and paths may both hold '=' */
+        const char *eq = strchr(spec, '=');
         const char *file = spec;
         int id = -1;
-        if (eq) {
-            namebuf[i] = strndup(spec, (size_t)(eq - spec));
+        for (const char *q = eq; q && id < 0; q = strchr(q + 1, '=')) {
+            free(namebuf[i]);
+            namebuf[i] = strndup(spec, (size_t)(q - spec));
             id = namebuf[i] ? nb_graph_find(g, namebuf[i]) : -1;
             if (id >= 0 && g->values[id].is_input)
-                file = eq + 1;
+                file = q + 1;
             else
                 id = -1;
         }
-        if (id < 0 && !eq && g->n_inputs == 1)
+        if (id < 0 && g->n_inputs == 1 && (!eq || access(spec, F_OK) == 0))
             id = g->inputs[0];
+        if (id < 0 && namebuf[i] && nb_graph_find(g, namebuf[i]) >= 0 &&
+            g->values[nb_graph_find(g, namebuf[i])].const_val) {
+            rc = cli_fail(2, "--input %s: '%s' is an initializer (a graph input with a stored "
+                          "value); nanobench runs with the stored value", spec, namebuf[i]);
+            goto out;
+        }
         if (id < 0 || !g->values[id].is_input) {
             rc = cli_fail(2, "--input %s: %s is not an input of %s (use NAME=FILE)",
                     spec, namebuf[i] ? namebuf[i] : spec, model);
@@ -547,6 +633,7 @@ out:
         free(d.files[i].path);
     }
     free(d.files);
+    free(d.names.slot);
     for (int i = 0; i < n_inputs; i++) {
         nb_tensor_free(tins[i]);
         free(namebuf[i]);

@@ -118,6 +118,14 @@ mkdir "$T/own" && cp "$T/good.npy" "$T/own/x.npy" && echo mine >>"$T/own/x.npy"
 expect 0 "infer --dump-all into a folder holding x.npy" -- "$NB" infer "$M" --input "x=$T/good.npy" --output-dir "$T/own" --dump-all
 tail -c 5 "$T/own/x.npy" | grep -q mine && [ -f "$T/own/x_2.npy" ] || { echo "FAIL: x.npy written over"; ls "$T/own"; fails=$((fails + 1)); }
 
+# a path holding '=' still names the file; a folder in the way stops the run before any write
+cp "$T/good.npy" "$T/a=b.npy"
+expect 0 "infer: '=' in the file path" -- "$NB" infer "$M" --input "x=$T/a=b.npy" --output-dir "$T/eq"
+mkdir -p "$T/way/manifest.tsv"
+expect 2 "infer: a folder named manifest.tsv in the output folder" -- "$NB" infer "$M" --input "x=$T/good.npy" --output-dir "$T/way"
+mentions "in the way"; [ "$(ls -A "$T/way")" = "manifest.tsv" ] || { echo "FAIL: files written"; ls -A "$T/way"; fails=$((fails + 1)); }
+expect 2 "infer: --output-dir twice" -- "$NB" infer "$M" --input "x=$T/good.npy" --output-dir "$T/a1" --output-dir "$T/a2"
+
 # run history: the commands above were recorded
 expect 0 "history list" -- "$NB" history --limit 0
 grep -q "infer  *ok" "$T/out" && grep -q "infer  *error" "$T/out" && grep -q "info  *ok" "$T/out" ||

@@ -285,6 +285,68 @@ static void test_window_attrs_checked(void **state)
     assert_non_null(strstr(st.msg, "output_padding[0] = 2"));
 }
 
+/* Limits that keep a crafted model from running for hours or computing garbage. */
+static void test_compute_and_type_limits(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    /* Conv 1-D: W [1, 1, 2^20], X [1, 1, 2^21]: (2^20 + 1) outputs x 2^20 taps is just
+       over 2^40 multiply-accumulates: refused before any im2col buffer exists */
+    const int64_t dx[] = {1, 1, ((int64_t)1 << 21)}, dw[] = {1, 1, ((int64_t)1 << 20)};
+    float *wv = calloc((size_t)1 << 20, sizeof(float));
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, dx);
+    mb_output(mm, "y", 1, -1, NULL);
+    mb_init_floats(mm, "w", 3, dw, wv, (size_t)1 << 20);
+    mb_node(mm, "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    nb_model *m = load(mm, false);
+    free(wv);
+    nb_exec *ex;
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    nb_tensor *x;
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 3, dx, &x, &st), NB_OK);
+    const char *names[] = {"x"};
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_ERR_UNSUPPORTED);
+    assert_non_null(strstr(st.msg, "1 x 1048577 x 1048576"));
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+    /* DynamicQuantizeLinear of a tensor holding -inf has no finite range */
+    const int64_t d3[] = {3};
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 1, d3);
+    mb_output(mm, "y", 2, 1, d3);
+    mb_node(mm, "DynamicQuantizeLinear", (const char *[]){"x", NULL},
+            (const char *[]){"y", "s", "z", NULL});
+    m = load(mm, false);
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    const float xv[3] = {1.0f, -INFINITY, 2.0f};
+    x = tensor_f(1, d3, xv);
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_ERR_DATA);
+    assert_non_null(strstr(st.msg, "Inf at element 1"));
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+    /* Not over INT64: ONNX types Not as bool only */
+    mm = mb_new(13);
+    mb_input(mm, "x", 7, 1, d3);
+    mb_output(mm, "y", 7, 1, d3);
+    mb_node(mm, "Not", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    assert_int_equal(load_err(mm, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "input 0 is INT64; Not takes BOOL"));
+    /* a pool window over more than 2^56 positions */
+    const int64_t d5[] = {1, 1, 5}, k57 = (int64_t)1 << 57;
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, d5);
+    mb_output(mm, "y", 1, -1, NULL);
+    Onnx__NodeProto *n = mb_node(mm, "MaxPool", (const char *[]){"x", NULL},
+                                 (const char *[]){"y", NULL});
+    mb_attr_ints(n, "kernel_shape", 1, &k57);
+    mb_attr_string(n, "auto_pad", "SAME_UPPER");
+    assert_int_equal(load_err(mm, &st), NB_ERR_ATTR);
+    assert_non_null(strstr(st.msg, "2^56"));
+}
+
 static void test_unsupported_op_listed(void **state)
 {
     (void)state;
@@ -313,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_op_listed),
         cmocka_unit_test(test_pool_huge_kernel),
         cmocka_unit_test(test_window_attrs_checked),
+        cmocka_unit_test(test_compute_and_type_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

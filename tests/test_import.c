@@ -526,6 +526,16 @@ static void test_attribute_types(void **state)
     assert_int_equal(load_model(m, &st), NB_OK);
 }
 
+static void test_input_without_type(void **state)
+{
+    (void)state;
+    mb_model *m = relu_model(13);
+    m->graph.input[0]->type = NULL;
+    nb_status st = {0};
+    assert_int_equal(load_model(m, &st), NB_ERR_GRAPH);
+    assert_non_null(strstr(st.msg, "graph input 'x' has no type"));
+}
+
 static void test_declared_output_contradicts(void **state)
 {
     (void)state;
@@ -574,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_control_chars_in_names),
         cmocka_unit_test(test_attribute_types),
         cmocka_unit_test(test_declared_output_contradicts),
+        cmocka_unit_test(test_input_without_type),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -207,8 +207,15 @@ nb_err nb_need_inputs(nb_infer_ctx *c, int min, int max)
 {
     int present = c->n_in;
     if (present < min || (max >= 0 && present > max))
-        return nb_fail(c->st, NB_ERR_GRAPH, "has %d inputs, expects %d%s%s", present, min,
-                       max == min ? "" : " to ", max == min ? "" : (max < 0 ? "more" : "max"));
+    {
+        if (max == min)
+            return nb_fail(c->st, NB_ERR_GRAPH, "has %d inputs, expects %d", present, min);
+        if (max < 0)
+            return nb_fail(c->st, NB_ERR_GRAPH, "has %d inputs, expects at least %d", present,
+                           min);
+        return nb_fail(c->st, NB_ERR_GRAPH, "has %d inputs, expects %d to %d", present, min,
+                       max);
+    }
     for (int i = 0; i < min; i++)
         if (c->node->in[i] < 0 && !c->in[i].value && c->in[i].dtype == NB_UNDEFINED)
             return nb_fail(c->st, NB_ERR_GRAPH, "required input %d is missing", i);

@@ -5,10 +5,63 @@
 
 #include "infer_ops.h"
 
+/* Input type constraints (ONNX Operators.md, "Type Constraints"; onnxruntime refuses the
+ * others): logic takes BOOL only, math on floats takes FLOAT/FLOAT16, arithmetic takes any
+ * number but not BOOL. Without this a Not over INT64 would compute bytes of garbage. */
+typedef enum { T_ANY, T_BOOL, T_FLOAT, T_NUMBER, T_SIGNED } tclass;
+static const struct {
+    const char *op;
+    tclass t;
+} type_rules[] = {
+    {"Not", T_BOOL}, {"And", T_BOOL}, {"Or", T_BOOL}, {"Xor", T_BOOL},
+    {"Acos", T_FLOAT}, {"Acosh", T_FLOAT}, {"Asin", T_FLOAT}, {"Asinh", T_FLOAT},
+    {"Atan", T_FLOAT}, {"Atanh", T_FLOAT}, {"Cos", T_FLOAT}, {"Cosh", T_FLOAT},
+    {"Sin", T_FLOAT}, {"Sinh", T_FLOAT}, {"Tan", T_FLOAT}, {"Tanh", T_FLOAT},
+    {"Ceil", T_FLOAT}, {"Floor", T_FLOAT}, {"Round", T_FLOAT}, {"Erf", T_FLOAT},
+    {"Exp", T_FLOAT}, {"Log", T_FLOAT}, {"Sqrt", T_FLOAT}, {"Reciprocal", T_FLOAT},
+    {"Sigmoid", T_FLOAT}, {"HardSigmoid", T_FLOAT}, {"HardSwish", T_FLOAT},
+    {"LeakyRelu", T_FLOAT}, {"Selu", T_FLOAT}, {"Elu", T_FLOAT}, {"Celu", T_FLOAT},
+    {"Mish", T_FLOAT}, {"Softplus", T_FLOAT}, {"Softsign", T_FLOAT},
+    {"ThresholdedRelu", T_FLOAT}, {"IsNaN", T_FLOAT}, {"IsInf", T_FLOAT}, {"Mean", T_FLOAT},
+    {"Abs", T_NUMBER}, {"Sign", T_NUMBER}, {"Relu", T_SIGNED}, {"Neg", T_SIGNED},
+    {"Add", T_NUMBER}, {"Sub", T_NUMBER}, {"Mul", T_NUMBER}, {"Div", T_NUMBER},
+    {"Mod", T_NUMBER}, {"Pow", T_NUMBER}, {"Max", T_NUMBER}, {"Min", T_NUMBER},
+    {"Sum", T_NUMBER}, {"Greater", T_NUMBER}, {"Less", T_NUMBER},
+    {"GreaterOrEqual", T_NUMBER}, {"LessOrEqual", T_NUMBER}, {"Clip", T_NUMBER},
+    {"PRelu", T_NUMBER}, {"Shrink", T_NUMBER},
+};
+
+static nb_err check_types(nb_infer_ctx *c)
+{
+    tclass t = T_ANY;
+    for (size_t i = 0; i < sizeof type_rules / sizeof type_rules[0]; i++)
+        if (!strcmp(type_rules[i].op, c->node->op_type))
+            t = type_rules[i].t;
+    /* Pow's exponent and the optional inputs of Clip follow their own rules */
+    int n = !strcmp(c->node->op_type, "Pow") || !strcmp(c->node->op_type, "Clip") ? 1 : c->n_in;
+    for (int i = 0; i < n && t != T_ANY; i++) {
+        nb_dtype d = c->in[i].dtype;
+        if (d == NB_UNDEFINED)
+            continue;
+        bool ok = t == T_BOOL     ? d == NB_BOOL
+                  : t == T_FLOAT  ? nb_dtype_is_float(d)
+                  : t == T_SIGNED ? nb_dtype_is_signed(d)
+                                  : d != NB_BOOL;
+        if (!ok)
+            return nb_fail(c->st, NB_ERR_GRAPH, "input %d is %s; %s takes %s", i,
+                           nb_dtype_name(d), c->node->op_type,
+                           t == T_BOOL ? "BOOL" : t == T_FLOAT ? "floating-point tensors"
+                           : t == T_SIGNED ? "signed numbers" : "numbers, not BOOL");
+    }
+    return NB_OK;
+}
+
 /* Same dtype and shape as input 0. */
 static nb_err infer_unary(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 1, 1);
+    if (!e)
+        e = check_types(c);
     if (e)
         return e;
     nb_out_same(c, 0, 0);
@@ -19,6 +72,8 @@ static nb_err infer_unary(nb_infer_ctx *c)
 static nb_err infer_unary_bool(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 1, 1);
+    if (!e)
+        e = check_types(c);
     if (e)
         return e;
     nb_out_same(c, 0, 0);
@@ -73,6 +128,8 @@ static nb_err infer_binary(nb_infer_ctx *c)
     if (!e)
         e = same_types(c, 0, 2);
     if (!e)
+        e = check_types(c);
+    if (!e)
         e = broadcast_inputs(c, 0, 2, &c->out[0]);
     c->out[0].dtype = c->in[0].dtype;
     return e;
@@ -82,6 +139,10 @@ static nb_err infer_binary(nb_infer_ctx *c)
 static nb_err infer_pow(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 2, 2);
+    if (!e)
+        e = check_types(c);
+    if (!e && c->in[1].dtype == NB_BOOL)
+        e = nb_fail(c->st, NB_ERR_GRAPH, "input 1 is BOOL; Pow takes numbers, not BOOL");
     if (!e)
         e = broadcast_inputs(c, 0, 2, &c->out[0]);
     c->out[0].dtype = c->in[0].dtype;
@@ -100,6 +161,8 @@ static nb_err infer_compare(nb_infer_ctx *c)
 static nb_err infer_variadic(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 1, -1);
+    if (!e)
+        e = check_types(c);
     if (!e)
         e = same_types(c, 0, c->n_in);
     if (!e)
@@ -126,6 +189,8 @@ static nb_err infer_where(nb_infer_ctx *c)
 static nb_err infer_prelu(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 2, 2);
+    if (!e)
+        e = check_types(c);
     if (e)
         return e;
     nb_out_same(c, 0, 0);
@@ -149,6 +214,8 @@ static nb_err infer_prelu(nb_infer_ctx *c)
 static nb_err infer_clip(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 1, 3);
+    if (!e)
+        e = check_types(c);
     if (e)
         return e;
     for (int i = 1; i < c->n_in; i++)

@@ -102,10 +102,14 @@ static nb_err agree_count(nb_infer_ctx *c, const char *name, int count, int per_
     if (*nsp < 0)
         *nsp = n;
     else if (n != *nsp)
-        return nb_fail(c->st, NB_ERR_ATTR, "%s has %d values for %d spatial dims", name, count,
-                       *nsp);
+        return nb_fail(c->st, NB_ERR_ATTR, "%s has %d values; %d spatial dims need %d", name,
+                       count, *nsp, *nsp * per_dim);
     return NB_OK;
 }
+
+/* Bound of kernel extents, pads and strides: no input is that large, and sums of a few of
+ * them stay far from int64 overflow in the kernels. */
+#define NB_MAX_EXTENT ((int64_t)1 << 56)
 
 /* Reads and checks kernel_shape, strides, dilations, pads and auto_pad (ONNX Conv and pool
  * attributes). nsp is the number of spatial dims when the input rank is known, else -1. */
@@ -145,6 +149,8 @@ static nb_err read_spatial(nb_infer_ctx *c, int nsp, spatial *sp)
         if (sp->pb[i] < 0 || sp->pe[i] < 0)
             return nb_fail(c->st, NB_ERR_ATTR, "pads of spatial dim %d are negative (%" PRId64
                            ", %" PRId64 ")", i, sp->pb[i], sp->pe[i]);
+        if (sp->pb[i] > NB_MAX_EXTENT || sp->pe[i] > NB_MAX_EXTENT || sp->s[i] > NB_MAX_EXTENT)
+            return nb_fail(c->st, NB_ERR_ATTR, "pads or stride of spatial dim %d above 2^56", i);
     }
     return read_autopad(c, &sp->ap);
 }
@@ -156,9 +162,11 @@ static nb_err extent(nb_infer_ctx *c, const spatial *sp, int i, int64_t *ek)
     if (sp->k[i] < 0)
         return NB_OK;
     int64_t v;
-    if (!nb_mul_ok(sp->k[i] - 1, sp->d[i], &v) || !add_ok(v, 1, ek))
+    /* above 2^56 no input could be that large; the bound keeps every later sum of
+       extents, pads and sizes far from int64 overflow */
+    if (!nb_mul_ok(sp->k[i] - 1, sp->d[i], &v) || !add_ok(v, 1, ek) || *ek > NB_MAX_EXTENT)
         return nb_fail(c->st, NB_ERR_ATTR, "kernel %" PRId64 " with dilation %" PRId64
-                       " overflows", sp->k[i], sp->d[i]);
+                       " spans more than 2^56 positions", sp->k[i], sp->d[i]);
     return NB_OK;
 }
 

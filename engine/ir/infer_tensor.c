@@ -1110,7 +1110,7 @@ static nb_err infer_onehot(nb_infer_ctx *c)
     double dv;
     if (scalar_value(c, 1, &dv)) {
         if (!(dv >= 0.0 && dv < 9.0e18))
-            return nb_fail(c->st, NB_ERR_SHAPE, "depth %g is invalid", dv);
+            return nb_fail(c->st, NB_ERR_SHAPE, "depth %.0f is invalid", dv);
         depth = (int64_t)dv;
     }
     if (ind->rank < 0) {

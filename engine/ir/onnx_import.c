@@ -574,6 +574,12 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
         if (id < 0)
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         g->values[id].is_input = true;
+        if (!g->parent && /* a Loop body's inputs may leave their types to inference */
+            (!vi->type || vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET ||
+            (vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+             (!vi->type->tensor_type || !vi->type->tensor_type->has_elem_type))))
+            return nb_fail(st, NB_ERR_GRAPH, "%s: graph input '%s' has no type (ONNX requires "
+                           "the element type of every graph input)", c->path, name);
         if ((e = set_value_type(c, &g->values[id], vi->type, "graph input")))
             return e;
         g->inputs[g->n_inputs++] = id;

@@ -513,7 +513,9 @@ nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
     p = npy_key(hdr, "fortran_order");
     if (!p)
         goto fail;
-    why = "fortran_order arrays are not supported (save with C order)";
+    why = "fortran_order must be False (nanobench reads C-order arrays)";
+    if (!strncmp(p, "True", 4))
+        why = "fortran_order arrays are not supported (save with C order)";
     if (strncmp(p, "False", 5) != 0 || (p[5] != ',' && p[5] != ' ' && p[5] != '}'))
         goto fail;
     why = "header has no 'shape' (or has it twice)";

@@ -113,11 +113,21 @@ static void valid_range(int64_t off, int64_t step, int64_t limit, int64_t n, int
     *hi = h;
 }
 
-/* cblas takes int dimensions. */
+/* Largest product one cube op may ask for (multiply-accumulates): 2^40, about a minute of
+ * one core. A Nano model needs well under 10^9 per layer; beyond this a crafted model would
+ * keep the reference busy for hours instead of failing. */
+#define NB_MAX_MACS ((int64_t)1 << 40)
+
+/* cblas takes int dimensions; m x n x kk is held to NB_MAX_MACS. */
 static nb_err blas_dims(nb_kctx *k, int64_t m, int64_t n, int64_t kk)
 {
     if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
         return nb_fail(k->st, NB_ERR_UNSUPPORTED, "matrix dimension above %d for BLAS", INT_MAX);
+    int64_t macs;
+    if (!nb_mul_ok(m, n, &macs) || !nb_mul_ok(macs, kk, &macs) || macs > NB_MAX_MACS)
+        return nb_fail(k->st, NB_ERR_UNSUPPORTED, "a %lld x %lld x %lld product is more than "
+                       "2^40 multiply-accumulates; the reference does not run it",
+                       (long long)m, (long long)n, (long long)kk);
     return NB_OK;
 }
 
@@ -330,7 +340,7 @@ static nb_err make_geom(nb_kctx *k, const nb_tensor *x, const nb_tensor *y,
         if (!transpose) {
             /* Conv / pools: SAME pads (out - 1) * s + ek - in in total, the odd one at the
                end for SAME_UPPER, at the beginning for SAME_LOWER */
-            total = (g->out[i] - 1) * g->s[i] + ek - g->in[i];
+            total = ek - (g->in[i] - (g->out[i] - 1) * g->s[i]); /* no overflow: ek <= 2^56 */
         } else {
             /* ConvTranspose: s * (in - 1) + output_padding + ek - out in total when
                output_shape is given or auto_pad is SAME_*, the odd one at the end for
@@ -356,7 +366,8 @@ static nb_err make_geom(nb_kctx *k, const nb_tensor *x, const nb_tensor *y,
         }
         g->isz *= g->in[i];
         g->osz *= g->out[i];
-        g->ksz *= g->k[i];
+        if (!nb_mul_ok(g->ksz, g->k[i], &g->ksz)) /* only Conv uses it: W holds that many */
+            g->ksz = INT64_MAX;
     }
     return NB_OK;
 }

@@ -9,6 +9,7 @@
  * saturate(round_half_even(x / scale) + zero_point) in float32; NaN quantizes to 0 (what
  * ONNX Runtime produces on x86).
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -201,13 +202,17 @@ static nb_err k_DynamicQuantizeLinear(nb_kctx *k)
     float mn = 0.0f, mx = 0.0f;
     for (int64_t i = 0; i < x->numel; i++) {
         float v = f_load(x, i);
+        if (!isfinite(v))
+            return nb_fail(k->st, NB_ERR_DATA, "input holds %s at element %" PRId64 ": there is "
+                           "no finite range to quantize", v != v ? "NaN" : "Inf", i);
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
     float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
-    float izp = 0.0f - mn / scale;
-    izp = izp < 0.0f ? 0.0f : izp > 255.0f ? 255.0f : izp;
-    int32_t zp = (int32_t)nearbyintf(izp);
+    if (!isfinite(scale)) /* max - min beyond FLT_MAX */
+        return nb_fail(k->st, NB_ERR_DATA, "input range [%g, %g] is beyond float32",
+                       (double)mn, (double)mx);
+    int32_t zp = q_sat(nearbyintf(0.0f - mn / scale), 0, 255);
     if (y) {
         uint8_t *yd = y->data;
         for (int64_t i = 0; i < x->numel; i++)
