@@ -38,6 +38,8 @@ typedef struct cli_rec {
     int64_t run_id;
     struct json_t *params;     /* the run's parameters, built by the command */
     char last_error[1024];     /* the last error line printed */
+    int argc;                  /* the whole command line, global options included */
+    char **argv;
 } cli_rec;
 extern cli_rec g_rec;
 

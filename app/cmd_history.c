@@ -84,6 +84,19 @@ static void fmt_wall(double ms, char *buf, size_t len)
         snprintf(buf, len, "%.2f s", ms / 1000);
 }
 
+/* A metric as people read it: integers exactly (model bytes, cycles), others to 6
+ * significant digits, '-' for a missing value. */
+static const char *fmt_value(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.6g", v);
+    return buf;
+}
+
 static const char *base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;
@@ -110,9 +123,14 @@ static int cmd_list(nb_db *db, int argc, char **argv)
     }
     nb_status st = {0};
     nb_run_row *rows;
-    int n;
+    int n, limit = f.limit;
+    if (limit > 0)
+        f.limit = limit + 1; /* one more tells whether the list was cut */
     if (nb_db_list(db, &f, &rows, &n, &st))
         return cli_error(&st);
+    bool cut = limit > 0 && n > limit;
+    if (cut)
+        n = limit;
     if (n == 0) {
         printf("no runs recorded%s in %s\n", f.kind || f.model || f.since ? " that match" : "",
                nb_db_path(db));
@@ -136,9 +154,9 @@ static int cmd_list(nb_db *db, int argc, char **argv)
         }
         printf("\n");
     }
-    if (f.limit > 0 && n == f.limit)
+    if (cut)
         printf("(the newest %d; --limit 0 lists all)\n", n);
-    nb_run_rows_free(rows, n);
+    nb_run_rows_free(rows, cut ? n + 1 : n);
     return 0;
 }
 
@@ -210,8 +228,10 @@ static int cmd_show(nb_db *db, int argc, char **argv)
         goto out;
     }
     printf("metrics\n");
+    char vb[64];
     for (int i = 0; i < nm; i++)
-        printf("  %-28s %14.6g %s\n", m[i].name, m[i].value, m[i].unit);
+        printf("  %-28s %14s %s\n", m[i].name, fmt_value(m[i].value, vb, sizeof vb),
+               m[i].unit);
     nb_metric_rows_free(m, nm);
     nb_layer_row *l;
     int nl;
@@ -224,7 +244,7 @@ static int cmd_show(nb_db *db, int argc, char **argv)
         for (int i = 0; i < nl; i++) {
             printf("  %-32s %-14s", l[i].layer, l[i].op_type);
             for (int k = 0; k < l[i].n; k++)
-                printf("  %s=%.6g", l[i].m[k].name, l[i].m[k].value);
+                printf("  %s=%s", l[i].m[k].name, fmt_value(l[i].m[k].value, vb, sizeof vb));
             printf("\n");
         }
     }
@@ -284,6 +304,14 @@ static int cmd_diff(nb_db *db, int argc, char **argv)
            base_name(r[1].model_path),
            (r[0].model_sha256 && r[1].model_sha256 && strcmp(r[0].model_sha256, r[1].model_sha256))
                ? "  (different files)" : "");
+    {
+        char wa[32], wb[32];
+        fmt_wall(r[0].wall_ms, wa, sizeof wa);
+        fmt_wall(r[1].wall_ms, wb, sizeof wb);
+        printf("%-28s %-30s %-30s\n", "wall", wa, wb);
+        printf("%-28s %-30.12s %-30.12s\n", "model sha256", r[0].model_sha256 ? r[0].model_sha256 : "-",
+               r[1].model_sha256 ? r[1].model_sha256 : "-");
+    }
     /* parameters: the union of keys, '*' where they differ */
     json_error_t je;
     json_t *p[2] = {r[0].params ? json_loads(r[0].params, 0, &je) : NULL,
@@ -328,7 +356,9 @@ static int cmd_diff(nb_db *db, int argc, char **argv)
             double va = s == 0 ? m[0][i].value : NAN, vb = s == 1 ? m[1][i].value : NAN;
             if (other >= 0)
                 vb = m[1][other].value;
-            printf("  %-26s %-14.6g %-14.6g %.6g %s\n", m[s][i].name, va, vb, vb - va,
+            char ta[64], tb[64], td[64];
+            printf("  %-26s %-14s %-14s %s %s\n", m[s][i].name, fmt_value(va, ta, sizeof ta),
+                   fmt_value(vb, tb, sizeof tb), fmt_value(vb - va, td, sizeof td),
                    m[s][i].unit);
         }
     /* layers: matched by name */
@@ -470,8 +500,25 @@ static int cmd_rm(nb_db *db, int argc, char **argv)
             goto out;
         }
     }
+    int64_t *up = NULL, *down = NULL;
+    int nu = 0, nd = 0;
+    nb_db_lineage(db, id, &up, &nu, &down, &nd, NULL);
+    int children = 0;
+    for (int i = 0; i < nd; i++) {
+        nb_run_row c;
+        if (nb_db_get(db, down[i], &c, NULL) == NB_OK) {
+            children += c.parent_id == id;
+            nb_run_row_clear(&c);
+        }
+    }
+    free(up);
+    free(down);
     if (nb_db_remove(db, id, &st))
         rc = cli_error(&st);
+    else if (children)
+        printf("run %lld deleted (its files were not touched); its %d child run%s keep%s "
+               "their rows, now without a parent\n", (long long)id, children,
+               children == 1 ? "" : "s", children == 1 ? "s" : "");
     else
         printf("run %lld deleted (its files were not touched)\n", (long long)id);
 out:

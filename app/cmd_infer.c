@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 #define NB_MAX_CLI_INPUTS 1024
@@ -393,7 +395,7 @@ int cmd_infer(int argc, char **argv)
     rec_param("output_dir", "%s", outdir);
     if (shape)
         rec_param("input_shape", "%s", shape);
-    rec_param("dump_all", "%s", dump_all ? "true" : "false");
+    rec_param_json("dump_all", json_boolean(dump_all));
     for (int i = 0; i < n_inputs; i++) {
         char key[32];
         snprintf(key, sizeof key, "input_%d", i);
@@ -405,7 +407,20 @@ int cmd_infer(int argc, char **argv)
     }
     rec_model(m);
     const nb_graph *g = m->graph;
-    for (int i = 0; i < n_inputs; i++) {
+    /* .npy inputs first: their shapes fix dim symbols (silero_vad's 'batch') that a
+       random or .bin input sharing the symbol then takes */
+    int order[NB_MAX_CLI_INPUTS], n_order = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n_inputs; i++) {
+            const char *tail = strrchr(inputs[i], '=');
+            tail = tail ? tail + 1 : inputs[i];
+            size_t tl = strlen(tail);
+            bool later = !strncmp(tail, "random", 6) || (tl > 4 && !strcmp(tail + tl - 4, ".bin"));
+            if (later == (pass == 1))
+                order[n_order++] = i;
+        }
+    for (int oi = 0; oi < n_inputs; oi++) {
+        const int i = order[oi];
         const char *spec = inputs[i];
         /* NAME=FILE: NAME is the shortest prefix before an '=' that names an input, so
            that names and paths may both hold '=' */
@@ -435,8 +450,8 @@ int cmd_infer(int argc, char **argv)
             goto out;
         }
         const nb_value *v = &g->values[id];
-        for (int k = 0; k < i; k++)
-            if (names[k] == v->name) {
+        for (int ok = 0; ok < oi; ok++)
+            if (names[order[ok]] == v->name) {
                 rc = cli_fail(2, "--input %s: input '%s' is given twice", spec,
                         v->name);
                 goto out;
@@ -450,10 +465,21 @@ int cmd_infer(int argc, char **argv)
         }
         bool bin = fl > 4 && !strcmp(file + fl - 4, ".bin");
         bool random = !strcmp(file, "random") || !strncmp(file, "random:", 7);
+        int64_t vdims[NB_MAX_RANK];
+        for (int k = 0; k < v->rank; k++) {
+            vdims[k] = v->dims[k];
+            /* a dynamic dim whose symbol an input read before has fixed */
+            for (int ok = 0; ok < oi && vdims[k] < 0 && v->dim_params[k]; ok++) {
+                const nb_value *w = &g->values[nb_graph_find(g, names[order[ok]])];
+                for (int d = 0; d < w->rank && d < tins[order[ok]]->rank; d++)
+                    if (w->dim_params[d] && !strcmp(w->dim_params[d], v->dim_params[k]))
+                        vdims[k] = tins[order[ok]]->dims[d];
+            }
+        }
         if (bin || random) {
             bool known = v->rank >= 0;
             for (int k = 0; known && k < v->rank; k++)
-                known = v->dims[k] >= 0;
+                known = vdims[k] >= 0;
             if (!known) {
                 rc = cli_fail(2, "%s: input '%s' has dynamic dims; give --input_shape "
                         "or a .npy file", file, v->name);
@@ -476,14 +502,14 @@ int cmd_infer(int argc, char **argv)
                         "4294967295 (random:SEED)", spec);
                 goto out;
             }
-            if (nb_tensor_new(v->dtype, v->rank, v->dims, &tins[i], &st)) {
+            if (nb_tensor_new(v->dtype, v->rank, vdims, &tins[i], &st)) {
                 nb_prefix(&st, "--input %s", spec);
                 rc = cli_error(&st);
                 goto out;
             }
             nb_tensor_fill_uniform(tins[i], (uint32_t)seed, -1.0, 1.0);
         } else if (bin) {
-            if (nb_bin_read(file, v->dtype, v->rank, v->dims, &tins[i], &st)) {
+            if (nb_bin_read(file, v->dtype, v->rank, vdims, &tins[i], &st)) {
                 rc = cli_error(&st);
                 goto out;
             }

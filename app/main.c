@@ -143,10 +143,24 @@ static int global_options(int *argc, char **argv)
     return 0;
 }
 
+static int run_command(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
-    if (global_options(&argc, argv))
-        return 2;
+    /* the command line as typed, for the run's parameters (global_options edits argv) */
+    char **all = malloc(sizeof(char *) * ((size_t)argc + 1));
+    if (all) {
+        memcpy(all, argv, sizeof(char *) * ((size_t)argc + 1));
+        g_rec.argc = argc;
+        g_rec.argv = all;
+    }
+    int rc = global_options(&argc, argv) ? 2 : run_command(argc, argv);
+    free(all);
+    return rc;
+}
+
+static int run_command(int argc, char **argv)
+{
     if (argc < 2) {
         usage(stdout);
         return 0;

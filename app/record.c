@@ -28,6 +28,10 @@ int rec_start(const char *kind, const char *model_path, int argc, char **argv)
         return 0;
     g_rec.params = json_object();
     json_t *av = json_array();
+    if (g_rec.argv) { /* as typed: "nanobench", global options and all */
+        argc = g_rec.argc;
+        argv = g_rec.argv;
+    }
     for (int i = 0; i < argc; i++)
         json_array_append_new(av, json_string(argv[i]));
     json_object_set_new(g_rec.params, "argv", av);
@@ -40,7 +44,7 @@ int rec_start(const char *kind, const char *model_path, int argc, char **argv)
     if (e) {
         nb_db_close(g_rec.db);
         g_rec.db = NULL;
-        if (g_rec.require_record) {
+        if (st.code == NB_ERR_ARG || g_rec.require_record) { /* a wrong --parent is a bad flag */
             cli_error(&st);
             return 2;
         }

@@ -201,7 +201,15 @@ nb_err nb_db_export_csv(nb_db *db, const nb_run_filter *flt, bool layers, FILE *
 }
 
 static json_t *jstr(const char *s) { return s ? json_string(s) : json_null(); }
-static json_t *jnum(double v) { return isnan(v) ? json_null() : json_real(v); }
+/* NULL for NaN; integral values as JSON integers (bytes, counts, cycles) */
+static json_t *jnum(double v)
+{
+    if (isnan(v))
+        return json_null();
+    if (v == floor(v) && fabs(v) < 9e15)
+        return json_integer((json_int_t)v);
+    return json_real(v);
+}
 
 /* The run as a JSON object: its columns, params parsed, metrics, layers, artifacts. */
 static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *st)
@@ -209,7 +217,7 @@ static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *
     json_t *o = json_object();
     if (!o)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    json_object_set_new(o, "id", json_integer(r->id));
+    json_object_set_new(o, "run_id", json_integer(r->id));
     json_object_set_new(o, "kind", json_string(r->kind));
     json_object_set_new(o, "status", json_string(r->status));
     json_object_set_new(o, "model", jstr(r->model_path));

@@ -92,22 +92,34 @@ static void read_row(sqlite3_stmt *s, void *row)
     derive_status(r);
 }
 
+/* A real UTC date or time: YYYY-MM-DD, optionally THH:MM, :SS, .mmm and a final Z (the
+ * form history prints). The calendar is checked (2026-02-30 is refused). */
 static bool valid_since(const char *s)
 {
-    /* YYYY-MM-DD, optionally THH:MM or THH:MM:SS */
-    static const char *const forms[] = {"dddd-dd-dd", "dddd-dd-ddTdd:dd", "dddd-dd-ddTdd:dd:dd"};
-    for (size_t f = 0; f < 3; f++) {
+    static const char *const forms[] = {"dddd-dd-dd", "dddd-dd-ddTdd:dd", "dddd-dd-ddTdd:dd:dd",
+                                        "dddd-dd-ddTdd:dd:dd.ddd"};
+    size_t n = strlen(s);
+    if (n && s[n - 1] == 'Z')
+        n--;
+    bool shape = false;
+    for (size_t f = 0; f < 4 && !shape; f++) {
         const char *p = forms[f];
-        size_t n = strlen(p);
-        if (strlen(s) != n)
+        if (strlen(p) != n)
             continue;
-        bool ok = true;
-        for (size_t i = 0; i < n && ok; i++)
-            ok = p[i] == 'd' ? isdigit((unsigned char)s[i]) : s[i] == p[i];
-        if (ok)
-            return true;
+        shape = true;
+        for (size_t i = 0; i < n && shape; i++)
+            shape = p[i] == 'd' ? isdigit((unsigned char)s[i]) : s[i] == p[i];
     }
-    return false;
+    if (!shape)
+        return false;
+    int y = atoi(s), mo = atoi(s + 5), d = atoi(s + 8);
+    int h = n > 10 ? atoi(s + 11) : 0, mi = n > 10 ? atoi(s + 14) : 0;
+    int se = n > 16 ? atoi(s + 17) : 0;
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
+        return false;
+    return h < 24 && mi < 60 && se < 60;
 }
 
 static bool is_hex_prefix(const char *s)
@@ -138,8 +150,8 @@ nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
                            "calibrate, compile, run, compare, bringup)", f->kind);
     }
     if (f->since && !valid_since(f->since))
-        return nb_fail(st, NB_ERR_ARG, "--since %s: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] "
-                       "(UTC)", f->since);
+        return nb_fail(st, NB_ERR_ARG, "--since %s: expected a UTC date YYYY-MM-DD or "
+                       "YYYY-MM-DDTHH:MM[:SS]", f->since);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db->h, RUN_COLS
                            "WHERE (?1 IS NULL OR r.kind = ?1) AND (?2 IS NULL OR m.path = ?2 "

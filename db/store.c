@@ -343,7 +343,8 @@ typedef struct rec_artifact {
 struct nb_run {
     nb_db *db;
     int64_t id, model_id;
-    double t0;
+    double t0, wall_ms;
+    char started[32], finished[32];
     char *params;
     int opset;
     char *inputs, *outputs;
@@ -391,6 +392,20 @@ static nb_err begin_body(nb_db *db, void *arg, nb_status *st)
 {
     begin_arg *a = arg;
     sqlite3_stmt *s = NULL;
+    if (a->parent > 0) {
+        if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM runs WHERE id = ?", -1, &s, NULL) !=
+            SQLITE_OK)
+            return nb_db_fail(db, st, "cannot read");
+        sqlite3_bind_int64(s, 1, a->parent);
+        int rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        s = NULL;
+        if (rc == SQLITE_DONE)
+            return nb_fail(st, NB_ERR_ARG, "--parent %lld: %s has no run %lld",
+                           (long long)a->parent, db->path, (long long)a->parent);
+        if (rc != SQLITE_ROW)
+            return nb_db_fail(db, st, "cannot read");
+    }
     if (a->have_model) {
         if (sqlite3_prepare_v2(db->h, "INSERT OR IGNORE INTO models(path, sha256, bytes) "
                                "VALUES (?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
@@ -418,8 +433,7 @@ static nb_err begin_body(nb_db *db, void *arg, nb_status *st)
                            "status, version, host, pid) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                            -1, &s, NULL) != SQLITE_OK)
         return nb_db_fail(db, st, "cannot record the run");
-    char now[32], host[256] = "";
-    nb_db_now(now);
+    char host[256] = "";
     gethostname(host, sizeof host - 1);
     sqlite3_bind_text(s, 1, a->kind, -1, SQLITE_TRANSIENT);
     if (a->r->model_id)
@@ -431,7 +445,7 @@ static nb_err begin_body(nb_db *db, void *arg, nb_status *st)
     else
         sqlite3_bind_null(s, 3);
     sqlite3_bind_text(s, 4, a->r->params, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 5, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 5, a->r->started, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 6, NB_VERSION, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 7, host, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 8, (int64_t)getpid());
@@ -439,8 +453,8 @@ static nb_err begin_body(nb_db *db, void *arg, nb_status *st)
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
         if ((sqlite3_extended_errcode(db->h) & 0xff) == SQLITE_CONSTRAINT)
-            return nb_fail(st, NB_ERR_ARG, "%s: cannot record a %s run%s", db->path, a->kind,
-                           a->parent > 0 ? " (is the parent run id right?)" : "");
+            return nb_fail(st, NB_ERR_ARG, "%s: cannot record the run (kind '%s')", db->path,
+                           a->kind);
         return nb_db_fail(db, st, "cannot record the run");
     }
     a->r->id = sqlite3_last_insert_rowid(db->h);
@@ -460,6 +474,7 @@ nb_err nb_run_begin(nb_db *db, const char *kind, const char *model_path, int64_t
     }
     r->db = db;
     r->t0 = mono_ms();
+    nb_db_now(r->started);
     begin_arg a = {.r = r, .kind = kind, .parent = parent_id};
     char abs[PATH_MAX], sha[65];
     if (model_path && realpath(model_path, abs) &&
@@ -641,11 +656,9 @@ static nb_err end_body(nb_db *db, void *arg, nb_status *st)
     }
     PREP("UPDATE runs SET params = ?, finished = ?, wall_ms = ?, status = ?, error = ? "
          "WHERE id = ?");
-    char now[32];
-    nb_db_now(now);
     sqlite3_bind_text(s, 1, r->params, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 2, now, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(s, 3, mono_ms() - r->t0);
+    sqlite3_bind_text(s, 2, r->finished, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(s, 3, r->wall_ms);
     sqlite3_bind_text(s, 4, r->ok ? "ok" : "error", -1, SQLITE_STATIC);
     if (r->error)
         sqlite3_bind_text(s, 5, r->error, -1, SQLITE_TRANSIENT);
@@ -662,6 +675,8 @@ nb_err nb_run_end(nb_run *r, bool ok, const char *error, nb_status *st)
 {
     r->ok = ok;
     r->error = ok ? NULL : (error ? error : "failed");
+    r->wall_ms = mono_ms() - r->t0; /* the moments that 'finished' and wall time describe */
+    nb_db_now(r->finished);
     nb_err e = nb_db_write(r->db, end_body, r, st);
     nb_run_abandon(r);
     return e;

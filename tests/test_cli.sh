@@ -112,6 +112,9 @@ npy "$T/a23.npy" '<f4' '(2, 3)' 24
 npy "$T/b13.npy" '<f4' '(1, 3)' 12
 expect 2 "infer: data disagree on a shared dim symbol" -- "$NB" infer "$T/shared.onnx" --input "a=$T/a23.npy" --input "b=$T/b13.npy" --output-dir "$T/outdir"
 mentions "dim 'N' is 2 in input 'a' and 1 in input 'b'"; no_outputs
+expect 0 "infer: random takes a dim symbol fixed by a .npy" -- "$NB" infer "$T/shared.onnx" --input "b=random" --input "a=$T/a23.npy" --output-dir "$T/sym"
+grep -q "^output y .*\[2,3\]" "$T/out" || { echo "FAIL: shape"; cat "$T/out"; fails=$((fails + 1)); }
+expect 2 "--parent of a run that does not exist" -- "$NB" --parent 999999 info "$M"; mentions "no run 999999"
 
 # a dump never writes over a file of the user's in the output folder
 mkdir "$T/own" && cp "$T/good.npy" "$T/own/x.npy" && echo mine >>"$T/own/x.npy"

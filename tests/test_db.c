@@ -286,7 +286,7 @@ static void test_export_parsed_back(void **state)
     assert_non_null(arr);
     assert_int_equal(json_array_size(arr), 2);
     json_t *rb = json_array_get(arr, 1);
-    assert_int_equal(json_integer_value(json_object_get(rb, "id")), b);
+    assert_int_equal(json_integer_value(json_object_get(rb, "run_id")), b);
     assert_int_equal(json_integer_value(json_object_get(rb, "parent_id")), a);
     assert_string_equal(json_string_value(json_object_get(json_object_get(rb, "params"), "note")),
                         "say \"hi\"\nbye");
