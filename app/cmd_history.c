@@ -1,10 +1,12 @@
 /* nanobench history: browse, compare, export and remove recorded runs (include/nb/db.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -65,8 +67,8 @@ static int filter_opt(int argc, char **argv, int *i, nb_run_filter *f, const cha
     }
     if ((r = cli_opt(argc, argv, i, "--limit", &v))) {
         char *end;
-        long n = r > 0 ? strtol(v, &end, 10) : -1;
-        if (r < 0 || *end || n < 0 || n > 1000000000)
+        long n = r > 0 && *v ? strtol(v, &end, 10) : -1;
+        if (r < 0 || n < 0 || *end || n > 1000000000)
             return cli_usage_error(sub, "--limit needs a count (0: all)");
         f->limit = (int)n;
         return 1;
@@ -165,8 +167,10 @@ static void print_ids(const char *what, const int64_t *ids, int n)
     printf("%-10s ", what);
     if (n == 0)
         printf("-");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && i < 50; i++)
         printf("%s%lld", i ? ", " : "", (long long)ids[i]);
+    if (n > 50)
+        printf(" and %d more", n - 50);
     printf("\n");
 }
 
@@ -450,13 +454,23 @@ static int cmd_export(nb_db *db, int argc, char **argv)
                                       : nb_db_export_json(db, &f, mf, &st);
     fclose(mf);
     int rc = 0;
-    if (e)
+    char target[PATH_MAX];
+    struct stat sb;
+    if (e) {
         rc = cli_error(&st);
-    else if (outp) {
-        if (nb_write_file_atomic(outp, buf, len, &st))
+    } else if (outp) {
+        /* written whole, then renamed over the file: only a regular file (or a link to one,
+           which keeps pointing at it) may be replaced; devices and pipes take '>' */
+        const char *dst = outp;
+        if (lstat(outp, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(outp, target))
+            dst = target;
+        if (stat(dst, &sb) == 0 && !S_ISREG(sb.st_mode))
+            rc = cli_fail(2, "%s: not a regular file; for a device or a pipe write to standard "
+                          "output ('> %s')", outp, outp);
+        else if (nb_write_file_atomic(dst, buf, len, &st))
             rc = cli_error(&st);
-    } else if (fwrite(buf, 1, len, stdout) != len) {
-        rc = cli_fail(2, "history export: cannot write to standard output");
+    } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0 || ferror(stdout)) {
+        rc = cli_fail(2, "history export: cannot write to standard output: %s", strerror(errno));
     }
     free(buf);
     return rc;

@@ -113,8 +113,8 @@ static int global_options(int *argc, char **argv)
         const char *v;
         int r;
         if ((r = cli_opt(*argc, argv, &i, "--db", &v))) {
-            if (r < 0 || !*v) {
-                fprintf(stderr, "nanobench: --db needs a file path\n");
+            if (r < 0 || !*v || g_rec.db_path) {
+                fprintf(stderr, "nanobench: --db needs one file path\n");
                 return 2;
             }
             g_rec.db_path = v;
@@ -125,8 +125,8 @@ static int global_options(int *argc, char **argv)
         } else if ((r = cli_opt(*argc, argv, &i, "--parent", &v))) {
             char *end;
             long long id = r > 0 ? strtoll(v, &end, 10) : 0;
-            if (r < 0 || *end || id <= 0) {
-                fprintf(stderr, "nanobench: --parent needs a run id (see 'nanobench history')\n");
+            if (r < 0 || *end || id <= 0 || g_rec.parent) {
+                fprintf(stderr, "nanobench: --parent needs one run id (see 'nanobench history')\n");
                 return 2;
             }
             g_rec.parent = id;

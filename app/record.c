@@ -33,7 +33,7 @@ int rec_start(const char *kind, const char *model_path, int argc, char **argv)
         argv = g_rec.argv;
     }
     for (int i = 0; i < argc; i++)
-        json_array_append_new(av, json_string(argv[i]));
+        json_array_append_new(av, nb_json_string(argv[i]));
     json_object_set_new(g_rec.params, "argv", av);
     nb_status st = {0};
     char *pj = json_dumps(g_rec.params, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -66,7 +66,7 @@ void rec_param(const char *key, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    json_object_set_new(g_rec.params, key, json_string(buf));
+    json_object_set_new(g_rec.params, key, nb_json_string(buf));
 }
 
 void rec_param_json(const char *key, void *json)
@@ -96,11 +96,11 @@ static json_t *values_json(const nb_graph *g, const int *ids, int n)
     for (int i = 0; i < n; i++) {
         const nb_value *v = &g->values[ids[i]];
         json_t *o = json_object(), *sh = json_array();
-        json_object_set_new(o, "name", json_string(v->name));
+        json_object_set_new(o, "name", nb_json_string(v->name));
         json_object_set_new(o, "dtype", json_string(nb_dtype_name(v->dtype)));
         for (int d = 0; d < v->rank; d++)
             json_array_append_new(sh, v->dims[d] >= 0 ? json_integer(v->dims[d])
-                                      : json_string(v->dim_params[d] ? v->dim_params[d] : "?"));
+                                      : nb_json_string(v->dim_params[d] ? v->dim_params[d] : "?"));
         json_object_set_new(o, "shape", v->rank >= 0 ? sh : (json_decref(sh), json_null()));
         json_array_append_new(a, o);
     }

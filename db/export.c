@@ -200,11 +200,31 @@ nb_err nb_db_export_csv(nb_db *db, const nb_run_filter *flt, bool layers, FILE *
     return e;
 }
 
-static json_t *jstr(const char *s) { return s ? json_string(s) : json_null(); }
+json_t *nb_json_string(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    /* not UTF-8 (a Latin-1 file name, say): bytes above 0x7f become '?' rather than the
+       value being dropped */
+    char *c = strdup(s);
+    if (!c)
+        return json_null();
+    for (char *p = c; *p; p++)
+        if ((unsigned char)*p > 0x7f)
+            *p = '?';
+    j = json_string(c);
+    free(c);
+    return j ? j : json_null();
+}
+
+static json_t *jstr(const char *s) { return nb_json_string(s); }
 /* NULL for NaN; integral values as JSON integers (bytes, counts, cycles) */
 static json_t *jnum(double v)
 {
-    if (isnan(v))
+    if (!isfinite(v)) /* JSON has no NaN or Inf */
         return json_null();
     if (v == floor(v) && fabs(v) < 9e15)
         return json_integer((json_int_t)v);
@@ -218,13 +238,13 @@ static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *
     if (!o)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     json_object_set_new(o, "run_id", json_integer(r->id));
-    json_object_set_new(o, "kind", json_string(r->kind));
-    json_object_set_new(o, "status", json_string(r->status));
+    json_object_set_new(o, "kind", jstr(r->kind));
+    json_object_set_new(o, "status", jstr(r->status));
     json_object_set_new(o, "model", jstr(r->model_path));
     json_object_set_new(o, "model_sha256", jstr(r->model_sha256));
     json_object_set_new(o, "parent_id", r->parent_id ? json_integer(r->parent_id) : json_null());
-    json_object_set_new(o, "started", json_string(r->started));
-    json_object_set_new(o, "finished", r->finished[0] ? json_string(r->finished) : json_null());
+    json_object_set_new(o, "started", jstr(r->started));
+    json_object_set_new(o, "finished", r->finished[0] ? jstr(r->finished) : json_null());
     json_object_set_new(o, "wall_ms", jnum(r->wall_ms));
     json_object_set_new(o, "version", jstr(r->version));
     json_object_set_new(o, "error", jstr(r->error));
@@ -243,9 +263,9 @@ static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *
     json_t *ma = json_array();
     for (int i = 0; i < nm; i++) {
         json_t *x = json_object();
-        json_object_set_new(x, "name", json_string(m[i].name));
+        json_object_set_new(x, "name", jstr(m[i].name));
         json_object_set_new(x, "value", jnum(m[i].value));
-        json_object_set_new(x, "unit", json_string(m[i].unit ? m[i].unit : ""));
+        json_object_set_new(x, "unit", jstr(m[i].unit ? m[i].unit : ""));
         json_array_append_new(ma, x);
     }
     nb_metric_rows_free(m, nm);
@@ -257,8 +277,8 @@ static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *
     json_t *la = json_array();
     for (int i = 0; i < nl; i++) {
         json_t *x = json_object(), *mm = json_object();
-        json_object_set_new(x, "layer", json_string(l[i].layer));
-        json_object_set_new(x, "op_type", json_string(l[i].op_type));
+        json_object_set_new(x, "layer", jstr(l[i].layer));
+        json_object_set_new(x, "op_type", jstr(l[i].op_type));
         for (int k = 0; k < l[i].n; k++)
             json_object_set_new(mm, l[i].m[k].name, jnum(l[i].m[k].value));
         json_object_set_new(x, "metrics", mm);
@@ -273,8 +293,8 @@ static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *
     json_t *aa = json_array();
     for (int i = 0; i < na; i++) {
         json_t *x = json_object();
-        json_object_set_new(x, "role", json_string(a[i].role));
-        json_object_set_new(x, "path", json_string(a[i].path));
+        json_object_set_new(x, "role", jstr(a[i].role));
+        json_object_set_new(x, "path", jstr(a[i].path));
         json_object_set_new(x, "sha256", jstr(a[i].sha256));
         json_object_set_new(x, "bytes", json_integer(a[i].bytes));
         json_array_append_new(aa, x);

@@ -14,16 +14,35 @@
 static const char *const kinds[] = {"info",    "infer", "estimate", "calibrate",
                                     "compile", "run",   "compare",  "bringup"};
 
+/* Text read back is one line: control characters (a newline or an escape sequence in a
+ * hand-edited file, or a file name) become '?', so that no listing can be broken or drive
+ * the terminal. Recorded JSON escapes its own. */
+static char *one_line(char *t)
+{
+    for (char *p = t; p && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return t;
+}
+
 static char *dup_col(sqlite3_stmt *s, int i)
 {
     const unsigned char *t = sqlite3_column_text(s, i);
-    return t ? strdup((const char *)t) : NULL;
+    return t ? one_line(strdup((const char *)t)) : NULL;
+}
+
+/* A column the schema declares NOT NULL: "" when a hand-edited file holds NULL anyway. */
+static char *dup_text(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    return one_line(strdup(t ? (const char *)t : ""));
 }
 
 static void copy_col(sqlite3_stmt *s, int i, char *dst, size_t len)
 {
     const unsigned char *t = sqlite3_column_text(s, i);
     snprintf(dst, len, "%s", t ? (const char *)t : "");
+    one_line(dst);
 }
 
 static double col_double(sqlite3_stmt *s, int i)
@@ -149,6 +168,10 @@ nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
             return nb_fail(st, NB_ERR_ARG, "--kind %s: not a run kind (info, infer, estimate, "
                            "calibrate, compile, run, compare, bringup)", f->kind);
     }
+    char abs[PATH_MAX];
+    if (f->model && !realpath(f->model, abs) && !is_hex_prefix(f->model))
+        return nb_fail(st, NB_ERR_ARG, "--model %s: no such file, and not a SHA-256 prefix "
+                       "(6 to 64 hex digits)", f->model);
     if (f->since && !valid_since(f->since))
         return nb_fail(st, NB_ERR_ARG, "--since %s: expected a UTC date YYYY-MM-DD or "
                        "YYYY-MM-DDTHH:MM[:SS]", f->since);
@@ -158,7 +181,7 @@ nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
                            "OR m.sha256 LIKE ?3) AND (?4 IS NULL OR r.started >= ?4) "
                            "ORDER BY r.id DESC LIMIT ?5", -1, &s, NULL) != SQLITE_OK)
         return nb_db_fail(db, st, "cannot read");
-    char abs[PATH_MAX], like[80];
+    char like[80];
     if (f->kind)
         sqlite3_bind_text(s, 1, f->kind, -1, SQLITE_TRANSIENT);
     if (f->model) {
@@ -221,8 +244,8 @@ void nb_run_rows_free(nb_run_row *rows, int n)
 static void read_metric(sqlite3_stmt *s, void *row)
 {
     nb_metric_row *m = row;
-    m->name = dup_col(s, 0);
-    m->unit = dup_col(s, 1);
+    m->name = dup_text(s, 0);
+    m->unit = dup_text(s, 1);
     m->value = col_double(s, 2);
 }
 
@@ -270,8 +293,8 @@ nb_err nb_db_layers(nb_db *db, int64_t run, nb_layer_row **rows, int *n, nb_stat
             }
             nb_layer_row *l = &(*rows)[(*n)++];
             memset(l, 0, sizeof *l);
-            l->layer = dup_col(s, 1);
-            l->op_type = dup_col(s, 2);
+            l->layer = dup_text(s, 1);
+            l->op_type = dup_text(s, 2);
             last = id;
         }
         if (sqlite3_column_type(s, 3) == SQLITE_NULL)
@@ -283,7 +306,7 @@ nb_err nb_db_layers(nb_db *db, int64_t run, nb_layer_row **rows, int *n, nb_stat
             break;
         }
         l->m = m;
-        m[l->n].name = dup_col(s, 3);
+        m[l->n].name = dup_text(s, 3);
         m[l->n].unit = strdup("");
         m[l->n].value = col_double(s, 4);
         l->n++;
@@ -307,8 +330,8 @@ void nb_layer_rows_free(nb_layer_row *rows, int n)
 static void read_artifact(sqlite3_stmt *s, void *row)
 {
     nb_artifact_row *a = row;
-    a->role = dup_col(s, 0);
-    a->path = dup_col(s, 1);
+    a->role = dup_text(s, 0);
+    a->path = dup_text(s, 1);
     a->sha256 = dup_col(s, 2);
     a->bytes = sqlite3_column_int64(s, 3);
 }
@@ -353,17 +376,18 @@ static nb_err id_list(nb_db *db, const char *sql, int64_t run, int64_t **ids, in
 nb_err nb_db_lineage(nb_db *db, int64_t run, int64_t **up, int *n_up, int64_t **down,
                      int *n_down, nb_status *st)
 {
-    /* depth-limited recursive queries: a cycle (impossible through the API, possible in a
-       hand-edited file) cannot loop forever */
-    nb_err e = id_list(db, "WITH RECURSIVE a(id, d) AS (SELECT parent_id, 1 FROM runs WHERE "
-                       "id = ?1 AND parent_id IS NOT NULL UNION ALL SELECT r.parent_id, a.d + 1 "
-                       "FROM runs r JOIN a ON r.id = a.id WHERE r.parent_id IS NOT NULL AND "
-                       "a.d < 1000) SELECT id FROM a ORDER BY d", run, up, n_up, st);
+    /* UNION, not UNION ALL: a cycle (impossible through the API, possible in a hand-edited
+       file) ends at the first id seen twice; rows come out in the order they were found,
+       nearest first */
+    nb_err e = id_list(db, "WITH RECURSIVE a(id) AS (SELECT parent_id FROM runs WHERE id = ?1 "
+                       "AND parent_id IS NOT NULL UNION SELECT r.parent_id FROM runs r JOIN a "
+                       "ON r.id = a.id WHERE r.parent_id IS NOT NULL) SELECT id FROM a WHERE "
+                       "id != ?1", run, up, n_up, st);
     if (e)
         return e;
-    e = id_list(db, "WITH RECURSIVE c(id, d) AS (SELECT id, 1 FROM runs WHERE parent_id = ?1 "
-                "UNION ALL SELECT r.id, c.d + 1 FROM runs r JOIN c ON r.parent_id = c.id "
-                "WHERE c.d < 1000) SELECT id FROM c ORDER BY d, id", run, down, n_down, st);
+    e = id_list(db, "WITH RECURSIVE c(id) AS (SELECT id FROM runs WHERE parent_id = ?1 UNION "
+                "SELECT r.id FROM runs r JOIN c ON r.parent_id = c.id) SELECT id FROM c WHERE "
+                "id != ?1", run, down, n_down, st);
     if (e) {
         free(*up);
         *up = NULL;

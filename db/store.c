@@ -161,6 +161,23 @@ static int mkdir_parents(const char *path)
     return 0;
 }
 
+/* user_version as the main file's header holds it (bytes 60-63, big-endian, after the
+ * 16-byte "SQLite format 3" magic); 0 when the file is missing, short or not SQLite. */
+static int header_version(const char *path)
+{
+    struct stat sb;
+    FILE *f = nb_fopen_regular(path, &sb);
+    if (!f)
+        return 0;
+    unsigned char h[100];
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
+        return 0;
+    uint32_t v = (uint32_t)h[60] << 24 | (uint32_t)h[61] << 16 | (uint32_t)h[62] << 8 | h[63];
+    return v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
 static int read_version(nb_db *db, int *v)
 {
     sqlite3_stmt *s;
@@ -251,6 +268,15 @@ nb_err nb_db_open_version(const char *path, int version, nb_db **out, nb_status 
         e = nb_fail(st, NB_ERR_DB, "%s: not a regular file", path);
         goto fail;
     }
+    /* a newer database is refused before SQLite opens it: opening would roll back a hot
+       journal, and closing would checkpoint a WAL, both writes */
+    int hv = header_version(path);
+    if (hv > NB_DB_SCHEMA_VERSION) {
+        e = nb_fail(st, NB_ERR_DB, "%s: schema version %d is newer than this nanobench knows "
+                    "(%d); the file is left untouched [use a newer nanobench]", path, hv,
+                    NB_DB_SCHEMA_VERSION);
+        goto fail;
+    }
     if (mkdir_parents(path) != 0) {
         e = nb_fail(st, NB_ERR_DB, "%s: cannot create its folder: %s", path, strerror(errno));
         goto fail;
@@ -270,7 +296,8 @@ nb_err nb_db_open_version(const char *path, int version, nb_db **out, nb_status 
         e = nb_db_fail(db, st, "cannot read");
         goto fail;
     }
-    if (v > NB_DB_SCHEMA_VERSION) {
+    if (v > NB_DB_SCHEMA_VERSION) { /* newer only in its WAL: close without checkpoint */
+        sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
         e = nb_fail(st, NB_ERR_DB, "%s: schema version %d is newer than this nanobench knows "
                     "(%d); the file is left untouched [use a newer nanobench]", path, v,
                     NB_DB_SCHEMA_VERSION);

@@ -153,6 +153,10 @@ expect 2 "history rm without a terminal or --yes" -- "$NB" history rm "$child" <
 expect 0 "history rm --yes" -- "$NB" history rm "$child" --yes
 expect 2 "history export to a folder that does not exist" -- "$NB" history export --out "$T/no/such/dir/x.csv"
 [ ! -e "$T/no" ] || { echo "FAIL: export created a folder"; fails=$((fails + 1)); }
+mkfifo "$T/pipe.csv"
+expect 2 "history export --out a FIFO" -- timeout 20 "$NB" history export --out "$T/pipe.csv"
+[ -p "$T/pipe.csv" ] || { echo "FAIL: the FIFO was replaced"; fails=$((fails + 1)); }
+expect 2 "history export to a full device" -- sh -c "'$NB' history export >/dev/full"
 
 # an unusable database: the command still does its job, with one warning, unless required
 head -c 5000 /dev/urandom >"$T/corrupt.db"

@@ -176,6 +176,27 @@ static void test_record_and_read(void **state)
     assert_float_equal(l[2].m[0].value, 0.952, 1e-12);
     assert_float_equal(l[2].m[1].value, 1.0, 1e-12);
     nb_layer_rows_free(l, nl);
+    /* a hand-edited cycle (the run its own grandparent) ends: each id once, never itself */
+    {
+        sqlite3 *h;
+        char sql[128];
+        assert_int_equal(sqlite3_open(dbp, &h), SQLITE_OK);
+        snprintf(sql, sizeof sql, "UPDATE runs SET parent_id = %lld WHERE id = %lld",
+                 (long long)cmp, (long long)cal);
+        assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(h);
+        assert_int_equal(nb_db_lineage(db, cmp, &up, &nu, &down, &nd, &st), NB_OK);
+        assert_int_equal(nu, 1); /* cal, whose parent is cmp again */
+        assert_true(up[0] == cal);
+        assert_int_equal(nd, 4); /* run, cal (a child of cmp now), then compare, cmp2 */
+        free(up);
+        free(down);
+        snprintf(sql, sizeof sql, "UPDATE runs SET parent_id = NULL WHERE id = %lld",
+                 (long long)cal);
+        assert_int_equal(sqlite3_open(dbp, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(h);
+    }
     /* a parent that does not exist is refused (foreign key) */
     assert_int_equal(nb_run_begin(db, "run", NULL, 999999, NULL, &r, &st), NB_ERR_ARG);
     /* rm: the child keeps its row, without a parent */
