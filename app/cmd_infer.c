@@ -42,24 +42,6 @@ static void safe_name(const char *name, char *out, size_t len)
     out[o] = 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -1;
-    struct stat sb;
-    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
-}
-
 /* True for a file name this command writes: safe_name() characters, ending in .npy. */
 static bool our_file_name(const char *f)
 {
@@ -611,7 +593,7 @@ int cmd_infer(int argc, char **argv)
                 goto out;
             }
     }
-    if (mkdir_p(outdir) != 0) {
+    if (nb_mkdir_p(outdir) != 0) {
         rc = cli_fail(2, "%s: cannot create output folder: %s", outdir,
                 strerror(errno));
         goto out;

@@ -140,6 +140,7 @@ nb_err nb_db_default_path(char *buf, size_t len, nb_status *st)
     return NB_OK;
 }
 
+/* Creates the folder that will hold path. */
 static int mkdir_parents(const char *path)
 {
     char buf[PATH_MAX];
@@ -148,17 +149,7 @@ static int mkdir_parents(const char *path)
     if (!slash || slash == buf)
         return 0;
     *slash = 0;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
+    return nb_mkdir_p(buf);
 }
 
 /* user_version as the main file's header holds it (bytes 60-63, big-endian, after the

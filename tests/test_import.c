@@ -14,25 +14,11 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "model_builder.h"
 #include "nb/ref.h"
 
-static char tmpdir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/nb_test_import.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static const int64_t d23[] = {2, 3};
 

@@ -13,24 +13,10 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "nb/tensor.h"
 
-static char tmpdir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/nb_test_tensor.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static void write_bytes(const char *path, const void *b, size_t n)
 {

@@ -388,6 +388,33 @@ nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st
     return NB_OK;
 }
 
+int nb_mkdir_p(const char *dir)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -1;
+    struct stat sb;
+    if (stat(buf, &sb) != 0)
+        return -1;
+    if (!S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
 nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_status *st)
 {
     size_t pl = strlen(path) + 32;

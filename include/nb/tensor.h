@@ -143,6 +143,9 @@ FILE *nb_fopen_regular(const char *path, struct stat *sb);
 /* Reads a whole file into a malloc'ed buffer (+1 NUL byte, not counted in *len).
  * Errors: NB_ERR_IO. */
 nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st);
+/* Creates dir and its missing parents (mode 0777 less umask). Returns 0, or -1 with errno
+ * (ENOTDIR when dir exists and is not a folder). */
+int nb_mkdir_p(const char *dir);
 /* Writes len bytes to path atomically (path.tmp.<pid> then rename). Errors: NB_ERR_IO. */
 nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_status *st);
 
