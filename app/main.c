@@ -88,6 +88,8 @@ static void usage(FILE *f)
             "        [--dump-all] [--input_shape ...]   run the float32 reference (golden)\n"
             "        and write the outputs (with --dump-all every intermediate tensor) as .npy\n"
             "\n"
+            "  estimate -m MODEL [-p] [--json] [--input_shape ...] [--soc_version Ascend035A|B]\n"
+            "        sizes (weights, RAM, exeom), op types and unsupported ops on the Nano NPU\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"
@@ -179,6 +181,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_info(argc - 1, argv + 1);
     else if (!strcmp(cmd, "infer"))
         rc = cmd_infer(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "estimate"))
+        rc = cmd_estimate(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
     else

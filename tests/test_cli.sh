@@ -129,6 +129,17 @@ expect 2 "infer: a folder named manifest.tsv in the output folder" -- "$NB" infe
 mentions "in the way"; [ "$(ls -A "$T/way")" = "manifest.tsv" ] || { echo "FAIL: files written"; ls -A "$T/way"; fails=$((fails + 1)); }
 expect 2 "infer: --output-dir twice" -- "$NB" infer "$M" --input "x=$T/good.npy" --output-dir "$T/a1" --output-dir "$T/a2"
 
+# estimate
+expect 0 "estimate -p" -- "$NB" estimate -m "$DATA/test_conv_with_strides_padding/model.onnx" -p
+grep -q "^TOTAL_WEIGHT_SIZE: " "$T/out" && grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T/out" && grep -q " Conv  *cube " "$T/out" ||
+    { echo "FAIL: estimate report"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "estimate --json" -- "$NB" estimate -m "$M" --json
+grep -q '"TOTAL_EXEOM_SIZE"' "$T/out" || { echo "FAIL: estimate json"; fails=$((fails + 1)); }
+expect 2 "estimate: no model" -- "$NB" estimate -p
+expect 2 "estimate: bad --soc_version" -- "$NB" estimate -m "$M" --soc_version Ascend910
+expect 2 "estimate: broken model" -- "$NB" estimate -m "$T/random.onnx"; mentions "random.onnx"
+expect 2 "estimate: op table missing" -- env NANOBENCH_SHARE="$T/noshare" "$NB" estimate -m "$M"; mentions "ops.tsv"
+
 # run history: the commands above were recorded
 expect 0 "history list" -- "$NB" history --limit 0
 grep -q "infer  *ok" "$T/out" && grep -q "infer  *error" "$T/out" && grep -q "info  *ok" "$T/out" ||

@@ -106,6 +106,87 @@ void nb_op_table_free(nb_op_table *t);
 const nb_op_support *nb_op_table_find(const nb_op_table *t, const char *op_type, int opset);
 const char *nb_unit_name(nb_unit u);
 
+/* ---- the exeom layout the compiler writes (sizes the estimate counts) ----
+ * header, then one descriptor per tensor and per task, then the weights, each weight
+ * starting on a NB_EXEOM_ALIGN boundary. Names are not in the exeom (it hides the
+ * network); they go to NAME.dbg. */
+#define NB_EXEOM_HEADER_BYTES 64
+#define NB_EXEOM_TENSOR_DESC_BYTES 48
+#define NB_EXEOM_TASK_DESC_BYTES 64
+#define NB_EXEOM_ALIGN 32
+
+/* ---- lowering: the float IR as the NPU will run it ---- */
+
+struct nb_model;
+
+typedef enum nb_npu_role {
+    NB_T_INPUT,      /* graph input: its own buffer (ACL input dataset) */
+    NB_T_OUTPUT,     /* graph output: its own buffer (ACL output dataset) */
+    NB_T_ACTIVATION, /* intermediate: a slot in the activation arena */
+    NB_T_WEIGHT      /* constant: weights, bias, deq_scale, vector-op constants */
+} nb_npu_role;
+
+typedef struct nb_npu_tensor {
+    char *name;
+    nb_dtype dtype;  /* NPU type: FLOAT16, INT8, NB_NPU_INT4, INT32, UINT64 (deq_scale) ... */
+    nb_format format;
+    int rank;
+    int64_t dims[NB_MAX_RANK]; /* logical shape */
+    int64_t bytes;   /* padded bytes in its format */
+    nb_npu_role role;
+    int first, last; /* tasks that write it first and read it last (-1: none) */
+} nb_npu_tensor;
+
+typedef enum nb_task_unit { NB_TASK_VECTOR, NB_TASK_CUBE, NB_TASK_CPU } nb_task_unit;
+
+typedef struct nb_npu_task {
+    char *name;      /* the ONNX node's name, or "<node>/<inserted op>" */
+    char *op_type;   /* ONNX op, or AscendQuant, AscendDequant, Cast, TransData */
+    char *onnx_op;   /* the op of the ONNX node it comes from */
+    nb_task_unit unit;
+    bool inserted;   /* added by lowering */
+    char reason[160]; /* unit CPU: why the NPU cannot run it */
+    int n_in, n_out;
+    int in[8], out[8]; /* tensor indices, -1 unused */
+    int64_t weight_bytes, macs;
+} nb_npu_task;
+
+typedef struct nb_npu_opts {
+    int weight_bits;        /* 8 (default) or 4 */
+    const char *soc_version; /* "Ascend035A" (default) or "Ascend035B" */
+} nb_npu_opts;
+
+typedef struct nb_npu_graph {
+    int n_t, cap_t;
+    nb_npu_tensor *t;
+    int n_k, cap_k;
+    nb_npu_task *k;
+    int n_rewrites;
+    char **rewrites; /* e.g. "Flatten 'f' -> Reshape" */
+    int n_quant, n_dequant, n_cast, n_transdata;
+} nb_npu_graph;
+
+/* Lowers a loaded and folded model (nb_ref_fold) to NPU tasks and tensors, following the
+ * Nano's rules (../shared/docs/nano-toolchain.md):
+ * - decompositions first, each reported: Flatten -> Reshape; Div by a constant -> Mul by
+ *   its reciprocal; BatchNormalization after a Conv/Gemm folded into it; Gemm with a
+ *   constant B kept as one cube op; LSTM/GRU with seq_len > 1 unrolled into one task per
+ *   step sharing one weight copy;
+ * - cube ops take int8 (or int4) weights and int8 activations (an AscendQuant inserted
+ *   unless the producer yields int8), int32 bias, deq_scale, and an AscendDequant to fp16;
+ * - vector ops run in fp16; a float32 graph input or output is fp16 at the boundary (ATC's
+ *   --input_fp16_nodes / --output_type FP16);
+ * - 4-D (and N,C,L) activations of spatial ops are NC1HWC0, conv weights FRACTAL_Z, matrix
+ *   operands FRACTAL_NZ, the rest ND; a TransData is inserted where a consumer needs another
+ *   format than its producer wrote;
+ * - an op the table does not list (or an LSTM/GRU beyond its limits, a run-time INT64 or
+ *   other non-NPU dtype, a dynamic shape) becomes a CPU task with the reason.
+ * Errors: NB_ERR_NOMEM; unsupported parts are reported in the graph, not as errors. */
+nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
+                    nb_npu_graph *g, nb_status *st);
+void nb_npu_graph_free(nb_npu_graph *g);
+const char *nb_format_name(nb_format f);
+
 #ifdef __cplusplus
 }
 #endif

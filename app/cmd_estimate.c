@@ -1,0 +1,110 @@
+/* nanobench estimate: sizes, op types and unsupported ops of a model on the Nano. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "nb/estimate.h"
+
+static void help(void)
+{
+    printf("usage: nanobench estimate -m MODEL.onnx [-p] [--json] [--input_shape \"name:d0,d1;...\"]\n"
+           "                          [--soc_version Ascend035A|Ascend035B] [--weight_bits 8|4]\n"
+           "Prints the vendor's five items (TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE, TOTAL_EXEOM_SIZE,\n"
+           "TOTAL_NET_OP_TYPE, NOT_SUPPORT_OP_TYPE) from the compiler's own lowering and memory\n"
+           "plan, with MACs, the activation arena against its lower bound, the rewrites applied\n"
+           "and the ops inserted; -p adds one row per NPU task; --json prints it all as JSON.\n"
+           "The op-support table is share/ops.tsv ($NANOBENCH_SHARE to use another).\n");
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+    const char *model = NULL, *shape = NULL, *soc = "Ascend035A";
+    bool per_layer = false, json = false;
+    int bits = 8;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help();
+            return 0;
+        }
+        if ((r = cli_opt(argc, argv, &i, "-m", &v)) || (r = cli_opt(argc, argv, &i, "--model", &v))) {
+            if (r < 0 || model)
+                return cli_usage_error("estimate", "-m needs one model");
+            model = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--input_shape", &v))) {
+            if (r < 0)
+                return cli_usage_error("estimate", "--input_shape needs a value");
+            shape = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--soc_version", &v))) {
+            if (r < 0 || (strcmp(v, "Ascend035A") && strcmp(v, "Ascend035B")))
+                return cli_usage_error("estimate", "--soc_version is Ascend035A or Ascend035B");
+            soc = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--weight_bits", &v))) {
+            if (r < 0 || (strcmp(v, "8") && strcmp(v, "4")))
+                return cli_usage_error("estimate", "--weight_bits is 8 or 4");
+            bits = v[0] - '0';
+        } else if (!strcmp(argv[i], "-p")) {
+            per_layer = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("estimate", "unknown option '%s'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("estimate", "more than one model given ('%s')", argv[i]);
+        }
+    }
+    if (!model)
+        return cli_usage_error("estimate", "no model given (-m MODEL.onnx)");
+    int rc = rec_start("estimate", model, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("model", "%s", model);
+    rec_param("soc_version", "%s", soc);
+    rec_param("weight_bits", "%d", bits);
+    if (shape)
+        rec_param("input_shape", "%s", shape);
+    nb_status st = {0};
+    nb_load_opts lo = {.input_shape = shape};
+    nb_model *m = NULL;
+    nb_op_table ops = {0};
+    nb_estimate e = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (nb_ref_load(model, &lo, &m, &st) || nb_op_table_load(nb_op_table_default_path(), &ops, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    rec_model(m);
+    nb_npu_opts o = {.weight_bits = bits, .soc_version = soc};
+    if (nb_estimate_model(m, &ops, &o, &e, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (json) {
+        nb_estimate_json(&e, stdout);
+    } else {
+        printf("model:               %s (opset %d, %s)\n", model, m->opset, soc);
+        nb_estimate_print(&e, stdout, per_layer);
+        printf("estimated in %.1f ms\n", ms);
+    }
+    rec_metric("TOTAL_WEIGHT_SIZE", (double)e.weight_bytes, "B");
+    rec_metric("TOTAL_MEM_SIZE", (double)e.mem_bytes, "B");
+    rec_metric("TOTAL_EXEOM_SIZE", (double)e.exeom_bytes, "B");
+    rec_metric("arena", (double)e.arena.arena, "B");
+    rec_metric("arena_lower_bound", (double)e.arena.lower_bound, "B");
+    rec_metric("macs", (double)e.macs, "");
+    rec_metric("not_supported_op_types", e.n_unsupported, "");
+    rec_metric("estimate_ms", ms, "ms");
+out:
+    nb_estimate_free(&e);
+    nb_op_table_free(&ops);
+    nb_model_free(m);
+    return rc;
+}

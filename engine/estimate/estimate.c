@@ -1,0 +1,286 @@
+/* nanobench estimate: sizes, op types and the per-layer table (include/nb/estimate.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "nb/estimate.h"
+
+static int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+static int cmp_count(const void *pa, const void *pb)
+{
+    const nb_op_count *a = pa, *b = pb;
+    return a->count != b->count ? b->count - a->count : strcmp(a->op, b->op);
+}
+
+static bool count_op(nb_op_count **list, int *n, const char *op)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*list)[i].op, op)) {
+            (*list)[i].count++;
+            return true;
+        }
+    nb_op_count *l = realloc(*list, sizeof **list * (size_t)(*n + 1));
+    if (!l)
+        return false;
+    *list = l;
+    snprintf(l[*n].op, sizeof l[*n].op, "%s", op);
+    l[*n].count = 1;
+    (*n)++;
+    return true;
+}
+
+static bool count_graph(const nb_graph *g, nb_op_count **list, int *n)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *nd = &g->nodes[i];
+        if (!count_op(list, n, nd->op_type))
+            return false;
+        for (int a = 0; a < nd->n_attr; a++)
+            if (nd->attrs[a].g && !count_graph(nd->attrs[a].g, list, n))
+                return false;
+    }
+    return true;
+}
+
+nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
+                         nb_estimate *e, nb_status *st)
+{
+    memset(e, 0, sizeof *e);
+    nb_err err = nb_npu_lower(m, ops, o, &e->g, st);
+    if (err)
+        return err;
+    const nb_npu_graph *g = &e->g;
+    /* the activation arena over the task order */
+    nb_live_buf *bufs = malloc(sizeof *bufs * ((size_t)g->n_t + 1));
+    int64_t *offs = malloc(sizeof(int64_t) * ((size_t)g->n_t + 1));
+    int nb = 0;
+    if (!bufs || !offs) {
+        free(bufs), free(offs);
+        nb_estimate_free(e);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < g->n_t; i++) {
+        const nb_npu_tensor *t = &g->t[i];
+        switch (t->role) {
+        case NB_T_WEIGHT:
+            e->weight_bytes += align_up(t->bytes, NB_EXEOM_ALIGN);
+            break;
+        case NB_T_INPUT:
+        case NB_T_OUTPUT:
+            e->io_bytes += t->bytes;
+            break;
+        case NB_T_ACTIVATION:
+            if (t->first < 0) /* never written (an unused state): no slot */
+                break;
+            bufs[nb].size = t->bytes;
+            bufs[nb].first = t->first;
+            bufs[nb].last = t->last < t->first ? t->first : t->last;
+            nb++;
+            break;
+        }
+    }
+    err = nb_plan_arena(nb, bufs, NB_EXEOM_ALIGN, offs, &e->arena, st);
+    free(bufs);
+    free(offs);
+    if (err) {
+        nb_estimate_free(e);
+        return err;
+    }
+    for (int i = 0; i < g->n_k; i++) {
+        e->macs += g->k[i].macs;
+        if (g->k[i].unit == NB_TASK_CPU && !count_op(&e->unsupported, &e->n_unsupported,
+                                                    g->k[i].onnx_op))
+            err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    e->task_desc_bytes = (int64_t)g->n_k * NB_EXEOM_TASK_DESC_BYTES;
+    e->mem_bytes = e->weight_bytes + e->task_desc_bytes + e->io_bytes + e->arena.arena;
+    e->exeom_bytes = NB_EXEOM_HEADER_BYTES + (int64_t)g->n_t * NB_EXEOM_TENSOR_DESC_BYTES +
+                     e->task_desc_bytes + e->weight_bytes;
+    if (!err && !count_graph(m->graph, &e->net, &e->n_net))
+        err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (err) {
+        nb_estimate_free(e);
+        return err;
+    }
+    if (e->n_net)
+        qsort(e->net, (size_t)e->n_net, sizeof *e->net, cmp_count);
+    if (e->n_unsupported)
+        qsort(e->unsupported, (size_t)e->n_unsupported, sizeof *e->unsupported, cmp_count);
+    return NB_OK;
+}
+
+void nb_estimate_free(nb_estimate *e)
+{
+    nb_npu_graph_free(&e->g);
+    free(e->net);
+    free(e->unsupported);
+    memset(e, 0, sizeof *e);
+}
+
+static const char *human(int64_t b, char *buf, size_t len)
+{
+    if (b < 1024)
+        snprintf(buf, len, "%lld B", (long long)b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+    else
+        snprintf(buf, len, "%.2f MiB", (double)b / (1024 * 1024));
+    return buf;
+}
+
+static const char *unit_name(nb_task_unit u)
+{
+    return u == NB_TASK_CUBE ? "cube" : u == NB_TASK_VECTOR ? "vector" : "cpu-unsupported";
+}
+
+static void print_shape(FILE *f, const nb_npu_tensor *t)
+{
+    fputc('[', f);
+    for (int d = 0; d < t->rank; d++)
+        fprintf(f, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+    fputc(']', f);
+}
+
+void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
+{
+    char h[32];
+    fprintf(f, "TOTAL_WEIGHT_SIZE:   %lld (%s)\n", (long long)e->weight_bytes,
+            human(e->weight_bytes, h, sizeof h));
+    fprintf(f, "TOTAL_MEM_SIZE:      %lld (%s)\n", (long long)e->mem_bytes,
+            human(e->mem_bytes, h, sizeof h));
+    fprintf(f, "  weights %lld + task descriptors %lld + inputs/outputs %lld + activation "
+            "arena %lld\n", (long long)e->weight_bytes, (long long)e->task_desc_bytes,
+            (long long)e->io_bytes, (long long)e->arena.arena);
+    fprintf(f, "TOTAL_EXEOM_SIZE:    %lld (%s)\n", (long long)e->exeom_bytes,
+            human(e->exeom_bytes, h, sizeof h));
+    fprintf(f, "TOTAL_NET_OP_TYPE:   %d:", e->n_net);
+    for (int i = 0; i < e->n_net; i++)
+        fprintf(f, " %s(%d)", e->net[i].op, e->net[i].count);
+    fprintf(f, "\nNOT_SUPPORT_OP_TYPE: %d:", e->n_unsupported);
+    for (int i = 0; i < e->n_unsupported; i++)
+        fprintf(f, " %s(%d)", e->unsupported[i].op, e->unsupported[i].count);
+    fprintf(f, "%s\n", e->n_unsupported ? "" : " (none)");
+    fprintf(f, "MACs:                %lld\n", (long long)e->macs);
+    fprintf(f, "activation arena:    %lld, lower bound %lld (%.3fx), greedy-by-size %lld; %s\n",
+            (long long)e->arena.arena, (long long)e->arena.lower_bound,
+            e->arena.lower_bound ? (double)e->arena.arena / (double)e->arena.lower_bound : 1.0,
+            (long long)e->arena.greedy_by_size, e->arena.strategy);
+    fprintf(f, "inserted ops:        AscendQuant %d, AscendDequant %d, TransData %d, Cast %d\n",
+            e->g.n_quant, e->g.n_dequant, e->g.n_transdata, e->g.n_cast);
+    fprintf(f, "rewrites:            %d\n", e->g.n_rewrites);
+    for (int i = 0; i < e->g.n_rewrites; i++)
+        fprintf(f, "  %s\n", e->g.rewrites[i]);
+    if (!per_layer)
+        return;
+    fprintf(f, "\n%-36s %-16s %-15s %-22s %-22s %-10s %12s %12s %s\n", "layer", "op", "unit",
+            "input", "output", "format", "out bytes", "MACs", "weight bytes / reason");
+    for (int i = 0; i < e->g.n_k; i++) {
+        const nb_npu_task *k = &e->g.k[i];
+        const nb_npu_tensor *in = k->n_in ? &e->g.t[k->in[0]] : NULL;
+        const nb_npu_tensor *out = k->n_out ? &e->g.t[k->out[0]] : NULL;
+        char ib[64] = "-", ob[64] = "-";
+        if (in) {
+            FILE *m = fmemopen(ib, sizeof ib, "w");
+            if (m) {
+                print_shape(m, in);
+                fprintf(m, " %s", nb_dtype_name(in->dtype));
+                fclose(m);
+            }
+        }
+        if (out) {
+            FILE *m = fmemopen(ob, sizeof ob, "w");
+            if (m) {
+                print_shape(m, out);
+                fprintf(m, " %s", nb_dtype_name(out->dtype));
+                fclose(m);
+            }
+        }
+        fprintf(f, "%-36.36s %-16s %-15s %-22s %-22s %-10s %12lld %12lld ", k->name, k->op_type,
+                unit_name(k->unit), ib, ob, out ? nb_format_name(out->format) : "-",
+                (long long)(out ? out->bytes : 0), (long long)k->macs);
+        if (k->unit == NB_TASK_CPU)
+            fprintf(f, "%s\n", k->reason);
+        else
+            fprintf(f, "%lld\n", (long long)k->weight_bytes);
+    }
+}
+
+static json_t *tensor_json(const nb_npu_tensor *t)
+{
+    json_t *o = json_object(), *sh = json_array();
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(sh, json_integer(t->dims[d]));
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "shape", sh);
+    json_object_set_new(o, "dtype", json_string(nb_dtype_name(t->dtype)));
+    json_object_set_new(o, "format", json_string(nb_format_name(t->format)));
+    json_object_set_new(o, "bytes", json_integer(t->bytes));
+    return o;
+}
+
+static json_t *counts_json(const nb_op_count *c, int n)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < n; i++)
+        json_object_set_new(o, c[i].op, json_integer(c[i].count));
+    return o;
+}
+
+int nb_estimate_json(const nb_estimate *e, FILE *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "TOTAL_WEIGHT_SIZE", json_integer(e->weight_bytes));
+    json_object_set_new(o, "TOTAL_MEM_SIZE", json_integer(e->mem_bytes));
+    json_object_set_new(o, "TOTAL_EXEOM_SIZE", json_integer(e->exeom_bytes));
+    json_object_set_new(o, "TOTAL_NET_OP_TYPE", counts_json(e->net, e->n_net));
+    json_object_set_new(o, "NOT_SUPPORT_OP_TYPE", counts_json(e->unsupported, e->n_unsupported));
+    json_object_set_new(o, "macs", json_integer(e->macs));
+    json_t *mem = json_object();
+    json_object_set_new(mem, "weights", json_integer(e->weight_bytes));
+    json_object_set_new(mem, "task_descriptors", json_integer(e->task_desc_bytes));
+    json_object_set_new(mem, "inputs_outputs", json_integer(e->io_bytes));
+    json_object_set_new(mem, "arena", json_integer(e->arena.arena));
+    json_object_set_new(mem, "arena_lower_bound", json_integer(e->arena.lower_bound));
+    json_object_set_new(mem, "arena_greedy_by_size", json_integer(e->arena.greedy_by_size));
+    json_object_set_new(mem, "arena_strategy", json_string(e->arena.strategy));
+    json_object_set_new(o, "memory", mem);
+    json_t *ins = json_object();
+    json_object_set_new(ins, "AscendQuant", json_integer(e->g.n_quant));
+    json_object_set_new(ins, "AscendDequant", json_integer(e->g.n_dequant));
+    json_object_set_new(ins, "TransData", json_integer(e->g.n_transdata));
+    json_object_set_new(ins, "Cast", json_integer(e->g.n_cast));
+    json_object_set_new(o, "inserted_ops", ins);
+    json_t *rw = json_array();
+    for (int i = 0; i < e->g.n_rewrites; i++)
+        json_array_append_new(rw, json_string(e->g.rewrites[i]));
+    json_object_set_new(o, "rewrites", rw);
+    json_t *layers = json_array();
+    for (int i = 0; i < e->g.n_k; i++) {
+        const nb_npu_task *k = &e->g.k[i];
+        json_t *l = json_object(), *in = json_array(), *out = json_array();
+        json_object_set_new(l, "name", json_string(k->name));
+        json_object_set_new(l, "op_type", json_string(k->op_type));
+        json_object_set_new(l, "onnx_op", json_string(k->onnx_op));
+        json_object_set_new(l, "unit", json_string(unit_name(k->unit)));
+        json_object_set_new(l, "inserted", json_boolean(k->inserted));
+        for (int j = 0; j < k->n_in; j++)
+            json_array_append_new(in, tensor_json(&e->g.t[k->in[j]]));
+        for (int j = 0; j < k->n_out; j++)
+            json_array_append_new(out, tensor_json(&e->g.t[k->out[j]]));
+        json_object_set_new(l, "inputs", in);
+        json_object_set_new(l, "outputs", out);
+        json_object_set_new(l, "weight_bytes", json_integer(k->weight_bytes));
+        json_object_set_new(l, "macs", json_integer(k->macs));
+        if (k->unit == NB_TASK_CPU)
+            json_object_set_new(l, "reason", json_string(k->reason));
+        json_array_append_new(layers, l);
+    }
+    json_object_set_new(o, "layers", layers);
+    int r = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+    return r;
+}

@@ -1,0 +1,51 @@
+/* nanobench estimate: will the model fit and run on the Nano? The vendor's five items
+ * (onnx_estimate.py: TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE, TOTAL_EXEOM_SIZE, TOTAL_NET_OP_TYPE,
+ * NOT_SUPPORT_OP_TYPE), computed from the compiler's own lowering (nb_npu_lower) and arena
+ * plan (nb_plan_arena), so that estimate and compile agree by construction.
+ */
+#ifndef NB_ESTIMATE_H
+#define NB_ESTIMATE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "nb/atc.h"
+#include "nb/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nb_op_count {
+    char op[48];
+    int count;
+} nb_op_count;
+
+typedef struct nb_estimate {
+    int64_t weight_bytes;    /* TOTAL_WEIGHT_SIZE: quantized, padded, each 32-byte aligned */
+    int64_t task_desc_bytes; /* task descriptors (NB_EXEOM_TASK_DESC_BYTES each) */
+    int64_t io_bytes;        /* input and output buffers */
+    nb_arena_plan arena;     /* activation arena: size, lower bound, greedy-by-size */
+    int64_t mem_bytes;       /* TOTAL_MEM_SIZE = weights + task descriptors + io + arena */
+    int64_t exeom_bytes;     /* TOTAL_EXEOM_SIZE: what the exeom writer writes */
+    int64_t macs;
+    int n_net, n_unsupported;
+    nb_op_count *net;        /* TOTAL_NET_OP_TYPE: op types of the float model, by count */
+    nb_op_count *unsupported; /* NOT_SUPPORT_OP_TYPE */
+    nb_npu_graph g;          /* the lowered graph: tasks, tensors, rewrites, inserted ops */
+} nb_estimate;
+
+/* Estimates a loaded, folded model. Errors: NB_ERR_NOMEM, NB_ERR_ARG (planner input). */
+nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
+                         nb_estimate *e, nb_status *st);
+void nb_estimate_free(nb_estimate *e);
+/* The report as text: the five items with human units, MACs, arena against its lower
+ * bound, rewrites, inserted ops; per_layer adds one row per task. */
+void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer);
+/* The same as JSON (one object). Returns 0, -1 on a write error. */
+int nb_estimate_json(const nb_estimate *e, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,316 @@
+/* Lowering and estimate on small hand-built models; each expected size is worked out by hand
+ * next to its assertion (formats: ../shared/docs/facts/compile.md; layout: include/nb/atc.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model_builder.h"
+#include "nb/estimate.h"
+#include "nb/ref.h"
+#include "recipe.h"
+
+static nb_op_table ops;
+
+static int setup(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    return nb_op_table_load(nb_op_table_default_path(), &ops, &st) == NB_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    nb_op_table_free(&ops);
+    return 0;
+}
+
+/* Loads, folds and estimates mm (freed). */
+static void estimate(mb_model *mm, nb_estimate *e)
+{
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
+        fail_msg("%s", st.msg);
+    free(b);
+    mb_free(mm);
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(m, &ops, &o, e, &st))
+        fail_msg("%s", st.msg);
+    nb_model_free(m);
+}
+
+static const nb_npu_task *task(const nb_estimate *e, const char *name)
+{
+    for (int i = 0; i < e->g.n_k; i++)
+        if (!strcmp(e->g.k[i].name, name))
+            return &e->g.k[i];
+    fail_msg("no task '%s'", name);
+    return NULL;
+}
+
+static bool has_rewrite(const nb_estimate *e, const char *text)
+{
+    for (int i = 0; i < e->g.n_rewrites; i++)
+        if (strstr(e->g.rewrites[i], text))
+            return true;
+    return false;
+}
+
+static float *zeros(size_t n) { return calloc(n, sizeof(float)); }
+
+static void test_conv_rgb_and_depthwise(void **state)
+{
+    (void)state;
+    /* x [1,3,8,8] -> Conv c1 (W [8,3,3,3], pads 1) -> [1,8,8,8] -> depthwise Conv c2
+       (W [8,1,3,3], group 8, pads 1) -> y [1,8,8,8] */
+    const int64_t dx[4] = {1, 3, 8, 8}, dy[4] = {1, 8, 8, 8}, dw1[4] = {8, 3, 3, 3},
+                  dw2[4] = {8, 1, 3, 3}, pads[4] = {1, 1, 1, 1};
+    float *w1 = zeros(216), *w2 = zeros(72);
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dy);
+    mb_init_floats(mm, "w1", 4, dw1, w1, 216);
+    mb_init_floats(mm, "w2", 4, dw2, w2, 72);
+    Onnx__NodeProto *c1 = mb_node(mm, "Conv", (const char *[]){"x", "w1", NULL},
+                                  (const char *[]){"h", NULL});
+    mb_attr_ints(c1, "pads", 4, pads);
+    c1->name = "c1";
+    Onnx__NodeProto *c2 = mb_node(mm, "Conv", (const char *[]){"h", "w2", NULL},
+                                  (const char *[]){"y", NULL});
+    mb_attr_ints(c2, "pads", 4, pads);
+    mb_attr_int(c2, "group", 8);
+    c2->name = "c2";
+    nb_estimate e;
+    estimate(mm, &e);
+    free(w1), free(w2);
+    /* the RGB input quantized into NC1HWC0: 1 x ceil(3/32)=1 x 8 x 8 x 32 = 2048 B int8,
+       for 192 values */
+    const nb_npu_task *q = task(&e, "c1/AscendQuant");
+    assert_int_equal(e.g.t[q->out[0]].bytes, 2048);
+    assert_int_equal(e.g.t[q->out[0]].format, NB_FMT_NC1HWC0);
+    /* c1 weights FRACTAL_Z int8: ceil(3/32)=1 x 3 x 3 x ceil(8/16)=1 x 16 x 32 = 4608;
+       bias 16 x 4 + deq_scale 16 x 8 = 192 (8 channels padded to 16): 4800 */
+    assert_int_equal(task(&e, "c1")->weight_bytes, 4608 + 192);
+    /* depthwise W [8,1,3,3]: Cin 1 padded to 32 and Cout 8 to 16: 1 x 9 x 1 x 16 x 32 =
+       4608 B for 72 weights (64x), + 192 */
+    assert_int_equal(task(&e, "c2")->weight_bytes, 4608 + 192);
+    /* MACs: c1 1 x 8 x 64 outputs x 3 x 9 = 13824; c2 8 x 64 x 1 x 9 = 4608 */
+    assert_int_equal(task(&e, "c1")->macs, 13824);
+    assert_int_equal(task(&e, "c2")->macs, 4608);
+    assert_int_equal(e.macs, 13824 + 4608);
+    /* TOTAL_WEIGHT_SIZE: 4608 + 64 + 128 per conv (each 32-byte aligned): 9600 */
+    assert_int_equal(e.weight_bytes, 9600);
+    /* two quant/dequant pairs; two TransData: the ND input x into NC1HWC0 before its
+       AscendQuant, and the NC1HWC0 result back to ND for the output buffer (ATC does the
+       same at graph inputs and outputs without --input_fp16_nodes layouts) */
+    assert_int_equal(e.g.n_quant, 2);
+    assert_int_equal(e.g.n_dequant, 2);
+    assert_int_equal(e.g.n_transdata, 2);
+    assert_int_equal(e.n_unsupported, 0);
+    /* exeom = 64 header + 48 per tensor + 64 per task + weights */
+    assert_int_equal(e.exeom_bytes, 64 + 48 * e.g.n_t + 64 * e.g.n_k + 9600);
+    assert_int_equal(e.mem_bytes, e.weight_bytes + 64 * e.g.n_k + e.io_bytes + e.arena.arena);
+    assert_true(e.arena.arena >= e.arena.lower_bound);
+    nb_estimate_free(&e);
+}
+
+static void test_gemm_nz_and_rewrites(void **state)
+{
+    (void)state;
+    /* x [1,2,50] -> Flatten -> [1,100] -> Gemm (B const [100,70]) -> BatchNormalization?
+       no: Gemm -> Div by a constant -> y [1,70] */
+    const int64_t dx[3] = {1, 2, 50}, db[2] = {100, 70}, dy[2] = {1, 70};
+    float *bv = zeros(7000), two = 2.0f;
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, dx);
+    mb_output(mm, "y", 1, 2, dy);
+    mb_init_floats(mm, "B", 2, db, bv, 7000);
+    mb_init_floats(mm, "two", 0, NULL, &two, 1);
+    mb_node(mm, "Flatten", (const char *[]){"x", NULL}, (const char *[]){"f", NULL})->name = "fl";
+    mb_node(mm, "Gemm", (const char *[]){"f", "B", NULL}, (const char *[]){"g", NULL})->name = "gm";
+    mb_node(mm, "Div", (const char *[]){"g", "two", NULL}, (const char *[]){"y", NULL})->name = "dv";
+    nb_estimate e;
+    estimate(mm, &e);
+    free(bv);
+    /* B [100,70] int8 in FRACTAL_NZ: ceil(70/32)=3 x ceil(100/16)=7 = 21 tiles of 512 B =
+       10752; bias and deq_scale for 70 -> 80 channels: 320 + 640 */
+    assert_int_equal(task(&e, "gm")->weight_bytes, 10752 + 960);
+    assert_int_equal(task(&e, "gm")->macs, 100 * 70);
+    assert_true(has_rewrite(&e, "Flatten 'fl' -> Reshape"));
+    assert_true(has_rewrite(&e, "Div 'dv' by a constant -> Mul"));
+    assert_true(has_rewrite(&e, "Gemm 'gm' with a constant B kept as one cube op"));
+    assert_string_equal(task(&e, "fl")->op_type, "Reshape");
+    assert_string_equal(task(&e, "dv")->op_type, "Mul");
+    assert_int_equal(e.n_unsupported, 0);
+    nb_estimate_free(&e);
+}
+
+static void test_bn_folded_and_lstm_unrolled(void **state)
+{
+    (void)state;
+    /* Conv -> BatchNormalization folds; LSTM over 3 steps unrolls */
+    const int64_t dx[4] = {1, 4, 4, 4}, dw[4] = {4, 4, 1, 1}, d4[1] = {4};
+    float *w = zeros(16), one[4] = {1, 1, 1, 1}, zero[4] = {0};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dx);
+    mb_init_floats(mm, "w", 4, dw, w, 16);
+    mb_init_floats(mm, "s", 1, d4, one, 4);
+    mb_init_floats(mm, "b", 1, d4, zero, 4);
+    mb_init_floats(mm, "mu", 1, d4, zero, 4);
+    mb_init_floats(mm, "var", 1, d4, one, 4);
+    mb_node(mm, "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL})->name = "cv";
+    mb_node(mm, "BatchNormalization", (const char *[]){"c", "s", "b", "mu", "var", NULL},
+            (const char *[]){"y", NULL})->name = "bn";
+    nb_estimate e;
+    estimate(mm, &e);
+    free(w);
+    assert_true(has_rewrite(&e, "BatchNormalization 'bn' folded into Conv 'cv'"));
+    for (int i = 0; i < e.g.n_k; i++)
+        assert_string_not_equal(e.g.k[i].op_type, "BatchNormalization");
+    nb_estimate_free(&e);
+
+    /* LSTM: X [3,1,8], hidden 16: 3 tasks, weights once: W [1,64,8] FRACTAL_NZ int8 is
+       ceil(8/32)=1 x ceil(64/16)=4 tiles = 2048 B, R [1,64,16] also 4 tiles = 2048 B, bias
+       int32 2 x 4 x 16 = 128 -> 128 x 4 = 512 B: 4608 on the first step only */
+    const int64_t dX[3] = {3, 1, 8}, dW[3] = {1, 64, 8}, dR[3] = {1, 64, 16},
+                  dY[4] = {3, 1, 1, 16};
+    float *W = zeros(512), *R = zeros(1024);
+    mm = mb_new(14);
+    mb_input(mm, "X", 1, 3, dX);
+    mb_output(mm, "Y", 1, 4, dY);
+    mb_init_floats(mm, "W", 3, dW, W, 512);
+    mb_init_floats(mm, "R", 3, dR, R, 1024);
+    Onnx__NodeProto *l = mb_node(mm, "LSTM", (const char *[]){"X", "W", "R", NULL},
+                                 (const char *[]){"Y", NULL});
+    l->name = "lstm";
+    mb_attr_int(l, "hidden_size", 16);
+    estimate(mm, &e);
+    free(W), free(R);
+    assert_true(has_rewrite(&e, "LSTM 'lstm' unrolled into 3 steps sharing one weight copy"));
+    assert_int_equal(task(&e, "lstm/t0")->weight_bytes, 2048 + 2048 + 512);
+    assert_int_equal(task(&e, "lstm/t1")->weight_bytes, 0);
+    /* MACs per step: 1 x 4 x 16 x (8 + 16) = 1536 */
+    assert_int_equal(task(&e, "lstm/t2")->macs, 1536);
+    assert_int_equal(e.macs, 3 * 1536);
+    assert_int_equal(e.weight_bytes, 2048 + 2048 + 512);
+    nb_estimate_free(&e);
+}
+
+static void test_unsupported_reasons(void **state)
+{
+    (void)state;
+    /* Erf: not in the list; bidirectional LSTM; an INT64 tensor at run time; a dynamic dim */
+    const int64_t d3[2] = {1, 3}, dn[2] = {-1, 3}, dX[3] = {1, 1, 4}, dW[3] = {2, 8, 4},
+                  dR[3] = {2, 8, 2};
+    float *W = zeros(64), *R = zeros(32);
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "a", 1, 2, d3);
+    mb_input(mm, "i", 7, 2, d3);
+    mb_input(mm, "d", 1, 2, dn);
+    mb_input(mm, "X", 1, 3, dX);
+    mb_output(mm, "e", 1, 2, d3);
+    mb_output(mm, "j", 7, 2, d3);
+    mb_output(mm, "r", 1, 2, dn);
+    mb_output(mm, "Y", 1, -1, NULL);
+    mb_init_floats(mm, "W", 3, dW, W, 64);
+    mb_init_floats(mm, "R", 3, dR, R, 32);
+    mb_node(mm, "Erf", (const char *[]){"a", NULL}, (const char *[]){"e", NULL})->name = "erf";
+    mb_node(mm, "Neg", (const char *[]){"i", NULL}, (const char *[]){"j", NULL})->name = "neg";
+    mb_node(mm, "Relu", (const char *[]){"d", NULL}, (const char *[]){"r", NULL})->name = "relu";
+    Onnx__NodeProto *l = mb_node(mm, "LSTM", (const char *[]){"X", "W", "R", NULL},
+                                 (const char *[]){"Y", NULL});
+    l->name = "bilstm";
+    mb_attr_int(l, "hidden_size", 2);
+    mb_attr_string(l, "direction", "bidirectional");
+    nb_estimate e;
+    estimate(mm, &e);
+    free(W), free(R);
+    assert_int_equal(task(&e, "erf")->unit, NB_TASK_CPU);
+    assert_string_equal(task(&e, "erf")->reason, "Erf is not in the Nano's op list");
+    assert_non_null(strstr(task(&e, "neg")->reason, "INT64 tensor 'i' at run time"));
+    assert_non_null(strstr(task(&e, "relu")->reason, "dynamic shape of 'd'"));
+    assert_non_null(strstr(task(&e, "bilstm")->reason, "LSTM with 2 directions"));
+    assert_int_equal(e.n_unsupported, 4);
+    nb_estimate_free(&e);
+}
+
+/* The real openWakeWord models (tests/data/fetch_models.sh) give the sizes recorded in
+ * tests/oracle/estimate_expected.tsv: a change in lowering or planning that moves a number
+ * shows here, and the note of the change must say why. */
+static void test_real_models_stable(void **state)
+{
+    (void)state;
+    char dir[1024], path[1200];
+    nb_models_dir(dir, sizeof dir);
+    FILE *f = fopen(NB_SOURCE_DIR "/tests/oracle/estimate_expected.tsv", "r");
+    assert_non_null(f);
+    char line[1024];
+    int rows = 0;
+    assert_non_null(fgets(line, sizeof line, f)); /* header */
+    while (fgets(line, sizeof line, f)) {
+        char model[128], shape[256], unsup[256];
+        long long w, mem, ex, ar, lb, macs;
+        if (sscanf(line, "%127s %255s %lld %lld %lld %lld %lld %lld %255s", model, shape, &w,
+                   &mem, &ex, &ar, &lb, &macs, unsup) != 9)
+            fail_msg("bad row: %s", line);
+        snprintf(path, sizeof path, "%s/%s", dir, model);
+        nb_load_opts lo = {.input_shape = strcmp(shape, "-") ? shape : NULL};
+        nb_status st = {0};
+        nb_model *m = NULL;
+        if (nb_ref_load(path, &lo, &m, &st))
+            fail_msg("%s", st.msg);
+        nb_npu_opts o = {.weight_bits = 8};
+        nb_estimate e;
+        if (nb_estimate_model(m, &ops, &o, &e, &st))
+            fail_msg("%s", st.msg);
+        char got[256] = "";
+        for (int i = 0; i < e.n_unsupported; i++) { /* sorted by name, as the file */
+            int best = -1;
+            for (int k = 0; k < e.n_unsupported; k++)
+                if (!strstr(got, e.unsupported[k].op) &&
+                    (best < 0 || strcmp(e.unsupported[k].op, e.unsupported[best].op) < 0))
+                    best = k;
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? "," : "",
+                     e.unsupported[best].op);
+        }
+        print_message("%-22s weight %8lld mem %8lld exeom %8lld arena %7lld / bound %7lld\n",
+                      model, (long long)e.weight_bytes, (long long)e.mem_bytes,
+                      (long long)e.exeom_bytes, (long long)e.arena.arena,
+                      (long long)e.arena.lower_bound);
+        assert_int_equal(e.weight_bytes, w);
+        assert_int_equal(e.mem_bytes, mem);
+        assert_int_equal(e.exeom_bytes, ex);
+        assert_int_equal(e.arena.arena, ar);
+        assert_int_equal(e.arena.lower_bound, lb);
+        assert_int_equal(e.macs, macs);
+        assert_string_equal(got[0] ? got : "-", unsup);
+        nb_estimate_free(&e);
+        nb_model_free(m);
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_rgb_and_depthwise),
+        cmocka_unit_test(test_gemm_nz_and_rewrites),
+        cmocka_unit_test(test_bn_folded_and_lstm_unrolled),
+        cmocka_unit_test(test_unsupported_reasons),
+        cmocka_unit_test(test_real_models_stable),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
