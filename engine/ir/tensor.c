@@ -101,7 +101,7 @@ int64_t nb_mem_budget(void)
 int64_t nb_mem_live(void) { return live_bytes; }
 
 static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool zero,
-                           nb_tensor **out, nb_status *st)
+                           void *adopt, nb_tensor **out, nb_status *st)
 {
     size_t es = nb_dtype_size(dtype);
     if (!es)
@@ -123,11 +123,12 @@ static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool z
     nb_tensor *t = calloc(1, sizeof *t);
     nb_buf *b = calloc(1, sizeof *b);
     size_t alloc = (nbytes + 63) & ~(size_t)63;
-    void *data = aligned_alloc(64, alloc ? alloc : 64);
+    void *data = adopt ? adopt : aligned_alloc(64, alloc ? alloc : 64);
     if (!t || !b || !data) {
         free(t);
         free(b);
-        free(data);
+        if (!adopt)
+            free(data);
         return nb_fail(st, NB_ERR_NOMEM, "cannot allocate %zu bytes", nbytes);
     }
     if (zero)
@@ -151,13 +152,19 @@ static nb_err tensor_alloc(nb_dtype dtype, int rank, const int64_t *dims, bool z
 nb_err nb_tensor_new(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
                      nb_status *st)
 {
-    return tensor_alloc(dtype, rank, dims, true, out, st);
+    return tensor_alloc(dtype, rank, dims, true, NULL, out, st);
 }
 
 nb_err nb_tensor_new_uninit(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
                             nb_status *st)
 {
-    return tensor_alloc(dtype, rank, dims, false, out, st);
+    return tensor_alloc(dtype, rank, dims, false, NULL, out, st);
+}
+
+nb_err nb_tensor_adopt(nb_dtype dtype, int rank, const int64_t *dims, void *data,
+                       nb_tensor **out, nb_status *st)
+{
+    return tensor_alloc(dtype, rank, dims, false, data, out, st);
 }
 
 nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_tensor **out,
@@ -185,7 +192,7 @@ nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_te
 
 nb_err nb_tensor_clone(const nb_tensor *src, nb_tensor **out, nb_status *st)
 {
-    nb_err e = tensor_alloc(src->dtype, src->rank, src->dims, false, out, st);
+    nb_err e = tensor_alloc(src->dtype, src->rank, src->dims, false, NULL, out, st);
     if (e)
         return e;
     if (src->nbytes)

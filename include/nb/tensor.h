@@ -65,7 +65,7 @@ int64_t nb_mem_live(void);
 typedef struct nb_buf {
     int refs;
     size_t nbytes;
-    void *data; /* 64-byte aligned */
+    void *data; /* 64-byte aligned (16 for a buffer taken by nb_tensor_adopt) */
 } nb_buf;
 
 typedef struct nb_tensor {
@@ -91,6 +91,11 @@ nb_err nb_tensor_new(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **
 /* New uninitialised tensor (same errors); for kernels that write every element. */
 nb_err nb_tensor_new_uninit(nb_dtype dtype, int rank, const int64_t *dims, nb_tensor **out,
                             nb_status *st);
+/* A tensor over data, a malloc'ed block of exactly the shape's bytes (16-byte aligned, as
+ * malloc gives): the tensor owns it on success and frees it with free(); on failure the
+ * caller keeps it. Used to take initializers from the decoded protobuf without a copy. */
+nb_err nb_tensor_adopt(nb_dtype dtype, int rank, const int64_t *dims, void *data,
+                       nb_tensor **out, nb_status *st);
 /* A tensor of another shape (same numel) sharing src's buffer. */
 nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_tensor **out,
                       nb_status *st);
