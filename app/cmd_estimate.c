@@ -69,7 +69,7 @@ int cmd_estimate(int argc, char **argv)
     if (shape)
         rec_param("input_shape", "%s", shape);
     nb_status st = {0};
-    nb_load_opts lo = {.input_shape = shape};
+    nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
     nb_model *m = NULL;
     nb_op_table ops = {0};
     nb_estimate e = {0};

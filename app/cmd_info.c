@@ -106,7 +106,7 @@ int cmd_info(int argc, char **argv)
     if (shape)
         rec_param("input_shape", "%s", shape);
     nb_status st = {0};
-    nb_load_opts lo = {.input_shape = shape};
+    nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
     nb_model *m;
     if (nb_model_load(model, &lo, &m, &st))
         return cli_error(&st);

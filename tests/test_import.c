@@ -544,6 +544,36 @@ static void test_declared_output_contradicts(void **state)
     mb_free(mm);
 }
 
+/* weights_in_place: a large raw_data initializer is taken over, not copied; its values are
+ * the same, and freeing the model frees it once (ASan checks the pairing). */
+static void test_weights_in_place(void **state)
+{
+    (void)state;
+    const int64_t d[1] = {2048};
+    float *v = malloc(sizeof(float) * 2048);
+    for (int i = 0; i < 2048; i++)
+        v[i] = (float)i * 0.5f;
+    mb_model *mm = mb_new(13);
+    const int64_t dx[1] = {2048};
+    mb_input(mm, "x", 1, 1, dx);
+    mb_output(mm, "y", 1, 1, dx);
+    mb_init_raw(mm, "w", 1, d, v, sizeof(float) * 2048);
+    mb_node(mm, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_load_opts lo = {.weights_in_place = true};
+    nb_status st = {0};
+    nb_model *m = NULL;
+    assert_int_equal(nb_model_load_mem(b, n, "t.onnx", tmpdir, &lo, &m, &st), NB_OK);
+    const nb_tensor *w = m->graph->values[nb_graph_find(m->graph, "w")].const_val;
+    assert_non_null(w);
+    assert_memory_equal(w->data, v, sizeof(float) * 2048);
+    nb_model_free(m);
+    free(b);
+    free(v);
+    mb_free(mm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -571,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_attribute_types),
         cmocka_unit_test(test_declared_output_contradicts),
         cmocka_unit_test(test_input_without_type),
+        cmocka_unit_test(test_weights_in_place),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -30,6 +30,7 @@ typedef struct import_ctx {
     const char *dir;  /* model folder, or NULL */
     nb_status *st;
     int node_counter;
+    bool weights_in_place; /* nb_load_opts.weights_in_place */
 } import_ctx;
 
 void nb_model_warn(nb_model *m, const char *fmt, ...)
@@ -143,12 +144,12 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const ch
         return nb_prefix(st, "%s: %s", c->path, what);
     nb_tensor *t;
     size_t es = nb_dtype_size(dt);
-    /* a large raw_data block is taken over from the decoded message, not copied: a 10 MB
-       model then touches 10 MB of fresh memory fewer (protobuf-c allocates with malloc, and
-       skips a NULL block when freeing the message) */
+    /* with weights_in_place a large raw_data block is taken over from the decoded message,
+       not copied: a 10 MB model then touches 10 MB of fresh memory fewer (protobuf-c
+       allocates with malloc, and skips a NULL block when freeing the message) */
     bool external = tp->has_data_location &&
                     tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (!external && tp->has_raw_data && tp->raw_data.data &&
+    if (c->weights_in_place && !external && tp->has_raw_data && tp->raw_data.data &&
         tp->raw_data.len == (size_t)numel * es && tp->raw_data.len >= 4096 &&
         nb_tensor_adopt(dt, (int)tp->n_dims, dims, tp->raw_data.data, &t, NULL) == NB_OK) {
         ((Onnx__TensorProto *)tp)->raw_data.data = NULL;
@@ -964,7 +965,8 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    import_ctx c = {.m = m, .path = path, .dir = dir, .st = st};
+    import_ctx c = {.m = m, .path = path, .dir = dir, .st = st,
+                    .weights_in_place = opts->weights_in_place};
     if ((e = import_graph(&c, mp->graph, m->graph)))
         goto done;
     if (m->graph->n_outputs == 0) {
