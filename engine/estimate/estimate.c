@@ -175,7 +175,7 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
         fprintf(f, "  %s\n", e->g.rewrites[i]);
     if (!per_layer)
         return;
-    fprintf(f, "\n%-36s %-16s %-15s %-22s %-22s %-10s %12s %12s %s\n", "layer", "op", "unit",
+    fprintf(f, "\n%-36s %-16s %-15s %-22s %-22s %-10s %20s %12s %s\n", "layer", "op", "unit",
             "input", "output", "format", "out bytes", "MACs", "weight bytes / reason");
     for (int i = 0; i < e->g.n_k; i++) {
         const nb_npu_task *k = &e->g.k[i];
@@ -198,13 +198,16 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
                 fclose(m);
             }
         }
-        fprintf(f, "%-36.36s %-16s %-15s %-22s %-22s %-10s %12lld %12lld ", k->name, k->op_type,
-                unit_name(k->unit), ib, ob, out ? nb_format_name(out->format) : "-",
-                (long long)(out ? out->bytes : 0), (long long)k->macs);
+        char hb[32], hw[32];
+        fprintf(f, "%-36.36s %-16s %-15s %-22s %-22s %-10s %10lld %-9s %12lld ", k->name,
+                k->op_type, unit_name(k->unit), ib, ob, out ? nb_format_name(out->format) : "-",
+                (long long)(out ? out->bytes : 0), human(out ? out->bytes : 0, hb, sizeof hb),
+                (long long)k->macs);
         if (k->unit == NB_TASK_CPU)
             fprintf(f, "%s\n", k->reason);
         else
-            fprintf(f, "%lld\n", (long long)k->weight_bytes);
+            fprintf(f, "%lld (%s)\n", (long long)k->weight_bytes,
+                    human(k->weight_bytes, hw, sizeof hw));
     }
 }
 
