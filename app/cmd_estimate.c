@@ -11,16 +11,20 @@ static void help(void)
 {
     printf("usage: nanobench estimate -m MODEL.onnx [-p] [--json] [--input_shape \"name:d0,d1;...\"]\n"
            "                          [--soc_version Ascend035A|Ascend035B] [--weight_bits 8|4]\n"
+           "                          [--input_fp16_nodes \"x;y\"] [--output_type FP16|FP32]\n"
            "Prints the vendor's five items (TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE, TOTAL_EXEOM_SIZE,\n"
            "TOTAL_NET_OP_TYPE, NOT_SUPPORT_OP_TYPE) from the compiler's own lowering and memory\n"
            "plan, with MACs, the activation arena against its lower bound, the rewrites applied\n"
            "and the ops inserted; -p adds one row per NPU task; --json prints it all as JSON.\n"
+           "--input_fp16_nodes and --output_type are ATC's: a float input not listed arrives as\n"
+           "float32 and takes a Cast (default: every float input is fp16), FP32 outputs take one.\n"
            "The op-support table is share/ops.tsv ($NANOBENCH_SHARE to use another).\n");
 }
 
 int cmd_estimate(int argc, char **argv)
 {
-    const char *model = NULL, *shape = NULL, *soc = "Ascend035A";
+    const char *model = NULL, *shape = NULL, *soc = "Ascend035A", *fp16_nodes = NULL;
+    bool out_fp32 = false;
     bool per_layer = false, json = false;
     int bits = 8;
     for (int i = 1; i < argc; i++) {
@@ -46,6 +50,14 @@ int cmd_estimate(int argc, char **argv)
             if (r < 0 || (strcmp(v, "8") && strcmp(v, "4")))
                 return cli_usage_error("estimate", "--weight_bits is 8 or 4");
             bits = v[0] - '0';
+        } else if ((r = cli_opt(argc, argv, &i, "--input_fp16_nodes", &v))) {
+            if (r < 0)
+                return cli_usage_error("estimate", "--input_fp16_nodes needs \"name;name2\"");
+            fp16_nodes = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--output_type", &v))) {
+            if (r < 0 || (strcmp(v, "FP16") && strcmp(v, "FP32")))
+                return cli_usage_error("estimate", "--output_type is FP16 or FP32");
+            out_fp32 = !strcmp(v, "FP32");
         } else if (!strcmp(argv[i], "-p")) {
             per_layer = true;
         } else if (!strcmp(argv[i], "--json")) {
@@ -109,7 +121,8 @@ int cmd_estimate(int argc, char **argv)
         rec_param("batch_taken_as_1", "%s", note);
     }
     rec_model(m);
-    nb_npu_opts o = {.weight_bits = bits, .soc_version = soc};
+    nb_npu_opts o = {.weight_bits = bits, .soc_version = soc, .input_fp16_nodes = fp16_nodes,
+                     .output_fp32 = out_fp32};
     if (nb_estimate_model(m, &ops, &o, &e, &st)) {
         rc = cli_error(&st);
         goto out;

@@ -32,8 +32,17 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Loads, folds and estimates mm (freed) with options o. */
+static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e);
+
 /* Loads, folds and estimates mm (freed). */
 static void estimate(mb_model *mm, nb_estimate *e)
+{
+    nb_npu_opts o = {.weight_bits = 8};
+    estimate_with(mm, &o, e);
+}
+
+static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e)
 {
     size_t n;
     uint8_t *b = mb_pack(mm, &n);
@@ -43,8 +52,7 @@ static void estimate(mb_model *mm, nb_estimate *e)
         fail_msg("%s", st.msg);
     free(b);
     mb_free(mm);
-    nb_npu_opts o = {.weight_bits = 8};
-    if (nb_estimate_model(m, &ops, &o, e, &st))
+    if (nb_estimate_model(m, &ops, o, e, &st))
         fail_msg("%s", st.msg);
     nb_model_free(m);
 }
@@ -245,6 +253,28 @@ static void test_unsupported_reasons(void **state)
     nb_estimate_free(&e);
 }
 
+/* ATC's --input_fp16_nodes / --output_type: x [2,3] -> Relu -> y. By default both buffers
+ * are fp16: 6 x 2 + 6 x 2 = 24 B. With x not listed and FP32 outputs, both are float32 (24 B
+ * each, 48 B) and two Casts are inserted. */
+static void test_boundary_casts(void **state)
+{
+    (void)state;
+    const int64_t d[2] = {2, 3};
+    for (int v = 0; v < 2; v++) {
+        mb_model *mm = mb_new(13);
+        mb_input(mm, "x", 1, 2, d);
+        mb_output(mm, "y", 1, 2, d);
+        mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+        nb_npu_opts o = {.weight_bits = 8, .input_fp16_nodes = v ? "other" : NULL,
+                         .output_fp32 = v == 1};
+        nb_estimate e;
+        estimate_with(mm, &o, &e);
+        assert_int_equal(e.g.n_cast, v ? 2 : 0);
+        assert_int_equal(e.io_bytes, v ? 48 : 24);
+        nb_estimate_free(&e);
+    }
+}
+
 /* The real openWakeWord models (tests/data/fetch_models.sh) give the sizes recorded in
  * tests/oracle/estimate_expected.tsv: a change in lowering or planning that moves a number
  * shows here, and the note of the change must say why. */
@@ -310,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_gemm_nz_and_rewrites),
         cmocka_unit_test(test_bn_folded_and_lstm_unrolled),
         cmocka_unit_test(test_unsupported_reasons),
+        cmocka_unit_test(test_boundary_casts),
         cmocka_unit_test(test_real_models_stable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

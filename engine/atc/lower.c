@@ -593,11 +593,36 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
         for (int k = 0; k < g->nodes[i].n_in; k++)
             if (g->nodes[i].in[k] >= 0)
                 c.uses[g->nodes[i].in[k]]++;
-    /* graph inputs: their own buffers, fp16 for float inputs (--input_fp16_nodes) */
+    /* graph inputs: their own buffers, fp16 for the float inputs named by
+       --input_fp16_nodes (all when it is not given), else float32 and a Cast to fp16 */
     for (int i = 0; i < g->n_inputs; i++) {
         const nb_value *v = &g->values[g->inputs[i]];
-        c.vt[g->inputs[i]] = add_tensor(&c, strdup(v->name), npu_type(v->dtype), NB_FMT_ND,
-                                        v->rank, v->dims, NB_T_INPUT, -1);
+        bool fp16 = true;
+        if (o && o->input_fp16_nodes && v->dtype == NB_FLOAT) {
+            fp16 = false;
+            const char *p = o->input_fp16_nodes;
+            size_t nl = strlen(v->name);
+            while (p && *p && !fp16) {
+                const char *end = strchr(p, ';');
+                size_t l = end ? (size_t)(end - p) : strlen(p);
+                fp16 = l == nl && !strncmp(p, v->name, l);
+                p = end ? end + 1 : NULL;
+            }
+        }
+        if (fp16) {
+            c.vt[g->inputs[i]] = add_tensor(&c, strdup(v->name), npu_type(v->dtype), NB_FMT_ND,
+                                            v->rank, v->dims, NB_T_INPUT, -1);
+            continue;
+        }
+        int in = add_tensor(&c, strdup(v->name), NB_FLOAT, NB_FMT_ND, v->rank, v->dims,
+                            NB_T_INPUT, -1);
+        int k = add_task(&c, dupf("%s/Cast", v->name), "Cast", "Cast", NB_TASK_VECTOR, true);
+        int h = add_tensor(&c, dupf("%s/fp16", v->name), NB_FLOAT16, NB_FMT_ND, v->rank,
+                           v->dims, NB_T_ACTIVATION, -1);
+        task_in(&c, k, in);
+        task_out(&c, k, h);
+        out->n_cast++;
+        c.vt[g->inputs[i]] = h;
     }
     for (int i = 0; i < g->n_nodes && !c.oom; i++) {
         const nb_node *n = &g->nodes[i];
@@ -614,6 +639,18 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
         if (is_const(&c, v))
             continue;
         int t = tensor_in(&c, v, NB_FMT_ND, g->values[g->outputs[i]].name);
+        if (t >= 0 && o && o->output_fp32 && out->t[t].dtype == NB_FLOAT16) {
+            /* --output_type FP32: a Cast into a float32 output buffer */
+            const nb_npu_tensor *src = &out->t[t];
+            int k = add_task(&c, dupf("%s/Cast", src->name), "Cast", "Cast", NB_TASK_VECTOR,
+                             true);
+            int f32 = add_tensor(&c, dupf("%s/fp32", out->t[t].name), NB_FLOAT, NB_FMT_ND,
+                                 out->t[t].rank, out->t[t].dims, NB_T_ACTIVATION, -1);
+            task_in(&c, k, t);
+            task_out(&c, k, f32);
+            out->n_cast++;
+            t = f32;
+        }
         if (t >= 0 && out->t[t].role == NB_T_ACTIVATION) {
             out->t[t].role = NB_T_OUTPUT;
             out->t[t].last = out->n_k;

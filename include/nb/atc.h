@@ -154,6 +154,12 @@ typedef struct nb_npu_task {
 typedef struct nb_npu_opts {
     int weight_bits;        /* 8 (default) or 4 */
     const char *soc_version; /* "Ascend035A" (default) or "Ascend035B" */
+    /* ATC's --input_fp16_nodes: the float inputs fed as fp16, ';'-separated; NULL: all of
+     * them. A float input not listed arrives as float32 and takes a Cast to fp16. */
+    const char *input_fp16_nodes;
+    /* ATC's --output_type FP32: float outputs leave through a Cast to float32 (default
+     * false: FP16). */
+    bool output_fp32;
 } nb_npu_opts;
 
 typedef struct nb_npu_graph {
