@@ -205,7 +205,8 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
         return t;
     if (c->vt_alt[v] >= 0 && c->n->t[c->vt_alt[v]].format == f)
         return c->vt_alt[v];
-    const nb_npu_tensor *src = &c->n->t[t];
+    const nb_npu_tensor srcv = c->n->t[t]; /* a copy: add_tensor may move the array */
+    const nb_npu_tensor *src = &srcv;
     int k = add_task(c, dupf("%s/TransData_%s", consumer, nb_format_name(f)), "TransData",
                      "TransData", NB_TASK_VECTOR, true);
     int o = add_tensor(c, dupf("%s/%s", src->name, nb_format_name(f)), src->dtype, f, src->rank,
@@ -230,7 +231,8 @@ static int quant_in(lctx *c, int v, nb_format f, const char *consumer)
         return -1;
     if (c->n->t[src].dtype == NB_INT8 || c->n->t[src].dtype == NB_UINT8)
         return src;
-    const nb_npu_tensor *s = &c->n->t[src];
+    const nb_npu_tensor sv = c->n->t[src]; /* a copy: add_tensor may move the array */
+    const nb_npu_tensor *s = &sv;
     int k = add_task(c, dupf("%s/AscendQuant", consumer), "AscendQuant", "AscendQuant",
                      NB_TASK_VECTOR, true);
     int o = add_tensor(c, dupf("%s/int8", s->name), NB_INT8, f, s->rank, s->dims,
@@ -327,7 +329,8 @@ static void lower_node(lctx *c, int ni)
     const nb_node *n = &c->g->nodes[ni];
     const char *op = n->op_type;
     bool flatten = !strcmp(op, "Flatten");
-    bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]);
+    bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]) &&
+                     nb_dtype_is_float(c->g->values[n->in[1]].const_val->dtype);
     const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : op;
     const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
     char why[160] = "";
@@ -641,11 +644,11 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
         int t = tensor_in(&c, v, NB_FMT_ND, g->values[g->outputs[i]].name);
         if (t >= 0 && o && o->output_fp32 && out->t[t].dtype == NB_FLOAT16) {
             /* --output_type FP32: a Cast into a float32 output buffer */
-            const nb_npu_tensor *src = &out->t[t];
-            int k = add_task(&c, dupf("%s/Cast", src->name), "Cast", "Cast", NB_TASK_VECTOR,
+            const nb_npu_tensor src = out->t[t]; /* a copy: add_tensor may move the array */
+            int k = add_task(&c, dupf("%s/Cast", src.name), "Cast", "Cast", NB_TASK_VECTOR,
                              true);
-            int f32 = add_tensor(&c, dupf("%s/fp32", out->t[t].name), NB_FLOAT, NB_FMT_ND,
-                                 out->t[t].rank, out->t[t].dims, NB_T_ACTIVATION, -1);
+            int f32 = add_tensor(&c, dupf("%s/fp32", src.name), NB_FLOAT, NB_FMT_ND, src.rank,
+                                 src.dims, NB_T_ACTIVATION, -1);
             task_in(&c, k, t);
             task_out(&c, k, f32);
             out->n_cast++;
