@@ -16,6 +16,9 @@
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* Prints "nanobench: <msg>" to stderr and returns the exit status of st. */
 int cli_error(const nb_status *st);
+/* The positional argument of a one-model command: sets *model from arg, or returns the
+ * usage error for an unknown option or a second model (exit status 2); 0 when taken. */
+int cli_model_arg(const char *cmd, const char *arg, const char **model);
 /* Prints a usage error (exit status 2). */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -49,6 +52,9 @@ int rec_start(const char *kind, const char *model_path, int argc, char **argv);
 /* Adds a string parameter (printf-style) / a jansson value (reference stolen). */
 void rec_param(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rec_param_json(const char *key, void *json);
+/* rec_start, then the parameters every model command has: model and --input_shape. */
+int rec_start_model(const char *kind, const char *model, const char *shape, int argc,
+                    char **argv);
 void rec_metric(const char *name, double value, const char *unit);
 void rec_artifact(const char *role, const char *path);
 /* The model's opset, inputs and outputs for its row. */

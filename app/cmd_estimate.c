@@ -62,24 +62,17 @@ int cmd_estimate(int argc, char **argv)
             per_layer = true;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("estimate", "unknown option '%s'", argv[i]);
-        } else if (!model) {
-            model = argv[i];
-        } else {
-            return cli_usage_error("estimate", "more than one model given ('%s')", argv[i]);
+        } else if ((r = cli_model_arg("estimate", argv[i], &model))) {
+            return r;
         }
     }
     if (!model)
         return cli_usage_error("estimate", "no model given (-m MODEL.onnx)");
-    int rc = rec_start("estimate", model, argc, argv);
+    int rc = rec_start_model("estimate", model, shape, argc, argv);
     if (rc)
         return rc;
-    rec_param("model", "%s", model);
     rec_param("soc_version", "%s", soc);
     rec_param("weight_bits", "%d", bits);
-    if (shape)
-        rec_param("input_shape", "%s", shape);
     nb_status st = {0};
     nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
     nb_model *m = NULL;

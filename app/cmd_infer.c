@@ -350,12 +350,8 @@ int cmd_infer(int argc, char **argv)
             outdir = v;
         } else if (!strcmp(argv[i], "--dump-all")) {
             dump_all = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("infer", "unknown option '%s'", argv[i]);
-        } else if (!model) {
-            model = argv[i];
-        } else {
-            return cli_usage_error("infer", "more than one model given ('%s')", argv[i]);
+        } else if ((r = cli_model_arg("infer", argv[i], &model))) {
+            return r;
         }
     }
     if (!model)
@@ -370,13 +366,10 @@ int cmd_infer(int argc, char **argv)
     const char *names[NB_MAX_CLI_INPUTS];
     char *namebuf[NB_MAX_CLI_INPUTS] = {0};
     dump_ctx d = {0};
-    int rc = rec_start("infer", model, argc, argv);
+    int rc = rec_start_model("infer", model, shape, argc, argv);
     if (rc)
         return rc;
-    rec_param("model", "%s", model);
     rec_param("output_dir", "%s", outdir);
-    if (shape)
-        rec_param("input_shape", "%s", shape);
     rec_param_json("dump_all", json_boolean(dump_all));
     for (int i = 0; i < n_inputs; i++) {
         char key[32];

@@ -89,22 +89,15 @@ int cmd_info(int argc, char **argv)
             if (r < 0)
                 return cli_usage_error("info", "--input_shape needs a value");
             shape = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("info", "unknown option '%s'", argv[i]);
-        } else if (!model) {
-            model = argv[i];
-        } else {
-            return cli_usage_error("info", "more than one model given ('%s')", argv[i]);
+        } else if ((r = cli_model_arg("info", argv[i], &model))) {
+            return r;
         }
     }
     if (!model)
         return cli_usage_error("info", "no model given");
-    int rc = rec_start("info", model, argc, argv);
+    int rc = rec_start_model("info", model, shape, argc, argv);
     if (rc)
         return rc;
-    rec_param("model", "%s", model);
-    if (shape)
-        rec_param("input_shape", "%s", shape);
     nb_status st = {0};
     nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
     nb_model *m;

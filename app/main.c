@@ -63,6 +63,16 @@ int cli_fail(int status, const char *fmt, ...)
     return status;
 }
 
+int cli_model_arg(const char *cmd, const char *arg, const char **model)
+{
+    if (arg[0] == '-' && arg[1])
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (*model)
+        return cli_usage_error(cmd, "more than one model given ('%s')", arg);
+    *model = arg;
+    return 0;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

@@ -55,6 +55,18 @@ int rec_start(const char *kind, const char *model_path, int argc, char **argv)
     return 0;
 }
 
+int rec_start_model(const char *kind, const char *model, const char *shape, int argc,
+                    char **argv)
+{
+    int rc = rec_start(kind, model, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("model", "%s", model);
+    if (shape)
+        rec_param("input_shape", "%s", shape);
+    return 0;
+}
+
 bool rec_active(void) { return g_rec.run != NULL; }
 
 void rec_param(const char *key, const char *fmt, ...)
