@@ -19,9 +19,6 @@ nb_err nb_db_exec(nb_db *db, const char *sql, nb_status *st);
 /* fn inside BEGIN IMMEDIATE ... COMMIT, rolled back on failure. */
 nb_err nb_db_write(nb_db *db, nb_err (*fn)(nb_db *, void *, nb_status *), void *arg,
                    nb_status *st);
-/* Makes room for element n of the array *p of *cap elements (doubling). False: no memory
- * (the array is left as it was). */
-bool nb_db_grow(void **p, int *cap, int n, size_t elem);
 /* Current UTC time, ISO 8601 with milliseconds. */
 void nb_db_now(char out[32]);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "db_internal.h"
+#include "nb/ir.h"
 
 static const char *const kinds[] = {"info",    "infer", "estimate", "calibrate",
                                     "compile", "run",   "compare",  "bringup"};
@@ -60,7 +61,7 @@ static nb_err read_rows(nb_db *db, sqlite3_stmt *s, size_t elem, void **rows, in
     *rows = NULL;
     *n = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (!nb_db_grow(rows, &cap, *n, elem)) {
+        if (!nb_grow(rows, &cap, *n, elem)) {
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
             break;
         }
@@ -287,7 +288,7 @@ nb_err nb_db_layers(nb_db *db, int64_t run, nb_layer_row **rows, int *n, nb_stat
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         if (id != last) {
-            if (!nb_db_grow((void **)rows, &cap, *n, sizeof(nb_layer_row))) {
+            if (!nb_grow((void **)rows, &cap, *n, sizeof(nb_layer_row))) {
                 e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
                 break;
             }

@@ -13,6 +13,7 @@
 #include <nettle/sha2.h>
 
 #include "db_internal.h"
+#include "nb/ir.h"
 #include "nb/tensor.h"
 #include "schema_sql.h" /* nb_schema_sql: db/schema.sql, generated at build time */
 
@@ -377,19 +378,6 @@ struct nb_run {
     const char *error;
 };
 
-bool nb_db_grow(void **p, int *cap, int n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    int nc = *cap ? *cap * 2 : 16;
-    void *q = realloc(*p, elem * (size_t)nc);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = nc;
-    return true;
-}
-
 static bool valid_json_object(const char *s)
 {
     while (*s == ' ' || *s == '\n' || *s == '\t')
@@ -545,7 +533,7 @@ nb_err nb_run_metric(nb_run *r, const char *name, double value, const char *unit
             r->m[i].value = value;
             return NB_OK;
         }
-    if (!nb_db_grow((void **)&r->m, &r->cap_m, r->n_m, sizeof *r->m))
+    if (!nb_grow((void **)&r->m, &r->cap_m, r->n_m, sizeof *r->m))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     rec_metric *m = &r->m[r->n_m];
     m->name = strdup(name);
@@ -563,7 +551,7 @@ nb_err nb_run_metric(nb_run *r, const char *name, double value, const char *unit
 nb_err nb_run_layer(nb_run *r, const char *layer, const char *op_type, int n,
                     const char *const *names, const double *values, nb_status *st)
 {
-    if (!nb_db_grow((void **)&r->l, &r->cap_l, r->n_l, sizeof *r->l))
+    if (!nb_grow((void **)&r->l, &r->cap_l, r->n_l, sizeof *r->l))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     rec_layer *l = &r->l[r->n_l];
     memset(l, 0, sizeof *l);
@@ -585,7 +573,7 @@ nb_err nb_run_layer(nb_run *r, const char *layer, const char *op_type, int n,
 
 nb_err nb_run_artifact(nb_run *r, const char *role, const char *path, nb_status *st)
 {
-    if (!nb_db_grow((void **)&r->a, &r->cap_a, r->n_a, sizeof *r->a))
+    if (!nb_grow((void **)&r->a, &r->cap_a, r->n_a, sizeof *r->a))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     rec_artifact *a = &r->a[r->n_a];
     memset(a, 0, sizeof *a);

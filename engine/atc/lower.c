@@ -49,19 +49,6 @@ static char *dupf(const char *fmt, ...)
     return strdup(buf);
 }
 
-static bool grow(void **p, int *cap, int n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    int nc = *cap ? *cap * 2 : 64;
-    void *q = realloc(*p, elem * (size_t)nc);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = nc;
-    return true;
-}
-
 static int64_t nd_bytes(int rank, const int64_t *d, nb_dtype t)
 {
     int64_t e = 1;
@@ -78,7 +65,7 @@ static int add_tensor(lctx *c, char *name, nb_dtype dt, nb_format f, int rank,
                       const int64_t *dims, nb_npu_role role, int64_t bytes)
 {
     nb_npu_graph *n = c->n;
-    if (!name || !grow((void **)&n->t, &n->cap_t, n->n_t, sizeof *n->t)) {
+    if (!name || !nb_grow((void **)&n->t, &n->cap_t, n->n_t, sizeof *n->t)) {
         free(name);
         c->oom = true;
         return -1;
@@ -109,7 +96,7 @@ static int add_task(lctx *c, char *name, const char *op, const char *onnx_op, nb
                     bool inserted)
 {
     nb_npu_graph *n = c->n;
-    if (!name || !grow((void **)&n->k, &n->cap_k, n->n_k, sizeof *n->k)) {
+    if (!name || !nb_grow((void **)&n->k, &n->cap_k, n->n_k, sizeof *n->k)) {
         free(name);
         c->oom = true;
         return -1;

@@ -522,3 +522,16 @@ out:
     *n = cnt;
     return NB_OK;
 }
+
+bool nb_grow(void **p, int *cap, int n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    int nc = *cap ? *cap * 2 : 16;
+    void *q = realloc(*p, elem * (size_t)nc);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = nc;
+    return true;
+}

@@ -216,6 +216,9 @@ void nb_tinfo_set(nb_tinfo *t, nb_dtype dtype, int rank, const int64_t *dims);
 bool nb_tinfo_static(const nb_tinfo *t);
 /* a * b with overflow check into *out; false on overflow or negative operand. */
 bool nb_mul_ok(int64_t a, int64_t b, int64_t *out);
+/* Makes room for element n of the array *p of *cap elements of elem bytes (doubling, from
+ * 16). False when out of memory (the array is left as it was). */
+bool nb_grow(void **p, int *cap, int n, size_t elem);
 
 #ifdef __cplusplus
 }
