@@ -117,6 +117,13 @@ int cmd_estimate(int argc, char **argv)
     nb_npu_opts o = {.weight_bits = bits, .soc_version = soc, .input_fp16_nodes = fp16_nodes,
                      .output_fp32 = out_fp32};
     if (nb_estimate_model(m, &ops, &o, &e, &st)) {
+        nb_prefix(&st, "%s", model);
+        rc = cli_error(&st);
+        goto out;
+    }
+    if (note[0] && !nb_estimate_note(&e, "dynamic batch of %s taken as 1 (--input_shape to "
+                                     "choose)", note)) {
+        nb_fail(&st, NB_ERR_NOMEM, "out of memory");
         rc = cli_error(&st);
         goto out;
     }
@@ -126,9 +133,6 @@ int cmd_estimate(int argc, char **argv)
         nb_estimate_json(&e, stdout);
     } else {
         printf("model:               %s (opset %d, %s)\n", model, m->opset, soc);
-        if (note[0])
-            printf("note:                dynamic batch of %s taken as 1 (--input_shape to "
-                   "choose)\n", note);
         nb_estimate_print(&e, stdout, per_layer);
         printf("estimated in %.1f ms\n", ms);
     }

@@ -77,6 +77,8 @@ static void test_fractal_nz(void **state)
     /* batched int8 [3,16,32]: 3 x one tile = 1536 */
     const int64_t b[3] = {3, 16, 32};
     assert_int_equal(nb_fractal_nz_bytes(3, b, NB_INT8), 1536);
+    /* a scalar (MatMul of two vectors) is a 1 x 1 matrix: one int8 tile, 512 B */
+    assert_int_equal(nb_fractal_nz_bytes(0, NULL, NB_INT8), 512);
 }
 
 /* True when no two buffers alive at a common step overlap in [offset, offset + size). */
@@ -165,6 +167,30 @@ static void test_planner_random(void **state)
     print_message("random plans: %d of %d at the lower bound\n", at_bound, cases);
 }
 
+/* An unrolled recurrence: 6000 steps, each step's state (256 B) alive for two steps and one
+ * output (64 B per step, 6000 x 64 B) alive throughout, plus an input quantized at step 0.
+ * Only 3 buffers meet at any step, so the conflict lists are short; the plan must still
+ * reach the lower bound 384000 + 2 x 256 and be valid. */
+static void test_planner_long_chain(void **state)
+{
+    (void)state;
+    enum { STEPS = 6000 };
+    nb_live_buf *b = calloc(STEPS + 1, sizeof *b);
+    int64_t *off = calloc(STEPS + 1, sizeof *off);
+    assert_non_null(b);
+    assert_non_null(off);
+    for (int i = 0; i < STEPS; i++)
+        b[i] = (nb_live_buf){.size = 256, .first = i, .last = i + 1};
+    b[STEPS] = (nb_live_buf){.size = 64 * STEPS, .first = 0, .last = STEPS};
+    nb_arena_plan p;
+    nb_status st = {0};
+    assert_int_equal(nb_plan_arena(STEPS + 1, b, 32, off, &p, &st), NB_OK);
+    assert_int_equal(p.lower_bound, 64 * STEPS + 2 * 256);
+    assert_int_equal(p.arena, p.lower_bound);
+    assert_true(plan_valid(STEPS + 1, b, off, p.arena));
+    free(b), free(off);
+}
+
 static void test_op_table(void **state)
 {
     (void)state;
@@ -199,6 +225,14 @@ static void test_op_table(void **state)
     fclose(f);
     assert_int_equal(nb_op_table_load(path, &t, &st), NB_ERR_FORMAT);
     assert_non_null(strstr(st.msg, "unknown constraint 'steps'"));
+    /* the same op twice for overlapping opsets (a copy-paste slip) is refused; disjoint
+       ranges are two revisions of the op */
+    f = fopen(path, "w");
+    fputs("op\tunit\topset_min\topset_max\tconstraints\tnote\nRelu\tvector\t11\t13\n"
+          "Relu\tvector\t14\t18\nRelu\tvector\t13\t18\n", f);
+    fclose(f);
+    assert_int_equal(nb_op_table_load(path, &t, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "ops.tsv:4: Relu is listed again for opsets 13..18"));
 }
 
 int main(void)
@@ -211,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_planner_beats_greedy_by_size),
         cmocka_unit_test(test_planner_alignment_and_errors),
         cmocka_unit_test(test_planner_random),
+        cmocka_unit_test(test_planner_long_chain),
         cmocka_unit_test(test_op_table),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -130,9 +130,18 @@ mentions "in the way"; [ "$(ls -A "$T/way")" = "manifest.tsv" ] || { echo "FAIL:
 expect 2 "infer: --output-dir twice" -- "$NB" infer "$M" --input "x=$T/good.npy" --output-dir "$T/a1" --output-dir "$T/a2"
 
 # estimate
-expect 0 "estimate -p" -- "$NB" estimate -m "$DATA/test_conv_with_strides_padding/model.onnx" -p
+"$FIX" conv_const "$T/conv.onnx" && "$FIX" dyn_time "$T/dyn_time.onnx" ||
+    { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 0 "estimate -p" -- "$NB" estimate -m "$T/conv.onnx" -p
 grep -q "^TOTAL_WEIGHT_SIZE: " "$T/out" && grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T/out" && grep -q " Conv  *cube " "$T/out" ||
     { echo "FAIL: estimate report"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "estimate: conv weights given as an input" -- "$NB" estimate -m "$DATA/test_conv_with_strides_padding/model.onnx"
+grep -q "^NOT_SUPPORT_OP_TYPE: 1: Conv(1)" "$T/out" || { echo "FAIL: run-time conv weights"; cat "$T/out"; fails=$((fails + 1)); }
+expect 2 "estimate: dynamic time dim" -- "$NB" estimate -m "$T/dyn_time.onnx"; mentions "input 'x' has a dynamic dim 1"
+expect 0 "estimate: dynamic time dim fixed" -- "$NB" estimate -m "$T/dyn_time.onnx" --input_shape "x:1,50,16"
+expect 2 "estimate: --input_fp16_nodes names no input" -- "$NB" estimate -m "$T/conv.onnx" --input_fp16_nodes "x;nosuch"; mentions "'nosuch' is not an input"
+expect 0 "estimate: dynamic batch noted in json" -- "$NB" estimate -m "$T/shared.onnx" --json
+grep -q "dynamic batch of 'a', 'b' taken as 1" "$T/out" || { echo "FAIL: batch note in json"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "estimate --json" -- "$NB" estimate -m "$M" --json
 grep -q '"TOTAL_EXEOM_SIZE"' "$T/out" || { echo "FAIL: estimate json"; fails=$((fails + 1)); }
 expect 2 "estimate: no model" -- "$NB" estimate -p

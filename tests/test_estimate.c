@@ -57,6 +57,29 @@ static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e)
     nb_model_free(m);
 }
 
+static char last_msg[1024];
+
+/* Loads, folds and estimates mm (freed), which must fail; returns the error and keeps its
+ * message in last_msg. */
+static nb_err estimate_err(mb_model *mm, const nb_npu_opts *o)
+{
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
+        fail_msg("%s", st.msg);
+    free(b);
+    mb_free(mm);
+    nb_estimate e;
+    nb_err err = nb_estimate_model(m, &ops, o, &e, &st);
+    if (!err)
+        nb_estimate_free(&e);
+    snprintf(last_msg, sizeof last_msg, "%s", st.msg);
+    nb_model_free(m);
+    return err;
+}
+
 static const nb_npu_task *task(const nb_estimate *e, const char *name)
 {
     for (int i = 0; i < e->g.n_k; i++)
@@ -188,9 +211,10 @@ static void test_bn_folded_and_lstm_unrolled(void **state)
         assert_string_not_equal(e.g.k[i].op_type, "BatchNormalization");
     nb_estimate_free(&e);
 
-    /* LSTM: X [3,1,8], hidden 16: 3 tasks, weights once: W [1,64,8] FRACTAL_NZ int8 is
-       ceil(8/32)=1 x ceil(64/16)=4 tiles = 2048 B, R [1,64,16] also 4 tiles = 2048 B, bias
-       int32 2 x 4 x 16 = 128 -> 128 x 4 = 512 B: 4608 on the first step only */
+    /* LSTM: X [3,1,8], hidden 16: 3 tasks, weights once, each stored as the K x N operand
+       the cube reads: W [1,64,8] as [1,8,64] int8 FRACTAL_NZ is ceil(64/32)=2 x
+       ceil(8/16)=1 tiles = 1024 B, R [1,64,16] as [1,16,64] also 2 tiles = 1024 B, bias
+       int32 2 x 4 x 16 = 128 -> 128 x 4 = 512 B: 2560 on the first step only */
     const int64_t dX[3] = {3, 1, 8}, dW[3] = {1, 64, 8}, dR[3] = {1, 64, 16},
                   dY[4] = {3, 1, 1, 16};
     float *W = zeros(512), *R = zeros(1024);
@@ -206,36 +230,40 @@ static void test_bn_folded_and_lstm_unrolled(void **state)
     estimate(mm, &e);
     free(W), free(R);
     assert_true(has_rewrite(&e, "LSTM 'lstm' unrolled into 3 steps sharing one weight copy"));
-    assert_int_equal(task(&e, "lstm/t0")->weight_bytes, 2048 + 2048 + 512);
+    assert_int_equal(task(&e, "lstm/t0")->weight_bytes, 1024 + 1024 + 512);
     assert_int_equal(task(&e, "lstm/t1")->weight_bytes, 0);
     /* MACs per step: 1 x 4 x 16 x (8 + 16) = 1536 */
     assert_int_equal(task(&e, "lstm/t2")->macs, 1536);
     assert_int_equal(e.macs, 3 * 1536);
-    assert_int_equal(e.weight_bytes, 2048 + 2048 + 512);
+    assert_int_equal(e.weight_bytes, 1024 + 1024 + 512);
     nb_estimate_free(&e);
 }
 
 static void test_unsupported_reasons(void **state)
 {
     (void)state;
-    /* Erf: not in the list; bidirectional LSTM; an INT64 tensor at run time; a dynamic dim */
-    const int64_t d3[2] = {1, 3}, dn[2] = {-1, 3}, dX[3] = {1, 1, 4}, dW[3] = {2, 8, 4},
-                  dR[3] = {2, 8, 2};
+    /* Erf: not in the list; bidirectional LSTM; an INT64 tensor at run time; a dynamic dim
+       inside the graph (NonZero's count) */
+    const int64_t d3[2] = {1, 3}, dX[3] = {1, 1, 4}, dW[3] = {2, 8, 4}, dR[3] = {2, 8, 2};
     float *W = zeros(64), *R = zeros(32);
     mb_model *mm = mb_new(13);
     mb_input(mm, "a", 1, 2, d3);
     mb_input(mm, "i", 7, 2, d3);
-    mb_input(mm, "d", 1, 2, dn);
     mb_input(mm, "X", 1, 3, dX);
     mb_output(mm, "e", 1, 2, d3);
     mb_output(mm, "j", 7, 2, d3);
-    mb_output(mm, "r", 1, 2, dn);
+    mb_output(mm, "r", 1, -1, NULL);
     mb_output(mm, "Y", 1, -1, NULL);
     mb_init_floats(mm, "W", 3, dW, W, 64);
     mb_init_floats(mm, "R", 3, dR, R, 32);
     mb_node(mm, "Erf", (const char *[]){"a", NULL}, (const char *[]){"e", NULL})->name = "erf";
     mb_node(mm, "Neg", (const char *[]){"i", NULL}, (const char *[]){"j", NULL})->name = "neg";
-    mb_node(mm, "Relu", (const char *[]){"d", NULL}, (const char *[]){"r", NULL})->name = "relu";
+    mb_node(mm, "NonZero", (const char *[]){"a", NULL}, (const char *[]){"nz", NULL})->name =
+        "nonzero";
+    Onnx__NodeProto *cast = mb_node(mm, "Cast", (const char *[]){"nz", NULL},
+                                    (const char *[]){"r", NULL});
+    cast->name = "cast";
+    mb_attr_int(cast, "to", 1);
     Onnx__NodeProto *l = mb_node(mm, "LSTM", (const char *[]){"X", "W", "R", NULL},
                                  (const char *[]){"Y", NULL});
     l->name = "bilstm";
@@ -247,10 +275,218 @@ static void test_unsupported_reasons(void **state)
     assert_int_equal(task(&e, "erf")->unit, NB_TASK_CPU);
     assert_string_equal(task(&e, "erf")->reason, "Erf is not in the Nano's op list");
     assert_non_null(strstr(task(&e, "neg")->reason, "INT64 tensor 'i' at run time"));
-    assert_non_null(strstr(task(&e, "relu")->reason, "dynamic shape of 'd'"));
+    assert_non_null(strstr(task(&e, "cast")->reason, "dynamic shape of 'nz'"));
     assert_non_null(strstr(task(&e, "bilstm")->reason, "LSTM with 2 directions"));
-    assert_int_equal(e.n_unsupported, 4);
+    /* Erf, Neg, NonZero, Cast, LSTM */
+    assert_int_equal(e.n_unsupported, 5);
     nb_estimate_free(&e);
+}
+
+/* What the lowering refuses outright (NB_ERR_SHAPE, NB_ERR_ARG), with the message. */
+static void test_refused_inputs(void **state)
+{
+    (void)state;
+    const int64_t dn[2] = {2, -1};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "d", 1, 2, dn);
+    mb_output(mm, "r", 1, 2, dn);
+    mb_node(mm, "Relu", (const char *[]){"d", NULL}, (const char *[]){"r", NULL});
+    assert_int_equal(estimate_err(mm, NULL), NB_ERR_SHAPE);
+    assert_non_null(strstr(last_msg, "input 'd' has a dynamic dim 1"));
+    const int64_t d[2] = {2, 3};
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, d);
+    mb_output(mm, "y", 1, 2, d);
+    mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    nb_npu_opts o = {.weight_bits = 8, .input_fp16_nodes = "x;other"};
+    assert_int_equal(estimate_err(mm, &o), NB_ERR_ARG);
+    assert_string_equal(last_msg, "--input_fp16_nodes: 'other' is not an input of the model");
+}
+
+/* Gemm B is stored as the K x N operand the cube reads, whatever transB says; a weight read
+ * by two ops is one copy. x [1,100] -> Gemm g1 (Bt [70,100], transB 1) -> [1,70];
+ * x -> Gemm g2 (B [100,70]) and x2 [1,100] -> Gemm g3 (the same B) */
+static void test_gemm_transb_and_shared_weight(void **state)
+{
+    (void)state;
+    const int64_t dx[2] = {1, 100}, dbt[2] = {70, 100}, db[2] = {100, 70}, dy[2] = {1, 70};
+    float *bt = zeros(7000), *b = zeros(7000);
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, dx);
+    mb_input(mm, "x2", 1, 2, dx);
+    mb_output(mm, "y1", 1, 2, dy);
+    mb_output(mm, "y2", 1, 2, dy);
+    mb_output(mm, "y3", 1, 2, dy);
+    mb_init_floats(mm, "Bt", 2, dbt, bt, 7000);
+    mb_init_floats(mm, "B", 2, db, b, 7000);
+    Onnx__NodeProto *g1 = mb_node(mm, "Gemm", (const char *[]){"x", "Bt", NULL},
+                                  (const char *[]){"y1", NULL});
+    g1->name = "g1";
+    mb_attr_int(g1, "transB", 1);
+    mb_node(mm, "Gemm", (const char *[]){"x", "B", NULL}, (const char *[]){"y2", NULL})->name =
+        "g2";
+    mb_node(mm, "Gemm", (const char *[]){"x2", "B", NULL}, (const char *[]){"y3", NULL})->name =
+        "g3";
+    nb_estimate e;
+    estimate(mm, &e);
+    free(bt), free(b);
+    /* [100,70] int8 FRACTAL_NZ: 3 x 7 tiles = 10752 B, transposed or not; bias + deq_scale
+       for 70 -> 80 channels: 320 + 640 = 960 per op */
+    assert_int_equal(task(&e, "g1")->weight_bytes, 10752 + 960);
+    assert_int_equal(task(&e, "g2")->weight_bytes, 10752 + 960);
+    assert_int_equal(task(&e, "g3")->weight_bytes, 960); /* B is g2's copy */
+    assert_int_equal(e.weight_bytes, 2 * 10752 + 3 * 960);
+    /* g1 and g2 read the same int8 x: one AscendQuant; x2 takes another */
+    assert_int_equal(e.g.n_quant, 2);
+    assert_int_equal(task(&e, "g1")->macs, 7000);
+    nb_estimate_free(&e);
+}
+
+/* An If whose condition is known only at run time: both branches are lowered (their
+ * weights both count), the If is a CPU task after them. x [1,4]; then: MatMul by Wt
+ * [4,8]; else: MatMul by We [4,8]. */
+static void test_if_branches_lowered(void **state)
+{
+    (void)state;
+    const int64_t dx[2] = {1, 4}, dw[2] = {4, 8}, dy[2] = {1, 8}, d1[1] = {1};
+    float *wt = zeros(32), *we = zeros(32);
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, dx);
+    mb_input(mm, "cond", 9, 1, d1);
+    mb_output(mm, "y", 1, 2, dy);
+    mb_init_floats(mm, "Wt", 2, dw, wt, 32);
+    mb_init_floats(mm, "We", 2, dw, we, 32);
+    Onnx__GraphProto *tg = mb_graph("then");
+    mb_gnode(tg, "MatMul", (const char *[]){"x", "Wt", NULL}, (const char *[]){"t", NULL})
+        ->name = "mt";
+    mb_goutput(tg, "t", 1, 2, dy);
+    Onnx__GraphProto *eg = mb_graph("else");
+    mb_gnode(eg, "MatMul", (const char *[]){"x", "We", NULL}, (const char *[]){"el", NULL})
+        ->name = "me";
+    mb_goutput(eg, "el", 1, 2, dy);
+    Onnx__NodeProto *n = mb_node(mm, "If", (const char *[]){"cond", NULL},
+                                 (const char *[]){"y", NULL});
+    n->name = "sel";
+    mb_attr_graph(n, "then_branch", tg);
+    mb_attr_graph(n, "else_branch", eg);
+    nb_estimate e;
+    estimate(mm, &e);
+    free(wt), free(we);
+    /* each W [4,8] int8 FRACTAL_NZ: ceil(8/32)=1 x ceil(4/16)=1 tile = 512 B, + bias and
+       deq_scale for 8 -> 16 channels: 64 + 128 */
+    assert_int_equal(task(&e, "sel/then_branch/mt")->unit, NB_TASK_CUBE);
+    assert_int_equal(task(&e, "sel/then_branch/mt")->weight_bytes, 512 + 192);
+    assert_int_equal(task(&e, "sel/else_branch/me")->weight_bytes, 512 + 192);
+    assert_int_equal(e.weight_bytes, 2 * (512 + 192));
+    /* then: AscendQuant of x, MatMul, AscendDequant; else: MatMul, AscendDequant (x's int8
+       is shared) = 5 tasks; then the If */
+    const nb_npu_task *k = task(&e, "sel");
+    assert_int_equal(k->unit, NB_TASK_CPU);
+    assert_non_null(strstr(k->reason, "both branches' 5 tasks are compiled"));
+    assert_int_equal(e.g.n_k, 6);
+    assert_int_equal(e.n_unsupported, 1);
+    assert_int_equal(e.macs, 2 * 32);
+    nb_estimate_free(&e);
+}
+
+/* Cube ops the NPU cannot take as they stand, and a bias computed at run time. */
+static void test_cube_operands(void **state)
+{
+    (void)state;
+    /* Conv with run-time weights w [2,1,1,1] -> CPU; Conv (const W [2,1,1,1]) with a
+       run-time bias b [2] -> cube task, then an inserted vector Add; a 5-D Conv -> CPU */
+    const int64_t dx[4] = {1, 1, 4, 4}, dw[4] = {2, 1, 1, 1}, dy[4] = {1, 2, 4, 4},
+                  db[1] = {2}, dx5[5] = {1, 1, 2, 4, 4}, dw5[5] = {2, 1, 1, 1, 1},
+                  dy5[5] = {1, 2, 2, 4, 4};
+    float w[2] = {1, 2};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 4, dx);
+    mb_input(mm, "w", 1, 4, dw);
+    mb_input(mm, "b", 1, 1, db);
+    mb_input(mm, "x5", 1, 5, dx5);
+    mb_output(mm, "y1", 1, 4, dy);
+    mb_output(mm, "y2", 1, 4, dy);
+    mb_output(mm, "y5", 1, 5, dy5);
+    mb_init_floats(mm, "W", 4, dw, w, 2);
+    mb_init_floats(mm, "W5", 5, dw5, w, 2);
+    mb_node(mm, "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"y1", NULL})->name =
+        "dynw";
+    mb_node(mm, "Conv", (const char *[]){"x", "W", "b", NULL}, (const char *[]){"y2", NULL})
+        ->name = "dynb";
+    mb_node(mm, "Conv", (const char *[]){"x5", "W5", NULL}, (const char *[]){"y5", NULL})
+        ->name = "c3d";
+    nb_estimate e;
+    estimate(mm, &e);
+    assert_int_equal(task(&e, "dynw")->unit, NB_TASK_CPU);
+    assert_non_null(strstr(task(&e, "dynw")->reason, "run-time weights 'w'"));
+    assert_int_equal(task(&e, "dynb")->unit, NB_TASK_CUBE);
+    assert_int_equal(task(&e, "dynb/Add_bias")->unit, NB_TASK_VECTOR);
+    assert_true(has_rewrite(&e, "Conv 'dynb': the run-time bias 'b' is added by a vector Add"));
+    assert_int_equal(task(&e, "c3d")->unit, NB_TASK_CPU);
+    assert_non_null(strstr(task(&e, "c3d")->reason, "rank-5 input 'x5'"));
+    /* the only weights: dynb's W [2,1,1,1] in FRACTAL_Z, 1 x 1 x 1 x 1 x 16 x 32 = 512 B, and
+       its bias + deq_scale for 16 channels, 192 B (W5 goes with the CPU task as fp16 ND,
+       2 x 2 B, aligned to 32) */
+    assert_int_equal(e.weight_bytes, 512 + 64 + 128 + 32);
+    nb_estimate_free(&e);
+
+    /* MatMul of two run-time operands: two AscendQuant, with distinct names */
+    const int64_t da[2] = {2, 3}, dbb[2] = {3, 4}, dc[2] = {2, 4};
+    mm = mb_new(13);
+    mb_input(mm, "a", 1, 2, da);
+    mb_input(mm, "bb", 1, 2, dbb);
+    mb_output(mm, "c", 1, 2, dc);
+    mb_node(mm, "MatMul", (const char *[]){"a", "bb", NULL}, (const char *[]){"c", NULL})->name =
+        "mm";
+    estimate(mm, &e);
+    assert_int_equal(e.g.n_quant, 2);
+    assert_int_equal(task(&e, "mm/AscendQuant")->unit, NB_TASK_VECTOR);
+    assert_int_equal(task(&e, "mm/AscendQuant_1")->unit, NB_TASK_VECTOR);
+    assert_int_equal(task(&e, "mm")->macs, 2 * 4 * 3);
+    assert_int_equal(e.weight_bytes, 64 + 128); /* bias + deq_scale, 4 -> 16 channels */
+    nb_estimate_free(&e);
+}
+
+/* An LSTM whose sequence_lens may be shorter than seq_len: unrolled steps would run them
+ * all, so it stays on the CPU; with sequence_lens all equal to seq_len it is unrolled. */
+static void test_lstm_sequence_lens(void **state)
+{
+    (void)state;
+    const int64_t dX[3] = {2, 1, 4}, dW[3] = {1, 8, 4}, dR[3] = {1, 8, 2}, d1[1] = {1},
+                  dB[2] = {1, 16};
+    float *W = zeros(32), *R = zeros(16), *B = zeros(16), two = 2;
+    for (int full = 0; full < 2; full++) {
+        mb_model *mm = mb_new(13);
+        mb_input(mm, "X", 1, 3, dX);
+        mb_output(mm, "Y", 1, -1, NULL);
+        mb_init_floats(mm, "W", 3, dW, W, 32);
+        mb_init_floats(mm, "R", 3, dR, R, 16);
+        mb_init_floats(mm, "B", 2, dB, B, 16);
+        if (full) { /* a constant [2] (cast to int32 by a Cast the fold removes) */
+            mb_init_floats(mm, "lenf", 1, d1, &two, 1);
+            Onnx__NodeProto *cn = mb_node(mm, "Cast", (const char *[]){"lenf", NULL},
+                                          (const char *[]){"len", NULL});
+            mb_attr_int(cn, "to", 6);
+        } else {
+            mb_input(mm, "len", 6, 1, d1);
+        }
+        Onnx__NodeProto *l = mb_node(mm, "LSTM", (const char *[]){"X", "W", "R", "B", "len",
+                                                                 NULL},
+                                     (const char *[]){"Y", NULL});
+        l->name = "lstm";
+        mb_attr_int(l, "hidden_size", 2);
+        nb_estimate e;
+        estimate(mm, &e);
+        if (full) {
+            assert_true(has_rewrite(&e, "LSTM 'lstm' unrolled into 2 steps"));
+            assert_int_equal(e.n_unsupported, 0);
+        } else {
+            assert_int_equal(task(&e, "lstm")->unit, NB_TASK_CPU);
+            assert_non_null(strstr(task(&e, "lstm")->reason, "sequence_lens 'len'"));
+        }
+        nb_estimate_free(&e);
+    }
+    free(W), free(R), free(B);
 }
 
 /* ATC's --input_fp16_nodes / --output_type: x [2,3] -> Relu -> y. By default both buffers
@@ -265,7 +501,7 @@ static void test_boundary_casts(void **state)
         mb_input(mm, "x", 1, 2, d);
         mb_output(mm, "y", 1, 2, d);
         mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
-        nb_npu_opts o = {.weight_bits = 8, .input_fp16_nodes = v ? "other" : NULL,
+        nb_npu_opts o = {.weight_bits = 8, .input_fp16_nodes = v ? "" : NULL,
                          .output_fp32 = v == 1};
         nb_estimate e;
         estimate_with(mm, &o, &e);
@@ -340,6 +576,11 @@ int main(void)
         cmocka_unit_test(test_gemm_nz_and_rewrites),
         cmocka_unit_test(test_bn_folded_and_lstm_unrolled),
         cmocka_unit_test(test_unsupported_reasons),
+        cmocka_unit_test(test_refused_inputs),
+        cmocka_unit_test(test_gemm_transb_and_shared_weight),
+        cmocka_unit_test(test_if_branches_lowered),
+        cmocka_unit_test(test_cube_operands),
+        cmocka_unit_test(test_lstm_sequence_lens),
         cmocka_unit_test(test_boundary_casts),
         cmocka_unit_test(test_real_models_stable),
     };

@@ -66,12 +66,12 @@ int64_t nb_fractal_z_bytes(int64_t cout, int64_t cin, int64_t kh, int64_t kw, nb
 int64_t nb_fractal_nz_bytes(int rank, const int64_t *dims, nb_dtype t)
 {
     int c0 = nb_c0(t);
-    if (c0 == 0 || rank < 1)
+    if (c0 == 0 || rank < 0)
         return -1;
     for (int i = 0; i < rank; i++)
         if (dims[i] < 0)
             return -1;
-    int64_t h = rank >= 2 ? dims[rank - 2] : 1, w = dims[rank - 1];
+    int64_t h = rank >= 2 ? dims[rank - 2] : 1, w = rank >= 1 ? dims[rank - 1] : 1;
     int64_t batch = product(rank >= 2 ? rank - 2 : 0, dims);
     int64_t f[5] = {batch, ceil_div(w, c0), ceil_div(h, 16), 16, c0};
     return bytes_of(product(5, f), t);

@@ -23,30 +23,39 @@ const char *nb_format_name(nb_format f)
     return "?";
 }
 
+/* The lowering of one graph: the model's, or an If branch's, which reads the values of the
+ * graph that encloses it through its parent context. */
 typedef struct lctx {
     const nb_graph *g;
     const nb_op_table *ops;
-    nb_npu_opts o;
+    const nb_npu_opts *o;
     nb_npu_graph *n;
+    struct lctx *parent;
+    char *prefix;   /* put before task names: "" at top level, "<If>/<branch>/" in branches */
     int *vt;        /* value -> tensor as produced (-1) */
     int *vt_alt;    /* value -> tensor after a TransData to the other format (-1) */
     int *vq;        /* value -> int8 tensor written by an AscendQuant (-1) */
-    int *uses;      /* value -> number of reading nodes */
+    int *vw;        /* value -> cube weight tensor (quantized, in FRACTAL_Z or _NZ) (-1) */
+    int *uses;      /* value -> number of reading nodes (branch reads included) */
     bool *skip;     /* node -> folded into another task */
     int *alias;     /* value -> value whose tensor it shares (folded BatchNormalization) */
-    nb_status *st;
-    bool oom;
+    bool *oom;      /* shared by the contexts of one lowering */
 } lctx;
 
 static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *dupf(const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    return strdup(buf);
+    char *s = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 static int64_t nd_bytes(int rank, const int64_t *d, nb_dtype t)
@@ -67,7 +76,7 @@ static int add_tensor(lctx *c, char *name, nb_dtype dt, nb_format f, int rank,
     nb_npu_graph *n = c->n;
     if (!name || !nb_grow((void **)&n->t, &n->cap_t, n->n_t, sizeof *n->t)) {
         free(name);
-        c->oom = true;
+        *c->oom = true;
         return -1;
     }
     nb_npu_tensor *t = &n->t[n->n_t];
@@ -98,7 +107,7 @@ static int add_task(lctx *c, char *name, const char *op, const char *onnx_op, nb
     nb_npu_graph *n = c->n;
     if (!name || !nb_grow((void **)&n->k, &n->cap_k, n->n_k, sizeof *n->k)) {
         free(name);
-        c->oom = true;
+        *c->oom = true;
         return -1;
     }
     nb_npu_task *k = &n->k[n->n_k];
@@ -111,7 +120,7 @@ static int add_task(lctx *c, char *name, const char *op, const char *onnx_op, nb
     for (int i = 0; i < 8; i++)
         k->in[i] = k->out[i] = -1;
     if (!k->op_type || !k->onnx_op)
-        c->oom = true;
+        *c->oom = true;
     return n->n_k++;
 }
 
@@ -145,44 +154,64 @@ static void rewrite(lctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    char **r = realloc(c->n->rewrites, sizeof(char *) * (size_t)(c->n->n_rewrites + 1));
+    nb_npu_graph *n = c->n;
+    int cap = n->n_rewrites; /* grown one at a time: rewrites are few */
+    char **r = realloc(n->rewrites, sizeof(char *) * (size_t)(cap + 1));
     if (!r) {
-        c->oom = true;
+        *c->oom = true;
         return;
     }
-    c->n->rewrites = r;
-    if (!(r[c->n->n_rewrites] = strdup(buf)))
-        c->oom = true;
+    n->rewrites = r;
+    if (!(r[n->n_rewrites] = strdup(buf)))
+        *c->oom = true;
     else
-        c->n->n_rewrites++;
+        n->n_rewrites++;
 }
 
-static int resolve(const lctx *c, int v)
+/* The context that owns value *v, with *v its id there: a folded BatchNormalization's
+ * output stands for its Conv's, and a branch's read of an enclosing value is that value. */
+static lctx *owner(lctx *c, int *v)
 {
-    while (v >= 0 && c->alias[v] >= 0)
-        v = c->alias[v];
-    return v;
+    while (*v >= 0) {
+        if (c->alias[*v] >= 0)
+            *v = c->alias[*v];
+        else if (c->parent && c->g->values[*v].outer >= 0)
+            *v = c->g->values[*v].outer, c = c->parent;
+        else
+            break;
+    }
+    return c;
 }
 
 static nb_dtype npu_type(nb_dtype t) { return t == NB_FLOAT ? NB_FLOAT16 : t; }
 
 static bool is_const(const lctx *c, int v) { return v >= 0 && c->g->values[v].const_val; }
 
-/* The tensor of constant value v as a vector-op operand (fp16 ND, made once). */
+/* The tensor value v was produced into (-1: none yet). */
+static int produced(lctx *c, int v)
+{
+    c = owner(c, &v);
+    return v < 0 ? -1 : c->vt[v];
+}
+
+/* The tensor of constant value v as a vector-op operand (ND, made once; fp16 for floats and
+ * int32 for int64 index data, the NPU's widest integer). */
 static int const_tensor(lctx *c, int v)
 {
+    c = owner(c, &v);
     if (c->vt[v] >= 0)
         return c->vt[v];
     const nb_tensor *t = c->g->values[v].const_val;
-    c->vt[v] = add_tensor(c, strdup(c->g->values[v].name), npu_type(t->dtype), NB_FMT_ND,
-                          t->rank, t->dims, NB_T_WEIGHT, -1);
+    nb_dtype dt = t->dtype == NB_INT64 ? NB_INT32 : npu_type(t->dtype);
+    c->vt[v] = add_tensor(c, strdup(c->g->values[v].name), dt, NB_FMT_ND, t->rank, t->dims,
+                          NB_T_WEIGHT, -1);
     return c->vt[v];
 }
 
 /* The tensor of value v in format f: as produced, or through a TransData (made once). */
 static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
 {
-    v = resolve(c, v);
+    c = owner(c, &v);
     if (v < 0)
         return -1;
     if (is_const(c, v))
@@ -192,12 +221,11 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
         return t;
     if (c->vt_alt[v] >= 0 && c->n->t[c->vt_alt[v]].format == f)
         return c->vt_alt[v];
-    const nb_npu_tensor srcv = c->n->t[t]; /* a copy: add_tensor may move the array */
-    const nb_npu_tensor *src = &srcv;
+    const nb_npu_tensor src = c->n->t[t]; /* a copy: add_tensor may move the array */
     int k = add_task(c, dupf("%s/TransData_%s", consumer, nb_format_name(f)), "TransData",
                      "TransData", NB_TASK_VECTOR, true);
-    int o = add_tensor(c, dupf("%s/%s", src->name, nb_format_name(f)), src->dtype, f, src->rank,
-                       src->dims, NB_T_ACTIVATION, -1);
+    int o = add_tensor(c, dupf("%s/%s", src.name, nb_format_name(f)), src.dtype, f, src.rank,
+                       src.dims, NB_T_ACTIVATION, -1);
     task_in(c, k, t);
     task_out(c, k, o);
     c->n->n_transdata++;
@@ -205,30 +233,50 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
     return o;
 }
 
-/* The int8 version of activation v in format f for a cube op (an AscendQuant, made once). */
+/* The int8 version of activation v in format f for a cube op (an AscendQuant, made once per
+ * value and format). */
 static int quant_in(lctx *c, int v, nb_format f, const char *consumer)
 {
-    v = resolve(c, v);
+    c = owner(c, &v);
     if (v < 0)
         return -1;
-    if (c->vq[v] >= 0)
+    if (c->vq[v] >= 0 && c->n->t[c->vq[v]].format == f)
         return c->vq[v];
     int src = tensor_in(c, v, f == NB_FMT_FRACTAL_NZ ? NB_FMT_ND : f, consumer);
     if (src < 0)
         return -1;
     if (c->n->t[src].dtype == NB_INT8 || c->n->t[src].dtype == NB_UINT8)
         return src;
-    const nb_npu_tensor sv = c->n->t[src]; /* a copy: add_tensor may move the array */
-    const nb_npu_tensor *s = &sv;
+    const nb_npu_tensor s = c->n->t[src]; /* a copy: add_tensor may move the array */
     int k = add_task(c, dupf("%s/AscendQuant", consumer), "AscendQuant", "AscendQuant",
                      NB_TASK_VECTOR, true);
-    int o = add_tensor(c, dupf("%s/int8", s->name), NB_INT8, f, s->rank, s->dims,
+    int o = add_tensor(c, dupf("%s/int8", s.name), NB_INT8, f, s.rank, s.dims,
                        NB_T_ACTIVATION, -1);
     task_in(c, k, src);
     task_out(c, k, o);
     c->n->n_quant++;
     c->vq[v] = o;
     return o;
+}
+
+/* The quantized cube weight of constant value v, with the logical shape dims (the K x N
+ * operand for matrices) in format f: made once per value and shape, so that ops sharing a
+ * weight share its copy. *fresh tells whether this call made it. */
+static int weight_tensor(lctx *c, int v, nb_format f, int rank, const int64_t *dims,
+                         int64_t bytes, bool *fresh)
+{
+    c = owner(c, &v);
+    *fresh = false;
+    nb_dtype wt = c->o->weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
+    int w = c->vw[v];
+    if (w >= 0 && c->n->t[w].format == f && c->n->t[w].rank == rank &&
+        !memcmp(c->n->t[w].dims, dims, sizeof(int64_t) * (size_t)rank))
+        return w;
+    w = add_tensor(c, strdup(c->g->values[v].name), wt, f, rank, dims, NB_T_WEIGHT, bytes);
+    if (c->vw[v] < 0)
+        c->vw[v] = w;
+    *fresh = w >= 0;
+    return w;
 }
 
 /* A cube op's constant parameters: bias int32 and deq_scale (uint64) per output channel,
@@ -245,8 +293,8 @@ static int64_t cube_params(lctx *c, int k, const char *name, int64_t channels)
 }
 
 /* The int32 accumulator of a cube task and its AscendDequant to fp16, which becomes value
- * v's tensor. */
-static void dequant_out(lctx *c, int k, int v, const char *name, nb_format f)
+ * v's tensor (named as the value, or value/cube when a run-time bias Add follows). */
+static int dequant_out(lctx *c, int k, int v, const char *name, nb_format f, bool add_follows)
 {
     const nb_value *val = &c->g->values[v];
     int acc = add_tensor(c, dupf("%s/int32", val->name), NB_INT32, f, val->rank, val->dims,
@@ -254,12 +302,22 @@ static void dequant_out(lctx *c, int k, int v, const char *name, nb_format f)
     task_out(c, k, acc);
     int dq = add_task(c, dupf("%s/AscendDequant", name), "AscendDequant", "AscendDequant",
                       NB_TASK_VECTOR, true);
-    int o = add_tensor(c, strdup(val->name), NB_FLOAT16, f == NB_FMT_FRACTAL_NZ ? NB_FMT_ND : f,
-                       val->rank, val->dims, NB_T_ACTIVATION, -1);
+    int o = add_tensor(c, add_follows ? dupf("%s/cube", val->name) : strdup(val->name),
+                       NB_FLOAT16, f == NB_FMT_FRACTAL_NZ ? NB_FMT_ND : f, val->rank,
+                       val->dims, NB_T_ACTIVATION, -1);
     task_in(c, dq, acc);
     task_out(c, dq, o);
     c->n->n_dequant++;
     c->vt[v] = o;
+    return o;
+}
+
+static bool in_list(const char *op, const char *const *l)
+{
+    for (; *l; l++)
+        if (!strcmp(op, *l))
+            return true;
+    return false;
 }
 
 static bool spatial_op(const char *op)
@@ -267,11 +325,9 @@ static bool spatial_op(const char *op)
     static const char *const s[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
                                     "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
                                     "BatchNormalization", "InstanceNormalization",
-                                    "SpaceToDepth", "DepthToSpace"};
-    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
-        if (!strcmp(op, s[i]))
-            return true;
-    return false;
+                                    "SpaceToDepth", "DepthToSpace", "ConvInteger",
+                                    "QLinearConv", NULL};
+    return in_list(op, s);
 }
 
 static bool elementwise_op(const char *op)
@@ -280,17 +336,39 @@ static bool elementwise_op(const char *op)
                                     "Tanh", "Clip", "Elu", "PRelu", "Abs", "Neg", "Exp", "Log",
                                     "Pow", "Round", "Max", "Min", "Equal", "Greater", "And",
                                     "Or", "Where", "Cast", "Identity", "Sqrt", "Erf",
-                                    "HardSigmoid"};
-    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
-        if (!strcmp(op, s[i]))
-            return true;
-    return false;
+                                    "HardSigmoid", NULL};
+    return in_list(op, s);
 }
+
+/* Constant input i of op that the vector unit takes as a parameter in the task descriptor
+ * (shapes, axes, pads, repeats, sizes), not as a weight tensor: ATC folds these into the
+ * op's attributes. */
+static bool param_input(const char *op, int i)
+{
+    static const char *const from1[] = {"Reshape", "Slice", "Tile", "Squeeze", "Unsqueeze",
+                                        "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                        "ReduceL2", "ReduceL1", "ReduceProd", "Split",
+                                        "Expand", "TopK", "Resize", "Upsample", NULL};
+    if (i >= 1 && in_list(op, from1))
+        return true;
+    return (!strcmp(op, "Pad") && (i == 1 || i == 3)) ||
+           (!strcmp(op, "ConstantOfShape") && i == 0);
+}
+
+/* The NPU format of an activation of rank r that a spatial op reads or writes: NC1HWC0 for
+ * [N,C,L] and [N,C,H,W], ND otherwise ([N,C] has no spatial dims to block). */
+static nb_format spatial_format(int r) { return r == 3 || r == 4 ? NB_FMT_NC1HWC0 : NB_FMT_ND; }
 
 /* Why the NPU cannot run node n as it stands, or "" (checked after the op table). */
 static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t len)
 {
     why[0] = 0;
+    if (spatial_op(n->op_type) && n->n_in > 0 && n->in[0] >= 0 &&
+        c->g->values[n->in[0]].rank > 4) {
+        snprintf(why, len, "rank-%d input '%s': NC1HWC0 holds at most two spatial dims",
+                 c->g->values[n->in[0]].rank, c->g->values[n->in[0]].name);
+        return;
+    }
     for (int k = 0; k < n->n_in + n->n_out && !why[0]; k++) {
         int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
         if (v < 0 || is_const(c, v))
@@ -308,61 +386,135 @@ static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t le
     }
 }
 
-static void lower_cube(lctx *c, const nb_node *n, int ni);
-static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup);
+/* An op that runs on the CPU (unsupported, with why): it reads and writes ND. */
+static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *why)
+{
+    int ins[8], n_ins = 0;
+    for (int i = 0; i < n->n_in && n_ins < 8; i++)
+        if (n->in[i] >= 0)
+            ins[n_ins++] = tensor_in(c, n->in[i], NB_FMT_ND, name);
+    int k = add_task(c, strdup(name), n->op_type, n->op_type, NB_TASK_CPU, false);
+    if (k < 0)
+        return;
+    snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
+    for (int i = 0; i < n_ins; i++)
+        task_in(c, k, ins[i]);
+    for (int o = 0; o < n->n_out; o++) {
+        int v = n->out[o];
+        if (v < 0)
+            continue;
+        const nb_value *val = &c->g->values[v];
+        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
+                           val->dims, NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        c->vt[v] = t;
+    }
+}
+
+static int bias_index(const char *op)
+{
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "Gemm"))
+        return 2;
+    return !strcmp(op, "QLinearConv") ? 8 : -1;
+}
+
+static bool conv_op(const char *op) { return strstr(op, "Conv") != NULL; }
+
+static int weight_index(const char *op) { return !strncmp(op, "QLinear", 7) ? 3 : 1; }
+
+/* Why a cube op cannot run as one cube task, or "". */
+static void cube_reason(const lctx *c, const nb_node *n, char *why, size_t len)
+{
+    int wi = weight_index(n->op_type);
+    why[0] = 0;
+    if (n->n_in <= wi || n->in[wi] < 0)
+        snprintf(why, len, "%s without weights", n->op_type);
+    else if (conv_op(n->op_type) && !is_const(c, n->in[wi]))
+        snprintf(why, len, "run-time weights '%s': the cube's FRACTAL_Z weights are "
+                 "constants, quantized offline", c->g->values[n->in[wi]].name);
+    else if (conv_op(n->op_type) && c->g->values[n->in[wi]].rank < 3)
+        snprintf(why, len, "%s weights of rank %d", n->op_type, c->g->values[n->in[wi]].rank);
+}
+
+static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name);
+static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const char *name);
+static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup, char *why,
+                       size_t len);
+static void lower_if(lctx *c, const nb_node *n, const char *name);
 
 static void lower_node(lctx *c, int ni)
 {
     const nb_node *n = &c->g->nodes[ni];
     const char *op = n->op_type;
+    char *name = dupf("%s%s", c->prefix, n->name);
+    if (!name) {
+        *c->oom = true;
+        return;
+    }
     bool flatten = !strcmp(op, "Flatten");
     bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]) &&
                      nb_dtype_is_float(c->g->values[n->in[1]].const_val->dtype);
     const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : op;
     const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
     char why[160] = "";
+    if (!strcmp(op, "If") && n->n_attr > 0) {
+        lower_if(c, n, name);
+        free(name);
+        return;
+    }
     if (!sup)
         snprintf(why, sizeof why, "%s is not in the Nano's op list", op);
     else
         runtime_reason(c, n, why, sizeof why);
-    if (!why[0] && sup && (sup->unit == NB_UNIT_CUBE_VECTOR)) {
-        lower_rnn(c, n, sup);
+    if (!why[0] && sup->unit == NB_UNIT_CUBE_VECTOR) {
+        rnn_reason(c, n, sup, why, sizeof why);
+        if (!why[0]) {
+            lower_rnn(c, n, sup, name);
+            free(name);
+            return;
+        }
+    }
+    if (!why[0] && sup->unit == NB_UNIT_CUBE) {
+        cube_reason(c, n, why, sizeof why);
+        if (!why[0]) {
+            lower_cube(c, n, ni, name);
+            free(name);
+            return;
+        }
+    }
+    if (why[0]) {
+        cpu_task(c, n, name, why);
+        free(name);
         return;
     }
-    if (!why[0] && sup && sup->unit == NB_UNIT_CUBE) {
-        lower_cube(c, n, ni);
-        return;
-    }
-    if (!why[0] && flatten)
-        rewrite(c, "Flatten '%s' -> Reshape", n->name);
-    if (!why[0] && div_const)
-        rewrite(c, "Div '%s' by a constant -> Mul by its reciprocal", n->name);
-    /* a vector task (or a CPU task with its reason); the TransData its inputs need come
-       first in the task order */
+    if (flatten)
+        rewrite(c, "Flatten '%s' -> Reshape", name);
+    if (div_const)
+        rewrite(c, "Div '%s' by a constant -> Mul by its reciprocal", name);
+    /* a vector task; the TransData its inputs need come first in the task order */
     bool spatial = spatial_op(op), ew = elementwise_op(op);
     nb_format f0 = NB_FMT_ND;
-    if (ew && n->n_in > 0 && n->in[0] >= 0) {
-        int t0 = c->vt[resolve(c, n->in[0])];
+    if (ew && n->n_in > 0) {
+        int t0 = produced(c, n->in[0]);
         if (t0 >= 0)
             f0 = c->n->t[t0].format;
     }
     if (spatial)
-        f0 = NB_FMT_NC1HWC0;
+        f0 = spatial_format(c->g->values[n->in[0]].rank);
     int ins[8], n_ins = 0;
     int64_t wbytes = 0;
     for (int i = 0; i < n->n_in && n_ins < 8; i++) {
-        if (n->in[i] < 0)
+        if (n->in[i] < 0 || (is_const(c, n->in[i]) && param_input(op, i)))
             continue;
-        int t = tensor_in(c, n->in[i], (i == 0 || ew) ? f0 : NB_FMT_ND, n->name);
+        bool fresh = is_const(c, n->in[i]) && produced(c, n->in[i]) < 0;
+        int t = tensor_in(c, n->in[i], (i == 0 || ew) ? f0 : NB_FMT_ND, name);
         ins[n_ins++] = t;
-        if (is_const(c, n->in[i]) && t >= 0)
+        if (fresh && t >= 0) /* a constant shared by several ops is counted once */
             wbytes += c->n->t[t].bytes;
     }
-    int k = add_task(c, strdup(n->name), why[0] ? op : npu_op, op,
-                     why[0] ? NB_TASK_CPU : NB_TASK_VECTOR, false);
+    int k = add_task(c, name, npu_op, op, NB_TASK_VECTOR, false);
     if (k < 0)
         return;
-    snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
     c->n->k[k].weight_bytes = wbytes;
     for (int i = 0; i < n_ins; i++)
         task_in(c, k, ins[i]);
@@ -371,7 +523,8 @@ static void lower_node(lctx *c, int ni)
         if (v < 0)
             continue;
         const nb_value *val = &c->g->values[v];
-        nb_format f = (spatial || ew) && val->rank >= 3 ? f0 : NB_FMT_ND;
+        nb_format f = (spatial || ew) && f0 == NB_FMT_NC1HWC0 ? spatial_format(val->rank)
+                                                             : NB_FMT_ND;
         int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), f, val->rank, val->dims,
                            NB_T_ACTIVATION, -1);
         task_out(c, k, t);
@@ -379,67 +532,79 @@ static void lower_node(lctx *c, int ni)
     }
 }
 
-/* Conv, ConvTranspose, MatMul, Gemm and the integer forms. */
-static void lower_cube(lctx *c, const nb_node *n, int ni)
+/* Conv, ConvTranspose, MatMul, Gemm and the integer forms, with constant conv weights
+ * (cube_reason). Matrix weights are stored as the K x N operand the cube reads (a Gemm's
+ * transB = 1 B [N, K] is transposed at compile time; a 1-D MatMul B [K] is K x 1). */
+static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
 {
     const char *op = n->op_type;
-    nb_dtype wt = c->o.weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
-    bool conv = strstr(op, "Conv") != NULL, transpose = !strcmp(op, "ConvTranspose");
-    bool qlinear = !strncmp(op, "QLinear", 7);
-    int xi = 0, wi = qlinear ? 3 : 1;
+    bool conv = conv_op(op), transpose = !strcmp(op, "ConvTranspose"), gemm = !strcmp(op, "Gemm");
+    nb_dtype wt = c->o->weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
+    int wi = weight_index(op), bi = bias_index(op);
     const nb_value *y = &c->g->values[n->out[0]];
-    const nb_value *w = n->n_in > wi && n->in[wi] >= 0 ? &c->g->values[n->in[wi]] : NULL;
-    const nb_value *x = &c->g->values[n->in[xi]];
-    int64_t wbytes = 0, macs = 0, channels = 1;
+    const nb_value *w = &c->g->values[n->in[wi]];
+    const nb_value *x = &c->g->values[n->in[0]];
+    bool wconst = is_const(c, n->in[wi]);
+    bool run_bias = bi >= 0 && n->n_in > bi && n->in[bi] >= 0 && !is_const(c, n->in[bi]);
+    int64_t macs = 0, channels = 1;
     nb_format fx = conv ? NB_FMT_NC1HWC0 : NB_FMT_FRACTAL_NZ;
-    /* the AscendQuant (and TransData) of the operands come before the cube task */
-    int xq = quant_in(c, n->in[xi], fx, n->name);
-    int wq = w && !is_const(c, n->in[wi]) ? quant_in(c, n->in[wi], NB_FMT_FRACTAL_NZ, n->name)
-                                          : -1;
-    int k = add_task(c, strdup(n->name), op, op, NB_TASK_CUBE, false);
-    if (k < 0)
-        return;
-    nb_npu_task *task;
-    task_in(c, k, xq);
-    if (conv && w && w->rank >= 3) {
+    int wrank = w->rank;
+    int64_t wd[NB_MAX_RANK];
+    memcpy(wd, w->dims, sizeof wd);
+    int64_t wbytes = -1; /* by the tensor's format */
+    if (conv) {
         int64_t kh = w->rank == 4 ? w->dims[2] : 1, kw = w->dims[w->rank - 1];
         int64_t group = nb_attr_int(n, "group", 1);
         /* W is [Cout, Cin/g, k] for Conv and [Cin, Cout/g, k] for ConvTranspose: FRACTAL_Z
            of its two leading dims as they stand */
         wbytes = nb_fractal_z_bytes(w->dims[0], w->dims[1], kh, kw, wt);
         channels = transpose ? w->dims[1] * group : w->dims[0];
-        int64_t ksz = kh * kw, spatial = 1;
+        int64_t spatial = 1;
         const nb_value *sp = transpose ? x : y;
         for (int d = 2; d < sp->rank; d++)
             spatial *= sp->dims[d];
-        macs = sp->dims[0] * (transpose ? w->dims[0] * w->dims[1] : w->dims[0] * w->dims[1]) *
-               spatial * ksz;
-    } else if (w) {
-        bool tb = !strcmp(op, "Gemm") && nb_attr_int(n, "transB", 0);
-        int64_t kdim = w->rank >= 2 ? w->dims[w->rank - (tb ? 1 : 2)] : w->dims[0];
-        channels = w->rank >= 2 ? w->dims[w->rank - (tb ? 2 : 1)] : 1;
-        if (is_const(c, n->in[wi]))
-            wbytes = nb_fractal_nz_bytes(w->rank, w->dims, wt);
+        macs = sp->dims[0] * w->dims[0] * w->dims[1] * spatial * kh * kw;
+    } else {
+        if (wrank == 1) { /* MatMul's 1-D B [K] is the K x 1 matrix */
+            wrank = 2;
+            wd[1] = 1;
+        } else if (gemm && nb_attr_int(n, "transB", 0)) {
+            wd[0] = w->dims[1];
+            wd[1] = w->dims[0];
+        }
+        int64_t kdim = wd[wrank - 2];
+        channels = wd[wrank - 1];
         int64_t rows = 1;
         for (int d = 0; d + 1 < y->rank; d++)
             rows *= y->dims[d];
         macs = rows * channels * kdim;
-        if (!strcmp(op, "Gemm") && is_const(c, n->in[wi]))
-            rewrite(c, "Gemm '%s' with a constant B kept as one cube op", n->name);
+        if (gemm && wconst)
+            rewrite(c, "Gemm '%s' with a constant B kept as one cube op", name);
     }
-    if (w && is_const(c, n->in[wi])) {
-        int wt_i = add_tensor(c, strdup(w->name), wt, conv ? NB_FMT_FRACTAL_Z : NB_FMT_FRACTAL_NZ,
-                              w->rank, w->dims, NB_T_WEIGHT, wbytes);
+    /* the AscendQuant (and TransData) of the operands come before the cube task */
+    int xq = quant_in(c, n->in[0], fx, name);
+    int wq = wconst ? -1 : quant_in(c, n->in[wi], NB_FMT_FRACTAL_NZ, name);
+    int k = add_task(c, strdup(name), op, op, NB_TASK_CUBE, false);
+    if (k < 0)
+        return;
+    task_in(c, k, xq);
+    int64_t task_wbytes = 0;
+    if (wconst) {
+        bool fresh;
+        int wt_i = weight_tensor(c, n->in[wi], conv ? NB_FMT_FRACTAL_Z : NB_FMT_FRACTAL_NZ,
+                                 wrank, wd, wbytes, &fresh);
         task_in(c, k, wt_i);
-    } else if (w) {
+        if (fresh) /* a weight shared by several ops is counted at the first */
+            task_wbytes = c->n->t[wt_i].bytes;
+    } else {
         task_in(c, k, wq);
     }
-    task = &c->n->k[k];
-    task->macs = macs;
-    task->weight_bytes = wbytes + cube_params(c, k, n->name, channels);
+    c->n->k[k].macs = macs;
+    task_wbytes += cube_params(c, k, name, channels);
+    c->n->k[k].weight_bytes = task_wbytes;
     /* a BatchNormalization that only reads this output folds into the weights and bias */
     int v = n->out[0];
-    if ((conv || !strcmp(op, "Gemm")) && c->uses[v] == 1 && !y->is_output) {
+    if ((conv || gemm) && wconst && !run_bias && c->uses[v] == 1 && !y->is_output) {
         for (int j = ni + 1; j < c->g->n_nodes; j++) {
             const nb_node *b = &c->g->nodes[j];
             if (strcmp(b->op_type, "BatchNormalization") || b->n_in < 5 || b->in[0] != v)
@@ -451,62 +616,115 @@ static void lower_cube(lctx *c, const nb_node *n, int ni)
                 break;
             c->skip[j] = true;
             c->alias[b->out[0]] = v;
-            rewrite(c, "BatchNormalization '%s' folded into %s '%s'", b->name, op, n->name);
+            rewrite(c, "BatchNormalization '%s%s' folded into %s '%s'", c->prefix, b->name, op,
+                    name);
             break;
         }
     }
-    dequant_out(c, k, v, n->name, conv ? NB_FMT_NC1HWC0 : NB_FMT_FRACTAL_NZ);
+    int dq = dequant_out(c, k, v, name, conv ? NB_FMT_NC1HWC0 : NB_FMT_FRACTAL_NZ, run_bias);
+    if (run_bias) { /* a bias computed at run time: added on the vector unit */
+        int bt = tensor_in(c, n->in[bi], NB_FMT_ND, name);
+        const nb_npu_tensor d = c->n->t[dq];
+        int ka = add_task(c, dupf("%s/Add_bias", name), "Add", "Add", NB_TASK_VECTOR, true);
+        int o = add_tensor(c, strdup(y->name), NB_FLOAT16, d.format, d.rank, d.dims,
+                           NB_T_ACTIVATION, -1);
+        task_in(c, ka, dq);
+        task_in(c, ka, bt);
+        task_out(c, ka, o);
+        c->vt[v] = o;
+        rewrite(c, "%s '%s': the run-time bias '%s' is added by a vector Add", op, name,
+                c->g->values[n->in[bi]].name);
+    }
+}
+
+/* True when attribute name of n, if present, is the list of strings dflt (n_dflt of them,
+ * repeated per direction). */
+static bool default_strings(const nb_node *n, const char *name, const char *const *dflt,
+                            int n_dflt)
+{
+    const nb_attr *a = nb_attr_find(n, name);
+    if (!a)
+        return true;
+    for (int i = 0; i < a->n; i++)
+        if (!a->strings || strcmp(a->strings[i], dflt[i % n_dflt]))
+            return false;
+    return true;
+}
+
+/* Why the Nano's fused LSTM/GRU cannot run n, or "": the table's direction limit; time-major
+ * layout; sigmoid/tanh gates without clip or coupled gates; every batch running the full
+ * sequence (sequence_lens absent or all seq_len). Longer sequences are unrolled, not
+ * refused. */
+static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup, char *why,
+                       size_t len)
+{
+    static const char *const lstm_act[] = {"Sigmoid", "Tanh", "Tanh"};
+    static const char *const gru_act[] = {"Sigmoid", "Tanh"};
+    bool lstm = !strcmp(n->op_type, "LSTM");
+    why[0] = 0;
+    if (n->n_in < 3 || n->in[1] < 0 || n->in[2] < 0 || !is_const(c, n->in[1]) ||
+        !is_const(c, n->in[2])) {
+        snprintf(why, len, "%s with run-time W or R: the cube's weights are constants",
+                 n->op_type);
+        return;
+    }
+    const nb_value *x = &c->g->values[n->in[0]], *w = &c->g->values[n->in[1]];
+    const nb_value *r = &c->g->values[n->in[2]];
+    if (x->rank != 3 || w->rank != 3 || r->rank != 3) {
+        snprintf(why, len, "%s with X, W or R not of rank 3", n->op_type);
+        return;
+    }
+    int64_t dirs = w->dims[0], seq = x->dims[0];
+    if (sup->max_directions && dirs > sup->max_directions)
+        snprintf(why, len, "%s with %lld directions: the Nano runs %d", n->op_type,
+                 (long long)dirs, sup->max_directions);
+    else if (nb_attr_int(n, "layout", 0) != 0)
+        snprintf(why, len, "%s with layout 1 (batch first)", n->op_type);
+    else if (!default_strings(n, "activations", lstm ? lstm_act : gru_act, lstm ? 3 : 2))
+        snprintf(why, len, "%s with activations other than %s: the Nano's gates are fixed",
+                 n->op_type, lstm ? "Sigmoid, Tanh, Tanh" : "Sigmoid, Tanh");
+    else if (nb_attr_find(n, "clip"))
+        snprintf(why, len, "%s with clip: the Nano's gates do not clip", n->op_type);
+    else if (lstm && nb_attr_int(n, "input_forget", 0))
+        snprintf(why, len, "LSTM with input_forget (coupled gates)");
+    else if (n->n_in > 4 && n->in[4] >= 0) {
+        const nb_tensor *sl = c->g->values[n->in[4]].const_val;
+        bool full = sl != NULL;
+        for (int64_t i = 0; full && i < sl->numel; i++)
+            full = nb_tensor_get_i64(sl, i) == seq;
+        if (!full)
+            snprintf(why, len, "%s with sequence_lens '%s' shorter than (or not known as) "
+                     "seq_len %lld: the unrolled steps run every step", n->op_type,
+                     c->g->values[n->in[4]].name, (long long)seq);
+    }
 }
 
 /* LSTM and GRU: one cube+vector task per time step (seq_len 1 each), sharing one copy of
- * W, R and the bias; longer sequences are unrolled and reported. */
-static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup)
+ * W, R (each the K x N operand: [dirs, input, gates x hidden]), the bias and the
+ * peepholes; longer sequences are unrolled and reported. */
+static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const char *name)
 {
+    (void)sup;
     bool lstm = !strcmp(n->op_type, "LSTM");
     const nb_value *x = &c->g->values[n->in[0]], *w = &c->g->values[n->in[1]];
     const nb_value *r = &c->g->values[n->in[2]];
     int gates = lstm ? 4 : 3;
     int64_t seq = x->dims[0], batch = x->dims[1], in_sz = x->dims[2];
     int64_t dirs = w->dims[0], hid = r->dims[2];
-    char why[160] = "";
-    if (sup->max_directions && dirs > sup->max_directions)
-        snprintf(why, sizeof why, "%s with %lld directions: the Nano runs %d", n->op_type,
-                 (long long)dirs, sup->max_directions);
-    else if (nb_attr_int(n, "layout", 0) != 0)
-        snprintf(why, sizeof why, "%s with layout 1 (batch first)", n->op_type);
-    if (why[0]) {
-        int ins[8], n_ins = 0;
-        for (int i = 0; i < n->n_in && n_ins < 8; i++)
-            if (n->in[i] >= 0)
-                ins[n_ins++] = tensor_in(c, n->in[i], NB_FMT_ND, n->name);
-        int k = add_task(c, strdup(n->name), n->op_type, n->op_type, NB_TASK_CPU, false);
-        if (k < 0)
-            return;
-        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
-        for (int i = 0; i < n_ins; i++)
-            task_in(c, k, ins[i]);
-        for (int o = 0; o < n->n_out; o++)
-            if (n->out[o] >= 0) {
-                const nb_value *val = &c->g->values[n->out[o]];
-                int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND,
-                                   val->rank, val->dims, NB_T_ACTIVATION, -1);
-                task_out(c, k, t);
-                c->vt[n->out[o]] = t;
-            }
-        return;
-    }
-    nb_dtype wt = c->o.weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
-    int wq = add_tensor(c, strdup(w->name), wt, NB_FMT_FRACTAL_NZ, w->rank, w->dims,
-                        NB_T_WEIGHT, -1);
-    int rq = add_tensor(c, strdup(r->name), wt, NB_FMT_FRACTAL_NZ, r->rank, r->dims,
-                        NB_T_WEIGHT, -1);
+    int64_t wd[3] = {dirs, in_sz, gates * hid}, rd[3] = {dirs, hid, gates * hid};
+    bool fw, fr;
+    int wq = weight_tensor(c, n->in[1], NB_FMT_FRACTAL_NZ, 3, wd, -1, &fw);
+    int rq = weight_tensor(c, n->in[2], NB_FMT_FRACTAL_NZ, 3, rd, -1, &fr);
     int64_t bias_d[1] = {(2 * gates * hid + 15) / 16 * 16};
-    int bq = add_tensor(c, dupf("%s/bias", n->name), NB_INT32, NB_FMT_ND, 1, bias_d,
-                        NB_T_WEIGHT, -1);
-    int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, n->name);
+    int bq = add_tensor(c, dupf("%s/bias", name), NB_INT32, NB_FMT_ND, 1, bias_d, NB_T_WEIGHT,
+                        -1);
+    int pq = lstm && n->n_in > 7 && n->in[7] >= 0 ? tensor_in(c, n->in[7], NB_FMT_ND, name)
+                                                   : -1;
+    bool fp = pq >= 0 && c->n->t[pq].first < 0 && c->n->t[pq].last < 0;
+    int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, name);
     int64_t hd[2] = {batch, hid};
-    int h = n->n_in > 5 && n->in[5] >= 0 ? tensor_in(c, n->in[5], NB_FMT_ND, n->name) : -1;
-    int cst = lstm && n->n_in > 6 && n->in[6] >= 0 ? tensor_in(c, n->in[6], NB_FMT_ND, n->name)
+    int h = n->n_in > 5 && n->in[5] >= 0 ? tensor_in(c, n->in[5], NB_FMT_ND, name) : -1;
+    int cst = lstm && n->n_in > 6 && n->in[6] >= 0 ? tensor_in(c, n->in[6], NB_FMT_ND, name)
                                                     : -1;
     const nb_value *yv = n->n_out > 0 && n->out[0] >= 0 ? &c->g->values[n->out[0]] : NULL;
     int y = yv ? add_tensor(c, strdup(yv->name), NB_FLOAT16, NB_FMT_ND, yv->rank, yv->dims,
@@ -514,20 +732,20 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup)
                : -1;
     if (seq > 1)
         rewrite(c, "%s '%s' unrolled into %lld steps sharing one weight copy", n->op_type,
-                n->name, (long long)seq);
-    for (int64_t s = 0; s < seq; s++) {
-        char *name = seq > 1 ? dupf("%s/t%lld", n->name, (long long)s) : strdup(n->name);
+                name, (long long)seq);
+    for (int64_t s = 0; s < seq && !*c->oom; s++) {
+        char *sname = seq > 1 ? dupf("%s/t%lld", name, (long long)s) : strdup(name);
         int hq = -1;
         if (h >= 0) { /* the state enters the cube as int8 */
-            int k = add_task(c, dupf("%s/t%lld/AscendQuant", n->name, (long long)s),
+            int k = add_task(c, dupf("%s/t%lld/AscendQuant", name, (long long)s),
                              "AscendQuant", "AscendQuant", NB_TASK_VECTOR, true);
-            hq = add_tensor(c, dupf("%s/h%lld/int8", n->name, (long long)s), NB_INT8,
+            hq = add_tensor(c, dupf("%s/h%lld/int8", name, (long long)s), NB_INT8,
                             NB_FMT_FRACTAL_NZ, 2, hd, NB_T_ACTIVATION, -1);
             task_in(c, k, h);
             task_out(c, k, hq);
             c->n->n_quant++;
         }
-        int k = add_task(c, name, n->op_type, n->op_type, NB_TASK_CUBE, false);
+        int k = add_task(c, sname, n->op_type, n->op_type, NB_TASK_CUBE, false);
         if (k < 0)
             return;
         task_in(c, k, xq);
@@ -536,15 +754,17 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup)
         task_in(c, k, bq);
         task_in(c, k, hq);
         task_in(c, k, cst);
+        task_in(c, k, pq);
         c->n->k[k].macs = batch * gates * hid * (in_sz + hid);
         if (s == 0)
-            c->n->k[k].weight_bytes =
-                c->n->t[wq].bytes + c->n->t[rq].bytes + c->n->t[bq].bytes;
-        h = add_tensor(c, dupf("%s/h%lld", n->name, (long long)(s + 1)), NB_FLOAT16, NB_FMT_ND,
-                       2, hd, NB_T_ACTIVATION, -1);
+            c->n->k[k].weight_bytes = (fw ? c->n->t[wq].bytes : 0) +
+                                      (fr ? c->n->t[rq].bytes : 0) + c->n->t[bq].bytes +
+                                      (fp ? c->n->t[pq].bytes : 0);
+        h = add_tensor(c, dupf("%s/h%lld", name, (long long)(s + 1)), NB_FLOAT16, NB_FMT_ND, 2,
+                       hd, NB_T_ACTIVATION, -1);
         task_out(c, k, h);
         if (lstm) {
-            cst = add_tensor(c, dupf("%s/c%lld", n->name, (long long)(s + 1)), NB_FLOAT16,
+            cst = add_tensor(c, dupf("%s/c%lld", name, (long long)(s + 1)), NB_FLOAT16,
                              NB_FMT_ND, 2, hd, NB_T_ACTIVATION, -1);
             task_out(c, k, cst);
         }
@@ -558,48 +778,261 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup)
         c->vt[n->out[2]] = cst;
 }
 
+static bool ctx_init(lctx *c, const nb_graph *g, lctx *parent, char *prefix)
+{
+    size_t nv = (size_t)g->n_values + 1;
+    c->g = g;
+    c->parent = parent;
+    c->prefix = prefix;
+    c->vt = malloc(sizeof(int) * nv);
+    c->vt_alt = malloc(sizeof(int) * nv);
+    c->vq = malloc(sizeof(int) * nv);
+    c->vw = malloc(sizeof(int) * nv);
+    c->alias = malloc(sizeof(int) * nv);
+    c->uses = calloc(nv, sizeof(int));
+    c->skip = calloc((size_t)g->n_nodes + 1, sizeof(bool));
+    if (!prefix || !c->vt || !c->vt_alt || !c->vq || !c->vw || !c->alias || !c->uses ||
+        !c->skip)
+        return false;
+    for (int v = 0; v < g->n_values; v++)
+        c->vt[v] = c->vt_alt[v] = c->vq[v] = c->vw[v] = c->alias[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0)
+                c->uses[n->in[k]]++;
+        for (int k = 0; k < n->n_implicit; k++)
+            c->uses[n->implicit[k]]++;
+    }
+    return true;
+}
+
+static void ctx_free(lctx *c)
+{
+    free(c->vt), free(c->vt_alt), free(c->vq), free(c->vw), free(c->alias), free(c->uses);
+    free(c->skip), free(c->prefix);
+}
+
+static void lower_nodes(lctx *c)
+{
+    const nb_graph *g = c->g;
+    for (int i = 0; i < g->n_nodes && !*c->oom; i++) {
+        const nb_node *n = &g->nodes[i];
+        bool folded = n->n_out > 0;
+        for (int k = 0; k < n->n_out; k++)
+            folded &= n->out[k] < 0 || is_const(c, n->out[k]);
+        if (folded || c->skip[i])
+            continue;
+        lower_node(c, i);
+    }
+}
+
+/* If: the CPU evaluates the condition and runs one branch, so the tasks of both branches
+ * are compiled (in the order then, else; their weights both count); the If itself is a CPU
+ * task after them that reads the condition and the branch outputs and writes its outputs.
+ * The arena plan therefore holds both branches' results at once: an upper bound. */
+static void lower_if(lctx *c, const nb_node *n, const char *name)
+{
+    int outs[16], n_outs = 0, total = 0;
+    for (int a = 0; a < n->n_attr && !*c->oom; a++) {
+        const nb_graph *sub = n->attrs[a].g;
+        if (!sub)
+            continue;
+        lctx b = {.ops = c->ops, .o = c->o, .n = c->n, .oom = c->oom};
+        if (!ctx_init(&b, sub, c, dupf("%s/%s/", name, n->attrs[a].name))) {
+            ctx_free(&b);
+            *c->oom = true;
+            return;
+        }
+        int before = c->n->n_k;
+        lower_nodes(&b);
+        total += c->n->n_k - before;
+        for (int o = 0; o < sub->n_outputs && n_outs < 16; o++)
+            outs[n_outs++] = tensor_in(&b, sub->outputs[o], NB_FMT_ND, name);
+        ctx_free(&b);
+    }
+    char why[160];
+    snprintf(why, sizeof why, "If is not in the Nano's op list: the CPU picks the branch "
+             "(both branches' %d tasks are compiled)", total);
+    int k = add_task(c, strdup(name), "If", "If", NB_TASK_CPU, false);
+    if (k < 0)
+        return;
+    snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
+    task_in(c, k, tensor_in(c, n->in[0], NB_FMT_ND, name));
+    for (int i = 0; i < n_outs && c->n->k[k].n_in < 8; i++)
+        task_in(c, k, outs[i]);
+    for (int o = 0; o < n->n_out; o++) {
+        int v = n->out[o];
+        if (v < 0)
+            continue;
+        const nb_value *val = &c->g->values[v];
+        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
+                           val->dims, NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        c->vt[v] = t;
+    }
+}
+
+/* ---- unique names: the dumps and the debug file name tasks and tensors ---- */
+
+static char **sort_names;
+
+static int cmp_name(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    int r = strcmp(sort_names[a], sort_names[b]);
+    return r ? r : (a > b) - (a < b);
+}
+
+static bool exists_sorted(char **names, const int *idx, int n, const char *s)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, r = strcmp(names[idx[mid]], s);
+        if (!r)
+            return true;
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* Renames the second and later holders of a name (in array order) to name_1, name_2, ...,
+ * skipping suffixes that another name already has. names[i] are heap strings. */
+static bool unique_names(char **names, int n)
+{
+    if (n < 2)
+        return true;
+    int *idx = malloc(sizeof(int) * (size_t)n);
+    char **orig = malloc(sizeof(char *) * (size_t)n);
+    if (!idx || !orig) {
+        free(idx), free(orig);
+        return false;
+    }
+    for (int i = 0; i < n; i++)
+        idx[i] = i, orig[i] = names[i];
+    sort_names = orig;
+    qsort(idx, (size_t)n, sizeof(int), cmp_name);
+    bool ok = true;
+    for (int s = 0; s < n;) {
+        int e = s + 1;
+        while (e < n && !strcmp(orig[idx[e]], orig[idx[s]]))
+            e++;
+        for (int q = s + 1, suffix = 1; q < e && ok; q++, suffix++) {
+            char *nm;
+            while ((nm = dupf("%s_%d", orig[idx[s]], suffix)) &&
+                   exists_sorted(orig, idx, n, nm)) {
+                free(nm);
+                suffix++;
+            }
+            if (!nm) {
+                ok = false;
+                break;
+            }
+            names[idx[q]] = nm; /* orig keeps the old pointer until the end */
+        }
+        s = e;
+    }
+    for (int i = 0; i < n; i++)
+        if (names[i] != orig[i])
+            free(orig[i]);
+    free(idx), free(orig);
+    return ok;
+}
+
+static bool unique_graph_names(nb_npu_graph *g)
+{
+    int n = g->n_t > g->n_k ? g->n_t : g->n_k;
+    char **names = malloc(sizeof(char *) * ((size_t)n + 1));
+    if (!names)
+        return false;
+    for (int i = 0; i < g->n_k; i++)
+        names[i] = g->k[i].name;
+    bool ok = unique_names(names, g->n_k);
+    for (int i = 0; i < g->n_k; i++)
+        g->k[i].name = names[i];
+    for (int i = 0; i < g->n_t; i++)
+        names[i] = g->t[i].name;
+    ok = ok && unique_names(names, g->n_t);
+    for (int i = 0; i < g->n_t; i++)
+        g->t[i].name = names[i];
+    free(names);
+    return ok;
+}
+
+/* Whether graph input v is fed as fp16: it is not float, or --input_fp16_nodes is not
+ * given, or it names v. */
+static bool fp16_input(const nb_value *v, const char *list)
+{
+    if (!list || v->dtype != NB_FLOAT)
+        return true;
+    size_t nl = strlen(v->name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ';');
+        size_t l = end ? (size_t)(end - p) : strlen(p);
+        if (l == nl && !strncmp(p, v->name, l))
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* Refuses what the lowering cannot take: an input of unknown shape, and an
+ * --input_fp16_nodes entry that names no input. */
+static nb_err check_inputs(const nb_graph *g, const nb_npu_opts *o, nb_status *st)
+{
+    for (int i = 0; i < g->n_inputs; i++) {
+        const nb_value *v = &g->values[g->inputs[i]];
+        if (v->rank < 0)
+            return nb_fail(st, NB_ERR_SHAPE, "input '%s' has an unknown rank; give its shape "
+                           "with --input_shape \"%s:d0,d1,...\"", v->name, v->name);
+        for (int d = 0; d < v->rank; d++)
+            if (v->dims[d] < 0)
+                return nb_fail(st, NB_ERR_SHAPE, "input '%s' has a dynamic dim %d%s%s%s; the "
+                               "NPU needs one shape: give it with --input_shape", v->name, d,
+                               v->dim_params[d] ? " ('" : "",
+                               v->dim_params[d] ? v->dim_params[d] : "",
+                               v->dim_params[d] ? "')" : "");
+    }
+    for (const char *p = o->input_fp16_nodes; p && *p;) {
+        const char *end = strchr(p, ';');
+        int l = end ? (int)(end - p) : (int)strlen(p);
+        bool found = l == 0;
+        for (int i = 0; i < g->n_inputs && !found; i++) {
+            const char *nm = g->values[g->inputs[i]].name;
+            found = (int)strlen(nm) == l && !strncmp(nm, p, (size_t)l);
+        }
+        if (!found)
+            return nb_fail(st, NB_ERR_ARG, "--input_fp16_nodes: '%.*s' is not an input of the "
+                           "model", l, p);
+        p = end ? end + 1 : NULL;
+    }
+    return NB_OK;
+}
+
 nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
                     nb_npu_graph *out, nb_status *st)
 {
     memset(out, 0, sizeof *out);
     const nb_graph *g = m->graph;
-    int nv = g->n_values;
-    lctx c = {.g = g, .ops = ops, .n = out, .st = st};
-    c.o.weight_bits = o && o->weight_bits == 4 ? 4 : 8;
-    c.vt = malloc(sizeof(int) * ((size_t)nv + 1));
-    c.vt_alt = malloc(sizeof(int) * ((size_t)nv + 1));
-    c.vq = malloc(sizeof(int) * ((size_t)nv + 1));
-    c.alias = malloc(sizeof(int) * ((size_t)nv + 1));
-    c.uses = calloc((size_t)nv + 1, sizeof(int));
-    c.skip = calloc((size_t)g->n_nodes + 1, sizeof(bool));
-    nb_err e = NB_OK;
-    if (!c.vt || !c.vt_alt || !c.vq || !c.alias || !c.uses || !c.skip) {
+    nb_npu_opts opts = o ? *o : (nb_npu_opts){0};
+    opts.weight_bits = opts.weight_bits == 4 ? 4 : 8;
+    nb_err e = check_inputs(g, &opts, st);
+    if (e)
+        return e;
+    bool oom = false;
+    lctx c = {.ops = ops, .o = &opts, .n = out, .oom = &oom};
+    if (!ctx_init(&c, g, NULL, strdup(""))) {
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    for (int v = 0; v < nv; v++)
-        c.vt[v] = c.vt_alt[v] = c.vq[v] = c.alias[v] = -1;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++)
-            if (g->nodes[i].in[k] >= 0)
-                c.uses[g->nodes[i].in[k]]++;
     /* graph inputs: their own buffers, fp16 for the float inputs named by
        --input_fp16_nodes (all when it is not given), else float32 and a Cast to fp16 */
     for (int i = 0; i < g->n_inputs; i++) {
         const nb_value *v = &g->values[g->inputs[i]];
-        bool fp16 = true;
-        if (o && o->input_fp16_nodes && v->dtype == NB_FLOAT) {
-            fp16 = false;
-            const char *p = o->input_fp16_nodes;
-            size_t nl = strlen(v->name);
-            while (p && *p && !fp16) {
-                const char *end = strchr(p, ';');
-                size_t l = end ? (size_t)(end - p) : strlen(p);
-                fp16 = l == nl && !strncmp(p, v->name, l);
-                p = end ? end + 1 : NULL;
-            }
-        }
-        if (fp16) {
+        if (fp16_input(v, opts.input_fp16_nodes)) {
             c.vt[g->inputs[i]] = add_tensor(&c, strdup(v->name), npu_type(v->dtype), NB_FMT_ND,
                                             v->rank, v->dims, NB_T_INPUT, -1);
             continue;
@@ -614,22 +1047,15 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
         out->n_cast++;
         c.vt[g->inputs[i]] = h;
     }
-    for (int i = 0; i < g->n_nodes && !c.oom; i++) {
-        const nb_node *n = &g->nodes[i];
-        bool folded = n->n_out > 0;
-        for (int k = 0; k < n->n_out; k++)
-            folded &= n->out[k] < 0 || is_const(&c, n->out[k]);
-        if (folded || c.skip[i])
-            continue;
-        lower_node(&c, i);
-    }
+    lower_nodes(&c);
     /* graph outputs: their own buffers in ND (a TransData where the producer wrote 5HD) */
-    for (int i = 0; i < g->n_outputs && !c.oom; i++) {
-        int v = resolve(&c, g->outputs[i]);
-        if (is_const(&c, v))
+    for (int i = 0; i < g->n_outputs && !oom; i++) {
+        int v = g->outputs[i];
+        lctx *oc = owner(&c, &v);
+        if (is_const(oc, v))
             continue;
-        int t = tensor_in(&c, v, NB_FMT_ND, g->values[g->outputs[i]].name);
-        if (t >= 0 && o && o->output_fp32 && out->t[t].dtype == NB_FLOAT16) {
+        int t = tensor_in(&c, g->outputs[i], NB_FMT_ND, g->values[g->outputs[i]].name);
+        if (t >= 0 && opts.output_fp32 && out->t[t].dtype == NB_FLOAT16) {
             /* --output_type FP32: a Cast into a float32 output buffer */
             const nb_npu_tensor src = out->t[t]; /* a copy: add_tensor may move the array */
             int k = add_task(&c, dupf("%s/Cast", src.name), "Cast", "Cast", NB_TASK_VECTOR,
@@ -649,10 +1075,12 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
     for (int i = 0; i < out->n_t; i++)
         if (out->t[i].role == NB_T_INPUT)
             out->t[i].first = 0;
-    if (c.oom)
+    if (!oom && !unique_graph_names(out))
+        oom = true;
+    if (oom)
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
 done:
-    free(c.vt), free(c.vt_alt), free(c.vq), free(c.alias), free(c.uses), free(c.skip);
+    ctx_free(&c);
     if (e)
         nb_npu_graph_free(out);
     return e;

@@ -137,6 +137,11 @@ nb_err nb_op_table_load(const char *path, nb_op_table *t, nb_status *st)
         }
         if (nf > 5)
             snprintf(o->note, sizeof o->note, "%s", f[5]);
+        for (int i = 0; i < t->n && !e; i++) /* one row per op and opset */
+            if (!strcmp(t->ops[i].op, o->op) && o->opset_min <= t->ops[i].opset_max &&
+                t->ops[i].opset_min <= o->opset_max)
+                e = nb_fail(st, NB_ERR_FORMAT, "%s:%d: %s is listed again for opsets %d..%d",
+                            path, lineno, o->op, o->opset_min, o->opset_max);
         if (!e)
             t->n++;
     }

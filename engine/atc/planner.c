@@ -61,21 +61,117 @@ static int cmp_span(const void *pa, const void *pb)
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* Places the buffers in order; returns the arena size. tmp holds n spans. */
+/* Which buffers live at the same step as which: buffer i's are adj[start[i] .. start[i+1]).
+ * Built by a sweep in order of first step that keeps the buffers still alive, so it costs
+ * O(n log n + pairs) instead of O(n^2); an unrolled LSTM of 100k steps has ~5 per buffer. */
+typedef struct conflicts {
+    int *start, *adj;
+} conflicts;
+
+#define MAX_PAIRS (8 << 20) /* beyond this (64 MB of lists) the placement scans every pair */
+
+static const nb_live_buf *sweep_bufs;
+
+static int cmp_first(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const nb_live_buf *x = &sweep_bufs[a], *y = &sweep_bufs[b];
+    return x->first != y->first ? (x->first > y->first) - (x->first < y->first)
+                                : (a > b) - (a < b);
+}
+
+/* Fills cf (or only counts into deg when cf->adj is NULL); returns the number of pairs, or
+ * -1 when it passes MAX_PAIRS. by_first and active hold n ints. */
+static int64_t sweep(int n, const nb_live_buf *b, const int64_t *size, const int *by_first,
+                     int *active, int *deg, conflicts *cf)
+{
+    int n_active = 0;
+    int64_t pairs = 0;
+    for (int q = 0; q < n; q++) {
+        int i = by_first[q];
+        if (size[i] == 0)
+            continue;
+        int kept = 0;
+        for (int a = 0; a < n_active; a++) {
+            int j = active[a];
+            if (b[j].last < b[i].first)
+                continue; /* dead before i is born: gone for good, the sweep only advances */
+            active[kept++] = j;
+            if (cf->adj) {
+                cf->adj[cf->start[i] + deg[i]++] = j;
+                cf->adj[cf->start[j] + deg[j]++] = i;
+            } else {
+                deg[i]++, deg[j]++;
+            }
+            if (++pairs > MAX_PAIRS)
+                return -1;
+        }
+        n_active = kept;
+        active[n_active++] = i;
+    }
+    return pairs;
+}
+
+/* Builds the conflict lists; false when out of memory or too many pairs (cf left empty). */
+static bool build_conflicts(int n, const nb_live_buf *b, const int64_t *size, conflicts *cf)
+{
+    cf->start = cf->adj = NULL;
+    int *by_first = malloc(sizeof(int) * (size_t)n), *active = malloc(sizeof(int) * (size_t)n);
+    int *deg = calloc((size_t)n, sizeof(int));
+    cf->start = malloc(sizeof(int) * ((size_t)n + 1));
+    bool ok = by_first && active && deg && cf->start;
+    if (ok) {
+        for (int i = 0; i < n; i++)
+            by_first[i] = i;
+        sweep_bufs = b;
+        qsort(by_first, (size_t)n, sizeof(int), cmp_first);
+        int64_t pairs = sweep(n, b, size, by_first, active, deg, cf);
+        ok = pairs >= 0 && (cf->adj = malloc(sizeof(int) * (size_t)(2 * pairs + 1)));
+        if (ok) {
+            cf->start[0] = 0;
+            for (int i = 0; i < n; i++)
+                cf->start[i + 1] = cf->start[i] + deg[i], deg[i] = 0;
+            sweep(n, b, size, by_first, active, deg, cf);
+        }
+    }
+    free(by_first), free(active), free(deg);
+    if (!ok) {
+        free(cf->start), free(cf->adj);
+        cf->start = cf->adj = NULL;
+    }
+    return ok;
+}
+
+/* Places the buffers in order; returns the arena size. tmp holds n spans, rank n ints.
+ * With conflict lists each buffer looks only at the buffers alive with it; without, at
+ * every buffer placed before it. */
 static int64_t place(int n, const nb_live_buf *b, const int64_t *size, const int *order,
-                     bool best_fit, int64_t *off, span *tmp)
+                     bool best_fit, const conflicts *cf, int *rank, int64_t *off, span *tmp)
 {
     int64_t arena = 0;
+    for (int k = 0; k < n; k++)
+        rank[order[k]] = k;
     for (int k = 0; k < n; k++) {
         int i = order[k];
         int m = 0;
-        for (int q = 0; q < k; q++) {
-            int j = order[q];
-            if (b[j].last < b[i].first || b[j].first > b[i].last || size[j] == 0)
-                continue;
-            tmp[m].lo = off[j];
-            tmp[m].hi = off[j] + size[j];
-            m++;
+        if (cf->adj) {
+            for (int a = cf->start[i]; a < cf->start[i + 1]; a++) {
+                int j = cf->adj[a];
+                if (rank[j] < k) {
+                    tmp[m].lo = off[j];
+                    tmp[m].hi = off[j] + size[j];
+                    m++;
+                }
+            }
+        } else {
+            for (int q = 0; q < k; q++) {
+                int j = order[q];
+                if (b[j].last < b[i].first || b[j].first > b[i].last || size[j] == 0)
+                    continue;
+                tmp[m].lo = off[j];
+                tmp[m].hi = off[j] + size[j];
+                m++;
+            }
         }
         qsort(tmp, (size_t)m, sizeof *tmp, cmp_span);
         int64_t cur = 0, pick = -1, pick_gap = INT64_MAX;
@@ -121,8 +217,9 @@ nb_err nb_plan_arena(int n, const nb_live_buf *bufs, int64_t align, int64_t *off
     int64_t *delta = calloc((size_t)steps + 1, sizeof(int64_t));
     int *order = malloc(sizeof(int) * (size_t)n);
     span *tmp = malloc(sizeof(span) * (size_t)n);
-    if (!size || !off || !delta || !order || !tmp) {
-        free(size), free(off), free(delta), free(order), free(tmp);
+    int *rank = malloc(sizeof(int) * (size_t)n);
+    if (!size || !off || !delta || !order || !tmp || !rank) {
+        free(size), free(off), free(delta), free(order), free(tmp), free(rank);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < n; i++) {
@@ -136,6 +233,8 @@ nb_err nb_plan_arena(int n, const nb_live_buf *bufs, int64_t align, int64_t *off
         if (alive > plan->lower_bound)
             plan->lower_bound = alive;
     }
+    conflicts cf;
+    build_conflicts(n, bufs, size, &cf); /* without them, place() scans every pair */
     int64_t best = -1;
     for (int mode = 0; mode < N_ORDERS && best != plan->lower_bound; mode++) {
         for (int i = 0; i < n; i++)
@@ -144,7 +243,7 @@ nb_err nb_plan_arena(int n, const nb_live_buf *bufs, int64_t align, int64_t *off
         sort_ctx = &c;
         qsort(order, (size_t)n, sizeof(int), cmp_order);
         for (int fit = 0; fit < 2; fit++) {
-            int64_t a = place(n, bufs, size, order, fit == 1, off, tmp);
+            int64_t a = place(n, bufs, size, order, fit == 1, &cf, rank, off, tmp);
             if (mode == 0 && fit == 0)
                 plan->greedy_by_size = a;
             if (best < 0 || a < best) {
@@ -157,6 +256,7 @@ nb_err nb_plan_arena(int n, const nb_live_buf *bufs, int64_t align, int64_t *off
         }
     }
     plan->arena = best;
-    free(size), free(off), free(delta), free(order), free(tmp);
+    free(size), free(off), free(delta), free(order), free(tmp), free(rank);
+    free(cf.start), free(cf.adj);
     return NB_OK;
 }

@@ -1,5 +1,7 @@
 /* nanobench estimate: sizes, op types and the per-layer table (include/nb/estimate.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,7 +119,27 @@ void nb_estimate_free(nb_estimate *e)
     nb_npu_graph_free(&e->g);
     free(e->net);
     free(e->unsupported);
+    for (int i = 0; i < e->n_notes; i++)
+        free(e->notes[i]);
+    free(e->notes);
     memset(e, 0, sizeof *e);
+}
+
+bool nb_estimate_note(nb_estimate *e, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **l = realloc(e->notes, sizeof(char *) * (size_t)(e->n_notes + 1));
+    if (!l)
+        return false;
+    e->notes = l;
+    if (!(l[e->n_notes] = strdup(buf)))
+        return false;
+    e->n_notes++;
+    return true;
 }
 
 static const char *human(int64_t b, char *buf, size_t len)
@@ -136,12 +158,18 @@ static const char *unit_name(nb_task_unit u)
     return u == NB_TASK_CUBE ? "cube" : u == NB_TASK_VECTOR ? "vector" : "cpu-unsupported";
 }
 
-static void print_shape(FILE *f, const nb_npu_tensor *t)
+/* "[1,16,96] FLOAT16" for t, "-" for none. */
+static void shape_cell(const nb_npu_tensor *t, char *buf, size_t len)
 {
-    fputc('[', f);
-    for (int d = 0; d < t->rank; d++)
-        fprintf(f, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-    fputc(']', f);
+    if (!t) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    size_t o = (size_t)snprintf(buf, len, "[");
+    for (int d = 0; d < t->rank && o < len; d++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+    if (o < len)
+        snprintf(buf + o, len - o, "] %s", nb_dtype_name(t->dtype));
 }
 
 void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
@@ -173,35 +201,39 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
     fprintf(f, "rewrites:            %d\n", e->g.n_rewrites);
     for (int i = 0; i < e->g.n_rewrites; i++)
         fprintf(f, "  %s\n", e->g.rewrites[i]);
+    for (int i = 0; i < e->n_notes; i++)
+        fprintf(f, "note:                %s\n", e->notes[i]);
     if (!per_layer)
         return;
-    fprintf(f, "\n%-36s %-16s %-15s %-22s %-22s %-10s %20s %12s %s\n", "layer", "op", "unit",
-            "input", "output", "format", "out bytes", "MACs", "weight bytes / reason");
-    for (int i = 0; i < e->g.n_k; i++) {
+    /* one row per task; columns as wide as their longest cell, names never cut */
+    int n = e->g.n_k;
+    char(*cells)[3][96] = calloc((size_t)n + 1, sizeof *cells);
+    int wname = 5, wop = 2, win = 5, wout = 6;
+    for (int i = 0; i < n && cells; i++) {
         const nb_npu_task *k = &e->g.k[i];
-        const nb_npu_tensor *in = k->n_in ? &e->g.t[k->in[0]] : NULL;
+        shape_cell(k->n_in ? &e->g.t[k->in[0]] : NULL, cells[i][0], sizeof cells[i][0]);
+        shape_cell(k->n_out ? &e->g.t[k->out[0]] : NULL, cells[i][1], sizeof cells[i][1]);
+        int l = (int)strlen(k->name);
+        wname = l > wname ? l : wname;
+        l = (int)strlen(k->op_type);
+        wop = l > wop ? l : wop;
+        l = (int)strlen(cells[i][0]);
+        win = l > win ? l : win;
+        l = (int)strlen(cells[i][1]);
+        wout = l > wout ? l : wout;
+    }
+    fprintf(f, "\n%-*s  %-*s  %-15s  %-*s  %-*s  %-10s  %-21s  %12s  %s\n", wname, "layer", wop,
+            "op", "unit", win, "input", wout, "output", "format", "output bytes", "MACs",
+            "weight bytes / reason");
+    for (int i = 0; i < n; i++) {
+        const nb_npu_task *k = &e->g.k[i];
         const nb_npu_tensor *out = k->n_out ? &e->g.t[k->out[0]] : NULL;
-        char ib[64] = "-", ob[64] = "-";
-        if (in) {
-            FILE *m = fmemopen(ib, sizeof ib, "w");
-            if (m) {
-                print_shape(m, in);
-                fprintf(m, " %s", nb_dtype_name(in->dtype));
-                fclose(m);
-            }
-        }
-        if (out) {
-            FILE *m = fmemopen(ob, sizeof ob, "w");
-            if (m) {
-                print_shape(m, out);
-                fprintf(m, " %s", nb_dtype_name(out->dtype));
-                fclose(m);
-            }
-        }
-        char hb[32], hw[32];
-        fprintf(f, "%-36.36s %-16s %-15s %-22s %-22s %-10s %10lld %-9s %12lld ", k->name,
-                k->op_type, unit_name(k->unit), ib, ob, out ? nb_format_name(out->format) : "-",
-                (long long)(out ? out->bytes : 0), human(out ? out->bytes : 0, hb, sizeof hb),
+        char hb[32], hw[32], ob[48];
+        snprintf(ob, sizeof ob, "%lld (%s)", (long long)(out ? out->bytes : 0),
+                 human(out ? out->bytes : 0, hb, sizeof hb));
+        fprintf(f, "%-*s  %-*s  %-15s  %-*s  %-*s  %-10s  %-21s  %12lld  ", wname, k->name, wop,
+                k->op_type, unit_name(k->unit), win, cells ? cells[i][0] : "?", wout,
+                cells ? cells[i][1] : "?", out ? nb_format_name(out->format) : "-", ob,
                 (long long)k->macs);
         if (k->unit == NB_TASK_CPU)
             fprintf(f, "%s\n", k->reason);
@@ -209,6 +241,7 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
             fprintf(f, "%lld (%s)\n", (long long)k->weight_bytes,
                     human(k->weight_bytes, hw, sizeof hw));
     }
+    free(cells);
 }
 
 static json_t *tensor_json(const nb_npu_tensor *t)
@@ -282,6 +315,10 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
         json_array_append_new(layers, l);
     }
     json_object_set_new(o, "layers", layers);
+    json_t *notes = json_array();
+    for (int i = 0; i < e->n_notes; i++)
+        json_array_append_new(notes, json_string(e->notes[i]));
+    json_object_set_new(o, "notes", notes);
     int r = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);

@@ -48,8 +48,8 @@ int64_t nb_nc1hwc0_bytes(int rank, const int64_t *nchw, nb_dtype t);
 int64_t nb_fractal_z_bytes(int64_t cout, int64_t cin, int64_t kh, int64_t kw, nb_dtype t);
 
 /* Bytes of a matrix operand (..., H, W) in FRACTAL_NZ: 16-row x C0-column tiles of 512
- * bytes, (..., ceil(W / C0), ceil(H / 16), 16, C0); a 1-D length N is H = 1, W = N
- * (GE TransShapeToFracNz). Example: int8 [100, 70] -> 3 * 7 tiles * 512 = 10752 bytes. */
+ * bytes, (..., ceil(W / C0), ceil(H / 16), 16, C0); a 1-D length N is H = 1, W = N and a scalar
+ * is 1 x 1 (GE TransShapeToFracNz). Example: int8 [100, 70] -> 3 * 7 tiles * 512 = 10752 bytes. */
 int64_t nb_fractal_nz_bytes(int rank, const int64_t *dims, nb_dtype t);
 
 /* ---- activation arena planning ---- */
@@ -72,7 +72,9 @@ typedef struct nb_arena_plan {
  * alive at the same step never overlap, and reports the arena size. Several orderings (by
  * size, by size x lifetime, by lifetime, by first use) are each placed first-fit and
  * best-fit; the smallest arena wins, ties to the earlier. Sizes are rounded up to align.
- * O(strategies x n^2). Errors: NB_ERR_ARG for a negative size, a step range with
+ * Each buffer is checked only against the buffers alive with it (conflict lists from a
+ * sweep), so the cost is O(strategies x pairs alive together x log), O(n^2) only when
+ * everything lives at once. Errors: NB_ERR_ARG for a negative size, a step range with
  * first > last, or align not a power of two; NB_ERR_NOMEM. */
 nb_err nb_plan_arena(int n, const nb_live_buf *bufs, int64_t align, int64_t *offsets,
                      nb_arena_plan *plan, nb_status *st);

@@ -33,12 +33,17 @@ typedef struct nb_estimate {
     nb_op_count *net;        /* TOTAL_NET_OP_TYPE: op types of the float model, by count */
     nb_op_count *unsupported; /* NOT_SUPPORT_OP_TYPE */
     nb_npu_graph g;          /* the lowered graph: tasks, tensors, rewrites, inserted ops */
+    int n_notes;
+    char **notes;            /* what the reader must know, e.g. a dynamic batch taken as 1 */
 } nb_estimate;
 
 /* Estimates a loaded, folded model. Errors: NB_ERR_NOMEM, NB_ERR_ARG (planner input). */
 nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
                          nb_estimate *e, nb_status *st);
 void nb_estimate_free(nb_estimate *e);
+/* Adds a note (printf format) to the report, in the text and the JSON. False when out of
+ * memory. */
+bool nb_estimate_note(nb_estimate *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The report as text: the five items with human units, MACs, arena against its lower
  * bound, rewrites, inserted ops; per_layer adds one row per task. */
 void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer);
