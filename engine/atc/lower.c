@@ -828,7 +828,7 @@ static void lower_nodes(lctx *c)
 }
 
 /* If: the CPU evaluates the condition and runs one branch, so the tasks of both branches
- * are compiled (in the order then, else; their weights both count); the If itself is a CPU
+ * are compiled (in the order the model lists them; their weights both count); the If is a CPU
  * task after them that reads the condition and the branch outputs and writes its outputs.
  * The arena plan therefore holds both branches' results at once: an upper bound. */
 static void lower_if(lctx *c, const nb_node *n, const char *name)

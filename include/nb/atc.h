@@ -187,9 +187,18 @@ typedef struct nb_npu_graph {
  * - 4-D (and N,C,L) activations of spatial ops are NC1HWC0, conv weights FRACTAL_Z, matrix
  *   operands FRACTAL_NZ, the rest ND; a TransData is inserted where a consumer needs another
  *   format than its producer wrote;
- * - an op the table does not list (or an LSTM/GRU beyond its limits, a run-time INT64 or
- *   other non-NPU dtype, a dynamic shape) becomes a CPU task with the reason.
- * Errors: NB_ERR_NOMEM; unsupported parts are reported in the graph, not as errors. */
+ * - matrix weights are the K x N operand the cube reads (Gemm transB is undone); a constant
+ *   read by several ops is one tensor; shape-like constants (Reshape's shape, axes, pads)
+ *   are task parameters, not weights;
+ * - an If left after folding: both branches are lowered (task names "<If>/<branch>/<node>")
+ *   and the If is a CPU task after them;
+ * - an op the table does not list (or an LSTM/GRU beyond its limits, conv weights computed
+ *   at run time, a rank-5 spatial op, a run-time INT64 or other non-NPU dtype, a dynamic
+ *   shape inside the graph) becomes a CPU task with the reason;
+ * - task names and tensor names are unique (a repeated name takes a suffix _1, _2, ...).
+ * Errors: NB_ERR_SHAPE for a graph input of unknown rank or dim (the NPU needs one shape),
+ * NB_ERR_ARG for an --input_fp16_nodes entry that names no input, NB_ERR_NOMEM;
+ * unsupported parts are reported in the graph, not as errors. */
 nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
                     nb_npu_graph *g, nb_status *st);
 void nb_npu_graph_free(nb_npu_graph *g);
