@@ -988,13 +988,24 @@ static nb_err check_inputs(const nb_graph *g, const nb_npu_opts *o, nb_status *s
         if (v->rank < 0)
             return nb_fail(st, NB_ERR_SHAPE, "input '%s' has an unknown rank; give its shape "
                            "with --input_shape \"%s:d0,d1,...\"", v->name, v->name);
-        for (int d = 0; d < v->rank; d++)
-            if (v->dims[d] < 0)
-                return nb_fail(st, NB_ERR_SHAPE, "input '%s' has a dynamic dim %d%s%s%s; the "
-                               "NPU needs one shape: give it with --input_shape", v->name, d,
-                               v->dim_params[d] ? " ('" : "",
-                               v->dim_params[d] ? v->dim_params[d] : "",
-                               v->dim_params[d] ? "')" : "");
+        bool dyn = false;
+        char shape[256] = "";
+        size_t len = 0;
+        for (int d = 0; d < v->rank; d++) {
+            dyn |= v->dims[d] < 0;
+            if (len >= sizeof shape)
+                continue;
+            if (v->dims[d] >= 0)
+                len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%lld", d ? "," : "",
+                                        (long long)v->dims[d]);
+            else
+                len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%.40s", d ? "," : "",
+                                        v->dim_params[d] ? v->dim_params[d] : "?");
+        }
+        if (dyn)
+            return nb_fail(st, NB_ERR_SHAPE, "input '%s' has dynamic dims [%s]; the NPU needs "
+                           "one shape: give it with --input_shape \"%s:...\"", v->name, shape,
+                           v->name);
     }
     for (const char *p = o->input_fp16_nodes; p && *p;) {
         const char *end = strchr(p, ';');
