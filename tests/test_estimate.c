@@ -42,7 +42,8 @@ static void estimate(mb_model *mm, nb_estimate *e)
     estimate_with(mm, &o, e);
 }
 
-static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e)
+/* Loads and folds mm (freed). */
+static nb_model *load_folded(mb_model *mm)
 {
     size_t n;
     uint8_t *b = mb_pack(mm, &n);
@@ -52,6 +53,13 @@ static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e)
         fail_msg("%s", st.msg);
     free(b);
     mb_free(mm);
+    return m;
+}
+
+static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e)
+{
+    nb_model *m = load_folded(mm);
+    nb_status st = {0};
     if (nb_estimate_model(m, &ops, o, e, &st))
         fail_msg("%s", st.msg);
     nb_model_free(m);
@@ -63,14 +71,8 @@ static char last_msg[1024];
  * message in last_msg. */
 static nb_err estimate_err(mb_model *mm, const nb_npu_opts *o)
 {
-    size_t n;
-    uint8_t *b = mb_pack(mm, &n);
+    nb_model *m = load_folded(mm);
     nb_status st = {0};
-    nb_model *m = NULL;
-    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
-        fail_msg("%s", st.msg);
-    free(b);
-    mb_free(mm);
     nb_estimate e;
     nb_err err = nb_estimate_model(m, &ops, o, &e, &st);
     if (!err)

@@ -149,23 +149,11 @@ static void task_out(lctx *c, int k, int t)
 static void rewrite(lctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void rewrite(lctx *c, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    if (!nb_strlist_vaddf(&c->n->rewrites, &c->n->n_rewrites, fmt, ap))
+        *c->oom = true;
     va_end(ap);
-    nb_npu_graph *n = c->n;
-    int cap = n->n_rewrites; /* grown one at a time: rewrites are few */
-    char **r = realloc(n->rewrites, sizeof(char *) * (size_t)(cap + 1));
-    if (!r) {
-        *c->oom = true;
-        return;
-    }
-    n->rewrites = r;
-    if (!(r[n->n_rewrites] = strdup(buf)))
-        *c->oom = true;
-    else
-        n->n_rewrites++;
 }
 
 /* The context that owns value *v, with *v its id there: a folded BatchNormalization's
@@ -386,6 +374,21 @@ static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t le
     }
 }
 
+/* Task k writes node n's outputs, each a new ND tensor of its NPU type. */
+static void nd_outputs(lctx *c, const nb_node *n, int k)
+{
+    for (int o = 0; o < n->n_out; o++) {
+        int v = n->out[o];
+        if (v < 0)
+            continue;
+        const nb_value *val = &c->g->values[v];
+        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
+                           val->dims, NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        c->vt[v] = t;
+    }
+}
+
 /* An op that runs on the CPU (unsupported, with why): it reads and writes ND. */
 static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *why)
 {
@@ -399,16 +402,7 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
     snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
     for (int i = 0; i < n_ins; i++)
         task_in(c, k, ins[i]);
-    for (int o = 0; o < n->n_out; o++) {
-        int v = n->out[o];
-        if (v < 0)
-            continue;
-        const nb_value *val = &c->g->values[v];
-        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
-                           val->dims, NB_T_ACTIVATION, -1);
-        task_out(c, k, t);
-        c->vt[v] = t;
-    }
+    nd_outputs(c, n, k);
 }
 
 static int bias_index(const char *op)
@@ -861,16 +855,7 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
     task_in(c, k, tensor_in(c, n->in[0], NB_FMT_ND, name));
     for (int i = 0; i < n_outs && c->n->k[k].n_in < 8; i++)
         task_in(c, k, outs[i]);
-    for (int o = 0; o < n->n_out; o++) {
-        int v = n->out[o];
-        if (v < 0)
-            continue;
-        const nb_value *val = &c->g->values[v];
-        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
-                           val->dims, NB_T_ACTIVATION, -1);
-        task_out(c, k, t);
-        c->vt[v] = t;
-    }
+    nd_outputs(c, n, k);
 }
 
 /* ---- unique names: the dumps and the debug file name tasks and tensors ---- */

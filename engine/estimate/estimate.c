@@ -127,19 +127,11 @@ void nb_estimate_free(nb_estimate *e)
 
 bool nb_estimate_note(nb_estimate *e, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    bool ok = nb_strlist_vaddf(&e->notes, &e->n_notes, fmt, ap);
     va_end(ap);
-    char **l = realloc(e->notes, sizeof(char *) * (size_t)(e->n_notes + 1));
-    if (!l)
-        return false;
-    e->notes = l;
-    if (!(l[e->n_notes] = strdup(buf)))
-        return false;
-    e->n_notes++;
-    return true;
+    return ok;
 }
 
 static const char *human(int64_t b, char *buf, size_t len)

@@ -535,3 +535,26 @@ bool nb_grow(void **p, int *cap, int n, size_t elem)
     *cap = nc;
     return true;
 }
+
+bool nb_strlist_vaddf(char ***list, int *n, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    char **l = realloc(*list, sizeof(char *) * (size_t)(*n + 1));
+    if (!l)
+        return false;
+    *list = l;
+    if (!(l[*n] = strdup(buf)))
+        return false;
+    (*n)++;
+    return true;
+}
+
+bool nb_strlist_addf(char ***list, int *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = nb_strlist_vaddf(list, n, fmt, ap);
+    va_end(ap);
+    return ok;
+}

@@ -35,18 +35,10 @@ typedef struct import_ctx {
 
 void nb_model_warn(nb_model *m, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    nb_strlist_vaddf(&m->warnings, &m->n_warnings, fmt, ap); /* a warning lost to OOM */
     va_end(ap);
-    char **w = realloc(m->warnings, sizeof(char *) * (size_t)(m->n_warnings + 1));
-    if (!w)
-        return;
-    m->warnings = w;
-    w[m->n_warnings] = strdup(buf);
-    if (w[m->n_warnings])
-        m->n_warnings++;
 }
 
 /* ---------------------------------------------------------------- tensors */

@@ -8,6 +8,7 @@
 #ifndef NB_IR_H
 #define NB_IR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -219,6 +220,11 @@ bool nb_mul_ok(int64_t a, int64_t b, int64_t *out);
 /* Makes room for element n of the array *p of *cap elements of elem bytes (doubling, from
  * 16). False when out of memory (the array is left as it was). */
 bool nb_grow(void **p, int *cap, int n, size_t elem);
+/* Appends a printf-formatted copy (cut at 1023 bytes) to the heap list *list of *n
+ * strings (warnings, rewrites, notes). False when out of memory (the list is unchanged). */
+bool nb_strlist_addf(char ***list, int *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool nb_strlist_vaddf(char ***list, int *n, const char *fmt, va_list ap);
 
 #ifdef __cplusplus
 }
