@@ -156,7 +156,8 @@ int rec_finish(int rc)
                 warn_not_recorded(&st);
             }
         } else if (rc == 0) {
-            printf("recorded as run %lld in %s\n", (long long)g_rec.run_id,
+            /* on stderr: stdout is the command's output (--json must stay one document) */
+            fprintf(stderr, "recorded as run %lld in %s\n", (long long)g_rec.run_id,
                    nb_db_path(g_rec.db));
         }
         g_rec.run = NULL;

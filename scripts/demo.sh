@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 models=$("$root/tests/data/fetch_models.sh" | tail -n 1)
 nb="$root/build/app/nanobench"
 echo "== nanobench info $models/embedding_model.onnx"
-"$nb" info "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" | tee "${TMPDIR:-/tmp}/nanobench-demo.info"
+"$nb" info "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" 2>&1 | tee "${TMPDIR:-/tmp}/nanobench-demo.info"
 info_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "${TMPDIR:-/tmp}/nanobench-demo.info")
 for m in embedding_model hey_jarvis_v0.1; do
     echo "== nanobench estimate -m $models/$m.onnx -p"

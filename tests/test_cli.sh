@@ -141,6 +141,8 @@ expect 2 "estimate: dynamic time dim" -- "$NB" estimate -m "$T/dyn_time.onnx"; m
 expect 0 "estimate: dynamic time dim fixed" -- "$NB" estimate -m "$T/dyn_time.onnx" --input_shape "x:1,50,16"
 expect 2 "estimate: --input_fp16_nodes names no input" -- "$NB" estimate -m "$T/conv.onnx" --input_fp16_nodes "x;nosuch"; mentions "'nosuch' is not an input"
 expect 0 "estimate: dynamic batch noted in json" -- "$NB" estimate -m "$T/shared.onnx" --json
+"$NB" estimate -m "$T/shared.onnx" --json 2>/dev/null | node -e 'JSON.parse(require("fs").readFileSync(0, "utf8"))' ||
+    { echo "FAIL: estimate --json stdout is not one JSON document"; fails=$((fails + 1)); }
 grep -q "dynamic batch of 'a', 'b' taken as 1" "$T/out" || { echo "FAIL: batch note in json"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "estimate --json" -- "$NB" estimate -m "$M" --json
 grep -q '"TOTAL_EXEOM_SIZE"' "$T/out" || { echo "FAIL: estimate json"; fails=$((fails + 1)); }

@@ -175,9 +175,10 @@ static void test_gemm_nz_and_rewrites(void **state)
     nb_estimate e;
     estimate(mm, &e);
     free(bv);
-    /* B [100,70] int8 in FRACTAL_NZ: ceil(70/32)=3 x ceil(100/16)=7 = 21 tiles of 512 B =
-       10752; bias and deq_scale for 70 -> 80 channels: 320 + 640 */
-    assert_int_equal(task(&e, "gm")->weight_bytes, 10752 + 960);
+    /* B [100,70] (K x N) int8 stored N x K in FRACTAL_NZ: K along C0, ceil(100/32)=4 x N in
+       rows, ceil(70/16)=5 = 20 tiles of 512 B = 10240; bias and deq_scale for 70 -> 80
+       channels: 320 + 640 */
+    assert_int_equal(task(&e, "gm")->weight_bytes, 10240 + 960);
     assert_int_equal(task(&e, "gm")->macs, 100 * 70);
     assert_true(has_rewrite(&e, "Flatten 'fl' -> Reshape"));
     assert_true(has_rewrite(&e, "Div 'dv' by a constant -> Mul"));
@@ -213,10 +214,10 @@ static void test_bn_folded_and_lstm_unrolled(void **state)
         assert_string_not_equal(e.g.k[i].op_type, "BatchNormalization");
     nb_estimate_free(&e);
 
-    /* LSTM: X [3,1,8], hidden 16: 3 tasks, weights once, each stored as the K x N operand
-       the cube reads: W [1,64,8] as [1,8,64] int8 FRACTAL_NZ is ceil(64/32)=2 x
-       ceil(8/16)=1 tiles = 1024 B, R [1,64,16] as [1,16,64] also 2 tiles = 1024 B, bias
-       int32 2 x 4 x 16 = 128 -> 128 x 4 = 512 B: 2560 on the first step only */
+    /* LSTM: X [3,1,8], hidden 16: 3 tasks, weights once, stored N x K as ONNX holds them:
+       W [1,64,8] int8 FRACTAL_NZ is ceil(8/32)=1 x ceil(64/16)=4 tiles = 2048 B, R [1,64,16]
+       also 4 tiles = 2048 B, bias int32 2 x 4 x 16 = 128 -> 128 x 4 = 512 B: 4608 on the
+       first step only */
     const int64_t dX[3] = {3, 1, 8}, dW[3] = {1, 64, 8}, dR[3] = {1, 64, 16},
                   dY[4] = {3, 1, 1, 16};
     float *W = zeros(512), *R = zeros(1024);
@@ -232,12 +233,12 @@ static void test_bn_folded_and_lstm_unrolled(void **state)
     estimate(mm, &e);
     free(W), free(R);
     assert_true(has_rewrite(&e, "LSTM 'lstm' unrolled into 3 steps sharing one weight copy"));
-    assert_int_equal(task(&e, "lstm/t0")->weight_bytes, 1024 + 1024 + 512);
+    assert_int_equal(task(&e, "lstm/t0")->weight_bytes, 2048 + 2048 + 512);
     assert_int_equal(task(&e, "lstm/t1")->weight_bytes, 0);
     /* MACs per step: 1 x 4 x 16 x (8 + 16) = 1536 */
     assert_int_equal(task(&e, "lstm/t2")->macs, 1536);
     assert_int_equal(e.macs, 3 * 1536);
-    assert_int_equal(e.weight_bytes, 1024 + 1024 + 512);
+    assert_int_equal(e.weight_bytes, 2048 + 2048 + 512);
     nb_estimate_free(&e);
 }
 
@@ -275,7 +276,8 @@ static void test_unsupported_reasons(void **state)
     estimate(mm, &e);
     free(W), free(R);
     assert_int_equal(task(&e, "erf")->unit, NB_TASK_CPU);
-    assert_string_equal(task(&e, "erf")->reason, "Erf is not in the Nano's op list");
+    assert_string_equal(task(&e, "erf")->reason, "Erf is not in the Nano's op list (GELU: its tanh "
+                                                  "or sigmoid form runs on the vector unit)");
     assert_non_null(strstr(task(&e, "neg")->reason, "INT64 tensor 'i' at run time"));
     assert_non_null(strstr(task(&e, "cast")->reason, "dynamic shape of 'nz'"));
     assert_non_null(strstr(task(&e, "bilstm")->reason, "LSTM with 2 directions"));
@@ -305,8 +307,8 @@ static void test_refused_inputs(void **state)
     assert_string_equal(last_msg, "--input_fp16_nodes: 'other' is not an input of the model");
 }
 
-/* Gemm B is stored as the K x N operand the cube reads, whatever transB says; a weight read
- * by two ops is one copy. x [1,100] -> Gemm g1 (Bt [70,100], transB 1) -> [1,70];
+/* Gemm B is stored N x K (K along C0), whatever transB says; a weight read by two ops is
+ * one copy. x [1,100] -> Gemm g1 (Bt [70,100], transB 1) -> [1,70];
  * x -> Gemm g2 (B [100,70]) and x2 [1,100] -> Gemm g3 (the same B) */
 static void test_gemm_transb_and_shared_weight(void **state)
 {
@@ -332,12 +334,12 @@ static void test_gemm_transb_and_shared_weight(void **state)
     nb_estimate e;
     estimate(mm, &e);
     free(bt), free(b);
-    /* [100,70] int8 FRACTAL_NZ: 3 x 7 tiles = 10752 B, transposed or not; bias + deq_scale
-       for 70 -> 80 channels: 320 + 640 = 960 per op */
-    assert_int_equal(task(&e, "g1")->weight_bytes, 10752 + 960);
-    assert_int_equal(task(&e, "g2")->weight_bytes, 10752 + 960);
+    /* N x K = [70,100] int8 FRACTAL_NZ: ceil(100/32)=4 x ceil(70/16)=5 tiles = 10240 B,
+       transposed or not; bias + deq_scale for 70 -> 80 channels: 320 + 640 = 960 per op */
+    assert_int_equal(task(&e, "g1")->weight_bytes, 10240 + 960);
+    assert_int_equal(task(&e, "g2")->weight_bytes, 10240 + 960);
     assert_int_equal(task(&e, "g3")->weight_bytes, 960); /* B is g2's copy */
-    assert_int_equal(e.weight_bytes, 2 * 10752 + 3 * 960);
+    assert_int_equal(e.weight_bytes, 2 * 10240 + 3 * 960);
     /* g1 and g2 read the same int8 x: one AscendQuant; x2 takes another */
     assert_int_equal(e.g.n_quant, 2);
     assert_int_equal(task(&e, "g1")->macs, 7000);
@@ -374,7 +376,7 @@ static void test_if_branches_lowered(void **state)
     nb_estimate e;
     estimate(mm, &e);
     free(wt), free(we);
-    /* each W [4,8] int8 FRACTAL_NZ: ceil(8/32)=1 x ceil(4/16)=1 tile = 512 B, + bias and
+    /* each W [4,8] stored [8,4] int8 FRACTAL_NZ: ceil(4/32)=1 x ceil(8/16)=1 tile = 512 B, + bias and
        deq_scale for 8 -> 16 channels: 64 + 128 */
     assert_int_equal(task(&e, "sel/then_branch/mt")->unit, NB_TASK_CUBE);
     assert_int_equal(task(&e, "sel/then_branch/mt")->weight_bytes, 512 + 192);
@@ -491,6 +493,51 @@ static void test_lstm_sequence_lens(void **state)
     free(W), free(R), free(B);
 }
 
+/* Ops the Nano lacks, rewritten into vector ops it has (a, b: FLOAT [1,4] inputs). */
+static void test_vector_decompositions(void **state)
+{
+    (void)state;
+    const int64_t d[2] = {1, 4};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "a", 1, 2, d);
+    mb_input(mm, "b", 1, 2, d);
+    const char *outs[] = {"s", "q", "h", "g", "l"};
+    for (int i = 0; i < 5; i++)
+        mb_output(mm, outs[i], i < 3 ? 1 : 9, 2, d);
+    mb_node(mm, "Sqrt", (const char *[]){"a", NULL}, (const char *[]){"s", NULL})->name = "sq";
+    mb_node(mm, "Div", (const char *[]){"a", "b", NULL}, (const char *[]){"q", NULL})->name =
+        "dv";
+    mb_node(mm, "HardSigmoid", (const char *[]){"a", NULL}, (const char *[]){"h", NULL})->name =
+        "hs";
+    mb_node(mm, "GreaterOrEqual", (const char *[]){"a", "b", NULL},
+            (const char *[]){"g", NULL})->name = "ge";
+    mb_node(mm, "Less", (const char *[]){"a", "b", NULL}, (const char *[]){"l", NULL})->name =
+        "ls";
+    nb_estimate e;
+    estimate(mm, &e);
+    assert_int_equal(e.n_unsupported, 0);
+    assert_true(has_rewrite(&e, "Sqrt 'sq' -> Pow(x, 0.5)"));
+    assert_true(has_rewrite(&e, "Div 'dv' -> Mul(x, Pow(y, -1))"));
+    assert_true(has_rewrite(&e, "HardSigmoid 'hs' -> Clip(Add(Mul(x, alpha), beta), 0, 1)"));
+    assert_true(has_rewrite(&e, "GreaterOrEqual 'ge' -> Or(Greater(a, b), Equal(a, b))"));
+    assert_true(has_rewrite(&e, "Less 'ls' -> Greater(b, a)"));
+    assert_string_equal(task(&e, "sq")->op_type, "Pow");
+    assert_string_equal(task(&e, "dv/Pow")->op_type, "Pow");
+    assert_string_equal(task(&e, "dv")->op_type, "Mul");
+    assert_string_equal(task(&e, "hs/Mul")->op_type, "Mul");
+    assert_string_equal(task(&e, "hs/Add")->op_type, "Add");
+    assert_string_equal(task(&e, "hs")->op_type, "Clip");
+    assert_string_equal(task(&e, "ge/Greater")->op_type, "Greater");
+    assert_string_equal(task(&e, "ge/Equal")->op_type, "Equal");
+    assert_string_equal(task(&e, "ge")->op_type, "Or");
+    assert_int_equal(e.g.t[task(&e, "ge")->out[0]].dtype, NB_BOOL);
+    assert_string_equal(task(&e, "ls")->op_type, "Greater");
+    assert_int_equal(e.g.n_k, 1 + 2 + 3 + 3 + 1);
+    /* six fp16 scalar constants (0.5; -1; alpha, beta, 0, 1), 2 B each, 32-byte aligned */
+    assert_int_equal(e.weight_bytes, 6 * 32);
+    nb_estimate_free(&e);
+}
+
 /* ATC's --input_fp16_nodes / --output_type: x [2,3] -> Relu -> y. By default both buffers
  * are fp16: 6 x 2 + 6 x 2 = 24 B. With x not listed and FP32 outputs, both are float32 (24 B
  * each, 48 B) and two Casts are inserted. */
@@ -583,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_if_branches_lowered),
         cmocka_unit_test(test_cube_operands),
         cmocka_unit_test(test_lstm_sequence_lens),
+        cmocka_unit_test(test_vector_decompositions),
         cmocka_unit_test(test_boundary_casts),
         cmocka_unit_test(test_real_models_stable),
     };

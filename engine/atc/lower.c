@@ -247,8 +247,8 @@ static int quant_in(lctx *c, int v, nb_format f, const char *consumer)
     return o;
 }
 
-/* The quantized cube weight of constant value v, with the logical shape dims (the K x N
- * operand for matrices) in format f: made once per value and shape, so that ops sharing a
+/* The quantized cube weight of constant value v, with the logical shape dims (N x K for
+ * matrices) in format f: made once per value and shape, so that ops sharing a
  * weight share its copy. *fresh tells whether this call made it. */
 static int weight_tensor(lctx *c, int v, nb_format f, int rank, const int64_t *dims,
                          int64_t bytes, bool *fresh)
@@ -430,6 +430,139 @@ static void cube_reason(const lctx *c, const nb_node *n, char *why, size_t len)
         snprintf(why, len, "%s weights of rank %d", n->op_type, c->g->values[n->in[wi]].rank);
 }
 
+/* What to do about an op the Nano lacks, for the reason text ("" when nothing simple). */
+static const char *hint(const char *op)
+{
+    static const char *const h[][2] = {
+        {"AveragePool", " (a depthwise Conv with constant 1/k weights runs on the cube)"},
+        {"Erf", " (GELU: its tanh or sigmoid form runs on the vector unit)"},
+        {"Resize", " (nearest upsampling by an integer factor: Tile and Reshape, or a "
+                   "ConvTranspose)"},
+        {"Expand", " (Tile runs on the vector unit)"},
+        {"Softplus", " (Log(1 + Exp(x)): Exp, Add, Log run on the vector unit)"}};
+    for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
+        if (!strcmp(op, h[i][0]))
+            return h[i][1];
+    return "";
+}
+
+/* An operand of a decomposition step: node input i ('x'), a constant k ('k'), or the result
+ * of step i ('t'). */
+typedef struct operand {
+    char kind;
+    int i;
+    float k;
+} operand;
+
+typedef struct dstep {
+    const char *op;
+    int n_in;
+    operand in[3];
+    bool to_bool; /* the step yields BOOL (comparisons) */
+} dstep;
+
+/* Rewrites an op the Nano lacks into vector ops it has, when the ops the rewrite needs are
+ * in the table: Sqrt(x) -> Pow(x, 0.5); Div(x, y) -> Mul(x, Pow(y, -1)); HardSigmoid(x) ->
+ * Clip(Add(Mul(x, alpha), beta), 0, 1); GreaterOrEqual(a, b) -> Or(Greater(a, b),
+ * Equal(a, b)) and LessOrEqual(a, b) the same with b, a; Less(a, b) -> Greater(b, a).
+ * Float inputs only. Reported as rewrites; returns false when n is none of these. */
+static bool decompose(lctx *c, const nb_node *n, const char *name)
+{
+    const char *op = n->op_type;
+    dstep st[3];
+    int ns = 0;
+    const char *what = NULL;
+    int a = 0, b = 1;
+    if (n->n_in < 1 || n->in[0] < 0 || !nb_dtype_is_float(c->g->values[n->in[0]].dtype) ||
+        n->n_out != 1 || n->out[0] < 0)
+        return false;
+    if (!strcmp(op, "Sqrt") && n->n_in == 1) {
+        st[ns++] = (dstep){"Pow", 2, {{'x', 0, 0}, {'k', 0, 0.5f}}, false};
+        what = "Pow(x, 0.5)";
+    } else if (!strcmp(op, "Div") && n->n_in == 2) {
+        st[ns++] = (dstep){"Pow", 2, {{'x', 1, 0}, {'k', 0, -1.0f}}, false};
+        st[ns++] = (dstep){"Mul", 2, {{'x', 0, 0}, {'t', 0, 0}}, false};
+        what = "Mul(x, Pow(y, -1))";
+    } else if (!strcmp(op, "HardSigmoid")) {
+        st[ns++] = (dstep){"Mul", 2, {{'x', 0, 0}, {'k', 0, nb_attr_float(n, "alpha", 0.2f)}},
+                           false};
+        st[ns++] = (dstep){"Add", 2, {{'t', 0, 0}, {'k', 0, nb_attr_float(n, "beta", 0.5f)}},
+                           false};
+        st[ns++] = (dstep){"Clip", 3, {{'t', 1, 0}, {'k', 0, 0}, {'k', 0, 1}}, false};
+        what = "Clip(Add(Mul(x, alpha), beta), 0, 1)";
+    } else if ((!strcmp(op, "GreaterOrEqual") || !strcmp(op, "LessOrEqual")) && n->n_in == 2) {
+        if (op[0] == 'L')
+            a = 1, b = 0;
+        st[ns++] = (dstep){"Greater", 2, {{'x', a, 0}, {'x', b, 0}}, true};
+        st[ns++] = (dstep){"Equal", 2, {{'x', a, 0}, {'x', b, 0}}, true};
+        st[ns++] = (dstep){"Or", 2, {{'t', 0, 0}, {'t', 1, 0}}, true};
+        what = op[0] == 'L' ? "Or(Greater(b, a), Equal(b, a))" : "Or(Greater(a, b), Equal(a, b))";
+    } else if (!strcmp(op, "Less") && n->n_in == 2) {
+        st[ns++] = (dstep){"Greater", 2, {{'x', 1, 0}, {'x', 0, 0}}, true};
+        what = "Greater(b, a)";
+    } else {
+        return false;
+    }
+    for (int i = 0; i < ns; i++)
+        if (!nb_op_table_find(c->ops, st[i].op, c->g->opset))
+            return false;
+    /* the format of the first input carries through, as for any element-wise op */
+    nb_format f0 = NB_FMT_ND;
+    int t0 = produced(c, n->in[0]);
+    if (t0 >= 0)
+        f0 = c->n->t[t0].format;
+    const nb_value *out = &c->g->values[n->out[0]];
+    int res[3] = {-1, -1, -1};
+    for (int i = 0; i < ns; i++) {
+        int ins[3];
+        int64_t wbytes = 0;
+        const nb_npu_tensor *shape_of = NULL;
+        for (int j = 0; j < st[i].n_in; j++) {
+            const operand *o = &st[i].in[j];
+            if (o->kind == 'x') {
+                ins[j] = tensor_in(c, n->in[o->i], f0, name);
+                bool fresh = is_const(c, n->in[o->i]) && c->n->t[ins[j]].first < 0 &&
+                             c->n->t[ins[j]].last < 0;
+                wbytes += fresh ? c->n->t[ins[j]].bytes : 0;
+            } else if (o->kind == 't') {
+                ins[j] = res[o->i];
+            } else {
+                ins[j] = add_tensor(c, dupf("%s/%s_k%d", name, st[i].op, j), NB_FLOAT16,
+                                    NB_FMT_ND, 0, NULL, NB_T_WEIGHT, -1);
+                wbytes += ins[j] >= 0 ? c->n->t[ins[j]].bytes : 0;
+            }
+            if (j == 0 && ins[j] >= 0)
+                shape_of = &c->n->t[ins[j]];
+        }
+        bool last = i == ns - 1;
+        int k = add_task(c, last ? strdup(name) : dupf("%s/%s", name, st[i].op), st[i].op, op,
+                         NB_TASK_VECTOR, true);
+        if (k < 0)
+            return true;
+        c->n->k[k].inserted = !last;
+        c->n->k[k].weight_bytes = wbytes;
+        for (int j = 0; j < st[i].n_in; j++)
+            task_in(c, k, ins[j]);
+        /* an intermediate has its first operand's shape, or the output's when it broadcasts */
+        int rank = out->rank;
+        int64_t dims[NB_MAX_RANK];
+        memcpy(dims, out->dims, sizeof dims);
+        if (!last && shape_of && st[i].in[0].kind != 'k' && st[i].op[0] == 'P') {
+            rank = shape_of->rank;
+            memcpy(dims, shape_of->dims, sizeof dims);
+        }
+        nb_format f = f0 == NB_FMT_NC1HWC0 ? spatial_format(rank) : NB_FMT_ND;
+        int t = add_tensor(c, last ? strdup(out->name) : dupf("%s/%s", out->name, st[i].op),
+                           st[i].to_bool ? NB_BOOL : NB_FLOAT16, f, rank, dims,
+                           NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        res[i] = t;
+    }
+    c->vt[n->out[0]] = res[ns - 1];
+    rewrite(c, "%s '%s' -> %s", op, name, what);
+    return true;
+}
+
 static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name);
 static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const char *name);
 static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup, char *why,
@@ -456,10 +589,13 @@ static void lower_node(lctx *c, int ni)
         free(name);
         return;
     }
+    runtime_reason(c, n, why, sizeof why);
+    if (!sup && !why[0] && decompose(c, n, name)) {
+        free(name);
+        return;
+    }
     if (!sup)
-        snprintf(why, sizeof why, "%s is not in the Nano's op list", op);
-    else
-        runtime_reason(c, n, why, sizeof why);
+        snprintf(why, sizeof why, "%s is not in the Nano's op list%s", op, hint(op));
     if (!why[0] && sup->unit == NB_UNIT_CUBE_VECTOR) {
         rnn_reason(c, n, sup, why, sizeof why);
         if (!why[0]) {
@@ -527,8 +663,9 @@ static void lower_node(lctx *c, int ni)
 }
 
 /* Conv, ConvTranspose, MatMul, Gemm and the integer forms, with constant conv weights
- * (cube_reason). Matrix weights are stored as the K x N operand the cube reads (a Gemm's
- * transB = 1 B [N, K] is transposed at compile time; a 1-D MatMul B [K] is K x 1). */
+ * (cube_reason). Matrix weights are stored as N x K in FRACTAL_NZ (K along C0, N in rows of
+ * 16, as FRACTAL_Z does for conv weights): a Gemm's transB = 1 B as it is, a MatMul's B
+ * [K, N] transposed at compile time, a 1-D B [K] as 1 x K. */
 static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
 {
     const char *op = n->op_type;
@@ -559,15 +696,19 @@ static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
             spatial *= sp->dims[d];
         macs = sp->dims[0] * w->dims[0] * w->dims[1] * spatial * kh * kw;
     } else {
-        if (wrank == 1) { /* MatMul's 1-D B [K] is the K x 1 matrix */
+        /* the weight is stored as the N x K matrix: each output column's K values along
+           C0, as FRACTAL_Z puts a conv's input channels (the cube's weight tile is C0 of K
+           by 16 of N); a Gemm with transB = 1 already holds B so */
+        if (wrank == 1) { /* MatMul's 1-D B [K]: N = 1 */
             wrank = 2;
-            wd[1] = 1;
-        } else if (gemm && nb_attr_int(n, "transB", 0)) {
-            wd[0] = w->dims[1];
+            wd[0] = 1;
             wd[1] = w->dims[0];
+        } else if (!(gemm && nb_attr_int(n, "transB", 0))) {
+            wd[wrank - 2] = w->dims[wrank - 1];
+            wd[wrank - 1] = w->dims[wrank - 2];
         }
-        int64_t kdim = wd[wrank - 2];
-        channels = wd[wrank - 1];
+        int64_t kdim = wd[wrank - 1];
+        channels = wd[wrank - 2];
         int64_t rows = 1;
         for (int d = 0; d + 1 < y->rank; d++)
             rows *= y->dims[d];
@@ -694,7 +835,7 @@ static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup
 }
 
 /* LSTM and GRU: one cube+vector task per time step (seq_len 1 each), sharing one copy of
- * W, R (each the K x N operand: [dirs, input, gates x hidden]), the bias and the
+ * W, R (each N x K as ONNX stores them: [dirs, gates x hidden, input]), the bias and the
  * peepholes; longer sequences are unrolled and reported. */
 static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const char *name)
 {
@@ -705,7 +846,7 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
     int gates = lstm ? 4 : 3;
     int64_t seq = x->dims[0], batch = x->dims[1], in_sz = x->dims[2];
     int64_t dirs = w->dims[0], hid = r->dims[2];
-    int64_t wd[3] = {dirs, in_sz, gates * hid}, rd[3] = {dirs, hid, gates * hid};
+    int64_t wd[3] = {dirs, gates * hid, in_sz}, rd[3] = {dirs, gates * hid, hid};
     bool fw, fr;
     int wq = weight_tensor(c, n->in[1], NB_FMT_FRACTAL_NZ, 3, wd, -1, &fw);
     int rq = weight_tensor(c, n->in[2], NB_FMT_FRACTAL_NZ, 3, rd, -1, &fr);

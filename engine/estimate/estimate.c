@@ -55,6 +55,8 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
     if (err)
         return err;
     const nb_npu_graph *g = &e->g;
+    e->model_path = m->path;
+    e->soc_version = o && o->soc_version ? o->soc_version : "Ascend035A";
     /* the activation arena over the task order */
     nb_live_buf *bufs = malloc(sizeof *bufs * ((size_t)g->n_t + 1));
     int64_t *offs = malloc(sizeof(int64_t) * ((size_t)g->n_t + 1));
@@ -171,11 +173,14 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
             human(e->weight_bytes, h, sizeof h));
     fprintf(f, "TOTAL_MEM_SIZE:      %lld (%s)\n", (long long)e->mem_bytes,
             human(e->mem_bytes, h, sizeof h));
-    fprintf(f, "  weights %lld + task descriptors %lld + inputs/outputs %lld + activation "
-            "arena %lld\n", (long long)e->weight_bytes, (long long)e->task_desc_bytes,
-            (long long)e->io_bytes, (long long)e->arena.arena);
+    fprintf(f, "  weights %lld (each %d-byte aligned) + task descriptors %lld + inputs/outputs "
+            "%lld + activation arena %lld\n", (long long)e->weight_bytes, NB_EXEOM_ALIGN,
+            (long long)e->task_desc_bytes, (long long)e->io_bytes, (long long)e->arena.arena);
     fprintf(f, "TOTAL_EXEOM_SIZE:    %lld (%s)\n", (long long)e->exeom_bytes,
             human(e->exeom_bytes, h, sizeof h));
+    fprintf(f, "  header %d + tensor descriptors %d x %d + task descriptors %lld + weights %lld\n",
+            NB_EXEOM_HEADER_BYTES, e->g.n_t, NB_EXEOM_TENSOR_DESC_BYTES,
+            (long long)e->task_desc_bytes, (long long)e->weight_bytes);
     fprintf(f, "TOTAL_NET_OP_TYPE:   %d:", e->n_net);
     for (int i = 0; i < e->n_net; i++)
         fprintf(f, " %s(%d)", e->net[i].op, e->net[i].count);
@@ -260,6 +265,10 @@ static json_t *counts_json(const nb_op_count *c, int n)
 int nb_estimate_json(const nb_estimate *e, FILE *f)
 {
     json_t *o = json_object();
+    if (e->model_path)
+        json_object_set_new(o, "model", json_string(e->model_path));
+    if (e->soc_version)
+        json_object_set_new(o, "soc_version", json_string(e->soc_version));
     json_object_set_new(o, "TOTAL_WEIGHT_SIZE", json_integer(e->weight_bytes));
     json_object_set_new(o, "TOTAL_MEM_SIZE", json_integer(e->mem_bytes));
     json_object_set_new(o, "TOTAL_EXEOM_SIZE", json_integer(e->exeom_bytes));

@@ -187,7 +187,8 @@ typedef struct nb_npu_graph {
  * - 4-D (and N,C,L) activations of spatial ops are NC1HWC0, conv weights FRACTAL_Z, matrix
  *   operands FRACTAL_NZ, the rest ND; a TransData is inserted where a consumer needs another
  *   format than its producer wrote;
- * - matrix weights are the K x N operand the cube reads (Gemm transB is undone); a constant
+ * - matrix weights are stored N x K (K along C0, as FRACTAL_Z for conv weights: a Gemm's
+ *   transB = 1 B as it is, a MatMul's B transposed, LSTM/GRU W and R as stored); a constant
  *   read by several ops is one tensor; shape-like constants (Reshape's shape, axes, pads)
  *   are task parameters, not weights;
  * - an If left after folding: both branches are lowered (task names "<If>/<branch>/<node>")

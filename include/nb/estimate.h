@@ -33,6 +33,8 @@ typedef struct nb_estimate {
     nb_op_count *net;        /* TOTAL_NET_OP_TYPE: op types of the float model, by count */
     nb_op_count *unsupported; /* NOT_SUPPORT_OP_TYPE */
     nb_npu_graph g;          /* the lowered graph: tasks, tensors, rewrites, inserted ops */
+    const char *model_path;  /* the model's path, the SoC: not owned */
+    const char *soc_version;
     int n_notes;
     char **notes;            /* what the reader must know, e.g. a dynamic batch taken as 1 */
 } nb_estimate;
