@@ -1,0 +1,100 @@
+/* nanobench post-training quantization (engine/quant): AMCT's calibration config, the
+ * activation calibration algorithms over histograms, and the weight quantizer (ARQ).
+ *
+ * Conventions are AMCT's (../shared/docs/facts/quant.md section 1.1): fake quantization is
+ * q = clip(round(x / scale) + offset, qmin, qmax), x' = (q - offset) * scale, with
+ * [qmin, qmax] = [-2^(n-1), 2^(n-1) - 1]; weights are symmetric (offset 0).
+ */
+#ifndef NB_QUANT_H
+#define NB_QUANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nb/status.h"
+#include "nb/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the calibration config (AMCT's AMCTConfig, protobuf text format) ---- */
+
+typedef enum nb_act_algo {
+    NB_ACT_IFMR,       /* AMCT's default: clip search around percentile points, least L2 */
+    NB_ACT_HFMG,       /* AMCT: merged histogram, tail trimming, analytic L2 cost */
+    NB_ACT_MINMAX,     /* peers: the observed range */
+    NB_ACT_PERCENTILE, /* peers (ONNX Runtime): the 99.999 % points */
+    NB_ACT_KL,         /* peers (TensorRT): least KL divergence, 2048 bins to 128 levels */
+    NB_ACT_AUTO        /* per layer, the method with the best layer SQNR */
+} nb_act_algo;
+
+/* One CalibrationConfig: the weight and activation algorithms of a layer. Every field has
+ * AMCT's default after nb_calib_defaults(). */
+typedef struct nb_calib_cfg {
+    bool channel_wise;     /* arq_quantize.channel_wise (true): a scale per output channel */
+    int weight_bits;       /* arq_quantize.quant_bits: 8, or 4 for the cube's s8 x s4 */
+    nb_act_algo act;       /* ifmr_quantize / hfmg_quantize present, or --algo */
+    float search_range_start, search_range_end, search_step; /* IFMR: 0.7, 1.3, 0.01 */
+    float max_percentile, min_percentile;                    /* IFMR: 0.999999 each */
+    int num_of_bins;       /* HFMG: 4096 (1024, 2048, 4096 or 8192) */
+    int asymmetric;        /* -1: the global activation_offset; 0 or 1 set for the layer */
+    int act_bits;          /* dst_type: 8 (INT8) or 16 (INT16: the cube's s16 x s8) */
+} nb_calib_cfg;
+
+typedef struct nb_calib_override {
+    char *key;             /* layer type or layer name */
+    nb_calib_cfg cfg;
+    int line;              /* where it was given, for messages */
+} nb_calib_override;
+
+typedef struct nb_quant_config {
+    int batch_num;             /* 1 unless given */
+    bool batch_num_set;
+    bool activation_offset;    /* true: asymmetric activations (AMCT's default) */
+    bool force_fp16_quant;     /* fakequant_precision_mode: FORCE_FP16_QUANT */
+    bool do_fusion;            /* Conv + BatchNormalization folded before quantizing (true) */
+    int n_skip_layers, n_skip_types, n_skip_fusion;
+    char **skip_layers, **skip_layer_types, **skip_fusion_layers;
+    nb_calib_cfg common;       /* common_config */
+    int n_by_type, n_by_name;
+    nb_calib_override *by_type; /* override_layer_types */
+    nb_calib_override *by_name; /* override_layer_configs */
+} nb_quant_config;
+
+/* AMCT's defaults for one layer (IFMR, channel-wise int8 weights, int8 activations). */
+void nb_calib_defaults(nb_calib_cfg *c);
+/* An empty config: every default, batch_num 1. */
+void nb_quant_config_init(nb_quant_config *c);
+
+/* Parses the protobuf text format of AMCT's config: the fields batch_num,
+ * activation_offset, skip_layers, skip_layer_types, fakequant_precision_mode
+ * (FORCE_FP16_QUANT), do_fusion, skip_fusion_layers, common_config, override_layer_types
+ * { layer_type calibration_config }, override_layer_configs { layer_name
+ * calibration_config }; in a calibration_config: arq_quantize { channel_wise quant_bits },
+ * ifmr_quantize { search_range_start search_range_end search_step max_percentile
+ * min_percentile asymmetric dst_type }, hfmg_quantize { num_of_bins asymmetric dst_type }.
+ * Syntax: "field: value" or "field { ... }" / "field: { ... }", '#' comments, optional ','
+ * or ';' between fields, strings in double or single quotes. An override starts from
+ * common_config (wherever common_config appears in the file) and replaces what it sets.
+ * Errors: NB_ERR_FORMAT "path:line:col: message" for a syntax error, an unknown field, a
+ * bad value or a repeated singular field. */
+nb_err nb_quant_config_parse(const char *text, size_t len, const char *path,
+                             nb_quant_config *c, nb_status *st);
+/* Reads and parses a config file. Errors: NB_ERR_IO naming the file, and the above. */
+nb_err nb_quant_config_load(const char *path, nb_quant_config *c, nb_status *st);
+void nb_quant_config_free(nb_quant_config *c);
+
+/* The config of a layer: override_layer_configs for its name, else override_layer_types
+ * for its op type, else common_config (AMCT's priority rule). */
+const nb_calib_cfg *nb_quant_config_for(const nb_quant_config *c, const char *layer,
+                                        const char *op_type);
+/* True when the layer is in skip_layers or its type in skip_layer_types. */
+bool nb_quant_config_skips(const nb_quant_config *c, const char *layer, const char *op_type);
+const char *nb_act_algo_name(nb_act_algo a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
