@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -150,12 +151,217 @@ static void test_config_errors(void **state)
     }
 }
 
+/* AMCT's scale and offset, worked by hand. */
+static void test_qparams(void **state)
+{
+    (void)state;
+    nb_qparams q;
+    /* symmetric [-1, 2]: the larger bound 2 is positive: scale 2/127 */
+    nb_qparams_from_range(-1, 2, 8, false, &q);
+    assert_float_equal(q.scale, 2.0 / 127, 1e-9);
+    assert_int_equal(q.offset, 0);
+    /* 1.0 / (2/127) = 63.5 rounds half to even: 64 -> 64 x 2/127 */
+    assert_int_equal(nb_quantize_value(1.0, &q), 64);
+    assert_float_equal(nb_fake_quant(1.0, &q), 64 * (double)q.scale, 1e-12);
+    assert_int_equal(nb_quantize_value(-5.0, &q), -128); /* saturates */
+    /* symmetric [-4, 2]: the larger bound is negative: scale 4/128, -4 -> -128 */
+    nb_qparams_from_range(-4, 2, 8, false, &q);
+    assert_float_equal(q.scale, 4.0 / 128, 1e-9);
+    assert_int_equal(nb_quantize_value(-4.0, &q), -128);
+    /* asymmetric [-1, 3]: scale 4/255, offset -128 - round(-63.75) = -64 */
+    nb_qparams_from_range(-1, 3, 8, true, &q);
+    assert_float_equal(q.scale, 4.0 / 255, 1e-9);
+    assert_int_equal(q.offset, -64);
+    assert_int_equal(nb_quantize_value(3.0, &q), 127);
+    /* asymmetric [1, 3] widens to [0, 3]: scale 3/255, offset -128; 3 -> 127 -> 3 */
+    nb_qparams_from_range(1, 3, 8, true, &q);
+    assert_float_equal(q.scale, 3.0 / 255, 1e-9);
+    assert_int_equal(q.offset, -128);
+    assert_float_equal(nb_fake_quant(3.0, &q), 3.0, 1e-6);
+    /* int16 (the cube's s16 x s8): [-1, 1] -> 1/32767 */
+    nb_qparams_from_range(-1, 1, 16, false, &q);
+    assert_float_equal(q.scale, 1.0 / 32767, 1e-12);
+    /* an all-zero tensor: scale 1, not 0 */
+    nb_qparams_from_range(0, 0, 8, false, &q);
+    assert_float_equal(q.scale, 1.0, 0);
+}
+
+/* The histogram merges batches by widening and re-spreading (HFMG). */
+static void test_hist_merge(void **state)
+{
+    (void)state;
+    nb_hist h;
+    nb_status st = {0};
+    assert_int_equal(nb_hist_init(&h, 4, &st), NB_OK);
+    /* batch 1: {0,1,2,3} over [0,3], bins of 0.75: one each */
+    const float b1[4] = {0, 1, 2, 3}, b2[1] = {-3};
+    assert_int_equal(nb_hist_add(&h, b1, 4, &st), NB_OK);
+    for (int b = 0; b < 4; b++)
+        assert_float_equal(h.count[b], 1, 1e-12);
+    /* batch 2: {-3} widens to [-3,3], bins of 1.5: the old [0,1.5) -> bin 2 (2), [1.5,3]
+       -> bin 3 (2), and -3 -> bin 0 */
+    assert_int_equal(nb_hist_add(&h, b2, 1, &st), NB_OK);
+    const double want[4] = {1, 0, 2, 2};
+    for (int b = 0; b < 4; b++)
+        assert_float_equal(h.count[b], want[b], 1e-12);
+    assert_float_equal(h.total, 5, 0);
+    assert_float_equal(h.min, -3, 0);
+    assert_float_equal(h.max, 3, 0);
+    /* median: 2.5 samples: bin 0 holds 1, bin 2 the next 2: -3 + (2 + 1.5/2) x 1.5 = 1.125 */
+    assert_float_equal(nb_hist_quantile(&h, 0.5), 1.125, 1e-12);
+    const float bad[2] = {1, NAN};
+    assert_int_equal(nb_hist_add(&h, bad, 2, &st), NB_ERR_DATA);
+    assert_non_null(strstr(st.msg, "NaN at element 1"));
+    nb_hist_free(&h);
+}
+
+/* 2 bins over [-1, 1], one sample in each (centres -0.5 and 0.5). */
+static void two_bins(nb_hist *h)
+{
+    nb_status st = {0};
+    const float x[2] = {-1, 1};
+    assert_int_equal(nb_hist_init(h, 2, &st), NB_OK);
+    assert_int_equal(nb_hist_add(h, x, 2, &st), NB_OK);
+}
+
+/* IFMR on the two-bin histogram, search 0.5 .. 1.0 by 0.5: the percentile points are
+ * +-0.999998 (0.999999 of 2 samples: 1.999998 -> -1 + 1.999998 x 1); candidate 0.5 puts
+ * the centres +-0.5 on the grid (0.499999/127 steps: error ~1e-12), candidate 1.0 leaves
+ * 0.5 / (0.999998/127) = 63.5 -> 64 steps (error 2 x 0.0039^2): 0.5 wins. */
+static void test_ifmr(void **state)
+{
+    (void)state;
+    nb_hist h;
+    two_bins(&h);
+    nb_calib_cfg cfg;
+    nb_calib_defaults(&cfg);
+    cfg.search_range_start = 0.5f;
+    cfg.search_range_end = 1.0f;
+    cfg.search_step = 0.5f;
+    nb_qparams q;
+    nb_status st = {0};
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_IFMR, &cfg, false, &q, &st), NB_OK);
+    assert_float_equal(q.clip_max, 0.499999, 1e-6);
+    assert_float_equal(q.clip_min, -0.499999, 1e-6);
+    assert_float_equal(q.scale, 0.499999 / 127, 1e-9);
+    /* asymmetric: the min stays at -0.999998, the max is searched: 0.5 wins again
+       (range 1.499997 / 255, offset -128 + 170 = 42) */
+    cfg.asymmetric = 1;
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_IFMR, &cfg, false, &q, &st), NB_OK);
+    assert_float_equal(q.clip_min, -0.999998, 1e-6);
+    assert_float_equal(q.clip_max, 0.499999, 1e-6);
+    assert_int_equal(q.offset, 42);
+    nb_hist_free(&h);
+}
+
+/* HFMG on 64 bins over [-8, 8] with the mass uniform on [-4, 4] (bins 16..47): the empty
+ * tails are trimmed (less error for the same data), trimming into the mass clips more
+ * than it saves (per unit mass, one bin of 0.25 clipped costs 0.25^3/3/8 = 6.5e-4, the
+ * finer grid saves (8^2 - 7.75^2)/256^2/12 = 5e-6): the range is [-4, 4]. */
+static void test_hfmg(void **state)
+{
+    (void)state;
+    nb_hist h;
+    nb_status st = {0};
+    assert_int_equal(nb_hist_init(&h, 64, &st), NB_OK);
+    float x[2] = {-8, 8};
+    assert_int_equal(nb_hist_add(&h, x, 2, &st), NB_OK);
+    memset(h.count, 0, sizeof(double) * 64);
+    h.total = 0;
+    for (int b = 16; b < 48; b++)
+        h.count[b] = 100, h.total += 100;
+    nb_calib_cfg cfg;
+    nb_calib_defaults(&cfg);
+    nb_qparams q;
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_HFMG, &cfg, false, &q, &st), NB_OK);
+    assert_float_equal(q.clip_min, -4, 1e-9);
+    assert_float_equal(q.clip_max, 4, 1e-9);
+    assert_float_equal(q.scale, 4.0 / 127, 1e-9);
+    nb_hist_free(&h);
+}
+
+/* MinMax, Percentile and KL on simple data. */
+static void test_minmax_percentile_kl(void **state)
+{
+    (void)state;
+    nb_hist h;
+    nb_status st = {0};
+    nb_calib_cfg cfg;
+    nb_calib_defaults(&cfg);
+    nb_qparams q;
+    /* 100000 samples i / 100000 on 4096 bins over [0, 0.99999] */
+    assert_int_equal(nb_hist_init(&h, 4096, &st), NB_OK);
+    float *x = malloc(sizeof(float) * 100000);
+    for (int i = 0; i < 100000; i++)
+        x[i] = (float)i / 100000;
+    assert_int_equal(nb_hist_add(&h, x, 100000, &st), NB_OK);
+    /* MinMax: [0, 0.99999], asymmetric: scale 0.99999 / 255, offset -128 */
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_MINMAX, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_max, 0.99999, 1e-7);
+    assert_float_equal(q.scale, 0.99999 / 255, 1e-9);
+    assert_int_equal(q.offset, -128);
+    /* Percentile 99.999 %: the point with 99999 samples below: 0.99998 (one bin holds ~24
+       samples, so within a bin width 2.4e-4) */
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_PERCENTILE, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_max, 0.99998, 2.5e-4);
+    assert_float_equal(q.clip_min, 0.00001, 2.5e-4);
+    /* KL: |x| uniform on [0, amax]: P = Q at 2048 bins (every level the same), any
+       smaller threshold folds mass into its last bin: threshold 2048.5 bins of amax/2048 */
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_max, 2048.5 * 0.99999 / 2048, 1e-6);
+    assert_float_equal(q.clip_min, -q.clip_max, 0);
+    assert_int_equal(q.offset, 0);
+    free(x);
+    nb_hist_free(&h);
+}
+
+/* ARQ: per channel and per tensor, int8 and int4, hand-worked. */
+static void test_arq(void **state)
+{
+    (void)state;
+    /* Conv W [2, 3]: channel 0 max|w| 1.27 -> scale 0.01; channel 1 max 0.127 -> 0.001 */
+    const float w[6] = {1.27f, -0.635f, 0.0f, 0.127f, 0.05f, -0.0005f};
+    float s[2];
+    int8_t q[6];
+    nb_status st = {0};
+    assert_int_equal(nb_arq_quantize(w, 1, 2, 3, 8, true, s, q, &st), NB_OK);
+    assert_float_equal(s[0], 0.01, 1e-7);
+    assert_float_equal(s[1], 0.001, 1e-8);
+    /* -0.635 / 0.01 = -63.5 -> -64 (half to even); 0.05/0.001 = 50; -0.5 -> -0 */
+    const int8_t want[6] = {127, -64, 0, 127, 50, 0};
+    assert_memory_equal(q, want, 6);
+    /* per tensor: one scale 0.01 for both; 0.127 -> 12.7 -> 13 */
+    assert_int_equal(nb_arq_quantize(w, 1, 2, 3, 8, false, s, q, &st), NB_OK);
+    assert_float_equal(s[1], 0.01, 1e-7);
+    assert_int_equal(q[3], 13);
+    /* int4 (s8 x s4): levels +-7, channel 0 scale 1.27/7; -0.635 -> -3.5 -> -4 */
+    assert_int_equal(nb_arq_quantize(w, 1, 2, 3, 4, true, s, q, &st), NB_OK);
+    assert_float_equal(s[0], 1.27 / 7, 1e-7);
+    assert_int_equal(q[0], 7);
+    assert_int_equal(q[1], -4);
+    /* MatMul B [K=2, N=2] channels along the last axis: outer K, inner 1 */
+    const float b[4] = {1, 2, -0.5f, 4};
+    assert_int_equal(nb_arq_quantize(b, 2, 2, 1, 8, true, s, q, &st), NB_OK);
+    assert_float_equal(s[0], 1.0 / 127, 1e-8);
+    assert_float_equal(s[1], 4.0 / 127, 1e-8);
+    assert_int_equal(q[2], -64); /* -0.5 x 127 = -63.5 -> -64 */
+    const float nan_w[2] = {1, NAN};
+    assert_int_equal(nb_arq_quantize(nan_w, 1, 1, 2, 8, true, s, q, &st), NB_ERR_DATA);
+    assert_non_null(strstr(st.msg, "NaN in the weights at element 1"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_fields),
         cmocka_unit_test(test_config_defaults),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_qparams),
+        cmocka_unit_test(test_hist_merge),
+        cmocka_unit_test(test_ifmr),
+        cmocka_unit_test(test_hfmg),
+        cmocka_unit_test(test_minmax_percentile_kl),
+        cmocka_unit_test(test_arq),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,81 @@ const nb_calib_cfg *nb_quant_config_for(const nb_quant_config *c, const char *la
 bool nb_quant_config_skips(const nb_quant_config *c, const char *layer, const char *op_type);
 const char *nb_act_algo_name(nb_act_algo a);
 
+/* ---- activation statistics: one histogram per tensor, merged across batches ---- */
+
+typedef struct nb_hist {
+    int bins;
+    double lo, hi;     /* the range the bins cover (lo == hi: every value seen was lo) */
+    double *count;     /* bins counts (fractional after a re-spread) */
+    double total;      /* samples counted */
+    double min, max;   /* the extremes seen */
+} nb_hist;
+
+/* An empty histogram of bins bins (>= 2). Errors: NB_ERR_NOMEM, NB_ERR_ARG. */
+nb_err nb_hist_init(nb_hist *h, int bins, nb_status *st);
+void nb_hist_free(nb_hist *h);
+/* Adds n float32 samples. When they fall outside the range, the range widens to the union
+ * and the old counts are re-spread over the new bins, each bin's mass taken as uniform and
+ * split in proportion to its overlap (AMCT HFMG's merge; ../shared/docs/facts/quant.md
+ * 1.3). A NaN or an infinity is NB_ERR_DATA (the caller names the tensor). */
+nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st);
+/* The value below which a fraction q (0..1) of the samples lie, interpolated inside the
+ * bin (uniform mass per bin). */
+double nb_hist_quantile(const nb_hist *h, double q);
+
+/* ---- scale and offset (AMCT CalScaleOffset) ---- */
+
+typedef struct nb_qparams {
+    double clip_min, clip_max; /* the range the algorithm chose */
+    float scale;               /* scale_d */
+    int offset;                /* offset_d: 0 when symmetric */
+    int bits;                  /* 8 or 16 (activations), 8 or 4 (weights) */
+    bool asymmetric;
+} nb_qparams;
+
+/* Scale and offset of the range [lo, hi] on bits bits (AMCT, quant.md 1.1): symmetric,
+ * M = the bound of larger magnitude, scale = M / (2^(n-1) - 1) when M > 0, else
+ * |M| / 2^(n-1), offset 0; asymmetric, the range widened to hold 0, scale = (hi - lo) /
+ * (2^n - 1), offset = -2^(n-1) - round(lo / scale). A scale below 1.192092896e-07 becomes
+ * 1. */
+void nb_qparams_from_range(double lo, double hi, int bits, bool asymmetric, nb_qparams *q);
+/* AMCT's fake quantization: q = clip(round(x / scale) + offset, -2^(n-1), 2^(n-1) - 1)
+ * (round half to even, as AscendQuant's Round and ONNX QuantizeLinear), x' = (q - offset)
+ * x scale. */
+double nb_fake_quant(double x, const nb_qparams *q);
+int32_t nb_quantize_value(double x, const nb_qparams *q);
+
+/* ---- activation algorithms, all on the histogram of one tensor ---- */
+
+/* Chooses the clip range and quantization parameters of an activation with algorithm a
+ * (not NB_ACT_AUTO), on cfg's act_bits and asymmetric (-1 taken as activation_offset):
+ * - IFMR (AMCT): clip_max_init and clip_min_init at the max_percentile and
+ *   1 - min_percentile points of the cumulative histogram; candidates init x s for s from
+ *   search_range_start to search_range_end by search_step (symmetric: of the larger
+ *   magnitude; asymmetric: the max only, the min kept); the least sum of squared error of
+ *   the fake-quantized histogram (bin centres) wins (quant.md 1.2);
+ * - HFMG (AMCT, PyTorch's HistogramObserver): tails trimmed step by step (1e-5 of the mass),
+ *   each candidate [l, r] scored by the analytic L2 error of re-quantizing the source
+ *   bins into 2^bits levels; stops when the error grows (quant.md 1.3);
+ * - MinMax: the range seen; Percentile: the 0.001 % and 99.999 % points (ONNX Runtime);
+ * - KL: TensorRT's entropy calibration on |x| in 2048 bins to 128 levels, threshold of
+ *   least KL(P || Q), symmetric.
+ * Errors: NB_ERR_DATA when the histogram is empty. */
+nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg,
+                        bool activation_offset, nb_qparams *out, nb_status *st);
+
+/* ---- weights: ARQ ---- */
+
+/* AMCT ARQ (quant.md 1.4): symmetric weights, one scale per output channel (channel_wise)
+ * or one for the tensor; scale = max|w| / (2^(bits-1) - 1) (1 when the channel is all
+ * zero). The weights are addressed as w[(o * channels + c) * inner + i] for channel c:
+ * Conv [Cout, Cin, k..] is outer 1, inner Cin x k; MatMul B [K, N] is outer K, inner 1.
+ * Writes scales[channels] (all equal when per tensor) and q (the integers, in
+ * [-(2^(bits-1) - 1), 2^(bits-1) - 1]). bits is 8 or 4. Errors: NB_ERR_DATA for a NaN or
+ * an infinity (naming the flat index), NB_ERR_ARG. */
+nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t inner,
+                       int bits, bool channel_wise, float *scales, int8_t *q, nb_status *st);
+
 #ifdef __cplusplus
 }
 #endif

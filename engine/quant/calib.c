@@ -1,0 +1,453 @@
+/* nanobench: activation histograms and calibration algorithms, and ARQ for weights
+ * (include/nb/quant.h). Formulas restated from ../shared/docs/facts/quant.md (AMCT IFMR,
+ * HFMG, ARQ, CalScaleOffset; ONNX Runtime's percentile and entropy calibrators; PyTorch's
+ * HistogramObserver search). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nb/quant.h"
+
+#define SCALE_EPS 1.192092896e-07
+
+/* ---- histogram ---- */
+
+nb_err nb_hist_init(nb_hist *h, int bins, nb_status *st)
+{
+    memset(h, 0, sizeof *h);
+    if (bins < 2 || bins > (1 << 20))
+        return nb_fail(st, NB_ERR_ARG, "histogram of %d bins (2 .. 2^20)", bins);
+    h->count = calloc((size_t)bins, sizeof(double));
+    if (!h->count)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    h->bins = bins;
+    h->min = INFINITY;
+    h->max = -INFINITY;
+    return NB_OK;
+}
+
+void nb_hist_free(nb_hist *h)
+{
+    free(h->count);
+    memset(h, 0, sizeof *h);
+}
+
+/* Re-spreads the counts over [lo, hi] (which holds the old range): each old bin's mass is
+ * uniform over its width and goes to the new bins it overlaps, in proportion. */
+static nb_err widen(nb_hist *h, double lo, double hi, nb_status *st)
+{
+    double *nc = calloc((size_t)h->bins, sizeof(double));
+    if (!nc)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    double nw = (hi - lo) / h->bins, ow = (h->hi - h->lo) / h->bins;
+    for (int b = 0; b < h->bins; b++) {
+        double m = h->count[b];
+        if (m == 0)
+            continue;
+        if (ow == 0) { /* every old value was h->lo */
+            int k = (int)((h->lo - lo) / nw);
+            nc[k < 0 ? 0 : k >= h->bins ? h->bins - 1 : k] += m;
+            continue;
+        }
+        double a = h->lo + b * ow, e = a + ow;
+        int k0 = (int)floor((a - lo) / nw), k1 = (int)floor((e - lo) / nw);
+        if (k0 < 0)
+            k0 = 0;
+        if (k1 >= h->bins)
+            k1 = h->bins - 1;
+        for (int k = k0; k <= k1; k++) {
+            double s = lo + k * nw, t = s + nw;
+            double ov = fmin(e, t) - fmax(a, s);
+            if (ov > 0)
+                nc[k] += m * ov / ow;
+        }
+    }
+    free(h->count);
+    h->count = nc;
+    h->lo = lo;
+    h->hi = hi;
+    return NB_OK;
+}
+
+nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
+{
+    if (n <= 0)
+        return NB_OK;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]))
+            return nb_fail(st, NB_ERR_DATA, "%s at element %lld",
+                           isnan(x[i]) ? "NaN" : "infinity", (long long)i);
+        lo = fmin(lo, x[i]);
+        hi = fmax(hi, x[i]);
+    }
+    if (h->total == 0) {
+        h->lo = lo;
+        h->hi = hi;
+    } else if (lo < h->lo || hi > h->hi) {
+        nb_err e = widen(h, fmin(lo, h->lo), fmax(hi, h->hi), st);
+        if (e)
+            return e;
+    }
+    h->min = fmin(h->min, lo);
+    h->max = fmax(h->max, hi);
+    double w = (h->hi - h->lo) / h->bins;
+    for (int64_t i = 0; i < n; i++) {
+        int k = w > 0 ? (int)((x[i] - h->lo) / w) : 0;
+        h->count[k < 0 ? 0 : k >= h->bins ? h->bins - 1 : k] += 1;
+    }
+    h->total += (double)n;
+    return NB_OK;
+}
+
+double nb_hist_quantile(const nb_hist *h, double q)
+{
+    if (h->total <= 0)
+        return 0;
+    double target = q * h->total, acc = 0, w = (h->hi - h->lo) / h->bins;
+    if (w == 0)
+        return h->lo;
+    for (int b = 0; b < h->bins; b++) {
+        if (acc + h->count[b] >= target && h->count[b] > 0)
+            return h->lo + (b + (target - acc) / h->count[b]) * w;
+        acc += h->count[b];
+    }
+    return h->hi;
+}
+
+/* ---- scale and offset ---- */
+
+void nb_qparams_from_range(double lo, double hi, int bits, bool asymmetric, nb_qparams *q)
+{
+    memset(q, 0, sizeof *q);
+    q->clip_min = lo;
+    q->clip_max = hi;
+    q->bits = bits;
+    q->asymmetric = asymmetric;
+    double qmax = ldexp(1, bits - 1) - 1, qmin = -ldexp(1, bits - 1);
+    double scale;
+    if (!asymmetric) {
+        double m = fabs(hi) >= fabs(lo) ? hi : lo;
+        scale = m > 0 ? m / qmax : fabs(m) / -qmin;
+        q->offset = 0;
+    } else {
+        hi = fmax(hi, 0);
+        lo = fmin(lo, 0);
+        scale = (hi - lo) / (ldexp(1, bits) - 1);
+        if (scale < SCALE_EPS)
+            scale = 1;
+        q->offset = (int)(qmin - nearbyint(lo / scale));
+    }
+    if (scale < SCALE_EPS)
+        scale = 1;
+    q->scale = (float)scale;
+}
+
+int32_t nb_quantize_value(double x, const nb_qparams *q)
+{
+    double qmax = ldexp(1, q->bits - 1) - 1, qmin = -ldexp(1, q->bits - 1);
+    double v = nearbyint(x / q->scale) + q->offset;
+    return (int32_t)(v < qmin ? qmin : v > qmax ? qmax : v);
+}
+
+double nb_fake_quant(double x, const nb_qparams *q)
+{
+    return ((double)nb_quantize_value(x, q) - q->offset) * q->scale;
+}
+
+/* ---- algorithms ---- */
+
+/* Sum over bins of mass x (centre - fake_quant(centre))^2. */
+static double hist_l2(const nb_hist *h, const nb_qparams *q)
+{
+    double w = (h->hi - h->lo) / h->bins, err = 0;
+    for (int b = 0; b < h->bins; b++) {
+        if (h->count[b] == 0)
+            continue;
+        double c = h->lo + (b + 0.5) * w, d = c - nb_fake_quant(c, q);
+        err += h->count[b] * d * d;
+    }
+    return err;
+}
+
+static void ifmr(const nb_hist *h, const nb_calib_cfg *cfg, int bits, bool asym, nb_qparams *out)
+{
+    double max_init = nb_hist_quantile(h, cfg->max_percentile);
+    double min_init = nb_hist_quantile(h, 1.0 - cfg->min_percentile);
+    if (!asym)
+        max_init = fmax(fabs(max_init), fabs(min_init));
+    else {
+        max_init = fmax(max_init, 0);
+        min_init = fmin(min_init, 0);
+    }
+    double best = INFINITY;
+    int steps = (int)floor((cfg->search_range_end - cfg->search_range_start) / cfg->search_step +
+                           1e-6);
+    nb_qparams_from_range(asym ? min_init : -max_init, max_init, bits, asym, out);
+    for (int i = 0; i <= steps; i++) {
+        double s = cfg->search_range_start + i * (double)cfg->search_step;
+        double c = max_init * s;
+        nb_qparams q;
+        nb_qparams_from_range(asym ? min_init : -c, c, bits, asym, &q);
+        double err = hist_l2(h, &q);
+        if (err < best) {
+            best = err;
+            *out = q;
+        }
+    }
+}
+
+/* PyTorch HistogramObserver's _compute_quantization_error: the L2 error of mapping the
+ * source bins [start, end] onto dst levels of equal width, density uniform per bin. */
+static double hfmg_norm(const nb_hist *h, int start, int end, int dst)
+{
+    double bw = (h->hi - h->lo) / h->bins;
+    double dw = bw * (end - start + 1) / dst;
+    if (dw == 0)
+        return 0;
+    double norm = 0;
+    for (int b = 0; b < h->bins; b++) {
+        if (h->count[b] == 0)
+            continue;
+        double density = h->count[b] / bw;
+        double sb = (b - start) * bw, se = sb + bw;
+        double db = floor(sb / dw), de = floor(se / dw);
+        db = db < 0 ? 0 : db > dst - 1 ? dst - 1 : db;
+        de = de < 0 ? 0 : de > dst - 1 ? dst - 1 : de;
+        double cb = (db + 0.5) * dw, ce = de * dw + dw / 2;
+        double d0 = sb - cb, d1 = dw / 2;
+        norm += density * (d1 * d1 * d1 - d0 * d0 * d0) / 3;
+        norm += (de - db - 1) * density * (dw * dw * dw / 4) / 3; /* (dw/2)^3 - (-dw/2)^3 */
+        d0 = -dw / 2;
+        d1 = se - ce;
+        norm += density * (d1 * d1 * d1 - d0 * d0 * d0) / 3;
+    }
+    return norm;
+}
+
+static void hfmg(const nb_hist *h, int bits, bool asym, nb_qparams *out)
+{
+    int nb = h->bins, dst = 1 << bits;
+    double *csum = malloc(sizeof(double) * (size_t)nb);
+    if (!csum || h->hi == h->lo) {
+        free(csum);
+        nb_qparams_from_range(h->min, h->max, bits, asym, out);
+        return;
+    }
+    double acc = 0;
+    for (int b = 0; b < nb; b++)
+        csum[b] = acc += h->count[b];
+    double total = acc, step = 1e-5, alpha = 0, beta = 1, norm_min = INFINITY;
+    int start = 0, end = nb - 1, l = 0, r = nb - 1;
+    while (alpha < beta) {
+        double na = alpha + step, nbeta = beta - step;
+        while (l < end && csum[l] < na * total)
+            l++;
+        /* the right edge counted like the left: the mass in bins r.. is below the trim
+           (PyTorch compares the inclusive sum, which cuts one occupied bin) */
+        while (r > start && total - csum[r - 1] < (1 - nbeta) * total)
+            r--;
+        int ns = start, ne = end;
+        if (l - start > end - r) {
+            ns = l;
+            alpha = na;
+        } else {
+            ne = r;
+            beta = nbeta;
+        }
+        if (ns == start && ne == end)
+            continue;
+        double norm = hfmg_norm(h, ns, ne, dst);
+        if (norm > norm_min)
+            break;
+        norm_min = norm;
+        start = ns;
+        end = ne;
+    }
+    free(csum);
+    double bw = (h->hi - h->lo) / nb;
+    nb_qparams_from_range(h->lo + bw * start, h->lo + bw * (end + 1), bits, asym, out);
+}
+
+/* ORT's smooth_distribution: zeros take eps, taken evenly from the non-zeros. False when
+ * all are zero. */
+static bool smooth(double *p, int n)
+{
+    int zeros = 0;
+    for (int i = 0; i < n; i++)
+        zeros += p[i] == 0;
+    if (zeros == n)
+        return false;
+    double eps = 1e-4, eps1 = eps * zeros / (n - zeros);
+    for (int i = 0; i < n; i++)
+        p[i] += p[i] == 0 ? eps : -eps1;
+    return true;
+}
+
+/* TensorRT entropy calibration: |x| in 2048 bins over [0, amax]; for each candidate i of
+ * 128 .. 2048 bins, P = the first i bins with the rest folded into the last, Q = the first
+ * i bins merged into 128 levels and spread back over their non-empty bins; the least
+ * KL(P || Q) gives the threshold (i + 0.5) bin widths. */
+static nb_err kl(const nb_hist *h, int bits, nb_qparams *out, nb_status *st)
+{
+    enum { NBINS = 2048 };
+    int levels = 1 << (bits - 1); /* 128 for int8 */
+    double amax = fmax(fabs(h->min), fabs(h->max));
+    double *a = calloc(NBINS, sizeof(double)), *p = malloc(sizeof(double) * NBINS),
+           *q = malloc(sizeof(double) * NBINS);
+    if (!a || !p || !q) {
+        free(a), free(p), free(q);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    /* |x| histogram from the signed one: each bin's mass spread over its |x| span */
+    double w = (h->hi - h->lo) / h->bins, aw = amax / NBINS;
+    for (int b = 0; b < h->bins && aw > 0; b++) {
+        if (h->count[b] == 0)
+            continue;
+        double s = h->lo + b * w, e = s + w;
+        if (w == 0) { /* every value was h->lo */
+            int k = (int)(fabs(s) / aw);
+            a[k >= NBINS ? NBINS - 1 : k] += h->count[b];
+            continue;
+        }
+        /* the bin's negative part and positive part, each mapped onto |x| */
+        double parts[2][2] = {{s, fmin(e, 0)}, {fmax(s, 0), e}};
+        for (int g = 0; g < 2; g++) {
+            double x0 = parts[g][0], x1 = parts[g][1];
+            if (x1 <= x0)
+                continue;
+            double m = h->count[b] * (x1 - x0) / w;
+            double u0 = fmin(fabs(x0), fabs(x1)), u1 = fmax(fabs(x0), fabs(x1));
+            int k0 = (int)(u0 / aw), k1 = (int)(u1 / aw);
+            k0 = k0 >= NBINS ? NBINS - 1 : k0;
+            k1 = k1 >= NBINS ? NBINS - 1 : k1;
+            for (int k = k0; k <= k1; k++) {
+                double ov = fmin(u1, (k + 1) * aw) - fmax(u0, k * aw);
+                if (k == NBINS - 1)
+                    ov = u1 - fmax(u0, k * aw); /* amax itself lands in the last bin */
+                if (ov > 0)
+                    a[k] += m * ov / (u1 - u0);
+            }
+        }
+    }
+    double best = INFINITY, thr = amax;
+    for (int i = levels; i <= NBINS && aw > 0; i++) {
+        double outl = 0, sp = 0;
+        for (int k = i; k < NBINS; k++)
+            outl += a[k];
+        for (int k = 0; k < i; k++)
+            p[k] = a[k];
+        p[i - 1] += outl;
+        /* Q: merge a[0..i) into levels, spread over the non-empty bins of each level */
+        double merged = (double)i / levels;
+        for (int j = 0; j < levels; j++) {
+            int s = (int)floor(j * merged), e = j == levels - 1 ? i : (int)floor((j + 1) * merged);
+            double sum = 0;
+            int nz = 0;
+            for (int k = s; k < e; k++) {
+                sum += a[k];
+                nz += a[k] != 0;
+            }
+            for (int k = s; k < e; k++)
+                q[k] = a[k] != 0 ? sum / nz : 0;
+        }
+        for (int k = 0; k < i; k++)
+            sp += p[k];
+        double sq = 0;
+        for (int k = 0; k < i; k++)
+            sq += q[k];
+        if (sp <= 0 || sq <= 0)
+            continue;
+        for (int k = 0; k < i; k++)
+            p[k] /= sp, q[k] /= sq;
+        if (!smooth(p, i) || !smooth(q, i))
+            continue;
+        double d = 0;
+        for (int k = 0; k < i; k++)
+            if (p[k] > 0 && q[k] > 0)
+                d += p[k] * log(p[k] / q[k]);
+        if (d < best) {
+            best = d;
+            thr = (i + 0.5) * aw;
+        }
+    }
+    free(a), free(p), free(q);
+    nb_qparams_from_range(-thr, thr, bits, false, out);
+    return NB_OK;
+}
+
+nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg,
+                        bool activation_offset, nb_qparams *out, nb_status *st)
+{
+    if (h->total <= 0)
+        return nb_fail(st, NB_ERR_DATA, "no calibration data reached the tensor");
+    bool asym = cfg->asymmetric < 0 ? activation_offset : cfg->asymmetric == 1;
+    int bits = cfg->act_bits == 16 ? 16 : 8;
+    switch (a) {
+    case NB_ACT_IFMR:
+        ifmr(h, cfg, bits, asym, out);
+        return NB_OK;
+    case NB_ACT_HFMG:
+        hfmg(h, bits, asym, out);
+        return NB_OK;
+    case NB_ACT_MINMAX:
+        nb_qparams_from_range(h->min, h->max, bits, asym, out);
+        return NB_OK;
+    case NB_ACT_PERCENTILE:
+        nb_qparams_from_range(nb_hist_quantile(h, 1e-5), nb_hist_quantile(h, 1 - 1e-5), bits,
+                              asym, out);
+        return NB_OK;
+    case NB_ACT_KL:
+        return kl(h, bits, out, st);
+    case NB_ACT_AUTO:
+        break;
+    }
+    return nb_fail(st, NB_ERR_ARG, "algorithm %s is chosen per layer by the caller",
+                   nb_act_algo_name(a));
+}
+
+/* ---- ARQ ---- */
+
+nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t inner,
+                       int bits, bool channel_wise, float *scales, int8_t *q, nb_status *st)
+{
+    if ((bits != 8 && bits != 4) || outer < 0 || channels < 1 || inner < 0)
+        return nb_fail(st, NB_ERR_ARG, "ARQ of %d bits over %lld x %lld x %lld weights", bits,
+                       (long long)outer, (long long)channels, (long long)inner);
+    double qmax = ldexp(1, bits - 1) - 1;
+    double *amax = calloc((size_t)channels, sizeof(double));
+    if (!amax)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < channels; c++)
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t at = (o * channels + c) * inner + i;
+                if (!isfinite(w[at])) {
+                    free(amax);
+                    return nb_fail(st, NB_ERR_DATA, "%s in the weights at element %lld",
+                                   isnan(w[at]) ? "NaN" : "infinity", (long long)at);
+                }
+                amax[c] = fmax(amax[c], fabs(w[at]));
+            }
+    if (!channel_wise) {
+        double m = 0;
+        for (int64_t c = 0; c < channels; c++)
+            m = fmax(m, amax[c]);
+        for (int64_t c = 0; c < channels; c++)
+            amax[c] = m;
+    }
+    for (int64_t c = 0; c < channels; c++) {
+        double s = amax[c] / qmax;
+        scales[c] = (float)(s < SCALE_EPS ? 1.0 : s);
+    }
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < channels; c++)
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t at = (o * channels + c) * inner + i;
+                double v = nearbyint(w[at] / scales[c]);
+                q[at] = (int8_t)(v > qmax ? qmax : v < -qmax ? -qmax : v);
+            }
+    free(amax);
+    return NB_OK;
+}
