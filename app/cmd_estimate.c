@@ -1,6 +1,7 @@
 /* nanobench estimate: sizes, op types and unsupported ops of a model on the Nano. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -78,6 +79,7 @@ int cmd_estimate(int argc, char **argv)
     nb_model *m = NULL;
     nb_op_table ops = {0};
     nb_estimate e = {0};
+    char *note = NULL; /* the inputs whose dynamic batch is taken as 1 */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (nb_ref_load(model, &lo, &m, &st) || nb_op_table_load(nb_op_table_default_path(), &ops, &st)) {
@@ -86,33 +88,59 @@ int cmd_estimate(int argc, char **argv)
     }
     /* a dynamic batch (dim 0) of an input whose other dims are known is taken as 1, as the
        vendor's estimate does for a single inference; the report says so */
-    char extra[2048] = "", note[1024] = "";
+    /* the fix as --input_shape text (names with ';' cannot be written in it: those keep
+       their dynamic batch and are refused with their shape) */
+    size_t cap = (shape ? strlen(shape) : 0) + 64, len = 0, nlen = 0, ncap = 64;
+    char *all = malloc(cap);
+    note = malloc(ncap);
+    if (!all || !note) {
+        free(all);
+        nb_fail(&st, NB_ERR_NOMEM, "out of memory");
+        rc = cli_error(&st);
+        goto out;
+    }
+    len = (size_t)snprintf(all, cap, "%s", shape ? shape : "");
+    note[0] = 0;
+    int fixed = 0;
     for (int i = 0; i < m->graph->n_inputs; i++) {
         const nb_value *v = &m->graph->values[m->graph->inputs[i]];
-        bool fix = v->rank > 0 && v->dims[0] < 0;
+        bool fix = v->rank > 0 && v->dims[0] < 0 && !strchr(v->name, ';');
         for (int d = 1; fix && d < v->rank; d++)
             fix = v->dims[d] >= 0;
-        if (!fix || strlen(extra) + strlen(v->name) + 200 > sizeof extra)
+        if (!fix)
             continue;
-        size_t o = strlen(extra);
-        o += (size_t)snprintf(extra + o, sizeof extra - o, "%s%s:1", o ? ";" : "", v->name);
+        size_t need = len + strlen(v->name) + 24 * (size_t)v->rank + 8;
+        size_t nneed = nlen + strlen(v->name) + 8;
+        char *a2 = need > cap ? realloc(all, cap = 2 * need) : all;
+        char *n2 = nneed > ncap ? realloc(note, ncap = 2 * nneed) : note;
+        if (a2)
+            all = a2;
+        if (n2)
+            note = n2;
+        if (!a2 || !n2) {
+            free(all);
+            nb_fail(&st, NB_ERR_NOMEM, "out of memory");
+            rc = cli_error(&st);
+            goto out;
+        }
+        len += (size_t)snprintf(all + len, cap - len, "%s%s:1", len ? ";" : "", v->name);
         for (int d = 1; d < v->rank; d++)
-            o += (size_t)snprintf(extra + o, sizeof extra - o, ",%lld", (long long)v->dims[d]);
-        snprintf(note + strlen(note), sizeof note - strlen(note), "%s'%s'", note[0] ? ", " : "",
-                 v->name);
+            len += (size_t)snprintf(all + len, cap - len, ",%lld", (long long)v->dims[d]);
+        nlen += (size_t)snprintf(note + nlen, ncap - nlen, "%s'%s'", nlen ? ", " : "", v->name);
+        fixed++;
     }
-    if (extra[0]) {
-        char all[4096];
-        snprintf(all, sizeof all, "%s%s%s", shape ? shape : "", shape ? ";" : "", extra);
+    if (fixed) {
         nb_model_free(m);
         m = NULL;
         lo.input_shape = all;
         if (nb_ref_load(model, &lo, &m, &st)) {
+            free(all);
             rc = cli_error(&st);
             goto out;
         }
         rec_param("batch_taken_as_1", "%s", note);
     }
+    free(all);
     rec_model(m);
     nb_npu_opts o = {.weight_bits = bits, .soc_version = soc, .input_fp16_nodes = fp16_nodes,
                      .output_fp32 = out_fp32};
@@ -121,8 +149,9 @@ int cmd_estimate(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
-    if (note[0] && !nb_estimate_note(&e, "dynamic batch of %s taken as 1 (--input_shape to "
-                                     "choose)", note)) {
+    bool noted = !note[0] || nb_estimate_note(&e, "dynamic batch of %s taken as 1 "
+                                              "(--input_shape to choose)", note);
+    if (!noted) {
         nb_fail(&st, NB_ERR_NOMEM, "out of memory");
         rc = cli_error(&st);
         goto out;
@@ -145,6 +174,7 @@ int cmd_estimate(int argc, char **argv)
     rec_metric("not_supported_op_types", e.n_unsupported, "");
     rec_metric("estimate_ms", ms, "ms");
 out:
+    free(note);
     nb_estimate_free(&e);
     nb_op_table_free(&ops);
     nb_model_free(m);

@@ -214,6 +214,26 @@ static void test_bn_folded_and_lstm_unrolled(void **state)
         assert_string_not_equal(e.g.k[i].op_type, "BatchNormalization");
     nb_estimate_free(&e);
 
+    /* a BatchNormalization whose output is omitted ("") is not folded (it used to write
+       alias[-1]) */
+    w = zeros(16);
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dx);
+    mb_init_floats(mm, "w", 4, dw, w, 16);
+    mb_init_floats(mm, "s", 1, d4, one, 4);
+    mb_init_floats(mm, "b", 1, d4, zero, 4);
+    mb_init_floats(mm, "mu", 1, d4, zero, 4);
+    mb_init_floats(mm, "var", 1, d4, one, 4);
+    mb_node(mm, "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL})->name = "cv";
+    mb_node(mm, "BatchNormalization", (const char *[]){"c", "s", "b", "mu", "var", NULL},
+            (const char *[]){"", NULL})->name = "bn";
+    mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    estimate(mm, &e);
+    free(w);
+    assert_false(has_rewrite(&e, "folded"));
+    nb_estimate_free(&e);
+
     /* LSTM: X [3,1,8], hidden 16: 3 tasks, weights once, stored N x K as ONNX holds them:
        W [1,64,8] int8 FRACTAL_NZ is ceil(8/32)=1 x ceil(64/16)=4 tiles = 2048 B, R [1,64,16]
        also 4 tiles = 2048 B, bias int32 2 x 4 x 16 = 128 -> 128 x 4 = 512 B: 4608 on the
@@ -538,6 +558,66 @@ static void test_vector_decompositions(void **state)
     nb_estimate_free(&e);
 }
 
+/* Regressions from a breaker's cases: a Concat of 12 inputs reads them all; a MatMul by a
+ * 1-D B counts every row; a weight read in two layouts is one copy per layout; each layer's
+ * weight bytes (32-byte aligned) sum to TOTAL_WEIGHT_SIZE. */
+static void test_many_operands_and_layouts(void **state)
+{
+    (void)state;
+    const int64_t d[2] = {1, 64}, dc[2] = {1, 768};
+    mb_model *mm = mb_new(13);
+    char names[12][8];
+    const char *ins[13];
+    for (int i = 0; i < 12; i++) {
+        snprintf(names[i], sizeof names[i], "x%d", i);
+        mb_input(mm, names[i], 1, 2, d);
+        ins[i] = names[i];
+    }
+    ins[12] = NULL;
+    mb_output(mm, "c", 1, 2, dc);
+    Onnx__NodeProto *cc = mb_node(mm, "Concat", ins, (const char *[]){"c", NULL});
+    cc->name = "cat";
+    mb_attr_int(cc, "axis", 1);
+    nb_estimate e;
+    estimate(mm, &e);
+    assert_int_equal(task(&e, "cat")->n_in, 12);
+    nb_estimate_free(&e);
+
+    /* A [4,8,64] x B [64] -> [4,8]: 32 rows of 64 MACs = 2048; B as 1 x 64 (N x K), read
+       again by a Gemm with transB = 0 as [64, 1] (K x N) -> the same N x K copy */
+    const int64_t da[3] = {4, 8, 64}, db[1] = {64}, dy[2] = {4, 8}, dg[2] = {1, 64},
+                  db2[2] = {64, 1}, dgy[2] = {1, 1};
+    float *b = zeros(64);
+    mm = mb_new(13);
+    mb_input(mm, "a", 1, 3, da);
+    mb_input(mm, "g", 1, 2, dg);
+    mb_output(mm, "y", 1, 2, dy);
+    mb_output(mm, "gy", 1, 2, dgy);
+    mb_output(mm, "cy", 1, 2, dgy);
+    mb_init_floats(mm, "B", 1, db, b, 64);
+    mb_init_floats(mm, "B2", 2, db2, b, 64);
+    mb_node(mm, "MatMul", (const char *[]){"a", "B", NULL}, (const char *[]){"y", NULL})->name =
+        "mv";
+    mb_node(mm, "Gemm", (const char *[]){"g", "B2", NULL}, (const char *[]){"gy", NULL})->name =
+        "gm";
+    Onnx__NodeProto *g2 = mb_node(mm, "Gemm", (const char *[]){"g", "B2", NULL},
+                                  (const char *[]){"cy", NULL});
+    g2->name = "gm2";
+    estimate(mm, &e);
+    free(b);
+    assert_int_equal(task(&e, "mv")->macs, 2048);
+    /* B [64] as [1,64] int8 FRACTAL_NZ: 2 x 1 tiles = 1024; B2 stored [1,64] too: 1024 at
+       gm, none at gm2 (the same copy); each op's bias + deq_scale: 64 + 128 */
+    assert_int_equal(task(&e, "mv")->weight_bytes, 1024 + 192);
+    assert_int_equal(task(&e, "gm")->weight_bytes, 1024 + 192);
+    assert_int_equal(task(&e, "gm2")->weight_bytes, 192);
+    int64_t sum = 0;
+    for (int i = 0; i < e.g.n_k; i++)
+        sum += e.g.k[i].weight_bytes;
+    assert_int_equal(sum, e.weight_bytes);
+    nb_estimate_free(&e);
+}
+
 /* ATC's --input_fp16_nodes / --output_type: x [2,3] -> Relu -> y. By default both buffers
  * are fp16: 6 x 2 + 6 x 2 = 24 B. With x not listed and FP32 outputs, both are float32 (24 B
  * each, 48 B) and two Casts are inserted. */
@@ -604,6 +684,10 @@ static void test_real_models_stable(void **state)
                       (long long)e.exeom_bytes, (long long)e.arena.arena,
                       (long long)e.arena.lower_bound);
         assert_int_equal(e.weight_bytes, w);
+        int64_t layer_sum = 0; /* the -p column adds up to TOTAL_WEIGHT_SIZE */
+        for (int k = 0; k < e.g.n_k; k++)
+            layer_sum += e.g.k[k].weight_bytes;
+        assert_int_equal(layer_sum, w);
         assert_int_equal(e.mem_bytes, mem);
         assert_int_equal(e.exeom_bytes, ex);
         assert_int_equal(e.arena.arena, ar);
@@ -631,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_cube_operands),
         cmocka_unit_test(test_lstm_sequence_lens),
         cmocka_unit_test(test_vector_decompositions),
+        cmocka_unit_test(test_many_operands_and_layouts),
         cmocka_unit_test(test_boundary_casts),
         cmocka_unit_test(test_real_models_stable),
     };

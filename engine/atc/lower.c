@@ -117,8 +117,6 @@ static int add_task(lctx *c, char *name, const char *op, const char *onnx_op, nb
     k->onnx_op = strdup(onnx_op);
     k->unit = u;
     k->inserted = inserted;
-    for (int i = 0; i < 8; i++)
-        k->in[i] = k->out[i] = -1;
     if (!k->op_type || !k->onnx_op)
         *c->oom = true;
     return n->n_k++;
@@ -126,9 +124,14 @@ static int add_task(lctx *c, char *name, const char *op, const char *onnx_op, nb
 
 static void task_in(lctx *c, int k, int t)
 {
-    if (k < 0 || t < 0 || c->n->k[k].n_in == 8)
+    if (k < 0 || t < 0)
         return;
-    c->n->k[k].in[c->n->k[k].n_in++] = t;
+    nb_npu_task *tk = &c->n->k[k];
+    if (!nb_grow((void **)&tk->in, &tk->cap_in, tk->n_in, sizeof(int))) {
+        *c->oom = true;
+        return;
+    }
+    tk->in[tk->n_in++] = t;
     nb_npu_tensor *x = &c->n->t[t];
     if (x->last < k)
         x->last = k;
@@ -136,9 +139,14 @@ static void task_in(lctx *c, int k, int t)
 
 static void task_out(lctx *c, int k, int t)
 {
-    if (k < 0 || t < 0 || c->n->k[k].n_out == 8)
+    if (k < 0 || t < 0)
         return;
-    c->n->k[k].out[c->n->k[k].n_out++] = t;
+    nb_npu_task *tk = &c->n->k[k];
+    if (!nb_grow((void **)&tk->out, &tk->cap_out, tk->n_out, sizeof(int))) {
+        *c->oom = true;
+        return;
+    }
+    tk->out[tk->n_out++] = t;
     nb_npu_tensor *x = &c->n->t[t];
     if (x->first < 0 || x->first > k)
         x->first = k;
@@ -196,6 +204,10 @@ static int const_tensor(lctx *c, int v)
     return c->vt[v];
 }
 
+/* The NPU format of an activation of rank r that a spatial op reads or writes: NC1HWC0 for
+ * [N,C,L] and [N,C,H,W], ND otherwise ([N,C] has no spatial dims to block). */
+static nb_format spatial_format(int r) { return r == 3 || r == 4 ? NB_FMT_NC1HWC0 : NB_FMT_ND; }
+
 /* The tensor of value v in format f: as produced, or through a TransData (made once). */
 static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
 {
@@ -205,7 +217,8 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
     if (is_const(c, v))
         return const_tensor(c, v);
     int t = c->vt[v];
-    if (t < 0 || c->n->t[t].format == f || c->n->t[t].rank < 3)
+    if (t < 0 || c->n->t[t].format == f || c->n->t[t].rank < 3 ||
+        (f == NB_FMT_NC1HWC0 && spatial_format(c->n->t[t].rank) != NB_FMT_NC1HWC0))
         return t;
     if (c->vt_alt[v] >= 0 && c->n->t[c->vt_alt[v]].format == f)
         return c->vt_alt[v];
@@ -248,28 +261,31 @@ static int quant_in(lctx *c, int v, nb_format f, const char *consumer)
 }
 
 /* The quantized cube weight of constant value v, with the logical shape dims (N x K for
- * matrices) in format f: made once per value and shape, so that ops sharing a
- * weight share its copy. *fresh tells whether this call made it. */
+ * matrices) in format f: made once per value, layout and shape, so that ops sharing a
+ * weight share its copy. */
 static int weight_tensor(lctx *c, int v, nb_format f, int rank, const int64_t *dims,
-                         int64_t bytes, bool *fresh)
+                         int64_t bytes)
 {
     c = owner(c, &v);
-    *fresh = false;
     nb_dtype wt = c->o->weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
-    int w = c->vw[v];
-    if (w >= 0 && c->n->t[w].format == f && c->n->t[w].rank == rank &&
-        !memcmp(c->n->t[w].dims, dims, sizeof(int64_t) * (size_t)rank))
-        return w;
-    w = add_tensor(c, strdup(c->g->values[v].name), wt, f, rank, dims, NB_T_WEIGHT, bytes);
+    const char *name = c->g->values[v].name;
+    /* a copy in this layout already? (names are unique per value until the final pass) */
+    for (int w = c->vw[v] >= 0 ? c->vw[v] : c->n->n_t; w < c->n->n_t; w++) {
+        const nb_npu_tensor *t = &c->n->t[w];
+        if (t->role == NB_T_WEIGHT && t->format == f && t->rank == rank && t->dtype == wt &&
+            !strcmp(t->name, name) &&
+            !memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank))
+            return w;
+    }
+    int w = add_tensor(c, strdup(name), wt, f, rank, dims, NB_T_WEIGHT, bytes);
     if (c->vw[v] < 0)
         c->vw[v] = w;
-    *fresh = w >= 0;
     return w;
 }
 
 /* A cube op's constant parameters: bias int32 and deq_scale (uint64) per output channel,
- * padded to 16 channels. Returns their bytes. */
-static int64_t cube_params(lctx *c, int k, const char *name, int64_t channels)
+ * padded to 16 channels. */
+static void cube_params(lctx *c, int k, const char *name, int64_t channels)
 {
     int64_t padded = (channels + 15) / 16 * 16, d[1] = {padded};
     int b = add_tensor(c, dupf("%s/bias", name), NB_INT32, NB_FMT_ND, 1, d, NB_T_WEIGHT, -1);
@@ -277,7 +293,6 @@ static int64_t cube_params(lctx *c, int k, const char *name, int64_t channels)
                        -1);
     task_in(c, k, b);
     task_in(c, k, q);
-    return padded * 4 + padded * 8;
 }
 
 /* The int32 accumulator of a cube task and its AscendDequant to fp16, which becomes value
@@ -343,10 +358,6 @@ static bool param_input(const char *op, int i)
            (!strcmp(op, "ConstantOfShape") && i == 0);
 }
 
-/* The NPU format of an activation of rank r that a spatial op reads or writes: NC1HWC0 for
- * [N,C,L] and [N,C,H,W], ND otherwise ([N,C] has no spatial dims to block). */
-static nb_format spatial_format(int r) { return r == 3 || r == 4 ? NB_FMT_NC1HWC0 : NB_FMT_ND; }
-
 /* Why the NPU cannot run node n as it stands, or "" (checked after the op table). */
 static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t len)
 {
@@ -392,16 +403,23 @@ static void nd_outputs(lctx *c, const nb_node *n, int k)
 /* An op that runs on the CPU (unsupported, with why): it reads and writes ND. */
 static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *why)
 {
-    int ins[8], n_ins = 0;
-    for (int i = 0; i < n->n_in && n_ins < 8; i++)
+    int *ins = malloc(sizeof(int) * ((size_t)n->n_in + 1)), n_ins = 0;
+    if (!ins) {
+        *c->oom = true;
+        return;
+    }
+    for (int i = 0; i < n->n_in; i++)
         if (n->in[i] >= 0)
             ins[n_ins++] = tensor_in(c, n->in[i], NB_FMT_ND, name);
     int k = add_task(c, strdup(name), n->op_type, n->op_type, NB_TASK_CPU, false);
-    if (k < 0)
+    if (k < 0) {
+        free(ins);
         return;
+    }
     snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
     for (int i = 0; i < n_ins; i++)
         task_in(c, k, ins[i]);
+    free(ins);
     nd_outputs(c, n, k);
 }
 
@@ -428,6 +446,9 @@ static void cube_reason(const lctx *c, const nb_node *n, char *why, size_t len)
                  "constants, quantized offline", c->g->values[n->in[wi]].name);
     else if (conv_op(n->op_type) && c->g->values[n->in[wi]].rank < 3)
         snprintf(why, len, "%s weights of rank %d", n->op_type, c->g->values[n->in[wi]].rank);
+    else if (!conv_op(n->op_type) &&
+             (c->g->values[n->in[wi]].rank < 1 || c->g->values[n->in[0]].rank < 1))
+        snprintf(why, len, "%s of a scalar operand: the cube takes matrices", n->op_type);
 }
 
 /* What to do about an op the Nano lacks, for the reason text ("" when nothing simple). */
@@ -515,22 +536,16 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
     int res[3] = {-1, -1, -1};
     for (int i = 0; i < ns; i++) {
         int ins[3];
-        int64_t wbytes = 0;
         const nb_npu_tensor *shape_of = NULL;
         for (int j = 0; j < st[i].n_in; j++) {
             const operand *o = &st[i].in[j];
-            if (o->kind == 'x') {
+            if (o->kind == 'x')
                 ins[j] = tensor_in(c, n->in[o->i], f0, name);
-                bool fresh = is_const(c, n->in[o->i]) && c->n->t[ins[j]].first < 0 &&
-                             c->n->t[ins[j]].last < 0;
-                wbytes += fresh ? c->n->t[ins[j]].bytes : 0;
-            } else if (o->kind == 't') {
+            else if (o->kind == 't')
                 ins[j] = res[o->i];
-            } else {
+            else
                 ins[j] = add_tensor(c, dupf("%s/%s_k%d", name, st[i].op, j), NB_FLOAT16,
                                     NB_FMT_ND, 0, NULL, NB_T_WEIGHT, -1);
-                wbytes += ins[j] >= 0 ? c->n->t[ins[j]].bytes : 0;
-            }
             if (j == 0 && ins[j] >= 0)
                 shape_of = &c->n->t[ins[j]];
         }
@@ -540,7 +555,6 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
         if (k < 0)
             return true;
         c->n->k[k].inserted = !last;
-        c->n->k[k].weight_bytes = wbytes;
         for (int j = 0; j < st[i].n_in; j++)
             task_in(c, k, ins[j]);
         /* an intermediate has its first operand's shape, or the output's when it broadcasts */
@@ -631,23 +645,25 @@ static void lower_node(lctx *c, int ni)
     }
     if (spatial)
         f0 = spatial_format(c->g->values[n->in[0]].rank);
-    int ins[8], n_ins = 0;
-    int64_t wbytes = 0;
-    for (int i = 0; i < n->n_in && n_ins < 8; i++) {
+    int *ins = malloc(sizeof(int) * ((size_t)n->n_in + 1)), n_ins = 0;
+    if (!ins) {
+        free(name);
+        *c->oom = true;
+        return;
+    }
+    for (int i = 0; i < n->n_in; i++) {
         if (n->in[i] < 0 || (is_const(c, n->in[i]) && param_input(op, i)))
             continue;
-        bool fresh = is_const(c, n->in[i]) && produced(c, n->in[i]) < 0;
-        int t = tensor_in(c, n->in[i], (i == 0 || ew) ? f0 : NB_FMT_ND, name);
-        ins[n_ins++] = t;
-        if (fresh && t >= 0) /* a constant shared by several ops is counted once */
-            wbytes += c->n->t[t].bytes;
+        ins[n_ins++] = tensor_in(c, n->in[i], (i == 0 || ew) ? f0 : NB_FMT_ND, name);
     }
     int k = add_task(c, name, npu_op, op, NB_TASK_VECTOR, false);
-    if (k < 0)
+    if (k < 0) {
+        free(ins);
         return;
-    c->n->k[k].weight_bytes = wbytes;
+    }
     for (int i = 0; i < n_ins; i++)
         task_in(c, k, ins[i]);
+    free(ins);
     for (int o = 0; o < n->n_out; o++) {
         int v = n->out[o];
         if (v < 0)
@@ -709,8 +725,8 @@ static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
         }
         int64_t kdim = wd[wrank - 1];
         channels = wd[wrank - 2];
-        int64_t rows = 1;
-        for (int d = 0; d + 1 < y->rank; d++)
+        int64_t rows = 1; /* y without its N dim (which a 1-D B drops) */
+        for (int d = 0; d + (w->rank == 1 ? 0 : 1) < y->rank; d++)
             rows *= y->dims[d];
         macs = rows * channels * kdim;
         if (gemm && wconst)
@@ -723,26 +739,20 @@ static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
     if (k < 0)
         return;
     task_in(c, k, xq);
-    int64_t task_wbytes = 0;
-    if (wconst) {
-        bool fresh;
-        int wt_i = weight_tensor(c, n->in[wi], conv ? NB_FMT_FRACTAL_Z : NB_FMT_FRACTAL_NZ,
-                                 wrank, wd, wbytes, &fresh);
-        task_in(c, k, wt_i);
-        if (fresh) /* a weight shared by several ops is counted at the first */
-            task_wbytes = c->n->t[wt_i].bytes;
-    } else {
+    if (wconst)
+        task_in(c, k, weight_tensor(c, n->in[wi], conv ? NB_FMT_FRACTAL_Z : NB_FMT_FRACTAL_NZ,
+                                    wrank, wd, wbytes));
+    else
         task_in(c, k, wq);
-    }
     c->n->k[k].macs = macs;
-    task_wbytes += cube_params(c, k, name, channels);
-    c->n->k[k].weight_bytes = task_wbytes;
+    cube_params(c, k, name, channels);
     /* a BatchNormalization that only reads this output folds into the weights and bias */
     int v = n->out[0];
     if ((conv || gemm) && wconst && !run_bias && c->uses[v] == 1 && !y->is_output) {
         for (int j = ni + 1; j < c->g->n_nodes; j++) {
             const nb_node *b = &c->g->nodes[j];
-            if (strcmp(b->op_type, "BatchNormalization") || b->n_in < 5 || b->in[0] != v)
+            if (strcmp(b->op_type, "BatchNormalization") || b->n_in < 5 || b->in[0] != v ||
+                b->n_out < 1 || b->out[0] < 0)
                 continue;
             bool consts = true;
             for (int q = 1; q < 5; q++)
@@ -847,17 +857,15 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
     int64_t seq = x->dims[0], batch = x->dims[1], in_sz = x->dims[2];
     int64_t dirs = w->dims[0], hid = r->dims[2];
     int64_t wd[3] = {dirs, gates * hid, in_sz}, rd[3] = {dirs, gates * hid, hid};
-    bool fw, fr;
-    int wq = weight_tensor(c, n->in[1], NB_FMT_FRACTAL_NZ, 3, wd, -1, &fw);
-    int rq = weight_tensor(c, n->in[2], NB_FMT_FRACTAL_NZ, 3, rd, -1, &fr);
-    int64_t bias_d[1] = {(2 * gates * hid + 15) / 16 * 16};
+    int wq = weight_tensor(c, n->in[1], NB_FMT_FRACTAL_NZ, 3, wd, -1);
+    int rq = weight_tensor(c, n->in[2], NB_FMT_FRACTAL_NZ, 3, rd, -1);
+    int64_t bias_d[1] = {dirs * ((2 * gates * hid + 15) / 16 * 16)};
     int bq = add_tensor(c, dupf("%s/bias", name), NB_INT32, NB_FMT_ND, 1, bias_d, NB_T_WEIGHT,
                         -1);
     int pq = lstm && n->n_in > 7 && n->in[7] >= 0 ? tensor_in(c, n->in[7], NB_FMT_ND, name)
                                                    : -1;
-    bool fp = pq >= 0 && c->n->t[pq].first < 0 && c->n->t[pq].last < 0;
     int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, name);
-    int64_t hd[2] = {batch, hid};
+    int64_t hd[3] = {dirs, batch, hid}; /* the state of each direction */
     int h = n->n_in > 5 && n->in[5] >= 0 ? tensor_in(c, n->in[5], NB_FMT_ND, name) : -1;
     int cst = lstm && n->n_in > 6 && n->in[6] >= 0 ? tensor_in(c, n->in[6], NB_FMT_ND, name)
                                                     : -1;
@@ -875,7 +883,7 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
             int k = add_task(c, dupf("%s/t%lld/AscendQuant", name, (long long)s),
                              "AscendQuant", "AscendQuant", NB_TASK_VECTOR, true);
             hq = add_tensor(c, dupf("%s/h%lld/int8", name, (long long)s), NB_INT8,
-                            NB_FMT_FRACTAL_NZ, 2, hd, NB_T_ACTIVATION, -1);
+                            NB_FMT_FRACTAL_NZ, 3, hd, NB_T_ACTIVATION, -1);
             task_in(c, k, h);
             task_out(c, k, hq);
             c->n->n_quant++;
@@ -890,17 +898,13 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
         task_in(c, k, hq);
         task_in(c, k, cst);
         task_in(c, k, pq);
-        c->n->k[k].macs = batch * gates * hid * (in_sz + hid);
-        if (s == 0)
-            c->n->k[k].weight_bytes = (fw ? c->n->t[wq].bytes : 0) +
-                                      (fr ? c->n->t[rq].bytes : 0) + c->n->t[bq].bytes +
-                                      (fp ? c->n->t[pq].bytes : 0);
-        h = add_tensor(c, dupf("%s/h%lld", name, (long long)(s + 1)), NB_FLOAT16, NB_FMT_ND, 2,
+        c->n->k[k].macs = dirs * batch * gates * hid * (in_sz + hid);
+        h = add_tensor(c, dupf("%s/h%lld", name, (long long)(s + 1)), NB_FLOAT16, NB_FMT_ND, 3,
                        hd, NB_T_ACTIVATION, -1);
         task_out(c, k, h);
         if (lstm) {
             cst = add_tensor(c, dupf("%s/c%lld", name, (long long)(s + 1)), NB_FLOAT16,
-                             NB_FMT_ND, 2, hd, NB_T_ACTIVATION, -1);
+                             NB_FMT_ND, 3, hd, NB_T_ACTIVATION, -1);
             task_out(c, k, cst);
         }
         task_out(c, k, y); /* each step writes its slice of Y */
@@ -968,7 +972,12 @@ static void lower_nodes(lctx *c)
  * The arena plan therefore holds both branches' results at once: an upper bound. */
 static void lower_if(lctx *c, const nb_node *n, const char *name)
 {
-    int outs[16], n_outs = 0, total = 0;
+    int n_br = 0, total = 0;
+    int *outs = malloc(sizeof(int) * ((size_t)n->n_attr * (size_t)(n->n_out + 1) + 1));
+    if (!outs) {
+        *c->oom = true;
+        return;
+    }
     for (int a = 0; a < n->n_attr && !*c->oom; a++) {
         const nb_graph *sub = n->attrs[a].g;
         if (!sub)
@@ -977,26 +986,49 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         if (!ctx_init(&b, sub, c, dupf("%s/%s/", name, n->attrs[a].name))) {
             ctx_free(&b);
             *c->oom = true;
-            return;
+            break;
         }
         int before = c->n->n_k;
         lower_nodes(&b);
         total += c->n->n_k - before;
-        for (int o = 0; o < sub->n_outputs && n_outs < 16; o++)
-            outs[n_outs++] = tensor_in(&b, sub->outputs[o], NB_FMT_ND, name);
+        for (int o = 0; o < n->n_out; o++)
+            outs[n_br * n->n_out + o] =
+                o < sub->n_outputs ? tensor_in(&b, sub->outputs[o], NB_FMT_ND, name) : -1;
+        n_br++;
         ctx_free(&b);
     }
     char why[160];
     snprintf(why, sizeof why, "If is not in the Nano's op list: the CPU picks the branch "
              "(both branches' %d tasks are compiled)", total);
     int k = add_task(c, strdup(name), "If", "If", NB_TASK_CPU, false);
-    if (k < 0)
+    if (k < 0 || *c->oom) {
+        free(outs);
         return;
+    }
     snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
     task_in(c, k, tensor_in(c, n->in[0], NB_FMT_ND, name));
-    for (int i = 0; i < n_outs && c->n->k[k].n_in < 8; i++)
+    for (int i = 0; i < n_br * n->n_out; i++)
         task_in(c, k, outs[i]);
-    nd_outputs(c, n, k);
+    for (int o = 0; o < n->n_out; o++) {
+        int v = n->out[o];
+        if (v < 0)
+            continue;
+        /* branches may differ in shape: the output buffer holds the larger */
+        int64_t bytes = 0;
+        for (int b = 0; b < n_br; b++) {
+            int t = outs[b * n->n_out + o];
+            if (t >= 0 && c->n->t[t].bytes > bytes)
+                bytes = c->n->t[t].bytes;
+        }
+        const nb_value *val = &c->g->values[v];
+        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
+                           val->dims, NB_T_ACTIVATION, -1);
+        if (t >= 0 && c->n->t[t].bytes < bytes)
+            c->n->t[t].bytes = bytes;
+        task_out(c, k, t);
+        c->vt[v] = t;
+    }
+    free(outs);
 }
 
 /* ---- unique names: the dumps and the debug file name tasks and tensors ---- */
@@ -1189,9 +1221,18 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
     for (int i = 0; i < g->n_outputs && !oom; i++) {
         int v = g->outputs[i];
         lctx *oc = owner(&c, &v);
-        if (is_const(oc, v))
-            continue;
         int t = tensor_in(&c, g->outputs[i], NB_FMT_ND, g->values[g->outputs[i]].name);
+        if (t >= 0 && is_const(oc, v)) {
+            /* a constant output: its weight copied into the output buffer */
+            const nb_npu_tensor src = out->t[t]; /* a copy: add_tensor may move the array */
+            int k = add_task(&c, dupf("%s/Identity", src.name), "Identity", "Identity",
+                             NB_TASK_VECTOR, true);
+            int o2 = add_tensor(&c, dupf("%s/out", src.name), src.dtype, NB_FMT_ND, src.rank,
+                                src.dims, NB_T_ACTIVATION, -1);
+            task_in(&c, k, t);
+            task_out(&c, k, o2);
+            t = o2;
+        }
         if (t >= 0 && opts.output_fp32 && out->t[t].dtype == NB_FLOAT16) {
             /* --output_type FP32: a Cast into a float32 output buffer */
             const nb_npu_tensor src = out->t[t]; /* a copy: add_tensor may move the array */
@@ -1204,7 +1245,7 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
             out->n_cast++;
             t = f32;
         }
-        if (t >= 0 && out->t[t].role == NB_T_ACTIVATION) {
+        if (t >= 0 && out->t[t].role == NB_T_ACTIVATION) { /* not an input passed through */
             out->t[t].role = NB_T_OUTPUT;
             out->t[t].last = out->n_k;
         }
@@ -1212,6 +1253,24 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
     for (int i = 0; i < out->n_t; i++)
         if (out->t[i].role == NB_T_INPUT)
             out->t[i].first = 0;
+    /* each weight counts at the first task that reads it (a weight no task reads, such as
+       the W of a zero-step LSTM, is not in the exeom) */
+    bool *seen = calloc((size_t)out->n_t + 1, sizeof(bool));
+    if (!seen)
+        oom = true;
+    for (int k = 0; k < out->n_k && seen; k++)
+        for (int j = 0; j < out->k[k].n_in; j++) {
+            int t = out->k[k].in[j];
+            if (out->t[t].role != NB_T_WEIGHT || seen[t])
+                continue;
+            seen[t] = true;
+            out->k[k].weight_bytes += (out->t[t].bytes + NB_EXEOM_ALIGN - 1) / NB_EXEOM_ALIGN *
+                                      NB_EXEOM_ALIGN;
+        }
+    for (int t = 0; t < out->n_t && seen; t++) /* unread weights: no bytes */
+        if (out->t[t].role == NB_T_WEIGHT && !seen[t])
+            out->t[t].bytes = 0;
+    free(seen);
     if (!oom && !unique_graph_names(out))
         oom = true;
     if (oom)
@@ -1228,6 +1287,8 @@ void nb_npu_graph_free(nb_npu_graph *g)
     for (int i = 0; i < g->n_t; i++)
         free(g->t[i].name);
     for (int i = 0; i < g->n_k; i++) {
+        free(g->k[i].in);
+        free(g->k[i].out);
         free(g->k[i].name);
         free(g->k[i].op_type);
         free(g->k[i].onnx_op);

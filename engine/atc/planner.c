@@ -68,7 +68,10 @@ typedef struct conflicts {
     int *start, *adj;
 } conflicts;
 
-#define MAX_PAIRS (8 << 20) /* beyond this (64 MB of lists) the placement scans every pair */
+/* Beyond max(8M, 16 n) pairs (64 MB of lists at least) the placement scans every pair
+ * placed before, and tries only the two size orderings (a model where thousands of tensors
+ * live at once). */
+static int64_t max_pairs(int n) { return n * (int64_t)16 > (8 << 20) ? n * (int64_t)16 : 8 << 20; }
 
 static const nb_live_buf *sweep_bufs;
 
@@ -81,7 +84,7 @@ static int cmp_first(const void *pa, const void *pb)
 }
 
 /* Fills cf (or only counts into deg when cf->adj is NULL); returns the number of pairs, or
- * -1 when it passes MAX_PAIRS. by_first and active hold n ints. */
+ * -1 when it passes max_pairs(n). by_first and active hold n ints. */
 static int64_t sweep(int n, const nb_live_buf *b, const int64_t *size, const int *by_first,
                      int *active, int *deg, conflicts *cf)
 {
@@ -103,7 +106,7 @@ static int64_t sweep(int n, const nb_live_buf *b, const int64_t *size, const int
             } else {
                 deg[i]++, deg[j]++;
             }
-            if (++pairs > MAX_PAIRS)
+            if (++pairs > max_pairs(n))
                 return -1;
         }
         n_active = kept;
@@ -236,7 +239,8 @@ nb_err nb_plan_arena(int n, const nb_live_buf *bufs, int64_t align, int64_t *off
     conflicts cf;
     build_conflicts(n, bufs, size, &cf); /* without them, place() scans every pair */
     int64_t best = -1;
-    for (int mode = 0; mode < N_ORDERS && best != plan->lower_bound; mode++) {
+    int orders = cf.adj ? N_ORDERS : 1;
+    for (int mode = 0; mode < orders && best != plan->lower_bound; mode++) {
         for (int i = 0; i < n; i++)
             order[i] = i;
         ctx c = {.b = bufs, .size = size, .mode = mode};

@@ -9,7 +9,6 @@
 
 #include "nb/estimate.h"
 
-static int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 static int cmp_count(const void *pa, const void *pb)
 {
@@ -69,8 +68,7 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
     for (int i = 0; i < g->n_t; i++) {
         const nb_npu_tensor *t = &g->t[i];
         switch (t->role) {
-        case NB_T_WEIGHT:
-            e->weight_bytes += align_up(t->bytes, NB_EXEOM_ALIGN);
+        case NB_T_WEIGHT: /* counted per task below */
             break;
         case NB_T_INPUT:
         case NB_T_OUTPUT:
@@ -95,6 +93,7 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
     }
     for (int i = 0; i < g->n_k; i++) {
         e->macs += g->k[i].macs;
+        e->weight_bytes += g->k[i].weight_bytes;
         if (g->k[i].unit == NB_TASK_CPU && !count_op(&e->unsupported, &e->n_unsupported,
                                                     g->k[i].onnx_op))
             err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -152,6 +151,24 @@ static const char *unit_name(nb_task_unit u)
     return u == NB_TASK_CUBE ? "cube" : u == NB_TASK_VECTOR ? "vector" : "cpu-unsupported";
 }
 
+/* A copy of s with tab, newline, carriage return and backslash as \t \n \r \\ (a
+ * table row stays one line), or NULL when out of memory. */
+static char *escaped(const char *s)
+{
+    char *o = malloc(2 * strlen(s) + 1), *p = o;
+    for (; o && *s; s++) {
+        const char *e = *s == '\t' ? "\\t" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
+                      : *s == '\\' ? "\\\\" : NULL;
+        if (e)
+            *p++ = e[0], *p++ = e[1];
+        else
+            *p++ = *s;
+    }
+    if (o)
+        *p = 0;
+    return o;
+}
+
 /* "[1,16,96] FLOAT16" for t, "-" for none. */
 static void shape_cell(const nb_npu_tensor *t, char *buf, size_t len)
 {
@@ -205,12 +222,14 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
     /* one row per task; columns as wide as their longest cell, names never cut */
     int n = e->g.n_k;
     char(*cells)[3][96] = calloc((size_t)n + 1, sizeof *cells);
+    char **names = calloc((size_t)n + 1, sizeof(char *));
     int wname = 5, wop = 2, win = 5, wout = 6;
-    for (int i = 0; i < n && cells; i++) {
+    for (int i = 0; i < n && cells && names; i++) {
         const nb_npu_task *k = &e->g.k[i];
+        names[i] = escaped(k->name);
         shape_cell(k->n_in ? &e->g.t[k->in[0]] : NULL, cells[i][0], sizeof cells[i][0]);
         shape_cell(k->n_out ? &e->g.t[k->out[0]] : NULL, cells[i][1], sizeof cells[i][1]);
-        int l = (int)strlen(k->name);
+        int l = names[i] ? (int)strlen(names[i]) : 1;
         wname = l > wname ? l : wname;
         l = (int)strlen(k->op_type);
         wop = l > wop ? l : wop;
@@ -228,7 +247,8 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
         char hb[32], hw[32], ob[48];
         snprintf(ob, sizeof ob, "%lld (%s)", (long long)(out ? out->bytes : 0),
                  human(out ? out->bytes : 0, hb, sizeof hb));
-        fprintf(f, "%-*s  %-*s  %-15s  %-*s  %-*s  %-10s  %-21s  %12lld  ", wname, k->name, wop,
+        fprintf(f, "%-*s  %-*s  %-15s  %-*s  %-*s  %-10s  %-21s  %12lld  ", wname,
+                names && names[i] ? names[i] : "?", wop,
                 k->op_type, unit_name(k->unit), win, cells ? cells[i][0] : "?", wout,
                 cells ? cells[i][1] : "?", out ? nb_format_name(out->format) : "-", ob,
                 (long long)k->macs);
@@ -239,6 +259,25 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
                     human(k->weight_bytes, hw, sizeof hw));
     }
     free(cells);
+    for (int i = 0; i < n && names; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* A JSON string of s; a name that is not UTF-8 keeps its ASCII and shows '?' for the rest
+ * (jansson refuses invalid UTF-8). */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    char *c = strdup(s);
+    for (char *p = c; p && *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            *p = '?';
+    j = json_string(c ? c : "");
+    free(c);
+    return j;
 }
 
 static json_t *tensor_json(const nb_npu_tensor *t)
@@ -246,7 +285,7 @@ static json_t *tensor_json(const nb_npu_tensor *t)
     json_t *o = json_object(), *sh = json_array();
     for (int d = 0; d < t->rank; d++)
         json_array_append_new(sh, json_integer(t->dims[d]));
-    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "name", jstr(t->name));
     json_object_set_new(o, "shape", sh);
     json_object_set_new(o, "dtype", json_string(nb_dtype_name(t->dtype)));
     json_object_set_new(o, "format", json_string(nb_format_name(t->format)));
@@ -266,7 +305,7 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
 {
     json_t *o = json_object();
     if (e->model_path)
-        json_object_set_new(o, "model", json_string(e->model_path));
+        json_object_set_new(o, "model", jstr(e->model_path));
     if (e->soc_version)
         json_object_set_new(o, "soc_version", json_string(e->soc_version));
     json_object_set_new(o, "TOTAL_WEIGHT_SIZE", json_integer(e->weight_bytes));
@@ -292,15 +331,32 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
     json_object_set_new(o, "inserted_ops", ins);
     json_t *rw = json_array();
     for (int i = 0; i < e->g.n_rewrites; i++)
-        json_array_append_new(rw, json_string(e->g.rewrites[i]));
+        json_array_append_new(rw, jstr(e->g.rewrites[i]));
     json_object_set_new(o, "rewrites", rw);
-    json_t *layers = json_array();
-    for (int i = 0; i < e->g.n_k; i++) {
+    json_t *notes = json_array();
+    for (int i = 0; i < e->n_notes; i++)
+        json_array_append_new(notes, jstr(e->notes[i]));
+    json_object_set_new(o, "notes", notes);
+    /* the summary as one indented object, then the layers one compact line each, written
+       as they are made (a 100k-step unrolled LSTM has 300k tasks) */
+    char *head = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!head)
+        return -1;
+    size_t hl = strlen(head);
+    while (hl && head[hl - 1] != '}')
+        hl--;
+    if (hl)
+        hl--; /* drop the closing brace: the layers follow */
+    int r = fwrite(head, 1, hl, f) == hl ? 0 : -1;
+    free(head);
+    fputs(",\n  \"layers\": [", f);
+    for (int i = 0; i < e->g.n_k && r == 0; i++) {
         const nb_npu_task *k = &e->g.k[i];
         json_t *l = json_object(), *in = json_array(), *out = json_array();
-        json_object_set_new(l, "name", json_string(k->name));
-        json_object_set_new(l, "op_type", json_string(k->op_type));
-        json_object_set_new(l, "onnx_op", json_string(k->onnx_op));
+        json_object_set_new(l, "name", jstr(k->name));
+        json_object_set_new(l, "op_type", jstr(k->op_type));
+        json_object_set_new(l, "onnx_op", jstr(k->onnx_op));
         json_object_set_new(l, "unit", json_string(unit_name(k->unit)));
         json_object_set_new(l, "inserted", json_boolean(k->inserted));
         for (int j = 0; j < k->n_in; j++)
@@ -312,16 +368,11 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
         json_object_set_new(l, "weight_bytes", json_integer(k->weight_bytes));
         json_object_set_new(l, "macs", json_integer(k->macs));
         if (k->unit == NB_TASK_CPU)
-            json_object_set_new(l, "reason", json_string(k->reason));
-        json_array_append_new(layers, l);
+            json_object_set_new(l, "reason", jstr(k->reason));
+        fputs(i ? ",\n    " : "\n    ", f);
+        r = json_dumpf(l, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(l);
     }
-    json_object_set_new(o, "layers", layers);
-    json_t *notes = json_array();
-    for (int i = 0; i < e->n_notes; i++)
-        json_array_append_new(notes, json_string(e->notes[i]));
-    json_object_set_new(o, "notes", notes);
-    int r = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
-    json_decref(o);
-    return r;
+    fputs("\n  ]\n}\n", f);
+    return r || ferror(f) ? -1 : 0;
 }

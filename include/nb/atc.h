@@ -148,8 +148,10 @@ typedef struct nb_npu_task {
     nb_task_unit unit;
     bool inserted;   /* added by lowering */
     char reason[160]; /* unit CPU: why the NPU cannot run it */
-    int n_in, n_out;
-    int in[8], out[8]; /* tensor indices, -1 unused */
+    int n_in, n_out, cap_in, cap_out;
+    int *in, *out;   /* tensor indices */
+    /* the weights this task is the first to read, each NB_EXEOM_ALIGN-aligned: the column
+       sums to TOTAL_WEIGHT_SIZE */
     int64_t weight_bytes, macs;
 } nb_npu_task;
 
