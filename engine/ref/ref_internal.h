@@ -4,6 +4,20 @@
 
 #include "nb/ref.h"
 
+#include <cblas.h>
+#include <stdbool.h>
+
+/* cblas_sgemm / cblas_sgemv through OpenBLAS opened at the first call (blas.c): the kernels
+ * call them by their cblas names. */
+void nb_cblas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
+                    blasint m, blasint n, blasint k, float alpha, const float *a, blasint lda,
+                    const float *b, blasint ldb, float beta, float *c, blasint ldc);
+void nb_cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n,
+                    float alpha, const float *a, blasint lda, const float *x, blasint incx,
+                    float beta, float *y, blasint incy);
+#define cblas_sgemm nb_cblas_sgemm
+#define cblas_sgemv nb_cblas_sgemv
+
 /* Output 0 is input 0 with the inferred shape (Reshape, Flatten, Squeeze, Unsqueeze,
  * Identity, Dropout): the executor makes a view; a kernel, if any, runs after it. Callers
  * read k->out[] after the kernel returns, so a kernel may replace an output it was given
