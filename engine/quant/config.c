@@ -410,13 +410,28 @@ static nb_err read_arq(parser *p, const pfield *m, nb_calib_cfg *c)
     return NB_OK;
 }
 
+/* The fields IFMR and HFMG share (asymmetric, dst_type): true when f is one (*e set). */
+static bool act_common(parser *p, const pfield *f, nb_calib_cfg *c, nb_err *e)
+{
+    bool b;
+    if (!strcmp(f->name, "asymmetric")) {
+        *e = get_bool(p, f, &b);
+        c->asymmetric = b;
+        return true;
+    }
+    if (!strcmp(f->name, "dst_type")) {
+        *e = dst_type(p, f, &c->act_bits);
+        return true;
+    }
+    return false;
+}
+
 static nb_err read_ifmr(parser *p, const pfield *m, nb_calib_cfg *c)
 {
     c->act = NB_ACT_IFMR;
     for (int i = 0; i < m->n_kids; i++) {
         const pfield *f = &m->kids[i];
         nb_err e = once(p, m, f);
-        bool b;
         if (e)
             return e;
         if (!strcmp(f->name, "search_range_start"))
@@ -429,12 +444,7 @@ static nb_err read_ifmr(parser *p, const pfield *m, nb_calib_cfg *c)
             e = get_float(p, f, 0.5, 1, true, &c->max_percentile);
         else if (!strcmp(f->name, "min_percentile"))
             e = get_float(p, f, 0.5, 1, true, &c->min_percentile);
-        else if (!strcmp(f->name, "asymmetric")) {
-            e = get_bool(p, f, &b);
-            c->asymmetric = b;
-        } else if (!strcmp(f->name, "dst_type"))
-            e = dst_type(p, f, &c->act_bits);
-        else
+        else if (!act_common(p, f, c, &e))
             e = unknown(p, f, "ifmr_quantize",
                         "search_range_start, search_range_end, search_step, max_percentile, "
                         "min_percentile, asymmetric, dst_type");
@@ -456,7 +466,6 @@ static nb_err read_hfmg(parser *p, const pfield *m, nb_calib_cfg *c)
         const pfield *f = &m->kids[i];
         nb_err e = once(p, m, f);
         long v;
-        bool b;
         if (e)
             return e;
         if (!strcmp(f->name, "num_of_bins")) {
@@ -464,12 +473,7 @@ static nb_err read_hfmg(parser *p, const pfield *m, nb_calib_cfg *c)
             if (!e && v != 1024 && v != 2048 && v != 4096 && v != 8192)
                 e = ferr(p, f, true, "num_of_bins is 1024, 2048, 4096 or 8192, not %ld", v);
             c->num_of_bins = (int)v;
-        } else if (!strcmp(f->name, "asymmetric")) {
-            e = get_bool(p, f, &b);
-            c->asymmetric = b;
-        } else if (!strcmp(f->name, "dst_type"))
-            e = dst_type(p, f, &c->act_bits);
-        else
+        } else if (!act_common(p, f, c, &e))
             e = unknown(p, f, "hfmg_quantize", "num_of_bins, asymmetric, dst_type");
         if (e)
             return e;
