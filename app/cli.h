@@ -66,6 +66,7 @@ int rec_finish(int rc);
 int cmd_info(int argc, char **argv);
 int cmd_infer(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 
 #endif

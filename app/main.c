@@ -100,6 +100,9 @@ static void usage(FILE *f)
             "\n"
             "  estimate -m MODEL [-p] [--json] [--input_shape ...] [--soc_version Ascend035A|B]\n"
             "        sizes (weights, RAM, exeom), op types and unsupported ops on the Nano NPU\n"
+            "  calibrate --model M --save_path DIR/PREFIX --data_dir \"d1;d2\" [--input_shape ...]\n"
+            "            [--calibration_config CFG | --batch_num N] [--algo ifmr|hfmg|...|auto]\n"
+            "        post-training calibration (AMCT's flags): the record file and per-layer report\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"
@@ -193,6 +196,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_infer(argc - 1, argv + 1);
     else if (!strcmp(cmd, "estimate"))
         rc = cmd_estimate(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "calibrate"))
+        rc = cmd_calibrate(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
     else

@@ -151,6 +151,29 @@ expect 2 "estimate: bad --soc_version" -- "$NB" estimate -m "$M" --soc_version A
 expect 2 "estimate: broken model" -- "$NB" estimate -m "$T/random.onnx"; mentions "random.onnx"
 expect 2 "estimate: op table missing" -- env NANOBENCH_SHARE="$T/noshare" "$NB" estimate -m "$M"; mentions "ops.tsv"
 
+# calibrate: x [1,3,8,8] -> Conv (W zeros). Batch 1 holds -1, 3 and 190 zeros: MinMax,
+# asymmetric (AMCT's default activation_offset) gives scale 4/255 (float32: 0.0156862754) and offset
+# -128 - round(-1 / (4/255)) = -128 + 64 = -64; all-zero weight channels take scale 1.
+mkdir -p "$T/cal/x" "$T/cal/bad" "$T/cal/nan"
+printf '\000\000\200\277\000\000\100\100' >"$T/cal/x/b0.bin"
+head -c 760 /dev/zero >>"$T/cal/x/b0.bin"
+head -c 768 /dev/zero >"$T/cal/x/b1.bin"
+expect 0 "calibrate minmax" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --algo minmax
+grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q "^    offset_d: -64$" "$T/cal/out/c_quant_record.txt" &&
+    [ "$(grep -c '^    scale_w: 1$' "$T/cal/out/c_quant_record.txt")" = 8 ] ||
+    { echo "FAIL: calibrate record"; cat "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
+expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
+expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
+head -c 100 /dev/zero >"$T/cal/bad/short.bin"
+expect 2 "calibrate: file of the wrong size" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/bad"; mentions "short.bin"
+printf '\000\000\300\177' >"$T/cal/nan/n.bin"
+head -c 764 /dev/zero >>"$T/cal/nan/n.bin"
+expect 2 "calibrate: NaN in the data" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/nan"; mentions "n.bin: NaN"
+printf 'skip_layer_types: "Conv"\n' >"$T/cal/cfg"
+expect 2 "calibrate: a skipped Conv" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --calibration_config "$T/cal/cfg"; mentions "cannot run in float"
+printf 'batch_num: 2\ncommon_config { ifmr_quantize { search_stpe: 0.1 } }\n' >"$T/cal/cfg"
+expect 2 "calibrate: config error with line:col" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --calibration_config "$T/cal/cfg"; mentions "cfg:2:33: unknown field 'search_stpe'"
+
 # run history: the commands above were recorded
 expect 0 "history list" -- "$NB" history --limit 0
 grep -q "infer  *ok" "$T/out" && grep -q "infer  *error" "$T/out" && grep -q "info  *ok" "$T/out" ||

@@ -1,0 +1,658 @@
+/* nanobench calibrate: AMCT-style post-training calibration (include/nb/quant.h).
+ *
+ * One forward pass of the float reference per batch feeds a histogram per quantized
+ * layer's input activation; the activation algorithm then picks each clip range from its
+ * histogram, ARQ quantizes the weights, and the AMCT record file and a per-layer report are
+ * written. (The deploy and fake-quant models are the next step of issue 4.)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "nb/quant.h"
+
+static void help(void)
+{
+    printf("usage: nanobench calibrate --model M.onnx --save_path DIR/PREFIX --data_dir \"dir_x;dir_y\"\n"
+           "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
+           "           [--calibration_config CFG | --batch_num N]\n"
+           "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--json]\n"
+           "AMCT's flags. Each --data_dir folder holds one input's batches, one file per batch\n"
+           "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
+           "--calibration_config is AMCT's protobuf text config (batch_num, activation_offset,\n"
+           "skip_layers, common_config, override_layer_types/configs, ...); --batch_num alone\n"
+           "sets the batches (default 1). --algo replaces the config's activation algorithm\n"
+           "(auto: per layer, the best activation SQNR). Writes DIR/PREFIX_quant_record.txt\n"
+           "(scale_d, offset_d, scale_w, offset_w per layer) and prints the per-layer report.\n");
+}
+
+/* A layer that does matrix work: its input activation and its weights. */
+typedef struct layer {
+    const nb_node *node;
+    const char *act;       /* name of the activation input */
+    const nb_tensor *w;    /* constant weights */
+    const nb_calib_cfg *cfg;
+    nb_hist hist;
+    nb_qparams q;
+    nb_act_algo algo;
+    double act_sqnr, w_sqnr;
+    int64_t channels;
+    float *scale_w;
+} layer;
+
+typedef struct calib {
+    layer *l;
+    int n;
+    nb_status *st;
+    const char *failed; /* the tensor whose data was refused */
+} calib;
+
+static const struct {
+    const char *name;
+    nb_dtype t;
+} data_types[] = {{"float32", NB_FLOAT}, {"float16", NB_FLOAT16}, {"float64", NB_DOUBLE},
+                  {"int8", NB_INT8},     {"uint8", NB_UINT8},     {"int16", NB_INT16},
+                  {"int32", NB_INT32},   {"int64", NB_INT64},     {"bool", NB_BOOL}};
+
+/* Splits "a;b;c" into at most max parts (pointers into a copy); returns the count. */
+static int split(char *s, char **parts, int max)
+{
+    int n = 0;
+    for (char *p = s; n < max;) {
+        parts[n++] = p;
+        char *e = strchr(p, ';');
+        if (!e)
+            break;
+        *e = 0;
+        p = e + 1;
+    }
+    return n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The first n regular files of dir in ascending name order (hidden files left out). */
+static int list_batches(const char *dir, int n, char ***out, nb_status *st)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return nb_fail(st, NB_ERR_IO, "--data_dir %s: %s", dir, strerror(errno));
+    char **names = NULL;
+    int cnt = 0, cap = 0;
+    struct dirent *de;
+    nb_err e = NB_OK;
+    while (!e && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[4096];
+        struct stat sb;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &sb) || !S_ISREG(sb.st_mode))
+            continue;
+        if (!nb_grow((void **)&names, &cap, cnt, sizeof(char *)) ||
+            !(names[cnt] = strdup(path)))
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        else
+            cnt++;
+    }
+    closedir(d);
+    if (!e && cnt < n)
+        e = nb_fail(st, NB_ERR_ARG, "--data_dir %s: %d file%s for batch_num %d", dir, cnt,
+                    cnt == 1 ? "" : "s", n);
+    if (e) {
+        for (int i = 0; i < cnt; i++)
+            free(names[i]);
+        free(names);
+        return e;
+    }
+    qsort(names, (size_t)cnt, sizeof(char *), cmp_str);
+    for (int i = n; i < cnt; i++)
+        free(names[i]);
+    *out = names;
+    return NB_OK;
+}
+
+static nb_err observe(calib *c, const char *name, const nb_tensor *t)
+{
+    if (t->dtype != NB_FLOAT)
+        return NB_OK;
+    for (int i = 0; i < c->n; i++) {
+        if (strcmp(c->l[i].act, name))
+            continue;
+        nb_err e = nb_hist_add(&c->l[i].hist, t->data, t->numel, c->st);
+        if (e) {
+            c->failed = c->l[i].act;
+            return e;
+        }
+    }
+    return NB_OK;
+}
+
+static nb_err on_value(void *user, const nb_node *node, int out_index, const char *name,
+                       const nb_tensor *t)
+{
+    (void)node, (void)out_index;
+    return observe(user, name, t);
+}
+
+/* 10 log10(signal / noise) of the histogram against its fake quantization (bin centres). */
+static double hist_sqnr(const nb_hist *h, const nb_qparams *q)
+{
+    double w = (h->hi - h->lo) / h->bins, sig = 0, noise = 0;
+    for (int b = 0; b < h->bins; b++) {
+        if (h->count[b] == 0)
+            continue;
+        double x = h->lo + (b + 0.5) * w, d = x - nb_fake_quant(x, q);
+        sig += h->count[b] * x * x;
+        noise += h->count[b] * d * d;
+    }
+    return noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+}
+
+/* The weight layout of a layer for ARQ: w[(o * channels + c) * inner + i]. */
+static void weight_layout(const layer *l, int64_t *outer, int64_t *channels, int64_t *inner)
+{
+    const nb_tensor *w = l->w;
+    const char *op = l->node->op_type;
+    int64_t rest = 1;
+    for (int d = 2; d < w->rank; d++)
+        rest *= w->dims[d];
+    if (!strcmp(op, "Conv")) { /* [Cout, Cin/g, k...] */
+        *outer = 1, *channels = w->dims[0], *inner = w->dims[1] * rest;
+    } else if (!strcmp(op, "ConvTranspose")) { /* [Cin, Cout/g, k...] */
+        *outer = w->dims[0], *channels = w->dims[1], *inner = rest;
+    } else if (!strcmp(op, "Gemm") && nb_attr_int(l->node, "transB", 0)) { /* [N, K] */
+        *outer = 1, *channels = w->dims[0], *inner = w->dims[1];
+    } else if (w->rank == 1) { /* MatMul B [K]: one column */
+        *outer = w->dims[0], *channels = 1, *inner = 1;
+    } else { /* [..., K, N] */
+        *channels = w->dims[w->rank - 1];
+        *outer = w->numel / *channels, *inner = 1;
+    }
+}
+
+/* ARQ of a layer's weights: per-channel scales into l->scale_w, and the weight SQNR. */
+static nb_err quantize_weights(layer *l, nb_status *st)
+{
+    int64_t outer, channels, inner;
+    weight_layout(l, &outer, &channels, &inner);
+    l->channels = channels;
+    l->scale_w = malloc(sizeof(float) * (size_t)channels);
+    int8_t *q = malloc((size_t)l->w->numel + 1);
+    float *wf = malloc(sizeof(float) * ((size_t)l->w->numel + 1));
+    nb_err e = l->scale_w && q && wf ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (!e) {
+        for (int64_t i = 0; i < l->w->numel; i++)
+            wf[i] = (float)nb_tensor_get_f64(l->w, i);
+        e = nb_arq_quantize(wf, outer, channels, inner, l->cfg->weight_bits,
+                            l->cfg->channel_wise, l->scale_w, q, st);
+    }
+    if (!e) {
+        double sig = 0, noise = 0;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t c = 0; c < channels; c++)
+                for (int64_t i = 0; i < inner; i++) {
+                    int64_t at = (o * channels + c) * inner + i;
+                    double d = wf[at] - (double)q[at] * l->scale_w[c];
+                    sig += (double)wf[at] * wf[at];
+                    noise += d * d;
+                }
+        l->w_sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+    }
+    free(q);
+    free(wf);
+    return e;
+}
+
+static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
+                         nb_status *st)
+{
+    nb_act_algo a = have_forced ? forced : l->cfg->act;
+    if (a != NB_ACT_AUTO) {
+        l->algo = a;
+        nb_err e = nb_act_calibrate(&l->hist, a, l->cfg, act_offset, &l->q, st);
+        l->act_sqnr = e ? 0 : hist_sqnr(&l->hist, &l->q);
+        return e;
+    }
+    static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
+                                      NB_ACT_PERCENTILE, NB_ACT_KL};
+    double best = -INFINITY;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        nb_qparams q;
+        nb_err e = nb_act_calibrate(&l->hist, all[i], l->cfg, act_offset, &q, st);
+        if (e)
+            return e;
+        double s = hist_sqnr(&l->hist, &q);
+        if (s > best) {
+            best = s;
+            l->q = q;
+            l->algo = all[i];
+        }
+    }
+    l->act_sqnr = best;
+    return NB_OK;
+}
+
+/* The AMCT record (protobuf text): one record { key value { scale_d offset_d scale_w
+ * offset_w dst_type } } per layer. Written to path.tmp, then renamed. */
+static nb_err write_record(const char *path, const layer *ls, int n, nb_status *st)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return nb_fail(st, NB_ERR_IO, "%s: %s", tmp, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        const layer *l = &ls[i];
+        fputs("record {\n  key: \"", f);
+        for (const char *p = l->node->name; *p; p++) /* protobuf text string escapes */
+            if (*p == '"' || *p == '\\')
+                fprintf(f, "\\%c", *p);
+            else if (*p == '\n')
+                fputs("\\n", f);
+            else if (*p == '\t')
+                fputs("\\t", f);
+            else
+                fputc(*p, f);
+        fprintf(f, "\"\n  value {\n    scale_d: %.9g\n    offset_d: %d\n", l->q.scale,
+                l->q.offset);
+        for (int64_t c = 0; c < l->channels; c++)
+            fprintf(f, "    scale_w: %.9g\n", l->scale_w[c]);
+        for (int64_t c = 0; c < l->channels; c++)
+            fputs("    offset_w: 0\n", f);
+        fprintf(f, "    act_type: \"%s\"\n    wts_type: \"%s\"\n  }\n}\n",
+                l->q.bits == 16 ? "INT16" : "INT8", l->cfg->weight_bits == 4 ? "INT4" : "INT8");
+    }
+    int bad = ferror(f);
+    if (fclose(f) || bad || rename(tmp, path)) {
+        remove(tmp);
+        return nb_fail(st, NB_ERR_IO, "%s: write failed", path);
+    }
+    return NB_OK;
+}
+
+static bool cube_op(const char *op)
+{
+    return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
+           !strcmp(op, "Gemm");
+}
+
+/* The layers of the model that must be quantized; an error for one that cannot be. */
+static nb_err find_layers(const nb_graph *g, const nb_quant_config *cfg, layer **out, int *n,
+                          nb_status *st)
+{
+    layer *ls = calloc((size_t)g->n_nodes + 1, sizeof *ls);
+    if (!ls)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int k = 0;
+    nb_err e = NB_OK;
+    for (int i = 0; i < g->n_nodes && !e; i++) {
+        const nb_node *nd = &g->nodes[i];
+        bool rnn = !strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU");
+        if (!cube_op(nd->op_type) && !rnn)
+            continue;
+        if (nb_quant_config_skips(cfg, nd->name, nd->op_type)) {
+            e = nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
+                        "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
+                        "run in float", nd->name, nd->op_type);
+            break;
+        }
+        if (rnn) {
+            e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): LSTM/GRU calibration is not "
+                        "implemented yet", nd->name, nd->op_type);
+            break;
+        }
+        int wi = 1;
+        const nb_value *w = nd->n_in > wi && nd->in[wi] >= 0 ? &g->values[nd->in[wi]] : NULL;
+        if (!w || !w->const_val) {
+            e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are computed "
+                        "at run time; the cube's weights are constants quantized offline",
+                        nd->name, nd->op_type, w ? w->name : "");
+            break;
+        }
+        layer *l = &ls[k];
+        l->node = nd;
+        l->act = g->values[nd->in[0]].name;
+        l->w = w->const_val;
+        l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
+        int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
+        e = nb_hist_init(&l->hist, bins, st);
+        if (!e)
+            k++;
+    }
+    if (e) {
+        for (int i = 0; i < k; i++)
+            nb_hist_free(&ls[i].hist);
+        free(ls);
+        return e;
+    }
+    *out = ls;
+    *n = k;
+    return NB_OK;
+}
+
+static void print_report(const layer *ls, int n, FILE *f)
+{
+    fprintf(f, "%-32s %-13s %-10s %11s %11s %12s %6s %4s %4s %-7s %9s %9s\n", "layer", "op",
+            "algorithm", "clip_min", "clip_max", "scale_d", "offset", "act", "wts", "channel",
+            "act SQNR", "wts SQNR");
+    for (int i = 0; i < n; i++) {
+        const layer *l = &ls[i];
+        fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f\n",
+                l->node->name, l->node->op_type, nb_act_algo_name(l->algo), l->q.clip_min,
+                l->q.clip_max, l->q.scale, l->q.offset, l->q.bits, l->cfg->weight_bits,
+                l->cfg->channel_wise ? "yes" : "no", l->act_sqnr, l->w_sqnr);
+    }
+    fprintf(f, "SQNR in dB of each tensor against its fake quantization (activations: over the "
+            "calibration histogram)\n");
+}
+
+static void print_json(const layer *ls, int n, const char *record, FILE *f)
+{
+    json_t *o = json_object(), *arr = json_array();
+    json_object_set_new(o, "record", json_string(record));
+    for (int i = 0; i < n; i++) {
+        const layer *l = &ls[i];
+        json_t *j = json_object(), *sw = json_array();
+        json_object_set_new(j, "layer", json_string(l->node->name));
+        json_object_set_new(j, "op_type", json_string(l->node->op_type));
+        json_object_set_new(j, "algorithm", json_string(nb_act_algo_name(l->algo)));
+        json_object_set_new(j, "clip_min", json_real(l->q.clip_min));
+        json_object_set_new(j, "clip_max", json_real(l->q.clip_max));
+        json_object_set_new(j, "scale_d", json_real(l->q.scale));
+        json_object_set_new(j, "offset_d", json_integer(l->q.offset));
+        json_object_set_new(j, "act_bits", json_integer(l->q.bits));
+        json_object_set_new(j, "weight_bits", json_integer(l->cfg->weight_bits));
+        for (int64_t c = 0; c < l->channels; c++)
+            json_array_append_new(sw, json_real(l->scale_w[c]));
+        json_object_set_new(j, "scale_w", sw);
+        json_object_set_new(j, "act_sqnr_db", isfinite(l->act_sqnr) ? json_real(l->act_sqnr)
+                                                                     : json_null());
+        json_object_set_new(j, "weight_sqnr_db", isfinite(l->w_sqnr) ? json_real(l->w_sqnr)
+                                                                      : json_null());
+        json_array_append_new(arr, j);
+    }
+    json_object_set_new(o, "layers", arr);
+    json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
+               *cfg_path = NULL, *batch = NULL, *algo = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help();
+            return 0;
+        }
+        struct {
+            const char *flag;
+            const char **dst;
+        } opts[] = {{"--model", &model}, {"--save_path", &save}, {"--input_shape", &shape},
+                    {"--data_dir", &dirs}, {"--data_types", &types},
+                    {"--calibration_config", &cfg_path}, {"--batch_num", &batch},
+                    {"--algo", &algo}};
+        bool taken = false;
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !taken; k++) {
+            if (!(r = cli_opt(argc, argv, &i, opts[k].flag, &v)))
+                continue;
+            if (r < 0 || *opts[k].dst)
+                return cli_usage_error("calibrate", "%s needs one value", opts[k].flag);
+            *opts[k].dst = v;
+            taken = true;
+        }
+        if (taken)
+            continue;
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else
+            return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
+    }
+    if (!model || !save || !dirs)
+        return cli_usage_error("calibrate", "--model, --save_path and --data_dir are required");
+    if (cfg_path && batch)
+        return cli_usage_error("calibrate", "--calibration_config and --batch_num are "
+                               "exclusive (give batch_num in the config)");
+    nb_act_algo forced = NB_ACT_IFMR;
+    if (algo) {
+        static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
+                                          NB_ACT_PERCENTILE, NB_ACT_KL, NB_ACT_AUTO};
+        size_t k = 0;
+        while (k < 6 && strcmp(algo, nb_act_algo_name(all[k])))
+            k++;
+        if (k == 6)
+            return cli_usage_error("calibrate", "--algo is ifmr, hfmg, minmax, percentile, kl "
+                                   "or auto, not '%s'", algo);
+        forced = all[k];
+    }
+    long batch_num = 1;
+    if (batch) {
+        char *end;
+        errno = 0;
+        batch_num = strtol(batch, &end, 10);
+        if (errno || *end || end == batch || batch_num < 1 || batch_num > 1000000)
+            return cli_usage_error("calibrate", "--batch_num is a whole number from 1, not '%s'",
+                                   batch);
+    }
+    int rc = rec_start_model("calibrate", model, shape, argc, argv);
+    if (rc)
+        return rc;
+    nb_status st = {0};
+    nb_quant_config cfg;
+    nb_quant_config_init(&cfg);
+    nb_model *m = NULL;
+    nb_exec *ex = NULL;
+    layer *ls = NULL;
+    int nl = 0, n_in = 0;
+    char *dir_copy = strdup(dirs), *type_copy = types ? strdup(types) : NULL;
+    char *dparts[64], *tparts[64];
+    char **files[64] = {0};
+    nb_tensor *data[64] = {0};
+    const char *names[64];
+    char record[4200] = "";
+    if (!dir_copy || (types && !type_copy)) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
+    if (cfg_path && nb_quant_config_load(cfg_path, &cfg, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    if (batch)
+        cfg.batch_num = (int)batch_num;
+    nb_load_opts lo = {.input_shape = shape};
+    if (nb_ref_load(model, &lo, &m, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    rec_model(m);
+    const nb_graph *g = m->graph;
+    n_in = g->n_inputs;
+    if (n_in > 64) {
+        rc = cli_fail(2, "%s: %d inputs; calibrate takes up to 64", model, n_in);
+        goto out;
+    }
+    int nd = split(dir_copy, dparts, 64), nt = type_copy ? split(type_copy, tparts, 64) : 0;
+    if (nd != n_in || (type_copy && nt != n_in)) {
+        rc = cli_usage_error("calibrate", "%s has %d input%s; --data_dir gives %d folder%s%s",
+                             model, n_in, n_in == 1 ? "" : "s", nd, nd == 1 ? "" : "s",
+                             type_copy && nt != n_in ? " and --data_types another count" : "");
+        n_in = 0;
+        goto out;
+    }
+    /* the inputs in --input_shape order when it names them all (AMCT pairs data_dir with
+       input_shape), else the model's order */
+    int order[64];
+    for (int i = 0; i < n_in; i++)
+        order[i] = g->inputs[i];
+    if (shape) {
+        nb_shape_override *ov = NULL;
+        int nov = 0;
+        if (!nb_parse_input_shape(shape, &ov, &nov, &st) && nov == n_in)
+            for (int i = 0; i < n_in; i++)
+                order[i] = nb_graph_find(g, ov[i].name);
+        nb_shape_overrides_free(ov, nov);
+    }
+    for (int i = 0; i < n_in; i++) {
+        const nb_value *v = &g->values[order[i]];
+        names[i] = v->name;
+        nb_dtype want = NB_FLOAT;
+        if (type_copy) {
+            size_t k = 0;
+            while (k < sizeof data_types / sizeof data_types[0] &&
+                   strcmp(tparts[i], data_types[k].name))
+                k++;
+            if (k == sizeof data_types / sizeof data_types[0]) {
+                rc = cli_usage_error("calibrate", "--data_types: '%s' is not a data type "
+                                     "(float32, float16, int8, int32, int64, ...)", tparts[i]);
+                goto out;
+            }
+            want = data_types[k].t;
+        }
+        if (want != v->dtype) {
+            rc = cli_fail(2, "--data_types: input '%s' is %s in the model, not %s", v->name,
+                          nb_dtype_name(v->dtype), nb_dtype_name(want));
+            goto out;
+        }
+        for (int d = 0; d < v->rank; d++)
+            if (v->dims[d] < 0) {
+                rc = cli_fail(2, "%s: input '%s' has a dynamic dim %d: give its shape with "
+                              "--input_shape", model, v->name, d);
+                goto out;
+            }
+        if (list_batches(dparts[i], cfg.batch_num, &files[i], &st)) {
+            rc = cli_error(&st);
+            goto out;
+        }
+    }
+    if (find_layers(g, &cfg, &ls, &nl, &st)) {
+        nb_prefix(&st, "%s", model);
+        rc = cli_error(&st);
+        goto out;
+    }
+    if (nl == 0) {
+        rc = cli_fail(2, "%s: no Conv, ConvTranspose, MatMul or Gemm to quantize", model);
+        goto out;
+    }
+    calib cb = {.l = ls, .n = nl, .st = &st};
+    nb_exec_opts eo = {.on_value = on_value, .user = &cb};
+    if (nb_exec_create(m, &eo, &ex, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    for (int b = 0; b < cfg.batch_num; b++) {
+        for (int i = 0; i < n_in; i++) {
+            const nb_value *v = &g->values[order[i]];
+            const char *path = files[i][b];
+            size_t pl = strlen(path);
+            nb_tensor_free(data[i]);
+            data[i] = NULL;
+            nb_err e = pl > 4 && !strcmp(path + pl - 4, ".npy")
+                           ? nb_npy_read(path, &data[i], &st)
+                           : nb_bin_read(path, v->dtype, v->rank, v->dims, &data[i], &st);
+            if (!e && (data[i]->dtype != v->dtype || data[i]->rank != v->rank ||
+                       memcmp(data[i]->dims, v->dims, sizeof(int64_t) * (size_t)v->rank)))
+                e = nb_fail(&st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
+                            v->name);
+            cb.failed = NULL;
+            if (!e && (e = observe(&cb, v->name, data[i])))
+                nb_prefix(&st, "%s", path);
+            if (e) {
+                rc = cli_error(&st);
+                goto out;
+            }
+        }
+        cb.failed = NULL;
+        if (nb_exec_run(ex, n_in, names, data, &st)) {
+            if (cb.failed)
+                nb_prefix(&st, "batch %d (%s...): tensor '%s'", b + 1, files[0][b], cb.failed);
+            rc = cli_error(&st);
+            goto out;
+        }
+    }
+    bool act_offset = cfg.activation_offset;
+    for (int i = 0; i < nl; i++) {
+        if (choose_act(&ls[i], forced, algo != NULL, act_offset, &st) ||
+            quantize_weights(&ls[i], &st)) {
+            nb_prefix(&st, "layer '%s'", ls[i].node->name);
+            rc = cli_error(&st);
+            goto out;
+        }
+    }
+    /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", save);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        if (nb_mkdir_p(dir) && errno != EEXIST) {
+            rc = cli_fail(2, "--save_path %s: cannot make the folder: %s", save, strerror(errno));
+            goto out;
+        }
+        struct stat sb;
+        if (stat(dir, &sb) || !S_ISDIR(sb.st_mode)) {
+            rc = cli_fail(2, "--save_path %s: '%s' is not a folder", save, dir);
+            goto out;
+        }
+    }
+    if (snprintf(record, sizeof record, "%s_quant_record.txt", save) >= (int)sizeof record) {
+        rc = cli_fail(2, "--save_path %s: too long", save);
+        goto out;
+    }
+    if (write_record(record, ls, nl, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    rec_artifact("record", record);
+    rec_param("batch_num", "%d", cfg.batch_num);
+    if (algo)
+        rec_param("algo", "%s", algo);
+    for (int i = 0; i < nl; i++) {
+        char key[600];
+        snprintf(key, sizeof key, "act_sqnr_db/%s", ls[i].node->name);
+        if (isfinite(ls[i].act_sqnr))
+            rec_metric(key, ls[i].act_sqnr, "dB");
+    }
+    if (json) {
+        print_json(ls, nl, record, stdout);
+    } else {
+        printf("model:   %s (%d layers to quantize, %d batch%s)\n", model, nl, cfg.batch_num,
+               cfg.batch_num == 1 ? "" : "es");
+        print_report(ls, nl, stdout);
+        printf("wrote %s\n", record);
+    }
+out:
+    for (int i = 0; i < nl; i++) {
+        nb_hist_free(&ls[i].hist);
+        free(ls[i].scale_w);
+    }
+    free(ls);
+    for (int i = 0; i < 64; i++) {
+        nb_tensor_free(data[i]);
+        for (int b = 0; files[i] && b < cfg.batch_num; b++)
+            free(files[i][b]);
+        free(files[i]);
+    }
+    nb_exec_free(ex);
+    nb_model_free(m);
+    nb_quant_config_free(&cfg);
+    free(dir_copy);
+    free(type_copy);
+    return rc;
+}
