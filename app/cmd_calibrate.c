@@ -46,6 +46,8 @@ typedef struct layer {
     double act_sqnr, w_sqnr;
     int64_t channels;
     float *scale_w;
+    int8_t *w_q;     /* the quantized weights, in the initializer's layout */
+    int64_t w_axis;  /* their output-channel axis */
 } layer;
 
 typedef struct calib {
@@ -182,6 +184,17 @@ static void weight_layout(const layer *l, int64_t *outer, int64_t *channels, int
     }
 }
 
+/* The axis of the output channels in the weight initializer (for DequantizeLinear). */
+static int64_t weight_axis(const layer *l)
+{
+    const char *op = l->node->op_type;
+    if (!strcmp(op, "Conv") || (!strcmp(op, "Gemm") && nb_attr_int(l->node, "transB", 0)))
+        return 0;
+    if (!strcmp(op, "ConvTranspose"))
+        return 1;
+    return l->w->rank - 1;
+}
+
 /* ARQ of a layer's weights: per-channel scales into l->scale_w, and the weight SQNR. */
 static nb_err quantize_weights(layer *l, nb_status *st)
 {
@@ -210,7 +223,8 @@ static nb_err quantize_weights(layer *l, nb_status *st)
                 }
         l->w_sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
     }
-    free(q);
+    l->w_q = q; /* kept for the fake-quant model */
+    l->w_axis = weight_axis(l);
     free(wf);
     return e;
 }
@@ -620,6 +634,28 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     rec_artifact("record", record);
+    /* the fake-quant model: QuantizeLinear/DequantizeLinear that ONNX Runtime runs */
+    char fq[4200];
+    snprintf(fq, sizeof fq, "%s_fake_quant_model.onnx", save);
+    nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
+    if (!ql) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nl; i++)
+        ql[i] = (nb_qlayer){.node = ls[i].node->name, .act_bits = ls[i].q.bits,
+                            .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
+                            .channels = ls[i].channels, .scale_w = ls[i].scale_w,
+                            .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
+                            .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
+                            .w_axis = ls[i].w_axis};
+    nb_err fe = nb_write_fake_quant(model, fq, ql, nl, cfg.force_fp16_quant, &st);
+    free(ql);
+    if (fe) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    rec_artifact("fake_quant_model", fq);
     rec_param("batch_num", "%d", cfg.batch_num);
     if (algo)
         rec_param("algo", "%s", algo);
@@ -635,12 +671,13 @@ int cmd_calibrate(int argc, char **argv)
         printf("model:   %s (%d layers to quantize, %d batch%s)\n", model, nl, cfg.batch_num,
                cfg.batch_num == 1 ? "" : "es");
         print_report(ls, nl, stdout);
-        printf("wrote %s\n", record);
+        printf("wrote %s\n      %s\n", record, fq);
     }
 out:
     for (int i = 0; i < nl; i++) {
         nb_hist_free(&ls[i].hist);
         free(ls[i].scale_w);
+        free(ls[i].w_q);
     }
     free(ls);
     for (int i = 0; i < 64; i++) {

@@ -162,6 +162,9 @@ expect 0 "calibrate minmax" -- "$NB" calibrate --model "$T/conv.onnx" --save_pat
 grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q "^    offset_d: -64$" "$T/cal/out/c_quant_record.txt" &&
     [ "$(grep -c '^    scale_w: 1$' "$T/cal/out/c_quant_record.txt")" = 8 ] ||
     { echo "FAIL: calibrate record"; cat "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
+expect 0 "calibrate: the fake-quant model loads" -- "$NB" info "$T/cal/out/c_fake_quant_model.onnx"
+grep -q "QuantizeLinear  *1 " "$T/out" && grep -q "DequantizeLinear  *2 " "$T/out" ||
+    { echo "FAIL: fake-quant model lacks its Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
 expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
 expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
 head -c 100 /dev/zero >"$T/cal/bad/short.bin"

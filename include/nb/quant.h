@@ -169,6 +169,34 @@ nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg
 nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t inner,
                        int bits, bool channel_wise, float *scales, int8_t *q, nb_status *st);
 
+/* ---- the fake-quant model ---- */
+
+/* One quantized layer as the model writers take it. */
+typedef struct nb_qlayer {
+    const char *node;        /* the layer's node name (main graph) */
+    int act_bits;            /* 8 (the fake-quant model has no int16 before opset 21) */
+    float scale_d;
+    int offset_d;
+    int64_t channels;        /* scale_w entries: 1 per tensor */
+    const float *scale_w;
+    const int8_t *w_q;       /* the quantized weights, in the initializer's layout */
+    int w_rank;
+    const int64_t *w_dims;
+    int64_t w_numel;
+    int64_t w_axis;          /* the output-channel axis of the weights */
+} nb_qlayer;
+
+/* Writes dst: the model src with, for each layer, its input activation through
+ * QuantizeLinear -> DequantizeLinear (scale_d; zero point offset_d, int8: the same rounding
+ * and saturation as AscendQuant) and its weights replaced by DequantizeLinear(int8 w_q,
+ * scale_w, zero point 0, axis = w_axis), so that ONNX Runtime runs what the NPU computes up
+ * to the int32 accumulation. fp16_scales: scale_d rounded to fp16 (AMCT's
+ * FORCE_FP16_QUANT). Written to dst.tmp and renamed. Errors: NB_ERR_UNSUPPORTED below
+ * opset 13 or for int16 activations, NB_ERR_GRAPH for a layer not in the main graph,
+ * NB_ERR_IO, NB_ERR_NOMEM. */
+nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
+                           bool fp16_scales, nb_status *st);
+
 #ifdef __cplusplus
 }
 #endif
