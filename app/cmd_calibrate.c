@@ -48,6 +48,10 @@ typedef struct layer {
     float *scale_w;
     int8_t *w_q;     /* the quantized weights, in the initializer's layout */
     int64_t w_axis;  /* their output-channel axis */
+    nb_tensor *w_fq; /* the weights as the NPU sees them: w_q x scale_w, float */
+    const char *out; /* the layer's output value */
+    nb_tensor *cur_in; /* evaluation: the float input of the layer in this batch */
+    double sig, noise, dot, nx, ny; /* evaluation: layer output vs float */
 } layer;
 
 typedef struct calib {
@@ -55,6 +59,8 @@ typedef struct calib {
     int n;
     nb_status *st;
     const char *failed; /* the tensor whose data was refused */
+    const nb_graph *g;
+    bool eval;          /* the evaluation pass: layers run alone on fake-quantized operands */
 } calib;
 
 static const struct {
@@ -125,10 +131,29 @@ static int list_batches(const char *dir, int n, char ***out, nb_status *st)
     return NB_OK;
 }
 
+static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y);
+
 static nb_err observe(calib *c, const char *name, const nb_tensor *t)
 {
     if (t->dtype != NB_FLOAT)
         return NB_OK;
+    if (c->eval) {
+        for (int i = 0; i < c->n; i++) {
+            layer *l = &c->l[i];
+            if (!strcmp(l->act, name)) {
+                nb_tensor_free(l->cur_in);
+                l->cur_in = nb_tensor_ref(t);
+            }
+            if (!strcmp(l->out, name) && l->cur_in) {
+                nb_err e = eval_layer(c, l, t);
+                nb_tensor_free(l->cur_in);
+                l->cur_in = NULL;
+                if (e)
+                    return e;
+            }
+        }
+        return NB_OK;
+    }
     for (int i = 0; i < c->n; i++) {
         if (strcmp(c->l[i].act, name))
             continue;
@@ -146,6 +171,59 @@ static nb_err on_value(void *user, const nb_node *node, int out_index, const cha
 {
     (void)node, (void)out_index;
     return observe(user, name, t);
+}
+
+/* The layer run alone (its kernel) on the fake-quantized float input and weights, against
+ * its float output y: SQNR and cosine accumulate over the evaluation batches. */
+static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
+{
+    const nb_node *nd = l->node;
+    nb_tensor *x = NULL, *o = NULL;
+    nb_err e = nb_tensor_new(NB_FLOAT, l->cur_in->rank, l->cur_in->dims, &x, c->st);
+    if (!e)
+        e = nb_tensor_new(NB_FLOAT, y->rank, y->dims, &o, c->st);
+    if (e) {
+        nb_tensor_free(x);
+        return e;
+    }
+    const float *xi = l->cur_in->data;
+    float *xq = x->data;
+    for (int64_t i = 0; i < x->numel; i++)
+        xq[i] = (float)nb_fake_quant(xi[i], &l->q);
+    nb_tensor *ins[16] = {0};
+    int n_in = nd->n_in < 16 ? nd->n_in : 16;
+    for (int i = 0; i < n_in; i++)
+        ins[i] = i == 0 ? x : i == 1 ? l->w_fq
+                 : nd->in[i] >= 0 ? c->g->values[nd->in[i]].const_val : NULL;
+    nb_tensor *outs[1] = {o};
+    nb_kctx k = {.graph = c->g, .node = nd, .opset = c->g->opset, .n_in = n_in, .in = ins,
+                 .n_out = 1, .out = outs, .st = c->st};
+    nb_kernel_fn fn = nb_kernel_lookup(nd->op_type);
+    e = fn ? fn(&k) : nb_fail(c->st, NB_ERR_UNSUPPORTED, "no kernel for %s", nd->op_type);
+    if (!e) {
+        const float *a = o->data, *b = y->data;
+        for (int64_t i = 0; i < o->numel; i++) {
+            double d = (double)a[i] - b[i];
+            l->sig += (double)b[i] * b[i];
+            l->noise += d * d;
+            l->dot += (double)a[i] * b[i];
+            l->nx += (double)a[i] * a[i];
+        }
+        l->ny = l->sig;
+    }
+    nb_tensor_free(x);
+    nb_tensor_free(o);
+    return e;
+}
+
+static double sqnr_db(double sig, double noise)
+{
+    return noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+}
+
+static double cosine(double dot, double nx, double ny)
+{
+    return nx > 0 && ny > 0 ? dot / sqrt(nx * ny) : (nx == ny ? 1 : 0);
 }
 
 /* 10 log10(signal / noise) of the histogram against its fake quantization (bin centres). */
@@ -223,6 +301,17 @@ static nb_err quantize_weights(layer *l, nb_status *st)
                 }
         l->w_sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
     }
+    if (!e)
+        e = nb_tensor_new(NB_FLOAT, l->w->rank, l->w->dims, &l->w_fq, st);
+    if (!e) {
+        float *d = l->w_fq->data;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t c = 0; c < channels; c++)
+                for (int64_t i = 0; i < inner; i++) {
+                    int64_t at = (o * channels + c) * inner + i;
+                    d[at] = (float)q[at] * l->scale_w[c];
+                }
+    }
     l->w_q = q; /* kept for the fake-quant model */
     l->w_axis = weight_axis(l);
     free(wf);
@@ -256,6 +345,90 @@ static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool ac
     }
     l->act_sqnr = best;
     return NB_OK;
+}
+
+/* Reads batch b of every input (files[i][b]: .npy, else raw .bin of the input's shape),
+ * shows the inputs to the layers that read them, and runs the float reference. */
+static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *order,
+                        const char *const *names, int n_in, char **const *files, int b,
+                        nb_tensor **data, nb_status *st)
+{
+    for (int i = 0; i < n_in; i++) {
+        const nb_value *v = &g->values[order[i]];
+        const char *path = files[i][b];
+        size_t pl = strlen(path);
+        nb_tensor_free(data[i]);
+        data[i] = NULL;
+        nb_err e = pl > 4 && !strcmp(path + pl - 4, ".npy")
+                       ? nb_npy_read(path, &data[i], st)
+                       : nb_bin_read(path, v->dtype, v->rank, v->dims, &data[i], st);
+        if (!e && (data[i]->dtype != v->dtype || data[i]->rank != v->rank ||
+                   memcmp(data[i]->dims, v->dims, sizeof(int64_t) * (size_t)v->rank)))
+            e = nb_fail(st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
+                        v->name);
+        cb->failed = NULL;
+        if (!e && (e = observe(cb, v->name, data[i])))
+            nb_prefix(st, "%s", path);
+        if (e)
+            return e;
+    }
+    cb->failed = NULL;
+    nb_err e = nb_exec_run(ex, n_in, names, data, st);
+    if (e && cb->failed)
+        nb_prefix(st, "batch %d (%s...): tensor '%s'", b + 1, files[0][b], cb->failed);
+    return e;
+}
+
+/* The evaluation: the first batches again, each layer alone on fake-quantized operands
+ * against its float output, and the fake-quant model's outputs against the float model's
+ * (SQNR and cosine over all outputs). */
+static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq_path,
+                       const int *order, const char *const *names, int n_in,
+                       char **const *files, int batches, nb_tensor **data, double *net_sqnr,
+                       double *net_cos, nb_status *st)
+{
+    nb_model *fm = NULL;
+    nb_exec *fx = NULL;
+    nb_load_opts lo = {0};
+    char shape[4096] = "";
+    size_t len = 0;
+    for (int i = 0; i < n_in && len < sizeof shape; i++) { /* the float model's shapes */
+        const nb_value *v = &m->graph->values[order[i]];
+        len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%s:", i ? ";" : "", v->name);
+        for (int d = 0; d < v->rank && len < sizeof shape; d++)
+            len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%lld", d ? "," : "",
+                                    (long long)v->dims[d]);
+    }
+    lo.input_shape = len < sizeof shape ? shape : NULL;
+    nb_err e = nb_ref_load(fq_path, &lo, &fm, st);
+    if (!e)
+        e = nb_exec_create(fm, NULL, &fx, st);
+    double sig = 0, noise = 0, dot = 0, nx = 0;
+    cb->eval = true;
+    for (int b = 0; b < batches && !e; b++) {
+        e = run_batch(cb, ex, m->graph, order, names, n_in, files, b, data, st);
+        if (!e)
+            e = nb_exec_run(fx, n_in, names, data, st);
+        for (int o = 0; !e && o < m->graph->n_outputs; o++) {
+            const nb_tensor *a = nb_exec_output(fx, o), *r = nb_exec_output(ex, o);
+            if (!a || !r || a->dtype != NB_FLOAT || r->dtype != NB_FLOAT || a->numel != r->numel)
+                continue;
+            const float *pa = a->data, *pr = r->data;
+            for (int64_t i = 0; i < a->numel; i++) {
+                double d = (double)pa[i] - pr[i];
+                sig += (double)pr[i] * pr[i];
+                noise += d * d;
+                dot += (double)pa[i] * pr[i];
+                nx += (double)pa[i] * pa[i];
+            }
+        }
+    }
+    cb->eval = false;
+    *net_sqnr = sqnr_db(sig, noise);
+    *net_cos = cosine(dot, nx, sig);
+    nb_exec_free(fx);
+    nb_model_free(fm);
+    return e;
 }
 
 /* The AMCT record (protobuf text): one record { key value { scale_d offset_d scale_w
@@ -338,6 +511,7 @@ static nb_err find_layers(const nb_graph *g, const nb_quant_config *cfg, layer *
         layer *l = &ls[k];
         l->node = nd;
         l->act = g->values[nd->in[0]].name;
+        l->out = g->values[nd->out[0]].name;
         l->w = w->const_val;
         l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
         int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
@@ -358,24 +532,31 @@ static nb_err find_layers(const nb_graph *g, const nb_quant_config *cfg, layer *
 
 static void print_report(const layer *ls, int n, FILE *f)
 {
-    fprintf(f, "%-32s %-13s %-10s %11s %11s %12s %6s %4s %4s %-7s %9s %9s\n", "layer", "op",
-            "algorithm", "clip_min", "clip_max", "scale_d", "offset", "act", "wts", "channel",
-            "act SQNR", "wts SQNR");
+    fprintf(f, "%-32s %-13s %-10s %11s %11s %12s %6s %4s %4s %-7s %9s %9s %9s %9s\n",
+            "layer", "op", "algorithm", "clip_min", "clip_max", "scale_d", "offset", "act", "wts",
+            "channel", "act SQNR", "wts SQNR", "out SQNR", "out cos");
     for (int i = 0; i < n; i++) {
         const layer *l = &ls[i];
-        fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f\n",
-                l->node->name, l->node->op_type, nb_act_algo_name(l->algo), l->q.clip_min,
-                l->q.clip_max, l->q.scale, l->q.offset, l->q.bits, l->cfg->weight_bits,
-                l->cfg->channel_wise ? "yes" : "no", l->act_sqnr, l->w_sqnr);
+        fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f  "
+                "%8.1f  %8.6f\n", l->node->name, l->node->op_type, nb_act_algo_name(l->algo),
+                l->q.clip_min, l->q.clip_max, l->q.scale, l->q.offset, l->q.bits,
+                l->cfg->weight_bits, l->cfg->channel_wise ? "yes" : "no", l->act_sqnr,
+                l->w_sqnr, sqnr_db(l->sig, l->noise), cosine(l->dot, l->nx, l->ny));
     }
-    fprintf(f, "SQNR in dB of each tensor against its fake quantization (activations: over the "
-            "calibration histogram)\n");
+    fprintf(f, "SQNR in dB against float: act, wts: each tensor's fake quantization (act over the "
+            "calibration histogram); out: the layer alone on fake-quantized input and weights\n");
 }
 
-static void print_json(const layer *ls, int n, const char *record, FILE *f)
+static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static void print_json(const layer *ls, int n, const char *record, double net_sqnr,
+                       double net_cos, int eval_batches, FILE *f)
 {
     json_t *o = json_object(), *arr = json_array();
     json_object_set_new(o, "record", json_string(record));
+    json_object_set_new(o, "output_sqnr_db", jreal(net_sqnr));
+    json_object_set_new(o, "output_cosine", jreal(net_cos));
+    json_object_set_new(o, "eval_batches", json_integer(eval_batches));
     for (int i = 0; i < n; i++) {
         const layer *l = &ls[i];
         json_t *j = json_object(), *sw = json_array();
@@ -393,8 +574,9 @@ static void print_json(const layer *ls, int n, const char *record, FILE *f)
         json_object_set_new(j, "scale_w", sw);
         json_object_set_new(j, "act_sqnr_db", isfinite(l->act_sqnr) ? json_real(l->act_sqnr)
                                                                      : json_null());
-        json_object_set_new(j, "weight_sqnr_db", isfinite(l->w_sqnr) ? json_real(l->w_sqnr)
-                                                                      : json_null());
+        json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
+        json_object_set_new(j, "output_sqnr_db", jreal(sqnr_db(l->sig, l->noise)));
+        json_object_set_new(j, "output_cosine", jreal(cosine(l->dot, l->nx, l->ny)));
         json_array_append_new(arr, j);
     }
     json_object_set_new(o, "layers", arr);
@@ -564,42 +746,17 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_fail(2, "%s: no Conv, ConvTranspose, MatMul or Gemm to quantize", model);
         goto out;
     }
-    calib cb = {.l = ls, .n = nl, .st = &st};
+    calib cb = {.l = ls, .n = nl, .st = &st, .g = g};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};
     if (nb_exec_create(m, &eo, &ex, &st)) {
         rc = cli_error(&st);
         goto out;
     }
-    for (int b = 0; b < cfg.batch_num; b++) {
-        for (int i = 0; i < n_in; i++) {
-            const nb_value *v = &g->values[order[i]];
-            const char *path = files[i][b];
-            size_t pl = strlen(path);
-            nb_tensor_free(data[i]);
-            data[i] = NULL;
-            nb_err e = pl > 4 && !strcmp(path + pl - 4, ".npy")
-                           ? nb_npy_read(path, &data[i], &st)
-                           : nb_bin_read(path, v->dtype, v->rank, v->dims, &data[i], &st);
-            if (!e && (data[i]->dtype != v->dtype || data[i]->rank != v->rank ||
-                       memcmp(data[i]->dims, v->dims, sizeof(int64_t) * (size_t)v->rank)))
-                e = nb_fail(&st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
-                            v->name);
-            cb.failed = NULL;
-            if (!e && (e = observe(&cb, v->name, data[i])))
-                nb_prefix(&st, "%s", path);
-            if (e) {
-                rc = cli_error(&st);
-                goto out;
-            }
-        }
-        cb.failed = NULL;
-        if (nb_exec_run(ex, n_in, names, data, &st)) {
-            if (cb.failed)
-                nb_prefix(&st, "batch %d (%s...): tensor '%s'", b + 1, files[0][b], cb.failed);
+    for (int b = 0; b < cfg.batch_num; b++)
+        if (run_batch(&cb, ex, g, order, names, n_in, files, b, data, &st)) {
             rc = cli_error(&st);
             goto out;
         }
-    }
     bool act_offset = cfg.activation_offset;
     for (int i = 0; i < nl; i++) {
         if (choose_act(&ls[i], forced, algo != NULL, act_offset, &st) ||
@@ -656,6 +813,17 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     rec_artifact("fake_quant_model", fq);
+    int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
+    double net_sqnr = 0, net_cos = 0;
+    if (evaluate(&cb, ex, m, fq, order, names, n_in, files, eval_batches, data, &net_sqnr,
+                 &net_cos, &st)) {
+        nb_prefix(&st, "evaluating %s", fq);
+        rc = cli_error(&st);
+        goto out;
+    }
+    if (isfinite(net_sqnr))
+        rec_metric("output_sqnr_db", net_sqnr, "dB");
+    rec_metric("output_cosine", net_cos, "");
     rec_param("batch_num", "%d", cfg.batch_num);
     if (algo)
         rec_param("algo", "%s", algo);
@@ -666,11 +834,14 @@ int cmd_calibrate(int argc, char **argv)
             rec_metric(key, ls[i].act_sqnr, "dB");
     }
     if (json) {
-        print_json(ls, nl, record, stdout);
+        print_json(ls, nl, record, net_sqnr, net_cos, eval_batches, stdout);
     } else {
         printf("model:   %s (%d layers to quantize, %d batch%s)\n", model, nl, cfg.batch_num,
                cfg.batch_num == 1 ? "" : "es");
         print_report(ls, nl, stdout);
+        printf("network output, fake-quant model against float on the first %d calibration "
+               "batch%s: SQNR %.1f dB, cosine %.6f\n", eval_batches,
+               eval_batches == 1 ? "" : "es", net_sqnr, net_cos);
         printf("wrote %s\n      %s\n", record, fq);
     }
 out:
@@ -678,6 +849,8 @@ out:
         nb_hist_free(&ls[i].hist);
         free(ls[i].scale_w);
         free(ls[i].w_q);
+        nb_tensor_free(ls[i].w_fq);
+        nb_tensor_free(ls[i].cur_in);
     }
     free(ls);
     for (int i = 0; i < 64; i++) {
