@@ -806,13 +806,18 @@ int cmd_calibrate(int argc, char **argv)
                             .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
                             .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
                             .w_axis = ls[i].w_axis};
+    char deploy[4200];
+    snprintf(deploy, sizeof deploy, "%s_deploy_model.onnx", save);
     nb_err fe = nb_write_fake_quant(model, fq, ql, nl, cfg.force_fp16_quant, &st);
+    if (!fe)
+        fe = nb_write_deploy(model, deploy, ql, nl, &st);
     free(ql);
     if (fe) {
         rc = cli_error(&st);
         goto out;
     }
     rec_artifact("fake_quant_model", fq);
+    rec_artifact("deploy_model", deploy);
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
     double net_sqnr = 0, net_cos = 0;
     if (evaluate(&cb, ex, m, fq, order, names, n_in, files, eval_batches, data, &net_sqnr,
@@ -842,7 +847,7 @@ int cmd_calibrate(int argc, char **argv)
         printf("network output, fake-quant model against float on the first %d calibration "
                "batch%s: SQNR %.1f dB, cosine %.6f\n", eval_batches,
                eval_batches == 1 ? "" : "es", net_sqnr, net_cos);
-        printf("wrote %s\n      %s\n", record, fq);
+        printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);
     }
 out:
     for (int i = 0; i < nl; i++) {

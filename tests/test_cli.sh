@@ -162,6 +162,7 @@ expect 0 "calibrate minmax" -- "$NB" calibrate --model "$T/conv.onnx" --save_pat
 grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q "^    offset_d: -64$" "$T/cal/out/c_quant_record.txt" &&
     [ "$(grep -c '^    scale_w: 1$' "$T/cal/out/c_quant_record.txt")" = 8 ] ||
     { echo "FAIL: calibrate record"; cat "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
+[ -s "$T/cal/out/c_deploy_model.onnx" ] || { echo "FAIL: no deploy model"; fails=$((fails + 1)); }
 expect 0 "calibrate: the fake-quant model loads" -- "$NB" info "$T/cal/out/c_fake_quant_model.onnx"
 grep -q "QuantizeLinear  *1 " "$T/out" && grep -q "DequantizeLinear  *2 " "$T/out" ||
     { echo "FAIL: fake-quant model lacks its Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }

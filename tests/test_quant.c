@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "model_builder.h"
 #include "nb/quant.h"
+#include "tmpdir.h"
 
 static nb_err parse(const char *text, nb_quant_config *c, nb_status *st)
 {
@@ -350,6 +352,77 @@ static void test_arq(void **state)
     assert_non_null(strstr(st.msg, "NaN in the weights at element 1"));
 }
 
+/* The deploy model's int32 bias and deq_scale, by hand. x [1,2] -> Gemm (B [2,2] with
+ * transB = 1, C = [1, -2]); int8 weights [[1, 2], [3, -4]], scale_d 0.5, offset_d 3,
+ * scale_w [0.25, 0.5]: deq_scale = [0.125, 0.25] (fp32 bits 0x3E000000, 0x3E800000);
+ * bias = round(C / deq_scale) - offset_d x channel sums = [8 - 3 x 3, -8 - 3 x -1]
+ * = [-1, -5]. */
+static void test_deploy_bias(void **state)
+{
+    (void)state;
+    const int64_t dx[2] = {1, 2}, dw[2] = {2, 2}, dc[1] = {2};
+    const float w[4] = {0.25f, 0.5f, 1.5f, -2.0f}, c[2] = {1, -2};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, dx);
+    mb_output(mm, "y", 1, 2, dx);
+    mb_init_floats(mm, "B", 2, dw, w, 4);
+    mb_init_floats(mm, "C", 1, dc, c, 2);
+    Onnx__NodeProto *gm = mb_node(mm, "Gemm", (const char *[]){"x", "B", "C", NULL},
+                                  (const char *[]){"y", NULL});
+    gm->name = "g";
+    mb_attr_int(gm, "transB", 1);
+    char src[512], dst[512];
+    snprintf(src, sizeof src, "%s/gemm.onnx", tmpdir);
+    snprintf(dst, sizeof dst, "%s/gemm_deploy.onnx", tmpdir);
+    assert_int_equal(mb_write(mm, src), 0);
+    mb_free(mm);
+    const int8_t wq[4] = {1, 2, 3, -4};
+    const float sw[2] = {0.25f, 0.5f};
+    nb_qlayer l = {.node = "g", .act_bits = 8, .scale_d = 0.5f, .offset_d = 3, .channels = 2,
+                   .scale_w = sw, .w_q = wq, .w_rank = 2, .w_dims = dw, .w_numel = 4,
+                   .w_axis = 0};
+    nb_status st = {0};
+    if (nb_write_deploy(src, dst, &l, 1, &st))
+        fail_msg("%s", st.msg);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(nb_read_file(dst, &buf, &len, &st), NB_OK);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(mp);
+    const Onnx__GraphProto *g = mp->graph;
+    int found = 0;
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        const Onnx__TensorProto *t = g->initializer[i];
+        if (!strcmp(t->name, "g/bias_int32")) {
+            int32_t b[2];
+            memcpy(b, t->raw_data.data, sizeof b);
+            assert_int_equal(b[0], -1);
+            assert_int_equal(b[1], -5);
+            found++;
+        } else if (!strcmp(t->name, "g/deq_scale")) {
+            uint64_t d[2];
+            memcpy(d, t->raw_data.data, sizeof d);
+            assert_int_equal(d[0], 0x3E000000u);
+            assert_int_equal(d[1], 0x3E800000u);
+            found++;
+        } else {
+            assert_string_not_equal(t->name, "B"); /* the float weights are gone */
+        }
+    }
+    assert_int_equal(found, 2);
+    /* AscendQuant (scale 1/0.5 = 2, offset 3), the Gemm in the NPU domain, AscendDequant */
+    assert_int_equal(g->n_node, 3);
+    assert_string_equal(g->node[0]->op_type, "AscendQuant");
+    assert_float_equal(g->node[0]->attribute[0]->f, 2.0, 0);
+    assert_float_equal(g->node[0]->attribute[1]->f, 3.0, 0);
+    assert_string_equal(g->node[1]->domain, NB_NPU_DOMAIN);
+    assert_string_equal(g->node[1]->input[2], "g/bias_int32");
+    assert_string_equal(g->node[2]->op_type, "AscendDequant");
+    assert_string_equal(g->node[2]->output[0], "y");
+    onnx__model_proto__free_unpacked(mp, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_hfmg),
         cmocka_unit_test(test_minmax_percentile_kl),
         cmocka_unit_test(test_arq),
+        cmocka_unit_test(test_deploy_bias),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -51,48 +51,86 @@ static Onnx__TensorProto *initializer(const char *name, int dt, int rank, const 
     return t;
 }
 
-/* A node op(in...) -> out, with an optional int attribute axis (axis < -100: none). */
-static Onnx__NodeProto *node(const char *name, const char *op, const char *const *in, int n_in,
-                             const char *out, int64_t axis)
+static Onnx__AttributeProto *attr_new(const char *name, int type)
+{
+    Onnx__AttributeProto *a = malloc(sizeof *a);
+    if (!a)
+        return NULL;
+    onnx__attribute_proto__init(a);
+    a->name = strdup(name);
+    a->has_type = 1;
+    a->type = type;
+    if (!a->name) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static Onnx__AttributeProto *attr_int(const char *name, int64_t v)
+{
+    Onnx__AttributeProto *a = attr_new(name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    if (a)
+        a->has_i = 1, a->i = v;
+    return a;
+}
+
+static Onnx__AttributeProto *attr_float(const char *name, float v)
+{
+    Onnx__AttributeProto *a = attr_new(name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    if (a)
+        a->has_f = 1, a->f = v;
+    return a;
+}
+
+/* A node op(in...) -> out in domain, taking the n_attr attributes (freed on failure). */
+static Onnx__NodeProto *node_attrs(const char *name, const char *op, const char *domain,
+                                   const char *const *in, int n_in, const char *out,
+                                   Onnx__AttributeProto **attrs, int n_attr)
 {
     Onnx__NodeProto *n = malloc(sizeof *n);
-    if (!n)
+    bool ok = n != NULL;
+    for (int i = 0; i < n_attr; i++)
+        ok = ok && attrs[i];
+    if (!ok) {
+        free(n);
+        for (int i = 0; i < n_attr; i++)
+            if (attrs[i])
+                onnx__attribute_proto__free_unpacked(attrs[i], NULL);
         return NULL;
+    }
     onnx__node_proto__init(n);
     n->name = strdup(name);
     n->op_type = strdup(op);
-    n->domain = strdup("");
+    n->domain = strdup(domain);
     n->n_input = (size_t)n_in;
-    n->input = calloc((size_t)n_in, sizeof(char *));
+    n->input = calloc((size_t)n_in + 1, sizeof(char *));
     n->n_output = 1;
     n->output = calloc(1, sizeof(char *));
-    bool ok = n->name && n->op_type && n->domain && n->input && n->output;
+    n->attribute = calloc((size_t)n_attr + 1, sizeof(Onnx__AttributeProto *));
+    ok = n->name && n->op_type && n->domain && n->input && n->output && n->attribute;
+    for (int i = 0; i < n_attr; i++) {
+        if (n->attribute)
+            n->attribute[n->n_attribute++] = attrs[i];
+        else
+            onnx__attribute_proto__free_unpacked(attrs[i], NULL);
+    }
     for (int i = 0; ok && i < n_in; i++)
         ok = (n->input[i] = strdup(in[i])) != NULL;
     ok = ok && (n->output[0] = strdup(out)) != NULL;
-    if (ok && axis > -100) {
-        Onnx__AttributeProto *a = malloc(sizeof *a);
-        n->attribute = malloc(sizeof(Onnx__AttributeProto *));
-        ok = a && n->attribute;
-        if (ok) {
-            onnx__attribute_proto__init(a);
-            a->name = strdup("axis");
-            a->has_type = 1;
-            a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-            a->has_i = 1;
-            a->i = axis;
-            n->attribute[0] = a;
-            n->n_attribute = 1;
-            ok = a->name != NULL;
-        } else {
-            free(a);
-        }
-    }
     if (!ok) {
         onnx__node_proto__free_unpacked(n, NULL);
         return NULL;
     }
     return n;
+}
+
+/* A standard-domain node op(in...) -> out, with an int attribute axis (axis < -100: none). */
+static Onnx__NodeProto *node(const char *name, const char *op, const char *const *in, int n_in,
+                             const char *out, int64_t axis)
+{
+    Onnx__AttributeProto *a[1] = {axis > -100 ? attr_int("axis", axis) : NULL};
+    return node_attrs(name, op, "", in, n_in, out, a, axis > -100 ? 1 : 0);
 }
 
 static bool push_node(Onnx__GraphProto *g, size_t at, Onnx__NodeProto *n)
@@ -170,8 +208,8 @@ static void drop_unused(Onnx__GraphProto *g)
     g->n_initializer = k;
 }
 
-nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
-                           bool fp16_scales, nb_status *st)
+/* Decodes src again; with the default-domain opset in *opset. */
+static nb_err load_proto(const char *src, Onnx__ModelProto **out, int64_t *opset, nb_status *st)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -180,21 +218,69 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
         return e;
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
     free(buf);
-    if (!mp || !mp->graph)
+    if (!mp || !mp->graph) {
+        if (mp)
+            onnx__model_proto__free_unpacked(mp, NULL);
         return nb_fail(st, NB_ERR_FORMAT, "%s: cannot be decoded again", src);
-    Onnx__GraphProto *g = mp->graph;
-    int64_t opset = 0;
+    }
+    *opset = 0;
     for (size_t i = 0; i < mp->n_opset_import; i++)
         if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0])
-            opset = mp->opset_import[i]->version;
+            *opset = mp->opset_import[i]->version;
+    *out = mp;
+    return NB_OK;
+}
+
+/* Encodes mp into dst (through dst.tmp and a rename). */
+static nb_err save_proto(const Onnx__ModelProto *mp, const char *dst, nb_status *st)
+{
+    nb_err e = NB_OK;
+    size_t sz = onnx__model_proto__get_packed_size(mp);
+    uint8_t *out = malloc(sz ? sz : 1);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", dst);
+    FILE *f = out ? fopen(tmp, "wb") : NULL;
+    if (!out)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    else if (!f)
+        e = nb_fail(st, NB_ERR_IO, "%s: %s", tmp, strerror(errno));
+    else {
+        onnx__model_proto__pack(mp, out);
+        bool bad = fwrite(out, 1, sz, f) != sz;
+        bad |= fclose(f) != 0;
+        if (bad || rename(tmp, dst)) {
+            remove(tmp);
+            e = nb_fail(st, NB_ERR_IO, "%s: write failed", dst);
+        }
+    }
+    free(out);
+    return e;
+}
+
+/* Index of the node named name in g, or g->n_node. */
+static size_t find_node(const Onnx__GraphProto *g, const char *name)
+{
+    size_t at = 0;
+    while (at < g->n_node && (!g->node[at]->name || strcmp(g->node[at]->name, name)))
+        at++;
+    return at;
+}
+
+nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
+                           bool fp16_scales, nb_status *st)
+{
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    nb_err e = load_proto(src, &mp, &opset, st);
+    if (e)
+        return e;
+    Onnx__GraphProto *g = mp->graph;
     if (opset < 13)
         e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: opset %lld; the fake-quant model needs 13 or "
                     "more (per-channel DequantizeLinear)", src, (long long)opset);
     for (int li = 0; li < n && !e; li++) {
         const nb_qlayer *l = &ls[li];
-        size_t at = 0;
-        while (at < g->n_node && (!g->node[at]->name || strcmp(g->node[at]->name, l->node)))
-            at++;
+        size_t at = find_node(g, l->node);
         if (at == g->n_node) {
             e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the main graph", src,
                         l->node);
@@ -259,27 +345,185 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
     }
     if (!e)
         drop_unused(g);
-    if (!e) {
-        size_t sz = onnx__model_proto__get_packed_size(mp);
-        uint8_t *out = malloc(sz ? sz : 1);
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp", dst);
-        FILE *f = out ? fopen(tmp, "wb") : NULL;
-        if (!out)
+    if (!e)
+        e = save_proto(mp, dst, st);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    return e;
+}
+
+/* ---- the deploy model ---- */
+
+/* Float values of a FLOAT initializer (raw_data or float_data): a malloc'ed copy, or NULL. */
+static float *float_values(const Onnx__TensorProto *t, int64_t *n)
+{
+    if (!t->has_data_type || t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+        return NULL;
+    int64_t cnt = 1;
+    for (size_t i = 0; i < t->n_dims; i++)
+        cnt *= t->dims[i];
+    float *v = malloc(sizeof(float) * (size_t)(cnt + 1));
+    if (!v)
+        return NULL;
+    if (t->has_raw_data && t->raw_data.len == sizeof(float) * (size_t)cnt)
+        memcpy(v, t->raw_data.data, t->raw_data.len);
+    else if (t->n_float_data == (size_t)cnt)
+        memcpy(v, t->float_data, sizeof(float) * (size_t)cnt);
+    else {
+        free(v);
+        return NULL;
+    }
+    *n = cnt;
+    return v;
+}
+
+static const Onnx__TensorProto *find_init(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+            return g->initializer[i];
+    return NULL;
+}
+
+static float attr_f(const Onnx__NodeProto *n, const char *name, float dflt)
+{
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name) &&
+            n->attribute[i]->has_f)
+            return n->attribute[i]->f;
+    return dflt;
+}
+
+nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,
+                       nb_status *st)
+{
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    nb_err e = load_proto(src, &mp, &opset, st);
+    if (e)
+        return e;
+    Onnx__GraphProto *g = mp->graph;
+    for (int li = 0; li < n && !e; li++) {
+        const nb_qlayer *l = &ls[li];
+        size_t at = find_node(g, l->node);
+        if (at == g->n_node) {
+            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the main graph", src,
+                        l->node);
+            break;
+        }
+        Onnx__NodeProto *nd = g->node[at];
+        bool gemm = !strcmp(nd->op_type, "Gemm");
+        float alpha = gemm ? attr_f(nd, "alpha", 1) : 1, beta = gemm ? attr_f(nd, "beta", 1) : 1;
+        /* per output channel: deq_scale = alpha x scale_d x scale_w, and the int32 bias
+           round(beta x b / deq_scale) - offset_d x (sum of the channel's int8 weights) */
+        int64_t stride = 1;
+        for (int d = (int)l->w_axis + 1; d < l->w_rank; d++)
+            stride *= l->w_dims[d];
+        int64_t *wsum = calloc((size_t)l->channels, sizeof(int64_t));
+        int32_t *bias = calloc((size_t)l->channels, sizeof(int32_t));
+        uint64_t *deq = calloc((size_t)l->channels, sizeof(uint64_t));
+        float *bf = NULL;
+        int64_t nb = 0;
+        if (!wsum || !bias || !deq) {
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        else if (!f)
-            e = nb_fail(st, NB_ERR_IO, "%s: %s", tmp, strerror(errno));
-        else {
-            onnx__model_proto__pack(mp, out);
-            bool bad = fwrite(out, 1, sz, f) != sz;
-            bad |= fclose(f) != 0;
-            if (bad || rename(tmp, dst)) {
-                remove(tmp);
-                e = nb_fail(st, NB_ERR_IO, "%s: write failed", dst);
+        } else {
+            for (int64_t i = 0; i < l->w_numel; i++)
+                wsum[l->channels > 1 ? (i / stride) % l->channels : 0] += l->w_q[i];
+            if (nd->n_input > 2 && nd->input[2] && nd->input[2][0]) {
+                const Onnx__TensorProto *bt = find_init(g, nd->input[2]);
+                bf = bt ? float_values(bt, &nb) : NULL;
+                if (!bf || (nb != l->channels && nb != 1))
+                    e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': its bias '%s' is not a "
+                                "constant float of %lld channels", l->node, nd->input[2],
+                                (long long)l->channels);
             }
         }
-        free(out);
+        for (int64_t c = 0; !e && c < l->channels; c++) {
+            float ds = alpha * l->scale_d * l->scale_w[c];
+            double b = bf ? beta * (double)bf[nb == 1 ? 0 : c] : 0;
+            double v = (ds > 0 ? nearbyint(b / ds) : 0) - (double)l->offset_d * (double)wsum[c];
+            if (v < INT32_MIN || v > INT32_MAX)
+                e = nb_fail(st, NB_ERR_DATA, "layer '%s': channel %lld's int32 bias %.0f is out of "
+                            "range", l->node, (long long)c, v);
+            bias[c] = (int32_t)v;
+            uint32_t bits;
+            memcpy(&bits, &ds, sizeof bits);
+            deq[c] = bits; /* the fp32 bits in the low 32 (GE's AscendDequant uint64) */
+        }
+        free(bf);
+        char *p_x = dupf2(l->node, "/x_int8"), *p_w = dupf2(l->node, "/w_int8"),
+             *p_b = dupf2(l->node, "/bias_int32"), *p_ds = dupf2(l->node, "/deq_scale"),
+             *p_acc = dupf2(l->node, "/int32"), *p_qn = dupf2(l->node, "/AscendQuant"),
+             *p_dn = dupf2(l->node, "/AscendDequant"), *y = NULL;
+        bool ok = !e && p_x && p_w && p_b && p_ds && p_acc && p_qn && p_dn &&
+                  (y = strdup(nd->output[0]));
+        int64_t cdim[1] = {l->channels};
+        if (ok) {
+            Onnx__AttributeProto *qa[3] = {attr_float("scale", 1.0f / l->scale_d),
+                                           attr_float("offset", (float)l->offset_d),
+                                           attr_int("dst_bits", l->act_bits)};
+            Onnx__AttributeProto *da[1] = {attr_int("dtype", 10)}; /* fp16 out */
+            const char *qin[1] = {nd->input[0]}, *din[2] = {p_acc, p_ds};
+            ok = push_init(g, initializer(p_w, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, l->w_rank,
+                                          l->w_dims, l->w_q, (size_t)l->w_numel)) &&
+                 push_init(g, initializer(p_b, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, cdim,
+                                          bias, sizeof(int32_t) * (size_t)l->channels)) &&
+                 push_init(g, initializer(p_ds, ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, 1, cdim,
+                                          deq, sizeof(uint64_t) * (size_t)l->channels)) &&
+                 push_node(g, at, node_attrs(p_qn, "AscendQuant", NB_NPU_DOMAIN, qin, 1, p_x,
+                                             qa, 3)) &&
+                 push_node(g, at + 2, node_attrs(p_dn, "AscendDequant", NB_NPU_DOMAIN, din, 2,
+                                                 y, da, 1));
+        }
+        if (ok) { /* the cube op: int8 x, int8 W, int32 bias -> int32, in the NPU domain */
+            nd = g->node[at + 1];
+            char **in = realloc(nd->input, sizeof(char *) * 3);
+            char *nx = strdup(p_x), *nw = strdup(p_w), *nbias = strdup(p_b), *nacc = strdup(p_acc);
+            char *dom = strdup(NB_NPU_DOMAIN);
+            ok = in && nx && nw && nbias && nacc && dom;
+            if (in)
+                nd->input = in;
+            if (ok) {
+                for (size_t i = 0; i < nd->n_input; i++)
+                    free(nd->input[i]);
+                in[0] = nx, in[1] = nw, in[2] = nbias;
+                nd->n_input = 3;
+                free(nd->output[0]);
+                nd->output[0] = nacc;
+                free(nd->domain);
+                nd->domain = dom;
+            } else {
+                free(nx), free(nw), free(nbias), free(nacc), free(dom);
+            }
+        }
+        free(wsum), free(bias), free(deq);
+        free(p_x), free(p_w), free(p_b), free(p_ds), free(p_acc), free(p_qn), free(p_dn);
+        if (!ok) {
+            free(y);
+            if (!e)
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
     }
+    if (!e) { /* the NPU domain's opset */
+        Onnx__OperatorSetIdProto **a =
+            realloc(mp->opset_import, sizeof *a * (mp->n_opset_import + 1));
+        Onnx__OperatorSetIdProto *o = malloc(sizeof *o);
+        if (a)
+            mp->opset_import = a;
+        if (!a || !o) {
+            free(o);
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        } else {
+            onnx__operator_set_id_proto__init(o);
+            o->domain = strdup(NB_NPU_DOMAIN);
+            o->has_version = 1;
+            o->version = 1;
+            a[mp->n_opset_import++] = o;
+        }
+    }
+    if (!e)
+        drop_unused(g);
+    if (!e)
+        e = save_proto(mp, dst, st);
     onnx__model_proto__free_unpacked(mp, NULL);
     return e;
 }

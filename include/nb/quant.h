@@ -197,6 +197,23 @@ typedef struct nb_qlayer {
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st);
 
+/* The ONNX domain of the NPU's own ops in the deploy model. */
+#define NB_NPU_DOMAIN "com.nanobench.npu"
+
+/* Writes dst, the model the compiler takes (AMCT's deploy model, in the domain
+ * NB_NPU_DOMAIN): before each layer an AscendQuant (attributes scale = 1 / scale_d,
+ * offset = offset_d, dst_bits), the layer itself in the NPU domain reading the int8 input,
+ * int8 weights "<layer>/w_int8" and an int32 bias "<layer>/bias_int32" =
+ * round(beta x b / deq_scale) - offset_d x (sum of the channel's int8 weights) (the
+ * activation offset folded in; quant.md 1.8) and writing int32, then an AscendDequant
+ * with "<layer>/deq_scale", uint64 per channel holding the fp32 bits of
+ * alpha x scale_d x scale_w in the low 32 bits (GE's layout), into the layer's original
+ * output. ONNX Runtime cannot run it. Errors: NB_ERR_UNSUPPORTED for a bias that is not a
+ * constant of the channels, NB_ERR_DATA for an int32 bias out of range, NB_ERR_GRAPH,
+ * NB_ERR_IO, NB_ERR_NOMEM. */
+nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,
+                       nb_status *st);
+
 #ifdef __cplusplus
 }
 #endif
