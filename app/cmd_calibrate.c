@@ -48,6 +48,7 @@ typedef struct layer {
     float *scale_w;
     int8_t *w_q;     /* the quantized weights, in the initializer's layout */
     int64_t w_axis;  /* their output-channel axis */
+    const nb_graph *g; /* the graph the node is in (the model's, or an If branch) */
     nb_tensor *w_fq; /* the weights as the NPU sees them: w_q x scale_w, float */
     const char *out; /* the layer's output value */
     nb_tensor *cur_in; /* evaluation: the float input of the layer in this batch */
@@ -59,7 +60,6 @@ typedef struct calib {
     int n;
     nb_status *st;
     const char *failed; /* the tensor whose data was refused */
-    const nb_graph *g;
     bool eval;          /* the evaluation pass: layers run alone on fake-quantized operands */
 } calib;
 
@@ -194,9 +194,9 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
     int n_in = nd->n_in < 16 ? nd->n_in : 16;
     for (int i = 0; i < n_in; i++)
         ins[i] = i == 0 ? x : i == 1 ? l->w_fq
-                 : nd->in[i] >= 0 ? c->g->values[nd->in[i]].const_val : NULL;
+                 : nd->in[i] >= 0 ? l->g->values[nd->in[i]].const_val : NULL;
     nb_tensor *outs[1] = {o};
-    nb_kctx k = {.graph = c->g, .node = nd, .opset = c->g->opset, .n_in = n_in, .in = ins,
+    nb_kctx k = {.graph = l->g, .node = nd, .opset = l->g->opset, .n_in = n_in, .in = ins,
                  .n_out = 1, .out = outs, .st = c->st};
     nb_kernel_fn fn = nb_kernel_lookup(nd->op_type);
     e = fn ? fn(&k) : nb_fail(c->st, NB_ERR_UNSUPPORTED, "no kernel for %s", nd->op_type);
@@ -321,6 +321,9 @@ static nb_err quantize_weights(layer *l, nb_status *st)
 static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
                          nb_status *st)
 {
+    if (l->hist.total <= 0)
+        return nb_fail(st, NB_ERR_DATA, "no calibration batch reached it (it is in an If "
+                       "branch these batches never take): give batches that take it");
     nb_act_algo a = have_forced ? forced : l->cfg->act;
     if (a != NB_ACT_AUTO) {
         l->algo = a;
@@ -476,49 +479,60 @@ static bool cube_op(const char *op)
 }
 
 /* The layers of the model that must be quantized; an error for one that cannot be. */
-static nb_err find_layers(const nb_graph *g, const nb_quant_config *cfg, layer **out, int *n,
-                          nb_status *st)
+/* Adds the layers of g and of its If branches to ls (room for every node of the model). */
+static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *ls, int *k,
+                         nb_status *st)
 {
-    layer *ls = calloc((size_t)g->n_nodes + 1, sizeof *ls);
-    if (!ls)
-        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    int k = 0;
-    nb_err e = NB_OK;
-    for (int i = 0; i < g->n_nodes && !e; i++) {
+    for (int i = 0; i < g->n_nodes; i++) {
         const nb_node *nd = &g->nodes[i];
+        for (int a = 0; a < nd->n_attr; a++)
+            if (nd->attrs[a].g) {
+                nb_err e = add_layers(nd->attrs[a].g, cfg, ls, k, st);
+                if (e)
+                    return e;
+            }
         bool rnn = !strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU");
         if (!cube_op(nd->op_type) && !rnn)
             continue;
-        if (nb_quant_config_skips(cfg, nd->name, nd->op_type)) {
-            e = nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
-                        "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
-                        "run in float", nd->name, nd->op_type);
-            break;
-        }
-        if (rnn) {
-            e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): LSTM/GRU calibration is not "
-                        "implemented yet", nd->name, nd->op_type);
-            break;
-        }
+        if (nb_quant_config_skips(cfg, nd->name, nd->op_type))
+            return nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
+                           "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
+                           "run in float", nd->name, nd->op_type);
+        if (rnn)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): LSTM/GRU calibration is "
+                           "not implemented yet", nd->name, nd->op_type);
         int wi = 1;
         const nb_value *w = nd->n_in > wi && nd->in[wi] >= 0 ? &g->values[nd->in[wi]] : NULL;
-        if (!w || !w->const_val) {
-            e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are computed "
-                        "at run time; the cube's weights are constants quantized offline",
-                        nd->name, nd->op_type, w ? w->name : "");
-            break;
-        }
-        layer *l = &ls[k];
+        if (!w || !w->const_val)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are "
+                           "computed at run time; the cube's weights are constants quantized "
+                           "offline", nd->name, nd->op_type, w ? w->name : "");
+        layer *l = &ls[*k];
         l->node = nd;
+        l->g = g;
         l->act = g->values[nd->in[0]].name;
         l->out = g->values[nd->out[0]].name;
         l->w = w->const_val;
         l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
         int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
-        e = nb_hist_init(&l->hist, bins, st);
-        if (!e)
-            k++;
+        nb_err e = nb_hist_init(&l->hist, bins, st);
+        if (e)
+            return e;
+        (*k)++;
     }
+    return NB_OK;
+}
+
+/* The layers that must be quantized (If branches included); an error for one that cannot
+ * be. */
+static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, layer **out, int *n,
+                          nb_status *st)
+{
+    layer *ls = calloc((size_t)nb_graph_count_nodes(m->graph) + 1, sizeof *ls);
+    if (!ls)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int k = 0;
+    nb_err e = add_layers(m->graph, cfg, ls, &k, st);
     if (e) {
         for (int i = 0; i < k; i++)
             nb_hist_free(&ls[i].hist);
@@ -737,7 +751,7 @@ int cmd_calibrate(int argc, char **argv)
             goto out;
         }
     }
-    if (find_layers(g, &cfg, &ls, &nl, &st)) {
+    if (find_layers(m, &cfg, &ls, &nl, &st)) {
         nb_prefix(&st, "%s", model);
         rc = cli_error(&st);
         goto out;
@@ -746,7 +760,7 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_fail(2, "%s: no Conv, ConvTranspose, MatMul or Gemm to quantize", model);
         goto out;
     }
-    calib cb = {.l = ls, .n = nl, .st = &st, .g = g};
+    calib cb = {.l = ls, .n = nl, .st = &st};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};
     if (nb_exec_create(m, &eo, &ex, &st)) {
         rc = cli_error(&st);

@@ -257,13 +257,23 @@ static nb_err save_proto(const Onnx__ModelProto *mp, const char *dst, nb_status 
     return e;
 }
 
-/* Index of the node named name in g, or g->n_node. */
-static size_t find_node(const Onnx__GraphProto *g, const char *name)
+/* The graph holding the node named name (g or one of its subgraphs, depth first) with the
+ * node's index in *at, or NULL. */
+static Onnx__GraphProto *find_node(Onnx__GraphProto *g, const char *name, size_t *at)
 {
-    size_t at = 0;
-    while (at < g->n_node && (!g->node[at]->name || strcmp(g->node[at]->name, name)))
-        at++;
-    return at;
+    for (size_t i = 0; i < g->n_node; i++) {
+        if (g->node[i]->name && !strcmp(g->node[i]->name, name)) {
+            *at = i;
+            return g;
+        }
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++) {
+            Onnx__GraphProto *sub = g->node[i]->attribute[a]->g;
+            Onnx__GraphProto *r = sub ? find_node(sub, name, at) : NULL;
+            if (r)
+                return r;
+        }
+    }
+    return NULL;
 }
 
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
@@ -280,9 +290,10 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
                     "more (per-channel DequantizeLinear)", src, (long long)opset);
     for (int li = 0; li < n && !e; li++) {
         const nb_qlayer *l = &ls[li];
-        size_t at = find_node(g, l->node);
-        if (at == g->n_node) {
-            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the main graph", src,
+        size_t at = 0;
+        Onnx__GraphProto *ng = find_node(g, l->node, &at); /* new initializers go to g */
+        if (!ng) {
+            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the model", src,
                         l->node);
             break;
         }
@@ -291,7 +302,7 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
                         "QuantizeLinear; the fake-quant model has int8 only", l->node);
             break;
         }
-        Onnx__NodeProto *nd = g->node[at];
+        Onnx__NodeProto *nd = ng->node[at];
         char *p_s = dupf2(l->node, "/scale_d"), *p_z = dupf2(l->node, "/offset_d"),
              *p_q = dupf2(l->node, "/act_q"), *p_dq = dupf2(l->node, "/act_dq"),
              *p_wq = dupf2(l->node, "/w_int8"), *p_ws = dupf2(l->node, "/scale_w"),
@@ -320,12 +331,12 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
                                       sizeof(float) * (size_t)l->channels)) &&
              push_init(g, initializer(p_wz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, crank, cdim, zw,
                                       (size_t)l->channels)) &&
-             push_node(g, at, node(p_wn, "DequantizeLinear", wdq, 3, p_wdq,
-                                   crank ? l->w_axis : -1000)) &&
-             push_node(g, at + 1, node(p_qn, "QuantizeLinear", qin, 3, p_q, -1000)) &&
-             push_node(g, at + 2, node(p_dn, "DequantizeLinear", dqin, 3, p_dq, -1000));
+             push_node(ng, at, node(p_wn, "DequantizeLinear", wdq, 3, p_wdq,
+                                    crank ? l->w_axis : -1000)) &&
+             push_node(ng, at + 1, node(p_qn, "QuantizeLinear", qin, 3, p_q, -1000)) &&
+             push_node(ng, at + 2, node(p_dn, "DequantizeLinear", dqin, 3, p_dq, -1000));
         if (ok) { /* the layer now reads the fake-quantized input and weights */
-            nd = g->node[at + 3];
+            nd = ng->node[at + 3];
             char *a = strdup(p_dq), *w = strdup(p_wdq);
             ok = a && w;
             if (ok) {
@@ -376,11 +387,16 @@ static float *float_values(const Onnx__TensorProto *t, int64_t *n)
     return v;
 }
 
-static const Onnx__TensorProto *find_init(const Onnx__GraphProto *g, const char *name)
+/* The initializer name in ng, else in the model's graph g (a branch reads outer names). */
+static const Onnx__TensorProto *find_init(const Onnx__GraphProto *g,
+                                          const Onnx__GraphProto *ng, const char *name)
 {
-    for (size_t i = 0; i < g->n_initializer; i++)
-        if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
-            return g->initializer[i];
+    for (int pass = 0; pass < 2; pass++) {
+        const Onnx__GraphProto *h = pass ? g : ng;
+        for (size_t i = 0; i < h->n_initializer; i++)
+            if (h->initializer[i]->name && !strcmp(h->initializer[i]->name, name))
+                return h->initializer[i];
+    }
     return NULL;
 }
 
@@ -404,13 +420,14 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
     Onnx__GraphProto *g = mp->graph;
     for (int li = 0; li < n && !e; li++) {
         const nb_qlayer *l = &ls[li];
-        size_t at = find_node(g, l->node);
-        if (at == g->n_node) {
-            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the main graph", src,
+        size_t at = 0;
+        Onnx__GraphProto *ng = find_node(g, l->node, &at); /* new initializers go to g */
+        if (!ng) {
+            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the model", src,
                         l->node);
             break;
         }
-        Onnx__NodeProto *nd = g->node[at];
+        Onnx__NodeProto *nd = ng->node[at];
         bool gemm = !strcmp(nd->op_type, "Gemm");
         float alpha = gemm ? attr_f(nd, "alpha", 1) : 1, beta = gemm ? attr_f(nd, "beta", 1) : 1;
         /* per output channel: deq_scale = alpha x scale_d x scale_w, and the int32 bias
@@ -429,7 +446,7 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
             for (int64_t i = 0; i < l->w_numel; i++)
                 wsum[l->channels > 1 ? (i / stride) % l->channels : 0] += l->w_q[i];
             if (nd->n_input > 2 && nd->input[2] && nd->input[2][0]) {
-                const Onnx__TensorProto *bt = find_init(g, nd->input[2]);
+                const Onnx__TensorProto *bt = find_init(g, ng, nd->input[2]);
                 bf = bt ? float_values(bt, &nb) : NULL;
                 if (!bf || (nb != l->channels && nb != 1))
                     e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': its bias '%s' is not a "
@@ -469,13 +486,13 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
                                           bias, sizeof(int32_t) * (size_t)l->channels)) &&
                  push_init(g, initializer(p_ds, ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, 1, cdim,
                                           deq, sizeof(uint64_t) * (size_t)l->channels)) &&
-                 push_node(g, at, node_attrs(p_qn, "AscendQuant", NB_NPU_DOMAIN, qin, 1, p_x,
-                                             qa, 3)) &&
-                 push_node(g, at + 2, node_attrs(p_dn, "AscendDequant", NB_NPU_DOMAIN, din, 2,
-                                                 y, da, 1));
+                 push_node(ng, at, node_attrs(p_qn, "AscendQuant", NB_NPU_DOMAIN, qin, 1, p_x,
+                                              qa, 3)) &&
+                 push_node(ng, at + 2, node_attrs(p_dn, "AscendDequant", NB_NPU_DOMAIN, din, 2,
+                                                  y, da, 1));
         }
         if (ok) { /* the cube op: int8 x, int8 W, int32 bias -> int32, in the NPU domain */
-            nd = g->node[at + 1];
+            nd = ng->node[at + 1];
             char **in = realloc(nd->input, sizeof(char *) * 3);
             char *nx = strdup(p_x), *nw = strdup(p_w), *nbias = strdup(p_b), *nacc = strdup(p_acc);
             char *dom = strdup(NB_NPU_DOMAIN);

@@ -173,7 +173,7 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
 
 /* One quantized layer as the model writers take it. */
 typedef struct nb_qlayer {
-    const char *node;        /* the layer's node name (main graph) */
+    const char *node;        /* the layer's node name (in the model or an If branch) */
     int act_bits;            /* 8 (the fake-quant model has no int16 before opset 21) */
     float scale_d;
     int offset_d;
