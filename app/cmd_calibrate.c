@@ -24,14 +24,16 @@ static void help(void)
     printf("usage: nanobench calibrate --model M.onnx --save_path DIR/PREFIX --data_dir \"dir_x;dir_y\"\n"
            "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
            "           [--calibration_config CFG | --batch_num N]\n"
-           "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--json]\n"
+           "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--eval_dir \"e_x;e_y\"] [--json]\n"
            "AMCT's flags. Each --data_dir folder holds one input's batches, one file per batch\n"
            "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
            "--calibration_config is AMCT's protobuf text config (batch_num, activation_offset,\n"
            "skip_layers, common_config, override_layer_types/configs, ...); --batch_num alone\n"
            "sets the batches (default 1). --algo replaces the config's activation algorithm\n"
            "(auto: per layer, the best activation SQNR). Writes DIR/PREFIX_quant_record.txt\n"
-           "(scale_d, offset_d, scale_w, offset_w per layer) and prints the per-layer report.\n");
+           "(scale_d, offset_d, scale_w, offset_w per layer), the deploy and fake-quant models,\n"
+           "and prints the per-layer report; --eval_dir (every file, as --data_dir) evaluates the\n"
+           "fake-quant model against float on a separate set (default: the first 8 batches).\n");
 }
 
 /* A layer that does matrix work: its input activation and its weights. */
@@ -90,8 +92,9 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The first n regular files of dir in ascending name order (hidden files left out). */
-static int list_batches(const char *dir, int n, char ***out, nb_status *st)
+/* The first n regular files of dir in ascending name order (hidden files left out); with
+ * n < 0 all of them, their count in *n_out. */
+static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_status *st)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -115,9 +118,9 @@ static int list_batches(const char *dir, int n, char ***out, nb_status *st)
             cnt++;
     }
     closedir(d);
-    if (!e && cnt < n)
-        e = nb_fail(st, NB_ERR_ARG, "--data_dir %s: %d file%s for batch_num %d", dir, cnt,
-                    cnt == 1 ? "" : "s", n);
+    if (!e && (cnt < n || cnt == 0))
+        e = nb_fail(st, NB_ERR_ARG, "%s: %d file%s for %s %d", dir, cnt, cnt == 1 ? "" : "s",
+                    n < 0 ? "evaluation, need" : "batch_num", n < 0 ? 1 : n);
     if (e) {
         for (int i = 0; i < cnt; i++)
             free(names[i]);
@@ -125,9 +128,11 @@ static int list_batches(const char *dir, int n, char ***out, nb_status *st)
         return e;
     }
     qsort(names, (size_t)cnt, sizeof(char *), cmp_str);
-    for (int i = n; i < cnt; i++)
+    for (int i = n < 0 ? cnt : n; i < cnt; i++)
         free(names[i]);
     *out = names;
+    if (n < 0)
+        *n_out = cnt;
     return NB_OK;
 }
 
@@ -382,14 +387,17 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
     return e;
 }
 
-/* The evaluation: the first batches again, each layer alone on fake-quantized operands
- * against its float output, and the fake-quant model's outputs against the float model's
- * (SQNR and cosine over all outputs). */
+/* The evaluation, on the --eval_dir batches (else the first calibration batches): each
+ * layer alone on fake-quantized operands against its float output, and the fake-quant
+ * model's outputs against the float model's: SQNR and cosine over all outputs, the worst
+ * batch's cosine and the largest absolute difference (a wake-word score's). */
 static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq_path,
                        const int *order, const char *const *names, int n_in,
                        char **const *files, int batches, nb_tensor **data, double *net_sqnr,
-                       double *net_cos, nb_status *st)
+                       double *net_cos, double *worst_cos, double *max_diff, nb_status *st)
 {
+    *worst_cos = 1;
+    *max_diff = 0;
     nb_model *fm = NULL;
     nb_exec *fx = NULL;
     nb_load_opts lo = {0};
@@ -412,6 +420,7 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
         e = run_batch(cb, ex, m->graph, order, names, n_in, files, b, data, st);
         if (!e)
             e = nb_exec_run(fx, n_in, names, data, st);
+        double bs = 0, bd = 0, bx = 0; /* this batch: its cosine */
         for (int o = 0; !e && o < m->graph->n_outputs; o++) {
             const nb_tensor *a = nb_exec_output(fx, o), *r = nb_exec_output(ex, o);
             if (!a || !r || a->dtype != NB_FLOAT || r->dtype != NB_FLOAT || a->numel != r->numel)
@@ -419,12 +428,18 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
             const float *pa = a->data, *pr = r->data;
             for (int64_t i = 0; i < a->numel; i++) {
                 double d = (double)pa[i] - pr[i];
-                sig += (double)pr[i] * pr[i];
+                bs += (double)pr[i] * pr[i];
                 noise += d * d;
-                dot += (double)pa[i] * pr[i];
-                nx += (double)pa[i] * pa[i];
+                bd += (double)pa[i] * pr[i];
+                bx += (double)pa[i] * pa[i];
+                if (fabs(d) > *max_diff)
+                    *max_diff = fabs(d);
             }
         }
+        sig += bs, dot += bd, nx += bx;
+        double c = cosine(bd, bx, bs);
+        if (!e && c < *worst_cos)
+            *worst_cos = c;
     }
     cb->eval = false;
     *net_sqnr = sqnr_db(sig, noise);
@@ -564,13 +579,17 @@ static void print_report(const layer *ls, int n, FILE *f)
 static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static void print_json(const layer *ls, int n, const char *record, double net_sqnr,
-                       double net_cos, int eval_batches, FILE *f)
+                       double net_cos, double worst_cos, double max_diff, int eval_batches,
+                       bool eval_set, FILE *f)
 {
     json_t *o = json_object(), *arr = json_array();
     json_object_set_new(o, "record", json_string(record));
     json_object_set_new(o, "output_sqnr_db", jreal(net_sqnr));
     json_object_set_new(o, "output_cosine", jreal(net_cos));
+    json_object_set_new(o, "output_worst_cosine", jreal(worst_cos));
+    json_object_set_new(o, "output_max_abs_diff", jreal(max_diff));
     json_object_set_new(o, "eval_batches", json_integer(eval_batches));
+    json_object_set_new(o, "eval_set", json_string(eval_set ? "eval_dir" : "calibration"));
     for (int i = 0; i < n; i++) {
         const layer *l = &ls[i];
         json_t *j = json_object(), *sw = json_array();
@@ -602,7 +621,7 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
-               *cfg_path = NULL, *batch = NULL, *algo = NULL;
+               *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -617,7 +636,7 @@ int cmd_calibrate(int argc, char **argv)
         } opts[] = {{"--model", &model}, {"--save_path", &save}, {"--input_shape", &shape},
                     {"--data_dir", &dirs}, {"--data_types", &types},
                     {"--calibration_config", &cfg_path}, {"--batch_num", &batch},
-                    {"--algo", &algo}};
+                    {"--algo", &algo}, {"--eval_dir", &eval_dirs}};
         bool taken = false;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !taken; k++) {
             if (!(r = cli_opt(argc, argv, &i, opts[k].flag, &v)))
@@ -672,7 +691,8 @@ int cmd_calibrate(int argc, char **argv)
     int nl = 0, n_in = 0;
     char *dir_copy = strdup(dirs), *type_copy = types ? strdup(types) : NULL;
     char *dparts[64], *tparts[64];
-    char **files[64] = {0};
+    char **files[64] = {0}, **efiles[64] = {0}, *eval_copy = NULL;
+    int efiles_n[64] = {0};
     nb_tensor *data[64] = {0};
     const char *names[64];
     char record[4200] = "";
@@ -746,7 +766,7 @@ int cmd_calibrate(int argc, char **argv)
                               "--input_shape", model, v->name, d);
                 goto out;
             }
-        if (list_batches(dparts[i], cfg.batch_num, &files[i], &st)) {
+        if (list_batches(dparts[i], cfg.batch_num, &files[i], NULL, &st)) {
             rc = cli_error(&st);
             goto out;
         }
@@ -833,9 +853,31 @@ int cmd_calibrate(int argc, char **argv)
     rec_artifact("fake_quant_model", fq);
     rec_artifact("deploy_model", deploy);
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
-    double net_sqnr = 0, net_cos = 0;
-    if (evaluate(&cb, ex, m, fq, order, names, n_in, files, eval_batches, data, &net_sqnr,
-                 &net_cos, &st)) {
+    char **const *eval_files = files;
+    if (eval_dirs) { /* a separate evaluation set, one folder per input as --data_dir */
+        eval_copy = strdup(eval_dirs);
+        char *eparts[64];
+        int ne = eval_copy ? split(eval_copy, eparts, 64) : 0;
+        if (ne != n_in) {
+            rc = cli_usage_error("calibrate", "--eval_dir gives %d folder%s for %d input%s", ne,
+                                 ne == 1 ? "" : "s", n_in, n_in == 1 ? "" : "s");
+            goto out;
+        }
+        for (int i = 0; i < n_in; i++) {
+            int cnt = 0;
+            if (list_batches(eparts[i], -1, &efiles[i], &cnt, &st)) {
+                rc = cli_error(&st);
+                goto out;
+            }
+            efiles_n[i] = cnt;
+            if (i == 0 || cnt < eval_batches)
+                eval_batches = cnt;
+        }
+        eval_files = efiles;
+    }
+    double net_sqnr = 0, net_cos = 0, worst_cos = 1, max_diff = 0;
+    if (evaluate(&cb, ex, m, fq, order, names, n_in, eval_files, eval_batches, data, &net_sqnr,
+                 &net_cos, &worst_cos, &max_diff, &st)) {
         nb_prefix(&st, "evaluating %s", fq);
         rc = cli_error(&st);
         goto out;
@@ -843,6 +885,8 @@ int cmd_calibrate(int argc, char **argv)
     if (isfinite(net_sqnr))
         rec_metric("output_sqnr_db", net_sqnr, "dB");
     rec_metric("output_cosine", net_cos, "");
+    rec_metric("output_worst_cosine", worst_cos, "");
+    rec_metric("output_max_abs_diff", max_diff, "");
     rec_param("batch_num", "%d", cfg.batch_num);
     if (algo)
         rec_param("algo", "%s", algo);
@@ -853,14 +897,17 @@ int cmd_calibrate(int argc, char **argv)
             rec_metric(key, ls[i].act_sqnr, "dB");
     }
     if (json) {
-        print_json(ls, nl, record, net_sqnr, net_cos, eval_batches, stdout);
+        print_json(ls, nl, record, net_sqnr, net_cos, worst_cos, max_diff, eval_batches,
+                   eval_dirs != NULL, stdout);
     } else {
         printf("model:   %s (%d layers to quantize, %d batch%s)\n", model, nl, cfg.batch_num,
                cfg.batch_num == 1 ? "" : "es");
         print_report(ls, nl, stdout);
-        printf("network output, fake-quant model against float on the first %d calibration "
-               "batch%s: SQNR %.1f dB, cosine %.6f\n", eval_batches,
-               eval_batches == 1 ? "" : "es", net_sqnr, net_cos);
+        printf("network output, fake-quant model against float on %s %d %s batch%s: SQNR %.1f "
+               "dB, cosine %.6f (worst batch %.6f), max |difference| %.4g\n",
+               eval_dirs ? "the" : "the first", eval_batches,
+               eval_dirs ? "evaluation" : "calibration", eval_batches == 1 ? "" : "es",
+               net_sqnr, net_cos, worst_cos, max_diff);
         printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);
     }
 out:
@@ -878,6 +925,12 @@ out:
             free(files[i][b]);
         free(files[i]);
     }
+    for (int i = 0; i < 64; i++) {
+        for (int b = 0; efiles[i] && b < efiles_n[i]; b++)
+            free(efiles[i][b]);
+        free(efiles[i]);
+    }
+    free(eval_copy);
     nb_exec_free(ex);
     nb_model_free(m);
     nb_quant_config_free(&cfg);
