@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -51,6 +52,9 @@ typedef struct layer {
     int8_t *w_q;     /* the quantized weights, in the initializer's layout */
     int64_t w_axis;  /* their output-channel axis */
     const nb_graph *g; /* the graph the node is in (the model's, or an If branch) */
+    double *in_sum;    /* per input channel: the sum of the input activation, and the count */
+    int64_t in_channels, in_count;
+    nb_tensor *bias;   /* float bias, corrected for the weights' quantization error */
     nb_tensor *w_fq; /* the weights as the NPU sees them: w_q x scale_w, float */
     const char *out; /* the layer's output value */
     nb_tensor *cur_in; /* evaluation: the float input of the layer in this batch */
@@ -160,14 +164,92 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
         return NB_OK;
     }
     for (int i = 0; i < c->n; i++) {
-        if (strcmp(c->l[i].act, name))
+        layer *l = &c->l[i];
+        if (strcmp(l->act, name))
             continue;
-        nb_err e = nb_hist_add(&c->l[i].hist, t->data, t->numel, c->st);
+        nb_err e = nb_hist_add(&l->hist, t->data, t->numel, c->st);
         if (e) {
-            c->failed = c->l[i].act;
+            c->failed = l->act;
             return e;
         }
+        /* the mean of each input channel (conv: dim 1; matrices: the last dim), for the
+           bias correction */
+        bool conv = strstr(l->node->op_type, "Conv") != NULL;
+        int cd = conv ? 1 : t->rank - 1;
+        int64_t ch = cd >= 0 && cd < t->rank ? t->dims[cd] : 0, inner = 1;
+        for (int d = cd + 1; d < t->rank; d++)
+            inner *= t->dims[d];
+        if (ch <= 0 || (l->in_sum && ch != l->in_channels))
+            continue;
+        if (!l->in_sum && !(l->in_sum = calloc((size_t)ch, sizeof(double))))
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        l->in_channels = ch;
+        const float *x = t->data;
+        for (int64_t o = 0, outer = t->numel / (ch * inner); o < outer; o++)
+            for (int64_t c2 = 0; c2 < ch; c2++) {
+                const float *p = x + (o * ch + c2) * inner;
+                double acc = 0;
+                for (int64_t k = 0; k < inner; k++)
+                    acc += p[k];
+                l->in_sum[c2] += acc;
+            }
+        l->in_count += t->numel / ch;
     }
+    return NB_OK;
+}
+
+/* Empirical bias correction (AIMET's, Nagel et al. 2019): the weights' quantization error
+ * shifts each output channel by sum (W - W') x E[x]; the float bias (0 when the layer has
+ * none) takes the opposite shift, from the mean of each input channel over the calibration
+ * data. Conv and Gemm (which have a bias input); not grouped ConvTranspose or MatMul. */
+static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
+{
+    const nb_node *nd = l->node;
+    const char *op = nd->op_type;
+    bool gemm = !strcmp(op, "Gemm"), conv = !strcmp(op, "Conv"), ct = !strcmp(op, "ConvTranspose");
+    int64_t group = nb_attr_int(nd, "group", 1);
+    if (!(gemm || conv || (ct && group == 1)))
+        return NB_OK;
+    const nb_tensor *w = l->w;
+    nb_err e = nb_tensor_new(NB_FLOAT, 1, &l->channels, &l->bias, st);
+    if (e)
+        return e;
+    float *b = l->bias->data;
+    const nb_tensor *b0 = nd->n_in > 2 && nd->in[2] >= 0 ? l->g->values[nd->in[2]].const_val : NULL;
+    for (int64_t c = 0; c < l->channels; c++)
+        b[c] = b0 ? (float)nb_tensor_get_f64(b0, b0->numel == 1 ? 0 : c) : 0.0f;
+    if (!enabled || !l->in_sum || l->in_count <= 0)
+        return NB_OK;
+    const float *wq = l->w_fq->data;
+    double *corr = calloc((size_t)l->channels, sizeof(double));
+    if (!corr)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int64_t rest = 1;
+    for (int d = 2; d < w->rank; d++)
+        rest *= w->dims[d];
+    for (int64_t i = 0; i < w->numel; i++) {
+        int64_t co, ci;
+        if (conv) { /* [Cout, Cin/g, k...] */
+            int64_t cig = w->dims[1], per = l->channels / group;
+            co = i / (cig * rest);
+            ci = (co / per) * cig + (i / rest) % cig;
+        } else if (ct) { /* [Cin, Cout, k...] */
+            ci = i / (w->dims[1] * rest);
+            co = (i / rest) % w->dims[1];
+        } else if (nb_attr_int(nd, "transB", 0)) { /* [N, K] */
+            co = i / w->dims[1];
+            ci = i % w->dims[1];
+        } else { /* [K, N] */
+            ci = i / w->dims[1];
+            co = i % w->dims[1];
+        }
+        if (ci < l->in_channels && co < l->channels)
+            corr[co] += ((double)nb_tensor_get_f64(w, i) - wq[i]) * l->in_sum[ci];
+    }
+    double alpha = gemm ? nb_attr_float(nd, "alpha", 1) : 1, beta = gemm ? nb_attr_float(nd, "beta", 1) : 1;
+    for (int64_t c = 0; c < l->channels; c++) /* y = alpha x W x + beta x b */
+        b[c] += (float)(alpha * corr[c] / (double)l->in_count / (beta != 0 ? beta : 1));
+    free(corr);
     return NB_OK;
 }
 
@@ -199,7 +281,10 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
     int n_in = nd->n_in < 16 ? nd->n_in : 16;
     for (int i = 0; i < n_in; i++)
         ins[i] = i == 0 ? x : i == 1 ? l->w_fq
+                 : i == 2 && l->bias ? l->bias
                  : nd->in[i] >= 0 ? l->g->values[nd->in[i]].const_val : NULL;
+    if (l->bias && n_in < 3) /* a corrected bias for a layer that had none */
+        ins[2] = l->bias, n_in = 3;
     nb_tensor *outs[1] = {o};
     nb_kctx k = {.graph = l->g, .node = nd, .opset = l->g->opset, .n_in = n_in, .in = ins,
                  .n_out = 1, .out = outs, .st = c->st};
@@ -580,7 +665,7 @@ static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null()
 
 static void print_json(const layer *ls, int n, const char *record, double net_sqnr,
                        double net_cos, double worst_cos, double max_diff, int eval_batches,
-                       bool eval_set, FILE *f)
+                       bool eval_set, double calib_ms, double eval_ms, FILE *f)
 {
     json_t *o = json_object(), *arr = json_array();
     json_object_set_new(o, "record", json_string(record));
@@ -590,6 +675,8 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
     json_object_set_new(o, "output_max_abs_diff", jreal(max_diff));
     json_object_set_new(o, "eval_batches", json_integer(eval_batches));
     json_object_set_new(o, "eval_set", json_string(eval_set ? "eval_dir" : "calibration"));
+    json_object_set_new(o, "calibration_ms", json_real(calib_ms));
+    json_object_set_new(o, "files_and_evaluation_ms", json_real(eval_ms));
     for (int i = 0; i < n; i++) {
         const layer *l = &ls[i];
         json_t *j = json_object(), *sw = json_array();
@@ -622,7 +709,7 @@ int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
                *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL;
-    bool json = false;
+    bool json = false, bias_corr = true;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -650,6 +737,8 @@ int cmd_calibrate(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--json"))
             json = true;
+        else if (!strcmp(argv[i], "--no_bias_correction"))
+            bias_corr = false;
         else
             return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
     }
@@ -786,6 +875,8 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
+    struct timespec t0, t1, t2;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int b = 0; b < cfg.batch_num; b++)
         if (run_batch(&cb, ex, g, order, names, n_in, files, b, data, &st)) {
             rc = cli_error(&st);
@@ -794,12 +885,13 @@ int cmd_calibrate(int argc, char **argv)
     bool act_offset = cfg.activation_offset;
     for (int i = 0; i < nl; i++) {
         if (choose_act(&ls[i], forced, algo != NULL, act_offset, &st) ||
-            quantize_weights(&ls[i], &st)) {
+            quantize_weights(&ls[i], &st) || correct_bias(&ls[i], bias_corr, &st)) {
             nb_prefix(&st, "layer '%s'", ls[i].node->name);
             rc = cli_error(&st);
             goto out;
         }
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
     /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", save);
@@ -839,7 +931,8 @@ int cmd_calibrate(int argc, char **argv)
                             .channels = ls[i].channels, .scale_w = ls[i].scale_w,
                             .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
                             .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
-                            .w_axis = ls[i].w_axis};
+                            .w_axis = ls[i].w_axis,
+                            .bias = ls[i].bias ? ls[i].bias->data : NULL};
     char deploy[4200];
     snprintf(deploy, sizeof deploy, "%s_deploy_model.onnx", save);
     nb_err fe = nb_write_fake_quant(model, fq, ql, nl, cfg.force_fp16_quant, &st);
@@ -882,6 +975,11 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    double calib_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    double total_ms = (double)(t2.tv_sec - t0.tv_sec) * 1e3 + (double)(t2.tv_nsec - t0.tv_nsec) / 1e6;
+    rec_metric("calibration_ms", calib_ms, "ms");
+    rec_metric("calibration_and_evaluation_ms", total_ms, "ms");
     if (isfinite(net_sqnr))
         rec_metric("output_sqnr_db", net_sqnr, "dB");
     rec_metric("output_cosine", net_cos, "");
@@ -898,7 +996,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (json) {
         print_json(ls, nl, record, net_sqnr, net_cos, worst_cos, max_diff, eval_batches,
-                   eval_dirs != NULL, stdout);
+                   eval_dirs != NULL, calib_ms, total_ms - calib_ms, stdout);
     } else {
         printf("model:   %s (%d layers to quantize, %d batch%s)\n", model, nl, cfg.batch_num,
                cfg.batch_num == 1 ? "" : "es");
@@ -908,6 +1006,8 @@ int cmd_calibrate(int argc, char **argv)
                eval_dirs ? "the" : "the first", eval_batches,
                eval_dirs ? "evaluation" : "calibration", eval_batches == 1 ? "" : "es",
                net_sqnr, net_cos, worst_cos, max_diff);
+        printf("time: calibration %.0f ms (%d forward passes with statistics, the search, ARQ), "
+               "files and evaluation %.0f ms\n", calib_ms, cfg.batch_num, total_ms - calib_ms);
         printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);
     }
 out:
@@ -917,6 +1017,8 @@ out:
         free(ls[i].w_q);
         nb_tensor_free(ls[i].w_fq);
         nb_tensor_free(ls[i].cur_in);
+        nb_tensor_free(ls[i].bias);
+        free(ls[i].in_sum);
     }
     free(ls);
     for (int i = 0; i < 64; i++) {

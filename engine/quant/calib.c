@@ -74,14 +74,19 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
 {
     if (n <= 0)
         return NB_OK;
-    double lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(x[i]))
-            return nb_fail(st, NB_ERR_DATA, "%s at element %lld",
-                           isnan(x[i]) ? "NaN" : "infinity", (long long)i);
-        lo = fmin(lo, x[i]);
-        hi = fmax(hi, x[i]);
+    float lo = x[0], hi = x[0];
+    bool finite = true;
+    for (int64_t i = 0; i < n; i++) { /* plain comparisons: vectorizes, unlike fmin */
+        float v = x[i];
+        finite &= v - v == 0.0f; /* false for NaN and infinities */
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
     }
+    if (!finite)
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(x[i]))
+                return nb_fail(st, NB_ERR_DATA, "%s at element %lld",
+                               isnan(x[i]) ? "NaN" : "infinity", (long long)i);
     if (h->total == 0) {
         h->lo = lo;
         h->hi = hi;
@@ -93,9 +98,22 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
     h->min = fmin(h->min, lo);
     h->max = fmax(h->max, hi);
     double w = (h->hi - h->lo) / h->bins;
-    for (int64_t i = 0; i < n; i++) {
-        int k = w > 0 ? (int)((x[i] - h->lo) / w) : 0;
-        h->count[k < 0 ? 0 : k >= h->bins ? h->bins - 1 : k] += 1;
+    if (w > 0) {
+        /* counted in 32-bit integers a block at a time (faster than double increments) */
+        float inv = (float)(1.0 / w), base = (float)h->lo;
+        int last = h->bins - 1;
+        uint32_t *cnt = calloc((size_t)h->bins, sizeof(uint32_t));
+        if (!cnt)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < n; i++) {
+            int k = (int)((x[i] - base) * inv);
+            cnt[k < 0 ? 0 : k > last ? last : k]++;
+        }
+        for (int b = 0; b < h->bins; b++)
+            h->count[b] += cnt[b];
+        free(cnt);
+    } else {
+        h->count[0] += (double)n;
     }
     h->total += (double)n;
     return NB_OK;
@@ -146,7 +164,7 @@ void nb_qparams_from_range(double lo, double hi, int bits, bool asymmetric, nb_q
 
 int32_t nb_quantize_value(double x, const nb_qparams *q)
 {
-    double qmax = ldexp(1, q->bits - 1) - 1, qmin = -ldexp(1, q->bits - 1);
+    double qmax = (double)((1 << (q->bits - 1)) - 1), qmin = -(double)(1 << (q->bits - 1));
     double v = nearbyint(x / q->scale) + q->offset;
     return (int32_t)(v < qmin ? qmin : v > qmax ? qmax : v);
 }
@@ -158,15 +176,43 @@ double nb_fake_quant(double x, const nb_qparams *q)
 
 /* ---- algorithms ---- */
 
-/* Sum over bins of mass x (centre - fake_quant(centre))^2. */
-static double hist_l2(const nb_hist *h, const nb_qparams *q)
+/* The non-empty bins of h as (centre, mass) pairs: the candidates of a search are scored on
+ * these only. Returns the count (0 on no memory: the caller falls back to the range). */
+static int nonempty_bins(const nb_hist *h, double **centre, double **mass)
 {
-    double w = (h->hi - h->lo) / h->bins, err = 0;
-    for (int b = 0; b < h->bins; b++) {
-        if (h->count[b] == 0)
-            continue;
-        double c = h->lo + (b + 0.5) * w, d = c - nb_fake_quant(c, q);
-        err += h->count[b] * d * d;
+    int n = 0;
+    for (int b = 0; b < h->bins; b++)
+        n += h->count[b] != 0;
+    *centre = malloc(sizeof(double) * (size_t)(n + 1));
+    *mass = malloc(sizeof(double) * (size_t)(n + 1));
+    if (!*centre || !*mass) {
+        free(*centre), free(*mass);
+        *centre = *mass = NULL;
+        return 0;
+    }
+    double w = (h->hi - h->lo) / h->bins;
+    n = 0;
+    for (int b = 0; b < h->bins; b++)
+        if (h->count[b] != 0) {
+            (*centre)[n] = h->lo + (b + 0.5) * w;
+            (*mass)[n++] = h->count[b];
+        }
+    return n;
+}
+
+/* Sum over the bins of mass x (centre - fake_quant(centre))^2 (the quantization inlined:
+ * x / scale as x times 1/scale, which may round an exact tie the other way; a search
+ * score only). */
+static double hist_l2(int n, const double *centre, const double *mass, const nb_qparams *q)
+{
+    double inv = 1.0 / q->scale, s = q->scale, off = q->offset;
+    double qmax = (double)((1 << (q->bits - 1)) - 1), qmin = -(double)(1 << (q->bits - 1));
+    double err = 0;
+    for (int i = 0; i < n; i++) {
+        double v = nearbyint(centre[i] * inv) + off;
+        v = v < qmin ? qmin : v > qmax ? qmax : v;
+        double d = centre[i] - (v - off) * s;
+        err += mass[i] * d * d;
     }
     return err;
 }
@@ -185,17 +231,21 @@ static void ifmr(const nb_hist *h, const nb_calib_cfg *cfg, int bits, bool asym,
     int steps = (int)floor((cfg->search_range_end - cfg->search_range_start) / cfg->search_step +
                            1e-6);
     nb_qparams_from_range(asym ? min_init : -max_init, max_init, bits, asym, out);
-    for (int i = 0; i <= steps; i++) {
+    double *centre, *mass;
+    int n = nonempty_bins(h, &centre, &mass);
+    for (int i = 0; i <= steps && n > 0; i++) {
         double s = cfg->search_range_start + i * (double)cfg->search_step;
         double c = max_init * s;
         nb_qparams q;
         nb_qparams_from_range(asym ? min_init : -c, c, bits, asym, &q);
-        double err = hist_l2(h, &q);
+        double err = hist_l2(n, centre, mass, &q);
         if (err < best) {
             best = err;
             *out = q;
         }
     }
+    free(centre);
+    free(mass);
 }
 
 /* PyTorch HistogramObserver's _compute_quantization_error: the L2 error of mapping the

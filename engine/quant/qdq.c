@@ -208,6 +208,35 @@ static void drop_unused(Onnx__GraphProto *g)
     g->n_initializer = k;
 }
 
+/* The layer nd's bias (input 2) becomes the new initializer "<layer>/bias_float" of
+ * channels values (added to the outer graph g). */
+static bool set_bias(Onnx__GraphProto *g, Onnx__NodeProto *nd, const char *layer,
+                     const float *bias, int64_t channels)
+{
+    char *name = dupf2(layer, "/bias_float"), *in = name ? strdup(name) : NULL;
+    int64_t d[1] = {channels};
+    bool ok = in && push_init(g, initializer(name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, d,
+                                             bias, sizeof(float) * (size_t)channels));
+    free(name);
+    if (ok && nd->n_input < 3) {
+        char **a = realloc(nd->input, sizeof(char *) * 3);
+        ok = a != NULL;
+        if (a) {
+            nd->input = a;
+            a[nd->n_input++] = NULL;
+            if (nd->n_input < 3)
+                a[nd->n_input++] = NULL;
+        }
+    }
+    if (ok) {
+        free(nd->input[2]);
+        nd->input[2] = in;
+    } else {
+        free(in);
+    }
+    return ok;
+}
+
 /* Decodes src again; with the default-domain opset in *opset. */
 static nb_err load_proto(const char *src, Onnx__ModelProto **out, int64_t *opset, nb_status *st)
 {
@@ -297,11 +326,6 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
                         l->node);
             break;
         }
-        if (l->act_bits != 8) {
-            e = nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': int16 activations need opset 21 "
-                        "QuantizeLinear; the fake-quant model has int8 only", l->node);
-            break;
-        }
         Onnx__NodeProto *nd = ng->node[at];
         char *p_s = dupf2(l->node, "/scale_d"), *p_z = dupf2(l->node, "/offset_d"),
              *p_q = dupf2(l->node, "/act_q"), *p_dq = dupf2(l->node, "/act_dq"),
@@ -332,11 +356,58 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
              push_init(g, initializer(p_wz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, crank, cdim, zw,
                                       (size_t)l->channels)) &&
              push_node(ng, at, node(p_wn, "DequantizeLinear", wdq, 3, p_wdq,
-                                    crank ? l->w_axis : -1000)) &&
-             push_node(ng, at + 1, node(p_qn, "QuantizeLinear", qin, 3, p_q, -1000)) &&
-             push_node(ng, at + 2, node(p_dn, "DequantizeLinear", dqin, 3, p_dq, -1000));
+                                    crank ? l->w_axis : -1000));
+        size_t act_nodes = 2;
+        if (ok && l->act_bits == 8) {
+            ok = push_node(ng, at + 1, node(p_qn, "QuantizeLinear", qin, 3, p_q, -1000)) &&
+                 push_node(ng, at + 2, node(p_dn, "DequantizeLinear", dqin, 3, p_dq, -1000));
+        } else if (ok) {
+            /* int16 (the cube's s16 x s8): QuantizeLinear takes int16 only from opset 21, so
+               the same arithmetic in float ops: Mul(Sub(Clip(Add(Round(Div(x, s)), zp), lo,
+               hi), zp), s), Round halving to even as QuantizeLinear */
+            act_nodes = 6;
+            float zf = (float)l->offset_d, lo = -32768.0f, hi = 32767.0f;
+            char *k_z = dupf2(l->node, "/offset_d_f"), *k_lo = dupf2(l->node, "/qmin"),
+                 *k_hi = dupf2(l->node, "/qmax");
+            char *t[5], *nn[6];
+            static const char *const ops[6] = {"Div", "Round", "Add", "Clip", "Sub", "Mul"};
+            for (int i = 0; i < 6; i++) {
+                char sfx[32];
+                snprintf(sfx, sizeof sfx, "/q16_%s", ops[i]);
+                nn[i] = dupf2(l->node, sfx);
+                if (i < 5) {
+                    snprintf(sfx, sizeof sfx, "/q16_%d", i);
+                    t[i] = dupf2(l->node, sfx);
+                }
+            }
+            ok = k_z && k_lo && k_hi;
+            for (int i = 0; i < 6; i++)
+                ok = ok && nn[i] && (i == 5 || t[i]);
+            const char *in0[2] = {nd->input[0], p_s}, *in1[1] = {ok ? t[0] : ""},
+                       *in2[2] = {ok ? t[1] : "", k_z}, *in3[3] = {ok ? t[2] : "", k_lo, k_hi},
+                       *in4[2] = {ok ? t[3] : "", k_z}, *in5[2] = {ok ? t[4] : "", p_s};
+            ok = ok &&
+                 push_init(g, initializer(k_z, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &zf,
+                                          sizeof zf)) &&
+                 push_init(g, initializer(k_lo, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &lo,
+                                          sizeof lo)) &&
+                 push_init(g, initializer(k_hi, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &hi,
+                                          sizeof hi)) &&
+                 push_node(ng, at + 1, node(nn[0], "Div", in0, 2, t[0], -1000)) &&
+                 push_node(ng, at + 2, node(nn[1], "Round", in1, 1, t[1], -1000)) &&
+                 push_node(ng, at + 3, node(nn[2], "Add", in2, 2, t[2], -1000)) &&
+                 push_node(ng, at + 4, node(nn[3], "Clip", in3, 3, t[3], -1000)) &&
+                 push_node(ng, at + 5, node(nn[4], "Sub", in4, 2, t[4], -1000)) &&
+                 push_node(ng, at + 6, node(nn[5], "Mul", in5, 2, p_dq, -1000));
+            free(k_z), free(k_lo), free(k_hi);
+            for (int i = 0; i < 6; i++) {
+                free(nn[i]);
+                if (i < 5)
+                    free(t[i]);
+            }
+        }
         if (ok) { /* the layer now reads the fake-quantized input and weights */
-            nd = ng->node[at + 3];
+            nd = ng->node[at + 1 + act_nodes];
             char *a = strdup(p_dq), *w = strdup(p_wdq);
             ok = a && w;
             if (ok) {
@@ -348,6 +419,8 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
                 free(a), free(w);
             }
         }
+        if (ok && l->bias) /* the corrected bias */
+            ok = set_bias(g, nd, l->node, l->bias, l->channels);
         free(sw), free(zw);
         free(p_s), free(p_z), free(p_q), free(p_dq), free(p_wq), free(p_ws), free(p_wz);
         free(p_wdq), free(p_qn), free(p_dn), free(p_wn);
@@ -445,7 +518,12 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
         } else {
             for (int64_t i = 0; i < l->w_numel; i++)
                 wsum[l->channels > 1 ? (i / stride) % l->channels : 0] += l->w_q[i];
-            if (nd->n_input > 2 && nd->input[2] && nd->input[2][0]) {
+            if (l->bias) {
+                bf = malloc(sizeof(float) * (size_t)l->channels);
+                if (bf)
+                    memcpy(bf, l->bias, sizeof(float) * (size_t)l->channels);
+                nb = l->channels;
+            } else if (nd->n_input > 2 && nd->input[2] && nd->input[2][0]) {
                 const Onnx__TensorProto *bt = find_init(g, ng, nd->input[2]);
                 bf = bt ? float_values(bt, &nb) : NULL;
                 if (!bf || (nb != l->channels && nb != 1))

@@ -174,7 +174,7 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
 /* One quantized layer as the model writers take it. */
 typedef struct nb_qlayer {
     const char *node;        /* the layer's node name (in the model or an If branch) */
-    int act_bits;            /* 8 (the fake-quant model has no int16 before opset 21) */
+    int act_bits;            /* 8, or 16 (the cube's s16 x s8) */
     float scale_d;
     int offset_d;
     int64_t channels;        /* scale_w entries: 1 per tensor */
@@ -184,16 +184,19 @@ typedef struct nb_qlayer {
     const int64_t *w_dims;
     int64_t w_numel;
     int64_t w_axis;          /* the output-channel axis of the weights */
+    const float *bias;       /* channels float biases (bias-corrected) replacing the layer's,
+                                or NULL to keep it (Conv, ConvTranspose, Gemm only) */
 } nb_qlayer;
 
 /* Writes dst: the model src with, for each layer, its input activation through
  * QuantizeLinear -> DequantizeLinear (scale_d; zero point offset_d, int8: the same rounding
  * and saturation as AscendQuant) and its weights replaced by DequantizeLinear(int8 w_q,
  * scale_w, zero point 0, axis = w_axis), so that ONNX Runtime runs what the NPU computes up
- * to the int32 accumulation. fp16_scales: scale_d rounded to fp16 (AMCT's
- * FORCE_FP16_QUANT). Written to dst.tmp and renamed. Errors: NB_ERR_UNSUPPORTED below
- * opset 13 or for int16 activations, NB_ERR_GRAPH for a layer not in the main graph,
- * NB_ERR_IO, NB_ERR_NOMEM. */
+ * to the int32 accumulation. An int16 activation (the cube's s16 x s8; QuantizeLinear takes
+ * int16 only from opset 21) is the same arithmetic in float ops: Div, Round, Add, Clip,
+ * Sub, Mul. fp16_scales: scale_d rounded to fp16 (AMCT's FORCE_FP16_QUANT). Written to
+ * dst.tmp and renamed. Errors: NB_ERR_UNSUPPORTED below opset 13, NB_ERR_GRAPH for a layer
+ * not in the model, NB_ERR_IO, NB_ERR_NOMEM. */
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st);
 
