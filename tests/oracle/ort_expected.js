@@ -38,7 +38,9 @@ function safeName(s) {
 async function main() {
   const cases = loadRecipes(path.join(here, 'recipes.tsv'));
   for (const [name, c] of cases) {
-    const sess = await ort.InferenceSession.create(path.join(modelsDir, c.model),
+    const model = c.model.startsWith('@') ? path.join(here, '..', '..', c.model.slice(1))
+                                           : path.join(modelsDir, c.model);
+    const sess = await ort.InferenceSession.create(model,
       { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled' });
     const out = await sess.run(feeds(ort, c));
     const dir = path.join(here, 'expected', name);
