@@ -26,6 +26,7 @@ static void help(void)
            "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
            "           [--calibration_config CFG | --batch_num N]\n"
            "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--eval_dir \"e_x;e_y\"] [--json]\n"
+           "       nanobench calibrate --from_qdq QAT.onnx --save_path DIR/PREFIX\n"
            "AMCT's flags. Each --data_dir folder holds one input's batches, one file per batch\n"
            "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
            "--calibration_config is AMCT's protobuf text config (batch_num, activation_offset,\n"
@@ -34,7 +35,9 @@ static void help(void)
            "(auto: per layer, the best activation SQNR). Writes DIR/PREFIX_quant_record.txt\n"
            "(scale_d, offset_d, scale_w, offset_w per layer), the deploy and fake-quant models,\n"
            "and prints the per-layer report; --eval_dir (every file, as --data_dir) evaluates the\n"
-           "fake-quant model against float on a separate set (default: the first 8 batches).\n");
+           "fake-quant model against float on a separate set (default: the first 8 batches).\n"
+           "--from_qdq: a model exported from QAT (QuantizeLinear/DequantizeLinear pairs,\n"
+           "symmetric int8 weights) into the deploy model and the record, without data.\n");
 }
 
 /* A layer that does matrix work: its input activation and its weights. */
@@ -534,44 +537,6 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
     return e;
 }
 
-/* The AMCT record (protobuf text): one record { key value { scale_d offset_d scale_w
- * offset_w dst_type } } per layer. Written to path.tmp, then renamed. */
-static nb_err write_record(const char *path, const layer *ls, int n, nb_status *st)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return nb_fail(st, NB_ERR_IO, "%s: %s", tmp, strerror(errno));
-    for (int i = 0; i < n; i++) {
-        const layer *l = &ls[i];
-        fputs("record {\n  key: \"", f);
-        for (const char *p = l->node->name; *p; p++) /* protobuf text string escapes */
-            if (*p == '"' || *p == '\\')
-                fprintf(f, "\\%c", *p);
-            else if (*p == '\n')
-                fputs("\\n", f);
-            else if (*p == '\t')
-                fputs("\\t", f);
-            else
-                fputc(*p, f);
-        fprintf(f, "\"\n  value {\n    scale_d: %.9g\n    offset_d: %d\n", l->q.scale,
-                l->q.offset);
-        for (int64_t c = 0; c < l->channels; c++)
-            fprintf(f, "    scale_w: %.9g\n", l->scale_w[c]);
-        for (int64_t c = 0; c < l->channels; c++)
-            fputs("    offset_w: 0\n", f);
-        fprintf(f, "    act_type: \"%s\"\n    wts_type: \"%s\"\n  }\n}\n",
-                l->q.bits == 16 ? "INT16" : "INT8", l->cfg->weight_bits == 4 ? "INT4" : "INT8");
-    }
-    int bad = ferror(f);
-    if (fclose(f) || bad || rename(tmp, path)) {
-        remove(tmp);
-        return nb_fail(st, NB_ERR_IO, "%s: write failed", path);
-    }
-    return NB_OK;
-}
-
 static bool cube_op(const char *op)
 {
     return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
@@ -705,10 +670,62 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
     json_decref(o);
 }
 
+/* Makes the folder of DIR/PREFIX; 0, or the exit status after the message. */
+static int make_save_dir(const char *save)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", save);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    if (nb_mkdir_p(dir) && errno != EEXIST)
+        return cli_fail(2, "--save_path %s: cannot make the folder: %s", save, strerror(errno));
+    struct stat sb;
+    if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+        return cli_fail(2, "--save_path %s: '%s' is not a folder", save, dir);
+    return 0;
+}
+
+/* --from_qdq: a QAT model's Q/DQ pairs into the deploy model and the record. */
+static int import_qdq(const char *model, const char *save, int argc, char **argv)
+{
+    int rc = rec_start_model("calibrate", model, NULL, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("from_qdq", "%s", "true");
+    if ((rc = make_save_dir(save)))
+        return rc;
+    char deploy[4200], record[4200], stripped[4300];
+    if (snprintf(deploy, sizeof deploy, "%s_deploy_model.onnx", save) >= (int)sizeof deploy ||
+        snprintf(record, sizeof record, "%s_quant_record.txt", save) >= (int)sizeof record)
+        return cli_fail(2, "--save_path %s: too long", save);
+    snprintf(stripped, sizeof stripped, "%s.qat.tmp", deploy);
+    nb_status st = {0};
+    nb_qdq_model q = {0};
+    if (nb_read_qdq(model, stripped, &q, &st) || nb_write_deploy(stripped, deploy, q.l, q.n, &st) ||
+        nb_write_record(record, q.l, q.n, &st))
+        rc = cli_error(&st);
+    remove(stripped);
+    if (!rc) {
+        rec_artifact("deploy_model", deploy);
+        rec_artifact("record", record);
+        printf("model:   %s (QAT, %d layers)\n%-32s %-13s %12s %8s %4s %9s\n", model, q.n,
+               "layer", "", "scale_d", "offset_d", "act", "channels");
+        for (int i = 0; i < q.n; i++)
+            printf("%-32s %-13s %12.6g %8d %4d %9lld\n", q.l[i].node, "", q.l[i].scale_d,
+                   q.l[i].offset_d, q.l[i].act_bits, (long long)q.l[i].channels);
+        printf("wrote %s\n      %s\n", deploy, record);
+    }
+    nb_qdq_model_free(&q);
+    return rc;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
-               *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL;
+               *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL,
+               *from_qdq = NULL;
     bool json = false, bias_corr = true;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -723,7 +740,7 @@ int cmd_calibrate(int argc, char **argv)
         } opts[] = {{"--model", &model}, {"--save_path", &save}, {"--input_shape", &shape},
                     {"--data_dir", &dirs}, {"--data_types", &types},
                     {"--calibration_config", &cfg_path}, {"--batch_num", &batch},
-                    {"--algo", &algo}, {"--eval_dir", &eval_dirs}};
+                    {"--algo", &algo}, {"--eval_dir", &eval_dirs}, {"--from_qdq", &from_qdq}};
         bool taken = false;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !taken; k++) {
             if (!(r = cli_opt(argc, argv, &i, opts[k].flag, &v)))
@@ -741,6 +758,14 @@ int cmd_calibrate(int argc, char **argv)
             bias_corr = false;
         else
             return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
+    }
+    if (from_qdq) {
+        if (model || dirs || cfg_path || batch || algo || eval_dirs || shape)
+            return cli_usage_error("calibrate", "--from_qdq takes only --save_path: the QAT "
+                                   "model carries its scales");
+        if (!save)
+            return cli_usage_error("calibrate", "--from_qdq needs --save_path DIR/PREFIX");
+        return import_qdq(from_qdq, save, argc, argv);
     }
     if (!model || !save || !dirs)
         return cli_usage_error("calibrate", "--model, --save_path and --data_dir are required");
@@ -893,33 +918,12 @@ int cmd_calibrate(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
     /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", save);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = 0;
-        if (nb_mkdir_p(dir) && errno != EEXIST) {
-            rc = cli_fail(2, "--save_path %s: cannot make the folder: %s", save, strerror(errno));
-            goto out;
-        }
-        struct stat sb;
-        if (stat(dir, &sb) || !S_ISDIR(sb.st_mode)) {
-            rc = cli_fail(2, "--save_path %s: '%s' is not a folder", save, dir);
-            goto out;
-        }
-    }
+    if ((rc = make_save_dir(save)))
+        goto out;
     if (snprintf(record, sizeof record, "%s_quant_record.txt", save) >= (int)sizeof record) {
         rc = cli_fail(2, "--save_path %s: too long", save);
         goto out;
     }
-    if (write_record(record, ls, nl, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    rec_artifact("record", record);
-    /* the fake-quant model: QuantizeLinear/DequantizeLinear that ONNX Runtime runs */
-    char fq[4200];
-    snprintf(fq, sizeof fq, "%s_fake_quant_model.onnx", save);
     nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
     if (!ql) {
         rc = cli_fail(1, "out of memory");
@@ -928,11 +932,21 @@ int cmd_calibrate(int argc, char **argv)
     for (int i = 0; i < nl; i++)
         ql[i] = (nb_qlayer){.node = ls[i].node->name, .act_bits = ls[i].q.bits,
                             .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
+                            .weight_bits = ls[i].cfg->weight_bits,
                             .channels = ls[i].channels, .scale_w = ls[i].scale_w,
                             .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
                             .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
                             .w_axis = ls[i].w_axis,
                             .bias = ls[i].bias ? ls[i].bias->data : NULL};
+    if (nb_write_record(record, ql, nl, &st)) {
+        free(ql);
+        rc = cli_error(&st);
+        goto out;
+    }
+    rec_artifact("record", record);
+    /* the fake-quant model: QuantizeLinear/DequantizeLinear that ONNX Runtime runs */
+    char fq[4200];
+    snprintf(fq, sizeof fq, "%s_fake_quant_model.onnx", save);
     char deploy[4200];
     snprintf(deploy, sizeof deploy, "%s_deploy_model.onnx", save);
     nb_err fe = nb_write_fake_quant(model, fq, ql, nl, cfg.force_fp16_quant, &st);

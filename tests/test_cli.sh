@@ -166,6 +166,11 @@ grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q
 expect 0 "calibrate: the fake-quant model loads" -- "$NB" info "$T/cal/out/c_fake_quant_model.onnx"
 grep -q "QuantizeLinear  *1 " "$T/out" && grep -q "DequantizeLinear  *2 " "$T/out" ||
     { echo "FAIL: fake-quant model lacks its Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "calibrate --from_qdq of our own fake-quant model" -- "$NB" calibrate --from_qdq "$T/cal/out/c_fake_quant_model.onnx" --save_path "$T/cal/qat/c"
+cmp -s "$T/cal/qat/c_quant_record.txt" "$T/cal/out/c_quant_record.txt" && [ -s "$T/cal/qat/c_deploy_model.onnx" ] ||
+    { echo "FAIL: QAT import does not give back the record"; diff "$T/cal/qat/c_quant_record.txt" "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
+expect 2 "calibrate --from_qdq of a float model" -- "$NB" calibrate --from_qdq "$T/conv.onnx" --save_path "$T/cal/qat/f"; mentions "is not DequantizeLinear(QuantizeLinear(x))"
+expect 2 "calibrate --from_qdq with --data_dir" -- "$NB" calibrate --from_qdq "$T/conv.onnx" --save_path "$T/cal/qat/f" --data_dir "$T/cal/x"; mentions "takes only --save_path"
 expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
 expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
 head -c 100 /dev/zero >"$T/cal/bad/short.bin"

@@ -592,11 +592,9 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
         }
         free(wsum), free(bias), free(deq);
         free(p_x), free(p_w), free(p_b), free(p_ds), free(p_acc), free(p_qn), free(p_dn);
-        if (!ok) {
-            free(y);
-            if (!e)
-                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        }
+        free(y); /* node_attrs copied it */
+        if (!ok && !e)
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     if (!e) { /* the NPU domain's opset */
         Onnx__OperatorSetIdProto **a =
@@ -620,5 +618,295 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
     if (!e)
         e = save_proto(mp, dst, st);
     onnx__model_proto__free_unpacked(mp, NULL);
+    return e;
+}
+
+/* ---- the record ---- */
+
+nb_err nb_write_record(const char *path, const nb_qlayer *ls, int n, nb_status *st)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return nb_fail(st, NB_ERR_IO, "%s: %s", tmp, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        const nb_qlayer *l = &ls[i];
+        fputs("record {\n  key: \"", f);
+        for (const char *p = l->node; *p; p++) /* protobuf text string escapes */
+            if (*p == '"' || *p == '\\')
+                fprintf(f, "\\%c", *p);
+            else if (*p == '\n')
+                fputs("\\n", f);
+            else if (*p == '\t')
+                fputs("\\t", f);
+            else
+                fputc(*p, f);
+        fprintf(f, "\"\n  value {\n    scale_d: %.9g\n    offset_d: %d\n", l->scale_d,
+                l->offset_d);
+        for (int64_t c = 0; c < l->channels; c++)
+            fprintf(f, "    scale_w: %.9g\n", l->scale_w[c]);
+        for (int64_t c = 0; c < l->channels; c++)
+            fputs("    offset_w: 0\n", f);
+        fprintf(f, "    act_type: \"%s\"\n    wts_type: \"%s\"\n  }\n}\n",
+                l->act_bits == 16 ? "INT16" : "INT8", l->weight_bits == 4 ? "INT4" : "INT8");
+    }
+    int bad = ferror(f);
+    if (fclose(f) || bad || rename(tmp, path)) {
+        remove(tmp);
+        return nb_fail(st, NB_ERR_IO, "%s: write failed", path);
+    }
+    return NB_OK;
+}
+
+/* ---- QAT import ---- */
+
+/* The constant named name: an initializer of g or a Constant node's value, or NULL. */
+static const Onnx__TensorProto *constant(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+            return g->initializer[i];
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (strcmp(n->op_type, "Constant") || n->n_output != 1 || strcmp(n->output[0], name))
+            continue;
+        for (size_t a = 0; a < n->n_attribute; a++)
+            if (!strcmp(n->attribute[a]->name, "value") && n->attribute[a]->t)
+                return n->attribute[a]->t;
+    }
+    return NULL;
+}
+
+/* The node of g that writes name, or NULL. */
+static Onnx__NodeProto *producer(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_output; k++)
+            if (g->node[i]->output[k] && !strcmp(g->node[i]->output[k], name))
+                return g->node[i];
+    return NULL;
+}
+
+static int64_t numel_of(const Onnx__TensorProto *t)
+{
+    int64_t n = 1;
+    for (size_t i = 0; i < t->n_dims; i++)
+        n *= t->dims[i];
+    return n;
+}
+
+/* Element i of an integer or float constant as a double (raw_data, int32_data, float_data,
+ * int64_data); NAN when absent. */
+static double value_at(const Onnx__TensorProto *t, int64_t i)
+{
+    int dt = t->has_data_type ? t->data_type : 0;
+    size_t es = dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? 4
+              : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 || dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? 1
+              : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? 2
+              : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ? 4 : 0;
+    if (es && t->has_raw_data && t->raw_data.len >= (size_t)(i + 1) * es) {
+        const uint8_t *p = t->raw_data.data + (size_t)i * es;
+        switch (dt) {
+        case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: { float f; memcpy(&f, p, 4); return f; }
+        case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return (int8_t)p[0];
+        case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return p[0];
+        case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+        default: { int32_t v; memcpy(&v, p, 4); return v; }
+        }
+    }
+    if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && (size_t)i < t->n_float_data)
+        return t->float_data[i];
+    if (es && dt != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && (size_t)i < t->n_int32_data)
+        return t->int32_data[i];
+    return NAN;
+}
+
+static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt)
+{
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (!strcmp(n->attribute[i]->name, name) && n->attribute[i]->has_i)
+            return n->attribute[i]->i;
+    return dflt;
+}
+
+void nb_qdq_model_free(nb_qdq_model *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        free((char *)m->l[i].node);
+        free((float *)m->l[i].scale_w);
+        free((int8_t *)m->l[i].w_q);
+        free((int64_t *)m->l[i].w_dims);
+    }
+    free(m->l);
+    memset(m, 0, sizeof *m);
+}
+
+/* One layer's Q/DQ pairs read into l; the layer then reads x and the int8 weights. */
+static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *nd,
+                         nb_qlayer *l, nb_status *st)
+{
+    const char *name = nd->name ? nd->name : "";
+    Onnx__NodeProto *dq = nd->n_input > 0 ? producer(g, nd->input[0]) : NULL;
+    Onnx__NodeProto *q = dq && !strcmp(dq->op_type, "DequantizeLinear") && dq->n_input >= 2
+                             ? producer(g, dq->input[0]) : NULL;
+    if (!q || strcmp(q->op_type, "QuantizeLinear") || q->n_input < 2)
+        return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): its input is not "
+                       "DequantizeLinear(QuantizeLinear(x)); every matrix layer must be "
+                       "quantized", src, name, nd->op_type);
+    const Onnx__TensorProto *s = constant(g, dq->input[1]);
+    const Onnx__TensorProto *zp = dq->n_input > 2 && dq->input[2][0] ? constant(g, dq->input[2]) : NULL;
+    if (!s || numel_of(s) != 1 || (zp && numel_of(zp) != 1))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the activation's scale and zero "
+                       "point must be constant scalars (per tensor)", src, name);
+    int zdt = zp && zp->has_data_type ? zp->data_type : ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+    l->scale_d = (float)value_at(s, 0);
+    double z = zp ? value_at(zp, 0) : 0;
+    l->act_bits = zdt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? 16 : 8;
+    /* uint8 q = int8 q + 128: the same levels with offset zp - 128 */
+    l->offset_d = (int)z - (zdt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? 128 : 0);
+    if (!(l->scale_d > 0) || isnan(z))
+        return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation scale %g is not positive",
+                       src, name, l->scale_d);
+    /* the weights: DequantizeLinear(int8 constant, scale_w, 0), or of QuantizeLinear(float) */
+    Onnx__NodeProto *wdq = nd->n_input > 1 ? producer(g, nd->input[1]) : NULL;
+    if (!wdq || strcmp(wdq->op_type, "DequantizeLinear") || wdq->n_input < 2)
+        return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its weights are not "
+                       "DequantizeLinear(int8)", src, name);
+    const Onnx__TensorProto *ws = constant(g, wdq->input[1]);
+    const Onnx__TensorProto *wz = wdq->n_input > 2 && wdq->input[2][0] ? constant(g, wdq->input[2]) : NULL;
+    const Onnx__TensorProto *wi = constant(g, wdq->input[0]);
+    Onnx__NodeProto *wq_node = wi ? NULL : producer(g, wdq->input[0]);
+    const Onnx__TensorProto *wf = wq_node && !strcmp(wq_node->op_type, "QuantizeLinear")
+                                      ? constant(g, wq_node->input[0]) : NULL;
+    if (!ws || (!wi && !wf))
+        return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its weights are not a constant "
+                       "through DequantizeLinear", src, name);
+    if (wz)
+        for (int64_t i = 0; i < numel_of(wz); i++)
+            if (value_at(wz, i) != 0)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight zero point %g: "
+                               "the Nano takes symmetric weights only (zero point 0)", src,
+                               name, value_at(wz, i));
+    if (wi && !(wi->has_data_type && wi->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weights of ONNX type %d, not "
+                       "int8", src, name, wi->has_data_type ? wi->data_type : 0);
+    const Onnx__TensorProto *w = wi ? wi : wf;
+    int rank = (int)w->n_dims;
+    int64_t axis = attr_i(wdq, "axis", 1), nsc = numel_of(ws);
+    if (axis < 0)
+        axis += rank;
+    if (nsc > 1 && (axis < 0 || axis >= rank || w->dims[axis] != nsc))
+        return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': %lld weight scales for axis %lld",
+                       src, name, (long long)nsc, (long long)axis);
+    int64_t n = numel_of(w), stride = 1;
+    for (int d = (int)axis + 1; d < rank; d++)
+        stride *= w->dims[d];
+    float *sw = malloc(sizeof(float) * (size_t)(nsc + 1));
+    int8_t *wq = malloc((size_t)n + 1);
+    int64_t *dims = malloc(sizeof(int64_t) * (size_t)(rank + 1));
+    char *nm = strdup(name);
+    if (!sw || !wq || !dims || !nm) {
+        free(sw), free(wq), free(dims), free(nm);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t c = 0; c < nsc; c++)
+        sw[c] = (float)value_at(ws, c);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = nsc > 1 ? (i / stride) % nsc : 0;
+        double v = wi ? value_at(wi, i) : nearbyint(value_at(wf, i) / sw[c]);
+        wq[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+    }
+    memcpy(dims, w->dims, sizeof(int64_t) * (size_t)rank);
+    *l = (nb_qlayer){.node = nm, .act_bits = l->act_bits, .scale_d = l->scale_d,
+                     .offset_d = l->offset_d, .weight_bits = 8, .channels = nsc,
+                     .scale_w = sw, .w_q = wq, .w_rank = rank, .w_dims = dims, .w_numel = n,
+                     .w_axis = nsc > 1 ? axis : 0};
+    /* the layer reads x and the weights' source directly: the Q/DQ nodes fall away */
+    char *x = strdup(q->input[0]), *wsrc = strdup(wdq->input[0]);
+    if (!x || !wsrc) {
+        free(x), free(wsrc);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    free(nd->input[0]);
+    nd->input[0] = x;
+    free(nd->input[1]);
+    nd->input[1] = wsrc;
+    return NB_OK;
+}
+
+nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st)
+{
+    memset(out, 0, sizeof *out);
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    nb_err e = load_proto(src, &mp, &opset, st);
+    if (e)
+        return e;
+    Onnx__GraphProto *g = mp->graph;
+    out->l = calloc(g->n_node + 1, sizeof *out->l);
+    if (!out->l)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < g->n_node && !e; i++) {
+        Onnx__NodeProto *nd = g->node[i];
+        const char *op = nd->op_type;
+        for (size_t a = 0; a < nd->n_attribute && !e; a++) {
+            const Onnx__GraphProto *sub = nd->attribute[a]->g;
+            static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
+            for (size_t k = 0; sub && k < sub->n_node && !e; k++)
+                for (size_t c = 0; c < 4 && !e; c++)
+                    if (!strcmp(sub->node[k]->op_type, cube[c]))
+                        e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' is inside the "
+                                    "branch of '%s': QAT import reads the main graph only",
+                                    src, sub->node[k]->name ? sub->node[k]->name : "",
+                                    nd->name ? nd->name : op);
+        }
+        if (e)
+            break;
+        if (!strcmp(op, "LSTM") || !strcmp(op, "GRU"))
+            e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): QAT import of LSTM/GRU is "
+                        "not implemented yet", src, nd->name ? nd->name : "", op);
+        else if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
+                 !strcmp(op, "Gemm")) {
+            if (!nd->name || !nd->name[0])
+                e = nb_fail(st, NB_ERR_GRAPH, "%s: a %s node without a name: the record keys "
+                            "layers by name", src, op);
+            else if (!(e = read_layer(src, g, nd, &out->l[out->n], st)))
+                out->n++;
+        }
+    }
+    if (!e && out->n == 0)
+        e = nb_fail(st, NB_ERR_GRAPH, "%s: no Conv, ConvTranspose, MatMul or Gemm", src);
+    /* drop the QuantizeLinear/DequantizeLinear nodes nothing reads any more: marked on the
+       whole graph first, then removed, until none is left */
+    bool *drop = e ? NULL : calloc(g->n_node + 1, sizeof(bool));
+    if (!e && !drop)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (bool again = !e; again;) {
+        again = false;
+        for (size_t i = 0; i < g->n_node; i++) {
+            const Onnx__NodeProto *nd = g->node[i];
+            drop[i] = (!strcmp(nd->op_type, "QuantizeLinear") ||
+                       !strcmp(nd->op_type, "DequantizeLinear")) &&
+                      nd->n_output == 1 && !name_used(g, nd->output[0]);
+            again |= drop[i];
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < g->n_node; i++) {
+            if (drop[i])
+                onnx__node_proto__free_unpacked(g->node[i], NULL);
+            else
+                g->node[k++] = g->node[i];
+        }
+        g->n_node = k;
+    }
+    free(drop);
+    if (!e)
+        drop_unused(g);
+    if (!e)
+        e = save_proto(mp, stripped, st);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (e)
+        nb_qdq_model_free(out);
     return e;
 }

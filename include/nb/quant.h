@@ -175,6 +175,7 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
 typedef struct nb_qlayer {
     const char *node;        /* the layer's node name (in the model or an If branch) */
     int act_bits;            /* 8, or 16 (the cube's s16 x s8) */
+    int weight_bits;         /* 8, or 4 (stored as int8 values in [-7, 7]) */
     float scale_d;
     int offset_d;
     int64_t channels;        /* scale_w entries: 1 per tensor */
@@ -199,6 +200,30 @@ typedef struct nb_qlayer {
  * not in the model, NB_ERR_IO, NB_ERR_NOMEM. */
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st);
+
+/* Writes AMCT's record file (protobuf text, quant.md 1.7): per layer record { key: "<node>"
+ * value { scale_d offset_d scale_w... offset_w: 0... act_type wts_type } }, through
+ * path.tmp and a rename. Errors: NB_ERR_IO. */
+nb_err nb_write_record(const char *path, const nb_qlayer *ls, int n, nb_status *st);
+
+/* ---- QAT import ---- */
+
+typedef struct nb_qdq_model {
+    int n;
+    nb_qlayer *l; /* owned: node names, scale_w, w_q, w_dims */
+} nb_qdq_model;
+
+/* Reads a model exported from QAT (PyTorch's QuantizeLinear/DequantizeLinear pairs): each
+ * Conv, ConvTranspose, MatMul and Gemm must read DequantizeLinear(QuantizeLinear(x)) (one
+ * scale and zero point: scale_d, offset_d; a uint8 zero point z is offset z - 128, an int16
+ * one makes int16 activations) and DequantizeLinear of int8 constant weights (or of
+ * QuantizeLinear of float weights) with zero point 0 (scale_w per tensor or per output
+ * channel). Writes stripped: the model with those Q/DQ nodes removed (the layers read x and
+ * the weights' source), for the deploy writer. Errors: NB_ERR_GRAPH for a layer that is not
+ * so quantized or has no name, NB_ERR_UNSUPPORTED for asymmetric or non-int8 weights, a
+ * per-channel activation scale, LSTM/GRU; NB_ERR_IO, NB_ERR_NOMEM. */
+nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st);
+void nb_qdq_model_free(nb_qdq_model *m);
 
 /* The ONNX domain of the NPU's own ops in the deploy model. */
 #define NB_NPU_DOMAIN "com.nanobench.npu"
