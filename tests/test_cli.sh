@@ -171,6 +171,10 @@ cmp -s "$T/cal/qat/c_quant_record.txt" "$T/cal/out/c_quant_record.txt" && [ -s "
     { echo "FAIL: QAT import does not give back the record"; diff "$T/cal/qat/c_quant_record.txt" "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
 expect 2 "calibrate --from_qdq of a float model" -- "$NB" calibrate --from_qdq "$T/conv.onnx" --save_path "$T/cal/qat/f"; mentions "is not DequantizeLinear(QuantizeLinear(x))"
 expect 2 "calibrate --from_qdq with --data_dir" -- "$NB" calibrate --from_qdq "$T/conv.onnx" --save_path "$T/cal/qat/f" --data_dir "$T/cal/x"; mentions "takes only --save_path"
+printf 'batch_num: 2\ncommon_config { arq_quantize { quant_bits: 4 channel_wise: false } ifmr_quantize { dst_type: INT16 } }\n' >"$T/cal/cfg4"
+expect 0 "calibrate: int4 weights, int16 activations" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c4" --data_dir "$T/cal/x" --calibration_config "$T/cal/cfg4"
+grep -q 'wts_type: "INT4"' "$T/cal/out/c4_quant_record.txt" && grep -q 'act_type: "INT16"' "$T/cal/out/c4_quant_record.txt" ||
+    { echo "FAIL: int4/int16 record"; cat "$T/cal/out/c4_quant_record.txt"; fails=$((fails + 1)); }
 expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
 expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
 head -c 100 /dev/zero >"$T/cal/bad/short.bin"
