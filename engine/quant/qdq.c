@@ -305,6 +305,16 @@ static Onnx__GraphProto *find_node(Onnx__GraphProto *g, const char *name, size_t
     return NULL;
 }
 
+/* The graph holding layer l's node (index in *at), or NULL with NB_ERR_GRAPH in st. */
+static Onnx__GraphProto *layer_graph(const char *src, Onnx__GraphProto *g, const nb_qlayer *l,
+                                     size_t *at, nb_status *st)
+{
+    Onnx__GraphProto *ng = find_node(g, l->node, at);
+    if (!ng)
+        nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the model", src, l->node);
+    return ng;
+}
+
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st)
 {
@@ -320,10 +330,9 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
     for (int li = 0; li < n && !e; li++) {
         const nb_qlayer *l = &ls[li];
         size_t at = 0;
-        Onnx__GraphProto *ng = find_node(g, l->node, &at); /* new initializers go to g */
+        Onnx__GraphProto *ng = layer_graph(src, g, l, &at, st); /* new initializers go to g */
         if (!ng) {
-            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the model", src,
-                        l->node);
+            e = st->code;
             break;
         }
         Onnx__NodeProto *nd = ng->node[at];
@@ -494,10 +503,9 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
     for (int li = 0; li < n && !e; li++) {
         const nb_qlayer *l = &ls[li];
         size_t at = 0;
-        Onnx__GraphProto *ng = find_node(g, l->node, &at); /* new initializers go to g */
+        Onnx__GraphProto *ng = layer_graph(src, g, l, &at, st); /* new initializers go to g */
         if (!ng) {
-            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' is not a node of the model", src,
-                        l->node);
+            e = st->code;
             break;
         }
         Onnx__NodeProto *nd = ng->node[at];
