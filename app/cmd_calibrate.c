@@ -105,7 +105,8 @@ static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_stat
 {
     DIR *d = opendir(dir);
     if (!d)
-        return nb_fail(st, NB_ERR_IO, "--data_dir %s: %s", dir, strerror(errno));
+        return nb_fail(st, NB_ERR_IO, "%s %s: %s", n < 0 ? "--eval_dir" : "--data_dir", dir,
+                       strerror(errno));
     char **names = NULL;
     int cnt = 0, cap = 0;
     struct dirent *de;
@@ -213,6 +214,8 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
     int64_t group = nb_attr_int(nd, "group", 1);
     if (!(gemm || conv || (ct && group == 1)))
         return NB_OK;
+    if (gemm && nb_attr_int(nd, "transA", 0))
+        enabled = false; /* the input's channels are its first dim: not corrected */
     const nb_tensor *w = l->w;
     nb_err e = nb_tensor_new(NB_FLOAT, 1, &l->channels, &l->bias, st);
     if (e)
@@ -463,6 +466,13 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
             e = nb_fail(st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
                         v->name);
         cb->failed = NULL;
+        if (!e && data[i]->dtype == NB_FLOAT) { /* every set, the evaluation's too */
+            const float *p = data[i]->data;
+            for (int64_t k = 0; k < data[i]->numel && !e; k++)
+                if (!isfinite(p[k]))
+                    e = nb_fail(st, NB_ERR_DATA, "%s: %s at element %lld", path,
+                                isnan(p[k]) ? "NaN" : "infinity", (long long)k);
+        }
         if (!e && (e = observe(cb, v->name, data[i])))
             nb_prefix(st, "%s", path);
         if (e)
@@ -572,6 +582,27 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are "
                            "computed at run time; the cube's weights are constants quantized "
                            "offline", nd->name, nd->op_type, w ? w->name : "");
+        const nb_value *x = &g->values[nd->in[0]];
+        if (x->dtype != NB_FLOAT || x->const_val)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its input '%s' is %s, not "
+                           "a float activation computed at run time", nd->name, nd->op_type,
+                           x->name, x->const_val ? "a constant" : nb_dtype_name(x->dtype));
+        if (w->const_val->numel == 0)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are empty",
+                           nd->name, nd->op_type, w->name);
+        if (!strcmp(nd->op_type, "ConvTranspose") && nb_attr_int(nd, "group", 1) != 1)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': grouped ConvTranspose is not "
+                           "calibrated yet", nd->name);
+        if (!strcmp(nd->op_type, "Gemm") && nd->n_in > 2 && nd->in[2] >= 0) {
+            const nb_value *c = &g->values[nd->in[2]];
+            const nb_value *y = &g->values[nd->out[0]];
+            int64_t n = y->rank == 2 ? y->dims[1] : -1;
+            int64_t cn = c->const_val ? c->const_val->numel : -1;
+            if (cn != 1 && cn != n)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (Gemm): its bias '%s' is not "
+                               "a constant per output channel (the cube adds one value per "
+                               "channel)", nd->name, c->name);
+        }
         layer *l = &ls[*k];
         l->node = nd;
         l->g = g;
@@ -703,10 +734,25 @@ static int import_qdq(const char *model, const char *save, int argc, char **argv
     snprintf(stripped, sizeof stripped, "%s.qat.tmp", deploy);
     nb_status st = {0};
     nb_qdq_model q = {0};
-    if (nb_read_qdq(model, stripped, &q, &st) || nb_write_deploy(stripped, deploy, q.l, q.n, &st) ||
-        nb_write_record(record, q.l, q.n, &st))
+    nb_model *valid = NULL; /* the whole model checked first, as every command loads it */
+    if (nb_model_load(model, NULL, &valid, &st)) {
+        nb_model_free(valid);
+        return cli_error(&st);
+    }
+    nb_model_free(valid);
+    char dpart[4300], rpart[4300];
+    snprintf(dpart, sizeof dpart, "%s.part", deploy);
+    snprintf(rpart, sizeof rpart, "%s.part", record);
+    if (nb_read_qdq(model, stripped, &q, &st) || nb_write_deploy(stripped, dpart, q.l, q.n, &st) ||
+        nb_write_record(rpart, q.l, q.n, &st))
         rc = cli_error(&st);
+    else if (rename(dpart, deploy) || rename(rpart, record)) {
+        rc = cli_fail(2, "--save_path %s: %s", save, strerror(errno));
+        remove(deploy);
+    }
     remove(stripped);
+    remove(dpart);
+    remove(rpart);
     if (!rc) {
         rec_artifact("deploy_model", deploy);
         rec_artifact("record", record);
@@ -804,12 +850,13 @@ int cmd_calibrate(int argc, char **argv)
     layer *ls = NULL;
     int nl = 0, n_in = 0;
     char *dir_copy = strdup(dirs), *type_copy = types ? strdup(types) : NULL;
-    char *dparts[64], *tparts[64];
+    char *dparts[65], *tparts[65];
     char **files[64] = {0}, **efiles[64] = {0}, *eval_copy = NULL;
     int efiles_n[64] = {0};
     nb_tensor *data[64] = {0};
     const char *names[64];
-    char record[4200] = "";
+    char record[4200] = "", part[3][4300];
+    bool parts_made = false;
     if (!dir_copy || (types && !type_copy)) {
         rc = cli_fail(1, "out of memory");
         goto out;
@@ -832,10 +879,11 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_fail(2, "%s: %d inputs; calibrate takes up to 64", model, n_in);
         goto out;
     }
-    int nd = split(dir_copy, dparts, 64), nt = type_copy ? split(type_copy, tparts, 64) : 0;
+    int nd = split(dir_copy, dparts, 65), nt = type_copy ? split(type_copy, tparts, 65) : 0;
     if (nd != n_in || (type_copy && nt != n_in)) {
-        rc = cli_usage_error("calibrate", "%s has %d input%s; --data_dir gives %d folder%s%s",
-                             model, n_in, n_in == 1 ? "" : "s", nd, nd == 1 ? "" : "s",
+        rc = cli_usage_error("calibrate", "%s has %d input%s; --data_dir gives %s%d folder%s%s",
+                             model, n_in, n_in == 1 ? "" : "s", nd > 64 ? "more than " : "",
+                             nd > 64 ? 64 : nd, nd == 1 ? "" : "s",
                              type_copy && nt != n_in ? " and --data_types another count" : "");
         n_in = 0;
         goto out;
@@ -894,6 +942,22 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_fail(2, "%s: no Conv, ConvTranspose, MatMul or Gemm to quantize", model);
         goto out;
     }
+    /* a config that names a layer the model does not have is a typo, not a no-op */
+    for (int i = 0; i < cfg.n_by_name + cfg.n_skip_layers; i++) {
+        const char *nm = i < cfg.n_by_name ? cfg.by_name[i].key
+                                           : cfg.skip_layers[i - cfg.n_by_name];
+        bool found = false;
+        for (int k = 0; k < nl && !found; k++)
+            found = !strcmp(ls[k].node->name, nm);
+        if (!found) {
+            rc = cli_fail(2, "%s:%d: %s names '%s', which is no Conv, ConvTranspose, MatMul or "
+                          "Gemm of %s", cfg_path ? cfg_path : "config",
+                          i < cfg.n_by_name ? cfg.by_name[i].line : 0,
+                          i < cfg.n_by_name ? "override_layer_configs" : "skip_layers", nm,
+                          model);
+            goto out;
+        }
+    }
     calib cb = {.l = ls, .n = nl, .st = &st};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};
     if (nb_exec_create(m, &eo, &ex, &st)) {
@@ -917,56 +981,16 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
-    /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
-    if ((rc = make_save_dir(save)))
-        goto out;
-    if (snprintf(record, sizeof record, "%s_quant_record.txt", save) >= (int)sizeof record) {
-        rc = cli_fail(2, "--save_path %s: too long", save);
-        goto out;
-    }
-    nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
-    if (!ql) {
-        rc = cli_fail(1, "out of memory");
-        goto out;
-    }
-    for (int i = 0; i < nl; i++)
-        ql[i] = (nb_qlayer){.node = ls[i].node->name, .act_bits = ls[i].q.bits,
-                            .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
-                            .weight_bits = ls[i].cfg->weight_bits,
-                            .channels = ls[i].channels, .scale_w = ls[i].scale_w,
-                            .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
-                            .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
-                            .w_axis = ls[i].w_axis,
-                            .bias = ls[i].bias ? ls[i].bias->data : NULL};
-    if (nb_write_record(record, ql, nl, &st)) {
-        free(ql);
-        rc = cli_error(&st);
-        goto out;
-    }
-    rec_artifact("record", record);
-    /* the fake-quant model: QuantizeLinear/DequantizeLinear that ONNX Runtime runs */
-    char fq[4200];
-    snprintf(fq, sizeof fq, "%s_fake_quant_model.onnx", save);
-    char deploy[4200];
-    snprintf(deploy, sizeof deploy, "%s_deploy_model.onnx", save);
-    nb_err fe = nb_write_fake_quant(model, fq, ql, nl, cfg.force_fp16_quant, &st);
-    if (!fe)
-        fe = nb_write_deploy(model, deploy, ql, nl, &st);
-    free(ql);
-    if (fe) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    rec_artifact("fake_quant_model", fq);
-    rec_artifact("deploy_model", deploy);
+    /* everything that can be refused is checked before a file is written */
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
     char **const *eval_files = files;
     if (eval_dirs) { /* a separate evaluation set, one folder per input as --data_dir */
         eval_copy = strdup(eval_dirs);
-        char *eparts[64];
-        int ne = eval_copy ? split(eval_copy, eparts, 64) : 0;
+        char *eparts[65];
+        int ne = eval_copy ? split(eval_copy, eparts, 65) : 0;
         if (ne != n_in) {
-            rc = cli_usage_error("calibrate", "--eval_dir gives %d folder%s for %d input%s", ne,
+            rc = cli_usage_error("calibrate", "--eval_dir gives %s%d folder%s for %d input%s",
+                                 ne > 64 ? "more than " : "", ne > 64 ? 64 : ne,
                                  ne == 1 ? "" : "s", n_in, n_in == 1 ? "" : "s");
             goto out;
         }
@@ -982,13 +1006,66 @@ int cmd_calibrate(int argc, char **argv)
         }
         eval_files = efiles;
     }
+    /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
+    if ((rc = make_save_dir(save)))
+        goto out;
+    if (snprintf(record, sizeof record, "%s_quant_record.txt", save) >= (int)sizeof record) {
+        rc = cli_fail(2, "--save_path %s: too long", save);
+        goto out;
+    }
+    char fq[4200], deploy[4200];
+    snprintf(fq, sizeof fq, "%s_fake_quant_model.onnx", save);
+    snprintf(deploy, sizeof deploy, "%s_deploy_model.onnx", save);
+    /* written as NAME.part, renamed when all three and the evaluation are done */
+    snprintf(part[0], sizeof part[0], "%s.part", record);
+    snprintf(part[1], sizeof part[1], "%s.part", fq);
+    snprintf(part[2], sizeof part[2], "%s.part", deploy);
+    nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
+    if (!ql) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nl; i++)
+        ql[i] = (nb_qlayer){.node = ls[i].node->name, .act_bits = ls[i].q.bits,
+                            .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
+                            .weight_bits = ls[i].cfg->weight_bits,
+                            .channels = ls[i].channels, .scale_w = ls[i].scale_w,
+                            .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
+                            .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
+                            .w_axis = ls[i].w_axis,
+                            .bias = ls[i].bias ? ls[i].bias->data : NULL};
+    parts_made = true;
+    nb_err fe = nb_check_layers(model, ql, nl, &st);
+    if (!fe)
+        fe = nb_write_record(part[0], ql, nl, &st);
+    if (!fe)
+        fe = nb_write_fake_quant(model, part[1], ql, nl, cfg.force_fp16_quant, &st);
+    if (!fe)
+        fe = nb_write_deploy(model, part[2], ql, nl, &st);
+    free(ql);
+    if (fe) {
+        rc = cli_error(&st);
+        goto out;
+    }
     double net_sqnr = 0, net_cos = 0, worst_cos = 1, max_diff = 0;
-    if (evaluate(&cb, ex, m, fq, order, names, n_in, eval_files, eval_batches, data, &net_sqnr,
-                 &net_cos, &worst_cos, &max_diff, &st)) {
+    if (evaluate(&cb, ex, m, part[1], order, names, n_in, eval_files, eval_batches, data,
+                 &net_sqnr, &net_cos, &worst_cos, &max_diff, &st)) {
         nb_prefix(&st, "evaluating %s", fq);
         rc = cli_error(&st);
         goto out;
     }
+    const char *finals[3] = {record, fq, deploy};
+    for (int i = 0; i < 3; i++)
+        if (rename(part[i], finals[i])) {
+            rc = cli_fail(2, "%s: %s", finals[i], strerror(errno));
+            for (int k = 0; k < i; k++) /* none of the three, rather than some */
+                remove(finals[k]);
+            goto out;
+        }
+    parts_made = false;
+    rec_artifact("record", record);
+    rec_artifact("fake_quant_model", fq);
+    rec_artifact("deploy_model", deploy);
     clock_gettime(CLOCK_MONOTONIC, &t2);
     double calib_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     double total_ms = (double)(t2.tv_sec - t0.tv_sec) * 1e3 + (double)(t2.tv_nsec - t0.tv_nsec) / 1e6;
@@ -1025,6 +1102,9 @@ int cmd_calibrate(int argc, char **argv)
         printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);
     }
 out:
+    if (parts_made) /* a failure after the first write: no output at all */
+        for (int i = 0; i < 3; i++)
+            remove(part[i]);
     for (int i = 0; i < nl; i++) {
         nb_hist_free(&ls[i].hist);
         free(ls[i].scale_w);

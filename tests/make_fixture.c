@@ -6,7 +6,8 @@
  *   long_dim     x has a 3000-character dim_param; y = Relu(x)
  *   shared_dim   y = a + b, a and b FLOAT [N,3] sharing the symbol N
  *   conv_const   y = Conv(x, W), x FLOAT [1,3,8,8], W a constant [8,3,3,3] (zeros)
- *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch */
+ *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch
+ *   conv_unnamed conv_const with the Conv node's name left out */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +45,16 @@ int main(int argc, char **argv)
         mb_input(m, "b", 1, 2, dn3);
         mb_output(m, "y", 1, 2, dn3);
         mb_node(m, "Add", (const char *[]){"a", "b", NULL}, (const char *[]){"y", NULL});
-    } else if (!strcmp(kind, "conv_const")) {
+    } else if (!strcmp(kind, "conv_const") || !strcmp(kind, "conv_unnamed")) {
         const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, dy[] = {1, 8, 6, 6};
         static float w[8 * 3 * 3 * 3];
         mb_input(m, "x", 1, 4, dx);
         mb_output(m, "y", 1, 4, dy);
         mb_init_floats(m, "W", 4, dw, w, sizeof w / sizeof w[0]);
-        mb_node(m, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"y", NULL});
+        Onnx__NodeProto *cv = mb_node(m, "Conv", (const char *[]){"x", "W", NULL},
+                                      (const char *[]){"y", NULL});
+        if (!strcmp(kind, "conv_unnamed"))
+            cv->name = NULL;
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

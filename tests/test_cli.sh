@@ -175,6 +175,11 @@ printf 'batch_num: 2\ncommon_config { arq_quantize { quant_bits: 4 channel_wise:
 expect 0 "calibrate: int4 weights, int16 activations" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c4" --data_dir "$T/cal/x" --calibration_config "$T/cal/cfg4"
 grep -q 'wts_type: "INT4"' "$T/cal/out/c4_quant_record.txt" && grep -q 'act_type: "INT16"' "$T/cal/out/c4_quant_record.txt" ||
     { echo "FAIL: int4/int16 record"; cat "$T/cal/out/c4_quant_record.txt"; fails=$((fails + 1)); }
+"$FIX" conv_unnamed "$T/conv_unnamed.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unnamed.onnx" --save_path "$T/cal/un/c" --data_dir "$T/cal/x"; mentions "has no name in the file"
+[ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
+expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"
+[ -z "$(ls -A "$T/cal/ev" 2>/dev/null)" ] || { echo "FAIL: files left after a bad --eval_dir"; ls "$T/cal/ev"; fails=$((fails + 1)); }
 expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
 expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
 head -c 100 /dev/zero >"$T/cal/bad/short.bin"

@@ -215,6 +215,14 @@ static void test_hist_merge(void **state)
     assert_int_equal(nb_hist_add(&h, bad, 2, &st), NB_ERR_DATA);
     assert_non_null(strstr(st.msg, "NaN at element 1"));
     nb_hist_free(&h);
+    /* a range wider than FLT_MAX ([-3e38, 3e38]): the ends land in the end bins (the bin
+       index used to overflow in float and send 3e38 to bin 0) */
+    assert_int_equal(nb_hist_init(&h, 4, &st), NB_OK);
+    const float wide[2] = {-3e38f, 3e38f};
+    assert_int_equal(nb_hist_add(&h, wide, 2, &st), NB_OK);
+    assert_float_equal(h.count[0], 1, 0);
+    assert_float_equal(h.count[3], 1, 0);
+    nb_hist_free(&h);
 }
 
 /* 2 bins over [-1, 1], one sample in each (centres -0.5 and 0.5). */

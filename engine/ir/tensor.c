@@ -645,9 +645,27 @@ nb_err nb_npy_write(const char *path, const nb_tensor *t, nb_status *st)
 nb_err nb_bin_read(const char *path, nb_dtype dtype, int rank, const int64_t *dims,
                    nb_tensor **out, nb_status *st)
 {
+    /* the size first, from stat: a 20 GB file of the wrong size is refused unread */
+    int64_t want_numel;
+    nb_err e = nb_shape_numel(rank, dims, nb_dtype_size(dtype), &want_numel, st);
+    if (e)
+        return nb_prefix(st, "%s", path);
+    struct stat sb;
+    FILE *probe = nb_fopen_regular(path, &sb);
+    if (!probe)
+        return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path,
+                       errno == EINVAL ? "not a regular file" : strerror(errno));
+    fclose(probe);
+    size_t want = (size_t)want_numel * nb_dtype_size(dtype);
+    if ((uint64_t)sb.st_size != (uint64_t)want) {
+        char b[160];
+        return nb_fail(st, NB_ERR_DATA, "%s: file is %lld bytes, but %s %s needs %zu", path,
+                       (long long)sb.st_size, nb_dtype_name(dtype),
+                       nb_shape_str(rank, dims, ',', b, sizeof b), want);
+    }
     uint8_t *buf;
     size_t len;
-    nb_err e = nb_read_file(path, &buf, &len, st);
+    e = nb_read_file(path, &buf, &len, st);
     if (e)
         return e;
     nb_tensor *t;

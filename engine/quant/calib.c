@@ -100,14 +100,15 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
     double w = (h->hi - h->lo) / h->bins;
     if (w > 0) {
         /* counted in 32-bit integers a block at a time (faster than double increments) */
-        float inv = (float)(1.0 / w), base = (float)h->lo;
+        double inv = 1.0 / w, base = h->lo; /* double: a range past FLT_MAX stays finite */
         int last = h->bins - 1;
         uint32_t *cnt = calloc((size_t)h->bins, sizeof(uint32_t));
         if (!cnt)
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         for (int64_t i = 0; i < n; i++) {
-            int k = (int)((x[i] - base) * inv);
-            cnt[k < 0 ? 0 : k > last ? last : k]++;
+            double f = ((double)x[i] - base) * inv;
+            int k = f < 0 ? 0 : f >= last ? last : (int)f;
+            cnt[k]++;
         }
         for (int b = 0; b < h->bins; b++)
             h->count[b] += cnt[b];

@@ -200,10 +200,20 @@ static void drop_unused(Onnx__GraphProto *g)
     size_t k = 0;
     for (size_t i = 0; i < g->n_initializer; i++) {
         Onnx__TensorProto *t = g->initializer[i];
-        if (t->name && !name_used(g, t->name))
+        if (t->name && !name_used(g, t->name)) {
+            /* an IR 3 model lists initializers as graph inputs too */
+            size_t m = 0;
+            for (size_t j = 0; j < g->n_input; j++) {
+                if (g->input[j]->name && !strcmp(g->input[j]->name, t->name))
+                    onnx__value_info_proto__free_unpacked(g->input[j], NULL);
+                else
+                    g->input[m++] = g->input[j];
+            }
+            g->n_input = m;
             onnx__tensor_proto__free_unpacked(t, NULL);
-        else
+        } else {
             g->initializer[k++] = t;
+        }
     }
     g->n_initializer = k;
 }
@@ -586,6 +596,10 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
             if (in)
                 nd->input = in;
             if (ok) {
+                for (size_t a = 0; a < nd->n_attribute; a++) /* folded into deq_scale, bias */
+                    if ((!strcmp(nd->attribute[a]->name, "alpha") ||
+                         !strcmp(nd->attribute[a]->name, "beta")) && nd->attribute[a]->has_f)
+                        nd->attribute[a]->f = 1.0f;
                 for (size_t i = 0; i < nd->n_input; i++)
                     free(nd->input[i]);
                 in[0] = nx, in[1] = nw, in[2] = nbias;
@@ -677,10 +691,12 @@ static const Onnx__TensorProto *constant(const Onnx__GraphProto *g, const char *
             return g->initializer[i];
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
-        if (strcmp(n->op_type, "Constant") || n->n_output != 1 || strcmp(n->output[0], name))
+        if (!n->op_type || strcmp(n->op_type, "Constant") || n->n_output != 1 ||
+            !n->output[0] || strcmp(n->output[0], name))
             continue;
         for (size_t a = 0; a < n->n_attribute; a++)
-            if (!strcmp(n->attribute[a]->name, "value") && n->attribute[a]->t)
+            if (n->attribute[a]->name && !strcmp(n->attribute[a]->name, "value") &&
+                n->attribute[a]->t)
                 return n->attribute[a]->t;
     }
     return NULL;
@@ -733,7 +749,8 @@ static double value_at(const Onnx__TensorProto *t, int64_t i)
 static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt)
 {
     for (size_t i = 0; i < n->n_attribute; i++)
-        if (!strcmp(n->attribute[i]->name, name) && n->attribute[i]->has_i)
+        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name) &&
+            n->attribute[i]->has_i)
             return n->attribute[i]->i;
     return dflt;
 }
@@ -767,13 +784,20 @@ static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *
     if (!s || numel_of(s) != 1 || (zp && numel_of(zp) != 1))
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the activation's scale and zero "
                        "point must be constant scalars (per tensor)", src, name);
+    if (dq->n_input > 2 && dq->input[2][0] && !zp)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the activation's zero point "
+                       "'%s' is not a constant", src, name, dq->input[2]);
     int zdt = zp && zp->has_data_type ? zp->data_type : ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+    if (zdt != ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 && zdt != ONNX__TENSOR_PROTO__DATA_TYPE__INT8 &&
+        zdt != ONNX__TENSOR_PROTO__DATA_TYPE__INT16)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': an activation zero point of ONNX "
+                       "type %d (the cube takes int8, uint8 as int8, int16)", src, name, zdt);
     l->scale_d = (float)value_at(s, 0);
     double z = zp ? value_at(zp, 0) : 0;
     l->act_bits = zdt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? 16 : 8;
     /* uint8 q = int8 q + 128: the same levels with offset zp - 128 */
     l->offset_d = (int)z - (zdt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? 128 : 0);
-    if (!(l->scale_d > 0) || isnan(z))
+    if (!(l->scale_d > 0) || !isfinite(l->scale_d) || isnan(z))
         return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation scale %g is not positive",
                        src, name, l->scale_d);
     /* the weights: DequantizeLinear(int8 constant, scale_w, 0), or of QuantizeLinear(float) */
@@ -790,6 +814,22 @@ static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *
     if (!ws || (!wi && !wf))
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its weights are not a constant "
                        "through DequantizeLinear", src, name);
+    if (wdq->n_input > 2 && wdq->input[2][0] && !wz)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the weights' zero point '%s' is "
+                       "not a constant (it must be 0)", src, name, wdq->input[2]);
+    if (wf && wq_node->n_input > 2 && wq_node->input[2][0]) {
+        const Onnx__TensorProto *qz = constant(g, wq_node->input[2]);
+        for (int64_t i = 0; qz && i < numel_of(qz); i++)
+            if (value_at(qz, i) != 0)
+                qz = NULL;
+        if (!qz)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the weights' QuantizeLinear "
+                           "zero point is not 0: the Nano takes symmetric weights only", src,
+                           name);
+    }
+    if (!ws->has_data_type || ws->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight scales of ONNX type %d, "
+                       "not float", src, name, ws->has_data_type ? ws->data_type : 0);
     if (wz)
         for (int64_t i = 0; i < numel_of(wz); i++)
             if (value_at(wz, i) != 0)
@@ -818,12 +858,26 @@ static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *
         free(sw), free(wq), free(dims), free(nm);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
-    for (int64_t c = 0; c < nsc; c++)
-        sw[c] = (float)value_at(ws, c);
-    for (int64_t i = 0; i < n; i++) {
+    nb_err e = NB_OK;
+    for (int64_t c = 0; c < nsc && !e; c++) {
+        double v = value_at(ws, c);
+        sw[c] = (float)v;
+        if (!(v > 0) || !isfinite(v) || !isfinite(sw[c]))
+            e = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': weight scale %lld is %g (or missing): "
+                        "scales are positive and finite", src, name, (long long)c, v);
+    }
+    for (int64_t i = 0; i < n && !e; i++) {
         int64_t c = nsc > 1 ? (i / stride) % nsc : 0;
         double v = wi ? value_at(wi, i) : nearbyint(value_at(wf, i) / sw[c]);
-        wq[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+        if (!isfinite(v))
+            e = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': weight %lld is missing or not finite "
+                        "(data shorter than the dims?)", src, name, (long long)i);
+        else
+            wq[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+    }
+    if (e) {
+        free(sw), free(wq), free(dims), free(nm);
+        return e;
     }
     memcpy(dims, w->dims, sizeof(int64_t) * (size_t)rank);
     *l = (nb_qlayer){.node = nm, .act_bits = l->act_bits, .scale_d = l->scale_d,
@@ -916,5 +970,74 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
     onnx__model_proto__free_unpacked(mp, NULL);
     if (e)
         nb_qdq_model_free(out);
+    return e;
+}
+
+/* ---- checks before writing ---- */
+
+static int count_named(const Onnx__GraphProto *g, const char *name)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_node; i++) {
+        n += g->node[i]->name && !strcmp(g->node[i]->name, name);
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g)
+                n += count_named(g->node[i]->attribute[a]->g, name);
+    }
+    return n;
+}
+
+static bool has_prefix(const char *s, const char *p, size_t pl)
+{
+    return s && !strncmp(s, p, pl);
+}
+
+/* A tensor name of g (or its subgraphs) that starts with prefix, or NULL. */
+static const char *name_with_prefix(const Onnx__GraphProto *g, const char *prefix)
+{
+    size_t pl = strlen(prefix);
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (has_prefix(g->initializer[i]->name, prefix, pl))
+            return g->initializer[i]->name;
+    for (size_t i = 0; i < g->n_input; i++)
+        if (has_prefix(g->input[i]->name, prefix, pl))
+            return g->input[i]->name;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *nd = g->node[i];
+        for (size_t k = 0; k < nd->n_output; k++)
+            if (has_prefix(nd->output[k], prefix, pl))
+                return nd->output[k];
+        for (size_t a = 0; a < nd->n_attribute; a++) {
+            const char *r = nd->attribute[a]->g ? name_with_prefix(nd->attribute[a]->g, prefix)
+                                                : NULL;
+            if (r)
+                return r;
+        }
+    }
+    return NULL;
+}
+
+nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *st)
+{
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    nb_err e = load_proto(src, &mp, &opset, st);
+    if (e)
+        return e;
+    for (int i = 0; i < n && !e; i++) {
+        int c = count_named(mp->graph, ls[i].node);
+        char *prefix = dupf2(ls[i].node, "/");
+        const char *clash = prefix ? name_with_prefix(mp->graph, prefix) : NULL;
+        if (c != 1)
+            e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' %s: the record and the models "
+                        "find layers by node name; give every matrix layer a unique name", src,
+                        ls[i].node, c == 0 ? "has no name in the file" : "names several nodes");
+        else if (clash)
+            e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: tensor '%s' would clash with the names "
+                        "nanobench gives layer '%s''s quantization tensors", src, clash,
+                        ls[i].node);
+        free(prefix);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
     return e;
 }

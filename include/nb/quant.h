@@ -225,6 +225,12 @@ typedef struct nb_qdq_model {
 nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st);
 void nb_qdq_model_free(nb_qdq_model *m);
 
+/* What the model writers need of src, checked before any file is written: each layer's
+ * node name names exactly one node (an unnamed node has a name only in nanobench's IR),
+ * and no tensor name starts with "<layer>/", the prefix of the tensors the writers add.
+ * Errors: NB_ERR_UNSUPPORTED naming the layer, NB_ERR_IO, NB_ERR_FORMAT. */
+nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *st);
+
 /* The ONNX domain of the NPU's own ops in the deploy model. */
 #define NB_NPU_DOMAIN "com.nanobench.npu"
 
