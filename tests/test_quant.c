@@ -431,6 +431,38 @@ static void test_deploy_bias(void **state)
     onnx__model_proto__free_unpacked(mp, NULL);
 }
 
+/* nb_check_layers: a tensor under the layer's name is fine ("c/ReadVariableOp:0", as
+ * TensorFlow exports name them); one the writers would add ("c/act_q") is refused, and so is
+ * a layer name that no node of the file has. */
+static void test_check_layers(void **state)
+{
+    (void)state;
+    const int64_t d[2] = {1, 2}, dw[2] = {2, 2};
+    const float w[4] = {1, 2, 3, 4};
+    for (int v = 0; v < 2; v++) {
+        mb_model *mm = mb_new(13);
+        mb_input(mm, "x", 1, 2, d);
+        mb_output(mm, "y", 1, 2, d);
+        mb_init_floats(mm, "W", 2, dw, w, 4);
+        const char *mid = v ? "c/act_q" : "c/ReadVariableOp:0";
+        mb_node(mm, "Relu", (const char *[]){"x", NULL}, (const char *[]){mid, NULL});
+        mb_node(mm, "MatMul", (const char *[]){mid, "W", NULL}, (const char *[]){"y", NULL})
+            ->name = "c";
+        char src[512];
+        snprintf(src, sizeof src, "%s/check%d.onnx", tmpdir, v);
+        assert_int_equal(mb_write(mm, src), 0);
+        mb_free(mm);
+        nb_qlayer l = {.node = "c"};
+        nb_status st = {0};
+        assert_int_equal(nb_check_layers(src, &l, 1, &st), v ? NB_ERR_UNSUPPORTED : NB_OK);
+        if (v)
+            assert_non_null(strstr(st.msg, "tensor 'c/act_q' would clash"));
+        l.node = "nope";
+        assert_int_equal(nb_check_layers(src, &l, 1, &st), NB_ERR_UNSUPPORTED);
+        assert_non_null(strstr(st.msg, "layer 'nope' has no name in the file"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_minmax_percentile_kl),
         cmocka_unit_test(test_arq),
         cmocka_unit_test(test_deploy_bias),
+        cmocka_unit_test(test_check_layers),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -987,12 +987,26 @@ static int count_named(const Onnx__GraphProto *g, const char *name)
     return n;
 }
 
+/* True when s is "<p>SUFFIX" for a suffix the writers use ("<layer>/scale_d", ...). */
 static bool has_prefix(const char *s, const char *p, size_t pl)
 {
-    return s && !strncmp(s, p, pl);
+    static const char *const suffix[] = {
+        "scale_d", "offset_d", "act_q", "act_dq", "w_int8", "scale_w", "offset_w", "w_dq",
+        "QuantizeLinear", "DequantizeLinear", "DequantizeLinear_w", "x_int8", "bias_int32",
+        "deq_scale", "int32", "AscendQuant", "AscendDequant", "bias_float", "offset_d_f",
+        "qmin", "qmax"};
+    if (!s || strncmp(s, p, pl))
+        return false;
+    if (!strncmp(s + pl, "q16_", 4))
+        return true;
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
+        if (!strcmp(s + pl, suffix[i]))
+            return true;
+    return false;
 }
 
-/* A tensor name of g (or its subgraphs) that starts with prefix, or NULL. */
+/* A tensor or node name of g (or its subgraphs) that the writers would also make for the
+ * layer prefix ("<layer>/"), or NULL. */
 static const char *name_with_prefix(const Onnx__GraphProto *g, const char *prefix)
 {
     size_t pl = strlen(prefix);
@@ -1004,6 +1018,8 @@ static const char *name_with_prefix(const Onnx__GraphProto *g, const char *prefi
             return g->input[i]->name;
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *nd = g->node[i];
+        if (has_prefix(nd->name, prefix, pl))
+            return nd->name;
         for (size_t k = 0; k < nd->n_output; k++)
             if (has_prefix(nd->output[k], prefix, pl))
                 return nd->output[k];

@@ -227,7 +227,7 @@ void nb_qdq_model_free(nb_qdq_model *m);
 
 /* What the model writers need of src, checked before any file is written: each layer's
  * node name names exactly one node (an unnamed node has a name only in nanobench's IR),
- * and no tensor name starts with "<layer>/", the prefix of the tensors the writers add.
+ * and no tensor or node is named as one the writers add ("<layer>/scale_d", ...).
  * Errors: NB_ERR_UNSUPPORTED naming the layer, NB_ERR_IO, NB_ERR_FORMAT. */
 nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *st);
 
