@@ -156,7 +156,9 @@ int rec_finish(int rc)
                 warn_not_recorded(&st);
             }
         } else if (rc == 0) {
-            /* on stderr: stdout is the command's output (--json must stay one document) */
+            /* on stderr: stdout is the command's output (--json must stay one document);
+               stdout first, so that a log of both keeps their order */
+            fflush(stdout);
             fprintf(stderr, "recorded as run %lld in %s\n", (long long)g_rec.run_id,
                    nb_db_path(g_rec.db));
         }
