@@ -492,13 +492,19 @@ static const Onnx__TensorProto *find_init(const Onnx__GraphProto *g,
     return NULL;
 }
 
-static float attr_f(const Onnx__NodeProto *n, const char *name, float dflt)
+/* Attribute name of n, or NULL. */
+static const Onnx__AttributeProto *find_attr(const Onnx__NodeProto *n, const char *name)
 {
     for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name) &&
-            n->attribute[i]->has_f)
-            return n->attribute[i]->f;
-    return dflt;
+        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
+            return n->attribute[i];
+    return NULL;
+}
+
+static float attr_f(const Onnx__NodeProto *n, const char *name, float dflt)
+{
+    const Onnx__AttributeProto *a = find_attr(n, name);
+    return a && a->has_f ? a->f : dflt;
 }
 
 nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,
@@ -748,11 +754,8 @@ static double value_at(const Onnx__TensorProto *t, int64_t i)
 
 static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt)
 {
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name) &&
-            n->attribute[i]->has_i)
-            return n->attribute[i]->i;
-    return dflt;
+    const Onnx__AttributeProto *a = find_attr(n, name);
+    return a && a->has_i ? a->i : dflt;
 }
 
 void nb_qdq_model_free(nb_qdq_model *m)
