@@ -325,6 +325,30 @@ static Onnx__GraphProto *layer_graph(const char *src, Onnx__GraphProto *g, const
     return ng;
 }
 
+/* A MatMul's weights in the fake-quant model: the dequantized values (int8 x scale_w in
+ * float32, what DequantizeLinear computes) as an initializer read through an Identity. With
+ * DequantizeLinear on both operands, ONNX Runtime's default optimizations fuse the MatMul
+ * into MatMulIntegerToFloat, whose AVX2 kernel saturates 16-bit pair sums on weights near
+ * +-127 (and refuses batched weights); the float form gives the same numbers unfused. */
+static bool float_weights(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
+                          const nb_qlayer *l, const float *sw, const char *out)
+{
+    float *w = malloc(sizeof(float) * (size_t)(l->w_numel + 1));
+    char *name = dupf2(l->node, "/w_float"), *nn = dupf2(l->node, "/Identity_w");
+    bool ok = w && name && nn;
+    int64_t stride = 1;
+    for (int d = (int)l->w_axis + 1; d < l->w_rank; d++)
+        stride *= l->w_dims[d];
+    for (int64_t i = 0; ok && i < l->w_numel; i++)
+        w[i] = (float)l->w_q[i] * sw[l->channels > 1 ? (i / stride) % l->channels : 0];
+    const char *in[1] = {name};
+    ok = ok && push_init(g, initializer(name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, l->w_rank,
+                                        l->w_dims, w, sizeof(float) * (size_t)l->w_numel)) &&
+         push_node(ng, at, node(nn, "Identity", in, 1, out, -1000));
+    free(w), free(name), free(nn);
+    return ok;
+}
+
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st)
 {
@@ -363,19 +387,21 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
             sw[c] = l->scale_w[c];
         int64_t cdim[1] = {l->channels};
         int crank = l->channels > 1 ? 1 : 0; /* one scale: a scalar, per tensor */
+        bool matmul = !strcmp(nd->op_type, "MatMul");
         const char *qin[3] = {nd->input[0], p_s, p_z}, *dqin[3] = {p_q, p_s, p_z};
         const char *wdq[3] = {p_wq, p_ws, p_wz};
         ok = ok && push_init(g, initializer(p_s, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &sd,
                                             sizeof sd)) &&
              push_init(g, initializer(p_z, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 0, NULL, &zd, 1)) &&
-             push_init(g, initializer(p_wq, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, l->w_rank,
-                                      l->w_dims, l->w_q, (size_t)l->w_numel)) &&
-             push_init(g, initializer(p_ws, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, crank, cdim, sw,
-                                      sizeof(float) * (size_t)l->channels)) &&
-             push_init(g, initializer(p_wz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, crank, cdim, zw,
-                                      (size_t)l->channels)) &&
-             push_node(ng, at, node(p_wn, "DequantizeLinear", wdq, 3, p_wdq,
-                                    crank ? l->w_axis : -1000));
+             (matmul ? float_weights(g, ng, at, l, sw, p_wdq)
+                     : push_init(g, initializer(p_wq, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, l->w_rank,
+                                                l->w_dims, l->w_q, (size_t)l->w_numel)) &&
+                           push_init(g, initializer(p_ws, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, crank,
+                                                    cdim, sw, sizeof(float) * (size_t)l->channels)) &&
+                           push_init(g, initializer(p_wz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, crank,
+                                                    cdim, zw, (size_t)l->channels)) &&
+                           push_node(ng, at, node(p_wn, "DequantizeLinear", wdq, 3, p_wdq,
+                                                  crank ? l->w_axis : -1000)));
         size_t act_nodes = 2;
         if (ok && l->act_bits == 8) {
             ok = push_node(ng, at + 1, node(p_qn, "QuantizeLinear", qin, 3, p_q, -1000)) &&
@@ -997,7 +1023,7 @@ static bool has_prefix(const char *s, const char *p, size_t pl)
         "scale_d", "offset_d", "act_q", "act_dq", "w_int8", "scale_w", "offset_w", "w_dq",
         "QuantizeLinear", "DequantizeLinear", "DequantizeLinear_w", "x_int8", "bias_int32",
         "deq_scale", "int32", "AscendQuant", "AscendDequant", "bias_float", "offset_d_f",
-        "qmin", "qmax"};
+        "qmin", "qmax", "w_float", "Identity_w"};
     if (!s || strncmp(s, p, pl))
         return false;
     if (!strncmp(s + pl, "q16_", 4))

@@ -193,7 +193,9 @@ typedef struct nb_qlayer {
  * QuantizeLinear -> DequantizeLinear (scale_d; zero point offset_d, int8: the same rounding
  * and saturation as AscendQuant) and its weights replaced by DequantizeLinear(int8 w_q,
  * scale_w, zero point 0, axis = w_axis), so that ONNX Runtime runs what the NPU computes up
- * to the int32 accumulation. An int16 activation (the cube's s16 x s8; QuantizeLinear takes
+ * to the int32 accumulation. A MatMul's weights are the same dequantized values as a float
+ * initializer (through an Identity): with DequantizeLinear on both operands ONNX Runtime
+ * fuses MatMulIntegerToFloat, which saturates on weights near +-127. An int16 activation (the cube's s16 x s8; QuantizeLinear takes
  * int16 only from opset 21) is the same arithmetic in float ops: Div, Round, Add, Clip,
  * Sub, Mul. fp16_scales: scale_d rounded to fp16 (AMCT's FORCE_FP16_QUANT). Written to
  * dst.tmp and renamed. Errors: NB_ERR_UNSUPPORTED below opset 13, NB_ERR_GRAPH for a layer
