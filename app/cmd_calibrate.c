@@ -40,10 +40,38 @@ static void help(void)
            "symmetric int8 weights) into the deploy model and the record, without data.\n");
 }
 
+/* A comparison of outputs a against reference r, accumulated over batches. */
+typedef struct cmp_acc {
+    double sig, noise, dot, na, max_diff; /* sum r^2, sum (a-r)^2, sum a r, sum a^2, max |a-r| */
+} cmp_acc;
+
+static void cmp_add(cmp_acc *c, const float *a, const float *r, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)a[i] - r[i];
+        c->sig += (double)r[i] * r[i];
+        c->noise += d * d;
+        c->dot += (double)a[i] * r[i];
+        c->na += (double)a[i] * a[i];
+        if (fabs(d) > c->max_diff)
+            c->max_diff = fabs(d);
+    }
+}
+
+static double cmp_sqnr_db(const cmp_acc *c)
+{
+    return c->noise > 0 ? 10 * log10(c->sig / c->noise) : INFINITY;
+}
+
+static double cmp_cosine(const cmp_acc *c)
+{
+    return c->na > 0 && c->sig > 0 ? c->dot / sqrt(c->na * c->sig) : (c->na == c->sig ? 1 : 0);
+}
+
 /* A layer that does matrix work: its input activation and its weights. */
 typedef struct layer {
     const nb_node *node;
-    const char *act;       /* name of the activation input */
+    const char *act;       /* name of the activation input (its producing graph's string) */
     const nb_tensor *w;    /* constant weights */
     const nb_calib_cfg *cfg;
     nb_hist hist;
@@ -61,7 +89,7 @@ typedef struct layer {
     nb_tensor *w_fq; /* the weights as the NPU sees them: w_q x scale_w, float */
     const char *out; /* the layer's output value */
     nb_tensor *cur_in; /* evaluation: the float input of the layer in this batch */
-    double sig, noise, dot, nx, ny; /* evaluation: layer output vs float */
+    cmp_acc out_err;   /* evaluation: the layer's output against float */
 } layer;
 
 typedef struct calib {
@@ -146,6 +174,8 @@ static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_stat
 
 static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y);
 
+/* A value computed or fed: name is the value's name string in the graph that holds it
+ * (the executor's and the model's own pointer), so that layers match it by address. */
 static nb_err observe(calib *c, const char *name, const nb_tensor *t)
 {
     if (t->dtype != NB_FLOAT)
@@ -153,11 +183,11 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
     if (c->eval) {
         for (int i = 0; i < c->n; i++) {
             layer *l = &c->l[i];
-            if (!strcmp(l->act, name)) {
+            if (l->act == name) {
                 nb_tensor_free(l->cur_in);
                 l->cur_in = nb_tensor_ref(t);
             }
-            if (!strcmp(l->out, name) && l->cur_in) {
+            if (l->out == name && l->cur_in) {
                 nb_err e = eval_layer(c, l, t);
                 nb_tensor_free(l->cur_in);
                 l->cur_in = NULL;
@@ -169,7 +199,7 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
     }
     for (int i = 0; i < c->n; i++) {
         layer *l = &c->l[i];
-        if (strcmp(l->act, name))
+        if (l->act != name)
             continue;
         nb_err e = nb_hist_add(&l->hist, t->data, t->numel, c->st);
         if (e) {
@@ -296,45 +326,13 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
                  .n_out = 1, .out = outs, .st = c->st};
     nb_kernel_fn fn = nb_kernel_lookup(nd->op_type);
     e = fn ? fn(&k) : nb_fail(c->st, NB_ERR_UNSUPPORTED, "no kernel for %s", nd->op_type);
-    if (!e) {
-        const float *a = o->data, *b = y->data;
-        for (int64_t i = 0; i < o->numel; i++) {
-            double d = (double)a[i] - b[i];
-            l->sig += (double)b[i] * b[i];
-            l->noise += d * d;
-            l->dot += (double)a[i] * b[i];
-            l->nx += (double)a[i] * a[i];
-        }
-        l->ny = l->sig;
-    }
+    if (!e)
+        cmp_add(&l->out_err, o->data, y->data, o->numel);
     nb_tensor_free(x);
     nb_tensor_free(o);
     return e;
 }
 
-static double sqnr_db(double sig, double noise)
-{
-    return noise > 0 ? 10 * log10(sig / noise) : INFINITY;
-}
-
-static double cosine(double dot, double nx, double ny)
-{
-    return nx > 0 && ny > 0 ? dot / sqrt(nx * ny) : (nx == ny ? 1 : 0);
-}
-
-/* 10 log10(signal / noise) of the histogram against its fake quantization (bin centres). */
-static double hist_sqnr(const nb_hist *h, const nb_qparams *q)
-{
-    double w = (h->hi - h->lo) / h->bins, sig = 0, noise = 0;
-    for (int b = 0; b < h->bins; b++) {
-        if (h->count[b] == 0)
-            continue;
-        double x = h->lo + (b + 0.5) * w, d = x - nb_fake_quant(x, q);
-        sig += h->count[b] * x * x;
-        noise += h->count[b] * d * d;
-    }
-    return noise > 0 ? 10 * log10(sig / noise) : INFINITY;
-}
 
 /* The weight layout of a layer for ARQ: w[(o * channels + c) * inner + i]. */
 static void weight_layout(const layer *l, int64_t *outer, int64_t *channels, int64_t *inner)
@@ -424,7 +422,7 @@ static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool ac
     if (a != NB_ACT_AUTO) {
         l->algo = a;
         nb_err e = nb_act_calibrate(&l->hist, a, l->cfg, act_offset, &l->q, st);
-        l->act_sqnr = e ? 0 : hist_sqnr(&l->hist, &l->q);
+        l->act_sqnr = e ? 0 : nb_hist_sqnr(&l->hist, &l->q);
         return e;
     }
     static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
@@ -435,7 +433,7 @@ static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool ac
         nb_err e = nb_act_calibrate(&l->hist, all[i], l->cfg, act_offset, &q, st);
         if (e)
             return e;
-        double s = hist_sqnr(&l->hist, &q);
+        double s = nb_hist_sqnr(&l->hist, &q);
         if (s > best) {
             best = s;
             l->q = q;
@@ -512,36 +510,28 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
     nb_err e = nb_ref_load(fq_path, &lo, &fm, st);
     if (!e)
         e = nb_exec_create(fm, NULL, &fx, st);
-    double sig = 0, noise = 0, dot = 0, nx = 0;
+    cmp_acc all = {0};
     cb->eval = true;
     for (int b = 0; b < batches && !e; b++) {
         e = run_batch(cb, ex, m->graph, order, names, n_in, files, b, data, st);
         if (!e)
             e = nb_exec_run(fx, n_in, names, data, st);
-        double bs = 0, bd = 0, bx = 0; /* this batch: its cosine */
+        cmp_acc batch = {0}; /* this batch alone: its cosine */
         for (int o = 0; !e && o < m->graph->n_outputs; o++) {
             const nb_tensor *a = nb_exec_output(fx, o), *r = nb_exec_output(ex, o);
-            if (!a || !r || a->dtype != NB_FLOAT || r->dtype != NB_FLOAT || a->numel != r->numel)
-                continue;
-            const float *pa = a->data, *pr = r->data;
-            for (int64_t i = 0; i < a->numel; i++) {
-                double d = (double)pa[i] - pr[i];
-                bs += (double)pr[i] * pr[i];
-                noise += d * d;
-                bd += (double)pa[i] * pr[i];
-                bx += (double)pa[i] * pa[i];
-                if (fabs(d) > *max_diff)
-                    *max_diff = fabs(d);
-            }
+            if (a && r && a->dtype == NB_FLOAT && r->dtype == NB_FLOAT && a->numel == r->numel)
+                cmp_add(&batch, a->data, r->data, a->numel);
         }
-        sig += bs, dot += bd, nx += bx;
-        double c = cosine(bd, bx, bs);
-        if (!e && c < *worst_cos)
-            *worst_cos = c;
+        all.sig += batch.sig, all.noise += batch.noise, all.dot += batch.dot;
+        all.na += batch.na;
+        all.max_diff = fmax(all.max_diff, batch.max_diff);
+        if (!e && cmp_cosine(&batch) < *worst_cos)
+            *worst_cos = cmp_cosine(&batch);
     }
     cb->eval = false;
-    *net_sqnr = sqnr_db(sig, noise);
-    *net_cos = cosine(dot, nx, sig);
+    *net_sqnr = cmp_sqnr_db(&all);
+    *net_cos = cmp_cosine(&all);
+    *max_diff = all.max_diff;
     nb_exec_free(fx);
     nb_model_free(fm);
     return e;
@@ -554,6 +544,17 @@ static bool cube_op(const char *op)
 }
 
 /* The layers of the model that must be quantized; an error for one that cannot be. */
+/* The name string of value v as the graph that produces it holds it (a branch's read of an
+ * enclosing value is that value): what the executor reports. */
+static const char *owner_name(const nb_graph *g, int v)
+{
+    while (g->parent && g->values[v].outer >= 0) {
+        v = g->values[v].outer;
+        g = g->parent;
+    }
+    return g->values[v].name;
+}
+
 /* Adds the layers of g and of its If branches to ls (room for every node of the model). */
 static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *ls, int *k,
                          nb_status *st)
@@ -606,7 +607,7 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
         layer *l = &ls[*k];
         l->node = nd;
         l->g = g;
-        l->act = g->values[nd->in[0]].name;
+        l->act = owner_name(g, nd->in[0]);
         l->out = g->values[nd->out[0]].name;
         l->w = w->const_val;
         l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
@@ -651,7 +652,7 @@ static void print_report(const layer *ls, int n, FILE *f)
                 "%8.1f  %8.6f\n", l->node->name, l->node->op_type, nb_act_algo_name(l->algo),
                 l->q.clip_min, l->q.clip_max, l->q.scale, l->q.offset, l->q.bits,
                 l->cfg->weight_bits, l->cfg->channel_wise ? "yes" : "no", l->act_sqnr,
-                l->w_sqnr, sqnr_db(l->sig, l->noise), cosine(l->dot, l->nx, l->ny));
+                l->w_sqnr, cmp_sqnr_db(&l->out_err), cmp_cosine(&l->out_err));
     }
     fprintf(f, "SQNR in dB against float: act, wts: each tensor's fake quantization (act over the "
             "calibration histogram); out: the layer alone on fake-quantized input and weights\n");
@@ -691,8 +692,8 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
         json_object_set_new(j, "act_sqnr_db", isfinite(l->act_sqnr) ? json_real(l->act_sqnr)
                                                                      : json_null());
         json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
-        json_object_set_new(j, "output_sqnr_db", jreal(sqnr_db(l->sig, l->noise)));
-        json_object_set_new(j, "output_cosine", jreal(cosine(l->dot, l->nx, l->ny)));
+        json_object_set_new(j, "output_sqnr_db", jreal(cmp_sqnr_db(&l->out_err)));
+        json_object_set_new(j, "output_cosine", jreal(cmp_cosine(&l->out_err)));
         json_array_append_new(arr, j);
     }
     json_object_set_new(o, "layers", arr);

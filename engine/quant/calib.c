@@ -218,6 +218,18 @@ static double hist_l2(int n, const double *centre, const double *mass, const nb_
     return err;
 }
 
+double nb_hist_sqnr(const nb_hist *h, const nb_qparams *q)
+{
+    double *centre, *mass, sig = 0;
+    int n = nonempty_bins(h, &centre, &mass);
+    for (int i = 0; i < n; i++)
+        sig += mass[i] * centre[i] * centre[i];
+    double noise = n > 0 ? hist_l2(n, centre, mass, q) : 0;
+    free(centre);
+    free(mass);
+    return noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+}
+
 static void ifmr(const nb_hist *h, const nb_calib_cfg *cfg, int bits, bool asym, nb_qparams *out)
 {
     double max_init = nb_hist_quantile(h, cfg->max_percentile);

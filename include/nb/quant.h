@@ -157,6 +157,10 @@ int32_t nb_quantize_value(double x, const nb_qparams *q);
 nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg,
                         bool activation_offset, nb_qparams *out, nb_status *st);
 
+/* 10 log10(signal / noise) of the histogram's data (bin centres) against its fake
+ * quantization with q: INFINITY when nothing is lost. */
+double nb_hist_sqnr(const nb_hist *h, const nb_qparams *q);
+
 /* ---- weights: ARQ ---- */
 
 /* AMCT ARQ (quant.md 1.4): symmetric weights, one scale per output channel (channel_wise)
