@@ -492,7 +492,7 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
                        char **const *files, int batches, nb_tensor **data, double *net_sqnr,
                        double *net_cos, double *worst_cos, double *max_diff, nb_status *st)
 {
-    *worst_cos = 1;
+    *worst_cos = NAN; /* stays NaN ("-") when the outputs have one value */
     *max_diff = 0;
     nb_model *fm = NULL;
     nb_exec *fx = NULL;
@@ -517,15 +517,19 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
         if (!e)
             e = nb_exec_run(fx, n_in, names, data, st);
         cmp_acc batch = {0}; /* this batch alone: its cosine */
+        int64_t elems = 0;
         for (int o = 0; !e && o < m->graph->n_outputs; o++) {
             const nb_tensor *a = nb_exec_output(fx, o), *r = nb_exec_output(ex, o);
-            if (a && r && a->dtype == NB_FLOAT && r->dtype == NB_FLOAT && a->numel == r->numel)
+            if (a && r && a->dtype == NB_FLOAT && r->dtype == NB_FLOAT && a->numel == r->numel) {
                 cmp_add(&batch, a->data, r->data, a->numel);
+                elems += a->numel;
+            }
         }
         all.sig += batch.sig, all.noise += batch.noise, all.dot += batch.dot;
         all.na += batch.na;
         all.max_diff = fmax(all.max_diff, batch.max_diff);
-        if (!e && cmp_cosine(&batch) < *worst_cos)
+        /* a one-value output (a wake-word score) has no direction: no per-batch cosine */
+        if (!e && elems > 1 && !(cmp_cosine(&batch) >= *worst_cos))
             *worst_cos = cmp_cosine(&batch);
     }
     cb->eval = false;
@@ -858,6 +862,7 @@ int cmd_calibrate(int argc, char **argv)
     const char *names[64];
     char record[4200] = "", part[3][4300];
     bool parts_made = false;
+    int files_in_dir0 = 0;
     if (!dir_copy || (types && !type_copy)) {
         rc = cli_fail(1, "out of memory");
         goto out;
@@ -929,6 +934,14 @@ int cmd_calibrate(int argc, char **argv)
                               "--input_shape", model, v->name, d);
                 goto out;
             }
+        if (i == 0) { /* how many there are, for the report */
+            char **all = NULL;
+            if (!list_batches(dparts[0], -1, &all, &files_in_dir0, &st)) {
+                for (int k = 0; k < files_in_dir0; k++)
+                    free(all[k]);
+                free(all);
+            }
+        }
         if (list_batches(dparts[i], cfg.batch_num, &files[i], NULL, &st)) {
             rc = cli_error(&st);
             goto out;
@@ -1048,7 +1061,7 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
-    double net_sqnr = 0, net_cos = 0, worst_cos = 1, max_diff = 0;
+    double net_sqnr = 0, net_cos = 0, worst_cos = NAN, max_diff = 0;
     if (evaluate(&cb, ex, m, part[1], order, names, n_in, eval_files, eval_batches, data,
                  &net_sqnr, &net_cos, &worst_cos, &max_diff, &st)) {
         nb_prefix(&st, "evaluating %s", fq);
@@ -1075,7 +1088,8 @@ int cmd_calibrate(int argc, char **argv)
     if (isfinite(net_sqnr))
         rec_metric("output_sqnr_db", net_sqnr, "dB");
     rec_metric("output_cosine", net_cos, "");
-    rec_metric("output_worst_cosine", worst_cos, "");
+    if (isfinite(worst_cos))
+        rec_metric("output_worst_cosine", worst_cos, "");
     rec_metric("output_max_abs_diff", max_diff, "");
     rec_param("batch_num", "%d", cfg.batch_num);
     if (algo)
@@ -1090,14 +1104,19 @@ int cmd_calibrate(int argc, char **argv)
         print_json(ls, nl, record, net_sqnr, net_cos, worst_cos, max_diff, eval_batches,
                    eval_dirs != NULL, calib_ms, total_ms - calib_ms, stdout);
     } else {
-        printf("model:   %s (%d layers to quantize, %d batch%s)\n", model, nl, cfg.batch_num,
-               cfg.batch_num == 1 ? "" : "es");
+        printf("model:   %s (%d layers to quantize, %d batch%s of %d in %s%s)\n", model, nl,
+               cfg.batch_num, cfg.batch_num == 1 ? "" : "es", files_in_dir0, dparts[0],
+               files_in_dir0 > cfg.batch_num && !batch && !(cfg_path && cfg.batch_num_set)
+                   ? "; AMCT's default batch_num is 1: --batch_num N to use more" : "");
         print_report(ls, nl, stdout);
+        char worst[32] = "-";
+        if (isfinite(worst_cos))
+            snprintf(worst, sizeof worst, "%.6f", worst_cos);
         printf("network output, fake-quant model against float on %s %d %s batch%s: SQNR %.1f "
-               "dB, cosine %.6f (worst batch %.6f), max |difference| %.4g\n",
+               "dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
                eval_dirs ? "the" : "the first", eval_batches,
                eval_dirs ? "evaluation" : "calibration", eval_batches == 1 ? "" : "es",
-               net_sqnr, net_cos, worst_cos, max_diff);
+               net_sqnr, net_cos, worst, max_diff);
         printf("time: calibration %.0f ms (%d forward passes with statistics, the search, ARQ), "
                "files and evaluation %.0f ms\n", calib_ms, cfg.batch_num, total_ms - calib_ms);
         printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);

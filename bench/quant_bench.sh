@@ -49,7 +49,7 @@ for m in embedding hey_jarvis; do
         node -e '
 const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const [m, a, ms, fwd] = process.argv.slice(2);
-const f = (v, d) => v === null ? "inf" : v.toFixed(d);
+const f = (v, d) => v === null ? "-" : v.toFixed(d);
 console.log(m.padEnd(16), a.padEnd(10), f(j.output_cosine, 6).padStart(10),
             f(j.output_sqnr_db, 1).padStart(9), f(j.output_worst_cosine, 6).padStart(11),
             f(j.output_max_abs_diff, 4).padStart(12), j.calibration_ms.toFixed(0).padStart(10),

@@ -316,11 +316,18 @@ static void test_minmax_percentile_kl(void **state)
     assert_float_equal(q.clip_max, 0.99998, 2.5e-4);
     assert_float_equal(q.clip_min, 0.00001, 2.5e-4);
     /* KL: |x| uniform on [0, amax]: P = Q at 2048 bins (every level the same), any
-       smaller threshold folds mass into its last bin: threshold 2048.5 bins of amax/2048 */
-    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+       smaller threshold folds mass into its last bin: threshold 2048.5 bins of amax/2048.
+       Symmetric activations: [-T, T], offset 0 (TensorRT) */
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, false, &q, &st), NB_OK);
     assert_float_equal(q.clip_max, 2048.5 * 0.99999 / 2048, 1e-6);
     assert_float_equal(q.clip_min, -q.clip_max, 0);
     assert_int_equal(q.offset, 0);
+    /* asymmetric activations and data >= 0: the same T on [0, T] with 256 levels (P = Q
+       again at 2048 bins merged 8 to a level), offset -128 */
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_max, 2048.5 * 0.99999 / 2048, 1e-6);
+    assert_float_equal(q.clip_min, 0, 0);
+    assert_int_equal(q.offset, -128);
     free(x);
     nb_hist_free(&h);
 }

@@ -352,10 +352,15 @@ static bool smooth(double *p, int n)
  * 128 .. 2048 bins, P = the first i bins with the rest folded into the last, Q = the first
  * i bins merged into 128 levels and spread back over their non-empty bins; the least
  * KL(P || Q) gives the threshold (i + 0.5) bin widths. */
-static nb_err kl(const nb_hist *h, int bits, nb_qparams *out, nb_status *st)
+static nb_err kl(const nb_hist *h, int bits, bool asym, nb_qparams *out, nb_status *st)
 {
     enum { NBINS = 2048 };
-    int levels = 1 << (bits - 1); /* 128 for int8 */
+    /* non-negative data (after a ReLU) with asymmetric activations: the range [0, T] on all
+       2^bits levels; otherwise TensorRT's symmetric [-T, T] on 2^(bits-1) levels of |x| */
+    bool unsigned_range = asym && h->min >= 0;
+    int levels = unsigned_range ? 1 << bits : 1 << (bits - 1);
+    if (levels > NBINS / 2)
+        levels = NBINS / 2;
     double amax = fmax(fabs(h->min), fabs(h->max));
     double *a = calloc(NBINS, sizeof(double)), *p = malloc(sizeof(double) * NBINS),
            *q = malloc(sizeof(double) * NBINS);
@@ -396,7 +401,7 @@ static nb_err kl(const nb_hist *h, int bits, nb_qparams *out, nb_status *st)
     }
     double best = INFINITY, thr = amax;
     for (int i = levels; i <= NBINS && aw > 0; i++) {
-        double outl = 0, sp = 0;
+        double outl = 0;
         for (int k = i; k < NBINS; k++)
             outl += a[k];
         for (int k = 0; k < i; k++)
@@ -415,17 +420,17 @@ static nb_err kl(const nb_hist *h, int bits, nb_qparams *out, nb_status *st)
             for (int k = s; k < e; k++)
                 q[k] = a[k] != 0 ? sum / nz : 0;
         }
+        /* smoothed as counts, then normalized (ONNX Runtime's order: the eps of 1e-4 is
+           negligible against counts, not against probabilities of 1/2048) */
+        if (!smooth(p, i) || !smooth(q, i))
+            continue;
+        double sp = 0, sq = 0;
         for (int k = 0; k < i; k++)
-            sp += p[k];
-        double sq = 0;
-        for (int k = 0; k < i; k++)
-            sq += q[k];
+            sp += p[k], sq += q[k];
         if (sp <= 0 || sq <= 0)
             continue;
         for (int k = 0; k < i; k++)
             p[k] /= sp, q[k] /= sq;
-        if (!smooth(p, i) || !smooth(q, i))
-            continue;
         double d = 0;
         for (int k = 0; k < i; k++)
             if (p[k] > 0 && q[k] > 0)
@@ -436,7 +441,7 @@ static nb_err kl(const nb_hist *h, int bits, nb_qparams *out, nb_status *st)
         }
     }
     free(a), free(p), free(q);
-    nb_qparams_from_range(-thr, thr, bits, false, out);
+    nb_qparams_from_range(unsigned_range ? 0 : -thr, thr, bits, unsigned_range, out);
     return NB_OK;
 }
 
@@ -462,7 +467,7 @@ nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg
                               asym, out);
         return NB_OK;
     case NB_ACT_KL:
-        return kl(h, bits, out, st);
+        return kl(h, bits, asym, out, st);
     case NB_ACT_AUTO:
         break;
     }

@@ -152,7 +152,8 @@ int32_t nb_quantize_value(double x, const nb_qparams *q);
  *   bins into 2^bits levels; stops when the error grows (quant.md 1.3);
  * - MinMax: the range seen; Percentile: the 0.001 % and 99.999 % points (ONNX Runtime);
  * - KL: TensorRT's entropy calibration on |x| in 2048 bins to 128 levels, threshold of
- *   least KL(P || Q), symmetric.
+ *   least KL(P || Q), symmetric; non-negative data with asymmetric activations takes
+ *   [0, T] on 256 levels.
  * Errors: NB_ERR_DATA when the histogram is empty. */
 nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg,
                         bool activation_offset, nb_qparams *out, nb_status *st);
