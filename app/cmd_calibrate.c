@@ -246,6 +246,7 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
         return NB_OK;
     if (gemm && nb_attr_int(nd, "transA", 0))
         enabled = false; /* the input's channels are its first dim: not corrected */
+    bool trans_b = gemm && nb_attr_int(nd, "transB", 0);
     const nb_tensor *w = l->w;
     nb_err e = nb_tensor_new(NB_FLOAT, 1, &l->channels, &l->bias, st);
     if (e)
@@ -272,7 +273,7 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
         } else if (ct) { /* [Cin, Cout, k...] */
             ci = i / (w->dims[1] * rest);
             co = (i / rest) % w->dims[1];
-        } else if (nb_attr_int(nd, "transB", 0)) { /* [N, K] */
+        } else if (trans_b) { /* [N, K] */
             co = i / w->dims[1];
             ci = i % w->dims[1];
         } else { /* [K, N] */

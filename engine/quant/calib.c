@@ -11,6 +11,16 @@
 
 #define SCALE_EPS 1.192092896e-07
 
+/* x rounded to the nearest integer, ties to even, as nearbyint in the default rounding mode
+ * but without its libm call (x86-64 has no inline rounding before SSE4.1): adding and
+ * subtracting 1.5 x 2^52 leaves exactly that integer for |x| < 2^51. The hot loops of the
+ * IFMR search and ARQ use it; callers keep x in range. */
+static inline double round_even(double x)
+{
+    const double magic = 6755399441055744.0;
+    return (x + magic) - magic;
+}
+
 /* ---- histogram ---- */
 
 nb_err nb_hist_init(nb_hist *h, int bins, nb_status *st)
@@ -98,7 +108,14 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
     h->min = fmin(h->min, lo);
     h->max = fmax(h->max, hi);
     double w = (h->hi - h->lo) / h->bins;
-    if (w > 0) {
+    if (w > 0 && n < h->bins) { /* fewer values than bins: straight into the counts */
+        double inv = 1.0 / w, base = h->lo;
+        int last = h->bins - 1;
+        for (int64_t i = 0; i < n; i++) {
+            double f = ((double)x[i] - base) * inv;
+            h->count[f < 0 ? 0 : f >= last ? last : (int)f] += 1;
+        }
+    } else if (w > 0) {
         /* counted in 32-bit integers a block at a time (faster than double increments) */
         double inv = 1.0 / w, base = h->lo; /* double: a range past FLT_MAX stays finite */
         int last = h->bins - 1;
@@ -208,9 +225,12 @@ static double hist_l2(int n, const double *centre, const double *mass, const nb_
 {
     double inv = 1.0 / q->scale, s = q->scale, off = q->offset;
     double qmax = (double)((1 << (q->bits - 1)) - 1), qmin = -(double)(1 << (q->bits - 1));
+    double lo = qmin - off - 1, hi = qmax - off + 1; /* past these the level clips anyway */
     double err = 0;
     for (int i = 0; i < n; i++) {
-        double v = nearbyint(centre[i] * inv) + off;
+        double t = centre[i] * inv;
+        t = t < lo ? lo : t > hi ? hi : t;
+        double v = round_even(t) + off;
         v = v < qmin ? qmin : v > qmax ? qmax : v;
         double d = centre[i] - (v - off) * s;
         err += mass[i] * d * d;
@@ -513,7 +533,7 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
         for (int64_t c = 0; c < channels; c++)
             for (int64_t i = 0; i < inner; i++) {
                 int64_t at = (o * channels + c) * inner + i;
-                double v = nearbyint(w[at] / scales[c]);
+                double v = round_even(w[at] / scales[c]); /* |v| <= qmax + 1 */
                 q[at] = (int8_t)(v > qmax ? qmax : v < -qmax ? -qmax : v);
             }
     free(amax);

@@ -4,7 +4,9 @@
  * about 6 ms and a spinning thread per process, which estimate, info and history never use
  * (measured: `nanobench --version` 9.6 ms with it, 2.8 ms without). So the kernels call
  * these wrappers, which dlopen the library the first time. If it cannot be opened, a plain
- * C loop computes the same products (slowly) after one warning line.
+ * C loop computes the same products (slowly) after one warning line. An executor whose
+ * graph has a matrix op opens it when it is created (nb_blas_open), so that the first run
+ * is not a few milliseconds slower than the next.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -93,4 +95,9 @@ void nb_cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint 
         float *o = &y[(size_t)i * (size_t)incy];
         *o = (float)(alpha * s + (beta == 0.0f ? 0.0 : (double)beta * *o));
     }
+}
+
+void nb_blas_open(void)
+{
+    pthread_once(&once, open_blas);
 }

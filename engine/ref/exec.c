@@ -148,6 +148,22 @@ static void collect_unsupported(const nb_graph *g, char *list, size_t len)
     }
 }
 
+/* True when g or a subgraph has an op whose kernel calls BLAS. */
+static bool uses_blas(const nb_graph *g)
+{
+    static const char *const ops[] = {"MatMul", "Gemm", "Conv", "ConvTranspose", "LSTM", "GRU"};
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g && uses_blas(n->attrs[a].g))
+                return true;
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            if (!strcmp(n->op_type, ops[o]))
+                return true;
+    }
+    return false;
+}
+
 static nb_err xgraph_prepare(const nb_graph *g, xgraph **out, nb_status *st)
 {
     xgraph *x = calloc(1, sizeof *x);
@@ -221,6 +237,8 @@ nb_err nb_exec_create(const nb_model *m, const nb_exec_opts *opts, nb_exec **out
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: the reference executor does not implement:%s",
                        m->path, list);
     }
+    if (uses_blas(m->graph))
+        nb_blas_open();
     nb_exec *e = calloc(1, sizeof *e);
     if (!e)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");

@@ -9,6 +9,8 @@
 
 /* cblas_sgemm / cblas_sgemv through OpenBLAS opened at the first call (blas.c): the kernels
  * call them by their cblas names. */
+/* Opens the library now (once per process; later calls return at once). */
+void nb_blas_open(void);
 void nb_cblas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
                     blasint m, blasint n, blasint k, float alpha, const float *a, blasint lda,
                     const float *b, blasint ldb, float beta, float *c, blasint ldc);
