@@ -68,6 +68,8 @@ static double cmp_cosine(const cmp_acc *c)
     return c->na > 0 && c->sig > 0 ? c->dot / sqrt(c->na * c->sig) : (c->na == c->sig ? 1 : 0);
 }
 
+#define MAX_LAYER_IN 8 /* an LSTM's X W R B sequence_lens initial_h initial_c P */
+
 /* A layer that does matrix work: its input activation and its weights. */
 typedef struct layer {
     const nb_node *node;
@@ -88,8 +90,23 @@ typedef struct layer {
     nb_tensor *bias;   /* float bias, corrected for the weights' quantization error */
     nb_tensor *w_fq; /* the weights as the NPU sees them: w_q x scale_w, float */
     const char *out; /* the layer's output value */
-    nb_tensor *cur_in; /* evaluation: the float input of the layer in this batch */
     cmp_acc out_err;   /* evaluation: the layer's output against float */
+    /* evaluation: the names of the inputs computed at run time (the producing graph's
+       strings; NULL for constants and absent ones) and their values in this batch */
+    const char *in_name[MAX_LAYER_IN];
+    nb_tensor *cur[MAX_LAYER_IN];
+    int out_index;     /* the output compared: 0, or an RNN's Y_h when it has no Y */
+    /* LSTM, GRU: the recurrent weights R [1, G x H, H] and the hidden state entering the
+       recurrent product, seen as initial_h and as Y (every step's Ht) */
+    bool rnn;
+    const nb_tensor *r;
+    const char *h_in, *h_out;
+    nb_hist hist_h;
+    nb_qparams qh;
+    double h_sqnr, r_sqnr;
+    float *scale_r;
+    int8_t *r_q;
+    nb_tensor *r_fq;
 } layer;
 
 typedef struct calib {
@@ -178,27 +195,37 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y);
  * (the executor's and the model's own pointer), so that layers match it by address. */
 static nb_err observe(calib *c, const char *name, const nb_tensor *t)
 {
-    if (t->dtype != NB_FLOAT)
-        return NB_OK;
     if (c->eval) {
         for (int i = 0; i < c->n; i++) {
             layer *l = &c->l[i];
-            if (l->act == name) {
-                nb_tensor_free(l->cur_in);
-                l->cur_in = nb_tensor_ref(t);
-            }
-            if (l->out == name && l->cur_in) {
+            for (int k = 0; k < MAX_LAYER_IN; k++)
+                if (l->in_name[k] == name) {
+                    nb_tensor_free(l->cur[k]);
+                    l->cur[k] = nb_tensor_ref(t);
+                }
+            if (l->out == name && l->cur[0]) {
                 nb_err e = eval_layer(c, l, t);
-                nb_tensor_free(l->cur_in);
-                l->cur_in = NULL;
+                for (int k = 0; k < MAX_LAYER_IN; k++) {
+                    nb_tensor_free(l->cur[k]);
+                    l->cur[k] = NULL;
+                }
                 if (e)
                     return e;
             }
         }
         return NB_OK;
     }
+    if (t->dtype != NB_FLOAT)
+        return NB_OK;
     for (int i = 0; i < c->n; i++) {
         layer *l = &c->l[i];
+        if (l->rnn && (l->h_in == name || l->h_out == name)) {
+            nb_err e = nb_hist_add(&l->hist_h, t->data, t->numel, c->st);
+            if (e) {
+                c->failed = name;
+                return e;
+            }
+        }
         if (l->act != name)
             continue;
         nb_err e = nb_hist_add(&l->hist, t->data, t->numel, c->st);
@@ -297,53 +324,90 @@ static nb_err on_value(void *user, const nb_node *node, int out_index, const cha
     return observe(user, name, t);
 }
 
-/* The layer run alone (its kernel) on the fake-quantized float input and weights, against
- * its float output y: SQNR and cosine accumulate over the evaluation batches. */
+/* nb_kctx.rnn_cube_h: the hidden state as the cube reads it, fake-quantized with user's
+ * nb_qparams (scale_h). */
+static void fake_quant_state(void *user, float *h, int64_t n)
+{
+    const nb_qparams *q = user;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)nb_fake_quant(h[i], q);
+}
+
+/* A new float tensor of t's values fake-quantized with q, or NULL (NB_ERR_NOMEM in st). */
+static nb_tensor *fake_quant_copy(const nb_tensor *t, const nb_qparams *q, nb_status *st)
+{
+    nb_tensor *x = NULL;
+    if (nb_tensor_new(NB_FLOAT, t->rank, t->dims, &x, st))
+        return NULL;
+    const float *xi = t->data;
+    float *xq = x->data;
+    for (int64_t i = 0; i < x->numel; i++)
+        xq[i] = (float)nb_fake_quant(xi[i], q);
+    return x;
+}
+
+/* The layer run alone (its kernel) on the fake-quantized float input and weights (and, for
+ * an RNN, R and the state at every step), against its float output y: SQNR and cosine
+ * accumulate over the evaluation batches. */
 static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
 {
     const nb_node *nd = l->node;
-    nb_tensor *x = NULL, *o = NULL;
-    nb_err e = nb_tensor_new(NB_FLOAT, l->cur_in->rank, l->cur_in->dims, &x, c->st);
-    if (!e)
-        e = nb_tensor_new(NB_FLOAT, y->rank, y->dims, &o, c->st);
-    if (e) {
-        nb_tensor_free(x);
-        return e;
+    nb_tensor *x = fake_quant_copy(l->cur[0], &l->q, c->st), *h0 = NULL, *o = NULL;
+    nb_err e = x ? nb_tensor_new(NB_FLOAT, y->rank, y->dims, &o, c->st) : c->st->code;
+    nb_tensor *ins[MAX_LAYER_IN] = {0};
+    int n_in = nd->n_in < MAX_LAYER_IN ? nd->n_in : MAX_LAYER_IN;
+    for (int i = 0; !e && i < n_in; i++) {
+        const nb_tensor *v = nd->in[i] < 0 ? NULL
+                             : l->in_name[i] ? l->cur[i]
+                                             : l->g->values[nd->in[i]].const_val;
+        if (i == 0)
+            ins[i] = x;
+        else if (i == 1)
+            ins[i] = l->w_fq;
+        else if (i == 2 && l->rnn)
+            ins[i] = l->r_fq;
+        else if (i == 2 && l->bias)
+            ins[i] = l->bias;
+        else if (i == 5 && l->rnn && v) /* initial_h enters the first recurrent product */
+            ins[i] = h0 = fake_quant_copy(v, &l->qh, c->st);
+        else
+            ins[i] = (nb_tensor *)v;
+        if (nd->in[i] >= 0 && !ins[i])
+            e = h0 || !l->rnn || i != 5 ? nb_fail(c->st, NB_ERR_INTERNAL, "layer '%s': input %d "
+                                                  "was not seen in this batch", nd->name, i)
+                                        : c->st->code;
     }
-    const float *xi = l->cur_in->data;
-    float *xq = x->data;
-    for (int64_t i = 0; i < x->numel; i++)
-        xq[i] = (float)nb_fake_quant(xi[i], &l->q);
-    nb_tensor *ins[16] = {0};
-    int n_in = nd->n_in < 16 ? nd->n_in : 16;
-    for (int i = 0; i < n_in; i++)
-        ins[i] = i == 0 ? x : i == 1 ? l->w_fq
-                 : i == 2 && l->bias ? l->bias
-                 : nd->in[i] >= 0 ? l->g->values[nd->in[i]].const_val : NULL;
-    if (l->bias && n_in < 3) /* a corrected bias for a layer that had none */
+    if (!e && l->bias && n_in < 3) /* a corrected bias for a layer that had none */
         ins[2] = l->bias, n_in = 3;
-    nb_tensor *outs[1] = {o};
+    nb_tensor *outs[3] = {0};
+    outs[l->out_index] = o;
     nb_kctx k = {.graph = l->g, .node = nd, .opset = l->g->opset, .n_in = n_in, .in = ins,
-                 .n_out = 1, .out = outs, .st = c->st};
+                 .n_out = l->out_index + 1, .out = outs, .st = c->st};
+    if (l->rnn)
+        k.rnn_cube_h = fake_quant_state, k.rnn_cube_h_user = &l->qh;
     nb_kernel_fn fn = nb_kernel_lookup(nd->op_type);
-    e = fn ? fn(&k) : nb_fail(c->st, NB_ERR_UNSUPPORTED, "no kernel for %s", nd->op_type);
+    if (!e)
+        e = fn ? fn(&k) : nb_fail(c->st, NB_ERR_UNSUPPORTED, "no kernel for %s", nd->op_type);
     if (!e)
         cmp_add(&l->out_err, o->data, y->data, o->numel);
     nb_tensor_free(x);
+    nb_tensor_free(h0);
     nb_tensor_free(o);
     return e;
 }
 
-
-/* The weight layout of a layer for ARQ: w[(o * channels + c) * inner + i]. */
-static void weight_layout(const layer *l, int64_t *outer, int64_t *channels, int64_t *inner)
+/* The layout of a layer's weights w (W, or an RNN's R) for ARQ:
+ * w[(o * channels + c) * inner + i]. */
+static void weight_layout(const layer *l, const nb_tensor *w, int64_t *outer, int64_t *channels,
+                          int64_t *inner)
 {
-    const nb_tensor *w = l->w;
     const char *op = l->node->op_type;
     int64_t rest = 1;
     for (int d = 2; d < w->rank; d++)
         rest *= w->dims[d];
-    if (!strcmp(op, "Conv")) { /* [Cout, Cin/g, k...] */
+    if (l->rnn) { /* W [1, G x H, I], R [1, G x H, H]: a scale per gate row */
+        *outer = w->dims[0], *channels = w->dims[1], *inner = w->dims[2];
+    } else if (!strcmp(op, "Conv")) { /* [Cout, Cin/g, k...] */
         *outer = 1, *channels = w->dims[0], *inner = w->dims[1] * rest;
     } else if (!strcmp(op, "ConvTranspose")) { /* [Cin, Cout/g, k...] */
         *outer = w->dims[0], *channels = w->dims[1], *inner = rest;
@@ -361,6 +425,8 @@ static void weight_layout(const layer *l, int64_t *outer, int64_t *channels, int
 static int64_t weight_axis(const layer *l)
 {
     const char *op = l->node->op_type;
+    if (l->rnn)
+        return 1;
     if (!strcmp(op, "Conv") || (!strcmp(op, "Gemm") && nb_attr_int(l->node, "transB", 0)))
         return 0;
     if (!strcmp(op, "ConvTranspose"))
@@ -368,53 +434,65 @@ static int64_t weight_axis(const layer *l)
     return l->w->rank - 1;
 }
 
-/* ARQ of a layer's weights: per-channel scales into l->scale_w, and the weight SQNR. */
-static nb_err quantize_weights(layer *l, nb_status *st)
+/* ARQ of the weights w of layer l (its W, or an RNN's R): per-channel scales, the int8
+ * values, their float values w_q x scale_w, and the weight SQNR in dB. */
+static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, int8_t **q_out,
+                         nb_tensor **fq_out, double *sqnr, nb_status *st)
 {
     int64_t outer, channels, inner;
-    weight_layout(l, &outer, &channels, &inner);
-    l->channels = channels;
-    l->scale_w = malloc(sizeof(float) * (size_t)channels);
-    int8_t *q = malloc((size_t)l->w->numel + 1);
-    float *wf = malloc(sizeof(float) * ((size_t)l->w->numel + 1));
-    nb_err e = l->scale_w && q && wf ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    weight_layout(l, w, &outer, &channels, &inner);
+    float *scale = malloc(sizeof(float) * (size_t)channels);
+    int8_t *q = malloc((size_t)w->numel + 1);
+    float *wf = malloc(sizeof(float) * ((size_t)w->numel + 1));
+    nb_err e = scale && q && wf ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
     if (!e) {
-        for (int64_t i = 0; i < l->w->numel; i++)
-            wf[i] = (float)nb_tensor_get_f64(l->w, i);
+        for (int64_t i = 0; i < w->numel; i++)
+            wf[i] = (float)nb_tensor_get_f64(w, i);
         e = nb_arq_quantize(wf, outer, channels, inner, l->cfg->weight_bits,
-                            l->cfg->channel_wise, l->scale_w, q, st);
+                            l->cfg->channel_wise, scale, q, st);
     }
+    nb_tensor *fq = NULL;
+    if (!e)
+        e = nb_tensor_new(NB_FLOAT, w->rank, w->dims, &fq, st);
     if (!e) {
         double sig = 0, noise = 0;
+        float *d = fq->data;
         for (int64_t o = 0; o < outer; o++)
             for (int64_t c = 0; c < channels; c++)
                 for (int64_t i = 0; i < inner; i++) {
                     int64_t at = (o * channels + c) * inner + i;
-                    double d = wf[at] - (double)q[at] * l->scale_w[c];
+                    d[at] = (float)q[at] * scale[c];
+                    double diff = wf[at] - (double)q[at] * scale[c];
                     sig += (double)wf[at] * wf[at];
-                    noise += d * d;
+                    noise += diff * diff;
                 }
-        l->w_sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+        *sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
     }
-    if (!e)
-        e = nb_tensor_new(NB_FLOAT, l->w->rank, l->w->dims, &l->w_fq, st);
-    if (!e) {
-        float *d = l->w_fq->data;
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t c = 0; c < channels; c++)
-                for (int64_t i = 0; i < inner; i++) {
-                    int64_t at = (o * channels + c) * inner + i;
-                    d[at] = (float)q[at] * l->scale_w[c];
-                }
-    }
-    l->w_q = q; /* kept for the fake-quant model */
-    l->w_axis = weight_axis(l);
     free(wf);
+    if (e) {
+        free(scale), free(q);
+        nb_tensor_free(fq);
+        return e;
+    }
+    *scale_out = scale, *q_out = q, *fq_out = fq;
+    return NB_OK;
+}
+
+/* ARQ of a layer's weights (and an RNN's R): per-channel scales into l->scale_w, the
+ * weight SQNR. */
+static nb_err quantize_weights(layer *l, nb_status *st)
+{
+    int64_t outer, inner;
+    weight_layout(l, l->w, &outer, &l->channels, &inner);
+    l->w_axis = weight_axis(l);
+    nb_err e = arq_tensor(l, l->w, &l->scale_w, &l->w_q, &l->w_fq, &l->w_sqnr, st);
+    if (!e && l->rnn)
+        e = arq_tensor(l, l->r, &l->scale_r, &l->r_q, &l->r_fq, &l->r_sqnr, st);
     return e;
 }
 
-static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
-                         nb_status *st)
+static nb_err choose_x(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
+                       nb_status *st)
 {
     if (l->hist.total <= 0)
         return nb_fail(st, NB_ERR_DATA, "no calibration batch reached it (it is in an If "
@@ -442,6 +520,25 @@ static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool ac
         }
     }
     l->act_sqnr = best;
+    return NB_OK;
+}
+
+/* The input activation's algorithm, scale and offset; for an RNN also the hidden state's:
+ * int8 and symmetric (a tanh cell's state lies in (-1, 1)), by the algorithm chosen for
+ * the input. */
+static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
+                         nb_status *st)
+{
+    nb_err e = choose_x(l, forced, have_forced, act_offset, st);
+    if (e || !l->rnn)
+        return e;
+    nb_calib_cfg hc = *l->cfg;
+    hc.asymmetric = 0;
+    hc.act_bits = 8;
+    e = nb_act_calibrate(&l->hist_h, l->algo, &hc, false, &l->qh, st);
+    if (e)
+        return nb_prefix(st, "hidden state");
+    l->h_sqnr = nb_hist_sqnr(&l->hist_h, &l->qh);
     return NB_OK;
 }
 
@@ -579,9 +676,20 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
             return nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
                            "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
                            "run in float", nd->name, nd->op_type);
-        if (rnn)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): LSTM/GRU calibration is "
-                           "not implemented yet", nd->name, nd->op_type);
+        const nb_value *r = NULL;
+        if (rnn) {
+            const char *dir = nb_attr_str(nd, "direction", "forward");
+            if (strcmp(dir, "forward") && strcmp(dir, "reverse"))
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): direction %s; the "
+                               "Nano's %s runs one direction (split it into a forward and a "
+                               "reverse layer)", nd->name, nd->op_type, dir, nd->op_type);
+            r = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]] : NULL;
+            if (!r || !r->const_val || r->const_val->rank != 3 || r->const_val->numel == 0)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its recurrent weights "
+                               "'%s' are not a constant [1, gates x hidden, hidden]; the cube's "
+                               "weights are constants quantized offline", nd->name,
+                               nd->op_type, r ? r->name : "");
+        }
         int wi = 1;
         const nb_value *w = nd->n_in > wi && nd->in[wi] >= 0 ? &g->values[nd->in[wi]] : NULL;
         if (!w || !w->const_val)
@@ -609,18 +717,37 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
                                "a constant per output channel (the cube adds one value per "
                                "channel)", nd->name, c->name);
         }
+        if (rnn && w->const_val->rank != 3)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are not "
+                           "[1, gates x hidden, input]", nd->name, nd->op_type, w->name);
+        /* the output compared: Y; an RNN that writes only Y_h, that */
+        int oi = rnn && (nd->n_out < 1 || nd->out[0] < 0) && nd->n_out > 1 && nd->out[1] >= 0;
+        if (nd->n_out <= oi || nd->out[oi] < 0)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): no output is used",
+                           nd->name, nd->op_type);
         layer *l = &ls[*k];
         l->node = nd;
         l->g = g;
         l->act = owner_name(g, nd->in[0]);
-        l->out = g->values[nd->out[0]].name;
+        for (int in = 0; in < nd->n_in && in < MAX_LAYER_IN; in++)
+            if (nd->in[in] >= 0 && !g->values[nd->in[in]].const_val)
+                l->in_name[in] = owner_name(g, nd->in[in]);
+        l->out_index = oi;
+        l->out = g->values[nd->out[oi]].name;
         l->w = w->const_val;
         l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
         int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
         nb_err e = nb_hist_init(&l->hist, bins, st);
+        if (!e && rnn) {
+            l->rnn = true;
+            l->r = r->const_val;
+            l->h_in = l->in_name[5];
+            l->h_out = l->out;
+            e = nb_hist_init(&l->hist_h, bins, st);
+        }
+        (*k)++; /* freed with the others, even on an error */
         if (e)
             return e;
-        (*k)++;
     }
     return NB_OK;
 }
@@ -636,14 +763,24 @@ static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, layer *
     int k = 0;
     nb_err e = add_layers(m->graph, cfg, ls, &k, st);
     if (e) {
-        for (int i = 0; i < k; i++)
+        for (int i = 0; i < k; i++) {
             nb_hist_free(&ls[i].hist);
+            nb_hist_free(&ls[i].hist_h);
+        }
         free(ls);
         return e;
     }
     *out = ls;
     *n = k;
     return NB_OK;
+}
+
+static bool any_rnn(const layer *ls, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ls[i].rnn)
+            return true;
+    return false;
 }
 
 static void print_report(const layer *ls, int n, FILE *f)
@@ -658,9 +795,15 @@ static void print_report(const layer *ls, int n, FILE *f)
                 l->q.clip_min, l->q.clip_max, l->q.scale, l->q.offset, l->q.bits,
                 l->cfg->weight_bits, l->cfg->channel_wise ? "yes" : "no", l->act_sqnr,
                 l->w_sqnr, cmp_sqnr_db(&l->out_err), cmp_cosine(&l->out_err));
+        if (l->rnn) /* the hidden state and R: a row of their own */
+            fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f\n",
+                    "  (hidden state h, R)", "", nb_act_algo_name(l->algo), l->qh.clip_min,
+                    l->qh.clip_max, l->qh.scale, l->qh.offset, l->qh.bits, l->cfg->weight_bits,
+                    l->cfg->channel_wise ? "yes" : "no", l->h_sqnr, l->r_sqnr);
     }
     fprintf(f, "SQNR in dB against float: act, wts: each tensor's fake quantization (act over the "
-            "calibration histogram); out: the layer alone on fake-quantized input and weights\n");
+            "calibration histogram); out: the layer alone on fake-quantized input and weights%s\n",
+            any_rnn(ls, n) ? " (an LSTM/GRU also on its state quantized at every step)" : "");
 }
 
 static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -699,6 +842,18 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
         json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
         json_object_set_new(j, "output_sqnr_db", jreal(cmp_sqnr_db(&l->out_err)));
         json_object_set_new(j, "output_cosine", jreal(cmp_cosine(&l->out_err)));
+        if (l->rnn) {
+            json_t *sr = json_array();
+            for (int64_t c = 0; c < l->channels; c++)
+                json_array_append_new(sr, json_real(l->scale_r[c]));
+            json_object_set_new(j, "h_clip_min", json_real(l->qh.clip_min));
+            json_object_set_new(j, "h_clip_max", json_real(l->qh.clip_max));
+            json_object_set_new(j, "scale_h", json_real(l->qh.scale));
+            json_object_set_new(j, "offset_h", json_integer(l->qh.offset));
+            json_object_set_new(j, "h_sqnr_db", jreal(l->h_sqnr));
+            json_object_set_new(j, "scale_r", sr);
+            json_object_set_new(j, "r_weight_sqnr_db", jreal(l->r_sqnr));
+        }
         json_array_append_new(arr, j);
     }
     json_object_set_new(o, "layers", arr);
@@ -1048,7 +1203,11 @@ int cmd_calibrate(int argc, char **argv)
                             .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
                             .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
                             .w_axis = ls[i].w_axis,
-                            .bias = ls[i].bias ? ls[i].bias->data : NULL};
+                            .bias = ls[i].bias ? ls[i].bias->data : NULL,
+                            .r_q = ls[i].r_q, .scale_r = ls[i].scale_r,
+                            .r_dims = ls[i].r ? ls[i].r->dims : NULL,
+                            .r_numel = ls[i].r ? ls[i].r->numel : 0,
+                            .scale_h = ls[i].qh.scale, .offset_h = ls[i].qh.offset};
     parts_made = true;
     nb_err fe = nb_check_layers(model, ql, nl, &st);
     if (!fe)
@@ -1128,10 +1287,15 @@ out:
             remove(part[i]);
     for (int i = 0; i < nl; i++) {
         nb_hist_free(&ls[i].hist);
+        nb_hist_free(&ls[i].hist_h);
         free(ls[i].scale_w);
         free(ls[i].w_q);
         nb_tensor_free(ls[i].w_fq);
-        nb_tensor_free(ls[i].cur_in);
+        free(ls[i].scale_r);
+        free(ls[i].r_q);
+        nb_tensor_free(ls[i].r_fq);
+        for (int k = 0; k < MAX_LAYER_IN; k++)
+            nb_tensor_free(ls[i].cur[k]);
         nb_tensor_free(ls[i].bias);
         free(ls[i].in_sum);
     }

@@ -7,7 +7,8 @@
  *   shared_dim   y = a + b, a and b FLOAT [N,3] sharing the symbol N
  *   conv_const   y = Conv(x, W), x FLOAT [1,3,8,8], W a constant [8,3,3,3] (zeros)
  *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch
- *   conv_unnamed conv_const with the Conv node's name left out */
+ *   conv_unnamed conv_const with the Conv node's name left out
+ *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,21 @@ int main(int argc, char **argv)
                                       (const char *[]){"y", NULL});
         if (!strcmp(kind, "conv_unnamed"))
             cv->name = NULL;
+    } else if (!strcmp(kind, "lstm_bidir")) {
+        const int64_t dx[] = {2, 1, 4}, dw[] = {2, 12, 4}, dr[] = {2, 12, 3}, dy[] = {2, 2, 1, 3};
+        static float w[2 * 12 * 4], r[2 * 12 * 3];
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+            w[i] = 0.01f * (float)(i % 7);
+        for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+            r[i] = 0.02f * (float)(i % 5);
+        mb_input(m, "x", 1, 3, dx);
+        mb_output(m, "y", 1, 4, dy);
+        mb_init_floats(m, "W", 3, dw, w, sizeof w / sizeof w[0]);
+        mb_init_floats(m, "R", 3, dr, r, sizeof r / sizeof r[0]);
+        Onnx__NodeProto *n = mb_node(m, "LSTM", (const char *[]){"x", "W", "R", NULL},
+                                     (const char *[]){"y", NULL});
+        mb_attr_int(n, "hidden_size", 3);
+        mb_attr_string(n, "direction", "bidirectional");
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

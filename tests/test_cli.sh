@@ -176,6 +176,34 @@ expect 0 "calibrate: int4 weights, int16 activations" -- "$NB" calibrate --model
 grep -q 'wts_type: "INT4"' "$T/cal/out/c4_quant_record.txt" && grep -q 'act_type: "INT16"' "$T/cal/out/c4_quant_record.txt" ||
     { echo "FAIL: int4/int16 record"; cat "$T/cal/out/c4_quant_record.txt"; fails=$((fails + 1)); }
 "$FIX" conv_unnamed "$T/conv_unnamed.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+# calibrate an LSTM -> GRU (tests/data/rnn/lstm_gru.onnx, make_rnn_model.py): the LSTM's R row 0
+# holds -0.5 .. 0.5, so its ARQ scale_r is 0.5 / 127 = 0.00393700786; the record has a scale_r
+# per gate row (LSTM 4 x 16, GRU 3 x 12) and symmetric states (offset_h 0); the fake-quant
+# model reads R through DequantizeLinear and the LSTM's initial_h through Q/DQ (the GRU has
+# none): 3 QuantizeLinear (x, x, h) and 7 DequantizeLinear (x, W, R per layer, and h).
+mkdir -p "$T/rnn/x" "$T/rnn/h0" "$T/rnn/c0"
+node -e '
+const fs = require("fs");
+for (let b = 0; b < 3; b++) {
+  const put = (dir, n, f) => fs.writeFileSync(`${process.argv[1]}/${dir}/${b}.bin`,
+      Buffer.from(Float32Array.from({length: n}, (_, i) => f(i)).buffer));
+  put("x", 40, i => Math.sin(i * 0.7 + b));
+  put("h0", 16, i => 0.3 * Math.cos(i + b));
+  put("c0", 16, i => 0.2 * Math.sin(i - b));
+}' "$T/rnn"
+RNN="$(dirname "$0")/data/rnn/lstm_gru.onnx"
+expect 0 "calibrate: LSTM and GRU" -- "$NB" calibrate --model "$RNN" --save_path "$T/rnn/out/r" --data_dir "$T/rnn/x;$T/rnn/h0;$T/rnn/c0" --batch_num 3
+REC="$T/rnn/out/r_quant_record.txt"
+[ "$(grep -c '^    scale_r: ' "$REC")" = 100 ] && [ "$(grep -c '^    offset_h: 0$' "$REC")" = 2 ] &&
+    grep -q '^    scale_r: 0.00393700786$' "$REC" ||
+    { echo "FAIL: calibrate LSTM/GRU record"; cat "$REC"; fails=$((fails + 1)); }
+grep -q "(hidden state h, R)" "$T/out" || { echo "FAIL: no state row in the report"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "calibrate: the LSTM/GRU fake-quant model loads" -- "$NB" info "$T/rnn/out/r_fake_quant_model.onnx"
+grep -q "QuantizeLinear  *3 " "$T/out" && grep -q "DequantizeLinear  *7 " "$T/out" ||
+    { echo "FAIL: LSTM/GRU fake-quant Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
+"$FIX" lstm_bidir "$T/lstm_bidir.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 2 "calibrate: a bidirectional LSTM" -- "$NB" calibrate --model "$T/lstm_bidir.onnx" --save_path "$T/rnn/bi/r" --data_dir "$T/rnn/x"; mentions "runs one direction"
+[ ! -e "$T/rnn/bi" ] || [ -z "$(ls -A "$T/rnn/bi")" ] || { echo "FAIL: files left by a refused calibration"; ls "$T/rnn/bi"; fails=$((fails + 1)); }
 expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unnamed.onnx" --save_path "$T/cal/un/c" --data_dir "$T/cal/x"; mentions "has no name in the file"
 [ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
 expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"

@@ -131,6 +131,52 @@ static void test_if_data_dependent(void **state)
     nb_model_free(m);
 }
 
+/* nb_kctx.rnn_cube_h: the state entering the recurrent product is what the hook leaves;
+ * the state itself is not changed. RNN (hidden 1, W = R = 1, no bias, Tanh) on x = [0.3,
+ * 0.2], the hook rounding to steps of 0.5: h1 = tanh(0.3 + R x 0) = 0.2913126; the product
+ * reads round(0.2913126 / 0.5) x 0.5 = 0.5, so h2 = tanh(0.2 + 0.5) = tanh(0.7) = 0.6043678
+ * (without the hook tanh(0.4913126) = 0.4551). */
+static void halves(void *user, float *h, int64_t n)
+{
+    (void)user;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = 0.5f * nearbyintf(h[i] / 0.5f);
+}
+
+static void test_rnn_cube_h(void **state)
+{
+    (void)state;
+    const int64_t dx[] = {2, 1, 1}, dw[] = {1, 1, 1}, dy[] = {2, 1, 1, 1};
+    const float one = 1.0f, xv[2] = {0.3f, 0.2f};
+    mb_model *mm = mb_new(14);
+    mb_input(mm, "x", 1, 3, dx);
+    mb_output(mm, "y", 1, 4, dy);
+    mb_init_floats(mm, "W", 3, dw, &one, 1);
+    mb_init_floats(mm, "R", 3, dw, &one, 1);
+    Onnx__NodeProto *n = mb_node(mm, "RNN", (const char *[]){"x", "W", "R", NULL},
+                                 (const char *[]){"y", NULL});
+    mb_attr_int(n, "hidden_size", 1);
+    nb_model *m = load(mm, false);
+    const nb_node *nd = &m->graph->nodes[0];
+    nb_tensor *ins[3] = {tensor_f(3, dx, xv), m->graph->values[nd->in[1]].const_val,
+                         m->graph->values[nd->in[2]].const_val};
+    nb_tensor *y;
+    nb_status st = {0};
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 4, dy, &y, &st), NB_OK);
+    for (int hook = 0; hook < 2; hook++) {
+        nb_kctx k = {.graph = m->graph, .node = nd, .opset = 14, .n_in = 3, .in = ins,
+                     .n_out = 1, .out = &y, .st = &st,
+                     .rnn_cube_h = hook ? halves : NULL};
+        assert_int_equal(nb_kernel_lookup("RNN")(&k), NB_OK);
+        const float *yv = y->data;
+        assert_float_equal(yv[0], tanh(0.3), 1e-6);
+        assert_float_equal(yv[1], hook ? tanh(0.7) : tanh(0.2 + tanh(0.3)), 1e-6);
+    }
+    nb_tensor_free(ins[0]);
+    nb_tensor_free(y);
+    nb_model_free(m);
+}
+
 /* Loads a model expected to be refused; returns the error and leaves the message in st. */
 static nb_err load_err(mb_model *mm, nb_status *st)
 {
@@ -369,6 +415,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_broadcast_add_mul),
         cmocka_unit_test(test_if_data_dependent),
+        cmocka_unit_test(test_rnn_cube_h),
         cmocka_unit_test(test_if_constant_inlined),
         cmocka_unit_test(test_if_malformed),
         cmocka_unit_test(test_where_cast),

@@ -438,6 +438,101 @@ static void test_deploy_bias(void **state)
     onnx__model_proto__free_unpacked(mp, NULL);
 }
 
+/* The deploy form of a GRU, by hand: x [1,1,2] -> GRU (hidden 1: 3 gate rows), W [1,3,2]
+ * with int8 rows [1, 2], [3, -4], [0, 5] (sums 3, -1, 5), scale_w [0.25, 0.5, 1], R [1,3,1]
+ * int8 [2], [-3], [1], scale_r [0.5, 0.25, 2], B = Wb [1, -2, 0.75], Rb [0.5, 0.0625, -1];
+ * scale_d 0.5, offset_d 2, scale_h 0.125. deq_scale_w = 0.5 x scale_w = [0.125, 0.25, 0.5]
+ * (fp32 bits 0x3E000000, 0x3E800000, 0x3F000000); bias_w = round(Wb / deq_scale_w) - 2 x
+ * sums = [8 - 6, -8 + 2, round(1.5) - 10] = [2, -6, -8] (1.5 rounds to even 2);
+ * deq_scale_r = 0.125 x scale_r = [0.0625, 0.03125, 0.25] (0x3D800000, 0x3D000000,
+ * 0x3E800000); bias_r = round(Rb / deq_scale_r) = [8, 2, -4]; h_scale = 1 / 0.125 = 8. */
+static void test_deploy_rnn(void **state)
+{
+    (void)state;
+    const int64_t dx[3] = {1, 1, 2}, dw[3] = {1, 3, 2}, dr[3] = {1, 3, 1}, db[2] = {1, 6};
+    const int64_t dy[3] = {1, 1, 1};
+    const float w[6] = {0}, r[3] = {0}, b[6] = {1, -2, 0.75f, 0.5f, 0.0625f, -1};
+    mb_model *mm = mb_new(14);
+    mb_input(mm, "x", 1, 3, dx);
+    mb_output(mm, "y_h", 1, 3, dy);
+    mb_init_floats(mm, "W", 3, dw, w, 6);
+    mb_init_floats(mm, "R", 3, dr, r, 3);
+    mb_init_floats(mm, "B", 2, db, b, 6);
+    Onnx__NodeProto *gn = mb_node(mm, "GRU", (const char *[]){"x", "W", "R", "B", NULL},
+                                  (const char *[]){"", "y_h", NULL});
+    gn->name = "gru";
+    mb_attr_int(gn, "hidden_size", 1);
+    char src[512], dst[512];
+    snprintf(src, sizeof src, "%s/gru.onnx", tmpdir);
+    snprintf(dst, sizeof dst, "%s/gru_deploy.onnx", tmpdir);
+    assert_int_equal(mb_write(mm, src), 0);
+    mb_free(mm);
+    const int8_t wq[6] = {1, 2, 3, -4, 0, 5}, rq[3] = {2, -3, 1};
+    const float sw[3] = {0.25f, 0.5f, 1}, sr[3] = {0.5f, 0.25f, 2};
+    nb_qlayer l = {.node = "gru", .act_bits = 8, .scale_d = 0.5f, .offset_d = 2, .channels = 3,
+                   .scale_w = sw, .w_q = wq, .w_rank = 3, .w_dims = dw, .w_numel = 6,
+                   .w_axis = 1, .r_q = rq, .scale_r = sr, .r_dims = dr, .r_numel = 3,
+                   .scale_h = 0.125f, .offset_h = 0};
+    nb_status st = {0};
+    if (nb_write_deploy(src, dst, &l, 1, &st))
+        fail_msg("%s", st.msg);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(nb_read_file(dst, &buf, &len, &st), NB_OK);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(mp);
+    const Onnx__GraphProto *g = mp->graph;
+    static const struct {
+        const char *name;
+        int64_t v[3];
+    } want[4] = {{"gru/bias_w_int32", {2, -6, -8}},
+                 {"gru/bias_r_int32", {8, 2, -4}},
+                 {"gru/deq_scale_w", {0x3E000000, 0x3E800000, 0x3F000000}},
+                 {"gru/deq_scale_r", {0x3D800000, 0x3D000000, 0x3E800000}}};
+    int found = 0;
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        const Onnx__TensorProto *t = g->initializer[i];
+        assert_string_not_equal(t->name, "B"); /* folded into the two int32 biases */
+        for (int k = 0; k < 4; k++) {
+            if (strcmp(t->name, want[k].name))
+                continue;
+            for (int c = 0; c < 3; c++) {
+                int64_t v;
+                if (k < 2) {
+                    int32_t x;
+                    memcpy(&x, t->raw_data.data + 4 * c, 4);
+                    v = x;
+                } else {
+                    uint64_t x;
+                    memcpy(&x, t->raw_data.data + 8 * c, 8);
+                    v = (int64_t)x;
+                }
+                assert_int_equal(v, want[k].v[c]);
+            }
+            found++;
+        }
+    }
+    assert_int_equal(found, 4);
+    assert_int_equal(g->n_node, 2);
+    assert_string_equal(g->node[0]->op_type, "AscendQuant");
+    const Onnx__NodeProto *n = g->node[1];
+    assert_string_equal(n->op_type, "GRU");
+    assert_string_equal(n->domain, NB_NPU_DOMAIN);
+    assert_int_equal(n->n_input, 7);
+    assert_string_equal(n->input[0], "gru/x_int8");
+    assert_string_equal(n->input[2], "gru/r_int8");
+    assert_string_equal(n->output[1], "y_h");
+    bool h_scale = false;
+    for (size_t a = 0; a < n->n_attribute; a++)
+        if (!strcmp(n->attribute[a]->name, "h_scale")) {
+            assert_float_equal(n->attribute[a]->f, 8.0, 0);
+            h_scale = true;
+        }
+    assert_true(h_scale);
+    onnx__model_proto__free_unpacked(mp, NULL);
+}
+
 /* nb_check_layers: a tensor under the layer's name is fine ("c/ReadVariableOp:0", as
  * TensorFlow exports name them); one the writers would add ("c/act_q") is refused, and so is
  * a layer name that no node of the file has. */
@@ -483,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_minmax_percentile_kl),
         cmocka_unit_test(test_arq),
         cmocka_unit_test(test_deploy_bias),
+        cmocka_unit_test(test_deploy_rnn),
         cmocka_unit_test(test_check_layers),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

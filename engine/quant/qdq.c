@@ -194,22 +194,28 @@ static bool name_used(const Onnx__GraphProto *g, const char *name)
 }
 
 /* Drops the float initializers that no node reads any more (the weights replaced by their
- * int8 copies): ONNX Runtime warns about each, and they double the file. */
-static void drop_unused(Onnx__GraphProto *g)
+ * int8 copies), in g and in its subgraphs (an If branch's own initializers): ONNX Runtime
+ * warns about each, and they double the file. */
+static void drop_unused_in(Onnx__GraphProto *g, bool top)
 {
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g)
+                drop_unused_in(g->node[i]->attribute[a]->g, false);
     size_t k = 0;
     for (size_t i = 0; i < g->n_initializer; i++) {
         Onnx__TensorProto *t = g->initializer[i];
         if (t->name && !name_used(g, t->name)) {
-            /* an IR 3 model lists initializers as graph inputs too */
+            /* an IR 3 model lists initializers as graph inputs too (the main graph's) */
             size_t m = 0;
-            for (size_t j = 0; j < g->n_input; j++) {
+            for (size_t j = 0; top && j < g->n_input; j++) {
                 if (g->input[j]->name && !strcmp(g->input[j]->name, t->name))
                     onnx__value_info_proto__free_unpacked(g->input[j], NULL);
                 else
                     g->input[m++] = g->input[j];
             }
-            g->n_input = m;
+            if (top)
+                g->n_input = m;
             onnx__tensor_proto__free_unpacked(t, NULL);
         } else {
             g->initializer[k++] = t;
@@ -217,6 +223,8 @@ static void drop_unused(Onnx__GraphProto *g)
     }
     g->n_initializer = k;
 }
+
+static void drop_unused(Onnx__GraphProto *g) { drop_unused_in(g, true); }
 
 /* The layer nd's bias (input 2) becomes the new initializer "<layer>/bias_float" of
  * channels values (added to the outer graph g). */
@@ -349,6 +357,62 @@ static bool float_weights(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
     return ok;
 }
 
+/* Replaces input i of nd by name (a copy); false when out of memory. */
+static bool set_input(Onnx__NodeProto *nd, size_t i, const char *name)
+{
+    char *c = strdup(name);
+    if (!c || i >= nd->n_input) {
+        free(c);
+        return false;
+    }
+    free(nd->input[i]);
+    nd->input[i] = c;
+    return true;
+}
+
+/* An LSTM or GRU at ng->node[idx], already reading the fake-quantized x and W: its R through
+ * DequantizeLinear (int8, scale_r per gate row on axis 1) and its initial_h, when given,
+ * through QuantizeLinear -> DequantizeLinear (scale_h, int8). */
+static bool rnn_fake_quant(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t idx,
+                           const nb_qlayer *l, bool fp16_scales)
+{
+    char *p_rq = dupf2(l->node, "/r_int8"), *p_rs = dupf2(l->node, "/scale_r"),
+         *p_rz = dupf2(l->node, "/offset_r"), *p_rdq = dupf2(l->node, "/r_dq"),
+         *p_rn = dupf2(l->node, "/DequantizeLinear_r"), *p_hs = dupf2(l->node, "/scale_h"),
+         *p_hz = dupf2(l->node, "/offset_h"), *p_hq = dupf2(l->node, "/h_q"),
+         *p_hdq = dupf2(l->node, "/h_dq"), *p_hqn = dupf2(l->node, "/QuantizeLinear_h"),
+         *p_hdn = dupf2(l->node, "/DequantizeLinear_h");
+    int8_t *zr = calloc((size_t)l->channels, 1);
+    bool ok = p_rq && p_rs && p_rz && p_rdq && p_rn && p_hs && p_hz && p_hq && p_hdq && p_hqn &&
+              p_hdn && zr;
+    float sh = fp16_scales ? fp16_round(l->scale_h) : l->scale_h;
+    int8_t zh = (int8_t)l->offset_h;
+    int64_t cdim[1] = {l->channels};
+    const char *rdq[3] = {p_rq, p_rs, p_rz};
+    ok = ok &&
+         push_init(g, initializer(p_rq, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 3, l->r_dims, l->r_q,
+                                  (size_t)l->r_numel)) &&
+         push_init(g, initializer(p_rs, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, cdim, l->scale_r,
+                                  sizeof(float) * (size_t)l->channels)) &&
+         push_init(g, initializer(p_rz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 1, cdim, zr,
+                                  (size_t)l->channels)) &&
+         push_node(ng, idx, node(p_rn, "DequantizeLinear", rdq, 3, p_rdq, 1));
+    Onnx__NodeProto *nd = ok ? ng->node[++idx] : NULL;
+    ok = ok && set_input(nd, 2, p_rdq);
+    if (ok && nd->n_input > 5 && nd->input[5] && nd->input[5][0]) {
+        const char *qin[3] = {nd->input[5], p_hs, p_hz}, *dqin[3] = {p_hq, p_hs, p_hz};
+        ok = push_init(g, initializer(p_hs, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &sh,
+                                      sizeof sh)) &&
+             push_init(g, initializer(p_hz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 0, NULL, &zh, 1)) &&
+             push_node(ng, idx, node(p_hqn, "QuantizeLinear", qin, 3, p_hq, -1000)) &&
+             push_node(ng, idx + 1, node(p_hdn, "DequantizeLinear", dqin, 3, p_hdq, -1000)) &&
+             set_input(ng->node[idx + 2], 5, p_hdq);
+    }
+    free(p_rq), free(p_rs), free(p_rz), free(p_rdq), free(p_rn), free(p_hs), free(p_hz);
+    free(p_hq), free(p_hdq), free(p_hqn), free(p_hdn), free(zr);
+    return ok;
+}
+
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st)
 {
@@ -466,6 +530,8 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
         }
         if (ok && l->bias) /* the corrected bias */
             ok = set_bias(g, nd, l->node, l->bias, l->channels);
+        if (ok && l->r_q)
+            ok = rnn_fake_quant(g, ng, at + 1 + act_nodes, l, fp16_scales);
         free(sw), free(zw);
         free(p_s), free(p_z), free(p_q), free(p_dq), free(p_wq), free(p_ws), free(p_wz);
         free(p_wdq), free(p_qn), free(p_dn), free(p_wn);
@@ -533,6 +599,128 @@ static float attr_f(const Onnx__NodeProto *n, const char *name, float dflt)
     return a && a->has_f ? a->f : dflt;
 }
 
+/* The fp32 bits of v in the low 32 bits of a uint64 (GE's AscendDequant deq_scale). */
+static uint64_t deq_bits(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+/* Appends attribute a to nd (freed on failure). */
+static bool push_attr(Onnx__NodeProto *nd, Onnx__AttributeProto *a)
+{
+    Onnx__AttributeProto **arr = a ? realloc(nd->attribute, sizeof *arr * (nd->n_attribute + 1))
+                                   : NULL;
+    if (!arr) {
+        if (a)
+            onnx__attribute_proto__free_unpacked(a, NULL);
+        return false;
+    }
+    nd->attribute = arr;
+    arr[nd->n_attribute++] = a;
+    return true;
+}
+
+/* The deploy form of an LSTM or GRU at ng->node[at] (nb_write_deploy's comment). */
+static nb_err deploy_rnn(const char *src, Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
+                         const nb_qlayer *l, nb_status *st)
+{
+    Onnx__NodeProto *nd = ng->node[at];
+    const int64_t C = l->channels, I = l->w_dims[2], H = l->r_dims[2];
+    float *bf = NULL;
+    int64_t nbias = 0;
+    if (nd->n_input > 3 && nd->input[3] && nd->input[3][0]) {
+        const Onnx__TensorProto *bt = find_init(g, ng, nd->input[3]);
+        bf = bt ? float_values(bt, &nbias) : NULL;
+        if (!bf || nbias != 2 * C) {
+            free(bf);
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': its bias '%s' is not a "
+                           "constant float of 2 x %lld values", src, l->node, nd->input[3],
+                           (long long)C);
+        }
+    }
+    int32_t *bw = calloc((size_t)C, sizeof(int32_t)), *br = calloc((size_t)C, sizeof(int32_t));
+    uint64_t *dw = calloc((size_t)C, sizeof(uint64_t)), *dr = calloc((size_t)C, sizeof(uint64_t));
+    nb_err e = bw && br && dw && dr ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int64_t c = 0; c < C && !e; c++) {
+        int64_t wsum = 0, rsum = 0;
+        for (int64_t k = 0; k < I; k++)
+            wsum += l->w_q[c * I + k];
+        for (int64_t k = 0; k < H; k++)
+            rsum += l->r_q[c * H + k];
+        float sw = l->scale_d * l->scale_w[c], sr = l->scale_h * l->scale_r[c];
+        double vw = (bf && sw > 0 ? nearbyint(bf[c] / sw) : 0) - (double)l->offset_d * wsum;
+        double vr = (bf && sr > 0 ? nearbyint(bf[C + c] / sr) : 0) - (double)l->offset_h * rsum;
+        if (vw < INT32_MIN || vw > INT32_MAX || vr < INT32_MIN || vr > INT32_MAX)
+            e = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': gate row %lld's int32 bias is out of "
+                        "range", src, l->node, (long long)c);
+        bw[c] = (int32_t)vw, br[c] = (int32_t)vr;
+        dw[c] = deq_bits(sw), dr[c] = deq_bits(sr);
+    }
+    free(bf);
+    static const char *const sfx[8] = {"/x_int8", "/w_int8", "/r_int8", "/bias_w_int32",
+                                       "/bias_r_int32", "/deq_scale_w", "/deq_scale_r",
+                                       "/AscendQuant"};
+    char *p[8] = {0};
+    bool ok = !e;
+    for (int i = 0; i < 8; i++)
+        ok = ok && (p[i] = dupf2(l->node, sfx[i])) != NULL;
+    int64_t cdim[1] = {C};
+    if (ok) {
+        Onnx__AttributeProto *qa[3] = {attr_float("scale", 1.0f / l->scale_d),
+                                       attr_float("offset", (float)l->offset_d),
+                                       attr_int("dst_bits", l->act_bits)};
+        const char *qin[1] = {nd->input[0]};
+        ok = push_init(g, initializer(p[1], ONNX__TENSOR_PROTO__DATA_TYPE__INT8, l->w_rank,
+                                      l->w_dims, l->w_q, (size_t)l->w_numel)) &&
+             push_init(g, initializer(p[2], ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 3, l->r_dims,
+                                      l->r_q, (size_t)l->r_numel)) &&
+             push_init(g, initializer(p[3], ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, cdim, bw,
+                                      sizeof(int32_t) * (size_t)C)) &&
+             push_init(g, initializer(p[4], ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, cdim, br,
+                                      sizeof(int32_t) * (size_t)C)) &&
+             push_init(g, initializer(p[5], ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, 1, cdim, dw,
+                                      sizeof(uint64_t) * (size_t)C)) &&
+             push_init(g, initializer(p[6], ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, 1, cdim, dr,
+                                      sizeof(uint64_t) * (size_t)C)) &&
+             push_node(ng, at, node_attrs(p[7], "AscendQuant", NB_NPU_DOMAIN, qin, 1, p[0], qa,
+                                          3));
+    }
+    if (ok) { /* x_int8 W R bias_w bias_r deq_w deq_r, then the optional inputs from 4 on */
+        nd = ng->node[at + 1];
+        size_t rest = nd->n_input > 4 ? nd->n_input - 4 : 0, n_new = 7 + rest;
+        char **in = calloc(n_new + 1, sizeof(char *));
+        char *dom = strdup(NB_NPU_DOMAIN);
+        ok = in && dom;
+        for (size_t i = 0; ok && i < 7; i++)
+            ok = (in[i] = strdup(p[i])) != NULL;
+        for (size_t i = 0; ok && i < rest; i++)
+            ok = (in[7 + i] = strdup(nd->input[4 + i] ? nd->input[4 + i] : "")) != NULL;
+        ok = ok && push_attr(nd, attr_float("h_scale", 1.0f / l->scale_h)) &&
+             push_attr(nd, attr_int("h_offset", l->offset_h));
+        if (ok) {
+            for (size_t i = 0; i < nd->n_input; i++)
+                free(nd->input[i]);
+            free(nd->input);
+            nd->input = in;
+            nd->n_input = n_new;
+            free(nd->domain);
+            nd->domain = dom;
+        } else {
+            for (size_t i = 0; in && i < n_new; i++)
+                free(in[i]);
+            free(in), free(dom);
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        free(p[i]);
+    free(bw), free(br), free(dw), free(dr);
+    if (!ok && !e)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    return e;
+}
+
 nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,
                        nb_status *st)
 {
@@ -549,6 +737,10 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
         if (!ng) {
             e = st->code;
             break;
+        }
+        if (l->r_q) {
+            e = deploy_rnn(src, g, ng, at, l, st);
+            continue;
         }
         Onnx__NodeProto *nd = ng->node[at];
         bool gemm = !strcmp(nd->op_type, "Gemm");
@@ -702,6 +894,13 @@ nb_err nb_write_record(const char *path, const nb_qlayer *ls, int n, nb_status *
             fprintf(f, "    scale_w: %.9g\n", l->scale_w[c]);
         for (int64_t c = 0; c < l->channels; c++)
             fputs("    offset_w: 0\n", f);
+        if (l->r_q) { /* AMCT's RNN fields */
+            fprintf(f, "    scale_h: %.9g\n    offset_h: %d\n", l->scale_h, l->offset_h);
+            for (int64_t c = 0; c < l->channels; c++)
+                fprintf(f, "    scale_r: %.9g\n", l->scale_r[c]);
+            for (int64_t c = 0; c < l->channels; c++)
+                fputs("    offset_r: 0\n", f);
+        }
         fprintf(f, "    act_type: \"%s\"\n    wts_type: \"%s\"\n  }\n}\n",
                 l->act_bits == 16 ? "INT16" : "INT8", l->weight_bits == 4 ? "INT4" : "INT8");
     }

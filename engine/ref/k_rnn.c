@@ -295,6 +295,9 @@ typedef struct rnn_io {
     const float *x, *w, *r, *b, *p, *h0, *c0; /* x in [seq, batch, in] order */
     const int64_t *lens;
     float *y, *yh, *yc;
+    void (*cube_h)(void *user, float *h, int64_t n); /* nb_kctx.rnn_cube_h */
+    void *cube_h_user;
+    float *hq; /* [batch, H]: the copy cube_h changes */
 } rnn_io;
 
 /* Offset of (batch b, direction d) in initial_h/c and Y_h/c. */
@@ -383,7 +386,13 @@ static void run_direction(const rnn_cfg *cfg, const rnn_io *io, int64_t d, float
     const bool gru_split = cfg->kind == RK_GRU && !cfg->lbr;
     for (int64_t s = 0; s < maxlen; s++) {
         /* Ht-1*R^T for every batch row (GRU without linear_before_reset: z and r only) */
-        gemm_nt(B, gru_split ? 2 * H : GH, H, h, H, R, H, 0.0f, gh, GH);
+        const float *hr = h;
+        if (io->cube_h) {
+            memcpy(io->hq, h, sizeof(float) * (size_t)(B * H));
+            io->cube_h(io->cube_h_user, io->hq, B * H);
+            hr = io->hq;
+        }
+        gemm_nt(B, gru_split ? 2 * H : GH, H, hr, H, R, H, 0.0f, gh, GH);
         if (gru_split) {
             /* zt, rt; then (rt (.) Ht-1)*Rh^T in one more sgemm */
             for (int64_t b = 0; b < B; b++) {
@@ -402,6 +411,8 @@ static void run_direction(const rnn_cfg *cfg, const rnn_io *io, int64_t d, float
                 for (int64_t j = 0; j < H; j++)
                     rhb[j] = g[H + j] * h[b * H + j];
             }
+            if (io->cube_h)
+                io->cube_h(io->cube_h_user, rh, B * H);
             gemm_nt(B, H, H, rh, H, R + 2 * H * H, H, 0.0f, gh + 2 * H, GH);
         }
         for (int64_t b = 0; b < B; b++) {
@@ -577,6 +588,12 @@ static nb_err run_recurrent(nb_kctx *k, rnn_kind kind)
         (e = alloc_f32(B, H, &h, st)) || (e = alloc_f32(B, H, &c, st)) ||
         (e = alloc_f32(B, H, &rh, st)) || (e = alloc_f32(1, H, &tmp, st)))
         goto out;
+    if (k->rnn_cube_h) {
+        if ((e = alloc_f32(B, H, &io.hq, st)))
+            goto out;
+        io.cube_h = k->rnn_cube_h;
+        io.cube_h_user = k->rnn_cube_h_user;
+    }
     const float *xsrc = io.x;
     if (cfg.layout) {
         /* [batch, seq, in] -> [seq, batch, in] */
@@ -610,7 +627,7 @@ out:
     free(lens);
     free(tx), free(tw), free(tr), free(tb), free(tp), free(th), free(tc);
     free(ty), free(tyh), free(tyc), free(xs);
-    free(gx), free(gh), free(h), free(c), free(rh), free(tmp);
+    free(gx), free(gh), free(h), free(c), free(rh), free(tmp), free(io.hq);
     return e;
 }
 

@@ -192,6 +192,16 @@ typedef struct nb_qlayer {
     int64_t w_axis;          /* the output-channel axis of the weights */
     const float *bias;       /* channels float biases (bias-corrected) replacing the layer's,
                                 or NULL to keep it (Conv, ConvTranspose, Gemm only) */
+    /* LSTM and GRU (r_q not NULL; one direction): W is [1, G x H, I] and channels = G x H
+       gate rows (axis 1); the recurrent weights R [1, G x H, H] per gate row as W, and the
+       hidden state h entering the recurrent product, int8 per tensor (symmetric:
+       offset_h 0), AMCT's record fields scale_h/offset_h/scale_r/offset_r. */
+    const int8_t *r_q;
+    const float *scale_r;
+    const int64_t *r_dims;
+    int64_t r_numel;
+    float scale_h;
+    int offset_h;
 } nb_qlayer;
 
 /* Writes dst: the model src with, for each layer, its input activation through
@@ -200,7 +210,11 @@ typedef struct nb_qlayer {
  * scale_w, zero point 0, axis = w_axis), so that ONNX Runtime runs what the NPU computes up
  * to the int32 accumulation. A MatMul's weights are the same dequantized values as a float
  * initializer (through an Identity): with DequantizeLinear on both operands ONNX Runtime
- * fuses MatMulIntegerToFloat, which saturates on weights near +-127. An int16 activation (the cube's s16 x s8; QuantizeLinear takes
+ * fuses MatMulIntegerToFloat, which saturates on weights near +-127. An LSTM or GRU also
+ * reads R through DequantizeLinear(int8 r_q, scale_r, axis 1) and its initial_h through
+ * QuantizeLinear -> DequantizeLinear (scale_h): the standard op cannot quantize the state
+ * of later steps, which nanobench's own evaluation does (nb_kctx.rnn_cube_h). An int16
+ * activation (the cube's s16 x s8; QuantizeLinear takes
  * int16 only from opset 21) is the same arithmetic in float ops: Div, Round, Add, Clip,
  * Sub, Mul. fp16_scales: scale_d rounded to fp16 (AMCT's FORCE_FP16_QUANT). Written to
  * dst.tmp and renamed. Errors: NB_ERR_UNSUPPORTED below opset 13, NB_ERR_GRAPH for a layer
@@ -209,7 +223,8 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
                            bool fp16_scales, nb_status *st);
 
 /* Writes AMCT's record file (protobuf text, quant.md 1.7): per layer record { key: "<node>"
- * value { scale_d offset_d scale_w... offset_w: 0... act_type wts_type } }, through
+ * value { scale_d offset_d scale_w... offset_w: 0... [LSTM/GRU: scale_h offset_h
+ * scale_r... offset_r: 0...] act_type wts_type } }, through
  * path.tmp and a rename. Errors: NB_ERR_IO. */
 nb_err nb_write_record(const char *path, const nb_qlayer *ls, int n, nb_status *st);
 
@@ -249,7 +264,14 @@ nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *s
  * activation offset folded in; quant.md 1.8) and writing int32, then an AscendDequant
  * with "<layer>/deq_scale", uint64 per channel holding the fp32 bits of
  * alpha x scale_d x scale_w in the low 32 bits (GE's layout), into the layer's original
- * output. ONNX Runtime cannot run it. Errors: NB_ERR_UNSUPPORTED for a bias that is not a
+ * output. An LSTM or GRU (one fused cube + vector op, fp16 out) has no AscendDequant: the
+ * NPU-domain op reads (x_int8, "<layer>/w_int8", "<layer>/r_int8", "<layer>/bias_w_int32",
+ * "<layer>/bias_r_int32", "<layer>/deq_scale_w", "<layer>/deq_scale_r", sequence_lens,
+ * initial_h, initial_c, P) and keeps its outputs; bias_w = round(Wb / (scale_d x
+ * scale_w)) - offset_d x (row sum of W), bias_r = round(Rb / (scale_h x scale_r)),
+ * deq_scale_w = scale_d x scale_w, deq_scale_r = scale_h x scale_r per gate row, and the
+ * attributes h_scale = 1 / scale_h, h_offset = offset_h quantize the state each step.
+ * ONNX Runtime cannot run it. Errors: NB_ERR_UNSUPPORTED for a bias that is not a
  * constant of the channels, NB_ERR_DATA for an int32 bias out of range, NB_ERR_GRAPH,
  * NB_ERR_IO, NB_ERR_NOMEM. */
 nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,

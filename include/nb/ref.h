@@ -33,6 +33,12 @@ typedef struct nb_kctx {
     nb_status *st;
     struct nb_exec *exec; /* for control flow (If) */
     void *env;            /* private: the value environment of the running graph */
+    /* RNN, GRU, LSTM: when set, called at every step on a copy of the n hidden-state values
+       that enter the recurrent product (Ht-1, or rt (.) Ht-1 for a GRU without
+       linear_before_reset), which it may change in place: the calibrator fake-quantizes
+       them as the cube does; the state itself stays float (the vector unit's). */
+    void (*rnn_cube_h)(void *user, float *h, int64_t n);
+    void *rnn_cube_h_user;
 } nb_kctx;
 
 typedef nb_err (*nb_kernel_fn)(nb_kctx *k);
