@@ -639,6 +639,38 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
     return e;
 }
 
+/* A warning on stderr for a tensor that is not all zeros but whose range is below the
+ * int8 resolution floor: AMCT takes a scale under 1.192092896e-07 as 1, so every value of
+ * it quantizes to 0 (the layer's input, its state, or a weight channel). */
+static void warn_tiny(const layer *l)
+{
+    const nb_qparams *qs[2] = {&l->q, l->rnn ? &l->qh : NULL};
+    for (int k = 0; k < 2; k++)
+        if (qs[k] && qs[k]->scale == 1.0f && fmax(fabs(qs[k]->clip_min), fabs(qs[k]->clip_max)) > 0 &&
+            fmax(fabs(qs[k]->clip_min), fabs(qs[k]->clip_max)) < 1e-4)
+            fprintf(stderr, "nanobench: warning: layer '%s': its %s spans [%g, %g], below the "
+                    "int%d resolution floor (a scale under 1.19e-07 is taken as 1, AMCT's rule): "
+                    "it quantizes to 0; scale the data up\n", l->node->name,
+                    k ? "hidden state" : "input", qs[k]->clip_min, qs[k]->clip_max, qs[k]->bits);
+    /* weight channels under ARQ's floor: scale 1, non-zero floats, all quantized to 0 */
+    int64_t outer, channels, inner, zeroed = 0;
+    weight_layout(l, l->w, &outer, &channels, &inner);
+    for (int64_t c = 0; l->w_q && c < channels; c++) {
+        bool nonzero = false, kept = false;
+        for (int64_t o = 0; l->scale_w[c] == 1.0f && o < outer && !kept; o++)
+            for (int64_t i = 0; i < inner && !kept; i++) {
+                int64_t at = (o * channels + c) * inner + i;
+                nonzero |= nb_tensor_get_f64(l->w, at) != 0;
+                kept = l->w_q[at] != 0;
+            }
+        zeroed += nonzero && !kept;
+    }
+    if (zeroed)
+        fprintf(stderr, "nanobench: warning: layer '%s': %lld weight channel%s below the int%d "
+                "resolution floor (scale under 1.19e-07, taken as 1): quantized to 0\n",
+                l->node->name, (long long)zeroed, zeroed == 1 ? "" : "s", l->cfg->weight_bits);
+}
+
 static bool cube_op(const char *op)
 {
     return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
@@ -1151,6 +1183,8 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
+    for (int i = 0; i < nl; i++)
+        warn_tiny(&ls[i]);
     /* everything that can be refused is checked before a file is written */
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
     char **const *eval_files = files;

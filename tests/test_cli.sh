@@ -204,6 +204,11 @@ grep -q "QuantizeLinear  *3 " "$T/out" && grep -q "DequantizeLinear  *7 " "$T/ou
 "$FIX" lstm_bidir "$T/lstm_bidir.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
 expect 2 "calibrate: a bidirectional LSTM" -- "$NB" calibrate --model "$T/lstm_bidir.onnx" --save_path "$T/rnn/bi/r" --data_dir "$T/rnn/x"; mentions "runs one direction"
 [ ! -e "$T/rnn/bi" ] || [ -z "$(ls -A "$T/rnn/bi")" ] || { echo "FAIL: files left by a refused calibration"; ls "$T/rnn/bi"; fails=$((fails + 1)); }
+# an input of magnitude 2^-20 (float32 0x35800000; MinMax: the range [0, 2^-20]): its int8 scale would be under
+# 1.19e-07, which AMCT takes as 1, so the input quantizes to 0: a warning says so
+mkdir -p "$T/cal/tiny"
+{ printf '\000\000\200\065'; head -c 764 /dev/zero; } >"$T/cal/tiny/b0.bin"
+expect 0 "calibrate: an input below the int8 floor" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/tiny/out/c" --data_dir "$T/cal/tiny" --algo minmax; mentions "its input spans \[0, 9.53674e-07\], below the int8 resolution floor"
 expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unnamed.onnx" --save_path "$T/cal/un/c" --data_dir "$T/cal/x"; mentions "has no name in the file"
 [ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
 expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"
