@@ -1222,7 +1222,11 @@ static bool has_prefix(const char *s, const char *p, size_t pl)
         "scale_d", "offset_d", "act_q", "act_dq", "w_int8", "scale_w", "offset_w", "w_dq",
         "QuantizeLinear", "DequantizeLinear", "DequantizeLinear_w", "x_int8", "bias_int32",
         "deq_scale", "int32", "AscendQuant", "AscendDequant", "bias_float", "offset_d_f",
-        "qmin", "qmax", "w_float", "Identity_w"};
+        "qmin", "qmax", "w_float", "Identity_w",
+        /* LSTM, GRU */
+        "r_int8", "scale_r", "offset_r", "r_dq", "DequantizeLinear_r", "scale_h", "offset_h",
+        "h_q", "h_dq", "QuantizeLinear_h", "DequantizeLinear_h", "bias_w_int32",
+        "bias_r_int32", "deq_scale_w", "deq_scale_r"};
     if (!s || strncmp(s, p, pl))
         return false;
     if (!strncmp(s + pl, "q16_", 4))
