@@ -284,7 +284,7 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
         b[c] = b0 ? (float)nb_tensor_get_f64(b0, b0->numel == 1 ? 0 : c) : 0.0f;
     if (!enabled || !l->in_sum || l->in_count <= 0)
         return NB_OK;
-    const float *wq = l->w_fq->data;
+    const float *wq = l->w_fq->data, *wfl = w->dtype == NB_FLOAT ? w->data : NULL;
     double *corr = calloc((size_t)l->channels, sizeof(double));
     if (!corr)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -308,7 +308,7 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
             co = i % w->dims[1];
         }
         if (ci < l->in_channels && co < l->channels)
-            corr[co] += ((double)nb_tensor_get_f64(w, i) - wq[i]) * l->in_sum[ci];
+            corr[co] += ((double)(wfl ? wfl[i] : nb_tensor_get_f64(w, i)) - wq[i]) * l->in_sum[ci];
     }
     double alpha = gemm ? nb_attr_float(nd, "alpha", 1) : 1, beta = gemm ? nb_attr_float(nd, "beta", 1) : 1;
     for (int64_t c = 0; c < l->channels; c++) /* y = alpha x W x + beta x b */
@@ -443,11 +443,13 @@ static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, 
     weight_layout(l, w, &outer, &channels, &inner);
     float *scale = malloc(sizeof(float) * (size_t)channels);
     int8_t *q = malloc((size_t)w->numel + 1);
-    float *wf = malloc(sizeof(float) * ((size_t)w->numel + 1));
-    nb_err e = scale && q && wf ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    float *copy = w->dtype == NB_FLOAT ? NULL : malloc(sizeof(float) * ((size_t)w->numel + 1));
+    const float *wf = copy ? copy : w->data;
+    nb_err e = scale && q && (copy || w->dtype == NB_FLOAT) ? NB_OK
+                                                           : nb_fail(st, NB_ERR_NOMEM, "out of memory");
     if (!e) {
-        for (int64_t i = 0; i < w->numel; i++)
-            wf[i] = (float)nb_tensor_get_f64(w, i);
+        for (int64_t i = 0; copy && i < w->numel; i++)
+            copy[i] = (float)nb_tensor_get_f64(w, i);
         e = nb_arq_quantize(wf, outer, channels, inner, l->cfg->weight_bits,
                             l->cfg->channel_wise, scale, q, st);
     }
@@ -468,7 +470,7 @@ static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, 
                 }
         *sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
     }
-    free(wf);
+    free(copy);
     if (e) {
         free(scale), free(q);
         nb_tensor_free(fq);

@@ -508,16 +508,24 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
     if (!amax)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     for (int64_t o = 0; o < outer; o++)
-        for (int64_t c = 0; c < channels; c++)
-            for (int64_t i = 0; i < inner; i++) {
-                int64_t at = (o * channels + c) * inner + i;
-                if (!isfinite(w[at])) {
-                    free(amax);
-                    return nb_fail(st, NB_ERR_DATA, "%s in the weights at element %lld",
-                                   isnan(w[at]) ? "NaN" : "infinity", (long long)at);
-                }
-                amax[c] = fmax(amax[c], fabs(w[at]));
+        for (int64_t c = 0; c < channels; c++) {
+            const float *row = w + (o * channels + c) * inner;
+            float m = (float)amax[c];
+            bool finite = true;
+            for (int64_t i = 0; i < inner; i++) { /* comparisons, no libm call: vectorizes */
+                float a = fabsf(row[i]);
+                finite &= row[i] - row[i] == 0.0f; /* false for NaN and infinities */
+                m = a > m ? a : m;
             }
+            amax[c] = m;
+            for (int64_t i = 0; !finite && i < inner; i++)
+                if (!isfinite(row[i])) {
+                    free(amax);
+                    int64_t at = (o * channels + c) * inner + i;
+                    return nb_fail(st, NB_ERR_DATA, "%s in the weights at element %lld",
+                                   isnan(row[i]) ? "NaN" : "infinity", (long long)at);
+                }
+        }
     if (!channel_wise) {
         double m = 0;
         for (int64_t c = 0; c < channels; c++)
