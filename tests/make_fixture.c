@@ -8,7 +8,9 @@
  *   conv_const   y = Conv(x, W), x FLOAT [1,3,8,8], W a constant [8,3,3,3] (zeros)
  *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch
  *   conv_unnamed conv_const with the Conv node's name left out
- *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional */
+ *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
+ *   if_gemm      y = If(Greater(x[0,0], 0)) then Gemm(x, W [2,2], transB, b) else x,
+ *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,29 @@ int main(int argc, char **argv)
                                      (const char *[]){"y", NULL});
         mb_attr_int(n, "hidden_size", 3);
         mb_attr_string(n, "direction", "bidirectional");
+    } else if (!strcmp(kind, "if_gemm")) {
+        const int64_t dx[] = {1, 2}, dw[] = {2, 2}, db[] = {2};
+        const float w[4] = {0.5f, -1, 0.25f, 2}, b[2] = {0.1f, -0.2f}, zero = 0;
+        mb_input(m, "x", 1, 2, dx);
+        mb_output(m, "y", 1, 2, dx);
+        mb_init_floats(m, "W", 2, dw, w, 4);
+        mb_init_floats(m, "b", 1, db, b, 2);
+        mb_init_floats(m, "zero", 0, NULL, &zero, 1);
+        mb_node(m, "ReduceMax", (const char *[]){"x", NULL}, (const char *[]){"mx", NULL});
+        mb_node(m, "Greater", (const char *[]){"mx", "zero", NULL}, (const char *[]){"c", NULL});
+        Onnx__GraphProto *tg = mb_graph("then");
+        Onnx__NodeProto *gm = mb_gnode(tg, "Gemm", (const char *[]){"x", "W", "b", NULL},
+                                       (const char *[]){"t", NULL});
+        gm->name = "g";
+        mb_attr_int(gm, "transB", 1);
+        mb_goutput(tg, "t", 1, 2, dx);
+        Onnx__GraphProto *eg = mb_graph("else");
+        mb_gnode(eg, "Identity", (const char *[]){"x", NULL}, (const char *[]){"e", NULL});
+        mb_goutput(eg, "e", 1, 2, dx);
+        Onnx__NodeProto *n = mb_node(m, "If", (const char *[]){"c", NULL},
+                                     (const char *[]){"y", NULL});
+        mb_attr_graph(n, "then_branch", tg);
+        mb_attr_graph(n, "else_branch", eg);
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

@@ -209,6 +209,16 @@ expect 2 "calibrate: a bidirectional LSTM" -- "$NB" calibrate --model "$T/lstm_b
 mkdir -p "$T/cal/tiny"
 { printf '\000\000\200\065'; head -c 764 /dev/zero; } >"$T/cal/tiny/b0.bin"
 expect 0 "calibrate: an input below the int8 floor" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/tiny/out/c" --data_dir "$T/cal/tiny" --algo minmax; mentions "its input spans \[0, 9.53674e-07\], below the int8 resolution floor"
+# a Gemm inside an If branch (ReduceMax(x) > 0 takes it; both batches do): calibrated, and
+# its fake-quant model imported back (--from_qdq reads branches) gives the same record
+"$FIX" if_gemm "$T/if_gemm.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+mkdir -p "$T/cal/ifx"
+printf '\000\000\200\077\000\000\000\300' >"$T/cal/ifx/0.bin" # 1, -2
+printf '\000\000\000\077\000\000\100\100' >"$T/cal/ifx/1.bin" # 0.5, 3
+expect 0 "calibrate: a Gemm in an If branch" -- "$NB" calibrate --model "$T/if_gemm.onnx" --save_path "$T/cal/if/g" --data_dir "$T/cal/ifx" --batch_num 2
+expect 0 "calibrate --from_qdq: a Gemm in an If branch" -- "$NB" calibrate --from_qdq "$T/cal/if/g_fake_quant_model.onnx" --save_path "$T/cal/ifq/g"
+grep -q 'key: "g"' "$T/cal/ifq/g_quant_record.txt" && cmp -s "$T/cal/ifq/g_quant_record.txt" "$T/cal/if/g_quant_record.txt" ||
+    { echo "FAIL: QAT import of a branch layer"; diff "$T/cal/if/g_quant_record.txt" "$T/cal/ifq/g_quant_record.txt"; fails=$((fails + 1)); }
 expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unnamed.onnx" --save_path "$T/cal/un/c" --data_dir "$T/cal/x"; mentions "has no name in the file"
 [ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
 expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"

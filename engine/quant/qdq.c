@@ -943,6 +943,39 @@ static Onnx__NodeProto *producer(const Onnx__GraphProto *g, const char *name)
     return NULL;
 }
 
+/* A graph and the graphs enclosing it (an If branch reads the names of its parents). */
+typedef struct scope {
+    Onnx__GraphProto *g;
+    const struct scope *up;
+} scope;
+
+/* constant() and producer() through the scopes, innermost first. */
+static const Onnx__TensorProto *scope_constant(const scope *sc, const char *name)
+{
+    const Onnx__TensorProto *t = NULL;
+    for (; sc && !t; sc = sc->up)
+        t = constant(sc->g, name);
+    return t;
+}
+
+static Onnx__NodeProto *scope_producer(const scope *sc, const char *name)
+{
+    Onnx__NodeProto *n = NULL;
+    for (; sc && !n; sc = sc->up)
+        n = producer(sc->g, name);
+    return n;
+}
+
+static size_t count_nodes(const Onnx__GraphProto *g)
+{
+    size_t n = g->n_node;
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g)
+                n += count_nodes(g->node[i]->attribute[a]->g);
+    return n;
+}
+
 static int64_t numel_of(const Onnx__TensorProto *t)
 {
     int64_t n = 1;
@@ -996,19 +1029,19 @@ void nb_qdq_model_free(nb_qdq_model *m)
 }
 
 /* One layer's Q/DQ pairs read into l; the layer then reads x and the int8 weights. */
-static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *nd,
+static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
                          nb_qlayer *l, nb_status *st)
 {
     const char *name = nd->name ? nd->name : "";
-    Onnx__NodeProto *dq = nd->n_input > 0 ? producer(g, nd->input[0]) : NULL;
+    Onnx__NodeProto *dq = nd->n_input > 0 ? scope_producer(g, nd->input[0]) : NULL;
     Onnx__NodeProto *q = dq && !strcmp(dq->op_type, "DequantizeLinear") && dq->n_input >= 2
-                             ? producer(g, dq->input[0]) : NULL;
+                             ? scope_producer(g, dq->input[0]) : NULL;
     if (!q || strcmp(q->op_type, "QuantizeLinear") || q->n_input < 2)
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): its input is not "
                        "DequantizeLinear(QuantizeLinear(x)); every matrix layer must be "
                        "quantized", src, name, nd->op_type);
-    const Onnx__TensorProto *s = constant(g, dq->input[1]);
-    const Onnx__TensorProto *zp = dq->n_input > 2 && dq->input[2][0] ? constant(g, dq->input[2]) : NULL;
+    const Onnx__TensorProto *s = scope_constant(g, dq->input[1]);
+    const Onnx__TensorProto *zp = dq->n_input > 2 && dq->input[2][0] ? scope_constant(g, dq->input[2]) : NULL;
     if (!s || numel_of(s) != 1 || (zp && numel_of(zp) != 1))
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the activation's scale and zero "
                        "point must be constant scalars (per tensor)", src, name);
@@ -1029,16 +1062,16 @@ static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *
         return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation scale %g is not positive",
                        src, name, l->scale_d);
     /* the weights: DequantizeLinear(int8 constant, scale_w, 0), or of QuantizeLinear(float) */
-    Onnx__NodeProto *wdq = nd->n_input > 1 ? producer(g, nd->input[1]) : NULL;
+    Onnx__NodeProto *wdq = nd->n_input > 1 ? scope_producer(g, nd->input[1]) : NULL;
     if (!wdq || strcmp(wdq->op_type, "DequantizeLinear") || wdq->n_input < 2)
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its weights are not "
                        "DequantizeLinear(int8)", src, name);
-    const Onnx__TensorProto *ws = constant(g, wdq->input[1]);
-    const Onnx__TensorProto *wz = wdq->n_input > 2 && wdq->input[2][0] ? constant(g, wdq->input[2]) : NULL;
-    const Onnx__TensorProto *wi = constant(g, wdq->input[0]);
-    Onnx__NodeProto *wq_node = wi ? NULL : producer(g, wdq->input[0]);
+    const Onnx__TensorProto *ws = scope_constant(g, wdq->input[1]);
+    const Onnx__TensorProto *wz = wdq->n_input > 2 && wdq->input[2][0] ? scope_constant(g, wdq->input[2]) : NULL;
+    const Onnx__TensorProto *wi = scope_constant(g, wdq->input[0]);
+    Onnx__NodeProto *wq_node = wi ? NULL : scope_producer(g, wdq->input[0]);
     const Onnx__TensorProto *wf = wq_node && !strcmp(wq_node->op_type, "QuantizeLinear")
-                                      ? constant(g, wq_node->input[0]) : NULL;
+                                      ? scope_constant(g, wq_node->input[0]) : NULL;
     if (!ws || (!wi && !wf))
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its weights are not a constant "
                        "through DequantizeLinear", src, name);
@@ -1046,7 +1079,7 @@ static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the weights' zero point '%s' is "
                        "not a constant (it must be 0)", src, name, wdq->input[2]);
     if (wf && wq_node->n_input > 2 && wq_node->input[2][0]) {
-        const Onnx__TensorProto *qz = constant(g, wq_node->input[2]);
+        const Onnx__TensorProto *qz = scope_constant(g, wq_node->input[2]);
         for (int64_t i = 0; qz && i < numel_of(qz); i++)
             if (value_at(qz, i) != 0)
                 qz = NULL;
@@ -1125,32 +1158,19 @@ static nb_err read_layer(const char *src, Onnx__GraphProto *g, Onnx__NodeProto *
     return NB_OK;
 }
 
-nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st)
+/* The layers of sc->g and of its branches into out (room for every node). */
+static nb_err read_layers(const char *src, const scope *sc, nb_qdq_model *out, nb_status *st)
 {
-    memset(out, 0, sizeof *out);
-    Onnx__ModelProto *mp = NULL;
-    int64_t opset = 0;
-    nb_err e = load_proto(src, &mp, &opset, st);
-    if (e)
-        return e;
-    Onnx__GraphProto *g = mp->graph;
-    out->l = calloc(g->n_node + 1, sizeof *out->l);
-    if (!out->l)
-        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    Onnx__GraphProto *g = sc->g;
+    nb_err e = NB_OK;
     for (size_t i = 0; i < g->n_node && !e; i++) {
         Onnx__NodeProto *nd = g->node[i];
         const char *op = nd->op_type;
-        for (size_t a = 0; a < nd->n_attribute && !e; a++) {
-            const Onnx__GraphProto *sub = nd->attribute[a]->g;
-            static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
-            for (size_t k = 0; sub && k < sub->n_node && !e; k++)
-                for (size_t c = 0; c < 4 && !e; c++)
-                    if (!strcmp(sub->node[k]->op_type, cube[c]))
-                        e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' is inside the "
-                                    "branch of '%s': QAT import reads the main graph only",
-                                    src, sub->node[k]->name ? sub->node[k]->name : "",
-                                    nd->name ? nd->name : op);
-        }
+        for (size_t a = 0; a < nd->n_attribute && !e; a++)
+            if (nd->attribute[a]->g) {
+                scope in = {nd->attribute[a]->g, sc};
+                e = read_layers(src, &in, out, st);
+            }
         if (e)
             break;
         if (!strcmp(op, "LSTM") || !strcmp(op, "GRU"))
@@ -1161,18 +1181,25 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
             if (!nd->name || !nd->name[0])
                 e = nb_fail(st, NB_ERR_GRAPH, "%s: a %s node without a name: the record keys "
                             "layers by name", src, op);
-            else if (!(e = read_layer(src, g, nd, &out->l[out->n], st)))
+            else if (!(e = read_layer(src, sc, nd, &out->l[out->n], st)))
                 out->n++;
         }
     }
-    if (!e && out->n == 0)
-        e = nb_fail(st, NB_ERR_GRAPH, "%s: no Conv, ConvTranspose, MatMul or Gemm", src);
-    /* drop the QuantizeLinear/DequantizeLinear nodes nothing reads any more: marked on the
-       whole graph first, then removed, until none is left */
-    bool *drop = e ? NULL : calloc(g->n_node + 1, sizeof(bool));
-    if (!e && !drop)
-        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    for (bool again = !e; again;) {
+    return e;
+}
+
+/* Drops the QuantizeLinear/DequantizeLinear nodes of g (and of its branches) that nothing
+ * reads any more, until none is left. */
+static nb_err drop_dead_qdq(Onnx__GraphProto *g, nb_status *st)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g && drop_dead_qdq(g->node[i]->attribute[a]->g, st))
+                return st->code;
+    bool *drop = calloc(g->n_node + 1, sizeof(bool));
+    if (!drop)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (bool again = true; again;) {
         again = false;
         for (size_t i = 0; i < g->n_node; i++) {
             const Onnx__NodeProto *nd = g->node[i];
@@ -1191,6 +1218,28 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
         g->n_node = k;
     }
     free(drop);
+    return NB_OK;
+}
+
+nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st)
+{
+    memset(out, 0, sizeof *out);
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    nb_err e = load_proto(src, &mp, &opset, st);
+    if (e)
+        return e;
+    Onnx__GraphProto *g = mp->graph;
+    out->l = calloc(count_nodes(g) + 1, sizeof *out->l);
+    scope top = {g, NULL};
+    if (!out->l)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    else
+        e = read_layers(src, &top, out, st);
+    if (!e && out->n == 0)
+        e = nb_fail(st, NB_ERR_GRAPH, "%s: no Conv, ConvTranspose, MatMul or Gemm", src);
+    if (!e)
+        e = drop_dead_qdq(g, st);
     if (!e)
         drop_unused(g);
     if (!e)

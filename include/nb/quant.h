@@ -236,7 +236,8 @@ typedef struct nb_qdq_model {
 } nb_qdq_model;
 
 /* Reads a model exported from QAT (PyTorch's QuantizeLinear/DequantizeLinear pairs): each
- * Conv, ConvTranspose, MatMul and Gemm must read DequantizeLinear(QuantizeLinear(x)) (one
+ * Conv, ConvTranspose, MatMul and Gemm (If branches included: a branch's layer may read
+ * Q/DQ nodes and constants of the graphs around it) must read DequantizeLinear(QuantizeLinear(x)) (one
  * scale and zero point: scale_d, offset_d; a uint8 zero point z is offset z - 128, an int16
  * one makes int16 activations) and DequantizeLinear of int8 constant weights (or of
  * QuantizeLinear of float weights) with zero point 0 (scale_w per tensor or per output
