@@ -26,7 +26,10 @@ echo "== nanobench infer (golden run, every layer dumped to $out)"
     --input input_1=random:7 --output-dir "$out" --dump-all
 data="$(dirname "$models")/owwdata-20"
 echo "== speech features for calibration and evaluation (espeak-ng + sox -> melspectrogram -> embedding) in $data"
-[ -d "$data/eval/hey_jarvis" ] || node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" 20 >/dev/null 2>&1
+if [ ! -d "$data/eval/hey_jarvis" ]; then
+    node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" 20 >/dev/null 2>"$out.make_data.log" ||
+        { tr '\r' '\n' <"$out.make_data.log" | tail -n 5 >&2; exit 2; }
+fi
 echo "== nanobench calibrate hey_jarvis_v0.1 (IFMR, 20 calibration clips, evaluated on 20 others)"
 "$nb" calibrate --model "$models/hey_jarvis_v0.1.onnx" --save_path "$out/quant/hey_jarvis" \
     --data_dir "$data/calib/hey_jarvis" --batch_num 20 --eval_dir "$data/eval/hey_jarvis"
