@@ -63,6 +63,13 @@ void rec_error(const char *fmt, va_list ap);
 /* Ends the run with rc's status; returns the exit status. */
 int rec_finish(int rc);
 
+/* Output files being written: on SIGINT, SIGTERM or SIGHUP, each registered path and its
+ * ".tmp" are removed before the process dies of the signal (app/cleanup.c). install once in
+ * main; add before writing (up to 8 files); clear once they are renamed or removed. */
+void cli_cleanup_install(void);
+void cli_cleanup_add(const char *path);
+void cli_cleanup_clear(void);
+
 int cmd_info(int argc, char **argv);
 int cmd_infer(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);

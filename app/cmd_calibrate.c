@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "nb/atc.h"
 #include "nb/quant.h"
 
 static void help(void)
@@ -96,6 +97,7 @@ typedef struct layer {
     const char *in_name[MAX_LAYER_IN];
     nb_tensor *cur[MAX_LAYER_IN];
     int out_index;     /* the output compared: 0, or an RNN's Y_h when it has no Y */
+    bool seen;         /* its input was seen in a batch (maybe with no elements) */
     /* LSTM, GRU: the recurrent weights R [1, G x H, H] and the hidden state entering the
        recurrent product, seen as initial_h and as Y (every step's Ht) */
     bool rnn;
@@ -228,6 +230,7 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
         }
         if (l->act != name)
             continue;
+        l->seen = true;
         nb_err e = nb_hist_add(&l->hist, t->data, t->numel, c->st);
         if (e) {
             c->failed = l->act;
@@ -496,9 +499,13 @@ static nb_err quantize_weights(layer *l, nb_status *st)
 static nb_err choose_x(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
                        nb_status *st)
 {
+    if (l->hist.total <= 0 && l->seen)
+        return nb_fail(st, NB_ERR_DATA, "its input '%s' had no elements in any calibration "
+                       "batch (a dim of 0)", l->act);
     if (l->hist.total <= 0)
-        return nb_fail(st, NB_ERR_DATA, "no calibration batch reached it (it is in an If "
-                       "branch these batches never take): give batches that take it");
+        return nb_fail(st, NB_ERR_DATA, "no calibration batch reached it%s", l->g->parent
+                       ? " (it is in an If branch these batches never take): give batches "
+                         "that take it" : "");
     nb_act_algo a = have_forced ? forced : l->cfg->act;
     if (a != NB_ACT_AUTO) {
         l->algo = a;
@@ -673,6 +680,30 @@ static void warn_tiny(const layer *l)
                 l->node->name, (long long)zeroed, zeroed == 1 ? "" : "s", l->cfg->weight_bits);
 }
 
+/* A warning for a tensor that two layers quantize with different parameters (the input of
+ * one and the input or the state of another, or configs that differ): the compiler then
+ * makes one AscendQuant per distinct scale, and the estimate counted one. */
+static void warn_shared(const layer *ls, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 2; a++) {
+            const char *ti = a ? ls[i].h_in : ls[i].act;
+            const nb_qparams *qi = a ? &ls[i].qh : &ls[i].q;
+            for (int j = i + 1; ti && j < n; j++)
+                for (int b = 0; b < 2; b++) {
+                    const char *tj = b ? ls[j].h_in : ls[j].act;
+                    const nb_qparams *qj = b ? &ls[j].qh : &ls[j].q;
+                    if (tj == ti && (qi->scale != qj->scale || qi->offset != qj->offset ||
+                                     qi->bits != qj->bits))
+                        fprintf(stderr, "nanobench: warning: tensor '%s' is quantized twice: "
+                                "layer '%s' %s scale %g offset %d, layer '%s' %s scale %g "
+                                "offset %d (two AscendQuant on the NPU)\n", ti, ls[i].node->name,
+                                a ? "state" : "input", qi->scale, qi->offset, ls[j].node->name,
+                                b ? "state" : "input", qj->scale, qj->offset);
+                }
+        }
+}
+
 static bool cube_op(const char *op)
 {
     return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
@@ -704,6 +735,10 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
                     return e;
             }
         bool rnn = !strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU");
+        if (!strcmp(nd->op_type, "RNN"))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (RNN): the Nano's cube runs "
+                           "LSTM and GRU, not the plain RNN, so it cannot be quantized for the "
+                           "NPU (estimate lists it as a CPU task)", nd->name);
         if (!cube_op(nd->op_type) && !rnn)
             continue;
         if (nb_quant_config_skips(cfg, nd->name, nd->op_type))
@@ -712,11 +747,12 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
                            "run in float", nd->name, nd->op_type);
         const nb_value *r = NULL;
         if (rnn) {
-            const char *dir = nb_attr_str(nd, "direction", "forward");
-            if (strcmp(dir, "forward") && strcmp(dir, "reverse"))
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): direction %s; the "
-                               "Nano's %s runs one direction (split it into a forward and a "
-                               "reverse layer)", nd->name, nd->op_type, dir, nd->op_type);
+            char why[300];
+            nb_npu_rnn_reason(g, nd, 1, why, sizeof why);
+            if (why[0])
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': %s, so it cannot be "
+                               "quantized for the NPU (estimate lists it as a CPU task); "
+                               "rewrite it, or cut the graph before it", nd->name, why);
             r = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]] : NULL;
             if (!r || !r->const_val || r->const_val->rank != 3 || r->const_val->numel == 0)
                 return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its recurrent weights "
@@ -751,14 +787,30 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
                                "a constant per output channel (the cube adds one value per "
                                "channel)", nd->name, c->name);
         }
+        /* NaN or infinity in the weights: refused before any batch runs (it would surface
+           as bad data in the layer's output) */
+        const nb_value *wr[2] = {w, r};
+        for (int k = 0; k < 2; k++) {
+            const nb_tensor *t = wr[k] ? wr[k]->const_val : NULL;
+            for (int64_t i = 0; t && t->dtype == NB_FLOAT && i < t->numel; i++) {
+                float v = ((const float *)t->data)[i];
+                if (!isfinite(v))
+                    return nb_fail(st, NB_ERR_DATA, "layer '%s' (%s): %s in its %s '%s' at "
+                                   "element %lld", nd->name, nd->op_type,
+                                   isnan(v) ? "NaN" : "infinity",
+                                   k ? "recurrent weights R" : "weights", wr[k]->name,
+                                   (long long)i);
+            }
+        }
         if (rnn && w->const_val->rank != 3)
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are not "
                            "[1, gates x hidden, input]", nd->name, nd->op_type, w->name);
         /* the output compared: Y; an RNN that writes only Y_h, that */
         int oi = rnn && (nd->n_out < 1 || nd->out[0] < 0) && nd->n_out > 1 && nd->out[1] >= 0;
         if (nd->n_out <= oi || nd->out[oi] < 0)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): no output is used",
-                           nd->name, nd->op_type);
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): %s", nd->name, nd->op_type,
+                           rnn ? "neither Y nor Y_h is used (the calibration reads the hidden "
+                                 "state from them)" : "its output is not used");
         layer *l = &ls[*k];
         l->node = nd;
         l->g = g;
@@ -938,6 +990,9 @@ static int import_qdq(const char *model, const char *save, int argc, char **argv
     char dpart[4300], rpart[4300];
     snprintf(dpart, sizeof dpart, "%s.part", deploy);
     snprintf(rpart, sizeof rpart, "%s.part", record);
+    cli_cleanup_add(stripped);
+    cli_cleanup_add(dpart);
+    cli_cleanup_add(rpart);
     if (nb_read_qdq(model, stripped, &q, &st) || nb_write_deploy(stripped, dpart, q.l, q.n, &st) ||
         nb_write_record(rpart, q.l, q.n, &st))
         rc = cli_error(&st);
@@ -948,6 +1003,7 @@ static int import_qdq(const char *model, const char *save, int argc, char **argv
     remove(stripped);
     remove(dpart);
     remove(rpart);
+    cli_cleanup_clear();
     if (!rc) {
         rec_artifact("deploy_model", deploy);
         rec_artifact("record", record);
@@ -1000,6 +1056,9 @@ int cmd_calibrate(int argc, char **argv)
         else
             return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
     }
+    if (save && (!save[0] || save[strlen(save) - 1] == '/'))
+        return cli_usage_error("calibrate", "--save_path '%s': give DIR/PREFIX (the files are "
+                               "PREFIX_deploy_model.onnx, ...: AMCT's form)", save);
     if (from_qdq) {
         if (model || dirs || cfg_path || batch || algo || eval_dirs || shape)
             return cli_usage_error("calibrate", "--from_qdq takes only --save_path: the QAT "
@@ -1143,7 +1202,7 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     if (nl == 0) {
-        rc = cli_fail(2, "%s: no Conv, ConvTranspose, MatMul or Gemm to quantize", model);
+        rc = cli_fail(2, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU to quantize", model);
         goto out;
     }
     /* a config that names a layer the model does not have is a typo, not a no-op */
@@ -1187,6 +1246,7 @@ int cmd_calibrate(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
     for (int i = 0; i < nl; i++)
         warn_tiny(&ls[i]);
+    warn_shared(ls, nl);
     /* everything that can be refused is checked before a file is written */
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
     char **const *eval_files = files;
@@ -1226,6 +1286,8 @@ int cmd_calibrate(int argc, char **argv)
     snprintf(part[0], sizeof part[0], "%s.part", record);
     snprintf(part[1], sizeof part[1], "%s.part", fq);
     snprintf(part[2], sizeof part[2], "%s.part", deploy);
+    for (int i = 0; i < 3; i++)
+        cli_cleanup_add(part[i]);
     nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
     if (!ql) {
         rc = cli_fail(1, "out of memory");
@@ -1321,6 +1383,7 @@ out:
     if (parts_made) /* a failure after the first write: no output at all */
         for (int i = 0; i < 3; i++)
             remove(part[i]);
+    cli_cleanup_clear();
     for (int i = 0; i < nl; i++) {
         nb_hist_free(&ls[i].hist);
         nb_hist_free(&ls[i].hist_h);

@@ -169,6 +169,7 @@ int main(int argc, char **argv)
         g_rec.argc = argc;
         g_rec.argv = all;
     }
+    cli_cleanup_install();
     int rc = global_options(&argc, argv) ? 2 : run_command(argc, argv);
     free(all);
     return rc;

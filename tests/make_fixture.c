@@ -9,8 +9,11 @@
  *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
+ *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
  *   if_gemm      y = If(Greater(x[0,0], 0)) then Gemm(x, W [2,2], transB, b) else x,
  *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +61,10 @@ int main(int argc, char **argv)
                                       (const char *[]){"y", NULL});
         if (!strcmp(kind, "conv_unnamed"))
             cv->name = NULL;
-    } else if (!strcmp(kind, "lstm_bidir")) {
-        const int64_t dx[] = {2, 1, 4}, dw[] = {2, 12, 4}, dr[] = {2, 12, 3}, dy[] = {2, 2, 1, 3};
+    } else if (!strcmp(kind, "lstm_bidir") || !strcmp(kind, "lstm_nan_r")) {
+        bool bi = !strcmp(kind, "lstm_bidir");
+        const int64_t dx[] = {2, 1, 4}, dw[] = {bi ? 2 : 1, 12, 4}, dr[] = {bi ? 2 : 1, 12, 3},
+                      dy[] = {2, bi ? 2 : 1, 1, 3};
         static float w[2 * 12 * 4], r[2 * 12 * 3];
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
             w[i] = 0.01f * (float)(i % 7);
@@ -67,12 +72,16 @@ int main(int argc, char **argv)
             r[i] = 0.02f * (float)(i % 5);
         mb_input(m, "x", 1, 3, dx);
         mb_output(m, "y", 1, 4, dy);
-        mb_init_floats(m, "W", 3, dw, w, sizeof w / sizeof w[0]);
-        mb_init_floats(m, "R", 3, dr, r, sizeof r / sizeof r[0]);
+        if (!bi)
+            r[5] = NAN;
+        mb_init_floats(m, "W", 3, dw, w, (size_t)(dw[0] * 12 * 4));
+        mb_init_floats(m, "R", 3, dr, r, (size_t)(dr[0] * 12 * 3));
         Onnx__NodeProto *n = mb_node(m, "LSTM", (const char *[]){"x", "W", "R", NULL},
                                      (const char *[]){"y", NULL});
+        n->name = "lstm";
         mb_attr_int(n, "hidden_size", 3);
-        mb_attr_string(n, "direction", "bidirectional");
+        if (bi)
+            mb_attr_string(n, "direction", "bidirectional");
     } else if (!strcmp(kind, "if_gemm")) {
         const int64_t dx[] = {1, 2}, dw[] = {2, 2}, db[] = {2};
         const float w[4] = {0.5f, -1, 0.25f, 2}, b[2] = {0.1f, -0.2f}, zero = 0;

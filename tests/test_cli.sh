@@ -202,7 +202,9 @@ expect 0 "calibrate: the LSTM/GRU fake-quant model loads" -- "$NB" info "$T/rnn/
 grep -q "QuantizeLinear  *3 " "$T/out" && grep -q "DequantizeLinear  *7 " "$T/out" ||
     { echo "FAIL: LSTM/GRU fake-quant Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
 "$FIX" lstm_bidir "$T/lstm_bidir.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
-expect 2 "calibrate: a bidirectional LSTM" -- "$NB" calibrate --model "$T/lstm_bidir.onnx" --save_path "$T/rnn/bi/r" --data_dir "$T/rnn/x"; mentions "runs one direction"
+expect 2 "calibrate: a bidirectional LSTM" -- "$NB" calibrate --model "$T/lstm_bidir.onnx" --save_path "$T/rnn/bi/r" --data_dir "$T/rnn/x"; mentions "LSTM with 2 directions: the Nano runs 1, so it cannot be quantized"
+"$FIX" lstm_nan_r "$T/lstm_nan_r.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 2 "calibrate: NaN in an LSTM's R" -- "$NB" calibrate --model "$T/lstm_nan_r.onnx" --save_path "$T/rnn/nan/r" --data_dir "$T/rnn/x"; mentions "layer 'lstm' (LSTM): NaN in its recurrent weights R 'R' at element 5"
 [ ! -e "$T/rnn/bi" ] || [ -z "$(ls -A "$T/rnn/bi")" ] || { echo "FAIL: files left by a refused calibration"; ls "$T/rnn/bi"; fails=$((fails + 1)); }
 # an input of magnitude 2^-20 (float32 0x35800000; MinMax: the range [0, 2^-20]): its int8 scale would be under
 # 1.19e-07, which AMCT takes as 1, so the input quantizes to 0: a warning says so
@@ -223,6 +225,7 @@ expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unname
 [ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
 expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"
 [ -z "$(ls -A "$T/cal/ev" 2>/dev/null)" ] || { echo "FAIL: files left after a bad --eval_dir"; ls "$T/cal/ev"; fails=$((fails + 1)); }
+expect 2 "calibrate: --save_path is a folder" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/" --data_dir "$T/cal/x"; mentions "give DIR/PREFIX"
 expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
 expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
 head -c 100 /dev/zero >"$T/cal/bad/short.bin"

@@ -796,33 +796,30 @@ static bool default_strings(const nb_node *n, const char *name, const char *cons
     return true;
 }
 
-/* Why the Nano's fused LSTM/GRU cannot run n, or "": the table's direction limit; time-major
- * layout; sigmoid/tanh gates without clip or coupled gates; every batch running the full
- * sequence (sequence_lens absent or all seq_len). Longer sequences are unrolled, not
- * refused. */
-static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup, char *why,
+/* include/nb/atc.h */
+void nb_npu_rnn_reason(const nb_graph *g, const nb_node *n, int max_directions, char *why,
                        size_t len)
 {
     static const char *const lstm_act[] = {"Sigmoid", "Tanh", "Tanh"};
     static const char *const gru_act[] = {"Sigmoid", "Tanh"};
     bool lstm = !strcmp(n->op_type, "LSTM");
     why[0] = 0;
-    if (n->n_in < 3 || n->in[1] < 0 || n->in[2] < 0 || !is_const(c, n->in[1]) ||
-        !is_const(c, n->in[2])) {
+    if (n->n_in < 3 || n->in[1] < 0 || n->in[2] < 0 || !g->values[n->in[1]].const_val ||
+        !g->values[n->in[2]].const_val) {
         snprintf(why, len, "%s with run-time W or R: the cube's weights are constants",
                  n->op_type);
         return;
     }
-    const nb_value *x = &c->g->values[n->in[0]], *w = &c->g->values[n->in[1]];
-    const nb_value *r = &c->g->values[n->in[2]];
+    const nb_value *x = &g->values[n->in[0]], *w = &g->values[n->in[1]];
+    const nb_value *r = &g->values[n->in[2]];
     if (x->rank != 3 || w->rank != 3 || r->rank != 3) {
         snprintf(why, len, "%s with X, W or R not of rank 3", n->op_type);
         return;
     }
     int64_t dirs = w->dims[0], seq = x->dims[0];
-    if (sup->max_directions && dirs > sup->max_directions)
+    if (max_directions && dirs > max_directions)
         snprintf(why, len, "%s with %lld directions: the Nano runs %d", n->op_type,
-                 (long long)dirs, sup->max_directions);
+                 (long long)dirs, max_directions);
     else if (nb_attr_int(n, "layout", 0) != 0)
         snprintf(why, len, "%s with layout 1 (batch first)", n->op_type);
     else if (!default_strings(n, "activations", lstm ? lstm_act : gru_act, lstm ? 3 : 2))
@@ -833,15 +830,21 @@ static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup
     else if (lstm && nb_attr_int(n, "input_forget", 0))
         snprintf(why, len, "LSTM with input_forget (coupled gates)");
     else if (n->n_in > 4 && n->in[4] >= 0) {
-        const nb_tensor *sl = c->g->values[n->in[4]].const_val;
+        const nb_tensor *sl = g->values[n->in[4]].const_val;
         bool full = sl != NULL;
         for (int64_t i = 0; full && i < sl->numel; i++)
             full = nb_tensor_get_i64(sl, i) == seq;
         if (!full)
             snprintf(why, len, "%s with sequence_lens '%s' shorter than (or not known as) "
                      "seq_len %lld: the unrolled steps run every step", n->op_type,
-                     c->g->values[n->in[4]].name, (long long)seq);
+                     g->values[n->in[4]].name, (long long)seq);
     }
+}
+
+static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup, char *why,
+                       size_t len)
+{
+    nb_npu_rnn_reason(c->g, n, sup->max_directions, why, len);
 }
 
 /* LSTM and GRU: one cube+vector task per time step (seq_len 1 each), sharing one copy of

@@ -405,15 +405,14 @@ static nb_err run_graph(nb_exec *ex, env *en, nb_status *st)
                 nb_tensor_free(en->vals[v]);
             en->vals[v] = tout[k];
             en->owned[v] = true;
-            if (ex->opts.on_value) {
+            if (ex->opts.on_value)
                 e = ex->opts.on_value(ex->opts.user, n, k, g->values[v].name, tout[k]);
-                if (e)
-                    return e;
-            }
-            if (ex->opts.keep_all && en->parent) {
+            if (!e && ex->opts.keep_all && en->parent)
                 e = keep_value(ex, g->values[v].name, tout[k], st);
-                if (e)
-                    return e;
+            if (e) { /* the outputs not yet stored are freed here, the stored ones with env */
+                for (int j = k + 1; j < n->n_out; j++)
+                    nb_tensor_free(tout[j]);
+                return e;
             }
         }
         if (!ex->opts.keep_all) {

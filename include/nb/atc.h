@@ -207,6 +207,17 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
 void nb_npu_graph_free(nb_npu_graph *g);
 const char *nb_format_name(nb_format f);
 
+struct nb_graph;
+struct nb_node;
+/* Why the Nano's fused LSTM/GRU cannot run node n of graph g, in why ("" when it can):
+ * run-time W or R; X, W, R not of rank 3; more than max_directions directions (the op
+ * table's limit, 0: none); layout 1; activations other than Sigmoid/Tanh(/Tanh); clip;
+ * input_forget; sequence_lens not all seq_len (or not constant). Longer sequences are
+ * unrolled, not refused (../shared/docs/nano-toolchain.md: seq_len 1, one direction).
+ * Used by the lowering (a CPU task) and by the calibrator (a refusal). */
+void nb_npu_rnn_reason(const struct nb_graph *g, const struct nb_node *n, int max_directions,
+                       char *why, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
