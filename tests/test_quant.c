@@ -367,6 +367,21 @@ static void test_arq(void **state)
     assert_non_null(strstr(st.msg, "NaN in the weights at element 1"));
 }
 
+/* Writes the deploy model of layer l of src to dst and decodes it. */
+static Onnx__ModelProto *deploy_and_read(const char *src, const char *dst, const nb_qlayer *l)
+{
+    nb_status st = {0};
+    if (nb_write_deploy(src, dst, l, 1, &st))
+        fail_msg("%s", st.msg);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(nb_read_file(dst, &buf, &len, &st), NB_OK);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(mp);
+    return mp;
+}
+
 /* The deploy model's int32 bias and deq_scale, by hand. x [1,2] -> Gemm (B [2,2] with
  * transB = 1, C = [1, -2]); int8 weights [[1, 2], [3, -4]], scale_d 0.5, offset_d 3,
  * scale_w [0.25, 0.5]: deq_scale = [0.125, 0.25] (fp32 bits 0x3E000000, 0x3E800000);
@@ -396,15 +411,7 @@ static void test_deploy_bias(void **state)
     nb_qlayer l = {.node = "g", .act_bits = 8, .scale_d = 0.5f, .offset_d = 3, .channels = 2,
                    .scale_w = sw, .w_q = wq, .w_rank = 2, .w_dims = dw, .w_numel = 4,
                    .w_axis = 0};
-    nb_status st = {0};
-    if (nb_write_deploy(src, dst, &l, 1, &st))
-        fail_msg("%s", st.msg);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(nb_read_file(dst, &buf, &len, &st), NB_OK);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    free(buf);
-    assert_non_null(mp);
+    Onnx__ModelProto *mp = deploy_and_read(src, dst, &l);
     const Onnx__GraphProto *g = mp->graph;
     int found = 0;
     for (size_t i = 0; i < g->n_initializer; i++) {
@@ -473,15 +480,7 @@ static void test_deploy_rnn(void **state)
                    .scale_w = sw, .w_q = wq, .w_rank = 3, .w_dims = dw, .w_numel = 6,
                    .w_axis = 1, .r_q = rq, .scale_r = sr, .r_dims = dr, .r_numel = 3,
                    .scale_h = 0.125f, .offset_h = 0};
-    nb_status st = {0};
-    if (nb_write_deploy(src, dst, &l, 1, &st))
-        fail_msg("%s", st.msg);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(nb_read_file(dst, &buf, &len, &st), NB_OK);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    free(buf);
-    assert_non_null(mp);
+    Onnx__ModelProto *mp = deploy_and_read(src, dst, &l);
     const Onnx__GraphProto *g = mp->graph;
     static const struct {
         const char *name;
