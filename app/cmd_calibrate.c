@@ -98,6 +98,10 @@ typedef struct layer {
     nb_tensor *cur[MAX_LAYER_IN];
     int out_index;     /* the output compared: 0, or an RNN's Y_h when it has no Y */
     bool seen;         /* its input was seen in a batch (maybe with no elements) */
+    /* Conv + BatchNormalization fused (AMCT's do_fusion): the BN node, the folded float
+       weights (l->w points to them) and bias */
+    const nb_node *bn;
+    nb_tensor *w_folded, *b_folded;
     /* LSTM, GRU: the recurrent weights R [1, G x H, H] and the hidden state entering the
        recurrent product, seen as initial_h and as Y (every step's Ht) */
     bool rnn;
@@ -282,7 +286,9 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
     if (e)
         return e;
     float *b = l->bias->data;
-    const nb_tensor *b0 = nd->n_in > 2 && nd->in[2] >= 0 ? l->g->values[nd->in[2]].const_val : NULL;
+    const nb_tensor *b0 = l->b_folded ? l->b_folded
+                          : nd->n_in > 2 && nd->in[2] >= 0 ? l->g->values[nd->in[2]].const_val
+                                                          : NULL;
     for (int64_t c = 0; c < l->channels; c++)
         b[c] = b0 ? (float)nb_tensor_get_f64(b0, b0->numel == 1 ? 0 : c) : 0.0f;
     if (!enabled || !l->in_sum || l->in_count <= 0)
@@ -722,6 +728,86 @@ static const char *owner_name(const nb_graph *g, int v)
     return g->values[v].name;
 }
 
+/* The BatchNormalization that Conv nd's output feeds alone, foldable into it (AMCT's Conv+BN
+ * fusion), or NULL: nd's only reader (the If nodes' implicit reads count), in the same
+ * graph, in inference form (Y only, no training_mode), with constant scale, B, mean and
+ * var of Cout values; the Conv's output not a graph output. */
+static const nb_node *bn_after(const nb_graph *g, const nb_node *nd, int64_t cout)
+{
+    int v = nd->out[0];
+    if (v < 0 || g->values[v].is_output)
+        return NULL;
+    const nb_node *bn = NULL;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *c = &g->nodes[i];
+        int uses = 0;
+        for (int k = 0; k < c->n_in; k++)
+            uses += c->in[k] == v;
+        for (int k = 0; k < c->n_implicit; k++)
+            uses += c->implicit[k] == v;
+        if (!uses)
+            continue;
+        if (bn || uses > 1 || strcmp(c->op_type, "BatchNormalization") || c->in[0] != v)
+            return NULL;
+        bn = c;
+    }
+    if (!bn || bn->n_in < 5 || bn->n_out < 1 || bn->out[0] < 0 ||
+        nb_attr_int(bn, "training_mode", 0))
+        return NULL;
+    for (int k = 1; k < bn->n_out; k++)
+        if (bn->out[k] >= 0)
+            return NULL;
+    for (int k = 1; k < 5; k++) {
+        const nb_tensor *t = bn->in[k] >= 0 ? g->values[bn->in[k]].const_val : NULL;
+        if (!t || t->numel != cout)
+            return NULL;
+    }
+    return bn;
+}
+
+/* Folds l->bn into the Conv's weights and bias (per output channel c, a = scale / sqrt(var
+ * + epsilon): W' = a W, b' = a (b - mean) + B; ONNX BatchNormalization), into l->w_folded
+ * and l->b_folded; l->w becomes the folded weights and the layer's output the BN's. */
+static nb_err fold_bn(layer *l, nb_status *st)
+{
+    const nb_node *nd = l->node, *bn = l->bn;
+    const nb_graph *g = l->g;
+    const nb_tensor *w = l->w, *b0 = nd->n_in > 2 && nd->in[2] >= 0 ? g->values[nd->in[2]].const_val
+                                                                      : NULL;
+    const nb_tensor *sc = g->values[bn->in[1]].const_val, *beta = g->values[bn->in[2]].const_val,
+                    *mean = g->values[bn->in[3]].const_val, *var = g->values[bn->in[4]].const_val;
+    int64_t cout = w->dims[0], per = w->numel / cout;
+    double eps = nb_attr_float(bn, "epsilon", 1e-5f);
+    nb_err e = nb_tensor_new(NB_FLOAT, w->rank, w->dims, &l->w_folded, st);
+    if (!e)
+        e = nb_tensor_new(NB_FLOAT, 1, &cout, &l->b_folded, st);
+    if (e)
+        return e;
+    float *wf = l->w_folded->data, *bf = l->b_folded->data;
+    for (int64_t c = 0; c < cout; c++) {
+        double a = nb_tensor_get_f64(sc, c) / sqrt(nb_tensor_get_f64(var, c) + eps);
+        double b = b0 ? nb_tensor_get_f64(b0, b0->numel == 1 ? 0 : c) : 0;
+        bf[c] = (float)(a * (b - nb_tensor_get_f64(mean, c)) + nb_tensor_get_f64(beta, c));
+        if (!isfinite(a) || !isfinite(bf[c]))
+            return nb_fail(st, NB_ERR_DATA, "BatchNormalization '%s' after it folds to a "
+                           "non-finite scale or bias at channel %lld (var + epsilon <= 0?)",
+                           bn->name, (long long)c);
+        for (int64_t i = 0; i < per; i++)
+            wf[c * per + i] = (float)(a * nb_tensor_get_f64(w, c * per + i));
+    }
+    l->w = l->w_folded;
+    l->out = g->values[bn->out[0]].name;
+    return NB_OK;
+}
+
+static bool skips_fusion(const nb_quant_config *cfg, const char *name)
+{
+    for (int i = 0; i < cfg->n_skip_fusion; i++)
+        if (!strcmp(cfg->skip_fusion_layers[i], name))
+            return true;
+    return false;
+}
+
 /* Adds the layers of g and of its If branches to ls (room for every node of the model). */
 static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *ls, int *k,
                          nb_status *st)
@@ -824,6 +910,9 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
         l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
         int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
         nb_err e = nb_hist_init(&l->hist, bins, st);
+        if (!e && !strcmp(nd->op_type, "Conv") && cfg->do_fusion && !skips_fusion(cfg, nd->name) &&
+            (l->bn = bn_after(g, nd, l->w->dims[0])) != NULL)
+            e = fold_bn(l, st);
         if (!e && rnn) {
             l->rnn = true;
             l->r = r->const_val;
@@ -852,6 +941,8 @@ static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, layer *
         for (int i = 0; i < k; i++) {
             nb_hist_free(&ls[i].hist);
             nb_hist_free(&ls[i].hist_h);
+            nb_tensor_free(ls[i].w_folded);
+            nb_tensor_free(ls[i].b_folded);
         }
         free(ls);
         return e;
@@ -877,7 +968,8 @@ static void print_report(const layer *ls, int n, FILE *f)
     for (int i = 0; i < n; i++) {
         const layer *l = &ls[i];
         fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f  "
-                "%8.1f  %8.6f\n", l->node->name, l->node->op_type, nb_act_algo_name(l->algo),
+                "%8.1f  %8.6f\n", l->node->name, l->bn ? "Conv+BN" : l->node->op_type,
+                nb_act_algo_name(l->algo),
                 l->q.clip_min, l->q.clip_max, l->q.scale, l->q.offset, l->q.bits,
                 l->cfg->weight_bits, l->cfg->channel_wise ? "yes" : "no", l->act_sqnr,
                 l->w_sqnr, cmp_sqnr_db(&l->out_err), cmp_cosine(&l->out_err));
@@ -913,6 +1005,8 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
         json_t *j = json_object(), *sw = json_array();
         json_object_set_new(j, "layer", json_string(l->node->name));
         json_object_set_new(j, "op_type", json_string(l->node->op_type));
+        if (l->bn)
+            json_object_set_new(j, "fused_batchnorm", json_string(l->bn->name));
         json_object_set_new(j, "algorithm", json_string(nb_act_algo_name(l->algo)));
         json_object_set_new(j, "clip_min", json_real(l->q.clip_min));
         json_object_set_new(j, "clip_max", json_real(l->q.clip_max));
@@ -1305,7 +1399,8 @@ int cmd_calibrate(int argc, char **argv)
                             .r_q = ls[i].r_q, .scale_r = ls[i].scale_r,
                             .r_dims = ls[i].r ? ls[i].r->dims : NULL,
                             .r_numel = ls[i].r ? ls[i].r->numel : 0,
-                            .scale_h = ls[i].qh.scale, .offset_h = ls[i].qh.offset};
+                            .scale_h = ls[i].qh.scale, .offset_h = ls[i].qh.offset,
+                            .fused_bn = ls[i].bn != NULL};
     parts_made = true;
     nb_err fe = nb_check_layers(model, ql, nl, &st);
     if (!fe)
@@ -1393,6 +1488,8 @@ out:
         free(ls[i].scale_r);
         free(ls[i].r_q);
         nb_tensor_free(ls[i].r_fq);
+        nb_tensor_free(ls[i].w_folded);
+        nb_tensor_free(ls[i].b_folded);
         for (int k = 0; k < MAX_LAYER_IN; k++)
             nb_tensor_free(ls[i].cur[k]);
         nb_tensor_free(ls[i].bias);

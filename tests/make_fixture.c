@@ -10,6 +10,10 @@
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
  *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
+ *   conv_bn      y = BatchNormalization(Conv(x, W), scale [2, 4], B [0.5, -1], mean [1, 0],
+ *                var [0, 3], epsilon 1), x FLOAT [1,2,4,4], W [2,2,1,1] = [[1, -2], [0.5,
+ *                0.25]]: folded, a = scale / sqrt(var + eps) = [2, 2], W' = [[2, -4], [1, 0.5]],
+ *                b' = a (0 - mean) + B = [-1.5, -1]
  *   if_gemm      y = If(Greater(x[0,0], 0)) then Gemm(x, W [2,2], transB, b) else x,
  *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch */
 #include <math.h>
@@ -105,6 +109,24 @@ int main(int argc, char **argv)
                                      (const char *[]){"y", NULL});
         mb_attr_graph(n, "then_branch", tg);
         mb_attr_graph(n, "else_branch", eg);
+    } else if (!strcmp(kind, "conv_bn")) {
+        const int64_t dx[] = {1, 2, 4, 4}, dw[] = {2, 2, 1, 1}, dc[] = {2};
+        const float w[4] = {1, -2, 0.5f, 0.25f}, sc[2] = {2, 4}, b[2] = {0.5f, -1},
+                    mean[2] = {1, 0}, var[2] = {0, 3};
+        mb_input(m, "x", 1, 4, dx);
+        mb_output(m, "y", 1, 4, dx);
+        mb_init_floats(m, "W", 4, dw, w, 4);
+        mb_init_floats(m, "scale", 1, dc, sc, 2);
+        mb_init_floats(m, "B", 1, dc, b, 2);
+        mb_init_floats(m, "mean", 1, dc, mean, 2);
+        mb_init_floats(m, "var", 1, dc, var, 2);
+        mb_node(m, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL})->name =
+            "conv";
+        Onnx__NodeProto *bn = mb_node(m, "BatchNormalization",
+                                      (const char *[]){"c", "scale", "B", "mean", "var", NULL},
+                                      (const char *[]){"y", NULL});
+        bn->name = "bn";
+        mb_attr_float(bn, "epsilon", 1);
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

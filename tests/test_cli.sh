@@ -221,6 +221,25 @@ expect 0 "calibrate: a Gemm in an If branch" -- "$NB" calibrate --model "$T/if_g
 expect 0 "calibrate --from_qdq: a Gemm in an If branch" -- "$NB" calibrate --from_qdq "$T/cal/if/g_fake_quant_model.onnx" --save_path "$T/cal/ifq/g"
 grep -q 'key: "g"' "$T/cal/ifq/g_quant_record.txt" && cmp -s "$T/cal/ifq/g_quant_record.txt" "$T/cal/if/g_quant_record.txt" ||
     { echo "FAIL: QAT import of a branch layer"; diff "$T/cal/if/g_quant_record.txt" "$T/cal/ifq/g_quant_record.txt"; fails=$((fails + 1)); }
+# Conv + BatchNormalization (make_fixture conv_bn): fused by default (AMCT's do_fusion), ARQ on
+# the folded weights [[2, -4], [1, 0.5]]: scale_w = 4/127 = 0.0314960629 and 1/127 (float32) =
+# 0.00787401572; the fake-quant model has no BatchNormalization left; with skip_fusion_layers
+# the BN stays (a float vector op) and the scales are those of [[1, -2], [0.5, 0.25]]:
+# 2/127 = 0.0157480314, 0.5/127 = 0.00393700786
+"$FIX" conv_bn "$T/conv_bn.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+mkdir -p "$T/cal/bnx"
+node -e 'require("fs").writeFileSync(process.argv[1], Buffer.from(Float32Array.from({length: 32}, (_, i) => Math.sin(i)).buffer))' "$T/cal/bnx/0.bin"
+expect 0 "calibrate: Conv + BatchNormalization fused" -- "$NB" calibrate --model "$T/conv_bn.onnx" --save_path "$T/cal/bn/c" --data_dir "$T/cal/bnx"
+grep -q "Conv+BN" "$T/out" && grep -q "^    scale_w: 0.0314960629$" "$T/cal/bn/c_quant_record.txt" &&
+    grep -q "^    scale_w: 0.00787401572$" "$T/cal/bn/c_quant_record.txt" ||
+    { echo "FAIL: Conv+BN fusion"; cat "$T/out" "$T/cal/bn/c_quant_record.txt"; fails=$((fails + 1)); }
+expect 0 "calibrate: the fused fake-quant model" -- "$NB" info "$T/cal/bn/c_fake_quant_model.onnx"
+grep -q "BatchNormalization" "$T/out" && { echo "FAIL: BatchNormalization left after fusion"; cat "$T/out"; fails=$((fails + 1)); }
+printf 'skip_fusion_layers: "conv"\n' >"$T/cal/bn.cfg"
+expect 0 "calibrate: skip_fusion_layers" -- "$NB" calibrate --model "$T/conv_bn.onnx" --save_path "$T/cal/bn/s" --data_dir "$T/cal/bnx" --calibration_config "$T/cal/bn.cfg"
+grep -q "^    scale_w: 0.0157480314$" "$T/cal/bn/s_quant_record.txt" &&
+    grep -q "^    scale_w: 0.00393700786$" "$T/cal/bn/s_quant_record.txt" ||
+    { echo "FAIL: skip_fusion_layers"; cat "$T/cal/bn/s_quant_record.txt"; fails=$((fails + 1)); }
 expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unnamed.onnx" --save_path "$T/cal/un/c" --data_dir "$T/cal/x"; mentions "has no name in the file"
 [ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
 expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"

@@ -413,6 +413,33 @@ static bool rnn_fake_quant(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t idx
     return ok;
 }
 
+/* The Conv at ng->node[*at] takes over the output of the BatchNormalization that alone reads
+ * its output (folded into its weights and bias by the caller), which is removed; *at is the
+ * Conv's index after. False when there is no such node or out of memory. */
+static bool fuse_bn(Onnx__GraphProto *ng, size_t *at)
+{
+    Onnx__NodeProto *cv = ng->node[*at];
+    size_t k = 0;
+    while (k < ng->n_node && !(ng->node[k]->op_type &&
+                               !strcmp(ng->node[k]->op_type, "BatchNormalization") &&
+                               ng->node[k]->n_input > 0 && ng->node[k]->input[0] &&
+                               !strcmp(ng->node[k]->input[0], cv->output[0])))
+        k++;
+    if (k == ng->n_node || ng->node[k]->n_output < 1)
+        return false;
+    char *y = strdup(ng->node[k]->output[0]);
+    if (!y)
+        return false;
+    free(cv->output[0]);
+    cv->output[0] = y;
+    onnx__node_proto__free_unpacked(ng->node[k], NULL);
+    memmove(ng->node + k, ng->node + k + 1, sizeof *ng->node * (ng->n_node - k - 1));
+    ng->n_node--;
+    if (k < *at)
+        (*at)--;
+    return true;
+}
+
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st)
 {
@@ -431,6 +458,11 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
         Onnx__GraphProto *ng = layer_graph(src, g, l, &at, st); /* new initializers go to g */
         if (!ng) {
             e = st->code;
+            break;
+        }
+        if (l->fused_bn && !fuse_bn(ng, &at)) {
+            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': the BatchNormalization to fuse is "
+                        "gone", src, l->node);
             break;
         }
         Onnx__NodeProto *nd = ng->node[at];
@@ -741,6 +773,11 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
         if (l->r_q) {
             e = deploy_rnn(src, g, ng, at, l, st);
             continue;
+        }
+        if (l->fused_bn && !fuse_bn(ng, &at)) {
+            e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': the BatchNormalization to fuse is "
+                        "gone", src, l->node);
+            break;
         }
         Onnx__NodeProto *nd = ng->node[at];
         bool gemm = !strcmp(nd->op_type, "Gemm");

@@ -202,6 +202,10 @@ typedef struct nb_qlayer {
     int64_t r_numel;
     float scale_h;
     int offset_h;
+    /* Conv + BatchNormalization fused (AMCT's do_fusion): w_q and bias are the folded ones;
+       the writers remove the BatchNormalization that alone reads the Conv's output and give
+       its output to the Conv */
+    bool fused_bn;
 } nb_qlayer;
 
 /* Writes dst: the model src with, for each layer, its input activation through
