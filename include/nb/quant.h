@@ -149,7 +149,9 @@ int32_t nb_quantize_value(double x, const nb_qparams *q);
  *   the fake-quantized histogram (bin centres) wins (quant.md 1.2);
  * - HFMG (AMCT, PyTorch's HistogramObserver): tails trimmed step by step (1e-5 of the mass),
  *   each candidate [l, r] scored by the analytic L2 error of re-quantizing the source
- *   bins into 2^bits levels; stops when the error grows (quant.md 1.3);
+ *   bins into 2^bits levels (clipping included); stops when the error grows (quant.md
+ *   1.3); unlike PyTorch the untrimmed range is the first candidate, so a sparse tail
+ *   that costs more to clip than to quantize stays;
  * - MinMax: the range seen; Percentile: the 0.001 % and 99.999 % points (ONNX Runtime);
  * - KL: TensorRT's entropy calibration on |x| in 2048 bins to 128 levels, threshold of
  *   least KL(P || Q), symmetric; non-negative data with asymmetric activations takes
