@@ -57,6 +57,9 @@ int rec_start_model(const char *kind, const char *model, const char *shape, int 
                     char **argv);
 void rec_metric(const char *name, double value, const char *unit);
 void rec_artifact(const char *role, const char *path);
+/* One row of the run's per-layer results (history show / diff / export --layers). */
+void rec_layer(const char *layer, const char *op_type, int n, const char *const *names,
+               const double *values);
 /* The model's opset, inputs and outputs for its row. */
 void rec_model(const nb_model *m);
 void rec_error(const char *fmt, va_list ap);

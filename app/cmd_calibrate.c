@@ -98,6 +98,7 @@ typedef struct layer {
     nb_tensor *cur[MAX_LAYER_IN];
     int out_index;     /* the output compared: 0, or an RNN's Y_h when it has no Y */
     bool seen;         /* its input was seen in a batch (maybe with no elements) */
+    int batches;       /* calibration batches that reached it (fewer in an If branch) */
     /* Conv + BatchNormalization fused (AMCT's do_fusion): the BN node, the folded float
        weights (l->w points to them) and bias */
     const nb_node *bn;
@@ -235,6 +236,7 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
         if (l->act != name)
             continue;
         l->seen = true;
+        l->batches++;
         nb_err e = nb_hist_add(&l->hist, t->data, t->numel, c->st);
         if (e) {
             c->failed = l->act;
@@ -603,7 +605,8 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
 static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq_path,
                        const int *order, const char *const *names, int n_in,
                        char **const *files, int batches, nb_tensor **data, double *net_sqnr,
-                       double *net_cos, double *worst_cos, double *max_diff, nb_status *st)
+                       double *net_cos, double *worst_cos, double *max_diff, cmp_acc *per_out,
+                       nb_status *st)
 {
     *worst_cos = NAN; /* stays NaN ("-") when the outputs have one value */
     *max_diff = 0;
@@ -635,6 +638,7 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
             const nb_tensor *a = nb_exec_output(fx, o), *r = nb_exec_output(ex, o);
             if (a && r && a->dtype == NB_FLOAT && r->dtype == NB_FLOAT && a->numel == r->numel) {
                 cmp_add(&batch, a->data, r->data, a->numel);
+                cmp_add(&per_out[o], a->data, r->data, a->numel);
                 elems += a->numel;
             }
         }
@@ -988,14 +992,24 @@ static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null()
 
 static void print_json(const layer *ls, int n, const char *record, double net_sqnr,
                        double net_cos, double worst_cos, double max_diff, int eval_batches,
-                       bool eval_set, double calib_ms, double eval_ms, FILE *f)
+                       bool eval_set, double calib_ms, double eval_ms, const nb_graph *g,
+                       const cmp_acc *per_out, FILE *f)
 {
-    json_t *o = json_object(), *arr = json_array();
+    json_t *o = json_object(), *arr = json_array(), *outs = json_array();
+    for (int k = 0; k < g->n_outputs; k++) {
+        json_t *j = json_object();
+        json_object_set_new(j, "name", json_string(g->values[g->outputs[k]].name));
+        json_object_set_new(j, "sqnr_db", jreal(cmp_sqnr_db(&per_out[k])));
+        json_object_set_new(j, "cosine", jreal(cmp_cosine(&per_out[k])));
+        json_object_set_new(j, "max_abs_diff", jreal(per_out[k].max_diff));
+        json_array_append_new(outs, j);
+    }
     json_object_set_new(o, "record", json_string(record));
     json_object_set_new(o, "output_sqnr_db", jreal(net_sqnr));
     json_object_set_new(o, "output_cosine", jreal(net_cos));
     json_object_set_new(o, "output_worst_cosine", jreal(worst_cos));
     json_object_set_new(o, "output_max_abs_diff", jreal(max_diff));
+    json_object_set_new(o, "outputs", outs);
     json_object_set_new(o, "eval_batches", json_integer(eval_batches));
     json_object_set_new(o, "eval_set", json_string(eval_set ? "eval_dir" : "calibration"));
     json_object_set_new(o, "calibration_ms", json_real(calib_ms));
@@ -1007,6 +1021,7 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
         json_object_set_new(j, "op_type", json_string(l->node->op_type));
         if (l->bn)
             json_object_set_new(j, "fused_batchnorm", json_string(l->bn->name));
+        json_object_set_new(j, "batches", json_integer(l->batches));
         json_object_set_new(j, "algorithm", json_string(nb_act_algo_name(l->algo)));
         json_object_set_new(j, "clip_min", json_real(l->q.clip_min));
         json_object_set_new(j, "clip_max", json_real(l->q.clip_max));
@@ -1205,6 +1220,8 @@ int cmd_calibrate(int argc, char **argv)
     const char *names[64];
     char record[4200] = "", part[3][4300];
     bool parts_made = false;
+    cmp_acc *per_out = NULL; /* the evaluation, per graph output */
+    int n_outs = 0;
     int files_in_dir0 = 0;
     if (!dir_copy || (types && !type_copy)) {
         rc = cli_fail(1, "out of memory");
@@ -1267,8 +1284,12 @@ int cmd_calibrate(int argc, char **argv)
             want = data_types[k].t;
         }
         if (want != v->dtype) {
-            rc = cli_fail(2, "--data_types: input '%s' is %s in the model, not %s", v->name,
-                          nb_dtype_name(v->dtype), nb_dtype_name(want));
+            rc = type_copy ? cli_fail(2, "--data_types: input '%s' is %s in the model, not %s",
+                                      v->name, nb_dtype_name(v->dtype), nb_dtype_name(want))
+                           : cli_fail(2, "input '%s' is %s in the model: give --data_types, one "
+                                      "per input in the --data_dir order (float32 when not "
+                                      "given), e.g. \"float32;int64\"", v->name,
+                                      nb_dtype_name(v->dtype));
             goto out;
         }
         for (int d = 0; d < v->rank; d++)
@@ -1328,6 +1349,19 @@ int cmd_calibrate(int argc, char **argv)
             rc = cli_error(&st);
             goto out;
         }
+    int unreached = 0; /* layers of If branches no batch took: all named in one error */
+    char names_buf[400] = "";
+    for (int i = 0; i < nl; i++)
+        if (!ls[i].seen && ls[i].g->parent && unreached++ < 4)
+            snprintf(names_buf + strlen(names_buf), sizeof names_buf - strlen(names_buf),
+                     "%s'%s'", unreached > 1 ? ", " : "", ls[i].node->name);
+    if (unreached) {
+        rc = cli_fail(2, "%s: %d layer%s in If branches that no calibration batch takes (%s%s): "
+                      "give batches that take every branch (the compiled model keeps both)",
+                      model, unreached, unreached == 1 ? "" : "s", names_buf,
+                      unreached > 4 ? ", ..." : "");
+        goto out;
+    }
     bool act_offset = cfg.activation_offset;
     for (int i = 0; i < nl; i++) {
         if (choose_act(&ls[i], forced, algo != NULL, act_offset, &st) ||
@@ -1415,8 +1449,14 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     double net_sqnr = 0, net_cos = 0, worst_cos = NAN, max_diff = 0;
+    n_outs = m->graph->n_outputs;
+    per_out = calloc((size_t)n_outs + 1, sizeof *per_out);
+    if (!per_out) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
     if (evaluate(&cb, ex, m, part[1], order, names, n_in, eval_files, eval_batches, data,
-                 &net_sqnr, &net_cos, &worst_cos, &max_diff, &st)) {
+                 &net_sqnr, &net_cos, &worst_cos, &max_diff, per_out, &st)) {
         nb_prefix(&st, "evaluating %s", fq);
         rc = cli_error(&st);
         goto out;
@@ -1437,27 +1477,48 @@ int cmd_calibrate(int argc, char **argv)
     double calib_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     double total_ms = (double)(t2.tv_sec - t0.tv_sec) * 1e3 + (double)(t2.tv_nsec - t0.tv_nsec) / 1e6;
     rec_metric("calibration_ms", calib_ms, "ms");
-    rec_metric("calibration_and_evaluation_ms", total_ms, "ms");
+    rec_metric("files_and_evaluation_ms", total_ms - calib_ms, "ms");
     if (isfinite(net_sqnr))
         rec_metric("output_sqnr_db", net_sqnr, "dB");
     rec_metric("output_cosine", net_cos, "");
     if (isfinite(worst_cos))
         rec_metric("output_worst_cosine", worst_cos, "");
     rec_metric("output_max_abs_diff", max_diff, "");
-    rec_param("batch_num", "%d", cfg.batch_num);
-    if (algo)
-        rec_param("algo", "%s", algo);
-    for (int i = 0; i < nl; i++) {
+    for (int o = 0; n_outs > 1 && o < n_outs; o++) { /* each output of a multi-output model */
         char key[600];
-        snprintf(key, sizeof key, "act_sqnr_db/%s", ls[i].node->name);
-        if (isfinite(ls[i].act_sqnr))
-            rec_metric(key, ls[i].act_sqnr, "dB");
+        const char *on = m->graph->values[m->graph->outputs[o]].name;
+        snprintf(key, sizeof key, "output_sqnr_db/%s", on);
+        rec_metric(key, cmp_sqnr_db(&per_out[o]), "dB");
+        snprintf(key, sizeof key, "output_max_abs_diff/%s", on);
+        rec_metric(key, per_out[o].max_diff, "");
+    }
+    rec_param("batch_num", "%d", cfg.batch_num);
+    rec_param("algo", "%s", algo ? algo : nb_act_algo_name(cfg.common.act));
+    rec_param("act_bits", "%d", cfg.common.act_bits);
+    rec_param("weight_bits", "%d", cfg.common.weight_bits);
+    rec_param("bias_correction", "%s", bias_corr ? "on" : "off");
+    if (cfg_path)
+        rec_artifact("calibration_config", cfg_path);
+    for (int i = 0; i < nl; i++) {
+        const layer *l = &ls[i];
+        static const char *const cols[] = {"act_bits", "weight_bits", "clip_min", "clip_max",
+                                           "scale_d", "offset_d", "act_sqnr_db",
+                                           "weight_sqnr_db", "output_sqnr_db", "output_cosine",
+                                           "batches", "scale_h", "h_sqnr_db", "r_sqnr_db"};
+        double v[14] = {l->q.bits, l->cfg->weight_bits, l->q.clip_min, l->q.clip_max,
+                        l->q.scale, l->q.offset, l->act_sqnr, l->w_sqnr,
+                        cmp_sqnr_db(&l->out_err), cmp_cosine(&l->out_err), l->batches,
+                        l->qh.scale, l->h_sqnr, l->r_sqnr};
+        for (int k = 0; k < 14; k++)
+            if (!isfinite(v[k]))
+                v[k] = NAN; /* stored as NULL */
+        rec_layer(l->node->name, l->bn ? "Conv+BN" : l->node->op_type, l->rnn ? 14 : 11, cols, v);
     }
     if (json) {
         print_json(ls, nl, record, net_sqnr, net_cos, worst_cos, max_diff, eval_batches,
-                   eval_dirs != NULL, calib_ms, total_ms - calib_ms, stdout);
+                   eval_dirs != NULL, calib_ms, total_ms - calib_ms, m->graph, per_out, stdout);
     } else {
-        printf("model:   %s (%d layers to quantize, %d batch%s of %d in %s%s)\n", model, nl,
+        printf("model:   %s (%d layers to quantize, %d batch%s of the %d files in %s%s)\n", model, nl,
                cfg.batch_num, cfg.batch_num == 1 ? "" : "es", files_in_dir0, dparts[0],
                files_in_dir0 > cfg.batch_num && !batch && !(cfg_path && cfg.batch_num_set)
                    ? "; AMCT's default batch_num is 1: --batch_num N to use more" : "");
@@ -1465,11 +1526,33 @@ int cmd_calibrate(int argc, char **argv)
         char worst[32] = "-";
         if (isfinite(worst_cos))
             snprintf(worst, sizeof worst, "%.6f", worst_cos);
-        printf("network output, fake-quant model against float on %s %d %s batch%s: SQNR %.1f "
-               "dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
-               eval_dirs ? "the" : "the first", eval_batches,
-               eval_dirs ? "evaluation" : "calibration", eval_batches == 1 ? "" : "es",
-               net_sqnr, net_cos, worst, max_diff);
+        int partial = 0, lo = cfg.batch_num, hi = 0;
+        for (int i = 0; i < nl; i++)
+            if (ls[i].batches < cfg.batch_num) {
+                partial++;
+                lo = ls[i].batches < lo ? ls[i].batches : lo;
+                hi = ls[i].batches > hi ? ls[i].batches : hi;
+            }
+        if (partial == 1)
+            printf("layer in an If branch not every batch takes: ");
+        else if (partial)
+            printf("%d layers in If branches not every batch takes: ", partial);
+        if (partial == 1 || (partial && lo == hi))
+            printf("%d of the %d batches reached %s\n", lo, cfg.batch_num,
+                   partial == 1 ? "it" : "each");
+        else if (partial)
+            printf("%d to %d of the %d batches reached each (--json: \"batches\")\n", lo,
+                   hi, cfg.batch_num);
+        printf("network output%s, fake-quant model against float on %s %d %s batch%s: SQNR "
+               "%.1f dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
+               n_outs > 1 ? "s (all together)" : "", eval_dirs ? "the" : "the first",
+               eval_batches, eval_dirs ? "evaluation" : "calibration",
+               eval_batches == 1 ? "" : "es", net_sqnr, net_cos,
+               isfinite(worst_cos) ? worst : "-: one value per batch", max_diff);
+        for (int o = 0; n_outs > 1 && o < n_outs; o++)
+            printf("  output '%s': SQNR %.1f dB, cosine %.6f, max |difference| %.4g\n",
+                   m->graph->values[m->graph->outputs[o]].name, cmp_sqnr_db(&per_out[o]),
+                   cmp_cosine(&per_out[o]), per_out[o].max_diff);
         printf("time: calibration %.0f ms (%d forward passes with statistics, the search, ARQ), "
                "files and evaluation %.0f ms\n", calib_ms, cfg.batch_num, total_ms - calib_ms);
         printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);
@@ -1479,6 +1562,7 @@ out:
         for (int i = 0; i < 3; i++)
             remove(part[i]);
     cli_cleanup_clear();
+    free(per_out);
     for (int i = 0; i < nl; i++) {
         nb_hist_free(&ls[i].hist);
         nb_hist_free(&ls[i].hist_h);

@@ -95,6 +95,13 @@ void rec_metric(const char *name, double value, const char *unit)
         nb_run_metric(g_rec.run, name, value, unit, NULL);
 }
 
+void rec_layer(const char *layer, const char *op_type, int n, const char *const *names,
+               const double *values)
+{
+    if (g_rec.run)
+        nb_run_layer(g_rec.run, layer, op_type, n, names, values, NULL);
+}
+
 void rec_artifact(const char *role, const char *path)
 {
     nb_status st = {0};

@@ -30,7 +30,8 @@ if [ ! -d "$data/eval/hey_jarvis" ]; then
     node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" 20 >/dev/null 2>"$out.make_data.log" ||
         { tr '\r' '\n' <"$out.make_data.log" | tail -n 5 >&2; exit 2; }
 fi
-echo "== nanobench calibrate hey_jarvis_v0.1 (IFMR, 20 calibration clips, evaluated on 20 others)"
+echo "== nanobench calibrate --model $models/hey_jarvis_v0.1.onnx --save_path $out/quant/hey_jarvis --data_dir $data/calib/hey_jarvis --batch_num 20 --eval_dir $data/eval/hey_jarvis"
+echo "   (IFMR, 20 calibration clips, evaluated on 20 other voices and phrases)"
 "$nb" calibrate --model "$models/hey_jarvis_v0.1.onnx" --save_path "$out/quant/hey_jarvis" \
     --data_dir "$data/calib/hey_jarvis" --batch_num 20 --eval_dir "$data/eval/hey_jarvis"
 echo "== nanobench history (every run is recorded; the infer run is a child of the info run)"
