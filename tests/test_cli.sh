@@ -197,7 +197,9 @@ REC="$T/rnn/out/r_quant_record.txt"
 [ "$(grep -c '^    scale_r: ' "$REC")" = 100 ] && [ "$(grep -c '^    offset_h: 0$' "$REC")" = 2 ] &&
     grep -q '^    scale_r: 0.00393700786$' "$REC" ||
     { echo "FAIL: calibrate LSTM/GRU record"; cat "$REC"; fails=$((fails + 1)); }
-grep -q "(hidden state h, R)" "$T/out" || { echo "FAIL: no state row in the report"; cat "$T/out"; fails=$((fails + 1)); }
+grep -q "(hidden state h, R)" "$T/out" && grep -q "^  output 'y1_h': SQNR" "$T/out" &&
+    grep -q "^  output 'y2_h': SQNR" "$T/out" ||
+    { echo "FAIL: no state row or per-output line in the report"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "calibrate: the LSTM/GRU fake-quant model loads" -- "$NB" info "$T/rnn/out/r_fake_quant_model.onnx"
 grep -q "QuantizeLinear  *3 " "$T/out" && grep -q "DequantizeLinear  *7 " "$T/out" ||
     { echo "FAIL: LSTM/GRU fake-quant Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
