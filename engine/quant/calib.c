@@ -84,13 +84,29 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
 {
     if (n <= 0)
         return NB_OK;
-    float lo = x[0], hi = x[0];
-    bool finite = true;
-    for (int64_t i = 0; i < n; i++) { /* plain comparisons: vectorizes, unlike fmin */
-        float v = x[i];
-        finite &= v - v == 0.0f; /* false for NaN and infinities */
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
+    /* four lanes of plain comparisons (no fmin call; independent chains); v - v is 0
+       unless v is NaN or infinite */
+    float lo4[4] = {x[0], x[0], x[0], x[0]}, hi4[4] = {x[0], x[0], x[0], x[0]};
+    int bad4[4] = {0, 0, 0, 0};
+    int64_t i4 = 0;
+    for (; i4 + 4 <= n; i4 += 4)
+        for (int k = 0; k < 4; k++) {
+            float v = x[i4 + k];
+            bad4[k] |= !(v - v == 0.0f);
+            lo4[k] = v < lo4[k] ? v : lo4[k];
+            hi4[k] = v > hi4[k] ? v : hi4[k];
+        }
+    for (; i4 < n; i4++) {
+        float v = x[i4];
+        bad4[0] |= !(v - v == 0.0f);
+        lo4[0] = v < lo4[0] ? v : lo4[0];
+        hi4[0] = v > hi4[0] ? v : hi4[0];
+    }
+    float lo = lo4[0], hi = hi4[0];
+    bool finite = !(bad4[0] | bad4[1] | bad4[2] | bad4[3]);
+    for (int k = 1; k < 4; k++) {
+        lo = lo4[k] < lo ? lo4[k] : lo;
+        hi = hi4[k] > hi ? hi4[k] : hi;
     }
     if (!finite)
         for (int64_t i = 0; i < n; i++)
@@ -116,19 +132,31 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
             h->count[f < 0 ? 0 : f >= last ? last : (int)f] += 1;
         }
     } else if (w > 0) {
-        /* counted in 32-bit integers a block at a time (faster than double increments) */
+        /* counted in 32-bit integers, in four interleaved copies (a run of equal values, a
+           ReLU's zeros, would otherwise wait on its own increment), a block of at most 2^30
+           values at a time; then added to the double counts */
         double inv = 1.0 / w, base = h->lo; /* double: a range past FLT_MAX stays finite */
-        int last = h->bins - 1;
-        uint32_t *cnt = calloc((size_t)h->bins, sizeof(uint32_t));
+        int last = h->bins - 1, nb = h->bins;
+        uint32_t *cnt = malloc(sizeof(uint32_t) * 4 * (size_t)nb);
         if (!cnt)
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        for (int64_t i = 0; i < n; i++) {
-            double f = ((double)x[i] - base) * inv;
-            int k = f < 0 ? 0 : f >= last ? last : (int)f;
-            cnt[k]++;
+        for (int64_t at = 0; at < n; at += (int64_t)1 << 30) {
+            int64_t m = n - at < ((int64_t)1 << 30) ? n - at : (int64_t)1 << 30;
+            const float *xb = x + at;
+            memset(cnt, 0, sizeof(uint32_t) * 4 * (size_t)nb);
+            int64_t i = 0;
+            for (; i + 4 <= m; i += 4)
+                for (int c = 0; c < 4; c++) {
+                    double f = ((double)xb[i + c] - base) * inv;
+                    cnt[c * nb + (f < 0 ? 0 : f >= last ? last : (int)f)]++;
+                }
+            for (; i < m; i++) {
+                double f = ((double)xb[i] - base) * inv;
+                cnt[f < 0 ? 0 : f >= last ? last : (int)f]++;
+            }
+            for (int b = 0; b < nb; b++)
+                h->count[b] += (double)cnt[b] + cnt[nb + b] + cnt[2 * nb + b] + cnt[3 * nb + b];
         }
-        for (int b = 0; b < h->bins; b++)
-            h->count[b] += cnt[b];
         free(cnt);
     } else {
         h->count[0] += (double)n;
