@@ -44,10 +44,12 @@ static void help(void)
 /* A comparison of outputs a against reference r, accumulated over batches. */
 typedef struct cmp_acc {
     double sig, noise, dot, na, max_diff; /* sum r^2, sum (a-r)^2, sum a r, sum a^2, max |a-r| */
+    int64_t n;                            /* values compared */
 } cmp_acc;
 
 static void cmp_add(cmp_acc *c, const float *a, const float *r, int64_t n)
 {
+    c->n += n;
     for (int64_t i = 0; i < n; i++) {
         double d = (double)a[i] - r[i];
         c->sig += (double)r[i] * r[i];
@@ -59,14 +61,16 @@ static void cmp_add(cmp_acc *c, const float *a, const float *r, int64_t n)
     }
 }
 
+/* NaN when nothing was compared (a layer never evaluated, a non-float output) */
 static double cmp_sqnr_db(const cmp_acc *c)
 {
-    return c->noise > 0 ? 10 * log10(c->sig / c->noise) : INFINITY;
+    return c->n == 0 ? NAN : c->noise > 0 ? 10 * log10(c->sig / c->noise) : INFINITY;
 }
 
 static double cmp_cosine(const cmp_acc *c)
 {
-    return c->na > 0 && c->sig > 0 ? c->dot / sqrt(c->na * c->sig) : (c->na == c->sig ? 1 : 0);
+    return c->n == 0 ? NAN
+           : c->na > 0 && c->sig > 0 ? c->dot / sqrt(c->na * c->sig) : (c->na == c->sig ? 1 : 0);
 }
 
 #define MAX_LAYER_IN 8 /* an LSTM's X W R B sequence_lens initial_h initial_c P */
@@ -643,7 +647,7 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
             }
         }
         all.sig += batch.sig, all.noise += batch.noise, all.dot += batch.dot;
-        all.na += batch.na;
+        all.na += batch.na, all.n += batch.n;
         all.max_diff = fmax(all.max_diff, batch.max_diff);
         /* a one-value output (a wake-word score) has no direction: no per-batch cosine */
         if (!e && elems > 1 && !(cmp_cosine(&batch) >= *worst_cos))
@@ -652,7 +656,7 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
     cb->eval = false;
     *net_sqnr = cmp_sqnr_db(&all);
     *net_cos = cmp_cosine(&all);
-    *max_diff = all.max_diff;
+    *max_diff = all.n ? all.max_diff : NAN;
     nb_exec_free(fx);
     nb_model_free(fm);
     return e;
@@ -796,8 +800,13 @@ static nb_err fold_bn(layer *l, nb_status *st)
             return nb_fail(st, NB_ERR_DATA, "BatchNormalization '%s' after it folds to a "
                            "non-finite scale or bias at channel %lld (var + epsilon <= 0?)",
                            bn->name, (long long)c);
-        for (int64_t i = 0; i < per; i++)
+        for (int64_t i = 0; i < per; i++) {
             wf[c * per + i] = (float)(a * nb_tensor_get_f64(w, c * per + i));
+            if (!isfinite(wf[c * per + i]))
+                return nb_fail(st, NB_ERR_DATA, "BatchNormalization '%s' after it folds to a "
+                               "non-finite weight at channel %lld (scale / sqrt(var + epsilon) "
+                               "= %g)", bn->name, (long long)c, a);
+        }
     }
     l->w = l->w_folded;
     l->out = g->values[bn->out[0]].name;
@@ -867,6 +876,11 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
         if (!strcmp(nd->op_type, "ConvTranspose") && nb_attr_int(nd, "group", 1) != 1)
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': grouped ConvTranspose is not "
                            "calibrated yet", nd->name);
+        if (!rnn && strcmp(nd->op_type, "Gemm") && strcmp(nd->op_type, "MatMul") &&
+            nd->n_in > 2 && nd->in[2] >= 0 && !g->values[nd->in[2]].const_val)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its bias '%s' is computed "
+                           "at run time; the cube adds a constant int32 bias", nd->name,
+                           nd->op_type, g->values[nd->in[2]].name);
         if (!strcmp(nd->op_type, "Gemm") && nd->n_in > 2 && nd->in[2] >= 0) {
             const nb_value *c = &g->values[nd->in[2]];
             const nb_value *y = &g->values[nd->out[0]];
@@ -915,8 +929,9 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
         int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
         nb_err e = nb_hist_init(&l->hist, bins, st);
         if (!e && !strcmp(nd->op_type, "Conv") && cfg->do_fusion && !skips_fusion(cfg, nd->name) &&
-            (l->bn = bn_after(g, nd, l->w->dims[0])) != NULL)
-            e = fold_bn(l, st);
+            (l->bn = bn_after(g, nd, l->w->dims[0])) != NULL &&
+            (e = fold_bn(l, st)) != NB_OK)
+            nb_prefix(st, "layer '%s'", nd->name);
         if (!e && rnn) {
             l->rnn = true;
             l->r = r->const_val;
@@ -971,12 +986,17 @@ static void print_report(const layer *ls, int n, FILE *f)
             "channel", "act SQNR", "wts SQNR", "out SQNR", "out cos");
     for (int i = 0; i < n; i++) {
         const layer *l = &ls[i];
+        char out_sqnr[16] = "       -", out_cos[16] = "       -"; /* not evaluated */
+        if (l->out_err.n) {
+            snprintf(out_sqnr, sizeof out_sqnr, "%8.1f", cmp_sqnr_db(&l->out_err));
+            snprintf(out_cos, sizeof out_cos, "%8.6f", cmp_cosine(&l->out_err));
+        }
         fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f  "
-                "%8.1f  %8.6f\n", l->node->name, l->bn ? "Conv+BN" : l->node->op_type,
+                "%s  %s\n", l->node->name, l->bn ? "Conv+BN" : l->node->op_type,
                 nb_act_algo_name(l->algo),
                 l->q.clip_min, l->q.clip_max, l->q.scale, l->q.offset, l->q.bits,
                 l->cfg->weight_bits, l->cfg->channel_wise ? "yes" : "no", l->act_sqnr,
-                l->w_sqnr, cmp_sqnr_db(&l->out_err), cmp_cosine(&l->out_err));
+                l->w_sqnr, out_sqnr, out_cos);
         if (l->rnn) /* the hidden state and R: a row of their own */
             fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f\n",
                     "  (hidden state h, R)", "", nb_act_algo_name(l->algo), l->qh.clip_min,
@@ -1102,9 +1122,19 @@ static int import_qdq(const char *model, const char *save, int argc, char **argv
     cli_cleanup_add(stripped);
     cli_cleanup_add(dpart);
     cli_cleanup_add(rpart);
-    if (nb_read_qdq(model, stripped, &q, &st) || nb_write_deploy(stripped, dpart, q.l, q.n, &st) ||
-        nb_write_record(rpart, q.l, q.n, &st))
+    bool checked = false;
+    if (nb_read_qdq(model, stripped, &q, &st) ||
+        !(checked = !nb_check_layers(stripped, q.l, q.n, &st)) ||
+        nb_write_deploy(stripped, dpart, q.l, q.n, &st) ||
+        nb_write_record(rpart, q.l, q.n, &st)) {
+        size_t sl = strlen(stripped);
+        if (!checked && !strncmp(st.msg, stripped, sl)) { /* name the user's file */
+            char msg[sizeof st.msg];
+            snprintf(msg, sizeof msg, "%s%s", model, st.msg + sl);
+            snprintf(st.msg, sizeof st.msg, "%s", msg);
+        }
         rc = cli_error(&st);
+    }
     else if (rename(dpart, deploy) || rename(rpart, record)) {
         rc = cli_fail(2, "--save_path %s: %s", save, strerror(errno));
         remove(deploy);
@@ -1165,7 +1195,9 @@ int cmd_calibrate(int argc, char **argv)
         else
             return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
     }
-    if (save && (!save[0] || save[strlen(save) - 1] == '/'))
+    const char *base = save ? strrchr(save, '/') : NULL;
+    base = base ? base + 1 : save;
+    if (save && (!base[0] || !strcmp(base, ".") || !strcmp(base, "..")))
         return cli_usage_error("calibrate", "--save_path '%s': give DIR/PREFIX (the files are "
                                "PREFIX_deploy_model.onnx, ...: AMCT's form)", save);
     if (from_qdq) {
@@ -1321,17 +1353,24 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     /* a config that names a layer the model does not have is a typo, not a no-op */
-    for (int i = 0; i < cfg.n_by_name + cfg.n_skip_layers; i++) {
-        const char *nm = i < cfg.n_by_name ? cfg.by_name[i].key
-                                           : cfg.skip_layers[i - cfg.n_by_name];
+    for (int i = 0; i < cfg.n_by_name + cfg.n_skip_layers + cfg.n_skip_fusion; i++) {
+        int kind = i < cfg.n_by_name ? 0 : i < cfg.n_by_name + cfg.n_skip_layers ? 1 : 2;
+        const char *nm = kind == 0 ? cfg.by_name[i].key
+                         : kind == 1 ? cfg.skip_layers[i - cfg.n_by_name]
+                                     : cfg.skip_fusion_layers[i - cfg.n_by_name - cfg.n_skip_layers];
         bool found = false;
         for (int k = 0; k < nl && !found; k++)
-            found = !strcmp(ls[k].node->name, nm);
+            found = !strcmp(ls[k].node->name, nm) &&
+                    (kind != 2 || !strcmp(ls[k].node->op_type, "Conv"));
         if (!found) {
-            rc = cli_fail(2, "%s:%d: %s names '%s', which is no Conv, ConvTranspose, MatMul or "
-                          "Gemm of %s", cfg_path ? cfg_path : "config",
-                          i < cfg.n_by_name ? cfg.by_name[i].line : 0,
-                          i < cfg.n_by_name ? "override_layer_configs" : "skip_layers", nm,
+            char where[64] = "";
+            if (kind == 0)
+                snprintf(where, sizeof where, ":%d", cfg.by_name[i].line);
+            rc = cli_fail(2, "%s%s: %s names '%s', which is no %s of %s",
+                          cfg_path ? cfg_path : "config", where,
+                          kind == 0 ? "override_layer_configs" : kind == 1 ? "skip_layers"
+                                                                         : "skip_fusion_layers",
+                          nm, kind == 2 ? "Conv" : "Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU",
                           model);
             goto out;
         }
@@ -1462,6 +1501,8 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     const char *finals[3] = {record, fq, deploy};
+    for (int i = 0; i < 3; i++) /* a signal between two renames: none of the three */
+        cli_cleanup_add(finals[i]);
     for (int i = 0; i < 3; i++)
         if (rename(part[i], finals[i])) {
             rc = cli_fail(2, "%s: %s", finals[i], strerror(errno));
@@ -1470,6 +1511,7 @@ int cmd_calibrate(int argc, char **argv)
             goto out;
         }
     parts_made = false;
+    cli_cleanup_clear();
     rec_artifact("record", record);
     rec_artifact("fake_quant_model", fq);
     rec_artifact("deploy_model", deploy);
@@ -1480,11 +1522,15 @@ int cmd_calibrate(int argc, char **argv)
     rec_metric("files_and_evaluation_ms", total_ms - calib_ms, "ms");
     if (isfinite(net_sqnr))
         rec_metric("output_sqnr_db", net_sqnr, "dB");
-    rec_metric("output_cosine", net_cos, "");
+    if (!isnan(net_cos))
+        rec_metric("output_cosine", net_cos, "");
     if (isfinite(worst_cos))
         rec_metric("output_worst_cosine", worst_cos, "");
-    rec_metric("output_max_abs_diff", max_diff, "");
-    for (int o = 0; n_outs > 1 && o < n_outs; o++) { /* each output of a multi-output model */
+    if (!isnan(max_diff))
+        rec_metric("output_max_abs_diff", max_diff, "");
+    for (int o = 0; n_outs > 1 && o < n_outs; o++) {
+        if (per_out[o].n == 0)
+            continue; /* each output of a multi-output model */
         char key[600];
         const char *on = m->graph->values[m->graph->outputs[o]].name;
         snprintf(key, sizeof key, "output_sqnr_db/%s", on);
@@ -1543,16 +1589,25 @@ int cmd_calibrate(int argc, char **argv)
         else if (partial)
             printf("%d to %d of the %d batches reached each (--json: \"batches\")\n", lo,
                    hi, cfg.batch_num);
-        printf("network output%s, fake-quant model against float on %s %d %s batch%s: SQNR "
-               "%.1f dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
-               n_outs > 1 ? "s (all together)" : "", eval_dirs ? "the" : "the first",
-               eval_batches, eval_dirs ? "evaluation" : "calibration",
-               eval_batches == 1 ? "" : "es", net_sqnr, net_cos,
-               isfinite(worst_cos) ? worst : "-: one value per batch", max_diff);
-        for (int o = 0; n_outs > 1 && o < n_outs; o++)
-            printf("  output '%s': SQNR %.1f dB, cosine %.6f, max |difference| %.4g\n",
-                   m->graph->values[m->graph->outputs[o]].name, cmp_sqnr_db(&per_out[o]),
-                   cmp_cosine(&per_out[o]), per_out[o].max_diff);
+        if (isnan(net_cos))
+            printf("network output: no float output to compare (the evaluation compares float "
+                   "outputs only)\n");
+        else
+            printf("network output%s, fake-quant model against float on %s %d %s batch%s: SQNR "
+                   "%.1f dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
+                   n_outs > 1 ? "s (all together)" : "", eval_dirs ? "the" : "the first",
+                   eval_batches, eval_dirs ? "evaluation" : "calibration",
+                   eval_batches == 1 ? "" : "es", net_sqnr, net_cos,
+                   isfinite(worst_cos) ? worst : "-: one value per batch", max_diff);
+        for (int o = 0; n_outs > 1 && o < n_outs; o++) {
+            const nb_value *ov = &m->graph->values[m->graph->outputs[o]];
+            if (per_out[o].n == 0)
+                printf("  output '%s': not compared (%s)\n", ov->name, nb_dtype_name(ov->dtype));
+            else
+                printf("  output '%s': SQNR %.1f dB, cosine %.6f, max |difference| %.4g\n",
+                       ov->name, cmp_sqnr_db(&per_out[o]), cmp_cosine(&per_out[o]),
+                       per_out[o].max_diff);
+        }
         printf("time: calibration %.0f ms (%d forward passes with statistics, the search, ARQ), "
                "files and evaluation %.0f ms\n", calib_ms, cfg.batch_num, total_ms - calib_ms);
         printf("wrote %s\n      %s\n      %s\n", deploy, fq, record);

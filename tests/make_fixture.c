@@ -10,6 +10,7 @@
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
  *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
+ *   conv_rt_bias y = Conv(x, W, b) with the bias b FLOAT [8] a graph input (x as conv_const)
  *   conv_bn      y = BatchNormalization(Conv(x, W), scale [2, 4], B [0.5, -1], mean [1, 0],
  *                var [0, 3], epsilon 1), x FLOAT [1,2,4,4], W [2,2,1,1] = [[1, -2], [0.5,
  *                0.25]]: folded, a = scale / sqrt(var + eps) = [2, 2], W' = [[2, -4], [1, 0.5]],
@@ -109,6 +110,15 @@ int main(int argc, char **argv)
                                      (const char *[]){"y", NULL});
         mb_attr_graph(n, "then_branch", tg);
         mb_attr_graph(n, "else_branch", eg);
+    } else if (!strcmp(kind, "conv_rt_bias")) {
+        const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, db[] = {8}, dy[] = {1, 8, 6, 6};
+        static float w[8 * 3 * 3 * 3];
+        mb_input(m, "x", 1, 4, dx);
+        mb_input(m, "b", 1, 1, db);
+        mb_output(m, "y", 1, 4, dy);
+        mb_init_floats(m, "W", 4, dw, w, sizeof w / sizeof w[0]);
+        mb_node(m, "Conv", (const char *[]){"x", "W", "b", NULL}, (const char *[]){"y", NULL})
+            ->name = "conv";
     } else if (!strcmp(kind, "conv_bn")) {
         const int64_t dx[] = {1, 2, 4, 4}, dw[] = {2, 2, 1, 1}, dc[] = {2};
         const float w[4] = {1, -2, 0.5f, 0.25f}, sc[2] = {2, 4}, b[2] = {0.5f, -1},

@@ -242,6 +242,10 @@ expect 0 "calibrate: skip_fusion_layers" -- "$NB" calibrate --model "$T/conv_bn.
 grep -q "^    scale_w: 0.0157480314$" "$T/cal/bn/s_quant_record.txt" &&
     grep -q "^    scale_w: 0.00393700786$" "$T/cal/bn/s_quant_record.txt" ||
     { echo "FAIL: skip_fusion_layers"; cat "$T/cal/bn/s_quant_record.txt"; fails=$((fails + 1)); }
+printf 'skip_fusion_layers: "bn"\n' >"$T/cal/bn2.cfg"
+expect 2 "calibrate: skip_fusion_layers names no Conv" -- "$NB" calibrate --model "$T/conv_bn.onnx" --save_path "$T/cal/bn/t" --data_dir "$T/cal/bnx" --calibration_config "$T/cal/bn2.cfg"; mentions "skip_fusion_layers names 'bn', which is no Conv"
+"$FIX" conv_rt_bias "$T/conv_rt_bias.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 2 "calibrate: a Conv bias computed at run time" -- "$NB" calibrate --model "$T/conv_rt_bias.onnx" --save_path "$T/cal/rb/c" --data_dir "$T/cal/x;$T/cal/x" --data_types "float32;float32"; mentions "its bias 'b' is computed at run time"
 expect 2 "calibrate: an unnamed Conv" -- "$NB" calibrate --model "$T/conv_unnamed.onnx" --save_path "$T/cal/un/c" --data_dir "$T/cal/x"; mentions "has no name in the file"
 [ -z "$(ls -A "$T/cal/un" 2>/dev/null)" ] || { echo "FAIL: files left after a refused layer name"; ls "$T/cal/un"; fails=$((fails + 1)); }
 expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ev/c" --data_dir "$T/cal/x" --eval_dir "$T/nonexistent"; mentions "--eval_dir"

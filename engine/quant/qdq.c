@@ -603,16 +603,34 @@ static float *float_values(const Onnx__TensorProto *t, int64_t *n)
     return v;
 }
 
-/* The initializer name in ng, else in the model's graph g (a branch reads outer names). */
+/* The graph of the tree under root whose subgraph (an attribute of one of its nodes) is
+ * child, or NULL. */
+static const Onnx__GraphProto *parent_graph(const Onnx__GraphProto *root,
+                                            const Onnx__GraphProto *child)
+{
+    for (size_t i = 0; i < root->n_node; i++)
+        for (size_t a = 0; a < root->node[i]->n_attribute; a++) {
+            const Onnx__GraphProto *sub = root->node[i]->attribute[a]->g;
+            if (!sub)
+                continue;
+            if (sub == child)
+                return root;
+            const Onnx__GraphProto *p = parent_graph(sub, child);
+            if (p)
+                return p;
+        }
+    return NULL;
+}
+
+/* The initializer name in ng, else in the graphs enclosing it up to the model's graph g (a
+ * branch reads outer names). */
 static const Onnx__TensorProto *find_init(const Onnx__GraphProto *g,
                                           const Onnx__GraphProto *ng, const char *name)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        const Onnx__GraphProto *h = pass ? g : ng;
+    for (const Onnx__GraphProto *h = ng; h; h = h == g ? NULL : parent_graph(g, h))
         for (size_t i = 0; i < h->n_initializer; i++)
             if (h->initializer[i]->name && !strcmp(h->initializer[i]->name, name))
                 return h->initializer[i];
-    }
     return NULL;
 }
 
@@ -1079,6 +1097,24 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
                        "quantized", src, name, nd->op_type);
     const Onnx__TensorProto *s = scope_constant(g, dq->input[1]);
     const Onnx__TensorProto *zp = dq->n_input > 2 && dq->input[2][0] ? scope_constant(g, dq->input[2]) : NULL;
+    /* the QuantizeLinear's scale and zero point: the same values (a DQ without a zero point
+       takes the Q's type: an int8 Q with zero point 0 is int8, not uint8) */
+    const Onnx__TensorProto *qs = scope_constant(g, q->input[1]);
+    const Onnx__TensorProto *qzp = q->n_input > 2 && q->input[2][0] ? scope_constant(g, q->input[2]) : NULL;
+    if (!qs || (q->n_input > 2 && q->input[2][0] && !qzp))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the QuantizeLinear before it has "
+                       "no constant scale or zero point", src, name);
+    if (s && numel_of(s) == 1 && numel_of(qs) == 1 && value_at(s, 0) != value_at(qs, 0))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': QuantizeLinear scale %g and "
+                       "DequantizeLinear scale %g differ", src, name, value_at(qs, 0),
+                       value_at(s, 0));
+    if (!zp && !(dq->n_input > 2 && dq->input[2][0]))
+        zp = qzp;
+    else if (zp && qzp && numel_of(zp) == 1 && numel_of(qzp) == 1 &&
+             (value_at(zp, 0) != value_at(qzp, 0) ||
+              (zp->has_data_type ? zp->data_type : 0) != (qzp->has_data_type ? qzp->data_type : 0)))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': QuantizeLinear and "
+                       "DequantizeLinear zero points differ", src, name);
     if (!s || numel_of(s) != 1 || (zp && numel_of(zp) != 1))
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the activation's scale and zero "
                        "point must be constant scalars (per tensor)", src, name);
@@ -1258,6 +1294,67 @@ static nb_err drop_dead_qdq(Onnx__GraphProto *g, nb_status *st)
     return NB_OK;
 }
 
+static bool has_prefix(const char *s, const char *p, size_t pl);
+
+/* Renames every use of name in g and its subgraphs (node inputs and outputs, graph
+ * outputs, initializers) to to; false when out of memory. */
+static bool rename_all(Onnx__GraphProto *g, const char *name, const char *to)
+{
+    bool ok = true;
+    for (size_t i = 0; i < g->n_initializer && ok; i++)
+        if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name)) {
+            char *c = strdup(to);
+            ok = c != NULL;
+            if (ok) {
+                free(g->initializer[i]->name);
+                g->initializer[i]->name = c;
+            }
+        }
+    for (size_t i = 0; i < g->n_node && ok; i++) {
+        Onnx__NodeProto *nd = g->node[i];
+        for (size_t k = 0; k < nd->n_input && ok; k++)
+            if (nd->input[k] && !strcmp(nd->input[k], name))
+                ok = set_input(nd, k, to);
+        for (size_t a = 0; a < nd->n_attribute && ok; a++)
+            if (nd->attribute[a]->g)
+                ok = rename_all(nd->attribute[a]->g, name, to);
+    }
+    return ok;
+}
+
+/* An initializer left in the stripped model under a name the writers make for its layer
+ * ("<layer>/w_int8" of a fake-quant model written by nanobench itself) is renamed
+ * "<name>:qat", so that the deploy writer's own tensor does not collide with it. */
+static bool rename_writer_names(Onnx__GraphProto *root, Onnx__GraphProto *g,
+                                const nb_qdq_model *m)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g &&
+                !rename_writer_names(root, g->node[i]->attribute[a]->g, m))
+                return false;
+    for (int l = 0; l < m->n; l++) {
+        char *prefix = dupf2(m->l[l].node, "/");
+        if (!prefix)
+            return false;
+        size_t pl = strlen(prefix);
+        for (size_t i = 0; i < g->n_initializer; i++) {
+            const char *nm = g->initializer[i]->name;
+            if (!has_prefix(nm, prefix, pl))
+                continue;
+            char *old = strdup(nm), *to = dupf2(nm, ":qat");
+            bool ok = old && to && rename_all(root, old, to);
+            free(old), free(to);
+            if (!ok) {
+                free(prefix);
+                return false;
+            }
+        }
+        free(prefix);
+    }
+    return true;
+}
+
 nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -1279,6 +1376,8 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
         e = drop_dead_qdq(g, st);
     if (!e)
         drop_unused(g);
+    if (!e && !rename_writer_names(g, g, out))
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     if (!e)
         e = save_proto(mp, stripped, st);
     onnx__model_proto__free_unpacked(mp, NULL);
