@@ -475,14 +475,18 @@ static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, 
         double sig = 0, noise = 0;
         float *d = fq->data;
         for (int64_t o = 0; o < outer; o++)
-            for (int64_t c = 0; c < channels; c++)
+            for (int64_t c = 0; c < channels; c++) {
+                /* a row in float (vectorizes), rows summed in double */
+                int64_t at0 = (o * channels + c) * inner;
+                float rs = 0, rn = 0, sc = scale[c];
                 for (int64_t i = 0; i < inner; i++) {
-                    int64_t at = (o * channels + c) * inner + i;
-                    d[at] = (float)q[at] * scale[c];
-                    double diff = wf[at] - (double)q[at] * scale[c];
-                    sig += (double)wf[at] * wf[at];
-                    noise += diff * diff;
+                    float dq = (float)q[at0 + i] * sc, diff = wf[at0 + i] - dq;
+                    d[at0 + i] = dq;
+                    rs += wf[at0 + i] * wf[at0 + i];
+                    rn += diff * diff;
                 }
+                sig += rs, noise += rn;
+            }
         *sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
     }
     free(copy);

@@ -645,46 +645,41 @@ nb_err nb_npy_write(const char *path, const nb_tensor *t, nb_status *st)
 nb_err nb_bin_read(const char *path, nb_dtype dtype, int rank, const int64_t *dims,
                    nb_tensor **out, nb_status *st)
 {
-    /* the size first, from stat: a 20 GB file of the wrong size is refused unread */
+    /* the size first, from fstat of the one open: a 20 GB file of the wrong size is refused
+       unread; then read straight into the tensor (unbuffered: one read, no copy) */
     int64_t want_numel;
     nb_err e = nb_shape_numel(rank, dims, nb_dtype_size(dtype), &want_numel, st);
     if (e)
         return nb_prefix(st, "%s", path);
     struct stat sb;
-    FILE *probe = nb_fopen_regular(path, &sb);
-    if (!probe)
+    FILE *f = nb_fopen_regular(path, &sb);
+    if (!f)
         return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path,
                        errno == EINVAL ? "not a regular file" : strerror(errno));
-    fclose(probe);
     size_t want = (size_t)want_numel * nb_dtype_size(dtype);
     if ((uint64_t)sb.st_size != (uint64_t)want) {
         char b[160];
+        fclose(f);
         return nb_fail(st, NB_ERR_DATA, "%s: file is %lld bytes, but %s %s needs %zu", path,
                        (long long)sb.st_size, nb_dtype_name(dtype),
                        nb_shape_str(rank, dims, ',', b, sizeof b), want);
     }
-    uint8_t *buf;
-    size_t len;
-    e = nb_read_file(path, &buf, &len, st);
-    if (e)
-        return e;
     nb_tensor *t;
     e = nb_tensor_new_uninit(dtype, rank, dims, &t, st);
     if (e) {
-        free(buf);
+        fclose(f);
         return nb_prefix(st, "%s", path);
     }
-    if (len != t->nbytes) {
-        char b[160];
-        e = nb_fail(st, NB_ERR_DATA, "%s: file is %zu bytes, but %s %s needs %zu", path, len,
-                    nb_dtype_name(dtype), nb_shape_str(rank, dims, ',', b, sizeof b),
-                    t->nbytes);
+    setvbuf(f, NULL, _IONBF, 0);
+    size_t got = t->nbytes ? fread(t->data, 1, t->nbytes, f) : 0;
+    int extra = got == t->nbytes ? fgetc(f) : EOF; /* grew since fstat? */
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad || got != t->nbytes || extra != EOF) {
         nb_tensor_free(t);
-        free(buf);
-        return e;
+        return nb_fail(st, bad ? NB_ERR_IO : NB_ERR_DATA, "%s: %s", path,
+                       bad ? "read failed" : "the file changed size while being read");
     }
-    memcpy(t->data, buf, len);
-    free(buf);
     *out = t;
     return NB_OK;
 }
