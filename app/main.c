@@ -103,6 +103,8 @@ static void usage(FILE *f)
             "  calibrate --model M --save_path DIR/PREFIX --data_dir \"d1;d2\" [--input_shape ...]\n"
             "            [--calibration_config CFG | --batch_num N] [--algo ifmr|hfmg|...|auto]\n"
             "        post-training calibration (AMCT's flags): the record file and per-layer report\n"
+            "  atc --mode=30 --framework=5 --soc_version=Ascend035A --model=M --output=NAME ...\n"
+            "        the compiler's command line (in progress: checks and lowering, no exeom yet)\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"
@@ -199,6 +201,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_estimate(argc - 1, argv + 1);
     else if (!strcmp(cmd, "calibrate"))
         rc = cmd_calibrate(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "atc"))
+        rc = cmd_atc(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
     else

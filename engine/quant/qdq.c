@@ -1474,3 +1474,340 @@ nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *s
     onnx__model_proto__free_unpacked(mp, NULL);
     return e;
 }
+
+/* ---- the compiler's input (nb_read_npu_input) ---- */
+
+static bool is_cube(const char *op)
+{
+    static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM", "GRU"};
+    for (size_t i = 0; i < sizeof cube / sizeof cube[0]; i++)
+        if (op && !strcmp(op, cube[i]))
+            return true;
+    return false;
+}
+
+/* The initializer of g's tree named name (nearest first from the top), or NULL. */
+static Onnx__TensorProto *init_anywhere(Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+            return g->initializer[i];
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g) {
+                Onnx__TensorProto *t = init_anywhere(g->node[i]->attribute[a]->g, name);
+                if (t)
+                    return t;
+            }
+    return NULL;
+}
+
+/* An integer initializer (int8, int32, uint64 deq_scale...) turned into float32 of the same
+ * values: the float form the lowering reads (it sizes cube weights by their int8 layout,
+ * not by this type). */
+static bool to_float_init(Onnx__TensorProto *t)
+{
+    if (!t || (t->has_data_type && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT))
+        return true;
+    int64_t n = numel_of(t);
+    float *v = malloc(sizeof(float) * (size_t)(n + 1));
+    if (!v)
+        return false;
+    for (int64_t i = 0; i < n; i++) {
+        double x = value_at(t, i);
+        v[i] = isfinite(x) ? (float)x : 0.0f;
+    }
+    free(t->raw_data.data);
+    t->raw_data.data = (uint8_t *)v;
+    t->raw_data.len = sizeof(float) * (size_t)n;
+    t->has_raw_data = 1;
+    t->n_int32_data = 0, t->n_int64_data = 0, t->n_float_data = 0, t->n_uint64_data = 0;
+    t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+    t->has_data_type = 1;
+    return true;
+}
+
+static bool add_name(char ***names, int *n, const char *s)
+{
+    char **a = realloc(*names, sizeof(char *) * (size_t)(*n + 1));
+    if (!a)
+        return false;
+    *names = a;
+    return (a[*n] = strdup(s ? s : "")) != NULL && ++*n;
+}
+
+/* Removes node k of g (freed). */
+static void remove_node(Onnx__GraphProto *g, size_t k)
+{
+    onnx__node_proto__free_unpacked(g->node[k], NULL);
+    memmove(g->node + k, g->node + k + 1, sizeof *g->node * (g->n_node - k - 1));
+    g->n_node--;
+}
+
+/* The deploy form of g's tree collapsed into standard ops: AscendQuant -> NPU op ->
+ * AscendDequant becomes the op reading x and writing y, its integer constants float; an
+ * NPU-domain LSTM/GRU gets back its standard inputs (W, R, a zero B). Each collapsed
+ * layer's name goes to names. */
+static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__GraphProto *g,
+                              char ***names, int *n_names, nb_status *st)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g) {
+                nb_err e = collapse_deploy(src, root, g->node[i]->attribute[a]->g, names,
+                                           n_names, st);
+                if (e)
+                    return e;
+            }
+    for (size_t i = 0; i < g->n_node; i++) {
+        Onnx__NodeProto *nd = g->node[i];
+        if (!nd->domain || strcmp(nd->domain, NB_NPU_DOMAIN) || !is_cube(nd->op_type))
+            continue;
+        const char *name = nd->name ? nd->name : "";
+        Onnx__NodeProto *q = nd->n_input > 0 ? producer(g, nd->input[0]) : NULL;
+        if (!q || !q->op_type || strcmp(q->op_type, "AscendQuant") || q->n_input < 1)
+            return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its input is not an AscendQuant",
+                           src, name);
+        bool rnn = !strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU");
+        Onnx__NodeProto *dq = NULL;
+        size_t dqk = 0;
+        if (!rnn) { /* the AscendDequant reading the int32 output */
+            for (size_t k = 0; k < g->n_node && !dq; k++)
+                if (g->node[k]->op_type && !strcmp(g->node[k]->op_type, "AscendDequant") &&
+                    g->node[k]->n_input > 0 && nd->n_output > 0 &&
+                    !strcmp(g->node[k]->input[0], nd->output[0]))
+                    dq = g->node[k], dqk = k;
+            if (!dq || dq->n_output < 1)
+                return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its output is not read by "
+                               "an AscendDequant", src, name);
+        }
+        bool ok = set_input(nd, 0, q->input[0]);
+        if (ok && dq) {
+            char *y = strdup(dq->output[0]);
+            ok = y != NULL;
+            if (ok) {
+                free(nd->output[0]);
+                nd->output[0] = y;
+            }
+        }
+        /* integer constants to float; an RNN's inputs back to (X, W, R, B, seq, h0, c0, P) */
+        for (size_t k = 1; ok && k < nd->n_input; k++)
+            if (nd->input[k] && nd->input[k][0])
+                ok = to_float_init(init_anywhere(root, nd->input[k]));
+        if (ok && rnn && nd->n_input >= 7) {
+            /* x W R bias_w bias_r deq_w deq_r [seq h0 c0 P] -> x W R bias_w [seq h0 c0 P]:
+               the lowering reads B only for its size, 2 x gates x hidden (bias_w holds one
+               half): the zero B of that size replaces it */
+            Onnx__TensorProto *bw = init_anywhere(root, nd->input[3]);
+            int64_t gh = bw ? numel_of(bw) : 0, d[2] = {1, 2 * gh};
+            float *zeros = calloc((size_t)(2 * gh + 1), sizeof(float));
+            char *bname = dupf2(name, "/B_float");
+            ok = zeros && bname &&
+                 push_init(root, initializer(bname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, d,
+                                             zeros, sizeof(float) * (size_t)(2 * gh)));
+            if (ok)
+                ok = set_input(nd, 3, bname);
+            free(zeros), free(bname);
+            for (size_t k = 4; ok && k + 3 < nd->n_input; k++) { /* drop bias_r, deq_w, deq_r */
+                free(nd->input[k]);
+                nd->input[k] = nd->input[k + 3];
+                nd->input[k + 3] = NULL;
+            }
+            if (ok) {
+                for (size_t k = nd->n_input - 3; k < nd->n_input; k++)
+                    free(nd->input[k]);
+                nd->n_input -= 3;
+            }
+        } else if (ok && !strcmp(nd->op_type, "MatMul") && nd->n_input > 2) {
+            /* a standard MatMul has no bias input: the lowering gives every cube op its
+               int32 bias anyway */
+            for (size_t k = 2; k < nd->n_input; k++)
+                free(nd->input[k]);
+            nd->n_input = 2;
+        }
+        for (size_t a = 0; ok && a < nd->n_attribute; a++) { /* the NPU attributes go */
+            const char *an = nd->attribute[a]->name;
+            if (an && (!strcmp(an, "h_scale") || !strcmp(an, "h_offset"))) {
+                onnx__attribute_proto__free_unpacked(nd->attribute[a], NULL);
+                memmove(nd->attribute + a, nd->attribute + a + 1,
+                        sizeof *nd->attribute * (nd->n_attribute - a - 1));
+                nd->n_attribute--;
+                a--;
+            }
+        }
+        char *dom = ok ? strdup("") : NULL;
+        ok = ok && dom && add_name(names, n_names, name);
+        if (!ok) {
+            free(dom);
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
+        free(nd->domain);
+        nd->domain = dom;
+        if (dq) {
+            remove_node(g, dqk);
+            if (dqk < i)
+                i--;
+        }
+        /* the AscendQuant goes when nothing else reads it */
+        for (size_t k = 0; k < g->n_node; k++)
+            if (g->node[k] == q && !name_used(g, q->output[0])) {
+                remove_node(g, k);
+                if (k < i)
+                    i--;
+                break;
+            }
+    }
+    return NB_OK;
+}
+
+/* Cuts g at the outputs named "node:index;..." (ATC's --out_nodes): they become the graph's
+ * outputs and the nodes no output needs are removed, with the inputs nothing reads. */
+static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec, nb_status *st)
+{
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    Onnx__ValueInfoProto **outs = NULL;
+    size_t n_outs = 0;
+    nb_err e = NB_OK;
+    for (char *tok = strtok_r(copy, ";", &save); tok && !e; tok = strtok_r(NULL, ";", &save)) {
+        char *colon = strrchr(tok, ':'), *end = NULL;
+        long idx = colon ? strtol(colon + 1, &end, 10) : -1;
+        if (!colon || colon == tok || !end || *end || end == colon + 1 || idx < 0) {
+            e = nb_fail(st, NB_ERR_ARG, "E10001: Value [%s] for parameter [--out_nodes] is "
+                        "invalid: the format is \"node_name1:0;node_name1:1;node_name2:0\"",
+                        tok);
+            break;
+        }
+        *colon = 0;
+        Onnx__NodeProto *nd = NULL;
+        for (size_t i = 0; i < g->n_node && !nd; i++)
+            if (g->node[i]->name && !strcmp(g->node[i]->name, tok))
+                nd = g->node[i];
+        if (!nd || (size_t)idx >= nd->n_output || !nd->output[idx][0]) {
+            e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: %s '%s'%s of %s", nd ? "node" :
+                        "no node", tok, nd ? " has no such output" : " in the main graph", src);
+            break;
+        }
+        Onnx__ValueInfoProto **a = realloc(outs, sizeof *a * (n_outs + 1));
+        Onnx__ValueInfoProto *vi = malloc(sizeof *vi);
+        if (a)
+            outs = a;
+        if (!a || !vi || (onnx__value_info_proto__init(vi), !(vi->name = strdup(nd->output[idx])))) {
+            free(vi);
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        outs[n_outs++] = vi;
+    }
+    free(copy);
+    if (!e && n_outs == 0)
+        e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes names no output");
+    if (e) {
+        for (size_t i = 0; i < n_outs; i++)
+            onnx__value_info_proto__free_unpacked(outs[i], NULL);
+        free(outs);
+        return e;
+    }
+    for (size_t i = 0; i < g->n_output; i++)
+        onnx__value_info_proto__free_unpacked(g->output[i], NULL);
+    free(g->output);
+    g->output = outs;
+    g->n_output = n_outs;
+    /* dead nodes (outputs nothing reads), until none is left */
+    for (bool again = true; again;) {
+        again = false;
+        for (size_t i = g->n_node; i-- > 0;) {
+            bool used = false;
+            for (size_t k = 0; k < g->node[i]->n_output && !used; k++)
+                used = g->node[i]->output[k][0] && name_used(g, g->node[i]->output[k]);
+            if (!used) {
+                remove_node(g, i);
+                again = true;
+            }
+        }
+    }
+    size_t m = 0; /* inputs nothing reads any more */
+    for (size_t i = 0; i < g->n_input; i++) {
+        if (name_used(g, g->input[i]->name))
+            g->input[m++] = g->input[i];
+        else
+            onnx__value_info_proto__free_unpacked(g->input[i], NULL);
+    }
+    g->n_input = m;
+    drop_unused(g);
+    return NB_OK;
+}
+
+nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *out,
+                         nb_status *st)
+{
+    memset(out, 0, sizeof *out);
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    nb_err e = load_proto(src, &mp, &opset, st);
+    if (e)
+        return e;
+    bool deploy = false, qdq = false;
+    for (size_t i = 0; i < mp->n_opset_import; i++)
+        deploy |= mp->opset_import[i]->domain && !strcmp(mp->opset_import[i]->domain, NB_NPU_DOMAIN);
+    for (size_t i = 0; i < mp->graph->n_node; i++)
+        qdq |= !strcmp(mp->graph->node[i]->op_type, "QuantizeLinear") ||
+               !strcmp(mp->graph->node[i]->op_type, "DequantizeLinear");
+    if (!deploy && qdq) { /* Q/DQ pairs: the QAT import's deploy model, read back */
+        onnx__model_proto__free_unpacked(mp, NULL);
+        char tmp[4300], dep[4300];
+        snprintf(tmp, sizeof tmp, "%s.npu.tmp", src);
+        snprintf(dep, sizeof dep, "%s.npu.deploy.tmp", src);
+        nb_qdq_model q = {0};
+        e = nb_read_qdq(src, tmp, &q, st);
+        if (!e)
+            e = nb_write_deploy(tmp, dep, q.l, q.n, st);
+        nb_qdq_model_free(&q);
+        remove(tmp);
+        if (!e)
+            e = load_proto(dep, &mp, &opset, st);
+        remove(dep);
+        if (e)
+            return e;
+        deploy = true;
+        out->form = 2;
+    } else {
+        out->form = deploy ? 1 : 0;
+    }
+    Onnx__GraphProto *g = mp->graph;
+    if (deploy)
+        e = collapse_deploy(src, g, g, &out->layers, &out->n_layers, st);
+    if (!e && out_nodes)
+        e = cut_outputs(src, g, out_nodes, st);
+    if (!e) { /* the NPU domain's opset goes with its ops */
+        size_t k = 0;
+        for (size_t i = 0; i < mp->n_opset_import; i++) {
+            if (mp->opset_import[i]->domain && !strcmp(mp->opset_import[i]->domain, NB_NPU_DOMAIN))
+                onnx__operator_set_id_proto__free_unpacked(mp->opset_import[i], NULL);
+            else
+                mp->opset_import[k++] = mp->opset_import[i];
+        }
+        mp->n_opset_import = k;
+        drop_unused(g);
+        size_t sz = onnx__model_proto__get_packed_size(mp);
+        out->onnx = malloc(sz ? sz : 1);
+        if (!out->onnx)
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        else
+            out->len = onnx__model_proto__pack(mp, out->onnx);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (e)
+        nb_npu_input_free(out);
+    return e;
+}
+
+void nb_npu_input_free(nb_npu_input *in)
+{
+    free(in->onnx);
+    for (int i = 0; i < in->n_layers; i++)
+        free(in->layers[i]);
+    free(in->layers);
+    memset(in, 0, sizeof *in);
+}

@@ -260,6 +260,29 @@ void nb_qdq_model_free(nb_qdq_model *m);
  * Errors: NB_ERR_UNSUPPORTED naming the layer, NB_ERR_IO, NB_ERR_FORMAT. */
 nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *st);
 
+/* ---- the compiler's input ---- */
+
+typedef struct nb_npu_input {
+    uint8_t *onnx;   /* the model in float form (serialized ONNX) for the lowering */
+    size_t len;
+    int n_layers;    /* the quantized cube ops, by node name */
+    char **layers;
+    int form;        /* 0: float, 1: deploy model (AscendQuant / AscendDequant), 2: Q/DQ */
+} nb_npu_input;
+
+/* Reads what the compiler takes (issue 5): a deploy model (AscendQuant -> cube op in the
+ * NPU domain -> AscendDequant, nb_write_deploy) or a Q/DQ model (read as nb_read_qdq and
+ * converted to the deploy form), collapsed into the standard ops the lowering reads (the
+ * cube op on x and its integer constants as float), the names of the quantized layers in
+ * out->layers; a float model is passed through (form 0, no layers). out_nodes (ATC's
+ * "node:index;...", or NULL) cuts the graph: those outputs become the graph's, the nodes and
+ * inputs they do not need are removed. Errors: those of the readers; NB_ERR_GRAPH for an
+ * NPU op without its AscendQuant/AscendDequant; NB_ERR_ARG (E10001 message) for a bad
+ * --out_nodes entry; NB_ERR_NOMEM. */
+nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *out,
+                         nb_status *st);
+void nb_npu_input_free(nb_npu_input *in);
+
 /* The ONNX domain of the NPU's own ops in the deploy model. */
 #define NB_NPU_DOMAIN "com.nanobench.npu"
 
