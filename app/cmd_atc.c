@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "cli.h"
 #include "nb/estimate.h"
+#include "nb/exeom.h"
 #include "nb/quant.h"
 #include "nb/ref.h"
 
@@ -232,7 +234,7 @@ int cmd_atc(int argc, char **argv)
         for (size_t k = 0; k < sizeof cube / sizeof cube[0]; k++)
             is_cube |= !strcmp(nd->op_type, cube[k]);
         for (int k = 0; is_cube && k < in.n_layers && !quantized; k++)
-            quantized = !strcmp(in.layers[k], nd->name);
+            quantized = !strcmp(in.layers[k].node, nd->name);
         n_q += quantized;
         if (is_cube && !quantized && n_unq++ < 8)
             snprintf(unq + strlen(unq), sizeof unq - strlen(unq), "%s'%s' (%s)",
@@ -278,6 +280,22 @@ int cmd_atc(int argc, char **argv)
         free(msg);
         goto out;
     }
+    char path[4200];
+    snprintf(path, sizeof path, "%s.exeom", output);
+    const char *slash = strrchr(output, '/');
+    if (slash && slash != output) { /* the output's folder is made, as calibrate does */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - output), output);
+        if (nb_mkdir_p(dir) && errno != EEXIST) {
+            rc = cli_fail(2, "--output %s: cannot make the folder: %s", output, strerror(errno));
+            goto out;
+        }
+    }
+    int64_t written = 0;
+    if (nb_exeom_write(path, m, &est, in.layers, in.n_layers, soc, &written, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     printf("%s: %d quantized layer%s (%s), %d NPU tasks, %d tensors\n", model, n_q,
@@ -285,11 +303,13 @@ int cmd_atc(int argc, char **argv)
            in.form == 1 ? "deploy model" : in.form == 2 ? "Q/DQ model" : "float", est.g.n_k,
            est.g.n_t);
     printf("TOTAL_WEIGHT_SIZE: %lld\nTOTAL_MEM_SIZE:    %lld\nTOTAL_EXEOM_SIZE:  %lld\n",
-           (long long)est.weight_bytes, (long long)est.mem_bytes, (long long)est.exeom_bytes);
-    printf("checks and lowering: %.0f ms\n", ms);
-    rec_metric("exeom_bytes_planned", (double)est.exeom_bytes, "B");
-    rc = cli_fail(1, "writing %s.exeom and %s.dbg is not implemented yet (issue 5 in "
-                  "progress): the checks and the lowering above passed", output, output);
+           (long long)est.weight_bytes, (long long)est.mem_bytes, (long long)written);
+    printf("wrote %s (%.0f ms); %s.dbg is not written yet (issue 5 in progress)\n", path, ms,
+           output);
+    printf("ATC run success\n");
+    rec_metric("exeom_bytes", (double)written, "B");
+    rec_metric("compile_ms", ms, "ms");
+    rec_artifact("exeom", path);
 out:
     nb_estimate_free(&est);
     nb_op_table_free(&ops);

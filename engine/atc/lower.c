@@ -543,9 +543,14 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
                 ins[j] = tensor_in(c, n->in[o->i], f0, name);
             else if (o->kind == 't')
                 ins[j] = res[o->i];
-            else
+            else {
                 ins[j] = add_tensor(c, dupf("%s/%s_k%d", name, st[i].op, j), NB_FLOAT16,
                                     NB_FMT_ND, 0, NULL, NB_T_WEIGHT, -1);
+                if (ins[j] >= 0) {
+                    c->n->t[ins[j]].gen = 1;
+                    c->n->t[ins[j]].scalar = o->k;
+                }
+            }
             if (j == 0 && ins[j] >= 0)
                 shape_of = &c->n->t[ins[j]];
         }
@@ -654,6 +659,20 @@ static void lower_node(lctx *c, int ni)
     for (int i = 0; i < n->n_in; i++) {
         if (n->in[i] < 0 || (is_const(c, n->in[i]) && param_input(op, i)))
             continue;
+        if (div_const && i == 1) { /* the divisor's reciprocal, a weight of its own */
+            const nb_value *dv = &c->g->values[n->in[1]];
+            const nb_tensor *dt = dv->const_val;
+            int r = add_tensor(c, dupf("%s/reciprocal", name), NB_FLOAT16, NB_FMT_ND, dt->rank,
+                               dt->dims, NB_T_WEIGHT, -1);
+            if (r >= 0) {
+                c->n->t[r].gen = 2;
+                c->n->t[r].src = strdup(dv->name);
+                if (!c->n->t[r].src)
+                    *c->oom = true;
+            }
+            ins[n_ins++] = r;
+            continue;
+        }
         ins[n_ins++] = tensor_in(c, n->in[i], (i == 0 || ew) ? f0 : NB_FMT_ND, name);
     }
     int k = add_task(c, name, npu_op, op, NB_TASK_VECTOR, false);
@@ -1287,8 +1306,10 @@ done:
 
 void nb_npu_graph_free(nb_npu_graph *g)
 {
-    for (int i = 0; i < g->n_t; i++)
+    for (int i = 0; i < g->n_t; i++) {
         free(g->t[i].name);
+        free(g->t[i].src);
+    }
     for (int i = 0; i < g->n_k; i++) {
         free(g->k[i].in);
         free(g->k[i].out);

@@ -59,14 +59,17 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
     /* the activation arena over the task order */
     nb_live_buf *bufs = malloc(sizeof *bufs * ((size_t)g->n_t + 1));
     int64_t *offs = malloc(sizeof(int64_t) * ((size_t)g->n_t + 1));
+    int *which = malloc(sizeof(int) * ((size_t)g->n_t + 1)); /* buffer -> tensor */
+    e->arena_offset = malloc(sizeof(int64_t) * ((size_t)g->n_t + 1));
     int nb = 0;
-    if (!bufs || !offs) {
-        free(bufs), free(offs);
+    if (!bufs || !offs || !which || !e->arena_offset) {
+        free(bufs), free(offs), free(which);
         nb_estimate_free(e);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < g->n_t; i++) {
         const nb_npu_tensor *t = &g->t[i];
+        e->arena_offset[i] = -1;
         switch (t->role) {
         case NB_T_WEIGHT: /* counted per task below */
             break;
@@ -80,13 +83,16 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
             bufs[nb].size = t->bytes;
             bufs[nb].first = t->first;
             bufs[nb].last = t->last < t->first ? t->first : t->last;
-            nb++;
+            which[nb++] = i;
             break;
         }
     }
     err = nb_plan_arena(nb, bufs, NB_EXEOM_ALIGN, offs, &e->arena, st);
+    for (int b = 0; !err && b < nb; b++)
+        e->arena_offset[which[b]] = offs[b];
     free(bufs);
     free(offs);
+    free(which);
     if (err) {
         nb_estimate_free(e);
         return err;
@@ -118,6 +124,7 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
 void nb_estimate_free(nb_estimate *e)
 {
     nb_npu_graph_free(&e->g);
+    free(e->arena_offset);
     free(e->net);
     free(e->unsupported);
     for (int i = 0; i < e->n_notes; i++)

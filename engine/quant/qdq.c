@@ -1527,13 +1527,54 @@ static bool to_float_init(Onnx__TensorProto *t)
     return true;
 }
 
-static bool add_name(char ***names, int *n, const char *s)
+/* Appends layer nd's record to *ls: the node name, its AscendQuant's attributes, and copies
+ * of its int8 weights, int32 bias and uint64 deq_scale (NULL when absent). */
+static bool add_layer(nb_npu_layer **ls, int *n, const Onnx__NodeProto *nd,
+                      const Onnx__NodeProto *q, const Onnx__TensorProto *w,
+                      const Onnx__TensorProto *b, const Onnx__TensorProto *ds)
 {
-    char **a = realloc(*names, sizeof(char *) * (size_t)(*n + 1));
+    nb_npu_layer *a = realloc(*ls, sizeof *a * (size_t)(*n + 1));
     if (!a)
         return false;
-    *names = a;
-    return (a[*n] = strdup(s ? s : "")) != NULL && ++*n;
+    *ls = a;
+    nb_npu_layer *l = &a[*n];
+    memset(l, 0, sizeof *l);
+    l->node = strdup(nd->name ? nd->name : "");
+    if (!l->node)
+        return false;
+    ++*n; /* freed with the others from here on */
+    l->quant_scale = attr_f(q, "scale", 1);
+    l->quant_offset = attr_f(q, "offset", 0);
+    const Onnx__AttributeProto *bits = find_attr(q, "dst_bits");
+    l->act_bits = bits && bits->has_i ? (int)bits->i : 8;
+    if (w && w->n_dims <= NB_MAX_RANK) {
+        l->w_rank = (int)w->n_dims;
+        for (size_t d = 0; d < w->n_dims; d++)
+            l->w_dims[d] = w->dims[d];
+        l->w_numel = numel_of(w);
+        l->w = malloc((size_t)l->w_numel + 1);
+        if (!l->w)
+            return false;
+        for (int64_t i = 0; i < l->w_numel; i++)
+            l->w[i] = (int8_t)value_at(w, i);
+    }
+    if (b && ds && numel_of(b) == numel_of(ds)) {
+        l->channels = numel_of(b);
+        l->bias = malloc(sizeof(int32_t) * (size_t)(l->channels + 1));
+        l->deq_scale = malloc(sizeof(uint64_t) * (size_t)(l->channels + 1));
+        if (!l->bias || !l->deq_scale)
+            return false;
+        for (int64_t c = 0; c < l->channels; c++) {
+            l->bias[c] = (int32_t)value_at(b, c);
+            uint64_t v = 0;
+            if (ds->has_raw_data && ds->raw_data.len >= 8 * (size_t)(c + 1))
+                memcpy(&v, ds->raw_data.data + 8 * c, 8);
+            else if ((int64_t)ds->n_uint64_data > c)
+                v = ds->uint64_data[c];
+            l->deq_scale[c] = v;
+        }
+    }
+    return true;
 }
 
 /* Removes node k of g (freed). */
@@ -1549,7 +1590,7 @@ static void remove_node(Onnx__GraphProto *g, size_t k)
  * NPU-domain LSTM/GRU gets back its standard inputs (W, R, a zero B). Each collapsed
  * layer's name goes to names. */
 static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__GraphProto *g,
-                              char ***names, int *n_names, nb_status *st)
+                              nb_npu_layer **names, int *n_names, nb_status *st)
 {
     for (size_t i = 0; i < g->n_node; i++)
         for (size_t a = 0; a < g->node[i]->n_attribute; a++)
@@ -1581,6 +1622,13 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                 return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its output is not read by "
                                "an AscendDequant", src, name);
         }
+        const Onnx__TensorProto *wi = nd->n_input > 1 ? init_anywhere(root, nd->input[1]) : NULL;
+        const Onnx__TensorProto *bi = !rnn && nd->n_input > 2 ? init_anywhere(root, nd->input[2])
+                                                             : NULL;
+        const Onnx__TensorProto *di = dq && dq->n_input > 1 ? init_anywhere(root, dq->input[1])
+                                                           : NULL;
+        if (!add_layer(names, n_names, nd, q, rnn ? NULL : wi, bi, di))
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         bool ok = set_input(nd, 0, q->input[0]);
         if (ok && dq) {
             char *y = strdup(dq->output[0]);
@@ -1636,7 +1684,7 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
             }
         }
         char *dom = ok ? strdup("") : NULL;
-        ok = ok && dom && add_name(names, n_names, name);
+        ok = ok && dom;
         if (!ok) {
             free(dom);
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -1806,8 +1854,12 @@ nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *o
 void nb_npu_input_free(nb_npu_input *in)
 {
     free(in->onnx);
-    for (int i = 0; i < in->n_layers; i++)
-        free(in->layers[i]);
+    for (int i = 0; i < in->n_layers; i++) {
+        free(in->layers[i].node);
+        free(in->layers[i].w);
+        free(in->layers[i].bias);
+        free(in->layers[i].deq_scale);
+    }
     free(in->layers);
     memset(in, 0, sizeof *in);
 }

@@ -137,6 +137,12 @@ typedef struct nb_npu_tensor {
     int64_t bytes;   /* padded bytes in its format */
     nb_npu_role role;
     int first, last; /* tasks that write it first and read it last (-1: none) */
+    /* a weight the compiler made rather than the model's constant of the same name: a
+       scalar of a decomposition (gen 1, value scalar) or the reciprocal of the model's
+       constant src (gen 2: Div by a constant -> Mul) */
+    int gen;
+    float scalar;
+    char *src;
 } nb_npu_tensor;
 
 typedef enum nb_task_unit { NB_TASK_VECTOR, NB_TASK_CUBE, NB_TASK_CPU } nb_task_unit;

@@ -33,6 +33,8 @@ typedef struct nb_estimate {
     nb_op_count *net;        /* TOTAL_NET_OP_TYPE: op types of the float model, by count */
     nb_op_count *unsupported; /* NOT_SUPPORT_OP_TYPE */
     nb_npu_graph g;          /* the lowered graph: tasks, tensors, rewrites, inserted ops */
+    int64_t *arena_offset;   /* per tensor of g: its offset in the activation arena (-1: not
+                                an arena tensor), as the plan placed it */
     const char *model_path;  /* the model's path, the SoC: not owned */
     const char *soc_version;
     int n_notes;

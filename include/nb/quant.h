@@ -262,11 +262,26 @@ nb_err nb_check_layers(const char *src, const nb_qlayer *ls, int n, nb_status *s
 
 /* ---- the compiler's input ---- */
 
+/* One quantized cube op of the compiler's input, as the deploy model holds it. */
+typedef struct nb_npu_layer {
+    char *node;             /* the node's name */
+    float quant_scale;      /* its AscendQuant: scale (1 / scale_d), offset, dst_bits */
+    float quant_offset;
+    int act_bits;
+    int w_rank;             /* the int8 weights in the initializer's layout */
+    int64_t w_dims[NB_MAX_RANK];
+    int64_t w_numel;
+    int8_t *w;
+    int64_t channels;       /* bias and deq_scale entries */
+    int32_t *bias;          /* int32 bias (the activation offset folded in) */
+    uint64_t *deq_scale;    /* fp32 bits in the low 32 (AscendDequant's) */
+} nb_npu_layer;
+
 typedef struct nb_npu_input {
     uint8_t *onnx;   /* the model in float form (serialized ONNX) for the lowering */
     size_t len;
-    int n_layers;    /* the quantized cube ops, by node name */
-    char **layers;
+    int n_layers;    /* the quantized cube ops (an LSTM/GRU: node only, no data yet) */
+    nb_npu_layer *layers;
     int form;        /* 0: float, 1: deploy model (AscendQuant / AscendDequant), 2: Q/DQ */
 } nb_npu_input;
 

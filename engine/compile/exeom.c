@@ -1,0 +1,622 @@
+/* nanobench: the exeom writer and parser (include/nb/exeom.h; layout in share/doc/exeom.md).
+ *
+ * Little-endian, written field by field (never a struct copy), so the file is the same on
+ * every host and byte-identical for the same inputs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "nb/exeom.h"
+
+#define HEADER 64
+#define TENSOR 48
+#define TASK 64
+
+/* ---- kernel ids: append only (a file stores the number) ---- */
+static const char *const kernels[] = {
+    NULL,            /* 0: none */
+    "AscendQuant",   "AscendDequant", "TransData", "Cast",     "Conv",
+    "ConvTranspose", "MatMul",        "Gemm",      "LSTM",     "GRU",
+    "Add",           "Sub",           "Mul",       "Div",      "Pow",
+    "Max",           "Min",           "Relu",      "LeakyRelu", "Sigmoid",
+    "Tanh",          "Exp",           "Log",       "Abs",      "Neg",
+    "Clip",          "Sqrt",          "Reshape",   "Identity", "Squeeze",
+    "Unsqueeze",     "Flatten",       "Transpose", "Concat",   "Slice",
+    "MaxPool",       "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax",
+    "ReduceMin",     "ReduceSum",     "Softmax",   "Greater",  "Equal",
+    "Or",            "And",           "Where",     "PRelu",    "Elu",
+    "BatchNormalization", "InstanceNormalization", "Pad", "Round", "ReduceL2",
+};
+#define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
+
+int nb_exeom_kernel_id(const char *op_type)
+{
+    for (int i = 1; i < N_KERNELS; i++)
+        if (!strcmp(kernels[i], op_type))
+            return i;
+    return 0;
+}
+
+const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }
+
+/* ---- little-endian writes ---- */
+static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static void putf(uint8_t *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put32(p, u);
+}
+static uint32_t get16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* aclDataType of an NPU tensor type (compile.md); 29 for int4. */
+static int acl_dtype(nb_dtype t)
+{
+    switch ((int)t) {
+    case NB_FLOAT: return 0;
+    case NB_FLOAT16: return 1;
+    case NB_INT8: return 2;
+    case NB_INT32: return 3;
+    case NB_UINT8: return 4;
+    case NB_INT16: return 6;
+    case NB_UINT16: return 7;
+    case NB_UINT32: return 8;
+    case NB_INT64: return 9;
+    case NB_UINT64: return 10;
+    case NB_DOUBLE: return 11;
+    case NB_BOOL: return 12;
+    case NB_NPU_INT4: return 29;
+    default: return 255;
+    }
+}
+
+static const nb_npu_layer *find_layer(const nb_npu_layer *ls, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ls[i].node, name))
+            return &ls[i];
+    return NULL;
+}
+
+static const nb_node *find_node(const nb_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i].name, name))
+            return &g->nodes[i];
+    return NULL;
+}
+
+/* The ONNX node a task comes from: its own name, or "<node>/<inserted op>". */
+static const nb_node *task_node(const nb_graph *g, const char *task)
+{
+    const nb_node *n = find_node(g, task);
+    if (n)
+        return n;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", task);
+    char *slash = strrchr(buf, '/');
+    if (slash) {
+        *slash = 0;
+        return find_node(g, buf);
+    }
+    return NULL;
+}
+
+/* The task's parameters (share/doc/exeom.md, "Task parameters"). */
+static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
+                          const nb_npu_layer *ls, int n_layers, uint8_t *p, nb_status *st)
+{
+    const nb_graph *g = m->graph;
+    const char *op = k->op_type;
+    const nb_node *n = task_node(g, k->name);
+    if (!strcmp(op, "AscendQuant")) {
+        const nb_node *owner = n;
+        const nb_npu_layer *l = NULL;
+        /* "<layer>/AscendQuant", or an RNN state's "<layer>/t<s>/AscendQuant" */
+        for (const char *s = k->name; !l && s;) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%.*s", (int)(s - k->name) + (int)strcspn(s, "/"), k->name);
+            l = find_layer(ls, n_layers, buf);
+            s = strchr(s, '/');
+            s = s ? s + 1 : NULL;
+        }
+        if (!l && owner)
+            l = find_layer(ls, n_layers, owner->name);
+        if (!l)
+            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no quantized layer gives its scale",
+                           k->name);
+        putf(p, l->quant_scale);
+        putf(p + 4, l->quant_offset);
+        p[8] = (uint8_t)l->act_bits;
+        return NB_OK;
+    }
+    if (!strcmp(op, "AscendDequant"))
+        return NB_OK; /* p[0] = 0: no fused ReLU yet */
+    if (!strcmp(op, "TransData")) {
+        p[0] = k->n_in ? (uint8_t)ng->t[k->in[0]].format : 0;
+        p[1] = k->n_out ? (uint8_t)ng->t[k->out[0]].format : 0;
+        return NB_OK;
+    }
+    if (!strcmp(op, "Cast")) {
+        p[0] = k->n_out ? (uint8_t)acl_dtype(ng->t[k->out[0]].dtype) : 0;
+        return NB_OK;
+    }
+    if (!n)
+        return NB_OK; /* an op without attributes of its own node (none expected) */
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MaxPool")) {
+        int npads = 0, nd = 0, nk = 0, ns = 0;
+        const int64_t *pads = nb_attr_ints(n, "pads", &npads);
+        const int64_t *dil = nb_attr_ints(n, "dilations", &nd);
+        const int64_t *ks = nb_attr_ints(n, "kernel_shape", &nk);
+        const int64_t *strides = nb_attr_ints(n, "strides", &ns);
+        int sp = nk ? nk : (k->n_in > 1 ? ng->t[k->in[1]].rank - 2 : 2);
+        if (sp > 2 || (nk && nk > 2))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %d spatial dims (the exeom holds "
+                           "1 or 2)", k->name, sp);
+        const char *autopad = nb_attr_str(n, "auto_pad", "NOTSET");
+        if (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': auto_pad %s is not in the exeom "
+                           "yet (give explicit pads)", k->name, autopad);
+        int64_t v[10] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 1}; /* kh kw sh sw pt pl pb pr dh dw, u16 */
+        int off = 2 - sp; /* 1-D: the H entries stay 1 / 0 */
+        for (int i = 0; i < sp; i++) {
+            if (i < nk)
+                v[off + i] = ks[i];
+            else if (k->n_in > 1) /* a Conv's kernel from its weights' trailing dims */
+                v[off + i] = ng->t[k->in[1]].dims[ng->t[k->in[1]].rank - sp + i];
+            if (i < ns)
+                v[2 + off + i] = strides[i];
+            if (i < nd)
+                v[8 + off + i] = dil[i];
+            if (npads == 2 * sp) {
+                v[4 + off + i] = pads[i];
+                v[6 + off + i] = pads[sp + i];
+            }
+        }
+        for (int i = 0; i < 10; i++) {
+            if (v[i] < 0 || v[i] > 65535)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': kernel, stride, pad or "
+                               "dilation %lld outside 0..65535", k->name, (long long)v[i]);
+            put16(p + 2 * i, (uint32_t)v[i]);
+        }
+        int64_t group = nb_attr_int(n, "group", 1);
+        if (group < 1 || group > 65535)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': group %lld", k->name,
+                           (long long)group);
+        put16(p + 20, (uint32_t)group);
+        p[22] = (uint8_t)nb_attr_int(n, "ceil_mode", 0);
+        return NB_OK;
+    }
+    if (!strcmp(op, "Gemm")) {
+        p[0] = (uint8_t)(nb_attr_int(n, "transA", 0) != 0);
+        return NB_OK; /* B is stored N x K whatever transB was */
+    }
+    if (!strcmp(op, "LeakyRelu") || !strcmp(op, "Elu")) {
+        putf(p, nb_attr_float(n, "alpha", !strcmp(op, "Elu") ? 1.0f : 0.01f));
+        return NB_OK;
+    }
+    if (!strcmp(op, "Clip")) {
+        float lo = -INFINITY, hi = INFINITY;
+        if (n->n_in > 1 || nb_attr_find(n, "min") || nb_attr_find(n, "max")) {
+            lo = nb_attr_float(n, "min", lo);
+            hi = nb_attr_float(n, "max", hi);
+            if (n->n_in > 1 && n->in[1] >= 0 && g->values[n->in[1]].const_val)
+                lo = (float)nb_tensor_get_f64(g->values[n->in[1]].const_val, 0);
+            if (n->n_in > 2 && n->in[2] >= 0 && g->values[n->in[2]].const_val)
+                hi = (float)nb_tensor_get_f64(g->values[n->in[2]].const_val, 0);
+        }
+        putf(p, lo);
+        putf(p + 4, hi);
+        return NB_OK;
+    }
+    if (!strcmp(op, "Transpose")) {
+        int cnt = 0;
+        const int64_t *perm = nb_attr_ints(n, "perm", &cnt);
+        if (cnt > 6)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': perm of rank %d", k->name, cnt);
+        p[0] = (uint8_t)cnt;
+        for (int i = 0; i < cnt; i++)
+            p[1 + i] = (uint8_t)perm[i];
+        return NB_OK;
+    }
+    if (!strncmp(op, "Reduce", 6)) {
+        int cnt = 0;
+        const int64_t *axes = nb_attr_ints(n, "axes", &cnt);
+        const nb_tensor *at = !cnt && n->n_in > 1 && n->in[1] >= 0
+                                  ? g->values[n->in[1]].const_val : NULL;
+        int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
+        uint8_t mask = 0;
+        int na = at ? (int)at->numel : cnt;
+        for (int i = 0; i < na; i++) {
+            int64_t a = at ? nb_tensor_get_i64(at, i) : axes[i];
+            if (a < 0)
+                a += rank;
+            if (a < 0 || a >= 8)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': axis %lld", k->name,
+                               (long long)a);
+            mask |= (uint8_t)(1u << a);
+        }
+        if (!na) /* no axes: all of them (unless noop_with_empty_axes) */
+            mask = nb_attr_int(n, "noop_with_empty_axes", 0) ? 0 : (uint8_t)((1u << rank) - 1);
+        p[0] = mask;
+        p[1] = (uint8_t)nb_attr_int(n, "keepdims", 1);
+        return NB_OK;
+    }
+    if (!strcmp(op, "Softmax") || !strcmp(op, "Concat") || !strcmp(op, "Flatten")) {
+        p[0] = (uint8_t)(int8_t)nb_attr_int(n, "axis", !strcmp(op, "Concat") ? 0 : -1);
+        return NB_OK;
+    }
+    return NB_OK; /* elementwise, shape and table ops: the descriptors say it all */
+}
+
+/* int8 weights [rows][cols] (element (r, c) at w[r * rs + c * cs]) packed into FRACTAL_NZ:
+ * (ceil(cols / C0), ceil(rows / 16), 16, C0), zero padding. out holds bytes. */
+static void pack_nz(const int8_t *w, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                    int c0, uint8_t *out, int64_t bytes)
+{
+    int64_t r1 = (rows + 15) / 16, c1 = (cols + c0 - 1) / c0;
+    memset(out, 0, (size_t)bytes);
+    for (int64_t a = 0; a < c1; a++)
+        for (int64_t b = 0; b < r1; b++)
+            for (int64_t r = 0; r < 16; r++)
+                for (int64_t c = 0; c < c0; c++) {
+                    int64_t row = b * 16 + r, col = a * c0 + c;
+                    int64_t at = ((a * r1 + b) * 16 + r) * c0 + c;
+                    if (row < rows && col < cols && at < bytes)
+                        out[at] = (uint8_t)w[row * rs + col * cs];
+                }
+}
+
+/* int8 conv weights [cout, cin, kh, kw] packed into FRACTAL_Z: (ceil(cin / C0) * kh * kw,
+ * ceil(cout / 16), 16, C0), zero padding (GE format_transfer_fractal_z). */
+static void pack_z(const int8_t *w, int64_t cout, int64_t cin, int64_t kh, int64_t kw, int c0,
+                   uint8_t *out, int64_t bytes)
+{
+    int64_t c1 = (cin + c0 - 1) / c0, no = (cout + 15) / 16;
+    memset(out, 0, (size_t)bytes);
+    for (int64_t a = 0; a < c1; a++)
+        for (int64_t h = 0; h < kh; h++)
+            for (int64_t x = 0; x < kw; x++)
+                for (int64_t b = 0; b < no; b++)
+                    for (int64_t ni = 0; ni < 16; ni++)
+                        for (int64_t c = 0; c < c0; c++) {
+                            int64_t co = b * 16 + ni, ci = a * c0 + c;
+                            int64_t at = ((((a * kh + h) * kw + x) * no + b) * 16 + ni) * c0 + c;
+                            if (co < cout && ci < cin && at < bytes)
+                                out[at] = (uint8_t)w[((co * cin + ci) * kh + h) * kw + x];
+                        }
+}
+
+/* The bytes of weight tensor t, read first by task k (share/doc/exeom.md, "Weights"). */
+static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
+                          const nb_npu_tensor *t, const nb_npu_layer *ls, int n_layers,
+                          uint8_t *out, nb_status *st)
+{
+    const nb_npu_layer *l = find_layer(ls, n_layers, k->name);
+    size_t nl = strlen(k->name);
+    memset(out, 0, (size_t)t->bytes);
+    if (k->unit == NB_TASK_CUBE && (t->format == NB_FMT_FRACTAL_Z || t->format == NB_FMT_FRACTAL_NZ)) {
+        if (!l || !l->w)
+            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 weights for it in the input "
+                           "(an LSTM/GRU is not in the exeom yet)", k->name);
+        if (t->dtype != NB_INT8)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s weights are not in the exeom "
+                           "yet", k->name, t->dtype == NB_NPU_INT4 ? "int4" : "non-int8");
+        int c0 = nb_c0(NB_INT8);
+        if (t->format == NB_FMT_FRACTAL_Z) {
+            int64_t kh = l->w_rank == 4 ? l->w_dims[2] : 1, kw = l->w_dims[l->w_rank - 1];
+            if (nb_fractal_z_bytes(l->w_dims[0], l->w_dims[1], kh, kw, NB_INT8) != t->bytes)
+                return nb_fail(st, NB_ERR_INTERNAL, "task '%s': weight layout size mismatch",
+                               k->name);
+            pack_z(l->w, l->w_dims[0], l->w_dims[1], kh, kw, c0, out, t->bytes);
+            return NB_OK;
+        }
+        /* N x K from the source: Gemm transB = 1 holds [N, K]; otherwise [K, N] (Gemm,
+           MatMul), or a 1-D [K] (N = 1) */
+        const nb_node *n = find_node(m->graph, k->name);
+        int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+        bool nk = (n && !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transB", 0)) ||
+                  l->w_rank == 1;
+        if (l->w_rank > 2 || rows * cols != l->w_numel)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': batched matrix weights are not in "
+                           "the exeom yet", k->name);
+        pack_nz(l->w, rows, cols, nk ? cols : 1, nk ? 1 : rows, c0, out, t->bytes);
+        return NB_OK;
+    }
+    bool is_bias = !strncmp(t->name, k->name, nl) && !strcmp(t->name + nl, "/bias");
+    bool is_deq = !strncmp(t->name, k->name, nl) && !strcmp(t->name + nl, "/deq_scale");
+    if (is_bias || is_deq) {
+        if (!l || !l->bias)
+            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int32 bias / deq_scale for it in "
+                           "the input", k->name);
+        for (int64_t c = 0; c < l->channels && (c + 1) * (is_bias ? 4 : 8) <= t->bytes; c++) {
+            if (is_bias)
+                put32(out + 4 * c, (uint32_t)l->bias[c]);
+            else {
+                put32(out + 8 * c, (uint32_t)l->deq_scale[c]);
+                put32(out + 8 * c + 4, (uint32_t)(l->deq_scale[c] >> 32));
+            }
+        }
+        return NB_OK;
+    }
+    if (t->gen == 1) { /* a scalar of a decomposition */
+        if (t->dtype != NB_FLOAT16 || t->bytes < 2)
+            return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': a scalar of %s", t->name,
+                           nb_dtype_name(t->dtype));
+        put16(out, nb_float_to_half(t->scalar));
+        return NB_OK;
+    }
+    /* a constant of the model (a vector op's operand; gen 2: its reciprocal), in its NPU
+       type, ND */
+    int v = nb_graph_find(m->graph, t->gen == 2 ? t->src : t->name);
+    const nb_tensor *c = v >= 0 ? m->graph->values[v].const_val : NULL;
+    if (!c)
+        return nb_fail(st, NB_ERR_GRAPH, "weight '%s' of task '%s': no constant of that name",
+                       t->name, k->name);
+    if (t->format != NB_FMT_ND)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "weight '%s': a constant in %s is not in the "
+                       "exeom yet", t->name, nb_format_name(t->format));
+    size_t es = t->dtype == NB_FLOAT16 ? 2 : nb_dtype_size(t->dtype);
+    if (!es || (int64_t)es * c->numel > t->bytes)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "weight '%s': %s of %lld values in %lld bytes",
+                       t->name, nb_dtype_name(t->dtype), (long long)c->numel,
+                       (long long)t->bytes);
+    for (int64_t i = 0; i < c->numel; i++) {
+        uint8_t *o = out + (size_t)i * es;
+        switch ((int)t->dtype) {
+        case NB_FLOAT16:
+            put16(o, nb_float_to_half(t->gen == 2 ? (float)(1.0 / nb_tensor_get_f64(c, i))
+                                                  : (float)nb_tensor_get_f64(c, i)));
+            break;
+        case NB_FLOAT: putf(o, (float)nb_tensor_get_f64(c, i)); break;
+        case NB_INT32: put32(o, (uint32_t)(int32_t)nb_tensor_get_i64(c, i)); break;
+        case NB_INT8:
+        case NB_UINT8:
+        case NB_BOOL: o[0] = (uint8_t)nb_tensor_get_i64(c, i); break;
+        case NB_INT64: {
+            uint64_t u = (uint64_t)nb_tensor_get_i64(c, i);
+            put32(o, (uint32_t)u);
+            put32(o + 4, (uint32_t)(u >> 32));
+            break;
+        }
+        default:
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "weight '%s': %s is not in the exeom yet",
+                           t->name, nb_dtype_name(t->dtype));
+        }
+    }
+    (void)ng;
+    return NB_OK;
+}
+
+nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
+                      const nb_npu_layer *layers, int n_layers, const char *soc,
+                      int64_t *bytes, nb_status *st)
+{
+    const nb_npu_graph *g = &e->g;
+    if (g->n_t >= NB_EXEOM_NONE || g->n_k >= NB_EXEOM_NONE)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%d tensors and %d tasks: the exeom holds at most "
+                       "65534 of each", g->n_t, g->n_k);
+    int64_t size = e->exeom_bytes;
+    uint8_t *buf = calloc(1, (size_t)size);
+    int64_t *place = malloc(sizeof(int64_t) * ((size_t)g->n_t + 1));
+    if (!buf || !place) {
+        free(buf), free(place);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    nb_err err = NB_OK;
+    int64_t t_off = HEADER, k_off = t_off + (int64_t)g->n_t * TENSOR;
+    int64_t w_off = k_off + (int64_t)g->n_k * TASK, w_at = 0;
+    uint32_t n_in = 0, n_out = 0;
+    for (int i = 0; i < g->n_t; i++) {
+        const nb_npu_tensor *t = &g->t[i];
+        place[i] = t->role == NB_T_INPUT ? n_in++ : t->role == NB_T_OUTPUT ? n_out++
+                   : t->role == NB_T_ACTIVATION ? (e->arena_offset[i] >= 0 ? e->arena_offset[i] : 0)
+                                               : -1; /* weights: placed below */
+    }
+    /* tasks, and the weights each reads first, in task order, each on a 32-byte boundary */
+    for (int ki = 0; ki < g->n_k && !err; ki++) {
+        const nb_npu_task *k = &g->k[ki];
+        uint8_t *d = buf + k_off + (int64_t)ki * TASK;
+        int id = nb_exeom_kernel_id(k->op_type);
+        if (k->unit == NB_TASK_CPU)
+            err = nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s' (%s) runs on the CPU: %s", k->name,
+                          k->op_type, k->reason);
+        else if (!id)
+            err = nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s has no kernel in the exeom yet",
+                          k->name, k->op_type);
+        else if (k->n_in > NB_EXEOM_MAX_IN || k->n_out > NB_EXEOM_MAX_OUT)
+            err = nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %d inputs and %d outputs (the "
+                          "exeom holds %d and %d)", k->name, k->n_in, k->n_out, NB_EXEOM_MAX_IN,
+                          NB_EXEOM_MAX_OUT);
+        if (err)
+            break;
+        put16(d, (uint32_t)id);
+        d[2] = k->unit == NB_TASK_CUBE ? 1 : 0;
+        d[3] = (uint8_t)k->n_in;
+        d[4] = (uint8_t)k->n_out;
+        d[5] = k->inserted ? 1 : 0;
+        for (int i = 0; i < NB_EXEOM_MAX_IN; i++)
+            put16(d + 8 + 2 * i, i < k->n_in && k->in[i] >= 0 ? (uint32_t)k->in[i] : NB_EXEOM_NONE);
+        for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
+            put16(d + 24 + 2 * i, i < k->n_out && k->out[i] >= 0 ? (uint32_t)k->out[i] : NB_EXEOM_NONE);
+        err = task_params(m, g, k, layers, n_layers, d + 32, st);
+        for (int i = 0; i < k->n_in && !err; i++) {
+            int ti = k->in[i];
+            if (ti < 0 || g->t[ti].role != NB_T_WEIGHT || place[ti] >= 0)
+                continue;
+            w_at = (w_at + NB_EXEOM_ALIGN - 1) / NB_EXEOM_ALIGN * NB_EXEOM_ALIGN;
+            if (w_off + w_at + g->t[ti].bytes > size) {
+                err = nb_fail(st, NB_ERR_INTERNAL, "weights exceed the estimate's %lld bytes",
+                              (long long)e->weight_bytes);
+                break;
+            }
+            place[ti] = w_at;
+            err = weight_data(m, g, k, &g->t[ti], layers, n_layers, buf + w_off + w_at, st);
+            w_at += g->t[ti].bytes;
+        }
+    }
+    w_at = (w_at + NB_EXEOM_ALIGN - 1) / NB_EXEOM_ALIGN * NB_EXEOM_ALIGN;
+    if (!err && w_off + w_at != size)
+        err = nb_fail(st, NB_ERR_INTERNAL, "the exeom is %lld bytes, the estimate said %lld",
+                      (long long)(w_off + w_at), (long long)size);
+    for (int i = 0; i < g->n_t && !err; i++) {
+        const nb_npu_tensor *t = &g->t[i];
+        uint8_t *d = buf + t_off + (int64_t)i * TENSOR;
+        if (t->rank > 6 || t->bytes > UINT32_MAX || place[i] > UINT32_MAX) {
+            err = nb_fail(st, NB_ERR_UNSUPPORTED, "tensor '%s': rank %d or %lld bytes beyond the "
+                          "exeom's fields", t->name, t->rank, (long long)t->bytes);
+            break;
+        }
+        d[0] = (uint8_t)acl_dtype(t->dtype);
+        d[1] = (uint8_t)t->format;
+        d[2] = t->role == NB_T_INPUT ? 0 : t->role == NB_T_OUTPUT ? 1
+               : t->role == NB_T_ACTIVATION ? 2 : 3;
+        d[3] = (uint8_t)t->rank;
+        for (int k = 0; k < t->rank; k++)
+            put32(d + 4 + 4 * k, (uint32_t)(int32_t)t->dims[k]);
+        put32(d + 28, (uint32_t)t->bytes);
+        put32(d + 32, (uint32_t)(place[i] < 0 ? 0 : place[i]));
+        put16(d + 36, t->first >= 0 ? (uint32_t)t->first : NB_EXEOM_NONE);
+        put16(d + 38, t->last >= 0 ? (uint32_t)t->last : NB_EXEOM_NONE);
+    }
+    if (!err) {
+        uint8_t *h = buf;
+        memcpy(h, NB_EXEOM_MAGIC, 4);
+        put16(h + 4, NB_EXEOM_VERSION);
+        put16(h + 6, !strcmp(soc, "Ascend035") ? 0 : !strcmp(soc, "Ascend035B") ? 2 : 1);
+        put32(h + 8, (uint32_t)g->n_t);
+        put32(h + 12, (uint32_t)g->n_k);
+        put32(h + 16, n_in);
+        put32(h + 20, n_out);
+        put32(h + 24, (uint32_t)e->arena.arena);
+        int64_t so[3] = {t_off, k_off, w_off}, ss[3] = {k_off - t_off, w_off - k_off, w_at};
+        for (int s = 0; s < 3; s++) {
+            put32(h + 28 + 12 * s, (uint32_t)so[s]);
+            put32(h + 32 + 12 * s, (uint32_t)ss[s]);
+            put32(h + 36 + 12 * s,
+                  (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf + so[s], (uInt)ss[s]));
+        }
+        err = nb_write_file_atomic(path, buf, (size_t)size, st);
+    }
+    free(buf);
+    free(place);
+    if (!err)
+        *bytes = size;
+    return err;
+}
+
+nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st)
+{
+    memset(x, 0, sizeof *x);
+    if (len < HEADER || memcmp(buf, NB_EXEOM_MAGIC, 4))
+        return nb_fail(st, NB_ERR_FORMAT, "not an exeom (magic)");
+    x->version = (uint16_t)get16(buf + 4);
+    x->soc = (uint16_t)get16(buf + 6);
+    if (x->version != NB_EXEOM_VERSION)
+        return nb_fail(st, NB_ERR_FORMAT, "exeom version %u (this nanobench reads %u)",
+                       x->version, NB_EXEOM_VERSION);
+    if (x->soc > 2)
+        return nb_fail(st, NB_ERR_FORMAT, "soc code %u", x->soc);
+    x->n_tensors = get32(buf + 8);
+    x->n_tasks = get32(buf + 12);
+    x->n_inputs = get32(buf + 16);
+    x->n_outputs = get32(buf + 20);
+    x->arena_bytes = get32(buf + 24);
+    uint32_t so[3], ss[3];
+    for (int s = 0; s < 3; s++) {
+        so[s] = get32(buf + 28 + 12 * s);
+        ss[s] = get32(buf + 32 + 12 * s);
+        if ((uint64_t)so[s] + ss[s] > len || so[s] < HEADER)
+            return nb_fail(st, NB_ERR_FORMAT, "section %d [%u, +%u) outside the file of %zu "
+                           "bytes", s, so[s], ss[s], len);
+        if ((uint32_t)crc32(crc32(0L, Z_NULL, 0), buf + so[s], ss[s]) != get32(buf + 36 + 12 * s))
+            return nb_fail(st, NB_ERR_FORMAT, "section %d: CRC-32 mismatch", s);
+    }
+    if ((uint64_t)x->n_tensors * TENSOR != ss[0] || (uint64_t)x->n_tasks * TASK != ss[1] ||
+        x->n_tensors >= NB_EXEOM_NONE || x->n_tasks >= NB_EXEOM_NONE)
+        return nb_fail(st, NB_ERR_FORMAT, "%u tensors and %u tasks do not fill their sections",
+                       x->n_tensors, x->n_tasks);
+    x->t = calloc((size_t)x->n_tensors + 1, sizeof *x->t);
+    x->k = calloc((size_t)x->n_tasks + 1, sizeof *x->k);
+    if (!x->t || !x->k) {
+        nb_exeom_free(x);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    x->weights = buf + so[2];
+    x->weight_bytes = ss[2];
+    nb_err e = NB_OK;
+    uint32_t ins = 0, outs = 0;
+    for (uint32_t i = 0; i < x->n_tensors && !e; i++) {
+        const uint8_t *d = buf + so[0] + (size_t)i * TENSOR;
+        nb_exeom_tensor *t = &x->t[i];
+        t->dtype = d[0], t->format = d[1], t->role = d[2], t->rank = d[3];
+        for (int k = 0; k < 6; k++)
+            t->dims[k] = (int32_t)get32(d + 4 + 4 * k);
+        t->bytes = get32(d + 28);
+        t->place = get32(d + 32);
+        t->first = (uint16_t)get16(d + 36);
+        t->last = (uint16_t)get16(d + 38);
+        if (t->role > 3 || t->rank > 6)
+            e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: role %u, rank %u", i, t->role, t->rank);
+        else if (t->role == 3 && (uint64_t)t->place + t->bytes > x->weight_bytes)
+            e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: weights [%u, +%u) outside the weight "
+                        "section of %u bytes", i, t->place, t->bytes, x->weight_bytes);
+        else if (t->role == 2 && (uint64_t)t->place + t->bytes > x->arena_bytes)
+            e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: arena [%u, +%u) outside the arena of %u "
+                        "bytes", i, t->place, t->bytes, x->arena_bytes);
+        else if ((t->role == 0 && t->place != ins++) || (t->role == 1 && t->place != outs++))
+            e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: binding %u out of order", i, t->place);
+        else if ((t->first != NB_EXEOM_NONE && t->first >= x->n_tasks) ||
+                 (t->last != NB_EXEOM_NONE && t->last > x->n_tasks))
+            e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: task range beyond %u tasks", i, x->n_tasks);
+    }
+    if (!e && (ins != x->n_inputs || outs != x->n_outputs))
+        e = nb_fail(st, NB_ERR_FORMAT, "%u inputs and %u outputs described, the header says %u "
+                    "and %u", ins, outs, x->n_inputs, x->n_outputs);
+    for (uint32_t i = 0; i < x->n_tasks && !e; i++) {
+        const uint8_t *d = buf + so[1] + (size_t)i * TASK;
+        nb_exeom_task *k = &x->k[i];
+        k->kernel = (uint16_t)get16(d);
+        k->unit = d[2], k->n_in = d[3], k->n_out = d[4], k->flags = d[5];
+        for (int j = 0; j < NB_EXEOM_MAX_IN; j++)
+            k->in[j] = (uint16_t)get16(d + 8 + 2 * j);
+        for (int j = 0; j < NB_EXEOM_MAX_OUT; j++)
+            k->out[j] = (uint16_t)get16(d + 24 + 2 * j);
+        memcpy(k->params, d + 32, 32);
+        if (k->kernel == 0 || k->kernel >= N_KERNELS || k->unit > 1 ||
+            k->n_in > NB_EXEOM_MAX_IN || k->n_out > NB_EXEOM_MAX_OUT)
+            e = nb_fail(st, NB_ERR_FORMAT, "task %u: kernel %u, unit %u, %u in, %u out", i,
+                        k->kernel, k->unit, k->n_in, k->n_out);
+        for (int j = 0; j < k->n_in && !e; j++)
+            if (k->in[j] != NB_EXEOM_NONE && k->in[j] >= x->n_tensors)
+                e = nb_fail(st, NB_ERR_FORMAT, "task %u: input %d is tensor %u of %u", i, j,
+                            k->in[j], x->n_tensors);
+        for (int j = 0; j < k->n_out && !e; j++)
+            if (k->out[j] != NB_EXEOM_NONE && k->out[j] >= x->n_tensors)
+                e = nb_fail(st, NB_ERR_FORMAT, "task %u: output %d is tensor %u of %u", i, j,
+                            k->out[j], x->n_tensors);
+    }
+    if (e)
+        nb_exeom_free(x);
+    return e;
+}
+
+void nb_exeom_free(nb_exeom *x)
+{
+    free(x->t);
+    free(x->k);
+    memset(x, 0, sizeof *x);
+}

@@ -1,0 +1,248 @@
+/* The exeom writer and parser (engine/compile, share/doc/exeom.md): a small quantized Conv
+ * written, parsed back and compared with the lowering, its packed weights and parameters
+ * checked by hand, and corrupt files refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model_builder.h"
+#include "nb/exeom.h"
+#include "nb/ref.h"
+#include "tmpdir.h"
+
+static nb_op_table ops;
+
+static int setup(void **state)
+{
+    nb_status st = {0};
+    if (nb_op_table_load(nb_op_table_default_path(), &ops, &st))
+        return -1;
+    return setup_dir(state);
+}
+
+static int teardown(void **state)
+{
+    nb_op_table_free(&ops);
+    return teardown_dir(state);
+}
+
+/* y = LeakyRelu(Conv(x, W)), x [1,3,4,4], W [2,3,1,1], as the float form the compiler
+ * lowers; the layer's data as the deploy model gives it: int8 W [[1, -2, 3], [4, 5, -6]],
+ * bias [7, -8], deq_scale fp32 bits of 0.5 and 0.25, AscendQuant scale 8 offset -3. */
+static nb_model *conv_model(void)
+{
+    const int64_t dx[] = {1, 3, 4, 4}, dw[] = {2, 3, 1, 1}, dy[] = {1, 2, 4, 4};
+    const float w[6] = {1, -2, 3, 4, 5, -6};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dy);
+    mb_init_floats(mm, "W", 4, dw, w, 6);
+    mb_node(mm, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL})->name =
+        "conv";
+    Onnx__NodeProto *lr = mb_node(mm, "LeakyRelu", (const char *[]){"c", NULL},
+                                  (const char *[]){"y", NULL});
+    lr->name = "lrelu";
+    mb_attr_float(lr, "alpha", 0.125f);
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
+        fail_msg("%s", st.msg);
+    free(b);
+    mb_free(mm);
+    return m;
+}
+
+static int8_t w_q[6] = {1, -2, 3, 4, 5, -6};
+static int32_t bias[2] = {7, -8};
+static uint64_t deq[2] = {0x3F000000u, 0x3E800000u};
+
+static nb_npu_layer conv_layer(void)
+{
+    nb_npu_layer l = {.node = "conv", .quant_scale = 8, .quant_offset = -3, .act_bits = 8,
+                      .w_rank = 4, .w_dims = {2, 3, 1, 1}, .w_numel = 6, .w = w_q,
+                      .channels = 2, .bias = bias, .deq_scale = deq};
+    return l;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    uint8_t *buf = NULL;
+    nb_status st = {0};
+    if (nb_read_file(path, &buf, len, &st))
+        fail_msg("%s", st.msg);
+    return buf;
+}
+
+static void write_conv(const char *path, nb_model **m, nb_estimate *e)
+{
+    *m = conv_model();
+    nb_status st = {0};
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(*m, &ops, &o, e, &st))
+        fail_msg("%s", st.msg);
+    nb_npu_layer l = conv_layer();
+    int64_t bytes = 0;
+    if (nb_exeom_write(path, *m, e, &l, 1, "Ascend035A", &bytes, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(bytes, e->exeom_bytes);
+}
+
+/* Written, parsed back: every descriptor as the lowering has it, the size the estimate's. */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/conv.exeom", tmpdir);
+    nb_model *m;
+    nb_estimate e;
+    write_conv(path, &m, &e);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    assert_int_equal((int64_t)len, e.exeom_bytes);
+    nb_exeom x;
+    nb_status st = {0};
+    if (nb_exeom_parse(buf, len, &x, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(x.soc, 1);
+    assert_int_equal(x.n_tensors, e.g.n_t);
+    assert_int_equal(x.n_tasks, e.g.n_k);
+    assert_int_equal(x.n_inputs, 1);
+    assert_int_equal(x.n_outputs, 1);
+    assert_int_equal(x.arena_bytes, e.arena.arena);
+    assert_int_equal(x.weight_bytes, e.weight_bytes);
+    for (int i = 0; i < e.g.n_t; i++) {
+        const nb_npu_tensor *t = &e.g.t[i];
+        assert_int_equal(x.t[i].format, t->format);
+        assert_int_equal(x.t[i].rank, t->rank);
+        assert_int_equal(x.t[i].bytes, t->bytes);
+        for (int d = 0; d < t->rank; d++)
+            assert_int_equal(x.t[i].dims[d], t->dims[d]);
+        if (t->role == NB_T_ACTIVATION && e.arena_offset[i] >= 0)
+            assert_int_equal(x.t[i].place, e.arena_offset[i]);
+    }
+    int conv = -1, quant = -1, lrelu = -1;
+    for (int k = 0; k < e.g.n_k; k++) {
+        assert_int_equal(x.k[k].n_in, e.g.k[k].n_in);
+        assert_int_equal(x.k[k].kernel, nb_exeom_kernel_id(e.g.k[k].op_type));
+        for (int j = 0; j < e.g.k[k].n_in; j++)
+            assert_int_equal(x.k[k].in[j], e.g.k[k].in[j]);
+        if (!strcmp(e.g.k[k].op_type, "Conv"))
+            conv = k;
+        else if (!strcmp(e.g.k[k].op_type, "AscendQuant"))
+            quant = k;
+        else if (!strcmp(e.g.k[k].op_type, "LeakyRelu"))
+            lrelu = k;
+    }
+    assert_true(conv >= 0 && quant >= 0 && lrelu >= 0);
+    /* AscendQuant: f32 scale 8 (0x41000000), f32 offset -3 (0xC0400000), dst_bits 8 */
+    const uint8_t *p = x.k[quant].params;
+    assert_int_equal(le32(p), 0x41000000);
+    assert_int_equal(le32(p + 4), 0xC0400000u);
+    assert_int_equal(p[8], 8);
+    /* Conv 1x1: kh kw sh sw 1, pads 0, dilations 1, group 1 (u16 each) */
+    p = x.k[conv].params;
+    static const uint8_t conv_p[24] = {1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                       1, 0, 1, 0, 1, 0, 0, 0};
+    assert_memory_equal(p, conv_p, 24);
+    /* LeakyRelu: alpha 0.125 = 0x3E000000 */
+    p = x.k[lrelu].params;
+    assert_int_equal(le32(p), 0x3E000000);
+    /* the Conv's weights: FRACTAL_Z of [2, 3, 1, 1] int8, (1, 1, 16, 32) = 512 bytes, W[co][ci]
+       at co * 32 + ci; then its bias [7, -8] padded to 16 int32, then deq_scale */
+    const nb_exeom_tensor *wt = &x.t[x.k[conv].in[1]], *bt = &x.t[x.k[conv].in[2]],
+                          *dt = &x.t[x.k[conv].in[3]];
+    assert_int_equal(wt->format, 4);
+    assert_int_equal(wt->bytes, 512);
+    const int8_t *wd = (const int8_t *)(x.weights + wt->place);
+    for (int co = 0; co < 2; co++)
+        for (int ci = 0; ci < 32; ci++)
+            assert_int_equal(wd[co * 32 + ci], ci < 3 ? w_q[co * 3 + ci] : 0);
+    for (int i = 64; i < 512; i++)
+        assert_int_equal(wd[i], 0);
+    assert_int_equal(bt->bytes, 64);
+    assert_int_equal(bt->place % 32, 0);
+    const uint8_t *bd = x.weights + bt->place;
+    assert_int_equal((int32_t)le32(bd), 7);
+    assert_int_equal((int32_t)le32(bd + 4), -8);
+    const uint8_t *dd = x.weights + dt->place;
+    assert_int_equal(le32(dd), 0x3F000000);
+    assert_int_equal(le32(dd + 8), 0x3E800000);
+    nb_exeom_free(&x);
+    free(buf);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
+/* The same inputs give the same bytes. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/a.exeom", tmpdir);
+    snprintf(b, sizeof b, "%s/b.exeom", tmpdir);
+    nb_model *m1, *m2;
+    nb_estimate e1, e2;
+    write_conv(a, &m1, &e1);
+    write_conv(b, &m2, &e2);
+    size_t la, lb;
+    uint8_t *ba = slurp(a, &la), *bb = slurp(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ba, bb, la);
+    free(ba), free(bb);
+    nb_estimate_free(&e1), nb_estimate_free(&e2);
+    nb_model_free(m1), nb_model_free(m2);
+}
+
+/* A flipped byte in a section, a cut file, a wrong magic, a descriptor pointing outside:
+ * refused, naming what is wrong. */
+static void test_corrupt(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/c.exeom", tmpdir);
+    nb_model *m;
+    nb_estimate e;
+    write_conv(path, &m, &e);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    nb_exeom x;
+    nb_status st = {0};
+    buf[64 + 5] ^= 1; /* in the tensor section */
+    assert_int_equal(nb_exeom_parse(buf, len, &x, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "section 0: CRC-32 mismatch"));
+    buf[64 + 5] ^= 1;
+    assert_int_equal(nb_exeom_parse(buf, len - 100, &x, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "outside the file"));
+    assert_int_equal(nb_exeom_parse(buf, 10, &x, &st), NB_ERR_FORMAT);
+    buf[0] = 'X';
+    assert_int_equal(nb_exeom_parse(buf, len, &x, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "magic"));
+    free(buf);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_corrupt),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
