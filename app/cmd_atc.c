@@ -292,7 +292,16 @@ int cmd_atc(int argc, char **argv)
         }
     }
     int64_t written = 0;
+    char dbg[4200];
+    snprintf(dbg, sizeof dbg, "%s.dbg", output);
+    cli_cleanup_add(path); /* Ctrl-C: neither file */
+    cli_cleanup_add(dbg);
     if (nb_exeom_write(path, m, &est, in.layers, in.n_layers, soc, &written, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    if (nb_dbg_write(dbg, model, m, &est, path, &st)) {
+        remove(path); /* both files or none */
         rc = cli_error(&st);
         goto out;
     }
@@ -304,13 +313,15 @@ int cmd_atc(int argc, char **argv)
            est.g.n_t);
     printf("TOTAL_WEIGHT_SIZE: %lld\nTOTAL_MEM_SIZE:    %lld\nTOTAL_EXEOM_SIZE:  %lld\n",
            (long long)est.weight_bytes, (long long)est.mem_bytes, (long long)written);
-    printf("wrote %s (%.0f ms); %s.dbg is not written yet (issue 5 in progress)\n", path, ms,
-           output);
+    printf("wrote %s\n      %s (%.0f ms)\n", path, dbg, ms);
     printf("ATC run success\n");
     rec_metric("exeom_bytes", (double)written, "B");
     rec_metric("compile_ms", ms, "ms");
+    cli_cleanup_clear();
     rec_artifact("exeom", path);
+    rec_artifact("dbg", dbg);
 out:
+    cli_cleanup_clear();
     nb_estimate_free(&est);
     nb_op_table_free(&ops);
     nb_model_free(m);

@@ -315,7 +315,7 @@ expect 2 "atc: --out_nodes without an index" -- "$NB" atc $A --model="$D" --inpu
 "$NB" --no-record estimate -m "$T/conv.onnx" | grep "^TOTAL_EXEOM_SIZE" | awk '{print $2}' >"$T/atc.want"
 # (the written file is the estimate's TOTAL_EXEOM_SIZE) and compile byte for byte alike
 expect 0 "atc: a deploy model" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16
-grep -q "1 quantized layer (deploy model)" "$T/out" && grep -q "^ATC run success$" "$T/out" &&
+grep -q "1 quantized layer (deploy model)" "$T/out" && grep -q "^ATC run success$" "$T/out" && [ -s "$T/atc/c.dbg" ] &&
     [ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.want")" ] ||
     { echo "FAIL: atc of the deploy model"; cat "$T/out" "$T/atc.want"; ls -l "$T/atc"; fails=$((fails + 1)); }
 mv "$T/atc/c.exeom" "$T/atc/deploy.exeom"

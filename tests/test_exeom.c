@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "dbg.pb-c.h"
 #include "model_builder.h"
 #include "nb/exeom.h"
 #include "nb/ref.h"
@@ -237,12 +238,81 @@ static void test_corrupt(void **state)
     nb_model_free(m);
 }
 
+/* NAME.dbg: a Conv with a BatchNormalization folded into it covers both nodes; every task
+ * and tensor is there by index; the exeom's size and CRC pair the files. */
+static void test_dbg(void **state)
+{
+    (void)state;
+    const int64_t dx[] = {1, 3, 4, 4}, dw[] = {2, 3, 1, 1}, dc[] = {2};
+    const float w[6] = {1, -2, 3, 4, 5, -6}, one[2] = {1, 1}, zero[2] = {0, 0};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, (const int64_t[]){1, 2, 4, 4});
+    mb_init_floats(mm, "W", 4, dw, w, 6);
+    mb_init_floats(mm, "s", 1, dc, one, 2);
+    mb_init_floats(mm, "b", 1, dc, zero, 2);
+    mb_init_floats(mm, "mu", 1, dc, zero, 2);
+    mb_init_floats(mm, "var", 1, dc, one, 2);
+    mb_node(mm, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL})->name =
+        "conv";
+    mb_node(mm, "BatchNormalization", (const char *[]){"c", "s", "b", "mu", "var", NULL},
+            (const char *[]){"y", NULL})->name = "bn";
+    size_t n;
+    uint8_t *b = mb_pack(mm, &n);
+    nb_status st = {0};
+    nb_model *m = NULL;
+    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
+        fail_msg("%s", st.msg);
+    free(b);
+    mb_free(mm);
+    nb_estimate e;
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(m, &ops, &o, &e, &st))
+        fail_msg("%s", st.msg);
+    char ex[512], dbg[512];
+    snprintf(ex, sizeof ex, "%s/bn.exeom", tmpdir);
+    snprintf(dbg, sizeof dbg, "%s/bn.dbg", tmpdir);
+    nb_npu_layer l = conv_layer();
+    int64_t bytes;
+    if (nb_exeom_write(ex, m, &e, &l, 1, "Ascend035B", &bytes, &st) ||
+        nb_dbg_write(dbg, "bn.onnx", m, &e, ex, &st))
+        fail_msg("%s", st.msg);
+    size_t len;
+    uint8_t *buf = slurp(dbg, &len);
+    Nanobench__Dbg__Dbg *d = nanobench__dbg__dbg__unpack(NULL, len, buf);
+    assert_non_null(d);
+    assert_int_equal(d->exeom_bytes, bytes);
+    assert_int_equal(d->n_tasks, e.g.n_k);
+    assert_int_equal(d->n_tensors, e.g.n_t);
+    bool found = false;
+    for (size_t i = 0; i < d->n_tasks; i++) {
+        assert_int_equal(d->tasks[i]->index, i);
+        if (!strcmp(d->tasks[i]->name, "conv")) {
+            assert_int_equal(d->tasks[i]->n_covers, 2);
+            assert_string_equal(d->tasks[i]->covers[0], "conv");
+            assert_string_equal(d->tasks[i]->covers[1], "bn");
+            assert_string_equal(d->tasks[i]->unit, "cube");
+            found = true;
+        }
+        if (!strcmp(d->tasks[i]->name, "conv/AscendQuant")) {
+            assert_true(d->tasks[i]->inserted);
+            assert_string_equal(d->tasks[i]->onnx_node, "conv");
+        }
+    }
+    assert_true(found);
+    nanobench__dbg__dbg__free_unpacked(d, NULL);
+    free(buf);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_dbg),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -620,3 +620,112 @@ void nb_exeom_free(nb_exeom *x)
     free(x->k);
     memset(x, 0, sizeof *x);
 }
+
+/* ---- NAME.dbg ---- */
+
+#include "dbg.pb-c.h"
+
+static const char *format_name(nb_format f) { return nb_format_name(f); }
+
+nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
+                    const nb_estimate *e, const char *exeom_path, nb_status *st)
+{
+    uint8_t *ex = NULL;
+    size_t ex_len = 0;
+    nb_err err = nb_read_file(exeom_path, &ex, &ex_len, st);
+    if (err)
+        return err;
+    const nb_npu_graph *g = &e->g;
+    Nanobench__Dbg__Dbg d = NANOBENCH__DBG__DBG__INIT;
+    d.version = 1;
+    d.model = (char *)model_path;
+    d.exeom_bytes = (uint32_t)ex_len;
+    d.exeom_crc32 = (uint32_t)crc32(crc32(0L, Z_NULL, 0), ex, (uInt)ex_len);
+    free(ex);
+    Nanobench__Dbg__Tensor *ts = calloc((size_t)g->n_t + 1, sizeof *ts);
+    Nanobench__Dbg__Tensor **tp = calloc((size_t)g->n_t + 1, sizeof *tp);
+    Nanobench__Dbg__Task *ks = calloc((size_t)g->n_k + 1, sizeof *ks);
+    Nanobench__Dbg__Task **kp = calloc((size_t)g->n_k + 1, sizeof *kp);
+    char ***covers = calloc((size_t)g->n_k + 1, sizeof *covers);
+    char **onnx_node = calloc((size_t)g->n_k + 1, sizeof *onnx_node);
+    bool ok = ts && tp && ks && kp && covers && onnx_node;
+    for (int i = 0; ok && i < g->n_t; i++) {
+        const nb_npu_tensor *t = &g->t[i];
+        nanobench__dbg__tensor__init(&ts[i]);
+        ts[i].index = (uint32_t)i;
+        ts[i].name = t->name;
+        ts[i].onnx_value = !t->gen && nb_graph_find(m->graph, t->name) >= 0 ? t->name : "";
+        ts[i].format = (char *)format_name(t->format);
+        ts[i].dtype = (char *)(t->dtype == NB_NPU_INT4 ? "INT4" : nb_dtype_name(t->dtype));
+        tp[i] = &ts[i];
+    }
+    for (int i = 0; ok && i < g->n_k; i++) {
+        const nb_npu_task *k = &g->k[i];
+        nanobench__dbg__task__init(&ks[i]);
+        ks[i].index = (uint32_t)i;
+        ks[i].name = k->name;
+        ks[i].op_type = k->op_type;
+        ks[i].inserted = k->inserted;
+        ks[i].unit = k->unit == NB_TASK_CUBE ? "cube" : k->unit == NB_TASK_CPU ? "cpu" : "vector";
+        const nb_node *n = task_node(m->graph, k->name);
+        onnx_node[i] = strdup(n ? n->name : "");
+        ok = onnx_node[i] != NULL;
+        ks[i].onnx_node = onnx_node[i];
+        /* covers: the node, and a BatchNormalization the lowering folded into it */
+        covers[i] = calloc(3, sizeof(char *));
+        ok = ok && covers[i];
+        if (!ok)
+            break;
+        size_t nc = 0;
+        if (n)
+            covers[i][nc++] = n->name;
+        char tail[600];
+        snprintf(tail, sizeof tail, " folded into %s '%s'", k->op_type, k->name);
+        for (int r = 0; r < g->n_rewrites && k->unit == NB_TASK_CUBE; r++) {
+            const char *rw = g->rewrites[r], *at = strstr(rw, tail);
+            static const char head[] = "BatchNormalization '";
+            if (at && !strncmp(rw, head, sizeof head - 1) && !at[strlen(tail)] && nc < 2) {
+                size_t len = (size_t)(at - rw) - (sizeof head - 1) - 1; /* before the quote */
+                char *bn = malloc(len + 1);
+                ok = bn != NULL;
+                if (bn) {
+                    memcpy(bn, rw + sizeof head - 1, len);
+                    bn[len] = 0;
+                    covers[i][nc++] = bn; /* freed below (index 1) */
+                }
+            }
+        }
+        ks[i].n_covers = nc;
+        ks[i].covers = covers[i];
+        kp[i] = &ks[i];
+    }
+    if (ok) {
+        d.n_tensors = (size_t)g->n_t;
+        d.tensors = tp;
+        d.n_tasks = (size_t)g->n_k;
+        d.tasks = kp;
+        d.n_rewrites = (size_t)g->n_rewrites;
+        d.rewrites = g->rewrites;
+        size_t sz = nanobench__dbg__dbg__get_packed_size(&d);
+        uint8_t *buf = malloc(sz ? sz : 1);
+        if (!buf)
+            err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        else {
+            nanobench__dbg__dbg__pack(&d, buf);
+            err = nb_write_file_atomic(path, buf, sz, st);
+            free(buf);
+        }
+    } else {
+        err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; covers && i < g->n_k; i++) {
+        if (covers[i] && ks && ks[i].n_covers > 1)
+            free(covers[i][1]);
+        if (covers[i])
+            free(covers[i]);
+        if (onnx_node)
+            free(onnx_node[i]);
+    }
+    free(covers), free(onnx_node), free(ts), free(tp), free(ks), free(kp);
+    return err;
+}

@@ -80,6 +80,14 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
 nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st);
 void nb_exeom_free(nb_exeom *x);
 
+/* Writes NAME.dbg (share/proto/dbg.proto, protobuf): for every tensor and task of the exeom
+ * at exeom_path (by index) its compiler name, the ONNX value or node it comes from, the ONNX
+ * nodes a task covers (a Conv with a folded BatchNormalization: both), whether the compiler
+ * inserted it; the lowering's rewrites; the exeom's size and CRC-32 to pair the two files.
+ * Through path.tmp and a rename. Errors: NB_ERR_IO, NB_ERR_NOMEM. */
+nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
+                    const nb_estimate *e, const char *exeom_path, nb_status *st);
+
 #ifdef __cplusplus
 }
 #endif
