@@ -255,6 +255,17 @@ int cmd_atc(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
+    /* --log=info: what each pass changed; debug: every task too (on stdout, as ATC) */
+    bool info = !strcmp(log, "info") || !strcmp(log, "debug");
+    for (int i = 0; info && i < est.g.n_rewrites; i++)
+        printf("[INFO] pass: %s\n", est.g.rewrites[i]);
+    if (info)
+        printf("[INFO] pass: inserted %d AscendQuant, %d AscendDequant, %d Cast, %d TransData\n",
+               est.g.n_quant, est.g.n_dequant, est.g.n_cast, est.g.n_transdata);
+    for (int i = 0; !strcmp(log, "debug") && i < est.g.n_k; i++)
+        printf("[DEBUG] task %d: %s (%s, %s)\n", i, est.g.k[i].name, est.g.k[i].op_type,
+               est.g.k[i].unit == NB_TASK_CUBE ? "cube" : est.g.k[i].unit == NB_TASK_CPU ? "cpu"
+                                                                                  : "vector");
     /* every op the NPU cannot run, with the table's reason */
     int n_cpu = 0;
     for (int i = 0; i < est.g.n_k; i++)

@@ -319,6 +319,9 @@ grep -q "1 quantized layer (deploy model)" "$T/out" && grep -q "^ATC run success
     [ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.want")" ] ||
     { echo "FAIL: atc of the deploy model"; cat "$T/out" "$T/atc.want"; ls -l "$T/atc"; fails=$((fails + 1)); }
 mv "$T/atc/c.exeom" "$T/atc/deploy.exeom"
+expect 0 "atc: --log=info lists the passes" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --log=info
+grep -q "^\[INFO\] pass: inserted 1 AscendQuant, 1 AscendDequant" "$T/out" ||
+    { echo "FAIL: atc --log=info"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "atc: a Q/DQ model" -- "$NB" atc $A --model="$T/cal/out/c_fake_quant_model.onnx" --input_fp16_nodes=x --output_type=FP16
 grep -q "1 quantized layer (Q/DQ model)" "$T/out" && cmp -s "$T/atc/c.exeom" "$T/atc/deploy.exeom" ||
     { echo "FAIL: atc of the Q/DQ model differs from the deploy model's"; cat "$T/out"; fails=$((fails + 1)); }

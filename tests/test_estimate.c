@@ -211,6 +211,44 @@ static mb_model *conv_bn_model(const char *bn_out)
     return mm;
 }
 
+/* Conv -> Relu: the Relu runs inside the Conv's AscendDequant (no task of its own; the
+ * dequantized tensor takes the Relu's output name); a Relu whose input another node also
+ * reads stays a task. */
+static void test_relu_fused_into_dequant(void **state)
+{
+    (void)state;
+    for (int shared = 0; shared < 2; shared++) {
+        const int64_t dx[4] = {1, 4, 4, 4}, dw[4] = {4, 4, 1, 1};
+        float w[16] = {0};
+        mb_model *mm = mb_new(13);
+        mb_input(mm, "x", 1, 4, dx);
+        mb_output(mm, "y", 1, 4, dx);
+        mb_init_floats(mm, "w", 4, dw, w, 16);
+        mb_node(mm, "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL})
+            ->name = "cv";
+        mb_node(mm, "Relu", (const char *[]){"c", NULL}, (const char *[]){shared ? "r" : "y", NULL})
+            ->name = "relu";
+        if (shared) { /* y = relu(c) + c: c has two readers */
+            mb_node(mm, "Add", (const char *[]){"r", "c", NULL}, (const char *[]){"y", NULL})
+                ->name = "add";
+        }
+        nb_estimate e;
+        estimate(mm, &e);
+        int relu_tasks = 0;
+        for (int i = 0; i < e.g.n_k; i++)
+            relu_tasks += !strcmp(e.g.k[i].op_type, "Relu");
+        const nb_npu_task *dq = task(&e, "cv/AscendDequant");
+        assert_int_equal(relu_tasks, shared ? 1 : 0);
+        assert_int_equal(dq->fused_act, shared ? 0 : 1);
+        assert_int_equal(has_rewrite(&e, "Relu 'relu' fused into 'cv/AscendDequant'"), !shared);
+        if (!shared) {
+            assert_string_equal(dq->fused_node, "relu");
+            assert_string_equal(e.g.t[dq->out[0]].name, "y");
+        }
+        nb_estimate_free(&e);
+    }
+}
+
 static void test_bn_folded_and_lstm_unrolled(void **state)
 {
     (void)state;
@@ -702,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_conv_rgb_and_depthwise),
         cmocka_unit_test(test_gemm_nz_and_rewrites),
         cmocka_unit_test(test_bn_folded_and_lstm_unrolled),
+        cmocka_unit_test(test_relu_fused_into_dequant),
         cmocka_unit_test(test_unsupported_reasons),
         cmocka_unit_test(test_refused_inputs),
         cmocka_unit_test(test_gemm_transb_and_shared_weight),

@@ -36,7 +36,7 @@ static int teardown(void **state)
 }
 
 /* y = LeakyRelu(Conv(x, W)), x [1,3,4,4], W [2,3,1,1], as the float form the compiler
- * lowers; the layer's data as the deploy model gives it: int8 W [[1, -2, 3], [4, 5, -6]],
+ * lowers (the LeakyRelu fused into the Conv's AscendDequant); the layer's data as the deploy model gives it: int8 W [[1, -2, 3], [4, 5, -6]],
  * bias [7, -8], deq_scale fp32 bits of 0.5 and 0.25, AscendQuant scale 8 offset -3. */
 static nb_model *conv_model(void)
 {
@@ -146,8 +146,8 @@ static void test_round_trip(void **state)
             conv = k;
         else if (!strcmp(e.g.k[k].op_type, "AscendQuant"))
             quant = k;
-        else if (!strcmp(e.g.k[k].op_type, "LeakyRelu"))
-            lrelu = k;
+        else if (!strcmp(e.g.k[k].op_type, "AscendDequant"))
+            lrelu = k; /* the LeakyRelu runs inside it */
     }
     assert_true(conv >= 0 && quant >= 0 && lrelu >= 0);
     /* AscendQuant: f32 scale 8 (0x41000000), f32 offset -3 (0xC0400000), dst_bits 8 */
@@ -160,9 +160,12 @@ static void test_round_trip(void **state)
     static const uint8_t conv_p[24] = {1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                        1, 0, 1, 0, 1, 0, 0, 0};
     assert_memory_equal(p, conv_p, 24);
-    /* LeakyRelu: alpha 0.125 = 0x3E000000 */
+    /* the AscendDequant runs the LeakyRelu (fused activation 2), alpha 0.125 = 0x3E000000 */
     p = x.k[lrelu].params;
-    assert_int_equal(le32(p), 0x3E000000);
+    assert_int_equal(p[0], 2);
+    assert_int_equal(le32(p + 4), 0x3E000000);
+    for (int k = 0; k < e.g.n_k; k++)
+        assert_string_not_equal(e.g.k[k].op_type, "LeakyRelu");
     /* the Conv's weights: FRACTAL_Z of [2, 3, 1, 1] int8, (1, 1, 16, 32) = 512 bytes, W[co][ci]
        at co * 32 + ci; then its bias [7, -8] padded to 16 int32, then deq_scale */
     const nb_exeom_tensor *wt = &x.t[x.k[conv].in[1]], *bt = &x.t[x.k[conv].in[2]],

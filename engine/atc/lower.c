@@ -583,6 +583,43 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
 }
 
 static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name);
+
+/* A Relu or LeakyRelu that alone reads the output of an AscendDequant runs inside it (the
+ * dequantization's fused activation): no task of its own, and the AscendDequant's output
+ * tensor takes the activation's name. False when n is not so placed. */
+static bool fuse_into_dequant(lctx *c, const nb_node *n, const char *name)
+{
+    bool leaky = !strcmp(n->op_type, "LeakyRelu");
+    if ((!leaky && strcmp(n->op_type, "Relu")) || n->n_in != 1 || n->in[0] < 0 ||
+        n->n_out != 1 || n->out[0] < 0)
+        return false;
+    int v = n->in[0];
+    const nb_value *val = &c->g->values[v];
+    if (val->outer >= 0 || val->is_output || c->uses[v] != 1 || c->vt[v] < 0)
+        return false;
+    int t = c->vt[v], k = -1;
+    for (int i = c->n->n_k - 1; i >= 0 && k < 0; i--)
+        for (int j = 0; j < c->n->k[i].n_out; j++)
+            if (c->n->k[i].out[j] == t)
+                k = i;
+    if (k < 0 || strcmp(c->n->k[k].op_type, "AscendDequant") || c->n->k[k].fused_act)
+        return false;
+    nb_npu_task *dq = &c->n->k[k];
+    char *node = strdup(n->name), *tn = strdup(c->g->values[n->out[0]].name);
+    if (!node || !tn) {
+        free(node), free(tn);
+        *c->oom = true;
+        return true;
+    }
+    dq->fused_act = leaky ? 2 : 1;
+    dq->fused_alpha = leaky ? nb_attr_float(n, "alpha", 0.01f) : 0;
+    dq->fused_node = node;
+    free(c->n->t[t].name);
+    c->n->t[t].name = tn;
+    c->vt[n->out[0]] = t;
+    rewrite(c, "%s '%s' fused into '%s'", n->op_type, name, dq->name);
+    return true;
+}
 static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const char *name);
 static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup, char *why,
                        size_t len);
@@ -633,6 +670,10 @@ static void lower_node(lctx *c, int ni)
     }
     if (why[0]) {
         cpu_task(c, n, name, why);
+        free(name);
+        return;
+    }
+    if (fuse_into_dequant(c, n, name)) {
         free(name);
         return;
     }
@@ -1316,6 +1357,7 @@ void nb_npu_graph_free(nb_npu_graph *g)
         free(g->k[i].name);
         free(g->k[i].op_type);
         free(g->k[i].onnx_op);
+        free(g->k[i].fused_node);
     }
     for (int i = 0; i < g->n_rewrites; i++)
         free(g->rewrites[i]);

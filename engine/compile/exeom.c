@@ -143,8 +143,11 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         p[8] = (uint8_t)l->act_bits;
         return NB_OK;
     }
-    if (!strcmp(op, "AscendDequant"))
-        return NB_OK; /* p[0] = 0: no fused ReLU yet */
+    if (!strcmp(op, "AscendDequant")) { /* the activation fused into it, if any */
+        p[0] = (uint8_t)k->fused_act;
+        putf(p + 4, k->fused_alpha);
+        return NB_OK;
+    }
     if (!strcmp(op, "TransData")) {
         p[0] = k->n_in ? (uint8_t)ng->t[k->in[0]].format : 0;
         p[1] = k->n_out ? (uint8_t)ng->t[k->out[0]].format : 0;
@@ -679,6 +682,8 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         size_t nc = 0;
         if (n)
             covers[i][nc++] = n->name;
+        if (k->fused_node) /* the Relu / LeakyRelu an AscendDequant runs */
+            covers[i][nc++] = k->fused_node;
         char tail[600];
         snprintf(tail, sizeof tail, " folded into %s '%s'", k->op_type, k->name);
         for (int r = 0; r < g->n_rewrites && k->unit == NB_TASK_CUBE; r++) {
@@ -691,7 +696,7 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
                 if (bn) {
                     memcpy(bn, rw + sizeof head - 1, len);
                     bn[len] = 0;
-                    covers[i][nc++] = bn; /* freed below (index 1) */
+                    covers[i][nc++] = bn; /* freed below (a cube task's index 1) */
                 }
             }
         }
@@ -719,7 +724,7 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; covers && i < g->n_k; i++) {
-        if (covers[i] && ks && ks[i].n_covers > 1)
+        if (covers[i] && ks && ks[i].n_covers > 1 && g->k[i].unit == NB_TASK_CUBE)
             free(covers[i][1]);
         if (covers[i])
             free(covers[i]);

@@ -159,6 +159,11 @@ typedef struct nb_npu_task {
     /* the weights this task is the first to read, each NB_EXEOM_ALIGN-aligned: the column
        sums to TOTAL_WEIGHT_SIZE */
     int64_t weight_bytes, macs;
+    /* an AscendDequant that runs the Relu (1) or LeakyRelu (2, slope fused_alpha) of the ONNX
+       node fused_node (the activation that alone read its output) */
+    int fused_act;
+    float fused_alpha;
+    char *fused_node;
 } nb_npu_task;
 
 typedef struct nb_npu_opts {
