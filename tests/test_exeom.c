@@ -17,6 +17,7 @@
 #include "model_builder.h"
 #include "nb/exeom.h"
 #include "nb/ref.h"
+#include "recipe.h"
 #include "tmpdir.h"
 
 static nb_op_table ops;
@@ -309,6 +310,93 @@ static void test_dbg(void **state)
     nb_model_free(m);
 }
 
+/* Every real model of tests/oracle/estimate_expected.tsv that the exeom can hold (no If,
+ * no LSTM/GRU yet) written with zero int8 weights for each cube layer: the file is the
+ * estimate's TOTAL_EXEOM_SIZE, to the byte; the others are refused naming the task. */
+static void test_real_models_size(void **state)
+{
+    (void)state;
+    char dir[1024], path[1200], out[600];
+    nb_models_dir(dir, sizeof dir);
+    FILE *f = fopen(NB_SOURCE_DIR "/tests/oracle/estimate_expected.tsv", "r");
+    assert_non_null(f);
+    char line[1024];
+    int written = 0, refused = 0;
+    assert_non_null(fgets(line, sizeof line, f));
+    while (fgets(line, sizeof line, f)) {
+        char model[128], shape[256];
+        long long w, mem, ex;
+        if (sscanf(line, "%127s %255s %lld %lld %lld", model, shape, &w, &mem, &ex) != 5)
+            fail_msg("bad row: %s", line);
+        snprintf(path, sizeof path, "%s/%s", dir, model);
+        nb_load_opts lo = {.input_shape = strcmp(shape, "-") ? shape : NULL};
+        nb_status st = {0};
+        nb_model *m = NULL;
+        if (nb_ref_load(path, &lo, &m, &st))
+            fail_msg("%s", st.msg);
+        nb_npu_opts o = {.weight_bits = 8};
+        nb_estimate e;
+        if (nb_estimate_model(m, &ops, &o, &e, &st))
+            fail_msg("%s", st.msg);
+        /* a layer record per cube task: zero weights of the model's weight dims */
+        nb_npu_layer *ls = calloc((size_t)e.g.n_k + 1, sizeof *ls);
+        int nl = 0;
+        for (int k = 0; k < e.g.n_k; k++) {
+            const nb_npu_task *t = &e.g.k[k];
+            if (t->unit != NB_TASK_CUBE || !strcmp(t->op_type, "LSTM") || !strcmp(t->op_type, "GRU"))
+                continue;
+            const nb_node *nd = NULL;
+            for (int i = 0; i < m->graph->n_nodes && !nd; i++)
+                if (!strcmp(m->graph->nodes[i].name, t->name))
+                    nd = &m->graph->nodes[i];
+            if (!nd)
+                continue; /* a branch's layer: the If refuses the model anyway */
+            const nb_tensor *wt = m->graph->values[nd->in[1]].const_val; /* W is input 1 */
+            nb_npu_layer *l = &ls[nl++];
+            l->node = t->name;
+            l->act_bits = 8;
+            l->quant_scale = 1;
+            l->w_rank = wt->rank;
+            memcpy(l->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->rank);
+            l->w_numel = wt->numel;
+            l->w = calloc((size_t)wt->numel + 1, 1);
+            l->channels = 4096; /* more than any layer has: the writer takes what it needs */
+            l->bias = calloc(4096, sizeof(int32_t));
+            l->deq_scale = calloc(4096, sizeof(uint64_t));
+        }
+        snprintf(out, sizeof out, "%s/%s.exeom", tmpdir, model);
+        int64_t bytes = 0;
+        nb_err err = nb_exeom_write(out, m, &e, ls, nl, "Ascend035A", &bytes, &st);
+        if (err) { /* an If (CPU) or an LSTM/GRU: refused with the task's name */
+            if (!(strstr(st.msg, "runs on the CPU") || strstr(st.msg, "LSTM") || strstr(st.msg, "GRU")))
+                fail_msg("%s: %s", model, st.msg);
+            assert_true(strstr(st.msg, "runs on the CPU") || strstr(st.msg, "LSTM") ||
+                        strstr(st.msg, "GRU"));
+            refused++;
+        } else {
+            print_message("%-22s exeom %lld bytes = estimate %lld\n", model, (long long)bytes,
+                          ex);
+            assert_int_equal(bytes, ex);
+            size_t len;
+            uint8_t *buf = slurp(out, &len);
+            nb_exeom x;
+            if (nb_exeom_parse(buf, len, &x, &st))
+                fail_msg("%s: %s", model, st.msg);
+            nb_exeom_free(&x);
+            free(buf);
+            written++;
+        }
+        for (int i = 0; i < nl; i++)
+            free(ls[i].w), free(ls[i].bias), free(ls[i].deq_scale);
+        free(ls);
+        nb_estimate_free(&e);
+        nb_model_free(m);
+    }
+    fclose(f);
+    print_message("%d written, %d refused (If, LSTM)\n", written, refused);
+    assert_true(written >= 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_dbg),
+        cmocka_unit_test(test_real_models_size),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -412,6 +412,10 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
     if (g->n_t >= NB_EXEOM_NONE || g->n_k >= NB_EXEOM_NONE)
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%d tensors and %d tasks: the exeom holds at most "
                        "65534 of each", g->n_t, g->n_k);
+    for (int ki = 0; ki < g->n_k; ki++) /* the NPU runs all of it, or nothing is written */
+        if (g->k[ki].unit == NB_TASK_CPU)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s' (%s) runs on the CPU: %s",
+                           g->k[ki].name, g->k[ki].op_type, g->k[ki].reason);
     int64_t size = e->exeom_bytes;
     uint8_t *buf = calloc(1, (size_t)size);
     int64_t *place = malloc(sizeof(int64_t) * ((size_t)g->n_t + 1));
