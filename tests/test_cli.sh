@@ -325,6 +325,12 @@ grep -q "^\[INFO\] pass: inserted 1 AscendQuant, 1 AscendDequant" "$T/out" ||
 expect 0 "atc: a Q/DQ model" -- "$NB" atc $A --model="$T/cal/out/c_fake_quant_model.onnx" --input_fp16_nodes=x --output_type=FP16
 grep -q "1 quantized layer (Q/DQ model)" "$T/out" && cmp -s "$T/atc/c.exeom" "$T/atc/deploy.exeom" ||
     { echo "FAIL: atc of the Q/DQ model differs from the deploy model's"; cat "$T/out"; fails=$((fails + 1)); }
+# an LSTM -> GRU (its calibration above): W and R packed per gate row, the state quantized at
+# every unrolled step; the file is the estimate's size of the float model
+"$NB" --no-record estimate -m "$RNN" | awk '/^TOTAL_EXEOM_SIZE/ {print $2}' >"$T/atc.rnn"
+expect 0 "atc: LSTM and GRU" -- "$NB" atc $A --model="$T/rnn/out/r_deploy_model.onnx" --input_fp16_nodes="x;h0;c0" --output_type=FP16
+[ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.rnn")" ] ||
+    { echo "FAIL: atc LSTM/GRU size"; cat "$T/out" "$T/atc.rnn"; fails=$((fails + 1)); }
 # an If the NPU cannot run is listed with its reason; --out_nodes before it cuts it away
 expect 2 "atc: an If is listed" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16; mentions "1 op the NPU cannot run (cut it away with --out_nodes, or rewrite it): If_[0-9]* (If): If is not in the Nano's op list"
 expect 0 "atc: --out_nodes cuts before the If" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --out_nodes="ReduceMax_0:0"

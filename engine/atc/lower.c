@@ -925,6 +925,10 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
     int64_t bias_d[1] = {dirs * ((2 * gates * hid + 15) / 16 * 16)};
     int bq = add_tensor(c, dupf("%s/bias", name), NB_INT32, NB_FMT_ND, 1, bias_d, NB_T_WEIGHT,
                         -1);
+    /* the dequantization of the two products, W x (deq_scale_w) and R x h (deq_scale_r), per
+       gate row: uint64 as a cube op's, laid out as the bias */
+    int dsq = add_tensor(c, dupf("%s/deq_scale", name), NB_UINT64, NB_FMT_ND, 1, bias_d,
+                         NB_T_WEIGHT, -1);
     int pq = lstm && n->n_in > 7 && n->in[7] >= 0 ? tensor_in(c, n->in[7], NB_FMT_ND, name)
                                                    : -1;
     int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, name);
@@ -958,6 +962,7 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
         task_in(c, k, wq);
         task_in(c, k, rq);
         task_in(c, k, bq);
+        task_in(c, k, dsq);
         task_in(c, k, hq);
         task_in(c, k, cst);
         task_in(c, k, pq);

@@ -138,9 +138,12 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         if (!l)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no quantized layer gives its scale",
                            k->name);
-        putf(p, l->quant_scale);
-        putf(p + 4, l->quant_offset);
-        p[8] = (uint8_t)l->act_bits;
+        /* an RNN's state enters its recurrent product through "<layer>/t<s>/AscendQuant" */
+        size_t ln = strlen(l->node);
+        bool state = l->r && strcmp(k->name + ln, "/AscendQuant") != 0;
+        putf(p, state ? l->h_scale : l->quant_scale);
+        putf(p + 4, state ? l->h_offset : l->quant_offset);
+        p[8] = (uint8_t)(state ? 8 : l->act_bits);
         return NB_OK;
     }
     if (!strcmp(op, "AscendDequant")) { /* the activation fused into it, if any */
@@ -206,6 +209,18 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     if (!strcmp(op, "Gemm")) {
         p[0] = (uint8_t)(nb_attr_int(n, "transA", 0) != 0);
         return NB_OK; /* B is stored N x K whatever transB was */
+    }
+    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU")) {
+        /* hidden size, direction, linear_before_reset, this task's step and the sequence */
+        const char *tail = strrchr(k->name, '/');
+        int64_t step = tail && tail[1] == 't' ? strtoll(tail + 2, NULL, 10) : 0;
+        int64_t seq = k->n_in ? ng->t[k->in[0]].dims[0] : 1;
+        put16(p, (uint32_t)nb_attr_int(n, "hidden_size", 0));
+        p[2] = !strcmp(nb_attr_str(n, "direction", "forward"), "reverse");
+        p[3] = (uint8_t)(nb_attr_int(n, "linear_before_reset", 0) != 0);
+        put16(p + 4, (uint32_t)step);
+        put16(p + 6, (uint32_t)seq);
+        return NB_OK;
     }
     if (!strcmp(op, "LeakyRelu") || !strcmp(op, "Elu")) {
         putf(p, nb_attr_float(n, "alpha", !strcmp(op, "Elu") ? 1.0f : 0.01f));
@@ -305,10 +320,51 @@ static void pack_z(const int8_t *w, int64_t cout, int64_t cin, int64_t kh, int64
 
 /* The bytes of weight tensor t, read first by task k (share/doc/exeom.md, "Weights"). */
 static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
-                          const nb_npu_tensor *t, const nb_npu_layer *ls, int n_layers,
-                          uint8_t *out, nb_status *st)
+                          int slot, const nb_npu_tensor *t, const nb_npu_layer *ls,
+                          int n_layers, uint8_t *out, nb_status *st)
 {
-    const nb_npu_layer *l = find_layer(ls, n_layers, k->name);
+    bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU");
+    char base[512]; /* an unrolled RNN's step "<layer>/t<s>" reads the layer's data */
+    snprintf(base, sizeof base, "%s", k->name);
+    if (rnn && !find_layer(ls, n_layers, base)) {
+        char *tail = strrchr(base, '/');
+        if (tail && tail[1] == 't')
+            *tail = 0;
+    }
+    const nb_npu_layer *l = find_layer(ls, n_layers, base);
+    if (rnn) {
+        if (!l || !l->r)
+            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 W and R for it in the input",
+                           k->name);
+        memset(out, 0, (size_t)t->bytes);
+        int c0 = nb_c0(NB_INT8);
+        if (slot == 1 || slot == 2) { /* W [1, GH, I] or R [1, GH, H]: N x K per direction */
+            const int8_t *src = slot == 1 ? l->w : l->r;
+            const int64_t *d = slot == 1 ? l->w_dims : l->r_dims;
+            int64_t one = nb_fractal_nz_bytes(2, d + 1, NB_INT8);
+            if (d[0] * one != t->bytes)
+                return nb_fail(st, NB_ERR_INTERNAL, "task '%s': RNN weight size mismatch",
+                               k->name);
+            for (int64_t dir = 0; dir < d[0]; dir++)
+                pack_nz(src + dir * d[1] * d[2], d[1], d[2], d[2], 1, c0, out + dir * one, one);
+            return NB_OK;
+        }
+        /* bias / deq_scale: W's gate rows then R's, padded to 16 */
+        bool deq = t->dtype == NB_UINT64;
+        int es = deq ? 8 : 4;
+        for (int64_t c = 0; c < 2 * l->channels && (c + 1) * es <= t->bytes; c++) {
+            int64_t r = c % l->channels;
+            bool second = c >= l->channels;
+            if (deq) {
+                uint64_t v = second ? l->deq_r[r] : l->deq_scale[r];
+                put32(out + 8 * c, (uint32_t)v);
+                put32(out + 8 * c + 4, (uint32_t)(v >> 32));
+            } else {
+                put32(out + 4 * c, (uint32_t)(second ? l->bias_r[r] : l->bias[r]));
+            }
+        }
+        return NB_OK;
+    }
     size_t nl = strlen(k->name);
     memset(out, 0, (size_t)t->bytes);
     if (k->unit == NB_TASK_CUBE && (t->format == NB_FMT_FRACTAL_Z || t->format == NB_FMT_FRACTAL_NZ)) {
@@ -455,10 +511,33 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
         d[3] = (uint8_t)k->n_in;
         d[4] = (uint8_t)k->n_out;
         d[5] = k->inserted ? 1 : 0;
+        int slot_in[NB_EXEOM_MAX_IN], slot_out[NB_EXEOM_MAX_OUT];
         for (int i = 0; i < NB_EXEOM_MAX_IN; i++)
-            put16(d + 8 + 2 * i, i < k->n_in && k->in[i] >= 0 ? (uint32_t)k->in[i] : NB_EXEOM_NONE);
+            slot_in[i] = i < k->n_in ? k->in[i] : -1;
         for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
-            put16(d + 24 + 2 * i, i < k->n_out && k->out[i] >= 0 ? (uint32_t)k->out[i] : NB_EXEOM_NONE);
+            slot_out[i] = i < k->n_out ? k->out[i] : -1;
+        bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU");
+        if (rnn) { /* fixed slots: x W R bias deq_scale h(int8) c P; out h c Y */
+            for (int i = 5; i < NB_EXEOM_MAX_IN; i++)
+                slot_in[i] = -1;
+            for (int i = 5; i < k->n_in; i++) {
+                const nb_npu_tensor *t = &g->t[k->in[i]];
+                int s = t->dtype == NB_INT8 ? 5 : t->role == NB_T_WEIGHT ? 7 : 6;
+                slot_in[s] = k->in[i];
+            }
+            bool lstm = !strcmp(k->op_type, "LSTM");
+            for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
+                slot_out[i] = -1;
+            slot_out[0] = k->n_out > 0 ? k->out[0] : -1;
+            slot_out[1] = lstm && k->n_out > 1 ? k->out[1] : -1;
+            slot_out[2] = k->n_out > (lstm ? 2 : 1) ? k->out[lstm ? 2 : 1] : -1;
+            d[3] = NB_EXEOM_MAX_IN;
+            d[4] = 3;
+        }
+        for (int i = 0; i < NB_EXEOM_MAX_IN; i++)
+            put16(d + 8 + 2 * i, slot_in[i] >= 0 ? (uint32_t)slot_in[i] : NB_EXEOM_NONE);
+        for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
+            put16(d + 24 + 2 * i, slot_out[i] >= 0 ? (uint32_t)slot_out[i] : NB_EXEOM_NONE);
         err = task_params(m, g, k, layers, n_layers, d + 32, st);
         for (int i = 0; i < k->n_in && !err; i++) {
             int ti = k->in[i];
@@ -471,7 +550,7 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
                 break;
             }
             place[ti] = w_at;
-            err = weight_data(m, g, k, &g->t[ti], layers, n_layers, buf + w_off + w_at, st);
+            err = weight_data(m, g, k, i, &g->t[ti], layers, n_layers, buf + w_off + w_at, st);
             w_at += g->t[ti].bytes;
         }
     }

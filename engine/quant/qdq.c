@@ -1527,6 +1527,58 @@ static bool to_float_init(Onnx__TensorProto *t)
     return true;
 }
 
+/* Copies of an integer initializer's values: int8, int32 or uint64 (raw or typed data). */
+static void *copy_ints(const Onnx__TensorProto *t, int bytes_per, int64_t *n)
+{
+    *n = t ? numel_of(t) : 0;
+    uint8_t *v = t ? malloc((size_t)(*n * bytes_per + 1)) : NULL;
+    for (int64_t i = 0; v && i < *n; i++) {
+        if (bytes_per == 8) {
+            uint64_t u = 0;
+            if (t->has_raw_data && t->raw_data.len >= 8 * (size_t)(i + 1))
+                memcpy(&u, t->raw_data.data + 8 * i, 8);
+            else if ((int64_t)t->n_uint64_data > i)
+                u = t->uint64_data[i];
+            memcpy(v + 8 * i, &u, 8);
+        } else if (bytes_per == 4) {
+            int32_t x = (int32_t)value_at(t, i);
+            memcpy(v + 4 * i, &x, 4);
+        } else {
+            v[i] = (uint8_t)(int8_t)value_at(t, i);
+        }
+    }
+    return v;
+}
+
+/* The RNN parts of layer l from its deploy op nd (x W R bias_w bias_r deq_w deq_r ...). */
+static bool add_rnn_data(nb_npu_layer *l, Onnx__GraphProto *root, const Onnx__NodeProto *nd)
+{
+    if (nd->n_input < 7)
+        return true;
+    const Onnx__TensorProto *w = init_anywhere(root, nd->input[1]),
+                            *r = init_anywhere(root, nd->input[2]),
+                            *bw = init_anywhere(root, nd->input[3]),
+                            *br = init_anywhere(root, nd->input[4]),
+                            *dw = init_anywhere(root, nd->input[5]),
+                            *dr = init_anywhere(root, nd->input[6]);
+    if (!w || !r || !bw || !br || !dw || !dr || w->n_dims != 3 || r->n_dims != 3)
+        return true; /* incomplete: the writer refuses the layer by name */
+    int64_t n;
+    l->w_rank = 3;
+    for (int d = 0; d < 3; d++)
+        l->w_dims[d] = w->dims[d], l->r_dims[d] = r->dims[d];
+    l->w = copy_ints(w, 1, &l->w_numel);
+    l->r = copy_ints(r, 1, &l->r_numel);
+    l->bias = copy_ints(bw, 4, &l->channels);
+    l->bias_r = copy_ints(br, 4, &n);
+    l->deq_scale = copy_ints(dw, 8, &n);
+    l->deq_r = copy_ints(dr, 8, &n);
+    l->h_scale = attr_f(nd, "h_scale", 1);
+    const Onnx__AttributeProto *ho = find_attr(nd, "h_offset");
+    l->h_offset = ho && ho->has_i ? (float)ho->i : 0;
+    return l->w && l->r && l->bias && l->bias_r && l->deq_scale && l->deq_r;
+}
+
 /* Appends layer nd's record to *ls: the node name, its AscendQuant's attributes, and copies
  * of its int8 weights, int32 bias and uint64 deq_scale (NULL when absent). */
 static bool add_layer(nb_npu_layer **ls, int *n, const Onnx__NodeProto *nd,
@@ -1627,7 +1679,8 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                                                              : NULL;
         const Onnx__TensorProto *di = dq && dq->n_input > 1 ? init_anywhere(root, dq->input[1])
                                                            : NULL;
-        if (!add_layer(names, n_names, nd, q, rnn ? NULL : wi, bi, di))
+        if (!add_layer(names, n_names, nd, q, rnn ? NULL : wi, bi, di) ||
+            (rnn && !add_rnn_data(&(*names)[*n_names - 1], root, nd)))
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         bool ok = set_input(nd, 0, q->input[0]);
         if (ok && dq) {
@@ -1859,6 +1912,9 @@ void nb_npu_input_free(nb_npu_input *in)
         free(in->layers[i].w);
         free(in->layers[i].bias);
         free(in->layers[i].deq_scale);
+        free(in->layers[i].r);
+        free(in->layers[i].bias_r);
+        free(in->layers[i].deq_r);
     }
     free(in->layers);
     memset(in, 0, sizeof *in);

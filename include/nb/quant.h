@@ -275,12 +275,20 @@ typedef struct nb_npu_layer {
     int64_t channels;       /* bias and deq_scale entries */
     int32_t *bias;          /* int32 bias (the activation offset folded in) */
     uint64_t *deq_scale;    /* fp32 bits in the low 32 (AscendDequant's) */
+    /* LSTM, GRU (r not NULL): W above is [1, G x H, I], bias and deq_scale are W's; R
+       [1, G x H, H] int8 with its own int32 bias and deq_scale; the state's quantization
+       (h_scale = 1 / scale_h, h_offset) */
+    int8_t *r;
+    int64_t r_dims[3], r_numel;
+    int32_t *bias_r;
+    uint64_t *deq_r;
+    float h_scale, h_offset;
 } nb_npu_layer;
 
 typedef struct nb_npu_input {
     uint8_t *onnx;   /* the model in float form (serialized ONNX) for the lowering */
     size_t len;
-    int n_layers;    /* the quantized cube ops (an LSTM/GRU: node only, no data yet) */
+    int n_layers;    /* the quantized cube ops */
     nb_npu_layer *layers;
     int form;        /* 0: float, 1: deploy model (AscendQuant / AscendDequant), 2: Q/DQ */
 } nb_npu_input;
