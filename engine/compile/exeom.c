@@ -273,6 +273,14 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         p[1] = (uint8_t)nb_attr_int(n, "keepdims", 1);
         return NB_OK;
     }
+    if (!strcmp(op, "BatchNormalization") || !strcmp(op, "InstanceNormalization")) {
+        putf(p, nb_attr_float(n, "epsilon", 1e-5f));
+        return NB_OK;
+    }
+    if (!strcmp(op, "Slice") || !strcmp(op, "Pad")) /* their constant operands are not
+                                                        encoded yet: refused, not guessed */
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s parameters are not in the exeom "
+                       "yet", k->name, op);
     if (!strcmp(op, "Softmax") || !strcmp(op, "Concat") || !strcmp(op, "Flatten")) {
         p[0] = (uint8_t)(int8_t)nb_attr_int(n, "axis", !strcmp(op, "Concat") ? 0 : -1);
         return NB_OK;
