@@ -8,14 +8,17 @@
 
 #include "cli.h"
 
-enum { MAX_FILES = 8, PATH_LEN = 4400 };
-static char paths[2 * MAX_FILES][PATH_LEN]; /* each file and its ".tmp" */
+enum { MAX_FILES = 10, PER_FILE = 3, PATH_LEN = 4400 };
+/* each file, its ".tmp" and its ".tmp.PID" (nb_write_file_atomic's) */
+static char paths[PER_FILE * MAX_FILES][PATH_LEN];
 static volatile sig_atomic_t n_paths;
 
 static void on_signal(int sig)
 {
     for (int i = 0; i < n_paths; i++)
         unlink(paths[i]); /* async-signal-safe */
+    for (int i = 0; i < n_paths; i++)
+        rmdir(paths[i]); /* a registered scratch folder, once its files are gone */
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -34,12 +37,13 @@ void cli_cleanup_install(void)
 
 void cli_cleanup_add(const char *path)
 {
-    if (n_paths > 2 * MAX_FILES - 2 || strlen(path) + 5 > PATH_LEN)
+    if (n_paths > PER_FILE * (MAX_FILES - 1) || strlen(path) + 32 > PATH_LEN)
         return;
     int k = n_paths;
     snprintf(paths[k], PATH_LEN, "%s", path);
     snprintf(paths[k + 1], PATH_LEN, "%s.tmp", path);
-    n_paths = k + 2; /* published after the strings are complete */
+    snprintf(paths[k + 2], PATH_LEN, "%s.tmp.%ld", path, (long)getpid());
+    n_paths = k + PER_FILE; /* published after the strings are complete */
 }
 
 void cli_cleanup_clear(void) { n_paths = 0; }

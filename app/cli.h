@@ -66,9 +66,10 @@ void rec_error(const char *fmt, va_list ap);
 /* Ends the run with rc's status; returns the exit status. */
 int rec_finish(int rc);
 
-/* Output files being written: on SIGINT, SIGTERM or SIGHUP, each registered path and its
- * ".tmp" are removed before the process dies of the signal (app/cleanup.c). install once in
- * main; add before writing (up to 8 files); clear once they are renamed or removed. */
+/* Output files being written: on SIGINT, SIGTERM or SIGHUP, each registered path, its
+ * ".tmp" and ".tmp.PID" are removed (and a registered empty folder) before the process
+ * dies of the signal (app/cleanup.c). install once in main; add before writing (up to 10
+ * paths); clear once they are renamed or removed. */
 void cli_cleanup_install(void);
 void cli_cleanup_add(const char *path);
 void cli_cleanup_clear(void);

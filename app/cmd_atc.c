@@ -1,10 +1,9 @@
-/* nanobench atc: the vendor's compiler command line (issue 5, in progress).
+/* nanobench atc: the vendor's compiler command line (issue 5).
  *
- * Done: the flag checks with ATC's E-codes (../shared/docs/facts/compile.md), the input
- * (a deploy model or Q/DQ pairs, read into the float form the lowering takes), the refusal
- * of float cube ops and of ops the NPU cannot run (all listed, unless --out_nodes cuts them
- * away), the lowering and the sizes. Not yet: the exeom and dbg writers; the command says
- * so and exits 1 after the checks.
+ * The flag checks with ATC's E-codes (../shared/docs/facts/compile.md), the input (a deploy
+ * model or Q/DQ pairs, read into the float form the lowering takes), the refusal of float
+ * cube ops and of ops the NPU cannot run (all listed, unless --out_nodes cuts them away),
+ * the lowering shared with the estimate, then NAME.exeom and NAME.dbg.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -13,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "nb/estimate.h"
@@ -30,8 +30,8 @@ static void help(void)
            "one: nanobench calibrate's PREFIX_deploy_model.onnx, or QuantizeLinear /\n"
            "DequantizeLinear pairs. Every float input must be in --input_fp16_nodes and float\n"
            "outputs leave as FP16. --out_nodes cuts the graph at those outputs (the first\n"
-           "stage of a model whose tail the NPU cannot run). Checks, the lowering and the sizes\n"
-           "are done; writing NAME.exeom and NAME.dbg is not implemented yet (issue 5).\n");
+           "stage of a model whose tail the NPU cannot run). Writes NAME.exeom (share/doc/\n"
+           "exeom.md) and NAME.dbg (share/proto/dbg.proto); --log=info lists the passes.\n");
 }
 
 /* ATC's name rule for --model / --output: the file name is letters, digits, _ - . */
@@ -65,8 +65,9 @@ static int check_shape_syntax(const char *shape)
                           "valid format is \"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2\"",
                           part);
     }
-    if (!rc && !*shape)
-        rc = cli_fail(2, "E10002: Value [] for parameter [--input_shape] is invalid");
+    if (!rc && !strpbrk(shape, ":"))
+        rc = cli_fail(2, "E10002: Value [%s] for parameter [--input_shape] is invalid. The valid "
+                      "format is \"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2\"", shape);
     free(copy);
     return rc;
 }
@@ -164,9 +165,27 @@ int cmd_atc(int argc, char **argv)
     nb_model *m = NULL;
     nb_op_table ops = {0};
     nb_estimate est = {0};
+    char work[4200] = "", work_a[4300], work_b[4300];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (nb_read_npu_input(model, out_nodes, &in, &st)) {
+    /* a private folder for the Q/DQ conversion's files (not next to the model) */
+    const char *tmpbase = getenv("TMPDIR");
+    snprintf(work, sizeof work, "%s/nanobench-atc.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
+    if (!mkdtemp(work)) {
+        rc = cli_fail(2, "%s: cannot make a scratch folder: %s", work, strerror(errno));
+        work[0] = 0;
+        goto out;
+    }
+    snprintf(work_a, sizeof work_a, "%s/qdq_stripped.onnx", work);
+    snprintf(work_b, sizeof work_b, "%s/qdq_deploy.onnx", work);
+    cli_cleanup_add(work_a);
+    cli_cleanup_add(work_b);
+    cli_cleanup_add(work);
+    nb_err re = nb_read_npu_input(model, out_nodes, work, &in, &st);
+    remove(work_a), remove(work_b), rmdir(work);
+    work[0] = 0;
+    cli_cleanup_clear();
+    if (re) {
         rc = cli_error(&st);
         goto out;
     }
@@ -188,6 +207,15 @@ int cmd_atc(int argc, char **argv)
         nb_shape_overrides_free(ov, nov);
         if (rc)
             goto out;
+    }
+    for (int i = 0; i < g->n_inputs; i++) { /* a dim of 0: nothing for the NPU to run */
+        const nb_value *v = &g->values[g->inputs[i]];
+        for (int d = 0; d < v->rank; d++)
+            if (v->dims[d] == 0) {
+                rc = cli_fail(2, "E10002: input '%s' has a dim of 0 (dim %d): the NPU runs "
+                              "tensors of at least one element", v->name, d);
+                goto out;
+            }
     }
     char missing[1024] = "";
     for (int i = 0; i < g->n_inputs; i++) {
@@ -333,6 +361,10 @@ int cmd_atc(int argc, char **argv)
     rec_artifact("dbg", dbg);
 out:
     cli_cleanup_clear();
+    if (work[0]) {
+        remove(work_a), remove(work_b);
+        rmdir(work);
+    }
     nb_estimate_free(&est);
     nb_op_table_free(&ops);
     nb_model_free(m);

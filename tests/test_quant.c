@@ -472,6 +472,31 @@ static void test_deploy_bias(void **state)
     assert_string_equal(g->node[2]->op_type, "AscendDequant");
     assert_string_equal(g->node[2]->output[0], "y");
     onnx__model_proto__free_unpacked(mp, NULL);
+    /* the compiler reads it back: one layer 'g' with the same int8 weights, bias, deq_scale
+       and AscendQuant (scale 2, offset 3), and a standard Gemm on x in the float form */
+    nb_npu_input in;
+    nb_status st = {0};
+    if (nb_read_npu_input(dst, NULL, tmpdir, &in, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(in.form, 1);
+    assert_int_equal(in.n_layers, 1);
+    const nb_npu_layer *nl = &in.layers[0];
+    assert_string_equal(nl->node, "g");
+    assert_float_equal(nl->quant_scale, 2.0, 0);
+    assert_float_equal(nl->quant_offset, 3.0, 0);
+    assert_memory_equal(nl->w, wq, 4);
+    assert_int_equal(nl->channels, 2);
+    assert_int_equal(nl->bias[0], -1);
+    assert_int_equal(nl->bias[1], -5);
+    assert_int_equal(nl->deq_scale[0], 0x3E000000u);
+    Onnx__ModelProto *fm = onnx__model_proto__unpack(NULL, in.len, in.onnx);
+    assert_non_null(fm);
+    assert_int_equal(fm->graph->n_node, 1);
+    assert_string_equal(fm->graph->node[0]->op_type, "Gemm");
+    assert_string_equal(fm->graph->node[0]->input[0], "x");
+    assert_string_equal(fm->graph->node[0]->output[0], "y");
+    onnx__model_proto__free_unpacked(fm, NULL);
+    nb_npu_input_free(&in);
 }
 
 /* The deploy form of a GRU, by hand: x [1,1,2] -> GRU (hidden 1: 3 gate rows), W [1,3,2]

@@ -268,7 +268,7 @@ static nb_err load_proto(const char *src, Onnx__ModelProto **out, int64_t *opset
     if (!mp || !mp->graph) {
         if (mp)
             onnx__model_proto__free_unpacked(mp, NULL);
-        return nb_fail(st, NB_ERR_FORMAT, "%s: cannot be decoded again", src);
+        return nb_fail(st, NB_ERR_FORMAT, "%s: cannot be decoded as an ONNX model", src);
     }
     *opset = 0;
     for (size_t i = 0; i < mp->n_opset_import; i++)
@@ -1031,12 +1031,42 @@ static size_t count_nodes(const Onnx__GraphProto *g)
     return n;
 }
 
+/* Elements of t by its dims; -1 for a negative dim or a product past int64. */
 static int64_t numel_of(const Onnx__TensorProto *t)
 {
     int64_t n = 1;
     for (size_t i = 0; i < t->n_dims; i++)
-        n *= t->dims[i];
+        if (t->dims[i] < 0 || __builtin_mul_overflow(n, t->dims[i], &n))
+            return -1;
     return n;
+}
+
+/* True when t's data holds exactly its dims' elements (raw_data of the type's size, or the
+ * typed array): what the compiler reads by index must be there. */
+static bool data_complete(const Onnx__TensorProto *t, int64_t *numel)
+{
+    int64_t n = numel_of(t);
+    *numel = n;
+    if (n < 0 || !t->has_data_type)
+        return false;
+    size_t es = 0;
+    switch (t->data_type) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: es = 1; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: es = 2; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: es = 4; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: es = 8; break;
+    default: return false;
+    }
+    if (t->has_raw_data)
+        return (uint64_t)t->raw_data.len == (uint64_t)n * es;
+    size_t typed = t->n_float_data + t->n_int32_data + t->n_int64_data + t->n_uint64_data +
+                   t->n_double_data;
+    return typed == (size_t)n;
 }
 
 /* Element i of an integer or float constant as a double (raw_data, int32_data, float_data,
@@ -1164,6 +1194,10 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     if (!ws->has_data_type || ws->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight scales of ONNX type %d, "
                        "not float", src, name, ws->has_data_type ? ws->data_type : 0);
+    if (wz && (!wz->has_data_type || wz->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT8))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight zero point of ONNX type "
+                       "%d: the Nano's weights are int8 (zero point int8 0)", src, name,
+                       wz->has_data_type ? wz->data_type : 0);
     if (wz)
         for (int64_t i = 0; i < numel_of(wz); i++)
             if (value_at(wz, i) != 0)
@@ -1178,6 +1212,9 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     int64_t axis = attr_i(wdq, "axis", 1), nsc = numel_of(ws);
     if (axis < 0)
         axis += rank;
+    if (wz && numel_of(wz) != 1 && numel_of(wz) != nsc)
+        return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': %lld weight zero points for %lld "
+                       "scales", src, name, (long long)numel_of(wz), (long long)nsc);
     if (nsc > 1 && (axis < 0 || axis >= rank || w->dims[axis] != nsc))
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': %lld weight scales for axis %lld",
                        src, name, (long long)nsc, (long long)axis);
@@ -1531,7 +1568,9 @@ static bool to_float_init(Onnx__TensorProto *t)
 static void *copy_ints(const Onnx__TensorProto *t, int bytes_per, int64_t *n)
 {
     *n = t ? numel_of(t) : 0;
-    uint8_t *v = t ? malloc((size_t)(*n * bytes_per + 1)) : NULL;
+    if (*n < 0)
+        return NULL;
+    uint8_t *v = t ? malloc((size_t)*n * (size_t)bytes_per + 1) : NULL;
     for (int64_t i = 0; v && i < *n; i++) {
         if (bytes_per == 8) {
             uint64_t u = 0;
@@ -1674,6 +1713,43 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                 return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its output is not read by "
                                "an AscendDequant", src, name);
         }
+        if (rnn && nd->n_input < 7)
+            return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): the NPU op needs x, W, R, "
+                           "bias_w, bias_r, deq_scale_w, deq_scale_r; it has %zu inputs", src,
+                           name, nd->op_type, nd->n_input);
+        /* every constant it reads, and its AscendDequant's deq_scale, complete */
+        for (size_t k = 1; k <= nd->n_input; k++) {
+            const char *in = k < nd->n_input ? nd->input[k]
+                             : dq && dq->n_input > 1 ? dq->input[1] : NULL;
+            const Onnx__TensorProto *t = in && in[0] ? init_anywhere(root, in) : NULL;
+            if (rnn && k >= 7)
+                break; /* sequence_lens, initial_h, initial_c, P: run-time or float */
+            int64_t n;
+            if (t && !data_complete(t, &n))
+                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': initializer '%s' has %s "
+                               "for its dims", src, name, in,
+                               n < 0 ? "a negative dim or too many elements"
+                                     : "data of another size or type");
+            if (!t && in && in[0] && (k < 3 || (rnn && k < 7)))
+                return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its input '%s' is not a "
+                               "constant", src, name, in);
+        }
+        const Onnx__AttributeProto *qs = find_attr(q, "scale");
+        float qscale = qs && qs->has_f ? qs->f : NAN, qoff = attr_f(q, "offset", 0);
+        const Onnx__AttributeProto *qb = find_attr(q, "dst_bits");
+        int64_t bits = qb && qb->has_i ? qb->i : 8;
+        if (!(qscale > 0) || !isfinite(qscale) || !isfinite(qoff) || qoff != floorf(qoff) ||
+            fabsf(qoff) > 32768 || (bits != 8 && bits != 16))
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendQuant has scale %g, offset "
+                           "%g, dst_bits %lld: a positive finite scale (1 / scale_d), an integer "
+                           "offset and 8 or 16 bits are needed", src, name, qscale, qoff,
+                           (long long)bits);
+        if (rnn) {
+            const Onnx__AttributeProto *hs = find_attr(nd, "h_scale");
+            if (!hs || !hs->has_f || !(hs->f > 0) || !isfinite(hs->f))
+                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': h_scale missing or not a "
+                               "positive finite number", src, name);
+        }
         const Onnx__TensorProto *wi = nd->n_input > 1 ? init_anywhere(root, nd->input[1]) : NULL;
         const Onnx__TensorProto *bi = !rnn && nd->n_input > 2 ? init_anywhere(root, nd->input[2])
                                                              : NULL;
@@ -1773,8 +1849,11 @@ static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec
     nb_err e = NB_OK;
     for (char *tok = strtok_r(copy, ";", &save); tok && !e; tok = strtok_r(NULL, ";", &save)) {
         char *colon = strrchr(tok, ':'), *end = NULL;
-        long idx = colon ? strtol(colon + 1, &end, 10) : -1;
-        if (!colon || colon == tok || !end || *end || end == colon + 1 || idx < 0) {
+        bool digits = colon && colon[1];
+        for (const char *p = colon ? colon + 1 : ""; digits && *p; p++)
+            digits = *p >= '0' && *p <= '9';
+        long idx = digits ? strtol(colon + 1, &end, 10) : -1;
+        if (!colon || colon == tok || !digits || idx < 0) {
             e = nb_fail(st, NB_ERR_ARG, "E10001: Value [%s] for parameter [--out_nodes] is "
                         "invalid: the format is \"node_name1:0;node_name1:1;node_name2:0\"",
                         tok);
@@ -1785,6 +1864,11 @@ static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec
         for (size_t i = 0; i < g->n_node && !nd; i++)
             if (g->node[i]->name && !strcmp(g->node[i]->name, tok))
                 nd = g->node[i];
+        if (nd && !strcmp(nd->op_type, "Constant")) {
+            e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: '%s' is a Constant: the compiled "
+                        "model would compute nothing", tok);
+            break;
+        }
         if (!nd || (size_t)idx >= nd->n_output || !nd->output[idx][0]) {
             e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: %s '%s'%s of %s", nd ? "node" :
                         "no node", tok, nd ? " has no such output" : " in the main graph", src);
@@ -1840,8 +1924,21 @@ static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec
     return NB_OK;
 }
 
-nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *out,
-                         nb_status *st)
+/* True when g or a subgraph has a node of the NPU domain. */
+static bool has_npu_node(const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        if (g->node[i]->domain && !strcmp(g->node[i]->domain, NB_NPU_DOMAIN))
+            return true;
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g && has_npu_node(g->node[i]->attribute[a]->g))
+                return true;
+    }
+    return false;
+}
+
+nb_err nb_read_npu_input(const char *src, const char *out_nodes, const char *work_dir,
+                         nb_npu_input *out, nb_status *st)
 {
     memset(out, 0, sizeof *out);
     Onnx__ModelProto *mp = NULL;
@@ -1849,17 +1946,15 @@ nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *o
     nb_err e = load_proto(src, &mp, &opset, st);
     if (e)
         return e;
-    bool deploy = false, qdq = false;
-    for (size_t i = 0; i < mp->n_opset_import; i++)
-        deploy |= mp->opset_import[i]->domain && !strcmp(mp->opset_import[i]->domain, NB_NPU_DOMAIN);
+    bool deploy = has_npu_node(mp->graph), qdq = false; /* by the nodes, not the imports */
     for (size_t i = 0; i < mp->graph->n_node; i++)
         qdq |= !strcmp(mp->graph->node[i]->op_type, "QuantizeLinear") ||
                !strcmp(mp->graph->node[i]->op_type, "DequantizeLinear");
     if (!deploy && qdq) { /* Q/DQ pairs: the QAT import's deploy model, read back */
         onnx__model_proto__free_unpacked(mp, NULL);
         char tmp[4300], dep[4300];
-        snprintf(tmp, sizeof tmp, "%s.npu.tmp", src);
-        snprintf(dep, sizeof dep, "%s.npu.deploy.tmp", src);
+        snprintf(tmp, sizeof tmp, "%s/qdq_stripped.onnx", work_dir);
+        snprintf(dep, sizeof dep, "%s/qdq_deploy.onnx", work_dir);
         nb_qdq_model q = {0};
         e = nb_read_qdq(src, tmp, &q, st);
         if (!e)
@@ -1879,6 +1974,11 @@ nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *o
     Onnx__GraphProto *g = mp->graph;
     if (deploy)
         e = collapse_deploy(src, g, g, &out->layers, &out->n_layers, st);
+    for (size_t i = 0; !e && i < g->n_node; i++) /* an NPU op left: not part of a layer */
+        if (g->node[i]->domain && !strcmp(g->node[i]->domain, NB_NPU_DOMAIN))
+            e = nb_fail(st, NB_ERR_GRAPH, "%s: node '%s' (%s) of the NPU domain is not part of "
+                        "a quantized layer (AscendQuant -> cube op -> AscendDequant)", src,
+                        g->node[i]->name ? g->node[i]->name : "", g->node[i]->op_type);
     if (!e && out_nodes)
         e = cut_outputs(src, g, out_nodes, st);
     if (!e) { /* the NPU domain's opset goes with its ops */

@@ -299,11 +299,13 @@ typedef struct nb_npu_input {
  * cube op on x and its integer constants as float), the names of the quantized layers in
  * out->layers; a float model is passed through (form 0, no layers). out_nodes (ATC's
  * "node:index;...", or NULL) cuts the graph: those outputs become the graph's, the nodes and
- * inputs they do not need are removed. Errors: those of the readers; NB_ERR_GRAPH for an
+ * inputs they do not need are removed. work_dir: a private folder for the Q/DQ conversion's
+ * two files (removed again). Every constant a layer reads must hold its dims' data and its
+ * AscendQuant a positive finite scale, an integer offset and 8 or 16 bits. Errors: those of the readers; NB_ERR_GRAPH for an
  * NPU op without its AscendQuant/AscendDequant; NB_ERR_ARG (E10001 message) for a bad
  * --out_nodes entry; NB_ERR_NOMEM. */
-nb_err nb_read_npu_input(const char *src, const char *out_nodes, nb_npu_input *out,
-                         nb_status *st);
+nb_err nb_read_npu_input(const char *src, const char *out_nodes, const char *work_dir,
+                         nb_npu_input *out, nb_status *st);
 void nb_npu_input_free(nb_npu_input *in);
 
 /* The ONNX domain of the NPU's own ops in the deploy model. */
