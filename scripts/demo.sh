@@ -6,7 +6,7 @@
 # quantizes hey_jarvis on real speech: espeak-ng utterances through the float melspectrogram
 # and embedding models (share/examples/openwakeword/make_data.js, 20 clips for calibration
 # and 20 other voices/phrases for evaluation), calibrated with IFMR and evaluated on the
-# separate set.
+# separate set, then compiles it with the vendor's ATC command line to an exeom.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -34,5 +34,9 @@ echo "== nanobench calibrate --model $models/hey_jarvis_v0.1.onnx --save_path $o
 echo "   (IFMR, 20 calibration clips, evaluated on 20 other voices and phrases)"
 "$nb" calibrate --model "$models/hey_jarvis_v0.1.onnx" --save_path "$out/quant/hey_jarvis" \
     --data_dir "$data/calib/hey_jarvis" --batch_num 20 --eval_dir "$data/eval/hey_jarvis"
+echo "== nanobench atc (the vendor's command line; hey_jarvis's If tail is CPU-only, so the cut at its first-stage score)"
+(cd "$out/quant" && "$nb" atc --mode=30 --framework=5 --soc_version=Ascend035A \
+    --model=hey_jarvis_deploy_model.onnx --output=hey_jarvis --input_fp16_nodes="x.1" \
+    --output_type=FP16 --out_nodes="Sigmoid_28:0")
 echo "== nanobench history (every run is recorded; the infer run is a child of the info run)"
 "$nb" history --limit 5
