@@ -14,6 +14,7 @@
 #include "model_builder.h"
 #include "nb/estimate.h"
 #include "nb/ref.h"
+#include "real_models.h"
 #include "recipe.h"
 
 static nb_op_table ops;
@@ -678,7 +679,7 @@ static void test_boundary_casts(void **state)
 static void test_real_models_stable(void **state)
 {
     (void)state;
-    char dir[1024], path[1200];
+    char dir[1024];
     nb_models_dir(dir, sizeof dir);
     FILE *f = fopen(NB_SOURCE_DIR "/tests/oracle/estimate_expected.tsv", "r");
     assert_non_null(f);
@@ -691,16 +692,9 @@ static void test_real_models_stable(void **state)
         if (sscanf(line, "%127s %255s %lld %lld %lld %lld %lld %lld %255s", model, shape, &w,
                    &mem, &ex, &ar, &lb, &macs, unsup) != 9)
             fail_msg("bad row: %s", line);
-        snprintf(path, sizeof path, "%s/%s", dir, model);
-        nb_load_opts lo = {.input_shape = strcmp(shape, "-") ? shape : NULL};
-        nb_status st = {0};
-        nb_model *m = NULL;
-        if (nb_ref_load(path, &lo, &m, &st))
-            fail_msg("%s", st.msg);
-        nb_npu_opts o = {.weight_bits = 8};
+        nb_model *m;
         nb_estimate e;
-        if (nb_estimate_model(m, &ops, &o, &e, &st))
-            fail_msg("%s", st.msg);
+        load_and_estimate(dir, model, shape, &ops, &m, &e);
         char got[256] = "";
         for (int i = 0; i < e.n_unsupported; i++) { /* sorted by name, as the file */
             int best = -1;

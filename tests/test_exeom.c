@@ -17,6 +17,7 @@
 #include "model_builder.h"
 #include "nb/exeom.h"
 #include "nb/ref.h"
+#include "real_models.h"
 #include "recipe.h"
 #include "tmpdir.h"
 
@@ -316,7 +317,7 @@ static void test_dbg(void **state)
 static void test_real_models_size(void **state)
 {
     (void)state;
-    char dir[1024], path[1200], out[600];
+    char dir[1024], out[600];
     nb_models_dir(dir, sizeof dir);
     FILE *f = fopen(NB_SOURCE_DIR "/tests/oracle/estimate_expected.tsv", "r");
     assert_non_null(f);
@@ -328,16 +329,10 @@ static void test_real_models_size(void **state)
         long long w, mem, ex;
         if (sscanf(line, "%127s %255s %lld %lld %lld", model, shape, &w, &mem, &ex) != 5)
             fail_msg("bad row: %s", line);
-        snprintf(path, sizeof path, "%s/%s", dir, model);
-        nb_load_opts lo = {.input_shape = strcmp(shape, "-") ? shape : NULL};
-        nb_status st = {0};
-        nb_model *m = NULL;
-        if (nb_ref_load(path, &lo, &m, &st))
-            fail_msg("%s", st.msg);
-        nb_npu_opts o = {.weight_bits = 8};
+        nb_model *m;
         nb_estimate e;
-        if (nb_estimate_model(m, &ops, &o, &e, &st))
-            fail_msg("%s", st.msg);
+        load_and_estimate(dir, model, shape, &ops, &m, &e);
+        nb_status st = {0};
         /* a layer record per cube task: zero weights of the model's weight dims */
         nb_npu_layer *ls = calloc((size_t)e.g.n_k + 1, sizeof *ls);
         int nl = 0;
