@@ -14,7 +14,7 @@
 #include "model_builder.h"
 #include "nb/estimate.h"
 #include "nb/ref.h"
-#include "real_models.h"
+#include "lowering_helpers.h"
 #include "recipe.h"
 
 static nb_op_table ops;
@@ -41,20 +41,6 @@ static void estimate(mb_model *mm, nb_estimate *e)
 {
     nb_npu_opts o = {.weight_bits = 8};
     estimate_with(mm, &o, e);
-}
-
-/* Loads and folds mm (freed). */
-static nb_model *load_folded(mb_model *mm)
-{
-    size_t n;
-    uint8_t *b = mb_pack(mm, &n);
-    nb_status st = {0};
-    nb_model *m = NULL;
-    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
-        fail_msg("%s", st.msg);
-    free(b);
-    mb_free(mm);
-    return m;
 }
 
 static void estimate_with(mb_model *mm, const nb_npu_opts *o, nb_estimate *e)

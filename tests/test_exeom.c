@@ -17,7 +17,7 @@
 #include "model_builder.h"
 #include "nb/exeom.h"
 #include "nb/ref.h"
-#include "real_models.h"
+#include "lowering_helpers.h"
 #include "recipe.h"
 #include "tmpdir.h"
 
@@ -54,15 +54,7 @@ static nb_model *conv_model(void)
                                   (const char *[]){"y", NULL});
     lr->name = "lrelu";
     mb_attr_float(lr, "alpha", 0.125f);
-    size_t n;
-    uint8_t *b = mb_pack(mm, &n);
-    nb_status st = {0};
-    nb_model *m = NULL;
-    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
-        fail_msg("%s", st.msg);
-    free(b);
-    mb_free(mm);
-    return m;
+    return load_folded(mm);
 }
 
 static int8_t w_q[6] = {1, -2, 3, 4, 5, -6};
@@ -262,14 +254,8 @@ static void test_dbg(void **state)
         "conv";
     mb_node(mm, "BatchNormalization", (const char *[]){"c", "s", "b", "mu", "var", NULL},
             (const char *[]){"y", NULL})->name = "bn";
-    size_t n;
-    uint8_t *b = mb_pack(mm, &n);
+    nb_model *m = load_folded(mm);
     nb_status st = {0};
-    nb_model *m = NULL;
-    if (nb_model_load_mem(b, n, "t.onnx", "/tmp", NULL, &m, &st) || nb_ref_fold(m, &st))
-        fail_msg("%s", st.msg);
-    free(b);
-    mb_free(mm);
     nb_estimate e;
     nb_npu_opts o = {.weight_bits = 8};
     if (nb_estimate_model(m, &ops, &o, &e, &st))

@@ -291,6 +291,8 @@ static void cube_params(lctx *c, int k, const char *name, int64_t channels)
     int b = add_tensor(c, dupf("%s/bias", name), NB_INT32, NB_FMT_ND, 1, d, NB_T_WEIGHT, -1);
     int q = add_tensor(c, dupf("%s/deq_scale", name), NB_UINT64, NB_FMT_ND, 1, d, NB_T_WEIGHT,
                        -1);
+    if (b >= 0 && q >= 0)
+        c->n->t[b].gen = 3, c->n->t[q].gen = 4;
     task_in(c, k, b);
     task_in(c, k, q);
 }
@@ -929,6 +931,8 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
        gate row: uint64 as a cube op's, laid out as the bias */
     int dsq = add_tensor(c, dupf("%s/deq_scale", name), NB_UINT64, NB_FMT_ND, 1, bias_d,
                          NB_T_WEIGHT, -1);
+    if (bq >= 0 && dsq >= 0)
+        c->n->t[bq].gen = 3, c->n->t[dsq].gen = 4;
     int pq = lstm && n->n_in > 7 && n->in[7] >= 0 ? tensor_in(c, n->in[7], NB_FMT_ND, name)
                                                    : -1;
     int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, name);
@@ -1192,17 +1196,7 @@ static bool unique_graph_names(nb_npu_graph *g)
  * given, or it names v. */
 static bool fp16_input(const nb_value *v, const char *list)
 {
-    if (!list || v->dtype != NB_FLOAT)
-        return true;
-    size_t nl = strlen(v->name);
-    for (const char *p = list; p && *p;) {
-        const char *end = strchr(p, ';');
-        size_t l = end ? (size_t)(end - p) : strlen(p);
-        if (l == nl && !strncmp(p, v->name, l))
-            return true;
-        p = end ? end + 1 : NULL;
-    }
-    return false;
+    return !list || v->dtype != NB_FLOAT || nb_list_has(list, v->name, strlen(v->name));
 }
 
 /* Refuses what the lowering cannot take: an input of unknown shape, and an

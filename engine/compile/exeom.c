@@ -99,6 +99,28 @@ static const nb_node *find_node(const nb_graph *g, const char *name)
     return NULL;
 }
 
+/* The quantized layer a task belongs to: the task itself ("<layer>"), an unrolled RNN step
+ * ("<layer>/t<s>"), or their AscendQuant ("<layer>/AscendQuant", and "<layer>/t<s>/
+ * AscendQuant" for the state: *step set). NULL when none. */
+static const nb_npu_layer *layer_of(const nb_npu_layer *ls, int n, const char *task, bool *step)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", task);
+    size_t len = strlen(buf);
+    static const char quant[] = "/AscendQuant";
+    if (len > sizeof quant - 1 && !strcmp(buf + len - (sizeof quant - 1), quant))
+        buf[len - (sizeof quant - 1)] = 0;
+    *step = false;
+    const nb_npu_layer *l = find_layer(ls, n, buf);
+    char *slash = l ? NULL : strrchr(buf, '/');
+    if (slash && slash[1] == 't' && slash[2] && strspn(slash + 2, "0123456789") == strlen(slash + 2)) {
+        *slash = 0;
+        l = find_layer(ls, n, buf);
+        *step = l != NULL;
+    }
+    return l;
+}
+
 /* The ONNX node a task comes from: its own name, or "<node>/<inserted op>". */
 static const nb_node *task_node(const nb_graph *g, const char *task)
 {
@@ -123,24 +145,12 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     const char *op = k->op_type;
     const nb_node *n = task_node(g, k->name);
     if (!strcmp(op, "AscendQuant")) {
-        const nb_node *owner = n;
-        const nb_npu_layer *l = NULL;
-        /* "<layer>/AscendQuant", or an RNN state's "<layer>/t<s>/AscendQuant" */
-        for (const char *s = k->name; !l && s;) {
-            char buf[512];
-            snprintf(buf, sizeof buf, "%.*s", (int)(s - k->name) + (int)strcspn(s, "/"), k->name);
-            l = find_layer(ls, n_layers, buf);
-            s = strchr(s, '/');
-            s = s ? s + 1 : NULL;
-        }
-        if (!l && owner)
-            l = find_layer(ls, n_layers, owner->name);
+        bool state; /* an RNN's state enters its recurrent product through its step's quant */
+        const nb_npu_layer *l = layer_of(ls, n_layers, k->name, &state);
         if (!l)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no quantized layer gives its scale",
                            k->name);
-        /* an RNN's state enters its recurrent product through "<layer>/t<s>/AscendQuant" */
-        size_t ln = strlen(l->node);
-        bool state = l->r && strcmp(k->name + ln, "/AscendQuant") != 0;
+        state = state && l->r;
         putf(p, state ? l->h_scale : l->quant_scale);
         putf(p + 4, state ? l->h_offset : l->quant_offset);
         p[8] = (uint8_t)(state ? 8 : l->act_bits);
@@ -331,15 +341,8 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
                           int slot, const nb_npu_tensor *t, const nb_npu_layer *ls,
                           int n_layers, uint8_t *out, nb_status *st)
 {
-    bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU");
-    char base[512]; /* an unrolled RNN's step "<layer>/t<s>" reads the layer's data */
-    snprintf(base, sizeof base, "%s", k->name);
-    if (rnn && !find_layer(ls, n_layers, base)) {
-        char *tail = strrchr(base, '/');
-        if (tail && tail[1] == 't')
-            *tail = 0;
-    }
-    const nb_npu_layer *l = find_layer(ls, n_layers, base);
+    bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU"), step;
+    const nb_npu_layer *l = layer_of(ls, n_layers, k->name, &step);
     if (rnn) {
         if (!l || !l->r)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 W and R for it in the input",
@@ -373,7 +376,6 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         }
         return NB_OK;
     }
-    size_t nl = strlen(k->name);
     memset(out, 0, (size_t)t->bytes);
     if (k->unit == NB_TASK_CUBE && (t->format == NB_FMT_FRACTAL_Z || t->format == NB_FMT_FRACTAL_NZ)) {
         if (!l || !l->w)
@@ -403,8 +405,7 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         pack_nz(l->w, rows, cols, nk ? cols : 1, nk ? 1 : rows, c0, out, t->bytes);
         return NB_OK;
     }
-    bool is_bias = !strncmp(t->name, k->name, nl) && !strcmp(t->name + nl, "/bias");
-    bool is_deq = !strncmp(t->name, k->name, nl) && !strcmp(t->name + nl, "/deq_scale");
+    bool is_bias = t->gen == 3, is_deq = t->gen == 4;
     if (is_bias || is_deq) {
         if (!l || !l->bias)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int32 bias / deq_scale for it in "

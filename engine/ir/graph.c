@@ -436,6 +436,18 @@ void nb_shape_overrides_free(nb_shape_override *o, int n)
     free(o);
 }
 
+bool nb_list_has(const char *list, const char *name, size_t len)
+{
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ';');
+        size_t l = end ? (size_t)(end - p) : strlen(p);
+        if (l == len && !strncmp(p, name, len))
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
 nb_err nb_parse_input_shape(const char *text, nb_shape_override **out, int *n, nb_status *st)
 {
     *out = NULL;

@@ -149,6 +149,27 @@ static bool push_node(Onnx__GraphProto *g, size_t at, Onnx__NodeProto *n)
     return true;
 }
 
+/* Replaces input i of nd by name (a copy); false when out of memory. */
+static bool set_input(Onnx__NodeProto *nd, size_t i, const char *name)
+{
+    char *c = strdup(name);
+    if (!c || i >= nd->n_input) {
+        free(c);
+        return false;
+    }
+    free(nd->input[i]);
+    nd->input[i] = c;
+    return true;
+}
+
+/* Removes node k of g (freed). */
+static void remove_node(Onnx__GraphProto *g, size_t k)
+{
+    onnx__node_proto__free_unpacked(g->node[k], NULL);
+    memmove(g->node + k, g->node + k + 1, sizeof *g->node * (g->n_node - k - 1));
+    g->n_node--;
+}
+
 static bool push_init(Onnx__GraphProto *g, Onnx__TensorProto *t)
 {
     if (!t)
@@ -357,18 +378,6 @@ static bool float_weights(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
     return ok;
 }
 
-/* Replaces input i of nd by name (a copy); false when out of memory. */
-static bool set_input(Onnx__NodeProto *nd, size_t i, const char *name)
-{
-    char *c = strdup(name);
-    if (!c || i >= nd->n_input) {
-        free(c);
-        return false;
-    }
-    free(nd->input[i]);
-    nd->input[i] = c;
-    return true;
-}
 
 /* An LSTM or GRU at ng->node[idx], already reading the fake-quantized x and W: its R through
  * DequantizeLinear (int8, scale_r per gate row on axis 1) and its initial_h, when given,
@@ -432,9 +441,7 @@ static bool fuse_bn(Onnx__GraphProto *ng, size_t *at)
         return false;
     free(cv->output[0]);
     cv->output[0] = y;
-    onnx__node_proto__free_unpacked(ng->node[k], NULL);
-    memmove(ng->node + k, ng->node + k + 1, sizeof *ng->node * (ng->n_node - k - 1));
-    ng->n_node--;
+    remove_node(ng, k);
     if (k < *at)
         (*at)--;
     return true;
@@ -549,16 +556,7 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
         }
         if (ok) { /* the layer now reads the fake-quantized input and weights */
             nd = ng->node[at + 1 + act_nodes];
-            char *a = strdup(p_dq), *w = strdup(p_wdq);
-            ok = a && w;
-            if (ok) {
-                free(nd->input[0]);
-                nd->input[0] = a;
-                free(nd->input[1]);
-                nd->input[1] = w;
-            } else {
-                free(a), free(w);
-            }
+            ok = set_input(nd, 0, p_dq) && set_input(nd, 1, p_wdq);
         }
         if (ok && l->bias) /* the corrected bias */
             ok = set_bias(g, nd, l->node, l->bias, l->channels);
@@ -1256,15 +1254,8 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
                      .scale_w = sw, .w_q = wq, .w_rank = rank, .w_dims = dims, .w_numel = n,
                      .w_axis = nsc > 1 ? axis : 0};
     /* the layer reads x and the weights' source directly: the Q/DQ nodes fall away */
-    char *x = strdup(q->input[0]), *wsrc = strdup(wdq->input[0]);
-    if (!x || !wsrc) {
-        free(x), free(wsrc);
+    if (!set_input(nd, 0, q->input[0]) || !set_input(nd, 1, wdq->input[0]))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    }
-    free(nd->input[0]);
-    nd->input[0] = x;
-    free(nd->input[1]);
-    nd->input[1] = wsrc;
     return NB_OK;
 }
 
@@ -1666,14 +1657,6 @@ static bool add_layer(nb_npu_layer **ls, int *n, const Onnx__NodeProto *nd,
         }
     }
     return true;
-}
-
-/* Removes node k of g (freed). */
-static void remove_node(Onnx__GraphProto *g, size_t k)
-{
-    onnx__node_proto__free_unpacked(g->node[k], NULL);
-    memmove(g->node + k, g->node + k + 1, sizeof *g->node * (g->n_node - k - 1));
-    g->n_node--;
 }
 
 /* The deploy form of g's tree collapsed into standard ops: AscendQuant -> NPU op ->

@@ -138,8 +138,9 @@ typedef struct nb_npu_tensor {
     nb_npu_role role;
     int first, last; /* tasks that write it first and read it last (-1: none) */
     /* a weight the compiler made rather than the model's constant of the same name: a
-       scalar of a decomposition (gen 1, value scalar) or the reciprocal of the model's
-       constant src (gen 2: Div by a constant -> Mul) */
+       scalar of a decomposition (gen 1, value scalar), the reciprocal of the model's
+       constant src (gen 2: Div by a constant -> Mul), a cube op's int32 bias (gen 3) or its
+       deq_scale (gen 4), whose values come with the quantized layer */
     int gen;
     float scalar;
     char *src;

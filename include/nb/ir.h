@@ -127,6 +127,9 @@ typedef struct nb_load_opts {
  * Errors: NB_ERR_ARG quoting the bad part. Free with nb_shape_overrides_free. */
 nb_err nb_parse_input_shape(const char *text, nb_shape_override **out, int *n, nb_status *st);
 void nb_shape_overrides_free(nb_shape_override *o, int n);
+/* True when the vendor's ';'-separated list (--input_fp16_nodes "x;y") has the entry name
+ * (the first len bytes of it). A NULL list has none. */
+bool nb_list_has(const char *list, const char *name, size_t len);
 
 /* Loads an ONNX model file: protobuf parse, opset check, initializers (raw_data, typed
  * fields, external data inside the model's folder), Constant nodes to constants, graph
