@@ -1584,15 +1584,14 @@ int cmd_calibrate(int argc, char **argv)
                 hi = ls[i].batches > hi ? ls[i].batches : hi;
             }
         if (partial == 1)
-            printf("layer in an If branch not every batch takes: ");
+            printf("1 layer in an If branch was reached by ");
         else if (partial)
-            printf("%d layers in If branches not every batch takes: ", partial);
+            printf("%d layers in If branches were reached by ", partial);
         if (partial == 1 || (partial && lo == hi))
-            printf("%d of the %d batches reached %s\n", lo, cfg.batch_num,
-                   partial == 1 ? "it" : "each");
+            printf("%d of the %d batches%s\n", lo, cfg.batch_num, partial == 1 ? "" : " each");
         else if (partial)
-            printf("%d to %d of the %d batches reached each (--json: \"batches\")\n", lo,
-                   hi, cfg.batch_num);
+            printf("%d to %d of the %d batches (--json: \"batches\")\n", lo, hi,
+                   cfg.batch_num);
         if (isnan(net_cos))
             printf("network output: no float output to compare (the evaluation compares float "
                    "outputs only)\n");
@@ -1602,7 +1601,7 @@ int cmd_calibrate(int argc, char **argv)
                    n_outs > 1 ? "s (all together)" : "", eval_dirs ? "the" : "the first",
                    eval_batches, eval_dirs ? "evaluation" : "calibration",
                    eval_batches == 1 ? "" : "es", net_sqnr, net_cos,
-                   isfinite(worst_cos) ? worst : "-: one value per batch", max_diff);
+                   isfinite(worst_cos) ? worst : "not defined: one value per batch", max_diff);
         for (int o = 0; n_outs > 1 && o < n_outs; o++) {
             const nb_value *ov = &m->graph->values[m->graph->outputs[o]];
             if (per_out[o].n == 0)

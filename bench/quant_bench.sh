@@ -17,7 +17,7 @@ for t in espeak-ng sox node; do
     command -v "$t" >/dev/null || { echo "quant_bench.sh: needs $t (apt-get install espeak-ng sox nodejs)" >&2; exit 2; }
 done
 models=$("$root/tests/data/fetch_models.sh" | tail -n 1)
-data="$(dirname "$models")/owwdata-$clips"
+data="$(dirname "$models")/owwdata-r$clips" # r: made with sox -R (repeatable)
 [ -d "$data/eval/hey_jarvis" ] || node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" "$clips" >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -24,7 +24,7 @@ out=${TMPDIR:-/tmp}/nanobench-demo
 echo "== nanobench infer (golden run, every layer dumped to $out)"
 "$nb" infer "$models/embedding_model.onnx" --input_shape "input_1:1,76,32,1" ${info_run:+--parent $info_run} \
     --input input_1=random:7 --output-dir "$out" --dump-all
-data="$(dirname "$models")/owwdata-20"
+data="$(dirname "$models")/owwdata-r20" # r: made with sox -R (repeatable)
 echo "== speech features for calibration and evaluation (espeak-ng + sox -> melspectrogram -> embedding) in $data"
 if [ ! -d "$data/eval/hey_jarvis" ]; then
     node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" 20 >/dev/null 2>"$out.make_data.log" ||
@@ -33,10 +33,13 @@ fi
 echo "== nanobench calibrate --model $models/hey_jarvis_v0.1.onnx --save_path $out/quant/hey_jarvis --data_dir $data/calib/hey_jarvis --batch_num 20 --eval_dir $data/eval/hey_jarvis"
 echo "   (IFMR, 20 calibration clips, evaluated on 20 other voices and phrases)"
 "$nb" calibrate --model "$models/hey_jarvis_v0.1.onnx" --save_path "$out/quant/hey_jarvis" \
-    --data_dir "$data/calib/hey_jarvis" --batch_num 20 --eval_dir "$data/eval/hey_jarvis"
-echo "== nanobench atc (the vendor's command line; hey_jarvis's If tail is CPU-only, so the cut at its first-stage score)"
-(cd "$out/quant" && "$nb" atc --mode=30 --framework=5 --soc_version=Ascend035A \
-    --model=hey_jarvis_deploy_model.onnx --output=hey_jarvis --input_fp16_nodes="x.1" \
-    --output_type=FP16 --out_nodes="Sigmoid_28:0")
-echo "== nanobench history (every run is recorded; the infer run is a child of the info run)"
-"$nb" history --limit 5
+    --data_dir "$data/calib/hey_jarvis" --batch_num 20 --eval_dir "$data/eval/hey_jarvis" \
+    >"$out.calibrate.log" 2>&1 || { cat "$out.calibrate.log"; exit 2; }
+cat "$out.calibrate.log"
+cal_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "$out.calibrate.log")
+echo "== nanobench atc in $out/quant (the vendor's command line; hey_jarvis's If tail is CPU-only, so the cut at its first-stage score)"
+(cd "$out/quant" && "$nb" ${cal_run:+--parent $cal_run} atc --mode=30 --framework=5 \
+    --soc_version=Ascend035A --model=hey_jarvis_deploy_model.onnx --output=hey_jarvis \
+    --input_fp16_nodes="x.1" --output_type=FP16 --out_nodes="Sigmoid_28:0")
+echo "== nanobench history (every run is recorded; the infer run is a child of the info run, the compile of the calibration)"
+"$nb" history --limit 7

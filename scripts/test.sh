@@ -15,5 +15,6 @@ echo "== release build"
 echo "== sanitizer build (address, undefined)"
 (cd "$root/build-asan" && ctest --output-on-failure -j 2) || status=1
 # the conformance summary line (the full run's, the one with the most cases), for the log
+printf 'conformance (release build): '
 grep -h "passed, .* failed, .* skipped" "$root/build/Testing/Temporary/LastTest.log" | sort -n | tail -n 1 || true
 exit $status

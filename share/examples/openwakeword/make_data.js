@@ -53,7 +53,7 @@ function clipAudio(text, voice, speed, noise) {
   // sees it when the phrase has just been said)
   const args = [wav, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', raw,
                 'pad', '2', '0', 'trim', '-2'];
-  run('sox', args);
+  run('sox', ['-R'].concat(args)); // -R: repeatable (sox dithers with a random seed otherwise)
   const b = fs.readFileSync(raw);
   const n = b.length / 2, a = new Float32Array(32000);
   for (let i = 0; i < n && i < 32000; i++) a[32000 - Math.min(n, 32000) + i] = b.readInt16LE(2 * i);
