@@ -79,6 +79,7 @@ int cmd_infer(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_atc(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 
 #endif

@@ -104,7 +104,9 @@ static void usage(FILE *f)
             "            [--calibration_config CFG | --batch_num N] [--algo ifmr|hfmg|...|auto]\n"
             "        post-training calibration (AMCT's flags): the record file and per-layer report\n"
             "  atc --mode=30 --framework=5 --soc_version=Ascend035A --model=M --output=NAME ...\n"
-            "        the compiler's command line (in progress: checks and lowering, no exeom yet)\n"
+            "        the compiler's command line: NAME.exeom and NAME.dbg\n"
+            "  run NAME.exeom [--input NAME=FILE ...] [--output-dir DIR] [--dump acl.json] [--profile]\n"
+            "        run on the simulated NPU through the ACL API: outputs, cycles, dumps\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"
@@ -203,6 +205,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_calibrate(argc - 1, argv + 1);
     else if (!strcmp(cmd, "atc"))
         rc = cmd_atc(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "run"))
+        rc = cmd_run(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
     else

@@ -16,7 +16,11 @@
  *                0.25]]: folded, a = scale / sqrt(var + eps) = [2, 2], W' = [[2, -4], [1, 0.5]],
  *                b' = a (0 - mean) + B = [-1.5, -1]
  *   if_gemm      y = If(Greater(x[0,0], 0)) then Gemm(x, W [2,2], transB, b) else x,
- *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch */
+ *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch
+ *   matmul_sample the vendor's teaching sample "cascaded MatMul" (share/samples/matmul):
+ *                y = MatMul(MatMul(x, W1), W2), x FLOAT [1,4], W1 [4,4], W2 [4,2], nodes
+ *                matmul_1 and matmul_2; integer weights whose every column's largest
+ *                magnitude is 127, so that ARQ's weight scales are exactly 1 */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -137,6 +141,22 @@ int main(int argc, char **argv)
                                       (const char *[]){"y", NULL});
         bn->name = "bn";
         mb_attr_float(bn, "epsilon", 1);
+    } else if (!strcmp(kind, "matmul_sample")) {
+        /* the values are worked through by hand in share/samples/matmul/matmul_sample.c */
+        const int64_t dx[] = {1, 4}, dw1[] = {4, 4}, dw2[] = {4, 2}, dy[] = {1, 2};
+        const float w1[16] = {127, -127, 64, 0,  /* rows 0 and 1 equal: calibration */
+                              127, -127, 64, 0,  /* batch [-128, 127, 0, 0] gives -row 0 */
+                              1,   0,    127, -1,
+                              0,   2,    0,   127};
+        const float w2[8] = {1, 127, -1, 0, 2, -1, 127, 1};
+        mb_input(m, "x", 1, 2, dx);
+        mb_output(m, "y", 1, 2, dy);
+        mb_init_floats(m, "W1", 2, dw1, w1, 16);
+        mb_init_floats(m, "W2", 2, dw2, w2, 8);
+        mb_node(m, "MatMul", (const char *[]){"x", "W1", NULL}, (const char *[]){"h", NULL})
+            ->name = "matmul_1";
+        mb_node(m, "MatMul", (const char *[]){"h", "W2", NULL}, (const char *[]){"y", NULL})
+            ->name = "matmul_2";
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

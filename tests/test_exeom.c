@@ -16,6 +16,7 @@
 #include "dbg.pb-c.h"
 #include "model_builder.h"
 #include "nb/exeom.h"
+#include "nb/sim.h"
 #include "nb/ref.h"
 #include "lowering_helpers.h"
 #include "recipe.h"
@@ -182,6 +183,49 @@ static void test_round_trip(void **state)
     assert_int_equal(le32(dd + 8), 0x3E800000);
     nb_exeom_free(&x);
     free(buf);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
+/* The simulator runs the written Conv: x [1,3,4,4] is 0 except pixel (0,0) = (0.5, -0.25,
+ * 1.0). AscendQuant (scale 8, offset -3): q = (1, -5, 5) there, -3 elsewhere. Cube, bias
+ * (7, -8): channel 0 at (0,0): 7 + 1x1 + (-2)(-5) + 3x5 = 33, elsewhere 7 + (1-2+3)(-3) = 1;
+ * channel 1: -8 + 4 - 25 - 30 = -59, elsewhere -8 + (4+5-6)(-3) = -17. AscendDequant
+ * (0.5, 0.25) with the fused LeakyRelu (0.125): 16.5, 0.5; -14.75 x 0.125 = -1.84375,
+ * -4.25 x 0.125 = -0.53125 (all exact in fp16). */
+static void test_sim_conv(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/simconv.exeom", tmpdir);
+    nb_model *m;
+    nb_estimate e;
+    write_conv(path, &m, &e);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    nb_sim_model *sm = NULL;
+    nb_status st = {0};
+    if (nb_sim_load(buf, len, NULL, &sm, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];
+    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes);
+    nb_sim_set(ti, in, 0 * 16, 0.5);
+    nb_sim_set(ti, in, 1 * 16, -0.25);
+    nb_sim_set(ti, in, 2 * 16, 1.0);
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < 16; p++) {
+            double want = c == 0 ? (p ? 0.5 : 16.5) : (p ? -0.53125 : -1.84375);
+            assert_true(nb_sim_get(to, out, c * 16 + p) == want);
+        }
+    assert_true(nb_sim_total_macs(sm) == 2 * 3 * 16);
+    free(in), free(out), free(buf);
+    nb_sim_free(sm);
     nb_estimate_free(&e);
     nb_model_free(m);
 }
@@ -381,7 +425,7 @@ static void test_real_models_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_dbg),

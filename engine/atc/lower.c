@@ -968,7 +968,9 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
         task_in(c, k, bq);
         task_in(c, k, dsq);
         task_in(c, k, hq);
-        task_in(c, k, cst);
+        /* slot 6: an LSTM's cell state; a GRU's state h in fp16, which its update
+           (1 - z) h~ + z h reads besides the int8 copy entering R */
+        task_in(c, k, lstm ? cst : h);
         task_in(c, k, pq);
         c->n->k[k].macs = dirs * batch * gates * hid * (in_sz + hid);
         h = add_tensor(c, dupf("%s/h%lld", name, (long long)(s + 1)), NB_FLOAT16, NB_FMT_ND, 3,

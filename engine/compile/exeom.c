@@ -526,15 +526,15 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
         for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
             slot_out[i] = i < k->n_out ? k->out[i] : -1;
         bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU");
-        if (rnn) { /* fixed slots: x W R bias deq_scale h(int8) c P; out h c Y */
+        if (rnn) { /* fixed slots: x W R bias deq_scale h(int8) c|h(fp16) P; out h c Y */
+            bool lstm = !strcmp(k->op_type, "LSTM");
             for (int i = 5; i < NB_EXEOM_MAX_IN; i++)
                 slot_in[i] = -1;
             for (int i = 5; i < k->n_in; i++) {
                 const nb_npu_tensor *t = &g->t[k->in[i]];
-                int s = t->dtype == NB_INT8 ? 5 : t->role == NB_T_WEIGHT ? 7 : 6;
+                int s = t->dtype == NB_INT8 ? 5 : lstm && t->role == NB_T_WEIGHT ? 7 : 6;
                 slot_in[s] = k->in[i];
             }
-            bool lstm = !strcmp(k->op_type, "LSTM");
             for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
                 slot_out[i] = -1;
             slot_out[0] = k->n_out > 0 ? k->out[0] : -1;

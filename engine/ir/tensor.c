@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -313,6 +314,7 @@ void nb_tensor_fill_uniform(nb_tensor *t, uint32_t seed, double lo, double hi)
 }
 
 /* ---- half precision: the compiler's _Float16 (IEEE binary16, round to nearest even) ---- */
+#if defined(__FLT16_MAX__) && !defined(__clang__)
 float nb_half_to_float(uint16_t h)
 {
     _Float16 f;
@@ -327,6 +329,46 @@ uint16_t nb_float_to_half(float f)
     memcpy(&r, &h, 2);
     return r;
 }
+#else
+/* the same conversions on the bits, for compilers without _Float16 on x86 (clang 14, used
+   by the fuzzing build) */
+float nb_half_to_float(uint16_t h)
+{
+    int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
+    float v = exp == 0 ? ldexpf((float)man, -24)
+              : exp == 31 ? (man ? NAN : INFINITY) : ldexpf((float)(man | 1024), exp - 25);
+    return sign ? -v : v;
+}
+
+uint16_t nb_float_to_half(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    int e = (int)((u >> 23) & 0xFF);
+    uint32_t man = u & 0x7FFFFF;
+    if (e == 0xFF)
+        return sign | (man ? 0x7E00 : 0x7C00);
+    int he = e - 127 + 15;
+    if (he >= 31)
+        return sign | 0x7C00;
+    if (he <= 0) {
+        if (he < -10)
+            return sign;
+        uint32_t full = man | 0x800000;
+        int shift = 14 - he;
+        uint32_t q = full >> shift, rem = full & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+        return sign | (uint16_t)q;
+    }
+    uint32_t q = man >> 13, rem = man & 0x1FFF;
+    if (rem > 0x1000 || (rem == 0x1000 && (q & 1)))
+        q++;
+    uint32_t bits = ((uint32_t)he << 10) + q;
+    return sign | (uint16_t)(bits >= 0x7C00 ? 0x7C00 : bits);
+}
+#endif
 
 float nb_bf16_to_float(uint16_t h)
 {

@@ -1,0 +1,345 @@
+/* nanobench run: executes a NAME.exeom on the simulated NPU through the ACL API (issue 6),
+ * as an app on the Nano would: init, device, context, stream, load, datasets, execute.
+ * Inputs come from .npy / .bin files and are converted to the model's input type and layout
+ * (fp16 ND from atc) at the ACL boundary; outputs are written as float32 .npy. --profile
+ * prints the cycle model's per-task table and the totals at 64 and 200 MHz. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acl/acl.h"
+#include "cli.h"
+#include "nb/sim.h"
+
+#define MAX_IO 64
+
+static void help(void)
+{
+    printf("usage: nanobench run NAME.exeom [--input NAME=FILE.npy|FILE.bin ...]\n"
+           "                     [--output-dir DIR] [--dump acl.json] [--profile]\n"
+           "Runs a compiled model on nanobench's simulated Nano NPU through the ACL API\n"
+           "(include/acl/acl.h). Each input is a .npy (any numeric dtype, the input's shape)\n"
+           "or a raw float32 .bin of the input's shape, converted to the model's input type\n"
+           "(fp16). NAME is the ONNX input name (from NAME.dbg next to the exeom) or its index;\n"
+           "with one input NAME= may be left out; no --input at all runs zeros. Outputs are\n"
+           "written to DIR (default .) as <output name>.npy in float32. --dump takes the\n"
+           "seed's acl.json with a \"dump\" section (dump files per task, share/proto/\n"
+           "dump.proto). --profile prints every task's cycles (share/doc/cycle-model.md).\n");
+}
+
+static void safe(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = name; *p && o + 1 < len; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || (c == '.' && o > 0);
+        out[o++] = ok ? c : '_';
+    }
+    if (!o && len > 1)
+        out[o++] = '_';
+    out[o] = 0;
+}
+
+/* exit status of an ACL error: 1 for resource and internal errors, else 2 (bad input) */
+static int acl_fail(const char *what, aclError e)
+{
+    int status = (e >= 200000 && e < 300000) || e >= 500000 ? 1 : 2;
+    return cli_fail(status, "%s: %s (ACL error %d)", what, aclGetRecentErrMsg(), e);
+}
+
+/* Reads FILE into the logical elements of input t (n values, float), or fails (exit 2). */
+static int read_input(const char *file, const nb_exeom_tensor *t, float **vals)
+{
+    int64_t n = nb_sim_numel(t);
+    size_t fl = strlen(file);
+    nb_status st = {0};
+    nb_tensor *x = NULL;
+    if (fl > 4 && !strcmp(file + fl - 4, ".npy")) {
+        if (nb_npy_read(file, &x, &st))
+            return cli_fail(2, "%s", st.msg);
+    } else {
+        int64_t dims[6];
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        if (nb_bin_read(file, NB_FLOAT, t->rank, dims, &x, &st))
+            return cli_fail(2, "%s", st.msg);
+    }
+    if (x->numel != n) {
+        nb_tensor_free(x);
+        return cli_fail(2, "%s: %lld values, the model's input takes %lld", file,
+                        (long long)x->numel, (long long)n);
+    }
+    *vals = malloc(sizeof(float) * ((size_t)n + 1));
+    if (!*vals) {
+        nb_tensor_free(x);
+        return cli_fail(1, "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++)
+        (*vals)[i] = (float)nb_tensor_get_f64(x, i);
+    nb_tensor_free(x);
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *exeom = NULL, *outdir = ".", *dump = NULL;
+    const char *inputs[MAX_IO];
+    int n_inputs = 0;
+    bool profile = false;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help();
+            return 0;
+        }
+        if ((r = cli_opt(argc, argv, &i, "--input", &v))) {
+            if (r < 0)
+                return cli_usage_error("run", "--input needs NAME=FILE");
+            if (n_inputs == MAX_IO)
+                return cli_usage_error("run", "more than %d --input", MAX_IO);
+            inputs[n_inputs++] = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--output-dir", &v))) {
+            if (r < 0)
+                return cli_usage_error("run", "--output-dir needs a folder");
+            outdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--dump", &v))) {
+            if (r < 0)
+                return cli_usage_error("run", "--dump needs an acl.json");
+            dump = v;
+        } else if (!strcmp(argv[i], "--profile")) {
+            profile = true;
+        } else if ((r = cli_model_arg("run", argv[i], &exeom))) {
+            return r;
+        }
+    }
+    if (!exeom)
+        return cli_usage_error("run", "no NAME.exeom given");
+    int rc = rec_start("run", exeom, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("output_dir", "%s", outdir);
+    if (dump)
+        rec_param("dump", "%s", dump);
+    const char *lvl = getenv("NANOBENCH_NDRV_LOG");
+    if (!lvl || !*lvl)
+        uapi_npu_dlog_setlevel(0x10, 4, 0); /* errors come back as one line below */
+    aclError e;
+    if ((e = aclInit(dump)))
+        return acl_fail(dump ? dump : "aclInit", e);
+    aclrtContext ctx = NULL;
+    aclrtStream stream = NULL;
+    uint32_t id = 0;
+    aclmdlDesc *desc = NULL;
+    aclmdlDataset *in = NULL, *out = NULL;
+    float *vals[MAX_IO] = {0};
+    void *inbuf[MAX_IO] = {0};
+    rc = 0;
+    if ((e = aclrtSetDevice(0)) || (e = aclrtCreateContext(&ctx, 0)) ||
+        (e = aclrtCreateStream(&stream))) {
+        rc = acl_fail("runtime", e);
+        goto done;
+    }
+    if ((e = aclmdlLoadFromFile(exeom, &id))) {
+        rc = acl_fail(exeom, e);
+        goto done;
+    }
+    desc = aclmdlCreateDesc();
+    if (!desc || (e = aclmdlGetDesc(desc, id))) {
+        rc = desc ? acl_fail(exeom, e) : cli_fail(1, "out of memory");
+        goto done;
+    }
+    const nb_sim_model *sim = nb_acl_sim_model(id);
+    const nb_exeom *x = nb_sim_exeom(sim);
+    size_t ni = aclmdlGetNumInputs(desc), no = aclmdlGetNumOutputs(desc);
+    if (ni > MAX_IO || no > MAX_IO) {
+        rc = cli_fail(2, "%s: %zu inputs and %zu outputs (nanobench run takes %d)", exeom, ni,
+                      no, MAX_IO);
+        goto done;
+    }
+    /* which --input feeds which model input */
+    const char *file_of[MAX_IO] = {0};
+    for (int a = 0; a < n_inputs; a++) {
+        const char *eq = strchr(inputs[a], '=');
+        if (!eq) {
+            if (ni != 1) {
+                rc = cli_usage_error("run", "--input %s: the model has %zu inputs, give NAME=FILE",
+                                     inputs[a], ni);
+                goto done;
+            }
+            file_of[0] = inputs[a];
+            continue;
+        }
+        size_t kl = (size_t)(eq - inputs[a]);
+        int hit = -1;
+        for (size_t i = 0; i < ni && hit < 0; i++) {
+            const char *nm = aclmdlGetInputNameByIndex(desc, i);
+            char idx[16];
+            snprintf(idx, sizeof idx, "%zu", i);
+            if ((strlen(nm) == kl && !strncmp(nm, inputs[a], kl)) ||
+                (strlen(idx) == kl && !strncmp(idx, inputs[a], kl)))
+                hit = (int)i;
+        }
+        if (hit < 0) {
+            rc = cli_usage_error("run", "--input %.*s: no such model input", (int)kl, inputs[a]);
+            goto done;
+        }
+        file_of[hit] = eq + 1;
+    }
+    in = aclmdlCreateDataset();
+    out = aclmdlCreateDataset();
+    if (!in || !out) {
+        rc = cli_fail(1, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < ni; i++) {
+        const nb_exeom_tensor *t = &x->t[nb_sim_input_tensor(sim, (int)i)];
+        size_t bytes = aclmdlGetInputSizeByIndex(desc, i);
+        if ((e = aclrtMalloc(&inbuf[i], bytes ? bytes : 1, ACL_MEM_MALLOC_NORMAL_ONLY))) {
+            rc = acl_fail("input", e);
+            goto done;
+        }
+        memset(inbuf[i], 0, bytes);
+        if (file_of[i]) {
+            if ((rc = read_input(file_of[i], t, &vals[i])))
+                goto done;
+            for (int64_t j = 0; j < nb_sim_numel(t); j++)
+                nb_sim_set(t, inbuf[i], j, vals[i][j]);
+            rec_param(aclmdlGetInputNameByIndex(desc, i)[0] ? aclmdlGetInputNameByIndex(desc, i)
+                                                            : "input", "%s", file_of[i]);
+        }
+        aclDataBuffer *b = aclCreateDataBuffer(inbuf[i], bytes);
+        if (!b || (e = aclmdlAddDatasetBuffer(in, b))) {
+            rc = b ? acl_fail("input", e) : cli_fail(1, "out of memory");
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < no; i++) { /* (NULL, 0): the runtime allocates them */
+        aclDataBuffer *b = aclCreateDataBuffer(NULL, 0);
+        if (!b || (e = aclmdlAddDatasetBuffer(out, b))) {
+            rc = b ? acl_fail("output", e) : cli_fail(1, "out of memory");
+            goto done;
+        }
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    e = aclmdlExecuteV2(id, in, out, stream, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (e) {
+        rc = acl_fail(exeom, e);
+        goto done;
+    }
+    double host_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (nb_mkdir_p(outdir)) {
+        rc = cli_fail(2, "%s: cannot make the output folder: %s", outdir, strerror(errno));
+        goto done;
+    }
+    for (size_t i = 0; i < no; i++) {
+        const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sim, (int)i)];
+        aclDataBuffer *b = aclmdlGetDatasetBuffer(out, i);
+        int64_t dims[6];
+        for (int d = 0; d < t->rank; d++)
+            dims[d] = t->dims[d];
+        nb_status st = {0};
+        nb_tensor *y = NULL;
+        if (nb_tensor_new(NB_FLOAT, t->rank, dims, &y, &st)) {
+            rc = cli_error(&st);
+            goto done;
+        }
+        float *yp = y->data;
+        double mn = 0, mx = 0, sum = 0;
+        for (int64_t j = 0; j < y->numel; j++) {
+            yp[j] = (float)nb_sim_get(t, aclGetDataBufferAddr(b), j);
+            mn = j == 0 || yp[j] < mn ? yp[j] : mn;
+            mx = j == 0 || yp[j] > mx ? yp[j] : mx;
+            sum += yp[j];
+        }
+        const char *nm = aclmdlGetOutputNameByIndex(desc, i);
+        char base[256], path[1400];
+        if (nm && *nm)
+            safe(nm, base, sizeof base);
+        else
+            snprintf(base, sizeof base, "output%zu", i);
+        snprintf(path, sizeof path, "%s/%s.npy", outdir, base);
+        cli_cleanup_add(path);
+        nb_err we = nb_npy_write(path, y, &st);
+        cli_cleanup_clear();
+        char shape[128];
+        nb_shape_str(t->rank, dims, 'x', shape, sizeof shape);
+        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", nm && *nm ? nm : base,
+               shape, mn, mx, y->numel ? sum / (double)y->numel : 0.0);
+        for (int64_t j = 0; j < y->numel && j < 6; j++)
+            printf(" %.6g", yp[j]);
+        printf("\n");
+        nb_tensor_free(y);
+        aclrtFree(aclGetDataBufferAddr(b));
+        aclUpdateDataBuffer(b, NULL, 0);
+        if (we) {
+            rc = cli_error(&st);
+            goto done;
+        }
+        rec_artifact("output", path);
+        printf("wrote %s\n", path);
+    }
+    uint64_t cyc = nb_sim_total_cycles(sim);
+    nb_cycle_params cp;
+    nb_cycle_params_default(&cp);
+    if (profile) {
+        printf("%5s  %-44s %-16s %10s %10s %10s %10s\n", "task", "name", "op", "cycles",
+               "compute", "movement", "MACs");
+        for (uint32_t k = 0; k < x->n_tasks; k++) {
+            const nb_sim_task_profile *p = nb_sim_profile(sim, (int)k);
+            const char *name = NULL, *op = NULL;
+            nb_acl_task_info(id, (int)k, &name, &op);
+            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu\n", k, name, op,
+                   (unsigned long long)p->cycles, (unsigned long long)p->compute,
+                   (unsigned long long)p->movement, (unsigned long long)p->macs);
+            double vals2[2] = {(double)p->cycles, (double)p->macs};
+            const char *names2[2] = {"cycles", "macs"};
+            rec_layer(name, op, 2, names2, vals2);
+        }
+    }
+    printf("NPU: %llu cycles = %.3f ms at %.0f MHz, %.3f ms at %.0f MHz; %llu MACs; %u tasks "
+           "(host %.1f ms)\n", (unsigned long long)cyc, (double)cyc / (cp.clock_mhz[0] * 1e3),
+           cp.clock_mhz[0], (double)cyc / (cp.clock_mhz[1] * 1e3), cp.clock_mhz[1],
+           (unsigned long long)nb_sim_total_macs(sim), x->n_tasks, host_ms);
+    rec_metric("cycles", (double)cyc, "cycles");
+    rec_metric("npu_ms_64mhz", (double)cyc / (cp.clock_mhz[0] * 1e3), "ms");
+    rec_metric("npu_ms_200mhz", (double)cyc / (cp.clock_mhz[1] * 1e3), "ms");
+    rec_metric("host_ms", host_ms, "ms");
+done:
+    if (in) {
+        for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(in); i++)
+            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(in, i));
+        aclmdlDestroyDataset(in);
+    }
+    if (out) {
+        for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(out); i++) {
+            aclDataBuffer *b = aclmdlGetDatasetBuffer(out, i);
+            if (aclGetDataBufferAddr(b))
+                aclrtFree(aclGetDataBufferAddr(b));
+            aclDestroyDataBuffer(b);
+        }
+        aclmdlDestroyDataset(out);
+    }
+    for (int i = 0; i < MAX_IO; i++) {
+        free(vals[i]);
+        if (inbuf[i])
+            aclrtFree(inbuf[i]);
+    }
+    if (desc)
+        aclmdlDestroyDesc(desc);
+    if (id)
+        aclmdlUnload(id);
+    if (stream)
+        aclrtDestroyStream(stream);
+    if (ctx)
+        aclrtDestroyContext(ctx);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return rc;
+}

@@ -1,0 +1,374 @@
+/* nanobench simulated NPU: the dump config (the seed's "dump" JSON section) and the dump
+ * files (share/proto/dump.proto), named and laid out as the vendor's dump tool does
+ * (../shared/docs/facts/accucmp.md, "Dump file naming"). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "dbg.pb-c.h"
+#include "dump.pb-c.h"
+#include "nb/tensor.h"
+#include "sim_dump.h"
+
+void sim_dump_cfg_free(sim_dump_cfg *c)
+{
+    for (int i = 0; i < c->n_models; i++) {
+        free(c->models[i].name);
+        for (int j = 0; j < c->models[i].n_layers; j++)
+            free(c->models[i].layers[j]);
+        free(c->models[i].layers);
+    }
+    free(c->models);
+    free(c->path);
+    memset(c, 0, sizeof *c);
+}
+
+static char *dupstr(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    if (d)
+        strcpy(d, s);
+    return d;
+}
+
+int sim_dump_cfg_parse(const json_t *dump, sim_dump_cfg *c, char *why, size_t len)
+{
+    memset(c, 0, sizeof *c);
+    if (!json_is_object(dump)) {
+        snprintf(why, len, "\"dump\" is not an object");
+        return -1;
+    }
+    const json_t *path = json_object_get(dump, "dump_path");
+    const json_t *list = json_object_get(dump, "dump_list");
+    const json_t *mode = json_object_get(dump, "dump_mode");
+    const json_t *op_switch = json_object_get(dump, "dump_op_switch");
+    const json_t *data = json_object_get(dump, "dump_data");
+    if (!json_is_string(path) || !json_string_value(path)[0]) {
+        snprintf(why, len, "dump_path (required) is not a non-empty string");
+        return -1;
+    }
+    if (!json_is_array(list)) {
+        snprintf(why, len, "dump_list (required) is not a list");
+        return -1;
+    }
+    c->mode = SIM_DUMP_OUTPUT;
+    if (mode) {
+        const char *s = json_is_string(mode) ? json_string_value(mode) : "";
+        if (!strcmp(s, "output"))
+            c->mode = SIM_DUMP_OUTPUT;
+        else if (!strcmp(s, "input"))
+            c->mode = SIM_DUMP_INPUT;
+        else if (!strcmp(s, "all"))
+            c->mode = SIM_DUMP_ALL;
+        else {
+            snprintf(why, len, "dump_mode '%s' (output, input or all)", s);
+            return -1;
+        }
+    }
+    if (op_switch) {
+        const char *s = json_is_string(op_switch) ? json_string_value(op_switch) : "";
+        if (strcmp(s, "on") && strcmp(s, "off")) {
+            snprintf(why, len, "dump_op_switch '%s' (on or off)", s);
+            return -1;
+        }
+        c->op_switch = !strcmp(s, "on");
+    }
+    if (data) {
+        const char *s = json_is_string(data) ? json_string_value(data) : "";
+        if (strcmp(s, "tensor") && strcmp(s, "stats")) {
+            snprintf(why, len, "dump_data '%s' (tensor or stats)", s);
+            return -1;
+        }
+        c->stats_only = !strcmp(s, "stats");
+    }
+    c->path = dupstr(json_string_value(path));
+    size_t n = json_array_size(list);
+    c->models = calloc(n + 1, sizeof *c->models);
+    if (!c->path || !c->models) {
+        snprintf(why, len, "out of memory");
+        sim_dump_cfg_free(c);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(list, i);
+        const json_t *name = json_object_get(e, "model_name");
+        const json_t *layers = json_object_get(e, "layer");
+        if (!json_is_object(e) || !json_is_string(name) || (layers && !json_is_array(layers))) {
+            snprintf(why, len, "dump_list[%zu]: needs \"model_name\" (string) and an optional "
+                     "\"layer\" list", i);
+            sim_dump_cfg_free(c);
+            return -1;
+        }
+        sim_dump_model *dm = &c->models[c->n_models++];
+        dm->name = dupstr(json_string_value(name));
+        size_t nl = layers ? json_array_size(layers) : 0;
+        dm->layers = calloc(nl + 1, sizeof *dm->layers);
+        if (!dm->name || !dm->layers) {
+            snprintf(why, len, "out of memory");
+            sim_dump_cfg_free(c);
+            return -1;
+        }
+        for (size_t j = 0; j < nl; j++) {
+            const json_t *l = json_array_get(layers, j);
+            if (!json_is_string(l)) {
+                snprintf(why, len, "dump_list[%zu].layer[%zu] is not a string", i, j);
+                sim_dump_cfg_free(c);
+                return -1;
+            }
+            dm->layers[dm->n_layers] = dupstr(json_string_value(l));
+            if (!dm->layers[dm->n_layers++]) {
+                snprintf(why, len, "out of memory");
+                sim_dump_cfg_free(c);
+                return -1;
+            }
+        }
+    }
+    c->enabled = 1;
+    return 0;
+}
+
+/* ---- NAME.dbg ---- */
+
+void *sim_dbg_read(const char *path, uint32_t exeom_bytes, uint32_t exeom_crc, char *why,
+                   size_t len)
+{
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    nb_status st = {0};
+    if (nb_read_file(path, &buf, &n, &st)) {
+        snprintf(why, len, "%s", st.msg);
+        return NULL;
+    }
+    Nanobench__Dbg__Dbg *d = nanobench__dbg__dbg__unpack(NULL, n, buf);
+    free(buf);
+    if (!d) {
+        snprintf(why, len, "%s: not a NAME.dbg file", path);
+        return NULL;
+    }
+    if (d->exeom_bytes != exeom_bytes || d->exeom_crc32 != exeom_crc) {
+        snprintf(why, len, "%s: written for another exeom (size or CRC-32 differs)", path);
+        nanobench__dbg__dbg__free_unpacked(d, NULL);
+        return NULL;
+    }
+    return d;
+}
+
+void sim_dbg_free(void *dbg)
+{
+    if (dbg)
+        nanobench__dbg__dbg__free_unpacked(dbg, NULL);
+}
+
+static const Nanobench__Dbg__Task *dbg_task(const void *dbg, int k)
+{
+    const Nanobench__Dbg__Dbg *d = dbg;
+    return d && (size_t)k < d->n_tasks && d->tasks[k]->index == (uint32_t)k ? d->tasks[k] : NULL;
+}
+
+static const Nanobench__Dbg__Tensor *dbg_tensor(const void *dbg, int t)
+{
+    const Nanobench__Dbg__Dbg *d = dbg;
+    return d && (size_t)t < d->n_tensors && d->tensors[t]->index == (uint32_t)t ? d->tensors[t]
+                                                                                : NULL;
+}
+
+int sim_dbg_task_names(const void *dbg, int k, const char **name, const char **op_type)
+{
+    const Nanobench__Dbg__Task *t = dbg_task(dbg, k);
+    if (!t)
+        return -1;
+    *name = t->name;
+    *op_type = t->op_type;
+    return 0;
+}
+
+const char *sim_dbg_tensor_onnx(const void *dbg, int t)
+{
+    const Nanobench__Dbg__Tensor *x = dbg_tensor(dbg, t);
+    return x ? x->onnx_value : "";
+}
+
+/* Does task k match a layer name of the list (its own name, its ONNX node or any node it
+   covers)? */
+static bool layer_selected(const sim_dump_model *dm, const void *dbg, int k)
+{
+    if (dm->n_layers == 0)
+        return true;
+    const Nanobench__Dbg__Task *t = dbg_task(dbg, k);
+    char own[32];
+    snprintf(own, sizeof own, "task%d", k);
+    for (int i = 0; i < dm->n_layers; i++) {
+        const char *l = dm->layers[i];
+        if (!strcmp(l, own))
+            return true;
+        if (!t)
+            continue;
+        if (!strcmp(l, t->name) || !strcmp(l, t->onnx_node))
+            return true;
+        for (size_t c = 0; c < t->n_covers; c++)
+            if (!strcmp(l, t->covers[c]))
+                return true;
+    }
+    return false;
+}
+
+bool sim_dump_selects(const sim_dump_cfg *c, const char *model_name, const void *dbg, int k)
+{
+    if (!c->enabled)
+        return false;
+    for (int i = 0; i < c->n_models; i++)
+        if (!strcmp(c->models[i].name, model_name))
+            return layer_selected(&c->models[i], dbg, k);
+    return false;
+}
+
+/* op_type and op_name in a file name: [A-Za-z0-9_-], others '_' */
+static void clean(char *dst, size_t len, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++) {
+        char ch = s[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                  ch == '_' || ch == '-';
+        dst[i] = ok ? ch : '_';
+    }
+    dst[i] = 0;
+}
+
+static int mkdirs(const char *dir) { return nb_mkdir_p(dir); }
+
+int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_id,
+                 uint32_t iteration, char *out, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
+    char name[256];
+    clean(name, sizeof name, model_name);
+    snprintf(out, len, "%s/%s/0/%s/%u/%u", c->path, stamp, name, model_id, iteration);
+    return mkdirs(out);
+}
+
+static void fill_tensor(Nanobench__Dump__Tensor *o, Nanobench__Dump__Stats *s,
+                        const nb_sim_model *m, const void *dbg, int slot, int t, bool stats_only)
+{
+    const nb_exeom_tensor *d = &nb_sim_exeom(m)->t[t];
+    const uint8_t *data = nb_sim_tensor_data(m, t);
+    nanobench__dump__tensor__init(o);
+    nanobench__dump__stats__init(s);
+    o->index = (uint32_t)slot;
+    o->dtype = (char *)nb_sim_dtype_name(d->dtype);
+    o->format = (char *)nb_sim_format_name(d->format);
+    o->n_shape = d->rank;
+    o->shape = malloc(sizeof(int64_t) * (d->rank + 1));
+    for (int i = 0; o->shape && i < d->rank; i++)
+        o->shape[i] = d->dims[i];
+    if (!o->shape)
+        o->n_shape = 0;
+    o->original_name = (char *)sim_dbg_tensor_onnx(dbg, t);
+    const Nanobench__Dbg__Tensor *dt = dbg_tensor(dbg, t);
+    o->tensor_name = dt ? dt->name : "";
+    o->exeom_tensor = (uint32_t)t;
+    if (!stats_only && data) {
+        o->data.data = (uint8_t *)data;
+        o->data.len = d->bytes;
+    }
+    int64_t n = nb_sim_numel(d);
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    uint64_t finite = 0;
+    s->count = (uint64_t)n;
+    for (int64_t i = 0; data && i < n; i++) {
+        double v = nb_sim_get(d, data, i);
+        if (isnan(v))
+            s->nan_count++;
+        else if (isinf(v))
+            s->inf_count++;
+        else {
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+            sum += v;
+            finite++;
+        }
+        if (d->dtype == 1 && fabs(v) == 65504.0)
+            s->saturated++;
+    }
+    s->min = finite ? mn : 0;
+    s->max = finite ? mx : 0;
+    s->mean = finite ? sum / (double)finite : 0;
+    o->stats = s;
+}
+
+int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name,
+                  const nb_sim_model *m, const void *dbg, int k, bool inputs, bool outputs,
+                  char *why, size_t len)
+{
+    const nb_exeom *x = nb_sim_exeom(m);
+    const nb_exeom_task *tk = &x->k[k];
+    const Nanobench__Dbg__Task *dt = dbg_task(dbg, k);
+    char op_type[128], op_name[256], tname[32];
+    snprintf(tname, sizeof tname, "task%d", k);
+    clean(op_type, sizeof op_type, dt ? dt->op_type : nb_exeom_kernel_name(tk->kernel));
+    clean(op_name, sizeof op_name, dt ? dt->name : tname);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    uint64_t us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+    Nanobench__Dump__Dump d = NANOBENCH__DUMP__DUMP__INIT;
+    d.version = 1;
+    d.op_name = dt ? dt->name : tname;
+    d.op_type = dt ? dt->op_type : (char *)nb_exeom_kernel_name(tk->kernel);
+    d.task_id = (uint32_t)k;
+    d.stream_id = 0;
+    d.timestamp_us = us;
+    d.model_name = (char *)model_name;
+    d.n_covers = dt ? dt->n_covers : 0;
+    d.covers = dt ? dt->covers : NULL;
+    d.inserted = tk->flags & 1;
+    d.cycles = nb_sim_profile(m, k)->cycles;
+    d.source = "npu";
+    Nanobench__Dump__Tensor ts[NB_EXEOM_MAX_IN + NB_EXEOM_MAX_OUT];
+    Nanobench__Dump__Stats ss[NB_EXEOM_MAX_IN + NB_EXEOM_MAX_OUT];
+    Nanobench__Dump__Tensor *in[NB_EXEOM_MAX_IN], *out[NB_EXEOM_MAX_OUT];
+    int nt = 0;
+    for (int i = 0; inputs && i < tk->n_in; i++)
+        if (tk->in[i] != NB_EXEOM_NONE) {
+            fill_tensor(&ts[nt], &ss[nt], m, dbg, i, tk->in[i], c->stats_only);
+            in[d.n_input++] = &ts[nt++];
+        }
+    for (int i = 0; outputs && i < tk->n_out; i++)
+        if (tk->out[i] != NB_EXEOM_NONE) {
+            fill_tensor(&ts[nt], &ss[nt], m, dbg, i, tk->out[i], c->stats_only);
+            out[d.n_output++] = &ts[nt++];
+        }
+    d.input = in;
+    d.output = out;
+    size_t n = nanobench__dump__dump__get_packed_size(&d);
+    uint8_t *buf = malloc(n + 1);
+    int rc = 0;
+    if (!buf) {
+        snprintf(why, len, "[NDRV] malloc fail: %zu bytes of dump", n);
+        rc = -1;
+    } else {
+        nanobench__dump__dump__pack(&d, buf);
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s.%s.%d.0.%016llu", dir, op_type, op_name, k,
+                 (unsigned long long)us);
+        nb_status st = {0};
+        if (nb_write_file_atomic(path, buf, n, &st)) {
+            snprintf(why, len, "%s", st.msg);
+            rc = -1;
+        }
+    }
+    free(buf);
+    for (int i = 0; i < nt; i++)
+        free(ts[i].shape);
+    return rc;
+}

@@ -1,0 +1,780 @@
+/* nanobench simulated NPU: the kernels (cube and vector) on data in its NPU layout. Every
+ * operand was checked against its kernel at load (sim.c), so the indices below stay inside
+ * each tensor's logical dims, whose layout size equals its bytes. Numerics:
+ * share/doc/npu-numerics.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define TD(i_) (&m->x.t[(i_)])
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static void odo_inc(int64_t *idx, const int32_t *dims, int rank)
+{
+    for (int d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return;
+        idx[d] = 0;
+    }
+}
+
+static void flat_to_idx(int64_t i, const nb_exeom_tensor *t, int64_t *idx)
+{
+    for (int d = t->rank - 1; d >= 0; d--) {
+        idx[d] = i % t->dims[d];
+        i /= t->dims[d];
+    }
+}
+
+static double *scratch(nb_sim_model *m, size_t n)
+{
+    if (n > m->scratch_n) {
+        double *p = realloc(m->scratch, n * sizeof *p);
+        if (!p)
+            return NULL;
+        m->scratch = p;
+        m->scratch_n = n;
+    }
+    return m->scratch;
+}
+
+static double f16r(double v) { return F16V(nb_sim_f16(v)); } /* round to fp16 */
+static int32_t sat32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+static float deq_at(const uint8_t *p, int64_t c) { return rdf(p + 8 * c); }
+
+/* ---- copies in logical order (TransData, Cast, Reshape, Squeeze, ...) ---- */
+static void copy_logical(const nb_sim_model *m, const nb_exeom_tensor *x, const uint8_t *xp, const nb_exeom_tensor *y,
+                         uint8_t *yp)
+{
+    int64_t n = nb_sim_numel(y);
+    bool flat_x = x->format != FMT_NC1HWC0 && x->format != FMT_NZ && x->format != FMT_FZ;
+    bool flat_y = y->format != FMT_NC1HWC0 && y->format != FMT_NZ && y->format != FMT_FZ;
+    if (flat_x && flat_y && x->dtype == y->dtype) {
+        memmove(yp, xp, y->bytes);
+        return;
+    }
+    int64_t ix[6] = {0}, iy[6] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
+        odo_inc(ix, x->dims, x->rank);
+        odo_inc(iy, y->dims, y->rank);
+    }
+}
+
+/* ---- AscendQuant / AscendDequant ---- */
+static void k_quant(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t n = nb_sim_numel(x), idx[6] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        int32_t q = nb_sim_quant(rd16(xp + 2 * sim_ph(m, x, idx)), k->f[0], k->f[1], k->bits);
+        int64_t e = sim_ph(m, y, idx);
+        if (k->bits == 16)
+            wr16(yp + 2 * e, (uint16_t)(int16_t)q);
+        else
+            yp[e] = (uint8_t)(int8_t)q;
+        odo_inc(idx, x->dims, x->rank);
+    }
+}
+
+static void k_dequant(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *dq = sim_ptr(m, k->deq);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t n = nb_sim_numel(x), idx[6] = {0};
+    int ax = k->chan_axis;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t acc = rd32(xp + 4 * sim_ph(m, x, idx));
+        wr16(yp + 2 * sim_ph(m, y, idx), nb_sim_dequant(acc, deq_at(dq, idx[ax]), k->act, k->f[0]));
+        odo_inc(idx, x->dims, x->rank);
+    }
+}
+
+/* ---- cube: Conv ---- */
+static inline int32_t dot32(const int8_t *a, const int8_t *b)
+{
+    int32_t s = 0;
+    for (int i = 0; i < 32; i++)
+        s += (int32_t)a[i] * b[i];
+    return s;
+}
+
+static inline int32_t ld_int(int dtype, const uint8_t *p, int64_t e)
+{
+    switch (dtype) {
+    case DT_I8: return (int8_t)p[e];
+    case DT_I16: return (int16_t)rd16(p + 2 * e);
+    default: { /* int4 */
+        int v = (p[e / 2] >> (4 * (e & 1))) & 15;
+        return v >= 8 ? v - 16 : v;
+    }
+    }
+}
+
+static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
+    const uint8_t *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t KH = k->kh, KW = k->kw, g = k->group, cin_g = w->dims[1], cout_g = Co / g;
+    int64_t C1y = cdiv(Co, 16);
+    if (x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
+        /* the cube's tile loop: 32 input channels of x (one C0 row) against 32 of each
+           output channel's FRACTAL_Z row */
+        int64_t C1x = cdiv(C, 32), N1 = cdiv(Co, 16);
+        int64_t ntap = C1x * KH * KW;
+        const int16_t *w16 = m->w16[k->in[1]];
+        int16_t *xt = malloc(sizeof *xt * (size_t)(ntap * 32 + 1));
+        const int16_t **wt = malloc(sizeof *wt * (size_t)(ntap + 1));
+        int32_t *l32 = malloc(sizeof *l32 * (size_t)(Co * 32 + 1));
+        int64_t *acc = malloc(sizeof *acc * (size_t)(Co + 1));
+        if (!xt || !wt || !l32 || !acc) {
+            free(xt), free(wt), free(l32), free(acc);
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        }
+        /* channels past C meet zero weights: with few channels, only the real ones */
+        int lanes = C < 16 ? (int)C : 32;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    /* the taps of this output pixel: one C0 row of x each (the zero point
+                       outside), against the FRACTAL_Z block of the same (c1, kh, kw) */
+                    int64_t nt = 0;
+                    for (int64_t c1 = 0; c1 < C1x; c1++)
+                        for (int64_t kh = 0; kh < KH; kh++) {
+                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                                int16_t *dst = xt + nt * 32;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                    const int8_t *xr = (const int8_t *)xp +
+                                                       (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                                    for (int i = 0; i < 32; i++)
+                                        dst[i] = xr[i];
+                                } else {
+                                    for (int i = 0; i < 32; i++)
+                                        dst[i] = (int16_t)k->x_off;
+                                }
+                                wt[nt] = w16 + ((c1 * KH + kh) * KW + kw) * N1 * 512;
+                                nt++;
+                            }
+                        }
+                    /* tap by tap, every output channel: the weights stream in order */
+                    memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32);
+                    for (int64_t co = 0; co < Co; co++)
+                        acc[co] = rd32(bp + 4 * co);
+                    for (int64_t j = 0; j < nt; j++) {
+                        const int16_t *a = xt + j * 32, *wj = wt[j];
+                        if (lanes == 32)
+                            for (int64_t co = 0; co < Co; co++) {
+                                int32_t *l = l32 + co * 32;
+                                const int16_t *b = wj + co * 32;
+                                for (int i = 0; i < 32; i++)
+                                    l[i] += (int32_t)a[i] * b[i];
+                            }
+                        else
+                            for (int64_t co = 0; co < Co; co++) {
+                                const int16_t *b = wj + co * 32;
+                                int32_t p = 0;
+                                for (int i = 0; i < lanes; i++)
+                                    p += (int32_t)a[i] * b[i];
+                                l32[co * 32] += p;
+                            }
+                        if ((j & 1023) == 1023 || j == nt - 1) /* each lane stays in int32 */
+                            for (int64_t co = 0; co < Co; co++)
+                                for (int i = 0; i < 32; i++)
+                                    acc[co] += l32[co * 32 + i], l32[co * 32 + i] = 0;
+                    }
+                    for (int64_t co = 0; co < Co; co++)
+                        wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
+                             sat32(acc[co]));
+                }
+        free(xt), free(wt), free(l32), free(acc);
+        return NB_OK;
+    }
+    /* grouped (depthwise), s16 x s8 and s8 x s4: element by element */
+    int64_t ix[4], iw_[4];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t co = 0; co < Co; co++) {
+            int64_t gi = co / cout_g;
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t acc = rd32(bp + 4 * co);
+                    for (int64_t cg = 0; cg < cin_g; cg++) {
+                        int64_t ci = gi * cin_g + cg;
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                                int32_t xv = k->x_off;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                    ix[0] = n, ix[1] = ci;
+                                    if (r == 4)
+                                        ix[2] = ih, ix[3] = iw;
+                                    else
+                                        ix[2] = iw;
+                                    xv = ld_int(x->dtype, xp, sim_ph(m, x, ix));
+                                }
+                                iw_[0] = co, iw_[1] = cg;
+                                if (r == 4)
+                                    iw_[2] = kh, iw_[3] = kw;
+                                else
+                                    iw_[2] = kw;
+                                acc += (int64_t)xv * ld_int(w->dtype, wp, sim_ph(m, w, iw_));
+                            }
+                    }
+                    int64_t iy[4] = {n, co, r == 4 ? oh : ow, ow};
+                    wr32(yp + 4 * sim_ph(m, y, iy), sat32(acc));
+                }
+        }
+    return NB_OK;
+}
+
+static void k_convt(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
+    const uint8_t *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t N = x->dims[0], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t g = k->group, cout_g = w->dims[1], cin_g = x->dims[1] / g;
+    int64_t ix[4], iw_[4];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t co = 0; co < Co; co++) {
+            int64_t gi = co / cout_g;
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t acc = rd32(bp + 4 * co);
+                    for (int64_t cg = 0; cg < cin_g; cg++) {
+                        int64_t ci = gi * cin_g + cg;
+                        for (int64_t kh = 0; kh < k->kh; kh++)
+                            for (int64_t kw = 0; kw < k->kw; kw++) {
+                                /* the tap reads x where oh = ih sh - pt + kh dh; elsewhere
+                                   the zero-inserted input holds float 0, the zero point */
+                                int64_t th = oh + k->pt - kh * k->dh, tw = ow + k->pl - kw * k->dw;
+                                int32_t xv = k->x_off;
+                                if (th >= 0 && tw >= 0 && th % k->sh == 0 && tw % k->sw == 0 &&
+                                    th / k->sh < H && tw / k->sw < W) {
+                                    ix[0] = n, ix[1] = ci;
+                                    if (r == 4)
+                                        ix[2] = th / k->sh, ix[3] = tw / k->sw;
+                                    else
+                                        ix[2] = tw / k->sw;
+                                    xv = ld_int(x->dtype, xp, sim_ph(m, x, ix));
+                                }
+                                iw_[0] = ci, iw_[1] = co % cout_g;
+                                if (r == 4)
+                                    iw_[2] = kh, iw_[3] = kw;
+                                else
+                                    iw_[2] = kw;
+                                acc += (int64_t)xv * ld_int(w->dtype, wp, sim_ph(m, w, iw_));
+                            }
+                    }
+                    int64_t iy[4] = {n, co, r == 4 ? oh : ow, ow};
+                    wr32(yp + 4 * sim_ph(m, y, iy), sat32(acc));
+                }
+        }
+}
+
+/* ---- cube: MatMul, Gemm ---- */
+static void k_matmul(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
+    const uint8_t *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t M = k->M, N = k->N, K = k->K, B = k->batch;
+    bool rt_b = w->role != ROLE_W;
+    bool fast = !k->trans_a && !rt_b && x->dtype == DT_I8 && w->dtype == DT_I8;
+    int64_t K1 = cdiv(K, 32), M1 = cdiv(M, 16), N1 = cdiv(N, 16);
+    int64_t ix[6], iy[6];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t mi = 0; mi < M; mi++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t acc = rd32(bp + 4 * n);
+                if (fast) {
+                    const int8_t *xr = (const int8_t *)xp + ((b * K1) * M1 + mi / 16) * 512 + (mi % 16) * 32;
+                    const int8_t *wr = (const int8_t *)wp + (n / 16) * 512 + (n % 16) * 32;
+                    for (int64_t kb = 0; kb < K1; kb++)
+                        acc += dot32(xr + kb * M1 * 512, wr + kb * N1 * 512);
+                } else {
+                    for (int64_t kk = 0; kk < K; kk++) {
+                        /* x's logical index: [K, M] (transA), [..., M, K], or [K] */
+                        if (k->trans_a)
+                            ix[0] = kk, ix[1] = mi;
+                        else {
+                            int64_t rest = b;
+                            for (int d = x->rank - 3; d >= 0; d--) {
+                                ix[d] = rest % x->dims[d];
+                                rest /= x->dims[d];
+                            }
+                            if (x->rank >= 2)
+                                ix[x->rank - 2] = mi;
+                            ix[x->rank - 1] = kk;
+                        }
+                        int64_t xv = ld_int(x->dtype, xp, sim_ph(m, x, ix));
+                        int64_t wv;
+                        int64_t iw_[2] = {rt_b ? kk : n, rt_b ? n : kk};
+                        wv = ld_int(w->dtype, wp, sim_ph(m, w, iw_));
+                        if (rt_b) /* two activations: both zero points taken off here */
+                            acc += (xv - k->x_off) * (wv - k->b_off);
+                        else
+                            acc += xv * wv;
+                    }
+                }
+                flat_to_idx((b * M + mi) * N + n, y, iy);
+                wr32(yp + 4 * sim_ph(m, y, iy), sat32(acc));
+            }
+}
+
+/* ---- cube + vector: one LSTM / GRU step ---- */
+static double dq_row(int64_t acc, const uint8_t *dq, int64_t r)
+{
+    return F16V(nb_sim_dequant(sat32(acc), deq_at(dq, r), 0, 0));
+}
+static double sig_t(double v) { return F16V(nb_sim_table_sigmoid(nb_sim_f16(v))); }
+static double tanh_t(double v) { return F16V(nb_sim_table_tanh(nb_sim_f16(v))); }
+
+static nb_err k_rnn(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    bool lstm = k->kid == K_LSTM;
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *rt = TD(k->in[2]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
+    const uint8_t *rp = sim_ptr(m, k->in[2]), *bp = sim_ptr(m, k->in[3]);
+    const uint8_t *dq = sim_ptr(m, k->in[4]);
+    const uint8_t *hqp = k->in[5] >= 0 ? sim_ptr(m, k->in[5]) : NULL;
+    const uint8_t *s6 = k->in[6] >= 0 ? sim_ptr(m, k->in[6]) : NULL; /* c, or a GRU's h */
+    const uint8_t *pp = k->in[7] >= 0 ? sim_ptr(m, k->in[7]) : NULL;
+    const nb_exeom_tensor *hq = k->in[5] >= 0 ? TD(k->in[5]) : NULL;
+    int64_t H = k->hidden, G = lstm ? 4 : 3, GH = G * H, B = x->dims[1], I = x->dims[2];
+    int64_t t = k->reverse ? k->seq - 1 - k->step : k->step;
+    double *s = scratch(m, (size_t)(2 * GH + 5 * H + 8));
+    if (!s)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    double *gx = s, *gh = s + GH, *hprev = s + 2 * GH, *cprev = hprev + H, *rh = cprev + H;
+    double *z = rh + H, *hh = z + H;
+    uint8_t *ho = sim_ptr(m, k->out[0]);
+    uint8_t *co = lstm ? sim_ptr(m, k->out[1]) : NULL;
+    uint8_t *yo = k->out[2] >= 0 ? sim_ptr(m, k->out[2]) : NULL;
+    bool split = !lstm && !k->lbr; /* GRU: (r . h) R_h, a second product after the gates */
+    for (int64_t b = 0; b < B; b++) {
+        /* W x_t + bias_w, and R h_{t-1} + bias_r (the int8 state), dequantized per row */
+        for (int64_t r = 0; r < GH; r++) {
+            int64_t acc = rd32(bp + 4 * r);
+            for (int64_t kk = 0; kk < I; kk++) {
+                int64_t a[3] = {t, b, kk}, c[3] = {0, r, kk};
+                acc += (int64_t)(int8_t)xp[sim_ph(m, x, a)] * (int8_t)wp[sim_ph(m, w, c)];
+            }
+            gx[r] = dq_row(acc, dq, r);
+        }
+        for (int64_t j = 0; j < H; j++) {
+            double v = s6 ? F16V(rd16(s6 + 2 * (b * H + j))) : 0;
+            hprev[j] = lstm ? 0 : v;
+            cprev[j] = lstm ? v : 0;
+        }
+        int64_t rrows = split ? 2 * H : GH;
+        for (int64_t r = 0; r < rrows; r++) {
+            int64_t acc = rd32(bp + 4 * (GH + r));
+            for (int64_t kk = 0; hqp && kk < H; kk++) {
+                int64_t a[3] = {0, b, kk}, c[3] = {0, r, kk};
+                acc += (int64_t)(int8_t)hqp[sim_ph(m, hq, a)] * (int8_t)rp[sim_ph(m, rt, c)];
+            }
+            gh[r] = dq_row(acc, dq, GH + r);
+        }
+        if (lstm) {
+            for (int64_t j = 0; j < H; j++) { /* gates i, o, f, c (ONNX's order) */
+                double P[3] = {0, 0, 0};
+                for (int q = 0; pp && q < 3; q++)
+                    P[q] = F16V(rd16(pp + 2 * (q * H + j)));
+                double ai = f16r(gx[j] + gh[j]), af = f16r(gx[2 * H + j] + gh[2 * H + j]);
+                if (pp) {
+                    ai = f16r(ai + f16r(P[0] * cprev[j]));
+                    af = f16r(af + f16r(P[2] * cprev[j]));
+                }
+                double gi = sig_t(ai), gf = sig_t(af);
+                double gc = tanh_t(f16r(gx[3 * H + j] + gh[3 * H + j]));
+                double cn = f16r(f16r(gf * cprev[j]) + f16r(gi * gc));
+                double ao = f16r(gx[H + j] + gh[H + j]);
+                if (pp)
+                    ao = f16r(ao + f16r(P[1] * cn));
+                double hn = f16r(sig_t(ao) * tanh_t(cn));
+                wr16(ho + 2 * (b * H + j), nb_sim_f16(hn));
+                wr16(co + 2 * (b * H + j), nb_sim_f16(cn));
+                if (yo)
+                    wr16(yo + 2 * ((t * B + b) * H + j), nb_sim_f16(hn));
+            }
+            continue;
+        }
+        for (int64_t j = 0; j < H; j++) { /* gates z, r, h */
+            z[j] = sig_t(f16r(gx[j] + gh[j]));
+            double rr = sig_t(f16r(gx[H + j] + gh[H + j]));
+            if (split)
+                rh[j] = f16r(rr * hprev[j]);
+            else /* linear_before_reset: r . (R_h h + Rb_h) */
+                hh[j] = tanh_t(f16r(gx[2 * H + j] + f16r(rr * gh[2 * H + j])));
+        }
+        if (split) /* (r . h) enters the cube as int8 with the state's scale and offset */
+            for (int64_t r = 0; r < H; r++) {
+                int64_t acc = rd32(bp + 4 * (GH + 2 * H + r));
+                for (int64_t kk = 0; kk < H; kk++) {
+                    int32_t q = nb_sim_quant(nb_sim_f16(rh[kk]), k->h_scale, k->h_offset, 8);
+                    int64_t c[3] = {0, 2 * H + r, kk};
+                    acc += (int64_t)q * (int8_t)rp[sim_ph(m, rt, c)];
+                }
+                hh[r] = tanh_t(f16r(gx[2 * H + r] + dq_row(acc, dq, GH + 2 * H + r)));
+            }
+        for (int64_t j = 0; j < H; j++) { /* h = (1 - z) h~ + z h */
+            double hn = f16r(f16r(f16r(1.0 - z[j]) * hh[j]) + f16r(z[j] * hprev[j]));
+            wr16(ho + 2 * (b * H + j), nb_sim_f16(hn));
+            if (yo)
+                wr16(yo + 2 * ((t * B + b) * H + j), nb_sim_f16(hn));
+        }
+    }
+    return NB_OK;
+}
+
+/* ---- vector: element-wise with broadcasting ---- */
+static double ew_op(const sim_task *k, const double *a, int n)
+{
+    double v;
+    switch (k->kid) {
+    case K_ADD: return a[0] + a[1];
+    case K_SUB: return a[0] - a[1];
+    case K_MUL: return a[0] * a[1];
+    case K_DIV: return a[0] / a[1];
+    case K_POW: return pow(a[0], a[1]);
+    case K_MAX: case K_MIN:
+        v = a[0];
+        for (int i = 1; i < n; i++) {
+            if (isnan(a[i]) || isnan(v))
+                v = NAN;
+            else
+                v = k->kid == K_MAX ? (a[i] > v ? a[i] : v) : (a[i] < v ? a[i] : v);
+        }
+        return v;
+    case K_RELU: return a[0] < 0 ? 0 : a[0];
+    case K_LEAKY: return a[0] < 0 ? a[0] * (double)k->f[0] : a[0];
+    case K_SIGMOID: return F16V(nb_sim_table_sigmoid(nb_sim_f16(a[0])));
+    case K_TANH: return F16V(nb_sim_table_tanh(nb_sim_f16(a[0])));
+    case K_EXP: return exp(a[0]);
+    case K_LOG: return log(a[0]);
+    case K_ABS: return fabs(a[0]);
+    case K_NEG: return -a[0];
+    case K_CLIP:
+        v = a[0];
+        if (v < k->f[0])
+            v = k->f[0];
+        if (v > k->f[1])
+            v = k->f[1];
+        return v;
+    case K_SQRT: return sqrt(a[0]);
+    case K_ROUND: return nearbyint(a[0]);
+    case K_ELU: return a[0] < 0 ? (double)k->f[0] * (exp(a[0]) - 1) : a[0];
+    case K_PRELU: return a[0] < 0 ? a[0] * a[1] : a[0];
+    case K_GREATER: return a[0] > a[1];
+    case K_EQUAL: return a[0] == a[1];
+    case K_OR: return a[0] != 0 || a[1] != 0;
+    case K_AND: return a[0] != 0 && a[1] != 0;
+    case K_WHERE: return a[0] != 0 ? a[1] : a[2];
+    default: return a[0]; /* Identity */
+    }
+}
+
+static void k_elementwise(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *y = TD(k->out[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int n = k->kid == K_CLIP ? 1 : k->n_in; /* Clip's bounds are parameters */
+    const nb_exeom_tensor *in[NB_EXEOM_MAX_IN];
+    const uint8_t *ip[NB_EXEOM_MAX_IN];
+    bool scalar[NB_EXEOM_MAX_IN], fast = true;
+    double a[NB_EXEOM_MAX_IN];
+    bool plain_y = y->format != FMT_NC1HWC0 && y->format != FMT_NZ;
+    for (int i = 0; i < n; i++) {
+        in[i] = TD(k->in[i]);
+        ip[i] = sim_ptr(m, k->in[i]);
+        scalar[i] = nb_sim_numel(in[i]) == 1;
+        if (scalar[i])
+            a[i] = nb_sim_get(in[i], ip[i], 0);
+        bool same = in[i]->rank == y->rank && !memcmp(in[i]->dims, y->dims, sizeof(int32_t) * (size_t)y->rank);
+        bool plain_i = in[i]->format != FMT_NC1HWC0 && in[i]->format != FMT_NZ;
+        bool layout = (plain_i && plain_y) ||
+                      (in[i]->format == y->format && sim_c0(in[i]->dtype) == sim_c0(y->dtype));
+        if (!scalar[i] && !(same && layout))
+            fast = false;
+    }
+    if (fast) { /* one loop over the layout (padding included: never read as data) */
+        int bits = sim_bits(y->dtype);
+        int64_t cnt = (int64_t)y->bytes * 8 / bits;
+        for (int64_t e = 0; e < cnt; e++) {
+            for (int i = 0; i < n; i++)
+                if (!scalar[i])
+                    a[i] = sim_load(in[i]->dtype, ip[i], e);
+            sim_store(y->dtype, yp, e, ew_op(k, a, n));
+        }
+        return;
+    }
+    int64_t cnt = nb_sim_numel(y), idx[6] = {0}, ii[6];
+    for (int64_t e = 0; e < cnt; e++) {
+        for (int i = 0; i < n; i++) {
+            if (scalar[i])
+                continue;
+            int off = y->rank - in[i]->rank;
+            for (int d = 0; d < in[i]->rank; d++)
+                ii[d] = in[i]->dims[d] == 1 ? 0 : idx[d + off];
+            a[i] = sim_load(in[i]->dtype, ip[i], sim_ph(m, in[i], ii));
+        }
+        sim_store(y->dtype, yp, sim_ph(m, y, idx), ew_op(k, a, n));
+        odo_inc(idx, y->dims, y->rank);
+    }
+}
+
+/* ---- vector: pooling, reductions, softmax, normalization, layout ---- */
+static void k_maxpool(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t ix[4], iy[4];
+    for (int64_t n = 0; n < x->dims[0]; n++)
+        for (int64_t c = 0; c < x->dims[1]; c++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double best = -INFINITY;
+                    for (int64_t kh = 0; kh < k->kh; kh++)
+                        for (int64_t kw = 0; kw < k->kw; kw++) {
+                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                            int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                continue;
+                            ix[0] = n, ix[1] = c, ix[2] = r == 4 ? ih : iw, ix[3] = iw;
+                            double v = F16V(rd16(xp + 2 * sim_ph(m, x, ix)));
+                            if (v > best || isnan(v))
+                                best = v;
+                        }
+                    iy[0] = n, iy[1] = c, iy[2] = r == 4 ? oh : ow, iy[3] = ow;
+                    wr16(yp + 2 * sim_ph(m, y, iy), nb_sim_f16(best));
+                }
+}
+
+/* ReduceSum/Mean/Max/Min/L2, GlobalAverage/MaxPool: one pass over x in row-major order,
+   each output accumulating its elements in that order, rounded to fp16 after every add */
+static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int mask = k->mask;
+    int kid = k->kid;
+    if (kid == K_GAP || kid == K_GMP) {
+        mask = 0;
+        for (int d = 2; d < x->rank; d++)
+            mask |= 1 << d;
+        kid = kid == K_GAP ? K_RMEAN : K_RMAX;
+    }
+    int64_t ny = nb_sim_numel(y), nx = nb_sim_numel(x);
+    double *acc = scratch(m, (size_t)ny + 1);
+    if (!acc)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    for (int64_t i = 0; i < ny; i++)
+        acc[i] = kid == K_RMAX ? -INFINITY : kid == K_RMIN ? INFINITY : 0;
+    int64_t idx[6] = {0}, count = 1;
+    for (int d = 0; d < x->rank; d++)
+        if (mask >> d & 1)
+            count *= x->dims[d];
+    for (int64_t e = 0; e < nx; e++) {
+        int64_t o = 0;
+        for (int d = 0; d < x->rank; d++)
+            if (!(mask >> d & 1))
+                o = o * x->dims[d] + idx[d];
+        double v = sim_load(x->dtype, xp, sim_ph(m, x, idx));
+        switch (kid) {
+        case K_RMAX: acc[o] = (v > acc[o] || isnan(v)) ? v : acc[o]; break;
+        case K_RMIN: acc[o] = (v < acc[o] || isnan(v)) ? v : acc[o]; break;
+        case K_RL2: acc[o] = f16r(acc[o] + f16r(v * v)); break;
+        default: acc[o] = f16r(acc[o] + v); break;
+        }
+        odo_inc(idx, x->dims, x->rank);
+    }
+    int64_t iy[6];
+    for (int64_t o = 0; o < ny; o++) {
+        double v = acc[o];
+        if (kid == K_RMEAN)
+            v = count ? v / (double)count : NAN;
+        else if (kid == K_RL2)
+            v = sqrt(v);
+        flat_to_idx(o, y, iy);
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), v);
+    }
+    return NB_OK;
+}
+
+static void k_softmax(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int ax = k->axis;
+    int64_t L = x->dims[ax], n = nb_sim_numel(x), idx[6] = {0};
+    if (L == 0)
+        return;
+    for (int64_t e = 0; e < n; e++) {
+        if (idx[ax] == 0) { /* one slice along the axis starting here */
+            int64_t j[6];
+            memcpy(j, idx, sizeof j);
+            double mx = -INFINITY, sum = 0;
+            for (j[ax] = 0; j[ax] < L; j[ax]++) {
+                double v = F16V(rd16(xp + 2 * sim_ph(m, x, j)));
+                mx = v > mx ? v : mx;
+            }
+            for (j[ax] = 0; j[ax] < L; j[ax]++) {
+                double v = F16V(rd16(xp + 2 * sim_ph(m, x, j)));
+                sum = f16r(sum + f16r(exp(f16r(v - mx))));
+            }
+            for (j[ax] = 0; j[ax] < L; j[ax]++) {
+                double v = F16V(rd16(xp + 2 * sim_ph(m, x, j)));
+                wr16(yp + 2 * sim_ph(m, y, j), nb_sim_f16(f16r(exp(f16r(v - mx))) / sum));
+            }
+        }
+        odo_inc(idx, x->dims, x->rank);
+    }
+}
+
+static nb_err k_norm(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t C = x->dims[1], n = nb_sim_numel(x), nc_all = x->dims[0] * C;
+    int64_t inner = nc_all > 0 ? n / nc_all : 0;
+    double *s = scratch(m, (size_t)(4 * C + 4));
+    if (!s)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    double *mean = s, *a = s + C, *bias = s + 2 * C;
+    for (int64_t c = 0; c < C; c++) {
+        double sc = nb_sim_get(TD(k->in[1]), sim_ptr(m, k->in[1]), c);
+        bias[c] = nb_sim_get(TD(k->in[2]), sim_ptr(m, k->in[2]), c);
+        if (k->kid == K_BN) {
+            mean[c] = nb_sim_get(TD(k->in[3]), sim_ptr(m, k->in[3]), c);
+            double var = nb_sim_get(TD(k->in[4]), sim_ptr(m, k->in[4]), c);
+            a[c] = f16r(sc / sqrt(var + k->f[0]));
+        } else {
+            a[c] = sc; /* per instance below */
+        }
+    }
+    int64_t idx[6] = {0};
+    if (k->kid == K_BN) {
+        for (int64_t e = 0; e < n; e++) {
+            int64_t c = idx[1];
+            double v = F16V(rd16(xp + 2 * sim_ph(m, x, idx)));
+            wr16(yp + 2 * sim_ph(m, y, idx), nb_sim_f16(f16r(f16r(v - mean[c]) * a[c]) + bias[c]));
+            odo_inc(idx, x->dims, x->rank);
+        }
+        return NB_OK;
+    }
+    /* InstanceNormalization: per (n, c), fp16 sums of x and of (x - mean)^2 */
+    for (int64_t nc = 0; nc < x->dims[0] * C; nc++) {
+        int64_t c = nc % C;
+        double sum = 0, sq = 0;
+        int64_t base[6] = {0};
+        base[0] = nc / C, base[1] = c;
+        int64_t j[6];
+        memcpy(j, base, sizeof j);
+        for (int64_t i = 0; i < inner; i++) {
+            sum = f16r(sum + F16V(rd16(xp + 2 * sim_ph(m, x, j))));
+            odo_inc(j + 2, x->dims + 2, x->rank - 2);
+        }
+        double mu = f16r(sum / (double)(inner ? inner : 1));
+        memcpy(j, base, sizeof j);
+        for (int64_t i = 0; i < inner; i++) {
+            double d = f16r(F16V(rd16(xp + 2 * sim_ph(m, x, j))) - mu);
+            sq = f16r(sq + f16r(d * d));
+            odo_inc(j + 2, x->dims + 2, x->rank - 2);
+        }
+        double var = f16r(sq / (double)(inner ? inner : 1));
+        double sc = f16r(a[c] / sqrt(var + k->f[0]));
+        memcpy(j, base, sizeof j);
+        for (int64_t i = 0; i < inner; i++) {
+            double d = f16r(F16V(rd16(xp + 2 * sim_ph(m, x, j))) - mu);
+            wr16(yp + 2 * sim_ph(m, y, j), nb_sim_f16(f16r(d * sc) + bias[c]));
+            odo_inc(j + 2, x->dims + 2, x->rank - 2);
+        }
+    }
+    return NB_OK;
+}
+
+static void k_transpose(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6];
+    for (int64_t e = 0; e < n; e++) {
+        for (int d = 0; d < y->rank; d++)
+            ix[k->perm[d]] = iy[d];
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
+        odo_inc(iy, y->dims, y->rank);
+    }
+}
+
+static void k_concat(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *y = TD(k->out[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t at = 0;
+    for (int i = 0; i < k->n_in; i++) {
+        const nb_exeom_tensor *x = TD(k->in[i]);
+        const uint8_t *xp = sim_ptr(m, k->in[i]);
+        int64_t n = nb_sim_numel(x), ix[6] = {0}, iy[6];
+        for (int64_t e = 0; e < n; e++) {
+            memcpy(iy, ix, sizeof iy);
+            iy[k->axis] += at;
+            sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
+            odo_inc(ix, x->dims, x->rank);
+        }
+        at += x->dims[k->axis];
+    }
+}
+
+nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
+{
+    const sim_task *k = &m->k[ki];
+    switch (k->kid) {
+    case K_QUANT: k_quant(m, k); return NB_OK;
+    case K_DEQUANT: k_dequant(m, k); return NB_OK;
+    case K_CONV: return k_conv(m, k, st);
+    case K_CONVT: k_convt(m, k); return NB_OK;
+    case K_MATMUL: case K_GEMM: k_matmul(m, k); return NB_OK;
+    case K_LSTM: case K_GRU: return k_rnn(m, k, st);
+    case K_TRANSDATA: case K_CAST: case K_RESHAPE: case K_SQUEEZE: case K_UNSQUEEZE:
+    case K_FLATTEN:
+        copy_logical(m, TD(k->in[0]), sim_ptr(m, k->in[0]), TD(k->out[0]), sim_ptr(m, k->out[0]));
+        return NB_OK;
+    case K_TRANSPOSE: k_transpose(m, k); return NB_OK;
+    case K_CONCAT: k_concat(m, k); return NB_OK;
+    case K_MAXPOOL: k_maxpool(m, k); return NB_OK;
+    case K_GAP: case K_GMP: case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
+        return k_reduce(m, k, st);
+    case K_SOFTMAX: k_softmax(m, k); return NB_OK;
+    case K_BN: case K_IN: return k_norm(m, k, st);
+    default: k_elementwise(m, k); return NB_OK;
+    }
+}

@@ -1,0 +1,51 @@
+/* nanobench simulated NPU: dump config and dump files (dump.c), for the ACL layer. */
+#ifndef NB_SIM_DUMP_H
+#define NB_SIM_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nb/sim.h"
+
+typedef struct json_t json_t;
+
+enum { SIM_DUMP_OUTPUT, SIM_DUMP_INPUT, SIM_DUMP_ALL };
+
+typedef struct sim_dump_model {
+    char *name;     /* model_name: the exeom's file name without extension */
+    char **layers;  /* task names, ONNX nodes, or "task<k>"; none: every task */
+    int n_layers;
+} sim_dump_model;
+
+typedef struct sim_dump_cfg {
+    int enabled;
+    char *path;
+    int mode;
+    int op_switch;
+    int stats_only;
+    sim_dump_model *models;
+    int n_models;
+} sim_dump_cfg;
+
+/* Reads the "dump" object; 0, or -1 with why set (the config is left empty). */
+int sim_dump_cfg_parse(const json_t *dump, sim_dump_cfg *c, char *why, size_t len);
+void sim_dump_cfg_free(sim_dump_cfg *c);
+/* NAME.dbg (unpacked), checked against the exeom's size and CRC-32; NULL with why. */
+void *sim_dbg_read(const char *path, uint32_t exeom_bytes, uint32_t exeom_crc, char *why,
+                   size_t len);
+void sim_dbg_free(void *dbg);
+const char *sim_dbg_tensor_onnx(const void *dbg, int t);
+/* Task k's name and op type from the dbg; 0, or -1 when it has none. */
+int sim_dbg_task_names(const void *dbg, int k, const char **name, const char **op_type);
+/* Is task k of model_name in the dump list? */
+bool sim_dump_selects(const sim_dump_cfg *c, const char *model_name, const void *dbg, int k);
+/* Makes {dump_path}/{YYYYMMDDhhmmss}/0/{model_name}/{model_id}/{iteration} in out. */
+int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_id,
+                 uint32_t iteration, char *out, size_t len);
+/* Writes one dump file of task k (its inputs and/or outputs as they are now). */
+int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name,
+                  const nb_sim_model *m, const void *dbg, int k, bool inputs, bool outputs,
+                  char *why, size_t len);
+
+#endif

@@ -1,0 +1,104 @@
+/* nanobench simulated NPU: internals shared by the loader, the kernels and the ACL layer. */
+#ifndef NB_SIM_INTERNAL_H
+#define NB_SIM_INTERNAL_H
+
+#include <string.h>
+
+#include "nb/sim.h"
+
+/* aclDataType codes */
+enum { DT_FLOAT = 0, DT_F16 = 1, DT_I8 = 2, DT_I32 = 3, DT_U8 = 4, DT_I16 = 6, DT_U64 = 10,
+       DT_BOOL = 12, DT_I4 = 29 };
+/* aclFormat codes */
+enum { FMT_NCHW = 0, FMT_NHWC = 1, FMT_ND = 2, FMT_NC1HWC0 = 3, FMT_FZ = 4, FMT_NZ = 29 };
+/* task roles */
+enum { ROLE_IN = 0, ROLE_OUT = 1, ROLE_ACT = 2, ROLE_W = 3 };
+
+/* kernel ids (share/doc/exeom.md) */
+enum {
+    K_QUANT = 1, K_DEQUANT, K_TRANSDATA, K_CAST, K_CONV, K_CONVT, K_MATMUL, K_GEMM, K_LSTM,
+    K_GRU, K_ADD, K_SUB, K_MUL, K_DIV, K_POW, K_MAX, K_MIN, K_RELU, K_LEAKY, K_SIGMOID,
+    K_TANH, K_EXP, K_LOG, K_ABS, K_NEG, K_CLIP, K_SQRT, K_RESHAPE, K_IDENTITY, K_SQUEEZE,
+    K_UNSQUEEZE, K_FLATTEN, K_TRANSPOSE, K_CONCAT, K_SLICE, K_MAXPOOL, K_GAP, K_GMP,
+    K_RMEAN, K_RMAX, K_RMIN, K_RSUM, K_SOFTMAX, K_GREATER, K_EQUAL, K_OR, K_AND, K_WHERE,
+    K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_COUNT
+};
+
+/* A task as the kernels run it: operands resolved, parameters decoded and checked. */
+typedef struct sim_task {
+    int kid;
+    int n_in, n_out;
+    int in[NB_EXEOM_MAX_IN], out[NB_EXEOM_MAX_OUT]; /* tensor indices, -1 absent */
+    /* decoded parameters */
+    float f[4];        /* quant: scale, offset; leaky/elu alpha; clip lo, hi; eps */
+    int bits;          /* quant: 8 / 16 */
+    int act;           /* dequant: fused activation */
+    int deq;           /* dequant: tensor of its deq_scale; -1 */
+    int chan_axis;     /* dequant: axis of the output channels in its logical dims */
+    int kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, group, ceil_mode; /* conv, pool */
+    int x_off, b_off;  /* cube: zero points of x and of a run-time B (their AscendQuant) */
+    int trans_a;       /* Gemm */
+    int hidden, reverse, lbr, step, seq; /* LSTM, GRU */
+    float h_scale, h_offset; /* GRU: the state's quantization (its step's AscendQuant) */
+    int axis;          /* softmax, concat (normalized) */
+    int perm[6];       /* transpose */
+    int mask, keepdims; /* reduce */
+    int64_t M, N, K, batch; /* matmul */
+} sim_task;
+
+struct nb_sim_model {
+    uint8_t *buf;  /* the file (owned) */
+    size_t len;
+    nb_exeom x;
+    sim_task *k;
+    nb_sim_task_profile *prof;
+    uint64_t total_cycles, total_macs;
+    int *in_t, *out_t;   /* binding -> tensor */
+    uint8_t *arena;
+    const uint8_t **bound; /* tensor -> caller buffer for inputs / outputs (during execute) */
+    int executing;
+    double *scratch;       /* kernels' work space (grown on demand) */
+    int64_t **off;         /* per tensor, per dim d: the physical offset of index v along d
+                              (every layout here is a sum of per-dim terms) */
+    int64_t *offbuf;
+    int16_t **w16;         /* per tensor: int8 FRACTAL_Z weights widened to int16 (the host's
+                              multiply-add of 16-bit pairs), made at load */
+    size_t scratch_n;
+};
+
+/* element size in bits */
+int sim_bits(int dtype);
+int sim_c0(int dtype);
+/* physical element index of the logical multi-index idx of t */
+int64_t sim_phys(const nb_exeom_tensor *t, const int64_t *idx);
+/* element e (physical) of a buffer of dtype, as double / written from double (fp16 rounded
+   and saturated, integers saturated, bool != 0) */
+double sim_load(int dtype, const uint8_t *p, int64_t e);
+void sim_store(int dtype, uint8_t *p, int64_t e, double v);
+/* the bytes of tensor t during execution (writable for activations and outputs) */
+uint8_t *sim_ptr(nb_sim_model *m, int t);
+
+/* physical element index of idx in tensor t (the per-dim tables) */
+static inline int64_t sim_ph(const nb_sim_model *m, const nb_exeom_tensor *t, const int64_t *idx)
+{
+    int64_t *const *o = m->off + 6 * (t - m->x.t);
+    int64_t e = 0;
+    for (int d = 0; d < t->rank; d++)
+        e += o[d][idx[d]];
+    return e;
+}
+
+/* kernels (kernels.c): run task k */
+nb_err sim_run_task(nb_sim_model *m, int k, nb_status *st);
+
+/* the decode table (numerics.c), filled once nb_sim_numerics_init ran (nb_sim_load) */
+extern float nb_sim_f16_tbl[65536];
+#define F16V(h) ((double)nb_sim_f16_tbl[(uint16_t)(h)])
+
+static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline void wr16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline int32_t rd32(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
+static inline void wr32(uint8_t *p, int32_t v) { memcpy(p, &v, 4); }
+static inline float rdf(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
+
+#endif

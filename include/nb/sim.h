@@ -1,0 +1,143 @@
+/* nanobench simulated NPU (engine/runtime_sim): loads a NAME.exeom (share/doc/exeom.md),
+ * checks every task's operands against its kernel, executes the task list with the Nano's
+ * arithmetic (share/doc/npu-numerics.md), counts cycles with the cycle model
+ * (share/doc/cycle-model.md, parameters in share/npu-cycles.conf) and writes dumps
+ * (share/proto/dump.proto). The ACL API (include/acl/acl.h) is built on this; tests and the
+ * CLI use it directly for the per-task profile and the kernels.
+ *
+ * Data stays in its NPU format in the activation arena (NC1HWC0, FRACTAL_NZ, ND), fp16 for
+ * float activations; model inputs and outputs are bound as caller buffers in their exeom
+ * type and format (fp16 ND from atc).
+ */
+#ifndef NB_SIM_H
+#define NB_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nb/exeom.h"
+#include "nb/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest activation arena, input or output the loader accepts (bytes): the Nano's
+ * SRAM is far smaller; a file claiming more is refused rather than allocated. */
+#define NB_SIM_MAX_BYTES (256u << 20)
+
+/* ---- fp16 numerics of the vector unit (share/doc/npu-numerics.md) ---- */
+
+/* x rounded to binary16, round to nearest even; overflow saturates to +-65504 (also for
+ * infinite x); NaN stays NaN (0x7E00). */
+uint16_t nb_sim_f16(double x);
+/* binary16 bits -> value (exact). */
+float nb_sim_f16_value(uint16_t h);
+/* Builds the tables of the two functions above (nb_sim_load calls it; idempotent, not
+ * thread-safe on first use). */
+void nb_sim_numerics_init(void);
+/* The vector unit's table functions (Tanh, Sigmoid): the function sampled at 512 points
+ * over [-16, 16) (step 1/16), entries rounded to fp16; the fraction of x within its step is
+ * truncated to 8 bits (1/4096), and T[i] + f (T[i+1] - T[i]) is computed in fp32 and rounded
+ * to fp16; outside the range the end entries. x is an fp16 value. */
+uint16_t nb_sim_table_tanh(uint16_t x);
+uint16_t nb_sim_table_sigmoid(uint16_t x);
+/* AscendQuant of one fp16 value: saturate(round_half_even(fp32(x * scale)) + offset) to
+ * the signed range of bits (8 or 16); scale is 1 / scale_d as stored in the exeom. */
+int32_t nb_sim_quant(uint16_t x, float scale, float offset, int bits);
+/* AscendDequant of one int32 accumulator: fp16(fp32(fp32(acc) * deq_scale)), then the fused
+ * activation (0 none, 1 Relu, 2 LeakyRelu with alpha: fp16(y * alpha) for y < 0).
+ * deq_scale is the fp32 in the low 32 bits of the uint64 entry. */
+uint16_t nb_sim_dequant(int32_t acc, float deq_scale, int act, float alpha);
+
+/* ---- cycle model (share/doc/cycle-model.md) ---- */
+typedef struct nb_cycle_params {
+    double cube_ops_s8s8, cube_ops_s16s8, cube_ops_s8s4; /* ops (2 per MAC) per cycle */
+    double vector_lanes;      /* fp16 elements per cycle of a simple vector op */
+    double vector_table_cost; /* cycles per lane-group of a table op (Tanh, Sigmoid) */
+    double vector_math_cost;  /* ... of Exp, Log, Pow, Div, Sqrt */
+    double weight_bytes_per_cycle; /* weights from flash / SRAM into the cube */
+    double act_bytes_per_cycle;    /* activations between the arena and the units */
+    double task_overhead;     /* cycles per task (descriptor fetch, launch, sync) */
+    double clock_mhz[2];      /* the two clocks the times are printed at (64, 200) */
+} nb_cycle_params;
+
+/* The defaults (the values of share/npu-cycles.conf). */
+void nb_cycle_params_default(nb_cycle_params *p);
+/* Reads "key = value" lines (# comments) into p (starting from the defaults). Errors:
+ * NB_ERR_IO, NB_ERR_FORMAT naming the file and line (an unknown key, a value <= 0). */
+nb_err nb_cycle_params_load(const char *path, nb_cycle_params *p, nb_status *st);
+/* $NANOBENCH_SHARE/npu-cycles.conf, else the source tree's share/npu-cycles.conf. */
+const char *nb_cycle_params_default_path(void);
+
+/* ---- loaded model ---- */
+typedef struct nb_sim_task_profile {
+    uint64_t cycles;       /* max(compute, movement) + overhead */
+    uint64_t compute;      /* cube or vector cycles */
+    uint64_t movement;     /* data movement cycles */
+    uint64_t macs;         /* multiply-accumulates (cube tasks, padded to the cube's tiles) */
+    uint64_t bytes_in, bytes_out, weight_bytes;
+} nb_sim_task_profile;
+
+typedef struct nb_sim_model nb_sim_model;
+
+/* Loads an exeom from buf (copied; len bytes) with every check of nb_exeom_parse, then each
+ * task's operand count, dtypes, formats and logical shapes against its kernel (so that no
+ * kernel can read or write outside a tensor), every tensor's bytes against its format's
+ * size, and the arena and bindings against NB_SIM_MAX_BYTES. Cycles per task come from
+ * params (NULL: the defaults). Errors: NB_ERR_FORMAT (not an exeom: magic, size),
+ * NB_ERR_DATA (a bad section, CRC, descriptor or task, named), NB_ERR_UNSUPPORTED (a kernel
+ * or operand type the simulator lacks), NB_ERR_NOMEM. */
+nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params,
+                   nb_sim_model **out, nb_status *st);
+void nb_sim_free(nb_sim_model *m);
+
+const nb_exeom *nb_sim_exeom(const nb_sim_model *m);
+/* Task k's profile (k < number of tasks), and the total cycles of one execution. */
+const nb_sim_task_profile *nb_sim_profile(const nb_sim_model *m, int k);
+uint64_t nb_sim_total_cycles(const nb_sim_model *m);
+/* Multiply-accumulates of one execution (cube tasks, unpadded). */
+uint64_t nb_sim_total_macs(const nb_sim_model *m);
+/* Index of the tensor bound as model input / output i. */
+int nb_sim_input_tensor(const nb_sim_model *m, int i);
+int nb_sim_output_tensor(const nb_sim_model *m, int i);
+
+/* Called after each task (dumps): the task index and a reader of its operands' bytes. */
+typedef void (*nb_sim_task_hook)(void *user, const nb_sim_model *m, int task, bool before);
+
+/* Executes the task list once: inputs[i] holds model input i (its descriptor's bytes, in
+ * its type and format), outputs[i] receives output i. hook (may be NULL) is called before
+ * and after each task. Deterministic: the arena is cleared first. Errors: NB_ERR_NOMEM. */
+nb_err nb_sim_execute(nb_sim_model *m, const void *const *inputs, void *const *outputs,
+                      nb_sim_task_hook hook, void *user, nb_status *st);
+/* The bytes of tensor t during execution (a hook may read them): arena, weight section or
+ * bound buffer; NULL outside nb_sim_execute for activations and bindings. */
+const uint8_t *nb_sim_tensor_data(const nb_sim_model *m, int t);
+
+/* Logical element i (row-major over the tensor's logical dims) of tensor t held at data,
+ * as a double (fp16 widened; int4 sign-extended). For conversions at the boundary and for
+ * dumps. */
+double nb_sim_get(const nb_exeom_tensor *t, const uint8_t *data, int64_t i);
+/* Stores v as logical element i of t at data (fp16 rounded to nearest even and saturated
+ * at +-65504, integers saturated): the conversion at the ACL boundary. */
+void nb_sim_set(const nb_exeom_tensor *t, uint8_t *data, int64_t i, double v);
+/* Logical element count of t. */
+int64_t nb_sim_numel(const nb_exeom_tensor *t);
+/* Expected bytes of a tensor of its dtype, format and dims (-1 when the combination is not
+ * one the Nano has, or overflows). */
+int64_t nb_sim_tensor_bytes(const nb_exeom_tensor *t);
+/* Names of aclDataType / aclFormat codes ("FLOAT16", "NC1HWC0"; "?" when unknown). */
+const char *nb_sim_dtype_name(int acl_dtype);
+const char *nb_sim_format_name(int acl_format);
+
+/* The simulator model behind an ACL model id (acl.c; NULL when not loaded): the CLI's and
+ * tests' way to the per-task profile of a model run through the ACL API. */
+const nb_sim_model *nb_acl_sim_model(uint32_t modelId);
+/* Task k's name and op type from NAME.dbg ("task<k>" and the kernel's name without it). */
+void nb_acl_task_info(uint32_t modelId, int k, const char **name, const char **op_type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
