@@ -11,6 +11,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include <acl/acl.h>
 
+#include "dump.pb-c.h"
 #include "tmpdir.h"
 
 static const char *model_path;
@@ -199,7 +201,89 @@ static void test_init_config_files(void **state)
     assert_int_equal(aclFinalize(), ACL_SUCCESS);
 }
 
-/* A dump config selecting matmul_2: executing writes at least one file under dump_path. */
+/* The dump files under dir (recursively): their paths, at most max, sorted by name; returns
+ * how many there are. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_files(const char *dir, char **out, int max)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (stat(p, &sb) != 0)
+            continue;
+        if (S_ISDIR(sb.st_mode)) {
+            n += list_files(p, out + n, max - n);
+        } else if (n < max) {
+            out[n] = malloc(strlen(p) + 1);
+            strcpy(out[n++], p);
+        }
+    }
+    closedir(d);
+    qsort(out, (size_t)n, sizeof *out, cmp_str);
+    return n;
+}
+
+/* Whether the file name (the last part of path) is {op_type}.{op_name}.{task}.0.{16 digits}
+ * with op_type.op_name.task = prefix. */
+static int dump_name_is(const char *path, const char *prefix)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t k = strlen(prefix);
+    if (strncmp(base, prefix, k) || strncmp(base + k, ".0.", 3))
+        return 0;
+    const char *ts = base + k + 3;
+    for (int i = 0; i < 16; i++)
+        if (ts[i] < '0' || ts[i] > '9')
+            return 0;
+    return ts[16] == 0;
+}
+
+/* Reads dump file path and checks its task and its one output tensor (dump_mode output). */
+static Nanobench__Dump__Dump *read_dump(const char *path, const char *op_type, uint32_t task,
+                                        const char *dtype, const char *format, size_t rank,
+                                        const int64_t *shape)
+{
+    size_t len = 0;
+    uint8_t *b = slurp(path, &len);
+    assert_non_null(b);
+    Nanobench__Dump__Dump *d = nanobench__dump__dump__unpack(NULL, len, b);
+    free(b);
+    assert_non_null(d);
+    assert_string_equal(d->op_type, op_type);
+    assert_int_equal(d->task_id, task);
+    assert_string_equal(d->model_name, "matmul_sample");
+    assert_string_equal(d->source, "npu");
+    assert_int_equal(d->n_input, 0);
+    assert_int_equal(d->n_output, 1);
+    const Nanobench__Dump__Tensor *t = d->output[0];
+    assert_string_equal(t->dtype, dtype);
+    assert_string_equal(t->format, format);
+    assert_int_equal(t->n_shape, rank);
+    for (size_t i = 0; i < rank; i++)
+        assert_int_equal(t->shape[i], shape[i]);
+    assert_non_null(t->stats);
+    return d;
+}
+
+/* aclInit's dump config selecting matmul_2: one execution (run 1) writes its three tasks
+ * (3 AscendQuant, 4 MatMul, 5 AscendDequant; share/proto/dump.proto's names and folders) and
+ * nothing of matmul_1, each with its output as worked in share/samples/matmul/
+ * matmul_sample.c: q2 = [32, -33, 111, -64] (int8, FRACTAL_NZ: element (0, k) at byte k),
+ * the accumulator [-7841, 3889] (int32 FRACTAL_NZ, C0 16: (0, n) at int n), y = [-31360,
+ * 15552] (fp16 ND 0xF7A8, 0x7398). */
 static void test_dump_config(void **state)
 {
     (void)state;
@@ -220,10 +304,93 @@ static void test_dump_config(void **state)
     assert_int_equal(run(id, run1_x, y), ACL_SUCCESS);
     assert_memory_equal(y, run1_y, sizeof y); /* a dump does not change the results */
     assert_int_equal(aclmdlUnload(id), ACL_SUCCESS);
-    /* something was written under dump_dir (the layout is the runtime's) */
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "test -n \"$(find '%s' -type f)\"", dump_dir);
-    assert_int_equal(system(cmd), 0);
+
+    char *files[8];
+    int nf = list_files(dump_dir, files, 8);
+    assert_int_equal(nf, 3);
+    /* sorted: AscendDequant, AscendQuant, MatMul; all in .../0/matmul_sample/ID/0/ */
+    char want_dir[64];
+    snprintf(want_dir, sizeof want_dir, "/0/matmul_sample/%u/0/", id);
+    for (int i = 0; i < nf; i++)
+        assert_non_null(strstr(files[i], want_dir));
+    assert_true(dump_name_is(files[0], "AscendDequant.matmul_2_AscendDequant.5"));
+    assert_true(dump_name_is(files[1], "AscendQuant.matmul_2_AscendQuant.3"));
+    assert_true(dump_name_is(files[2], "MatMul.matmul_2.4"));
+
+    const int64_t s14[] = {1, 4}, s12[] = {1, 2};
+    Nanobench__Dump__Dump *q = read_dump(files[1], "AscendQuant", 3, "INT8", "FRACTAL_NZ", 2, s14);
+    const Nanobench__Dump__Tensor *t = q->output[0];
+    assert_true(t->data.len >= 4);
+    const int8_t q2[4] = {32, -33, 111, -64};
+    assert_memory_equal(t->data.data, q2, 4);
+    assert_int_equal(t->stats->count, 4);
+    assert_true(t->stats->min == -64 && t->stats->max == 111);
+    nanobench__dump__dump__free_unpacked(q, NULL);
+
+    Nanobench__Dump__Dump *a = read_dump(files[2], "MatMul", 4, "INT32", "FRACTAL_NZ", 2, s12);
+    t = a->output[0];
+    assert_true(t->data.len >= 8);
+    const uint8_t acc[8] = {0x5F, 0xE1, 0xFF, 0xFF, 0x31, 0x0F, 0, 0}; /* -7841, 3889 LE */
+    assert_memory_equal(t->data.data, acc, 8);
+    assert_int_equal(t->stats->count, 2);
+    assert_true(t->stats->min == -7841 && t->stats->max == 3889);
+    nanobench__dump__dump__free_unpacked(a, NULL);
+
+    Nanobench__Dump__Dump *o = read_dump(files[0], "AscendDequant", 5, "FLOAT16", "ND", 2, s12);
+    t = o->output[0];
+    assert_int_equal(t->data.len, 4);
+    const uint8_t yb[4] = {0xA8, 0xF7, 0x98, 0x73};
+    assert_memory_equal(t->data.data, yb, 4);
+    assert_string_equal(t->original_name, "y");
+    assert_true(t->stats->min == -31360 && t->stats->max == 15552);
+    nanobench__dump__dump__free_unpacked(o, NULL);
+    for (int i = 0; i < nf; i++)
+        free(files[i]);
+}
+
+/* aclmdlInitDump / aclmdlSetDump / aclmdlFinalizeDump: the config's errors, and a dump set
+ * applies to the models loaded after it only. */
+static void test_set_dump(void **state)
+{
+    (void)state;
+    char dump_dir[300], cfg[800], missing[300];
+    snprintf(dump_dir, sizeof dump_dir, "%s/dump2", tmpdir);
+    snprintf(missing, sizeof missing, "%s/no_such.json", tmpdir);
+    int n = snprintf(cfg, sizeof cfg,
+                     "{\"dump\": {\"dump_list\": [{\"model_name\": \"matmul_sample\"}], "
+                     "\"dump_path\": \"%s\", \"dump_mode\": \"output\"}}",
+                     dump_dir);
+    const char *good = put_file("dump2.json", cfg, (size_t)n);
+    /* the vendor's order: aclmdlInitDump first */
+    assert_int_equal(aclmdlSetDump(good), ACL_ERROR_DUMP_NOT_RUN);
+    assert_int_equal(aclmdlInitDump(), ACL_SUCCESS);
+    assert_int_equal(aclmdlSetDump(missing), ACL_ERROR_INVALID_FILE);
+    assert_int_equal(aclmdlSetDump(put_file("nj.json", "{\"dump\": ", 9)), ACL_ERROR_PARSE_FILE);
+    const char *nopath = "{\"dump\": {\"dump_list\": [{\"model_name\": \"m\"}]}}";
+    assert_int_equal(aclmdlSetDump(put_file("np.json", nopath, strlen(nopath))),
+                     ACL_ERROR_INVALID_DUMP_CONFIG);
+    uint32_t before, after;
+    assert_int_equal(aclmdlLoadFromFile(model_path, &before), ACL_SUCCESS);
+    assert_int_equal(aclmdlSetDump(good), ACL_SUCCESS);
+    assert_int_equal(aclmdlLoadFromFile(model_path, &after), ACL_SUCCESS);
+    uint16_t y[2];
+    assert_int_equal(run(before, run2_x, y), ACL_SUCCESS);
+    assert_memory_equal(y, run2_y, sizeof y);
+    char *files[16];
+    assert_int_equal(list_files(dump_dir, files, 16), 0); /* loaded before the dump was set */
+    assert_int_equal(run(after, run2_x, y), ACL_SUCCESS);
+    assert_memory_equal(y, run2_y, sizeof y);
+    int nf = list_files(dump_dir, files, 16);
+    assert_int_equal(nf, 6); /* no layer list: every task of the model */
+    char want_dir[64];
+    snprintf(want_dir, sizeof want_dir, "/0/matmul_sample/%u/0/", after);
+    for (int i = 0; i < nf; i++) {
+        assert_non_null(strstr(files[i], want_dir));
+        free(files[i]);
+    }
+    assert_int_equal(aclmdlFinalizeDump(), ACL_SUCCESS);
+    assert_int_equal(aclmdlUnload(before), ACL_SUCCESS);
+    assert_int_equal(aclmdlUnload(after), ACL_SUCCESS);
 }
 
 /* ---- devices, contexts, streams, memory ---- */
@@ -285,9 +452,11 @@ static void test_malloc_memcpy(void **state)
     memset(q, 0, 3);
     assert_int_equal(aclrtMemcpy(q, 3, p, 3, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
     assert_memory_equal(q, "\xAB\xAB\xAB", 3);
-    /* more than the destination holds */
-    assert_int_not_equal(aclrtMemcpy(q, 3, p, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
-    assert_int_not_equal(aclrtMemcpy(NULL, 3, p, 3, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    /* more than the destination holds, NULL (the header lists no errors for aclrtMemcpy; the
+       vendor's is ACL_ERROR_INVALID_PARAM) */
+    assert_int_equal(aclrtMemcpy(q, 3, p, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
+    assert_int_equal(aclrtMemcpy(NULL, 3, p, 3, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM);
+    assert_memory_equal(q, "\xAB\xAB\xAB", 3);
     assert_int_equal(aclrtFree(p), ACL_SUCCESS);
     assert_int_equal(aclrtFree(q), ACL_SUCCESS);
 }
@@ -793,6 +962,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_init_twice_finalize_twice, runtime_down),
         cmocka_unit_test_teardown(test_init_config_files, runtime_down),
         cmocka_unit_test_teardown(test_dump_config, runtime_down),
+        cmocka_unit_test_setup_teardown(test_set_dump, runtime_up, runtime_down),
         cmocka_unit_test_teardown(test_device_context_stream, runtime_down),
         cmocka_unit_test_setup_teardown(test_malloc_memcpy, runtime_up, runtime_down),
         cmocka_unit_test_setup_teardown(test_datasets, runtime_up, runtime_down),
