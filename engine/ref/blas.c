@@ -101,3 +101,11 @@ void nb_blas_open(void)
 {
     pthread_once(&once, open_blas);
 }
+
+/* include/nb/ref.h */
+void nb_sgemm_rm(int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+                 float *c, int ldc)
+{
+    nb_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+                   0.0f, c, ldc);
+}

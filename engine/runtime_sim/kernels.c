@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nb/ref.h"
 #include "sim_internal.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define TD(i_) (&m->x.t[(i_)])
 
@@ -20,6 +25,31 @@ static void odo_inc(int64_t *idx, const int32_t *dims, int rank)
         idx[d] = 0;
     }
 }
+
+/* Row iteration: the offset of a row (all dims but the last at idx) and the table of the
+   last dim's offsets; a rank-0 tensor is one row of one element at 0. */
+static const int64_t zero_off[1] = {0};
+static inline int64_t row_base(const nb_sim_model *m, const nb_exeom_tensor *t, const int64_t *idx)
+{
+    int64_t *const *o = m->off + 6 * (t - m->x.t);
+    int64_t e = 0;
+    for (int d = 0; d + 1 < t->rank; d++)
+        e += o[d][idx[d]];
+    return e;
+}
+static inline const int64_t *last_off(const nb_sim_model *m, const nb_exeom_tensor *t)
+{
+    return t->rank ? m->off[6 * (t - m->x.t) + t->rank - 1] : zero_off;
+}
+static inline int64_t last_dim(const nb_exeom_tensor *t) { return t->rank ? t->dims[t->rank - 1] : 1; }
+static inline int64_t rows_of(const nb_exeom_tensor *t)
+{
+    int64_t r = 1;
+    for (int d = 0; d + 1 < t->rank; d++)
+        r *= t->dims[d];
+    return r;
+}
+#define ROW_NEXT(idx, t) odo_inc((idx), (t)->dims, (t)->rank > 0 ? (t)->rank - 1 : 0)
 
 static void flat_to_idx(int64_t i, const nb_exeom_tensor *t, int64_t *idx)
 {
@@ -41,7 +71,7 @@ static double *scratch(nb_sim_model *m, size_t n)
     return m->scratch;
 }
 
-static double f16r(double v) { return F16V(nb_sim_f16(v)); } /* round to fp16 */
+static double f16r(double v) { return F16V(sim_f16(v)); } /* round to fp16 */
 static int32_t sat32(int64_t v)
 {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
@@ -59,6 +89,21 @@ static void copy_logical(const nb_sim_model *m, const nb_exeom_tensor *x, const 
         memmove(yp, xp, y->bytes);
         return;
     }
+    if (x->rank == y->rank && !memcmp(x->dims, y->dims, sizeof(int32_t) * (size_t)x->rank)) {
+        int64_t L = last_dim(x), rows = n ? rows_of(x) : 0, idx[6] = {0};
+        const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
+            if (x->dtype == DT_F16 && y->dtype == DT_F16)
+                for (int64_t w = 0; w < L; w++)
+                    wr16(yp + 2 * (by + oy[w]), rd16(xp + 2 * (bx + ox[w])));
+            else
+                for (int64_t w = 0; w < L; w++)
+                    sim_store(y->dtype, yp, by + oy[w], sim_load(x->dtype, xp, bx + ox[w]));
+            ROW_NEXT(idx, x);
+        }
+        return;
+    }
     int64_t ix[6] = {0}, iy[6] = {0};
     for (int64_t i = 0; i < n; i++) {
         sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
@@ -73,15 +118,18 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
-    int64_t n = nb_sim_numel(x), idx[6] = {0};
-    for (int64_t i = 0; i < n; i++) {
-        int32_t q = nb_sim_quant(rd16(xp + 2 * sim_ph(m, x, idx)), k->f[0], k->f[1], k->bits);
-        int64_t e = sim_ph(m, y, idx);
-        if (k->bits == 16)
-            wr16(yp + 2 * e, (uint16_t)(int16_t)q);
-        else
-            yp[e] = (uint8_t)(int8_t)q;
-        odo_inc(idx, x->dims, x->rank);
+    int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
+    const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
+        for (int64_t w = 0; w < L; w++) {
+            int32_t q = sim_quant(rd16(xp + 2 * (bx + ox[w])), k->f[0], k->f[1], k->bits);
+            if (k->bits == 16)
+                wr16(yp + 2 * (by + oy[w]), (uint16_t)(int16_t)q);
+            else
+                yp[by + oy[w]] = (uint8_t)(int8_t)q;
+        }
+        ROW_NEXT(idx, x);
     }
 }
 
@@ -90,12 +138,37 @@ static void k_dequant(nb_sim_model *m, const sim_task *k)
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]), *dq = sim_ptr(m, k->deq);
     uint8_t *yp = sim_ptr(m, k->out[0]);
-    int64_t n = nb_sim_numel(x), idx[6] = {0};
+    int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
+    const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
     int ax = k->chan_axis;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t acc = rd32(xp + 4 * sim_ph(m, x, idx));
-        wr16(yp + 2 * sim_ph(m, y, idx), nb_sim_dequant(acc, deq_at(dq, idx[ax]), k->act, k->f[0]));
-        odo_inc(idx, x->dims, x->rank);
+    bool per_elem = ax == x->rank - 1;
+    if (x->format == FMT_NC1HWC0 && y->format == FMT_NC1HWC0 && ax == 1 && x->rank >= 3) {
+        /* int32 and fp16 both have C0 = 16: one walk over the layout, 16 channels a block */
+        int64_t C = x->dims[1], C1 = (C + 15) / 16, hw = x->dims[2] * (x->rank == 4 ? x->dims[3] : 1);
+        float d16[16];
+        for (int64_t n = 0; n < x->dims[0]; n++)
+            for (int64_t c1 = 0; c1 < C1; c1++) {
+                int lanes = C - c1 * 16 < 16 ? (int)(C - c1 * 16) : 16;
+                for (int i = 0; i < lanes; i++)
+                    d16[i] = deq_at(dq, c1 * 16 + i);
+                int64_t base = (n * C1 + c1) * hw * 16;
+                for (int64_t p = 0; p < hw; p++)
+                    for (int i = 0; i < lanes; i++) {
+                        int64_t e = base + p * 16 + i;
+                        wr16(yp + 2 * e, sim_dequant(rd32(xp + 4 * e), d16[i], k->act, k->f[0]));
+                    }
+            }
+        return;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
+        float d = per_elem ? 0 : deq_at(dq, idx[ax]);
+        for (int64_t w = 0; w < L; w++) {
+            int32_t acc = rd32(xp + 4 * (bx + ox[w]));
+            wr16(yp + 2 * (by + oy[w]),
+                 sim_dequant(acc, per_elem ? deq_at(dq, w) : d, k->act, k->f[0]));
+        }
+        ROW_NEXT(idx, x);
     }
 }
 
@@ -131,6 +204,51 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
     int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
     int64_t KH = k->kh, KW = k->kw, g = k->group, cin_g = w->dims[1], cout_g = Co / g;
     int64_t C1y = cdiv(Co, 16);
+    if (k->wf) {
+        /* im2col of up to 256 output pixels (the zero point outside), then one fp32 GEMM
+           against the weights: integer sums below 2^24, so exact whatever the order */
+        int64_t C1x = cdiv(C, 32), taps = C1x * KH * KW, Kg = taps * k->lanes;
+        int64_t P = OH * OW, blk = P < 256 ? P : 256;
+        float *A = malloc(sizeof(float) * (size_t)(blk * Kg + 1));
+        float *Cm = malloc(sizeof(float) * (size_t)(blk * Co + 1));
+        if (!A || !Cm) {
+            free(A), free(Cm);
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        }
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t p0 = 0; p0 < P; p0 += blk) {
+                int64_t np = P - p0 < blk ? P - p0 : blk;
+                for (int64_t q = 0; q < np; q++) {
+                    int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
+                    float *row = A + q * Kg;
+                    for (int64_t c1 = 0; c1 < C1x; c1++)
+                        for (int64_t kh = 0; kh < KH; kh++) {
+                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                            for (int64_t kw = 0; kw < KW; kw++, row += k->lanes) {
+                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                    const int8_t *xr = (const int8_t *)xp +
+                                                       (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                                    for (int l = 0; l < k->lanes; l++)
+                                        row[l] = xr[l];
+                                } else {
+                                    for (int l = 0; l < k->lanes; l++)
+                                        row[l] = (float)k->x_off;
+                                }
+                            }
+                        }
+                }
+                nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
+                for (int64_t q = 0; q < np; q++) {
+                    int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
+                    for (int64_t co = 0; co < Co; co++)
+                        wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
+                             sat32((int64_t)rd32(bp + 4 * co) + (int64_t)Cm[q * Co + co]));
+                }
+            }
+        free(A), free(Cm);
+        return NB_OK;
+    }
     if (x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
         /* the cube's tile loop: 32 input channels of x (one C0 row) against 32 of each
            output channel's FRACTAL_Z row */
@@ -145,6 +263,12 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
             free(xt), free(wt), free(l32), free(acc);
             return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
         }
+        memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32); /* zeroed again at each flush */
+#ifdef __SSE2__
+        const int used_lanes = 4; /* the pmaddwd sums land in 4 lanes per channel */
+#else
+        const int used_lanes = 32;
+#endif
         /* channels past C meet zero weights: with few channels, only the real ones */
         int lanes = C < 16 ? (int)C : 32;
         for (int64_t n = 0; n < N; n++)
@@ -173,29 +297,48 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
                             }
                         }
                     /* tap by tap, every output channel: the weights stream in order */
-                    memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32);
                     for (int64_t co = 0; co < Co; co++)
                         acc[co] = rd32(bp + 4 * co);
                     for (int64_t j = 0; j < nt; j++) {
                         const int16_t *a = xt + j * 32, *wj = wt[j];
-                        if (lanes == 32)
+                        if (lanes == 32) {
+#ifdef __SSE2__
+                            /* pairs of 16-bit products summed into 32-bit lanes (pmaddwd):
+                               4 lanes per output channel, exact */
+                            __m128i a0 = _mm_loadu_si128((const __m128i *)a);
+                            __m128i a1 = _mm_loadu_si128((const __m128i *)(a + 8));
+                            __m128i a2 = _mm_loadu_si128((const __m128i *)(a + 16));
+                            __m128i a3 = _mm_loadu_si128((const __m128i *)(a + 24));
+                            for (int64_t co = 0; co < Co; co++) {
+                                const __m128i *b = (const __m128i *)(wj + co * 32);
+                                __m128i *l = (__m128i *)(l32 + co * 32);
+                                __m128i sum = _mm_add_epi32(
+                                    _mm_add_epi32(_mm_madd_epi16(a0, _mm_loadu_si128(b)),
+                                                  _mm_madd_epi16(a1, _mm_loadu_si128(b + 1))),
+                                    _mm_add_epi32(_mm_madd_epi16(a2, _mm_loadu_si128(b + 2)),
+                                                  _mm_madd_epi16(a3, _mm_loadu_si128(b + 3))));
+                                _mm_storeu_si128(l, _mm_add_epi32(_mm_loadu_si128(l), sum));
+                            }
+#else
                             for (int64_t co = 0; co < Co; co++) {
                                 int32_t *l = l32 + co * 32;
                                 const int16_t *b = wj + co * 32;
                                 for (int i = 0; i < 32; i++)
                                     l[i] += (int32_t)a[i] * b[i];
                             }
+#endif
+                        }
                         else
                             for (int64_t co = 0; co < Co; co++) {
                                 const int16_t *b = wj + co * 32;
                                 int32_t p = 0;
                                 for (int i = 0; i < lanes; i++)
                                     p += (int32_t)a[i] * b[i];
-                                l32[co * 32] += p;
+                                acc[co] += p;
                             }
-                        if ((j & 1023) == 1023 || j == nt - 1) /* each lane stays in int32 */
-                            for (int64_t co = 0; co < Co; co++)
-                                for (int i = 0; i < 32; i++)
+                        if (lanes == 32 && ((j & 1023) == 1023 || j == nt - 1))
+                            for (int64_t co = 0; co < Co; co++) /* each lane stays in int32 */
+                                for (int i = 0; i < used_lanes; i++)
                                     acc[co] += l32[co * 32 + i], l32[co * 32 + i] = 0;
                     }
                     for (int64_t co = 0; co < Co; co++)
@@ -345,10 +488,10 @@ static void k_matmul(nb_sim_model *m, const sim_task *k)
 /* ---- cube + vector: one LSTM / GRU step ---- */
 static double dq_row(int64_t acc, const uint8_t *dq, int64_t r)
 {
-    return F16V(nb_sim_dequant(sat32(acc), deq_at(dq, r), 0, 0));
+    return F16V(sim_dequant(sat32(acc), deq_at(dq, r), 0, 0));
 }
-static double sig_t(double v) { return F16V(nb_sim_table_sigmoid(nb_sim_f16(v))); }
-static double tanh_t(double v) { return F16V(nb_sim_table_tanh(nb_sim_f16(v))); }
+static double sig_t(double v) { return F16V(nb_sim_table_sigmoid(sim_f16(v))); }
+static double tanh_t(double v) { return F16V(nb_sim_table_tanh(sim_f16(v))); }
 
 static nb_err k_rnn(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
@@ -413,10 +556,10 @@ static nb_err k_rnn(nb_sim_model *m, const sim_task *k, nb_status *st)
                 if (pp)
                     ao = f16r(ao + f16r(P[1] * cn));
                 double hn = f16r(sig_t(ao) * tanh_t(cn));
-                wr16(ho + 2 * (b * H + j), nb_sim_f16(hn));
-                wr16(co + 2 * (b * H + j), nb_sim_f16(cn));
+                wr16(ho + 2 * (b * H + j), sim_f16(hn));
+                wr16(co + 2 * (b * H + j), sim_f16(cn));
                 if (yo)
-                    wr16(yo + 2 * ((t * B + b) * H + j), nb_sim_f16(hn));
+                    wr16(yo + 2 * ((t * B + b) * H + j), sim_f16(hn));
             }
             continue;
         }
@@ -432,7 +575,7 @@ static nb_err k_rnn(nb_sim_model *m, const sim_task *k, nb_status *st)
             for (int64_t r = 0; r < H; r++) {
                 int64_t acc = rd32(bp + 4 * (GH + 2 * H + r));
                 for (int64_t kk = 0; kk < H; kk++) {
-                    int32_t q = nb_sim_quant(nb_sim_f16(rh[kk]), k->h_scale, k->h_offset, 8);
+                    int32_t q = sim_quant(sim_f16(rh[kk]), k->h_scale, k->h_offset, 8);
                     int64_t c[3] = {0, 2 * H + r, kk};
                     acc += (int64_t)q * (int8_t)rp[sim_ph(m, rt, c)];
                 }
@@ -440,16 +583,16 @@ static nb_err k_rnn(nb_sim_model *m, const sim_task *k, nb_status *st)
             }
         for (int64_t j = 0; j < H; j++) { /* h = (1 - z) h~ + z h */
             double hn = f16r(f16r(f16r(1.0 - z[j]) * hh[j]) + f16r(z[j] * hprev[j]));
-            wr16(ho + 2 * (b * H + j), nb_sim_f16(hn));
+            wr16(ho + 2 * (b * H + j), sim_f16(hn));
             if (yo)
-                wr16(yo + 2 * ((t * B + b) * H + j), nb_sim_f16(hn));
+                wr16(yo + 2 * ((t * B + b) * H + j), sim_f16(hn));
         }
     }
     return NB_OK;
 }
 
 /* ---- vector: element-wise with broadcasting ---- */
-static double ew_op(const sim_task *k, const double *a, int n)
+static inline double ew_op(const sim_task *k, const double *a, int n)
 {
     double v;
     switch (k->kid) {
@@ -469,8 +612,8 @@ static double ew_op(const sim_task *k, const double *a, int n)
         return v;
     case K_RELU: return a[0] < 0 ? 0 : a[0];
     case K_LEAKY: return a[0] < 0 ? a[0] * (double)k->f[0] : a[0];
-    case K_SIGMOID: return F16V(nb_sim_table_sigmoid(nb_sim_f16(a[0])));
-    case K_TANH: return F16V(nb_sim_table_tanh(nb_sim_f16(a[0])));
+    case K_SIGMOID: return F16V(nb_sim_table_sigmoid(sim_f16(a[0])));
+    case K_TANH: return F16V(nb_sim_table_tanh(sim_f16(a[0])));
     case K_EXP: return exp(a[0]);
     case K_LOG: return log(a[0]);
     case K_ABS: return fabs(a[0]);
@@ -521,12 +664,46 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
     if (fast) { /* one loop over the layout (padding included: never read as data) */
         int bits = sim_bits(y->dtype);
         int64_t cnt = (int64_t)y->bytes * 8 / bits;
-        for (int64_t e = 0; e < cnt; e++) {
-            for (int i = 0; i < n; i++)
-                if (!scalar[i])
-                    a[i] = sim_load(in[i]->dtype, ip[i], e);
-            sim_store(y->dtype, yp, e, ew_op(k, a, n));
-        }
+        bool all16 = y->dtype == DT_F16;
+        for (int i = 0; i < n; i++)
+            all16 &= in[i]->dtype == DT_F16;
+        /* ops whose result is one of their fp16 operands (or its negation): no rounding */
+        bool exact = k->kid == K_MAX || k->kid == K_MIN || k->kid == K_RELU ||
+                     k->kid == K_ABS || k->kid == K_NEG || k->kid == K_IDENTITY ||
+                     k->kid == K_WHERE;
+        if (all16 && n == 2 && scalar[1] && !scalar[0] &&
+            (k->kid == K_MAX || k->kid == K_MIN)) {
+            /* max(x, c) / min(x, c): the chosen operand's bits, no arithmetic */
+            uint16_t cb = sim_f16(a[1]);
+            float c = (float)a[1];
+            bool mx = k->kid == K_MAX;
+            for (int64_t e = 0; e < cnt; e++) {
+                uint16_t xb = rd16(ip[0] + 2 * e);
+                float v = nb_sim_f16_tbl[xb];
+                bool take_x = v != v || (mx ? v > c : v < c) || c != c;
+                wr16(yp + 2 * e, take_x ? (c != c ? cb : xb) : cb);
+            }
+        } else if (all16 && exact)
+            for (int64_t e = 0; e < cnt; e++) {
+                for (int i = 0; i < n; i++)
+                    if (!scalar[i])
+                        a[i] = F16V(rd16(ip[i] + 2 * e));
+                wr16(yp + 2 * e, sim_f16f((float)ew_op(k, a, n)));
+            }
+        else if (all16) /* the common case, without the type switches */
+            for (int64_t e = 0; e < cnt; e++) {
+                for (int i = 0; i < n; i++)
+                    if (!scalar[i])
+                        a[i] = F16V(rd16(ip[i] + 2 * e));
+                wr16(yp + 2 * e, sim_f16(ew_op(k, a, n)));
+            }
+        else
+            for (int64_t e = 0; e < cnt; e++) {
+                for (int i = 0; i < n; i++)
+                    if (!scalar[i])
+                        a[i] = sim_load(in[i]->dtype, ip[i], e);
+                sim_store(y->dtype, yp, e, ew_op(k, a, n));
+            }
         return;
     }
     int64_t cnt = nb_sim_numel(y), idx[6] = {0}, ii[6];
@@ -571,7 +748,7 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
                                 best = v;
                         }
                     iy[0] = n, iy[1] = c, iy[2] = r == 4 ? oh : ow, iy[3] = ow;
-                    wr16(yp + 2 * sim_ph(m, y, iy), nb_sim_f16(best));
+                    wr16(yp + 2 * sim_ph(m, y, iy), sim_f16(best));
                 }
 }
 
@@ -651,7 +828,7 @@ static void k_softmax(nb_sim_model *m, const sim_task *k)
             }
             for (j[ax] = 0; j[ax] < L; j[ax]++) {
                 double v = F16V(rd16(xp + 2 * sim_ph(m, x, j)));
-                wr16(yp + 2 * sim_ph(m, y, j), nb_sim_f16(f16r(exp(f16r(v - mx))) / sum));
+                wr16(yp + 2 * sim_ph(m, y, j), sim_f16(f16r(exp(f16r(v - mx))) / sum));
             }
         }
         odo_inc(idx, x->dims, x->rank);
@@ -685,7 +862,7 @@ static nb_err k_norm(nb_sim_model *m, const sim_task *k, nb_status *st)
         for (int64_t e = 0; e < n; e++) {
             int64_t c = idx[1];
             double v = F16V(rd16(xp + 2 * sim_ph(m, x, idx)));
-            wr16(yp + 2 * sim_ph(m, y, idx), nb_sim_f16(f16r(f16r(v - mean[c]) * a[c]) + bias[c]));
+            wr16(yp + 2 * sim_ph(m, y, idx), sim_f16(f16r(f16r(v - mean[c]) * a[c]) + bias[c]));
             odo_inc(idx, x->dims, x->rank);
         }
         return NB_OK;
@@ -714,7 +891,7 @@ static nb_err k_norm(nb_sim_model *m, const sim_task *k, nb_status *st)
         memcpy(j, base, sizeof j);
         for (int64_t i = 0; i < inner; i++) {
             double d = f16r(F16V(rd16(xp + 2 * sim_ph(m, x, j))) - mu);
-            wr16(yp + 2 * sim_ph(m, y, j), nb_sim_f16(f16r(d * sc) + bias[c]));
+            wr16(yp + 2 * sim_ph(m, y, j), sim_f16(f16r(d * sc) + bias[c]));
             odo_inc(j + 2, x->dims + 2, x->rank - 2);
         }
     }

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nb/sim.h"
+#include "sim_internal.h"
 
 /* binary16 bits -> float, for every bit pattern (built by nb_sim_numerics_init). */
 float nb_sim_f16_tbl[65536];
@@ -41,37 +41,7 @@ float nb_sim_f16_value(uint16_t h)
     return nb_sim_f16_tbl[h];
 }
 
-uint16_t nb_sim_f16(double x)
-{
-    /* on the bits of the double: one rounding, to nearest even */
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    uint16_t sign = (uint16_t)(u >> 48) & 0x8000;
-    int e = (int)(u >> 52) & 0x7FF;
-    uint64_t man = u & 0xFFFFFFFFFFFFFull;
-    if (e == 0x7FF)
-        return man ? 0x7E00 : (uint16_t)(sign | 0x7BFF); /* NaN; infinity saturates */
-    int he = e - 1023 + 15; /* the half's biased exponent */
-    if (he >= 31)
-        return sign | 0x7BFF;
-    if (he <= 0) { /* subnormal half (or zero): the value in units of 2^-24 */
-        if (he < -10)
-            return sign; /* below half of the smallest subnormal: rounds to 0 */
-        uint64_t full = man | (1ull << 52);
-        int shift = 43 - he; /* value = full 2^(e - 1075), in units of 2^-24: full >> (1051 - e) */
-        uint64_t q = full >> shift, rem = full & ((1ull << shift) - 1), half = 1ull << (shift - 1);
-        if (rem > half || (rem == half && (q & 1)))
-            q++;
-        return sign | (uint16_t)q; /* q = 1024 carries into the smallest normal: right */
-    }
-    uint64_t q = man >> 42, rem = man & ((1ull << 42) - 1), half = 1ull << 41;
-    if (rem > half || (rem == half && (q & 1)))
-        q++;
-    uint32_t bits = ((uint32_t)he << 10) + (uint32_t)q; /* a carry moves into the exponent */
-    if (bits >= 0x7C00)
-        return sign | 0x7BFF; /* rounded past 65504 */
-    return sign | (uint16_t)bits;
-}
+uint16_t nb_sim_f16(double x) { return sim_f16(x); }
 
 /* ---- table functions ---- */
 #define TBL_N 512
@@ -121,26 +91,12 @@ uint16_t nb_sim_table_sigmoid(uint16_t x)
 
 int32_t nb_sim_quant(uint16_t xh, float scale, float offset, int bits)
 {
-    float x = nb_sim_f16_value(xh);
-    int32_t lo = bits == 16 ? -32768 : -128, hi = bits == 16 ? 32767 : 127;
-    if (isnan(x))
-        return 0; /* NaN enters the cube as 0 (documented) */
-    float p = x * scale; /* fp32, round to nearest even */
-    float r = nearbyintf(p) + offset;
-    if (r < (float)lo)
-        return lo;
-    if (r > (float)hi)
-        return hi;
-    return (int32_t)r;
+    nb_sim_numerics_init();
+    return sim_quant(xh, scale, offset, bits);
 }
 
 uint16_t nb_sim_dequant(int32_t acc, float deq_scale, int act, float alpha)
 {
-    float y = (float)acc * deq_scale; /* int32 -> fp32 (nearest even), fp32 product */
-    uint16_t h = nb_sim_f16(y);
-    if (act == 1 && (h & 0x8000) && (h & 0x7FFF) <= 0x7C00)
-        return 0; /* Relu: negatives (and -0) to +0 */
-    if (act == 2 && (h & 0x8000))
-        return nb_sim_f16((double)nb_sim_f16_value(h) * alpha);
-    return h;
+    nb_sim_numerics_init();
+    return sim_dequant(acc, deq_scale, act, alpha);
 }

@@ -192,7 +192,7 @@ static double sat(double v, double lo, double hi)
 void sim_store(int dtype, uint8_t *p, int64_t e, double v)
 {
     switch (dtype) {
-    case DT_F16: wr16(p + 2 * e, nb_sim_f16(v)); break;
+    case DT_F16: wr16(p + 2 * e, sim_f16(v)); break;
     case DT_FLOAT: { float f = (float)v; memcpy(p + 4 * e, &f, 4); break; }
     case DT_I8: p[e] = (uint8_t)(int8_t)sat(trunc(v), -128, 127); break;
     case DT_U8: p[e] = (uint8_t)sat(trunc(v), 0, 255); break;
@@ -211,6 +211,7 @@ void sim_store(int dtype, uint8_t *p, int64_t e, double v)
 
 double nb_sim_get(const nb_exeom_tensor *t, const uint8_t *data, int64_t i)
 {
+    nb_sim_numerics_init(); /* the fp16 decode table, for callers that loaded no model */
     int64_t idx[6];
     for (int d = t->rank - 1; d >= 0; d--) {
         idx[d] = t->dims[d] ? i % t->dims[d] : 0;
@@ -423,6 +424,24 @@ static nb_err check_conv(const vctx *v, sim_task *k, bool transpose)
     if ((e = check_spatial(v, k, x, y, transpose)) || (e = check_cube_params(v, k, y->dims[1])))
         return e;
     k->x_off = zero_point(v->m, v->k, k->in[0]);
+    /* the exact fp32 GEMM path: int8 x int8, one group, every sum below 2^24 */
+    if (!transpose && x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
+        int64_t C = x->dims[1], C1 = (C + 31) / 32, taps = C1 * k->kh * k->kw;
+        int lanes = C1 == 1 ? (int)C : 32;
+        int64_t Kg = taps * lanes, Co = y->dims[1], N1 = (Co + 15) / 16;
+        if (lanes > 0 && Kg * 128 * 128 < (1 << 24) && Co > 0) {
+            k->wf = malloc(sizeof(float) * (size_t)(Kg * Co));
+            if (!k->wf)
+                return nb_fail(v->st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+            const int8_t *wb = (const int8_t *)v->m->x.weights + w->place;
+            for (int64_t t = 0; t < taps; t++)
+                for (int l = 0; l < lanes; l++)
+                    for (int64_t co = 0; co < Co; co++)
+                        k->wf[(t * lanes + l) * Co + co] =
+                            wb[((t * N1 + co / 16) * 16 + co % 16) * 32 + l];
+            k->lanes = lanes;
+        }
+    }
     return NB_OK;
 }
 
@@ -936,6 +955,8 @@ void nb_sim_free(nb_sim_model *m)
     nb_exeom_free(&m->x);
     free(m->buf);
     free(m->k);
+    for (uint32_t i = 0; m->k && i < m->x.n_tasks; i++)
+        free(m->k[i].wf);
     free(m->prof);
     free(m->in_t);
     free(m->out_t);

@@ -2,9 +2,14 @@
 #ifndef NB_SIM_INTERNAL_H
 #define NB_SIM_INTERNAL_H
 
+#include <math.h>
 #include <string.h>
 
 #include "nb/sim.h"
+
+/* the decode table (numerics.c), filled once nb_sim_numerics_init ran (nb_sim_load) */
+extern float nb_sim_f16_tbl[65536];
+#define F16V(h) ((double)nb_sim_f16_tbl[(uint16_t)(h)])
 
 /* aclDataType codes */
 enum { DT_FLOAT = 0, DT_F16 = 1, DT_I8 = 2, DT_I32 = 3, DT_U8 = 4, DT_I16 = 6, DT_U64 = 10,
@@ -44,6 +49,9 @@ typedef struct sim_task {
     int perm[6];       /* transpose */
     int mask, keepdims; /* reduce */
     int64_t M, N, K, batch; /* matmul */
+    float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)
+                          for the exact fp32 GEMM path; NULL when sums could reach 2^24 */
+    int lanes;         /* conv: input channels per C0 row taken into Kg */
 } sim_task;
 
 struct nb_sim_model {
@@ -88,12 +96,99 @@ static inline int64_t sim_ph(const nb_sim_model *m, const nb_exeom_tensor *t, co
     return e;
 }
 
+/* nb_sim_f16, inlined in the kernels */
+static inline uint16_t sim_f16(double x)
+{
+    /* on the bits of the double: one rounding, to nearest even */
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    uint16_t sign = (uint16_t)(u >> 48) & 0x8000;
+    int e = (int)(u >> 52) & 0x7FF;
+    uint64_t man = u & 0xFFFFFFFFFFFFFull;
+    if (e == 0x7FF)
+        return man ? 0x7E00 : (uint16_t)(sign | 0x7BFF); /* NaN; infinity saturates */
+    int he = e - 1023 + 15; /* the half's biased exponent */
+    if (he >= 31)
+        return sign | 0x7BFF;
+    if (he <= 0) { /* subnormal half (or zero): the value in units of 2^-24 */
+        if (he < -10)
+            return sign; /* below half of the smallest subnormal: rounds to 0 */
+        uint64_t full = man | (1ull << 52);
+        int shift = 43 - he; /* value = full 2^(e - 1075), in units of 2^-24: full >> (1051 - e) */
+        uint64_t q = full >> shift, rem = full & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+        return sign | (uint16_t)q; /* q = 1024 carries into the smallest normal: right */
+    }
+    uint64_t q = man >> 42, rem = man & ((1ull << 42) - 1), half = 1ull << 41;
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    uint32_t bits = ((uint32_t)he << 10) + (uint32_t)q; /* a carry moves into the exponent */
+    if (bits >= 0x7C00)
+        return sign | 0x7BFF; /* rounded past 65504 */
+    return sign | (uint16_t)bits;
+}
+
+/* The same rounding for an fp32 value (one rounding: fp32 -> fp16 directly), for results
+   computed in fp32 (AscendDequant) or already exact (Max, Relu, ...). */
+static inline uint16_t sim_f16f(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    int e = (int)((u >> 23) & 0xFF);
+    uint32_t man = u & 0x7FFFFF;
+    if (e == 0xFF)
+        return man ? 0x7E00 : (uint16_t)(sign | 0x7BFF);
+    int he = e - 127 + 15;
+    if (he >= 31)
+        return sign | 0x7BFF;
+    if (he <= 0) {
+        if (he < -10)
+            return sign;
+        uint32_t full = man | 0x800000;
+        int shift = 14 - he;
+        uint32_t q = full >> shift, rem = full & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+        return sign | (uint16_t)q;
+    }
+    uint32_t q = man >> 13, rem = man & 0x1FFF;
+    if (rem > 0x1000 || (rem == 0x1000 && (q & 1)))
+        q++;
+    uint32_t bits = ((uint32_t)he << 10) + q;
+    return sign | (uint16_t)(bits >= 0x7C00 ? 0x7BFF : bits);
+}
+
+static inline int32_t sim_quant(uint16_t xh, float scale, float offset, int bits)
+{
+    float x = nb_sim_f16_tbl[xh];
+    int32_t lo = bits == 16 ? -32768 : -128, hi = bits == 16 ? 32767 : 127;
+    if (isnan(x))
+        return 0; /* NaN enters the cube as 0 (documented) */
+    float p = x * scale; /* fp32, round to nearest even */
+    float r = nearbyintf(p) + offset;
+    if (r < (float)lo)
+        return lo;
+    if (r > (float)hi)
+        return hi;
+    return (int32_t)r;
+}
+
+static inline uint16_t sim_dequant(int32_t acc, float deq_scale, int act, float alpha)
+{
+    float y = (float)acc * deq_scale; /* int32 -> fp32 (nearest even), fp32 product */
+    uint16_t h = sim_f16f(y);
+    if (act == 1 && (h & 0x8000) && (h & 0x7FFF) <= 0x7C00)
+        return 0; /* Relu: negatives (and -0) to +0 */
+    if (act == 2 && (h & 0x8000))
+        return sim_f16((double)nb_sim_f16_tbl[h] * alpha);
+    return h;
+}
+
 /* kernels (kernels.c): run task k */
 nb_err sim_run_task(nb_sim_model *m, int k, nb_status *st);
 
-/* the decode table (numerics.c), filled once nb_sim_numerics_init ran (nb_sim_load) */
-extern float nb_sim_f16_tbl[65536];
-#define F16V(h) ((double)nb_sim_f16_tbl[(uint16_t)(h)])
 
 static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline void wr16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }

@@ -55,6 +55,13 @@ bool nb_ref_supports(const char *op_type);
  * folds is replaced by the nodes of the branch taken. Shape inference is then complete for
  * static inputs. Errors: those of nb_model_load, prefixed with the path. */
 nb_err nb_ref_load(const char *path, const nb_load_opts *opts, nb_model **out, nb_status *st);
+/* C [m x n] = A [m x k] . B [k x n], row-major fp32 with leading dims lda, ldb, ldc:
+ * OpenBLAS's cblas_sgemm (opened at the first call), or a plain C loop when it cannot be
+ * opened. The simulated NPU's cube uses it for integer products whose sums stay below 2^24
+ * (exact in fp32 in any order). */
+void nb_sgemm_rm(int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+                 float *c, int ldc);
+
 /* The folding step alone, on a loaded model. */
 nb_err nb_ref_fold(nb_model *m, nb_status *st);
 
