@@ -145,6 +145,21 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     const char *op = k->op_type;
     const nb_node *n = task_node(g, k->name);
     if (!strcmp(op, "AscendQuant")) {
+        /* the second operand of a MatMul of two activations: its own scale */
+        for (int j = 0; j < ng->n_k && k->n_out; j++) {
+            const nb_npu_task *c = &ng->k[j];
+            if (c->unit != NB_TASK_CUBE || c->n_in < 2 || c->in[1] != k->out[0])
+                continue;
+            bool step;
+            const nb_npu_layer *l = layer_of(ls, n_layers, c->name, &step);
+            if (!l || !(l->b_scale > 0))
+                return nb_fail(st, NB_ERR_GRAPH, "task '%s': no scale for the second operand "
+                               "of '%s' (a MatMul of two activations)", k->name, c->name);
+            putf(p, l->b_scale);
+            putf(p + 4, l->b_offset);
+            p[8] = 8;
+            return NB_OK;
+        }
         bool state; /* an RNN's state enters its recurrent product through its step's quant */
         const nb_npu_layer *l = layer_of(ls, n_layers, k->name, &state);
         if (!l)

@@ -806,12 +806,12 @@ void nb_cycle_params_default(nb_cycle_params *p)
     p->cube_ops_s8s8 = 250;
     p->cube_ops_s16s8 = 125;
     p->cube_ops_s8s4 = 500;
-    p->vector_lanes = 32;
+    p->vector_lanes = 16;
     p->vector_table_cost = 2;
     p->vector_math_cost = 4;
-    p->weight_bytes_per_cycle = 16;
+    p->weight_bytes_per_cycle = 32;
     p->act_bytes_per_cycle = 32;
-    p->task_overhead = 160;
+    p->task_overhead = 400;
     p->clock_mhz[0] = 64;
     p->clock_mhz[1] = 200;
 }
@@ -913,16 +913,16 @@ static void profile_task(nb_sim_model *m, int ki, const nb_cycle_params *cp)
             double taps = (double)k->kh * k->kw, c0 = sim_c0(x->dtype);
             double m_rows = x->dims[0] * pix;
             macs = m_rows * cout * cin_g * taps;
-            padded = g * cdiv((int64_t)m_rows, 16) * 16.0 * (cdiv((int64_t)cin_g, (int64_t)c0) * c0 * taps) *
+            padded = g * m_rows * (cdiv((int64_t)cin_g, (int64_t)c0) * c0 * taps) *
                      (cdiv((int64_t)(cout / g), 16) * 16.0);
         } else if (k->kid == K_MATMUL || k->kid == K_GEMM) {
             macs = (double)k->batch * k->M * k->N * k->K;
-            padded = (double)k->batch * cdiv(k->M, 16) * 16.0 * cdiv(k->K, 32) * 32.0 *
+            padded = (double)k->batch * (double)k->M * cdiv(k->K, 32) * 32.0 *
                      cdiv(k->N, 16) * 16.0;
         } else {
             double B = x->dims[1], I = x->dims[2], H = k->hidden, GH = (k->kid == K_LSTM ? 4 : 3) * H;
             macs = B * GH * (I + H);
-            padded = cdiv((int64_t)B, 16) * 16.0 * cdiv((int64_t)GH, 16) * 16.0 *
+            padded = B * cdiv((int64_t)GH, 16) * 16.0 *
                      (cdiv((int64_t)I, 32) * 32.0 + cdiv((int64_t)H, 32) * 32.0);
             /* the gates on the vector unit */
             compute += ceil(B * GH / cp->vector_lanes) * (1 + cp->vector_table_cost);

@@ -283,6 +283,10 @@ typedef struct nb_npu_layer {
     int32_t *bias_r;
     uint64_t *deq_r;
     float h_scale, h_offset;
+    /* a MatMul of two activations: the second operand's AscendQuant (b_scale = 1 / its
+       scale_d, b_offset; 0 when the layer has constant weights). The calibration does not
+       produce such layers yet; the compiler and the simulator take them. */
+    float b_scale, b_offset;
 } nb_npu_layer;
 
 typedef struct nb_npu_input {
