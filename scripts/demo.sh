@@ -6,7 +6,9 @@
 # quantizes hey_jarvis on real speech: espeak-ng utterances through the float melspectrogram
 # and embedding models (share/examples/openwakeword/make_data.js, 20 clips for calibration
 # and 20 other voices/phrases for evaluation), calibrated with IFMR and evaluated on the
-# separate set, then compiles it with the vendor's ATC command line to an exeom.
+# separate set, then compiles it with the vendor's ATC command line to an exeom and runs it on
+# the simulated NPU through the ACL API (outputs, cycles per task); embedding_model likewise,
+# with every task dumped.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -41,5 +43,26 @@ echo "== nanobench atc in $out/quant (the vendor's command line; hey_jarvis's If
 (cd "$out/quant" && "$nb" ${cal_run:+--parent $cal_run} atc --mode=30 --framework=5 \
     --soc_version=Ascend035A --model=hey_jarvis_deploy_model.onnx --output=hey_jarvis \
     --input_fp16_nodes="x.1" --output_type=FP16 --out_nodes="Sigmoid_28:0")
-echo "== nanobench history (every run is recorded; the infer run is a child of the info run, the compile of the calibration)"
-"$nb" history --limit 7
+clip=$(ls "$data/eval/hey_jarvis" | head -n 1)
+echo "== nanobench run hey_jarvis.exeom on the simulated NPU (ACL API), one evaluation clip, per-task cycles"
+compile_run=$("$nb" history list --kind compile --limit 1 2>/dev/null | awk 'NR == 2 { print $1 }') # the atc above
+"$nb" ${compile_run:+--parent $compile_run} run "$out/quant/hey_jarvis.exeom" \
+    --input "x.1=$data/eval/hey_jarvis/$clip" --output-dir "$out/run_hey_jarvis" --profile
+echo "== embedding_model: calibrate (20 clips), compile, run with every task dumped (share/proto/dump.proto)"
+"$nb" calibrate --model "$models/embedding_model.onnx" --save_path "$out/quant/embedding" \
+    --input_shape "input_1:1,76,32,1" --data_dir "$data/calib/embedding" --batch_num 20 \
+    --eval_dir "$data/eval/embedding" >"$out.calibrate_emb.log" 2>&1 || { cat "$out.calibrate_emb.log"; exit 2; }
+grep -E "^network output|^time:" "$out.calibrate_emb.log"
+ecal_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "$out.calibrate_emb.log")
+(cd "$out/quant" && "$nb" ${ecal_run:+--parent $ecal_run} atc --mode=30 --framework=5 \
+    --soc_version=Ascend035A --model=embedding_deploy_model.onnx --output=embedding \
+    --input_fp16_nodes="input_1" --input_shape="input_1:1,76,32,1" --output_type=FP16) 2>&1 | tee "$out.atc_emb.log"
+ecomp_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "$out.atc_emb.log")
+rm -rf "$out/dump"
+printf '{"dump": {"dump_list": [{"model_name": "embedding"}], "dump_path": "%s", "dump_mode": "output", "dump_op_switch": "off", "dump_data": "tensor"}}\n' "$out/dump" >"$out/acl.json"
+eclip=$(ls "$data/eval/embedding" | head -n 1)
+"$nb" ${ecomp_run:+--parent $ecomp_run} run "$out/quant/embedding.exeom" --input "input_1=$data/eval/embedding/$eclip" \
+    --output-dir "$out/run_embedding" --dump "$out/acl.json"
+echo "   $(find "$out/dump" -type f | wc -l) dump files in $out/dump"
+echo "== nanobench history (every run is recorded; the infer run is a child of the info run, the compile of the calibration, the NPU run of the compile)"
+"$nb" history --limit 10

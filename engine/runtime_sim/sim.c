@@ -949,14 +949,15 @@ void nb_sim_free(nb_sim_model *m)
 {
     if (!m)
         return;
+    /* before nb_exeom_free, which clears the counts */
     for (uint32_t i = 0; m->w16 && i < m->x.n_tensors; i++)
         free(m->w16[i]);
     free(m->w16);
+    for (uint32_t i = 0; m->k && i < m->x.n_tasks; i++)
+        free(m->k[i].wf);
     nb_exeom_free(&m->x);
     free(m->buf);
     free(m->k);
-    for (uint32_t i = 0; m->k && i < m->x.n_tasks; i++)
-        free(m->k[i].wf);
     free(m->prof);
     free(m->in_t);
     free(m->out_t);
