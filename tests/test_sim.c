@@ -7,9 +7,117 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
 #include <cmocka.h>
 
 #include "nb/sim.h"
+
+/* ---- a tiny exeom built byte by byte (share/doc/exeom.md), for the kernels the compiler
+   does not emit yet (int16 activations, int4 weights) and for hand-checked layouts ---- */
+typedef struct xt {
+    int dtype, format, role, rank, dims[6];
+    uint32_t place;
+} xt;
+typedef struct xk {
+    int kernel, unit, n_in, n_out, in[8], out[4];
+    uint8_t params[32];
+} xk;
+
+static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Builds the file; weights[] holds the weight section (placed by each weight's place). */
+static uint8_t *build(const xt *t, int nt, const xk *k, int nk, const uint8_t *weights,
+                      uint32_t wbytes, uint32_t arena, size_t *len)
+{
+    size_t n = 64 + 48 * (size_t)nt + 64 * (size_t)nk + wbytes;
+    uint8_t *b = calloc(1, n);
+    memcpy(b, "NBXO", 4);
+    put16(b + 4, 1);
+    put16(b + 6, 1);
+    put32(b + 8, (uint32_t)nt);
+    put32(b + 12, (uint32_t)nk);
+    int ins = 0, outs = 0;
+    for (int i = 0; i < nt; i++)
+        ins += t[i].role == 0, outs += t[i].role == 1;
+    put32(b + 16, (uint32_t)ins);
+    put32(b + 20, (uint32_t)outs);
+    put32(b + 24, arena);
+    uint32_t off[3] = {64, 64 + 48 * (uint32_t)nt, 64 + 48 * (uint32_t)nt + 64 * (uint32_t)nk};
+    uint32_t sz[3] = {48 * (uint32_t)nt, 64 * (uint32_t)nk, wbytes};
+    for (int i = 0; i < nt; i++) {
+        uint8_t *d = b + off[0] + 48 * i;
+        d[0] = (uint8_t)t[i].dtype, d[1] = (uint8_t)t[i].format, d[2] = (uint8_t)t[i].role;
+        d[3] = (uint8_t)t[i].rank;
+        for (int j = 0; j < 6; j++)
+            put32(d + 4 + 4 * j, (uint32_t)t[i].dims[j]);
+        nb_exeom_tensor e = {.dtype = (uint8_t)t[i].dtype, .format = (uint8_t)t[i].format,
+                             .rank = (uint8_t)t[i].rank};
+        memcpy(e.dims, t[i].dims, sizeof e.dims);
+        put32(d + 28, (uint32_t)nb_sim_tensor_bytes(&e));
+        put32(d + 32, t[i].place);
+        put16(d + 36, 0xFFFF);
+        put16(d + 38, 0xFFFF);
+    }
+    for (int i = 0; i < nk; i++) {
+        uint8_t *d = b + off[1] + 64 * i;
+        put16(d, (uint32_t)k[i].kernel);
+        d[2] = (uint8_t)k[i].unit, d[3] = (uint8_t)k[i].n_in, d[4] = (uint8_t)k[i].n_out;
+        for (int j = 0; j < 8; j++)
+            put16(d + 8 + 2 * j, j < k[i].n_in ? (uint32_t)k[i].in[j] : 0xFFFF);
+        for (int j = 0; j < 4; j++)
+            put16(d + 24 + 2 * j, j < k[i].n_out ? (uint32_t)k[i].out[j] : 0xFFFF);
+        memcpy(d + 32, k[i].params, 32);
+    }
+    memcpy(b + off[2], weights, wbytes);
+    for (int s = 0; s < 3; s++) {
+        put32(b + 28 + 12 * s, off[s]);
+        put32(b + 32 + 12 * s, sz[s]);
+        put32(b + 36 + 12 * s, (uint32_t)crc32(crc32(0L, Z_NULL, 0), b + off[s], sz[s]));
+    }
+    *len = n;
+    return b;
+}
+
+static void quant_params(uint8_t *p, float scale, float offset, int bits)
+{
+    memcpy(p, &scale, 4);
+    memcpy(p + 4, &offset, 4);
+    p[8] = (uint8_t)bits;
+}
+
+/* Loads, runs with input values in (logical order), returns output values. */
+static void run_model(const uint8_t *file, size_t len, const double *in, int n_in_vals,
+                      double *out, int n_out_vals)
+{
+    nb_sim_model *m = NULL;
+    nb_status st = {0};
+    if (nb_sim_load(file, len, NULL, &m, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(m);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(m, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(m, 0)];
+    uint8_t *ib = calloc(1, ti->bytes), *ob = calloc(1, to->bytes);
+    for (int i = 0; i < n_in_vals; i++)
+        nb_sim_set(ti, ib, i, in[i]);
+    const void *ins[1] = {ib};
+    void *outs[1] = {ob};
+    if (nb_sim_execute(m, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    for (int i = 0; i < n_out_vals; i++)
+        out[i] = nb_sim_get(to, ob, i);
+    free(ib), free(ob);
+    nb_sim_free(m);
+}
+
+static void put_f32(uint8_t *w, uint32_t at, float v) { memcpy(w + at, &v, 4); }
 
 /* Round to nearest even, saturating at 65504 (never infinity). */
 static void test_f16_rounding(void **state)
@@ -86,6 +194,120 @@ static void test_tables(void **state)
     assert_int_equal(nb_sim_table_sigmoid(nb_sim_f16(1.0)), 0x39D9);
 }
 
+/* MatMul s16 x s8: x [1,3] = (300, -200, 1000) quantized to int16 (scale 1, offset 0),
+ * W [2,3] = [[1, 2, 3], [-1, 0, 2]], bias (5, -5), deq_scale (0.5, 0.25):
+ * acc0 = 5 + 300 - 400 + 3000 = 2905, x 0.5 = 1452.5 -> fp16 1452 (spacing 1: a tie, to
+ * even); acc1 = -5 - 300 + 2000 = 1695, x 0.25 = 423.75 (exact). */
+static void test_matmul_s16s8(void **state)
+{
+    (void)state;
+    /* tensors: 0 x fp16 ND in, 1 x int16 NZ, 2 W int8 NZ [2,3], 3 bias, 4 deq, 5 acc int32 NZ,
+       6 y fp16 ND out */
+    xt t[7] = {{1, 2, 0, 2, {1, 3}, 0},   {6, 29, 2, 2, {1, 3}, 0},
+               {2, 29, 3, 2, {2, 3}, 0},   {3, 2, 3, 1, {16}, 512},
+               {10, 2, 3, 1, {16}, 576},   {3, 29, 2, 2, {1, 2}, 1024},
+               {1, 2, 1, 2, {1, 2}, 0}};
+    uint8_t w[704] = {0};
+    /* W N x K in FRACTAL_NZ (C0 32): (n, k) at (n % 16) * 32 + k for one block */
+    int8_t wv[2][3] = {{1, 2, 3}, {-1, 0, 2}};
+    for (int n = 0; n < 2; n++)
+        for (int k = 0; k < 3; k++)
+            w[n * 32 + k] = (uint8_t)wv[n][k];
+    put32(w + 512, 5);
+    put32(w + 516, (uint32_t)-5);
+    put_f32(w, 576, 0.5f);
+    put_f32(w, 584, 0.25f);
+    xk k[3] = {{1, 0, 1, 1, {0}, {1}, {0}}, {7, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
+               {2, 0, 1, 1, {5}, {6}, {0}}};
+    quant_params(k[0].params, 1.0f, 0.0f, 16);
+    size_t len;
+    uint8_t *f = build(t, 7, k, 3, w, sizeof w, 4096, &len);
+    double in[3] = {300, -200, 1000}, out[2];
+    run_model(f, len, in, 3, out, 2);
+    assert_true(out[0] == 1452.0);
+    assert_true(out[1] == 423.75);
+    free(f);
+}
+
+/* MatMul s8 x s4: x (3, -2, 5) with AscendQuant (scale 1, offset 1): q = (4, -1, 6);
+ * W int4 [[7, -8, 1], [-1, 2, -3]] (two per byte, low nibble first), bias (0, 10), deq
+ * (1, 0.5): acc0 = 28 + 8 + 6 = 42; acc1 = 10 - 4 - 2 - 18 = -14, x 0.5 = -7. */
+static void test_matmul_s8s4(void **state)
+{
+    (void)state;
+    xt t[7] = {{1, 2, 0, 2, {1, 3}, 0},   {2, 29, 2, 2, {1, 3}, 0},
+               {29, 29, 3, 2, {2, 3}, 0},  {3, 2, 3, 1, {16}, 512},
+               {10, 2, 3, 1, {16}, 576},   {3, 29, 2, 2, {1, 2}, 1024},
+               {1, 2, 1, 2, {1, 2}, 0}};
+    uint8_t w[704] = {0};
+    /* int4 FRACTAL_NZ, C0 = 64: element (n, k) = (n % 16) * 64 + k, byte e / 2 */
+    int wv[2][3] = {{7, -8, 1}, {-1, 2, -3}};
+    for (int n = 0; n < 2; n++)
+        for (int k = 0; k < 3; k++) {
+            int e = n * 64 + k;
+            w[e / 2] |= (uint8_t)((wv[n][k] & 15) << (4 * (e & 1)));
+        }
+    put32(w + 512, 0);
+    put32(w + 516, 10);
+    put_f32(w, 576, 1.0f);
+    put_f32(w, 584, 0.5f);
+    xk k[3] = {{1, 0, 1, 1, {0}, {1}, {0}}, {7, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
+               {2, 0, 1, 1, {5}, {6}, {0}}};
+    quant_params(k[0].params, 1.0f, 1.0f, 8);
+    size_t len;
+    uint8_t *f = build(t, 7, k, 3, w, sizeof w, 4096, &len);
+    double in[3] = {3, -2, 5}, out[2];
+    run_model(f, len, in, 3, out, 2);
+    assert_true(out[0] == 42.0);
+    assert_true(out[1] == -7.0);
+    free(f);
+}
+
+/* Depthwise Conv (group 2) 1x3, pads 1 left and right, on x [1,2,1,3] = [[1,2,3],[0,-1,4]]
+ * quantized with scale 1, offset -2: q = [[-1,0,1],[-2,-3,2]]; the padding reads the zero
+ * point -2. W ch0 (1,1,1), ch1 (1,-1,2), bias 0, deq 1:
+ * ch0: (-2 - 1 + 0, -1 + 0 + 1, 0 + 1 - 2) = (-3, 0, -1);
+ * ch1: (-2 + 2 - 6, -2 + 3 + 4, -3 - 2 - 4) = (-6, 5, -9). */
+static void test_conv_depthwise(void **state)
+{
+    (void)state;
+    xt t[7] = {{1, 2, 0, 4, {1, 2, 1, 3}, 0},  {2, 3, 2, 4, {1, 2, 1, 3}, 0},
+               {2, 4, 3, 4, {2, 1, 1, 3}, 0},  {3, 2, 3, 1, {16}, 1536},
+               {10, 2, 3, 1, {16}, 1600},      {3, 3, 2, 4, {1, 2, 1, 3}, 1024},
+               {1, 3, 1, 4, {1, 2, 1, 3}, 0}};
+    uint8_t w[1728] = {0};
+    /* FRACTAL_Z [Cout 2, Cin/g 1, 1, 3], C0 32: (co, 0, 0, kw) at kw * 512 + co * 32 */
+    int wv[2][3] = {{1, 1, 1}, {1, -1, 2}};
+    for (int co = 0; co < 2; co++)
+        for (int kw = 0; kw < 3; kw++)
+            w[kw * 512 + co * 32] = (uint8_t)(int8_t)wv[co][kw];
+    put_f32(w, 1600, 1.0f);
+    put_f32(w, 1608, 1.0f);
+    xk k[3] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
+               {2, 0, 1, 1, {5}, {6}, {0}}};
+    quant_params(k[0].params, 1.0f, -2.0f, 8);
+    /* kh kw sh sw pt pl pb pr dh dw group */
+    uint16_t cp[11] = {1, 3, 1, 1, 0, 1, 0, 1, 1, 1, 2};
+    for (int i = 0; i < 11; i++)
+        put16(k[1].params + 2 * i, cp[i]);
+    size_t len;
+    uint8_t *f = build(t, 7, k, 3, w, sizeof w, 4096, &len);
+    double in[6] = {1, 2, 3, 0, -1, 4}, out[6];
+    run_model(f, len, in, 6, out, 6);
+    double want[6] = {-3, 0, -1, -6, 5, -9};
+    for (int i = 0; i < 6; i++)
+        assert_true(out[i] == want[i]);
+    /* the same file with a Conv stride of 0 is refused, naming the task */
+    put16(k[1].params + 4, 0);
+    free(f);
+    f = build(t, 7, k, 3, w, sizeof w, 4096, &len);
+    nb_sim_model *m = NULL;
+    nb_status st = {0};
+    assert_int_not_equal(nb_sim_load(f, len, NULL, &m, &st), NB_OK);
+    assert_non_null(strstr(st.msg, "task 1 (Conv)"));
+    free(f);
+}
+
 /* The cycle model's defaults are the documented ones (share/npu-cycles.conf). */
 static void test_cycle_params(void **state)
 {
@@ -110,7 +332,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f16_rounding), cmocka_unit_test(test_quant),
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
-        cmocka_unit_test(test_cycle_params),
+        cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
+        cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
