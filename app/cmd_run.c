@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
 #include "cli.h"
@@ -48,7 +49,10 @@ static void safe(const char *name, char *out, size_t len)
 static int acl_fail(const char *what, aclError e)
 {
     int status = (e >= 200000 && e < 300000) || e >= 500000 ? 1 : 2;
-    return cli_fail(status, "%s: %s (ACL error %d)", what, aclGetRecentErrMsg(), e);
+    const char *msg = aclGetRecentErrMsg();
+    if (!what || !strncmp(msg, what, strlen(what))) /* the message names it already */
+        return cli_fail(status, "%s (ACL error %d)", msg, e);
+    return cli_fail(status, "%s: %s (ACL error %d)", what, msg, e);
 }
 
 /* Reads FILE into the logical elements of input t (n values, float), or fails (exit 2). */
@@ -68,10 +72,21 @@ static int read_input(const char *file, const nb_exeom_tensor *t, float **vals)
         if (nb_bin_read(file, NB_FLOAT, t->rank, dims, &x, &st))
             return cli_fail(2, "%s", st.msg);
     }
-    if (x->numel != n) {
+    bool same = x->numel == n;
+    if (same && fl > 4 && !strcmp(file + fl - 4, ".npy")) { /* a .npy has the input's shape */
+        same = x->rank == t->rank;
+        for (int i = 0; same && i < t->rank; i++)
+            same = x->dims[i] == t->dims[i];
+    }
+    if (!same) {
+        char have[128], want[128];
+        int64_t dims[6];
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        nb_shape_str(x->rank, x->dims, ',', have, sizeof have);
+        nb_shape_str(t->rank, dims, ',', want, sizeof want);
         nb_tensor_free(x);
-        return cli_fail(2, "%s: %lld values, the model's input takes %lld", file,
-                        (long long)x->numel, (long long)n);
+        return cli_fail(2, "%s: shape %s, the model's input is %s", file, have, want);
     }
     *vals = malloc(sizeof(float) * ((size_t)n + 1));
     if (!*vals) {
@@ -129,8 +144,12 @@ int cmd_run(int argc, char **argv)
     if (!lvl || !*lvl)
         uapi_npu_dlog_setlevel(0x10, 4, 0); /* errors come back as one line below */
     aclError e;
-    if ((e = aclInit(dump)))
-        return acl_fail(dump ? dump : "aclInit", e);
+    if ((e = aclInit(NULL)))
+        return acl_fail("aclInit", e);
+    if (dump && ((e = aclmdlInitDump()) || (e = aclmdlSetDump(dump)))) {
+        aclFinalize();
+        return acl_fail(dump, e);
+    }
     aclrtContext ctx = NULL;
     aclrtStream stream = NULL;
     uint32_t id = 0;
@@ -148,6 +167,9 @@ int cmd_run(int argc, char **argv)
         rc = acl_fail(exeom, e);
         goto done;
     }
+    if (nb_acl_dbg_note(id)[0])
+        fprintf(stderr, "nanobench: warning: %s: not used (inputs and outputs go by index)\n",
+                nb_acl_dbg_note(id));
     desc = aclmdlCreateDesc();
     if (!desc || (e = aclmdlGetDesc(desc, id))) {
         rc = desc ? acl_fail(exeom, e) : cli_fail(1, "out of memory");
@@ -171,6 +193,10 @@ int cmd_run(int argc, char **argv)
                                      inputs[a], ni);
                 goto done;
             }
+            if (file_of[0]) {
+                rc = cli_usage_error("run", "--input %s: the input is given twice", inputs[a]);
+                goto done;
+            }
             file_of[0] = inputs[a];
             continue;
         }
@@ -186,6 +212,11 @@ int cmd_run(int argc, char **argv)
         }
         if (hit < 0) {
             rc = cli_usage_error("run", "--input %.*s: no such model input", (int)kl, inputs[a]);
+            goto done;
+        }
+        if (file_of[hit]) {
+            rc = cli_usage_error("run", "--input %.*s: input %d given twice", (int)kl, inputs[a],
+                                 hit);
             goto done;
         }
         file_of[hit] = eq + 1;
@@ -238,6 +269,7 @@ int cmd_run(int argc, char **argv)
         rc = cli_fail(2, "%s: cannot make the output folder: %s", outdir, strerror(errno));
         goto done;
     }
+    static char used[MAX_IO][256], written[MAX_IO][1400];
     for (size_t i = 0; i < no; i++) {
         const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sim, (int)i)];
         aclDataBuffer *b = aclmdlGetDatasetBuffer(out, i);
@@ -264,14 +296,27 @@ int cmd_run(int argc, char **argv)
             safe(nm, base, sizeof base);
         else
             snprintf(base, sizeof base, "output%zu", i);
+        /* two outputs whose names clean up alike: the later one gets its index */
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(used[j], base)) {
+                size_t bl = strlen(base);
+                snprintf(base + (bl > 200 ? 200 : bl), sizeof base - 200, "_%zu", i);
+                break;
+            }
+        snprintf(used[i], sizeof used[i], "%s", base);
         snprintf(path, sizeof path, "%s/%s.npy", outdir, base);
         cli_cleanup_add(path);
         nb_err we = nb_npy_write(path, y, &st);
         cli_cleanup_clear();
         char shape[128];
         nb_shape_str(t->rank, dims, 'x', shape, sizeof shape);
-        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", nm && *nm ? nm : base,
-               shape, mn, mx, y->numel ? sum / (double)y->numel : 0.0);
+        char shown[256];
+        snprintf(shown, sizeof shown, "%s", nm && *nm ? nm : base);
+        for (char *c = shown; *c; c++) /* a name is one line of plain text on the terminal */
+            if ((unsigned char)*c < 32 || *c == 127)
+                *c = '?';
+        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", shown, shape, mn, mx,
+               y->numel ? sum / (double)y->numel : 0.0);
         for (int64_t j = 0; j < y->numel && j < 6; j++)
             printf(" %.6g", yp[j]);
         printf("\n");
@@ -280,8 +325,11 @@ int cmd_run(int argc, char **argv)
         aclUpdateDataBuffer(b, NULL, 0);
         if (we) {
             rc = cli_error(&st);
+            for (size_t j = 0; j < i; j++) /* no partial set of outputs */
+                unlink(written[j]);
             goto done;
         }
+        snprintf(written[i], sizeof written[i], "%s", path);
         rec_artifact("output", path);
         printf("wrote %s\n", path);
     }
@@ -295,7 +343,12 @@ int cmd_run(int argc, char **argv)
             const nb_sim_task_profile *p = nb_sim_profile(sim, (int)k);
             const char *name = NULL, *op = NULL;
             nb_acl_task_info(id, (int)k, &name, &op);
-            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu\n", k, name, op,
+            char nm_safe[45];
+            snprintf(nm_safe, sizeof nm_safe, "%s", name);
+            for (char *c = nm_safe; *c; c++)
+                if ((unsigned char)*c < 32 || *c == 127)
+                    *c = '?';
+            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu\n", k, nm_safe, op,
                    (unsigned long long)p->cycles, (unsigned long long)p->compute,
                    (unsigned long long)p->movement, (unsigned long long)p->macs);
             double vals2[2] = {(double)p->cycles, (double)p->macs};

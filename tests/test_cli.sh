@@ -319,6 +319,26 @@ grep -q "1 quantized layer (deploy model)" "$T/out" && grep -q "^ATC run success
     [ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.want")" ] ||
     { echo "FAIL: atc of the deploy model"; cat "$T/out" "$T/atc.want"; ls -l "$T/atc"; fails=$((fails + 1)); }
 mv "$T/atc/c.exeom" "$T/atc/deploy.exeom"
+# run (issue 6): the compiled Conv on the simulated NPU through the ACL API
+mkdir -p "$T/run"
+expect 0 "run: zeros in, output and cycles" -- "$NB" run "$T/atc/deploy.exeom" --output-dir "$T/run/o"
+[ -f "$T/run/o/output0.npy" ] && grep -q "NPU: .* cycles = .* ms at 64 MHz" "$T/out" ||
+    { echo "FAIL: run wrote no output0.npy or no cycle line"; cat "$T/out"; fails=$((fails + 1)); }
+npy "$T/run/bad.npy" '<f4' '(1, 3, 8, 7)' 672
+expect 2 "run: an input of another shape" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/bad.npy" --output-dir "$T/run/o2"; mentions "shape \[1,3,8,7\], the model's input is \[1,3,8,8\]"
+npy "$T/run/x.npy" '<f4' '(1, 3, 8, 8)' 768
+expect 2 "run: one input given twice" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/x.npy" --input "0=$T/run/x.npy"; mentions "given twice"
+expect 2 "run: no such exeom" -- "$NB" run "$T/run/none.exeom"; mentions "Load file"
+cp "$T/atc/deploy.exeom" "$T/run/flip.exeom"
+printf 'X' | dd of="$T/run/flip.exeom" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect 2 "run: a flipped byte" -- "$NB" run "$T/run/flip.exeom" --output-dir "$T/run/o3"; mentions "CRC-32"
+[ ! -d "$T/run/o3" ] || { echo "FAIL: run left an output folder for a bad exeom"; fails=$((fails + 1)); }
+echo '{"x": 1}' >"$T/run/nodump.json"
+expect 2 "run: --dump without a dump section" -- "$NB" run "$T/atc/deploy.exeom" --dump "$T/run/nodump.json"; mentions 'no "dump" section'
+printf '{"dump": {"dump_list": [{"model_name": "deploy"}], "dump_path": "%s", "dump_mode": "all"}}\n' "$T/run/dump" >"$T/run/acl.json"
+expect 0 "run: every task dumped" -- "$NB" run "$T/atc/deploy.exeom" --dump "$T/run/acl.json" --output-dir "$T/run/o4" --profile
+[ "$(find "$T/run/dump" -type f | wc -l)" -ge 4 ] && grep -q "AscendQuant" "$T/out" ||
+    { echo "FAIL: run --dump wrote too few dump files or --profile no table"; find "$T/run/dump"; fails=$((fails + 1)); }
 expect 0 "atc: --log=info lists the passes" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --log=info
 grep -q "^\[INFO\] pass: inserted 1 AscendQuant, 1 AscendDequant" "$T/out" ||
     { echo "FAIL: atc --log=info"; cat "$T/out"; fails=$((fails + 1)); }

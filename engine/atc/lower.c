@@ -985,10 +985,23 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
     }
     if (yv)
         c->vt[n->out[0]] = y;
-    if (n->n_out > 1 && n->out[1] >= 0)
-        c->vt[n->out[1]] = h;
-    if (lstm && n->n_out > 2 && n->out[2] >= 0)
-        c->vt[n->out[2]] = cst;
+    /* the last step's state is Y_h (and Y_c): it takes the value's name, so that NAME.dbg
+       and the outputs of a run name it as the model does */
+    for (int o = 1; o < (lstm ? 3 : 2); o++) {
+        int t = o == 1 ? h : cst;
+        if (n->n_out <= o || n->out[o] < 0 || t < 0)
+            continue;
+        c->vt[n->out[o]] = t;
+        if (c->n->t[t].role == NB_T_ACTIVATION || c->n->t[t].role == NB_T_OUTPUT) {
+            char *nm = strdup(c->g->values[n->out[o]].name);
+            if (!nm) {
+                *c->oom = true;
+                continue;
+            }
+            free(c->n->t[t].name);
+            c->n->t[t].name = nm;
+        }
+    }
 }
 
 static bool ctx_init(lctx *c, const nb_graph *g, lctx *parent, char *prefix)

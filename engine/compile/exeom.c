@@ -631,8 +631,11 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
 nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st)
 {
     memset(x, 0, sizeof *x);
-    if (len < HEADER || memcmp(buf, NB_EXEOM_MAGIC, 4))
+    if (len < 4 || memcmp(buf, NB_EXEOM_MAGIC, 4))
         return nb_fail(st, NB_ERR_FORMAT, "not an exeom (magic)");
+    if (len < HEADER)
+        return nb_fail(st, NB_ERR_FORMAT, "a truncated exeom: %zu bytes, the header alone is %d",
+                       len, HEADER);
     x->version = (uint16_t)get16(buf + 4);
     x->soc = (uint16_t)get16(buf + 6);
     if (x->version != NB_EXEOM_VERSION)

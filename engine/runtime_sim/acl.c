@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <jansson.h>
@@ -29,6 +30,7 @@ typedef struct rt_model {
     rt_ctx *ctx;
     char name[256];    /* model_name of the dump list */
     void *dbg;
+    char dbg_note[1300]; /* why a NAME.dbg found next to the file was not used ("" if none) */
     uint32_t iteration;
     int dump;          /* the dump config applied at load */
 } rt_model;
@@ -463,6 +465,8 @@ static aclError load(const uint8_t *buf, size_t len, const char *path, uint32_t 
             dbg[n - 6] = 0;
         strncat(dbg, ".dbg", sizeof dbg - strlen(dbg) - 1);
         m->dbg = sim_dbg_read(dbg, (uint32_t)len, crc, why, sizeof why);
+        if (!m->dbg && access(dbg, F_OK) == 0)
+            snprintf(m->dbg_note, sizeof m->dbg_note, "%s", why);
     }
     if (!m->dbg)
         ndrv(R.dump.enabled ? 2 : 1, "%s: no NAME.dbg (%s): dumps name tasks task<k>", m->name, why);
@@ -771,6 +775,7 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDatas
                 ndrv(3, "malloc fail: output %u", i);
                 return fail(ACL_ERROR_BAD_ALLOC, "aclmdlExecute: output %u", i);
             }
+            memset(p, 0, need);
             b->data = p;
             b->size = need;
             allocated[i] = 1;
@@ -883,4 +888,10 @@ void nb_acl_task_info(uint32_t modelId, int k, const char **name, const char **o
     *name = buf;
     *op_type = m && k >= 0 && (uint32_t)k < nb_sim_exeom(m->sim)->n_tasks
                    ? nb_exeom_kernel_name(nb_sim_exeom(m->sim)->k[k].kernel) : "?";
+}
+
+const char *nb_acl_dbg_note(uint32_t modelId)
+{
+    rt_model *m = find_model(modelId);
+    return m ? m->dbg_note : "";
 }

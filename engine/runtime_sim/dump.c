@@ -3,6 +3,7 @@
  * (../shared/docs/facts/accucmp.md, "Dump file naming"). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,14 +359,28 @@ int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name
         rc = -1;
     } else {
         nanobench__dump__dump__pack(&d, buf);
+        /* the file name within NAME_MAX (255) with room for ".tmp.PID": a long layer name
+           is cut (the task id keeps names apart) */
+        if (strlen(op_type) > 48)
+            op_type[48] = 0;
+        if (strlen(op_name) > 150)
+            op_name[150] = 0;
         char path[2048];
         snprintf(path, sizeof path, "%s/%s.%s.%d.0.%016llu", dir, op_type, op_name, k,
                  (unsigned long long)us);
         nb_status st = {0};
+        /* a signal during the write takes effect after the rename: no half-written dump */
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
+        sigprocmask(SIG_BLOCK, &block, &old);
         if (nb_write_file_atomic(path, buf, n, &st)) {
             snprintf(why, len, "%s", st.msg);
             rc = -1;
         }
+        sigprocmask(SIG_SETMASK, &old, NULL);
     }
     free(buf);
     for (int i = 0; i < nt; i++)

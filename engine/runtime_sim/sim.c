@@ -355,8 +355,12 @@ static nb_err check_spatial(const vctx *v, sim_task *k, const nb_exeom_tensor *x
         ew != ow)
         return BAD("task %d (%s): output %lldx%lld, the window gives %lldx%lld", v->k,
                    kname(k->kid), (long long)oh, (long long)ow, (long long)eh, (long long)ew);
-    if (k->pt >= (int64_t)k->dh * (k->kh - 1) + 1 + ih || k->pl >= (int64_t)k->dw * (k->kw - 1) + 1 + iw)
-        return BAD("task %d (%s): padding larger than the window", v->k, kname(k->kid));
+    int64_t span_h = (int64_t)k->dh * (k->kh - 1) + 1, span_w = (int64_t)k->dw * (k->kw - 1) + 1;
+    if (k->pt >= span_h + ih || k->pl >= span_w + iw || k->pb >= span_h + ih || k->pr >= span_w + iw)
+        return BAD("task %d (%s): padding larger than the window and input", v->k, kname(k->kid));
+    /* a pooling window wholly in the padding has no value (ONNX: pads below the kernel) */
+    if (k->kid == K_MAXPOOL && (k->pt >= span_h || k->pb >= span_h || k->pl >= span_w || k->pr >= span_w))
+        return BAD("task %d (MaxPool): a pad of the kernel's size or more", v->k);
     return NB_OK;
 }
 
@@ -1031,12 +1035,22 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
         e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena", x->arena_bytes);
         goto fail;
     }
-    /* the per-dim offset tables (tensors without elements get none: nothing indexes them) */
+    /* the per-dim offset tables (tensors without elements get none: nothing indexes them);
+       their sum is bounded: descriptors claiming 2^28-long dims must not cost gigabytes */
     size_t total = 0;
     for (uint32_t i = 0; i < x->n_tensors; i++)
         if (nb_sim_numel(&x->t[i]) > 0)
             for (int d = 0; d < x->t[i].rank; d++)
                 total += (size_t)x->t[i].dims[d];
+    if (total > NB_SIM_MAX_DIMS) {
+        e = nb_fail(st, NB_ERR_DATA, "the tensor descriptors' dims add up to %zu (the simulator "
+                    "takes up to %u)", total, NB_SIM_MAX_DIMS);
+        goto fail;
+    }
+    if (x->n_outputs == 0) {
+        e = nb_fail(st, NB_ERR_DATA, "a model without outputs");
+        goto fail;
+    }
     m->off = calloc((size_t)x->n_tensors * 6 + 1, sizeof *m->off);
     m->offbuf = malloc(sizeof(int64_t) * (total + 1));
     if (!m->off || !m->offbuf) {
@@ -1096,6 +1110,32 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
             goto fail;
         profile_task(m, (int)i, params);
     }
+    /* every activation a task reads was written by an earlier task, and every output by
+       some task: nothing reads memory no one wrote */
+    uint8_t *written = calloc((size_t)x->n_tensors + 1, 1);
+    if (!written) {
+        e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < x->n_tasks && !e; i++) {
+        const sim_task *k = &m->k[i];
+        for (int j = 0; j < k->n_in && !e; j++) {
+            int t = k->in[j];
+            if (t >= 0 && (x->t[t].role == ROLE_ACT || x->t[t].role == ROLE_OUT) && !written[t])
+                e = nb_fail(st, NB_ERR_DATA, "task %u (%s) reads tensor %d before any task "
+                            "writes it", i, kname(k->kid), t);
+        }
+        for (int j = 0; j < k->n_out; j++)
+            if (k->out[j] >= 0)
+                written[k->out[j]] = 1;
+    }
+    for (uint32_t i = 0; i < x->n_outputs && !e; i++)
+        if (!written[m->out_t[i]])
+            e = nb_fail(st, NB_ERR_DATA, "model output %u (tensor %d) is never written", i,
+                        m->out_t[i]);
+    free(written);
+    if (e)
+        goto fail;
     *out = m;
     return NB_OK;
 fail:

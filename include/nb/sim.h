@@ -26,6 +26,8 @@ extern "C" {
 /* The largest activation arena, input or output the loader accepts (bytes): the Nano's
  * SRAM is far smaller; a file claiming more is refused rather than allocated. */
 #define NB_SIM_MAX_BYTES (256u << 20)
+/* The largest sum of all tensors' dims (the loader's per-dim offset tables). */
+#define NB_SIM_MAX_DIMS (16u << 20)
 
 /* ---- fp16 numerics of the vector unit (share/doc/npu-numerics.md) ---- */
 
@@ -85,7 +87,8 @@ typedef struct nb_sim_model nb_sim_model;
 /* Loads an exeom from buf (copied; len bytes) with every check of nb_exeom_parse, then each
  * task's operand count, dtypes, formats and logical shapes against its kernel (so that no
  * kernel can read or write outside a tensor), every tensor's bytes against its format's
- * size, and the arena and bindings against NB_SIM_MAX_BYTES. Cycles per task come from
+ * size, the arena and bindings against NB_SIM_MAX_BYTES, the dims against NB_SIM_MAX_DIMS;
+ * every activation read by a task written by an earlier one, every output by some task. Cycles per task come from
  * params (NULL: the defaults). Errors: NB_ERR_FORMAT (not an exeom: magic, size),
  * NB_ERR_DATA (a bad section, CRC, descriptor or task, named), NB_ERR_UNSUPPORTED (a kernel
  * or operand type the simulator lacks), NB_ERR_NOMEM. */
@@ -134,6 +137,9 @@ const char *nb_sim_format_name(int acl_format);
 /* The simulator model behind an ACL model id (acl.c; NULL when not loaded): the CLI's and
  * tests' way to the per-task profile of a model run through the ACL API. */
 const nb_sim_model *nb_acl_sim_model(uint32_t modelId);
+/* Why the NAME.dbg next to the exeom of model modelId was not used (a corrupt file, one
+ * written for another exeom), or "" (none there, or used). */
+const char *nb_acl_dbg_note(uint32_t modelId);
 /* Task k's name and op type from NAME.dbg ("task<k>" and the kernel's name without it). */
 void nb_acl_task_info(uint32_t modelId, int k, const char **name, const char **op_type);
 
