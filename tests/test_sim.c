@@ -1,6 +1,7 @@
 /* The simulated NPU's arithmetic, element by element, against values worked by hand
  * (share/doc/npu-numerics.md): fp16 rounding and saturation, AscendQuant, AscendDequant
  * with its fused activations, the Tanh/Sigmoid tables and their small-input error. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -308,6 +311,77 @@ static void test_conv_depthwise(void **state)
     free(f);
 }
 
+/* The AscendDequant's F16C path (16 channels of NC1HWC0 at once) gives the same bits as the
+ * plain one: a 1x1 Conv 16 -> 16 channels on 8x8 pixels with pseudo-random int8 weights,
+ * deq_scales from 1e-4 to 300 (some products saturate at 65504) and a fused LeakyRelu,
+ * run twice, once with NANOBENCH_SIM_SCALAR (read once per process: so in a child). */
+static void test_dequant_paths(void **state)
+{
+    (void)state;
+    xt t[7] = {{1, 2, 0, 4, {1, 16, 8, 8}, 0},  {2, 3, 2, 4, {1, 16, 8, 8}, 0},
+               {2, 4, 3, 4, {16, 16, 1, 1}, 0},  {3, 2, 3, 1, {16}, 512},
+               {10, 2, 3, 1, {16}, 576},         {3, 3, 2, 4, {1, 16, 8, 8}, 2048},
+               {1, 3, 1, 4, {1, 16, 8, 8}, 0}};
+    uint8_t w[704] = {0};
+    uint32_t r = 12345;
+    for (int co = 0; co < 16; co++)
+        for (int ci = 0; ci < 16; ci++) {
+            r = r * 1103515245u + 12345u;
+            w[co * 32 + ci] = (uint8_t)(r >> 16);
+        }
+    for (int co = 0; co < 16; co++) {
+        put32(w + 512 + 4 * co, (uint32_t)(co * 37 - 300));
+        put_f32(w, 576 + 8 * (uint32_t)co, (float)(1e-4 * pow(10, co / 2.5)));
+    }
+    xk k[3] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
+               {2, 0, 1, 1, {5}, {6}, {0}}};
+    quant_params(k[0].params, 1.0f, 0.0f, 8);
+    uint16_t cp[11] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    for (int i = 0; i < 11; i++)
+        put16(k[1].params + 2 * i, cp[i]);
+    k[2].params[0] = 2; /* LeakyRelu */
+    float alpha = 0.1f;
+    memcpy(k[2].params + 4, &alpha, 4);
+    size_t len;
+    uint8_t *f = build(t, 7, k, 3, w, sizeof w, 8192, &len);
+    double in[1024], a[1024], b[1024];
+    for (int i = 0; i < 1024; i++) {
+        r = r * 1103515245u + 12345u;
+        in[i] = (double)((int)(r >> 16) % 256 - 128);
+    }
+    /* the plain path in a child (the switch is read at the first use in a process, which
+       has not come yet here: the earlier tests' blocks are not 16 channels wide) */
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    int pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        setenv("NANOBENCH_SIM_SCALAR", "1", 1);
+        run_model(f, len, in, 1024, b, 1024);
+        _exit(write(fd[1], b, sizeof b) == (ssize_t)sizeof b ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = read(fd[0], (char *)b + got, sizeof b - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof b);
+    run_model(f, len, in, 1024, a, 1024); /* the F16C path (where the CPU has it) */
+    for (int i = 0; i < 1024; i++)
+        assert_memory_equal(&a[i], &b[i], sizeof(double));
+    int saturated = 0, negative = 0;
+    for (int i = 0; i < 1024; i++)
+        saturated += fabs(a[i]) == 65504.0, negative += a[i] < 0;
+    assert_true(saturated > 0 && negative > 0); /* both fix-ups exercised */
+    free(f);
+}
+
 /* The cycle model's defaults are the documented ones (share/npu-cycles.conf). */
 static void test_cycle_params(void **state)
 {
@@ -334,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
+        cmocka_unit_test(test_dequant_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,6 +118,20 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
+    if (x->format == FMT_NC1HWC0 && y->format == FMT_NC1HWC0 && k->bits == 8 && x->rank >= 3) {
+        /* fp16 blocks of 16 channels into int8 blocks of 32, pixel by pixel */
+        int64_t C = x->dims[1], hw = x->dims[2] * (x->rank == 4 ? x->dims[3] : 1);
+        int64_t C1x = (C + 15) / 16, C1y = (C + 31) / 32;
+        for (int64_t n = 0; n < x->dims[0]; n++)
+            for (int64_t c = 0; c < C; c++) {
+                const uint8_t *src = xp + 2 * ((n * C1x + c / 16) * hw * 16 + c % 16);
+                uint8_t *dst = yp + (n * C1y + c / 32) * hw * 32 + c % 32;
+                for (int64_t p = 0; p < hw; p++)
+                    dst[p * 32] = (uint8_t)(int8_t)sim_quant(rd16(src + 32 * p), k->f[0],
+                                                             k->f[1], 8);
+            }
+        return;
+    }
     int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
     const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
     for (int64_t r = 0; r < rows; r++) {
@@ -132,6 +146,54 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
         ROW_NEXT(idx, x);
     }
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The same AscendDequant on 16 channels x hw pixels with the F16C conversions (one
+   rounding to nearest even from fp32, as sim_f16f): results bit-identical to the scalar
+   path (saturation and NaN fixed up the same way). */
+__attribute__((target("f16c,sse4.1"))) static void
+dequant_block_f16c(const int32_t *acc, uint16_t *out, int64_t hw, const float *d16, int act,
+                   float alpha)
+{
+    const __m128 hi = _mm_set1_ps(65504.0f), lo = _mm_set1_ps(-65504.0f), zero = _mm_setzero_ps();
+    const __m128 a = _mm_set1_ps(alpha);
+    __m128 d[4];
+    for (int q = 0; q < 4; q++)
+        d[q] = _mm_loadu_ps(d16 + 4 * q);
+    for (int64_t p = 0; p < hw; p++)
+        for (int q = 0; q < 4; q++) {
+            __m128i v;
+            memcpy(&v, acc + p * 16 + 4 * q, 16);
+            __m128 y = _mm_mul_ps(_mm_cvtepi32_ps(v), d[q]);
+            /* to fp16 and back: the rounded value; infinities clamp to +-65504, NaN stays */
+            __m128 yh = _mm_cvtph_ps(_mm_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));
+            yh = _mm_max_ps(lo, _mm_min_ps(hi, yh));
+            if (act == 1)
+                yh = _mm_andnot_ps(_mm_cmple_ps(yh, zero), yh);
+            else if (act == 2)
+                yh = _mm_blendv_ps(yh, _mm_mul_ps(yh, a), _mm_cmplt_ps(yh, zero));
+            __m128i h = _mm_cvtps_ph(yh, _MM_FROUND_TO_NEAREST_INT);
+            uint16_t hv[8];
+            memcpy(hv, &h, 16);
+            for (int i = 0; i < 4; i++) {
+                uint16_t b = hv[i];
+                if ((b & 0x7C00) == 0x7C00)
+                    b = (b & 0x3FF) ? 0x7E00 : (uint16_t)((b & 0x8000) | 0x7BFF);
+                out[p * 16 + 4 * q + i] = b;
+            }
+        }
+}
+
+static int have_f16c(void)
+{
+    static int known = -1;
+    if (known < 0)
+        known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("sse4.1") &&
+                !getenv("NANOBENCH_SIM_SCALAR"); /* the plain path, for its test */
+    return known;
+}
+#endif
 
 static void k_dequant(nb_sim_model *m, const sim_task *k)
 {
@@ -152,6 +214,14 @@ static void k_dequant(nb_sim_model *m, const sim_task *k)
                 for (int i = 0; i < lanes; i++)
                     d16[i] = deq_at(dq, c1 * 16 + i);
                 int64_t base = (n * C1 + c1) * hw * 16;
+#if defined(__x86_64__) && defined(__GNUC__)
+                if (lanes == 16 && have_f16c()) {
+                    dequant_block_f16c((const int32_t *)(const void *)(xp + 4 * base),
+                                       (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
+                                       k->f[0]);
+                    continue;
+                }
+#endif
                 for (int64_t p = 0; p < hw; p++)
                     for (int i = 0; i < lanes; i++) {
                         int64_t e = base + p * 16 + i;
@@ -730,6 +800,39 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
     int r = x->rank;
     int64_t H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
     int64_t OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    if (x->format == FMT_NC1HWC0 && y->format == FMT_NC1HWC0) {
+        /* both fp16 with C0 16: one plane of a channel is a stride-16 walk */
+        int64_t C = x->dims[1], C1 = (C + 15) / 16;
+        for (int64_t n = 0; n < x->dims[0]; n++)
+            for (int64_t c = 0; c < C; c++) {
+                const uint8_t *xs = xp + 2 * ((n * C1 + c / 16) * H * W * 16 + c % 16);
+                uint8_t *ys = yp + 2 * ((n * C1 + c / 16) * OH * OW * 16 + c % 16);
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        float best = -INFINITY;
+                        uint16_t bb = 0xFBFF; /* -65504: a window without a value */
+                        for (int64_t kh = 0; kh < k->kh; kh++) {
+                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                            if (ih < 0 || ih >= H)
+                                continue;
+                            for (int64_t kw = 0; kw < k->kw; kw++) {
+                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                                if (iw < 0 || iw >= W)
+                                    continue;
+                                uint16_t h = rd16(xs + 32 * (ih * W + iw));
+                                float v = nb_sim_f16_tbl[h];
+                                if (v > best || v != v) {
+                                    best = v, bb = h;
+                                    if (v != v)
+                                        kh = k->kh, kw = k->kw; /* NaN wins */
+                                }
+                            }
+                        }
+                        wr16(ys + 32 * (oh * OW + ow), bb);
+                    }
+            }
+        return;
+    }
     int64_t ix[4], iy[4];
     for (int64_t n = 0; n < x->dims[0]; n++)
         for (int64_t c = 0; c < x->dims[1]; c++)

@@ -167,7 +167,11 @@ static inline int32_t sim_quant(uint16_t xh, float scale, float offset, int bits
     if (isnan(x))
         return 0; /* NaN enters the cube as 0 (documented) */
     float p = x * scale; /* fp32, round to nearest even */
-    float r = nearbyintf(p) + offset;
+    /* round half to even without a libm call: adding and taking off 1.5 x 2^23 leaves the
+       nearest integer (ties to even) for |p| < 2^22 (IEEE arithmetic: no -ffast-math here);
+       larger values saturate below anyway */
+    float q = fabsf(p) < 4194304.0f ? (p + 12582912.0f) - 12582912.0f : p;
+    float r = q + offset;
     if (r < (float)lo)
         return lo;
     if (r > (float)hi)
@@ -181,8 +185,8 @@ static inline uint16_t sim_dequant(int32_t acc, float deq_scale, int act, float 
     uint16_t h = sim_f16f(y);
     if (act == 1 && (h & 0x8000) && (h & 0x7FFF) <= 0x7C00)
         return 0; /* Relu: negatives (and -0) to +0 */
-    if (act == 2 && (h & 0x8000))
-        return sim_f16((double)nb_sim_f16_tbl[h] * alpha);
+    if (act == 2 && (h & 0x8000)) /* the vector unit's fp32 product, rounded to fp16 */
+        return sim_f16f(nb_sim_f16_tbl[h] * alpha);
     return h;
 }
 
