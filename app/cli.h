@@ -25,6 +25,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Writes s to f with tab, newline, carriage return and backslash escaped (\t \n \r \\):
  * a tensor name from a model stays on one line and in one tab-separated field. */
 void cli_put_escaped(FILE *f, const char *s);
+/* A tensor name as a file name: [A-Za-z0-9_.-] kept (no leading '.'), others '_'; "_" for
+ * an empty name. */
+void cli_safe_name(const char *name, char *out, size_t len);
 
 /* Prints "nanobench: <message>" to stderr (one line), keeps it as the run's error, and
  * returns status. */

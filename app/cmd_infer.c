@@ -27,22 +27,7 @@ static void help(void)
            "runs). With one model input, NAME= may be left out.\n");
 }
 
-/* File-safe version of a tensor name: [A-Za-z0-9_.-] kept, others '_'. */
-static void safe_name(const char *name, char *out, size_t len)
-{
-    size_t o = 0;
-    for (const char *p = name; *p && o + 1 < len; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-' || (c == '.' && o > 0);
-        out[o++] = ok ? c : '_';
-    }
-    if (o == 0 && len > 1)
-        out[o++] = '_';
-    out[o] = 0;
-}
-
-/* True for a file name this command writes: safe_name() characters, ending in .npy. */
+/* True for a file name this command writes: cli_safe_name() characters, ending in .npy. */
 static bool our_file_name(const char *f)
 {
     size_t n = strlen(f);
@@ -222,7 +207,7 @@ static int write_outputs(const char *dir, dump_ctx *d, nb_status *st)
             rc = 1;
     for (int i = 0; i < d->n && rc == 0; i++) {
         char base[200], fn[240];
-        safe_name(d->files[i].name, base, sizeof base);
+        cli_safe_name(d->files[i].name, base, sizeof base);
         snprintf(fn, sizeof fn, "%s.npy", base);
         for (int k = 2;; k++) {
             bool clash = !strcmp(fn, "manifest.tsv") || strset_has(&taken, fn);

@@ -31,20 +31,6 @@ static void help(void)
            "dump.proto). --profile prints every task's cycles (share/doc/cycle-model.md).\n");
 }
 
-static void safe(const char *name, char *out, size_t len)
-{
-    size_t o = 0;
-    for (const char *p = name; *p && o + 1 < len; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-' || (c == '.' && o > 0);
-        out[o++] = ok ? c : '_';
-    }
-    if (!o && len > 1)
-        out[o++] = '_';
-    out[o] = 0;
-}
-
 /* exit status of an ACL error: 1 for resource and internal errors, else 2 (bad input) */
 static int acl_fail(const char *what, aclError e)
 {
@@ -293,7 +279,7 @@ int cmd_run(int argc, char **argv)
         const char *nm = aclmdlGetOutputNameByIndex(desc, i);
         char base[256], path[1400];
         if (nm && *nm)
-            safe(nm, base, sizeof base);
+            cli_safe_name(nm, base, sizeof base);
         else
             snprintf(base, sizeof base, "output%zu", i);
         /* two outputs whose names clean up alike: the later one gets its index */

@@ -340,34 +340,7 @@ float nb_half_to_float(uint16_t h)
     return sign ? -v : v;
 }
 
-uint16_t nb_float_to_half(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-    int e = (int)((u >> 23) & 0xFF);
-    uint32_t man = u & 0x7FFFFF;
-    if (e == 0xFF)
-        return sign | (man ? 0x7E00 : 0x7C00);
-    int he = e - 127 + 15;
-    if (he >= 31)
-        return sign | 0x7C00;
-    if (he <= 0) {
-        if (he < -10)
-            return sign;
-        uint32_t full = man | 0x800000;
-        int shift = 14 - he;
-        uint32_t q = full >> shift, rem = full & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (q & 1)))
-            q++;
-        return sign | (uint16_t)q;
-    }
-    uint32_t q = man >> 13, rem = man & 0x1FFF;
-    if (rem > 0x1000 || (rem == 0x1000 && (q & 1)))
-        q++;
-    uint32_t bits = ((uint32_t)he << 10) + q;
-    return sign | (uint16_t)(bits >= 0x7C00 ? 0x7C00 : bits);
-}
+uint16_t nb_float_to_half(float f) { return nb_f32_to_f16_bits(f, 0); }
 #endif
 
 float nb_bf16_to_float(uint16_t h)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nb/sim.h"
+#include "nb/tensor.h"
 
 /* the decode table (numerics.c), filled once nb_sim_numerics_init ran (nb_sim_load) */
 extern float nb_sim_f16_tbl[65536];
@@ -131,34 +132,7 @@ static inline uint16_t sim_f16(double x)
 
 /* The same rounding for an fp32 value (one rounding: fp32 -> fp16 directly), for results
    computed in fp32 (AscendDequant) or already exact (Max, Relu, ...). */
-static inline uint16_t sim_f16f(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-    int e = (int)((u >> 23) & 0xFF);
-    uint32_t man = u & 0x7FFFFF;
-    if (e == 0xFF)
-        return man ? 0x7E00 : (uint16_t)(sign | 0x7BFF);
-    int he = e - 127 + 15;
-    if (he >= 31)
-        return sign | 0x7BFF;
-    if (he <= 0) {
-        if (he < -10)
-            return sign;
-        uint32_t full = man | 0x800000;
-        int shift = 14 - he;
-        uint32_t q = full >> shift, rem = full & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (q & 1)))
-            q++;
-        return sign | (uint16_t)q;
-    }
-    uint32_t q = man >> 13, rem = man & 0x1FFF;
-    if (rem > 0x1000 || (rem == 0x1000 && (q & 1)))
-        q++;
-    uint32_t bits = ((uint32_t)he << 10) + q;
-    return sign | (uint16_t)(bits >= 0x7C00 ? 0x7BFF : bits);
-}
+static inline uint16_t sim_f16f(float x) { return nb_f32_to_f16_bits(x, 1); }
 
 static inline int32_t sim_quant(uint16_t xh, float scale, float offset, int bits)
 {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "nb/status.h"
 
@@ -112,6 +113,40 @@ char *nb_shape_str(int rank, const int64_t *dims, char sep, char *buf, size_t le
 /* Element i of t converted to double / int64 (any stored dtype). */
 double nb_tensor_get_f64(const nb_tensor *t, int64_t i);
 int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i);
+
+/* binary32 -> binary16 bits with one rounding to nearest even, on the bits. Overflow gives
+ * infinity, or +-65504 when saturate (the Nano's vector unit); NaN gives a quiet NaN (sign
+ * kept), 0x7E00 when saturate. Used where the compiler has no _Float16 and by the NPU
+ * simulator's fp32 -> fp16 conversions. */
+static inline uint16_t nb_f32_to_f16_bits(float x, int saturate)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    uint16_t over = (uint16_t)(sign | (saturate ? 0x7BFF : 0x7C00));
+    int e = (int)((u >> 23) & 0xFF);
+    uint32_t man = u & 0x7FFFFF;
+    if (e == 0xFF)
+        return man ? (uint16_t)(saturate ? 0x7E00 : (sign | 0x7E00)) : over;
+    int he = e - 127 + 15;
+    if (he >= 31)
+        return over;
+    if (he <= 0) { /* a subnormal half (or zero): units of 2^-24 */
+        if (he < -10)
+            return sign;
+        uint32_t full = man | 0x800000;
+        int shift = 14 - he;
+        uint32_t q = full >> shift, rem = full & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+        return (uint16_t)(sign | q); /* q = 1024 carries into the smallest normal: right */
+    }
+    uint32_t q = man >> 13, rem = man & 0x1FFF;
+    if (rem > 0x1000 || (rem == 0x1000 && (q & 1)))
+        q++;
+    uint32_t bits = ((uint32_t)he << 10) + q; /* a carry moves into the exponent */
+    return bits >= 0x7C00 ? over : (uint16_t)(sign | bits);
+}
 
 /* IEEE 754 binary16 <-> binary32, round to nearest even (the compiler's _Float16). */
 float nb_half_to_float(uint16_t h);
