@@ -156,6 +156,8 @@ int cmd_run(int argc, char **argv)
     if (nb_acl_dbg_note(id)[0])
         fprintf(stderr, "nanobench: warning: %s: not used (inputs and outputs go by index)\n",
                 nb_acl_dbg_note(id));
+    if (nb_acl_dump_note(id)[0])
+        fprintf(stderr, "nanobench: warning: %s: %s\n", dump, nb_acl_dump_note(id));
     desc = aclmdlCreateDesc();
     if (!desc || (e = aclmdlGetDesc(desc, id))) {
         rc = desc ? acl_fail(exeom, e) : cli_fail(1, "out of memory");
@@ -197,7 +199,12 @@ int cmd_run(int argc, char **argv)
                 hit = (int)i;
         }
         if (hit < 0) {
-            rc = cli_usage_error("run", "--input %.*s: no such model input", (int)kl, inputs[a]);
+            bool named = false;
+            for (size_t i = 0; i < ni; i++)
+                named |= aclmdlGetInputNameByIndex(desc, i)[0] != 0;
+            rc = cli_usage_error("run", "--input %.*s: no such model input%s", (int)kl, inputs[a],
+                                 named ? "" : " (no NAME.dbg next to the exeom names them: give "
+                                 "inputs by index, 0=FILE)");
             goto done;
         }
         if (file_of[hit]) {
@@ -319,12 +326,42 @@ int cmd_run(int argc, char **argv)
         rec_artifact("output", path);
         printf("wrote %s\n", path);
     }
+    /* fp16 saturation, which the outputs alone may hide: named, task by task */
+    uint64_t sat_total = 0;
+    int sat_tasks = 0;
+    char sat_list[600] = "";
+    for (uint32_t k = 0; k < x->n_tasks; k++) {
+        uint64_t n_sat = nb_sim_task_saturations(sim, (int)k);
+        if (!n_sat)
+            continue;
+        sat_total += n_sat;
+        if (sat_tasks++ < 4) {
+            const char *tn = NULL, *op = NULL;
+            nb_acl_task_info(id, (int)k, &tn, &op);
+            size_t at = strlen(sat_list);
+            snprintf(sat_list + at, sizeof sat_list - at, "%s%.80s (%s, %llu)", at ? ", " : "",
+                     tn, op, (unsigned long long)n_sat);
+        }
+    }
+    if (sat_tasks) {
+        for (char *c = sat_list; *c; c++)
+            if ((unsigned char)*c < 32 || *c == 127)
+                *c = '?';
+        fprintf(stderr, "nanobench: warning: fp16 saturation: %llu result(s) clamped at "
+                "+-65504 in %d task(s): %s%s; the NPU's output can differ from the float "
+                "model's there (share/doc/npu-numerics.md)\n", (unsigned long long)sat_total,
+                sat_tasks, sat_list, sat_tasks > 4 ? ", ..." : "");
+    }
+    rec_metric("fp16_saturations", (double)sat_total, "");
     uint64_t cyc = nb_sim_total_cycles(sim);
     nb_cycle_params cp;
     nb_cycle_params_default(&cp);
     if (profile) {
-        printf("%5s  %-44s %-16s %10s %10s %10s %10s\n", "task", "name", "op", "cycles",
-               "compute", "movement", "MACs");
+        printf("cycles per task = %g + max(compute, movement) (share/doc/cycle-model.md; the "
+               "model is fitted to the seed's table within 2x)\n",
+               cp.task_overhead);
+        printf("%5s  %-44s %-16s %10s %10s %10s %10s %8s\n", "task", "name", "op", "cycles",
+               "compute", "movement", "MACs", "fp16 sat");
         for (uint32_t k = 0; k < x->n_tasks; k++) {
             const nb_sim_task_profile *p = nb_sim_profile(sim, (int)k);
             const char *name = NULL, *op = NULL;
@@ -334,12 +371,14 @@ int cmd_run(int argc, char **argv)
             for (char *c = nm_safe; *c; c++)
                 if ((unsigned char)*c < 32 || *c == 127)
                     *c = '?';
-            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu\n", k, nm_safe, op,
+            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu %8llu\n", k, nm_safe, op,
                    (unsigned long long)p->cycles, (unsigned long long)p->compute,
-                   (unsigned long long)p->movement, (unsigned long long)p->macs);
-            double vals2[2] = {(double)p->cycles, (double)p->macs};
-            const char *names2[2] = {"cycles", "macs"};
-            rec_layer(name, op, 2, names2, vals2);
+                   (unsigned long long)p->movement, (unsigned long long)p->macs,
+                   (unsigned long long)nb_sim_task_saturations(sim, (int)k));
+            double vals2[3] = {(double)p->cycles, (double)p->macs,
+                               (double)nb_sim_task_saturations(sim, (int)k)};
+            const char *names2[3] = {"cycles", "macs", "fp16_saturations"};
+            rec_layer(name, op, 3, names2, vals2);
         }
     }
     printf("NPU: %llu cycles = %.3f ms at %.0f MHz, %.3f ms at %.0f MHz; %llu MACs; %u tasks "

@@ -31,6 +31,7 @@ typedef struct rt_model {
     char name[256];    /* model_name of the dump list */
     void *dbg;
     char dbg_note[1300]; /* why a NAME.dbg found next to the file was not used ("" if none) */
+    char dump_note[700]; /* what of the dump list selects nothing in this model */
     uint32_t iteration;
     int dump;          /* the dump config applied at load */
 } rt_model;
@@ -471,6 +472,10 @@ static aclError load(const uint8_t *buf, size_t len, const char *path, uint32_t 
     if (!m->dbg)
         ndrv(R.dump.enabled ? 2 : 1, "%s: no NAME.dbg (%s): dumps name tasks task<k>", m->name, why);
     m->dump = R.dump.enabled;
+    sim_dump_check(&R.dump, m->name, m->dbg, (int)nb_sim_exeom(sim)->n_tasks, m->dump_note,
+                   sizeof m->dump_note);
+    if (m->dump_note[0])
+        ndrv(2, "%s", m->dump_note);
     *modelId = (uint32_t)slot + 1;
     ndrv(1, "model %u loaded: %s, %u tasks, arena %u bytes", *modelId, m->name,
          nb_sim_exeom(sim)->n_tasks, nb_sim_exeom(sim)->arena_bytes);
@@ -726,10 +731,12 @@ static void dump_hook(void *user, const nb_sim_model *sim, int k, bool before)
     dump_run *d = user;
     if (d->err || !sim_dump_selects(&R.dump, d->m->name, d->m->dbg, k))
         return;
-    bool ins = before && R.dump.mode != SIM_DUMP_OUTPUT;
-    bool outs = !before && R.dump.mode != SIM_DUMP_INPUT;
-    if (!ins && !outs)
+    /* one file per task, after it ran: its inputs are still in place then (a task's
+       inputs and outputs are alive together, so they never share arena bytes) */
+    if (before)
         return;
+    bool ins = R.dump.mode != SIM_DUMP_OUTPUT;
+    bool outs = R.dump.mode != SIM_DUMP_INPUT;
     char why[1200];
     if (sim_dump_task(&R.dump, d->dir, d->m->name, sim, d->m->dbg, k, ins, outs, why, sizeof why))
         d->err = fail(ACL_ERROR_WRITE_FILE, "dump of task %d: %s", k, why);
@@ -894,4 +901,10 @@ const char *nb_acl_dbg_note(uint32_t modelId)
 {
     rt_model *m = find_model(modelId);
     return m ? m->dbg_note : "";
+}
+
+const char *nb_acl_dump_note(uint32_t modelId)
+{
+    rt_model *m = find_model(modelId);
+    return m ? m->dump_note : "";
 }

@@ -230,6 +230,34 @@ bool sim_dump_selects(const sim_dump_cfg *c, const char *model_name, const void 
     return false;
 }
 
+void sim_dump_check(const sim_dump_cfg *c, const char *model_name, const void *dbg,
+                    int n_tasks, char *out, size_t len)
+{
+    out[0] = 0;
+    if (!c->enabled)
+        return;
+    const sim_dump_model *dm = NULL;
+    for (int i = 0; i < c->n_models && !dm; i++)
+        if (!strcmp(c->models[i].name, model_name))
+            dm = &c->models[i];
+    if (!dm) {
+        snprintf(out, len, "dump: the dump list names no model '%s' (model_name is the exeom's "
+                 "file name without .exeom)", model_name);
+        return;
+    }
+    for (int l = 0; l < dm->n_layers; l++) {
+        sim_dump_model one = {dm->name, &dm->layers[l], 1};
+        bool hit = false;
+        for (int k = 0; k < n_tasks && !hit; k++)
+            hit = layer_selected(&one, dbg, k);
+        if (!hit) {
+            size_t at = strlen(out);
+            snprintf(out + at, len - at, "%s'%.100s'", at ? ", " : "dump: no task or ONNX node "
+                     "named ", dm->layers[l]);
+        }
+    }
+}
+
 /* op_type and op_name in a file name: [A-Za-z0-9_-], others '_' */
 static void clean(char *dst, size_t len, const char *s)
 {
@@ -334,6 +362,7 @@ int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name
     d.covers = dt ? dt->covers : NULL;
     d.inserted = tk->flags & 1;
     d.cycles = nb_sim_profile(m, k)->cycles;
+    d.saturations = nb_sim_task_saturations(m, k);
     d.source = "npu";
     Nanobench__Dump__Tensor ts[NB_EXEOM_MAX_IN + NB_EXEOM_MAX_OUT];
     Nanobench__Dump__Stats ss[NB_EXEOM_MAX_IN + NB_EXEOM_MAX_OUT];

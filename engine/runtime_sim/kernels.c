@@ -169,6 +169,9 @@ dequant_block_f16c(const int32_t *acc, uint16_t *out, int64_t hw, const float *d
             __m128 y = _mm_mul_ps(_mm_cvtepi32_ps(v), d[q]);
             /* to fp16 and back: the rounded value; infinities clamp to +-65504, NaN stays */
             __m128 yh = _mm_cvtph_ps(_mm_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));
+            int inf = _mm_movemask_ps(_mm_cmpeq_ps(_mm_max_ps(yh, _mm_sub_ps(zero, yh)),
+                                                   _mm_set1_ps(INFINITY)));
+            nb_sim_saturations += (uint64_t)__builtin_popcount((unsigned)inf);
             yh = _mm_max_ps(lo, _mm_min_ps(hi, yh));
             if (act == 1)
                 yh = _mm_andnot_ps(_mm_cmple_ps(yh, zero), yh);

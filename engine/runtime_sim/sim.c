@@ -963,6 +963,7 @@ void nb_sim_free(nb_sim_model *m)
     free(m->buf);
     free(m->k);
     free(m->prof);
+    free(m->sat);
     free(m->in_t);
     free(m->out_t);
     free(m->arena);
@@ -1027,11 +1028,12 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
     }
     m->k = calloc((size_t)x->n_tasks + 1, sizeof *m->k);
     m->prof = calloc((size_t)x->n_tasks + 1, sizeof *m->prof);
+    m->sat = calloc((size_t)x->n_tasks + 1, sizeof *m->sat);
     m->in_t = calloc((size_t)x->n_inputs + 1, sizeof(int));
     m->out_t = calloc((size_t)x->n_outputs + 1, sizeof(int));
     m->bound = calloc((size_t)x->n_tensors + 1, sizeof *m->bound);
     m->arena = calloc((size_t)x->arena_bytes + 1, 1);
-    if (!m->k || !m->prof || !m->in_t || !m->out_t || !m->bound || !m->arena) {
+    if (!m->k || !m->prof || !m->sat || !m->in_t || !m->out_t || !m->bound || !m->arena) {
         e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena", x->arena_bytes);
         goto fail;
     }
@@ -1149,6 +1151,10 @@ const nb_sim_task_profile *nb_sim_profile(const nb_sim_model *m, int k)
     return k >= 0 && (uint32_t)k < m->x.n_tasks ? &m->prof[k] : NULL;
 }
 uint64_t nb_sim_total_cycles(const nb_sim_model *m) { return m->total_cycles; }
+uint64_t nb_sim_task_saturations(const nb_sim_model *m, int k)
+{
+    return k >= 0 && (uint32_t)k < m->x.n_tasks ? m->sat[k] : 0;
+}
 uint64_t nb_sim_total_macs(const nb_sim_model *m) { return m->total_macs; }
 int nb_sim_input_tensor(const nb_sim_model *m, int i)
 {
@@ -1172,7 +1178,9 @@ nb_err nb_sim_execute(nb_sim_model *m, const void *const *inputs, void *const *o
     for (uint32_t k = 0; k < m->x.n_tasks && !e; k++) {
         if (hook)
             hook(user, m, (int)k, true);
+        nb_sim_saturations = 0;
         e = sim_run_task(m, (int)k, st);
+        m->sat[k] = nb_sim_saturations;
         if (!e && hook)
             hook(user, m, (int)k, false);
     }

@@ -40,6 +40,9 @@ const char *sim_dbg_tensor_onnx(const void *dbg, int t);
 int sim_dbg_task_names(const void *dbg, int k, const char **name, const char **op_type);
 /* Is task k of model_name in the dump list? */
 bool sim_dump_selects(const sim_dump_cfg *c, const char *model_name, const void *dbg, int k);
+/* Why the dump list selects nothing or names layers model_name lacks ("" when fine): out. */
+void sim_dump_check(const sim_dump_cfg *c, const char *model_name, const void *dbg,
+                    int n_tasks, char *out, size_t len);
 /* Makes {dump_path}/{YYYYMMDDhhmmss}/0/{model_name}/{model_id}/{iteration} in out. */
 int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_id,
                  uint32_t iteration, char *out, size_t len);

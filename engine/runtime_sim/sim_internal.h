@@ -66,6 +66,7 @@ struct nb_sim_model {
     uint8_t *arena;
     const uint8_t **bound; /* tensor -> caller buffer for inputs / outputs (during execute) */
     int executing;
+    uint64_t *sat;         /* per task: fp16 saturations in the last execution */
     double *scratch;       /* kernels' work space (grown on demand) */
     int64_t **off;         /* per tensor, per dim d: the physical offset of index v along d
                               (every layout here is a sum of per-dim terms) */
@@ -97,6 +98,10 @@ static inline int64_t sim_ph(const nb_sim_model *m, const nb_exeom_tensor *t, co
     return e;
 }
 
+/* fp16 results clamped at +-65504 (values IEEE would round to infinity, and infinities)
+   since the task began: the saturation the seed warns of, counted per task (numerics.c) */
+extern _Thread_local uint64_t nb_sim_saturations;
+
 /* nb_sim_f16, inlined in the kernels */
 static inline uint16_t sim_f16(double x)
 {
@@ -106,11 +111,17 @@ static inline uint16_t sim_f16(double x)
     uint16_t sign = (uint16_t)(u >> 48) & 0x8000;
     int e = (int)(u >> 52) & 0x7FF;
     uint64_t man = u & 0xFFFFFFFFFFFFFull;
-    if (e == 0x7FF)
-        return man ? 0x7E00 : (uint16_t)(sign | 0x7BFF); /* NaN; infinity saturates */
+    if (e == 0x7FF) {
+        if (man)
+            return 0x7E00; /* NaN */
+        nb_sim_saturations++; /* infinity saturates */
+        return (uint16_t)(sign | 0x7BFF);
+    }
     int he = e - 1023 + 15; /* the half's biased exponent */
-    if (he >= 31)
+    if (he >= 31) {
+        nb_sim_saturations++;
         return sign | 0x7BFF;
+    }
     if (he <= 0) { /* subnormal half (or zero): the value in units of 2^-24 */
         if (he < -10)
             return sign; /* below half of the smallest subnormal: rounds to 0 */
@@ -125,14 +136,22 @@ static inline uint16_t sim_f16(double x)
     if (rem > half || (rem == half && (q & 1)))
         q++;
     uint32_t bits = ((uint32_t)he << 10) + (uint32_t)q; /* a carry moves into the exponent */
-    if (bits >= 0x7C00)
+    if (bits >= 0x7C00) {
+        nb_sim_saturations++;
         return sign | 0x7BFF; /* rounded past 65504 */
+    }
     return sign | (uint16_t)bits;
 }
 
 /* The same rounding for an fp32 value (one rounding: fp32 -> fp16 directly), for results
    computed in fp32 (AscendDequant) or already exact (Max, Relu, ...). */
-static inline uint16_t sim_f16f(float x) { return nb_f32_to_f16_bits(x, 1); }
+static inline uint16_t sim_f16f(float x)
+{
+    uint16_t h = nb_f32_to_f16_bits(x, 1);
+    if ((h & 0x7FFF) == 0x7BFF && !(fabsf(x) < 65520.0f)) /* clamped, not rounded */
+        nb_sim_saturations += x == x;
+    return h;
+}
 
 static inline int32_t sim_quant(uint16_t xh, float scale, float offset, int bits)
 {

@@ -100,6 +100,11 @@ const nb_exeom *nb_sim_exeom(const nb_sim_model *m);
 /* Task k's profile (k < number of tasks), and the total cycles of one execution. */
 const nb_sim_task_profile *nb_sim_profile(const nb_sim_model *m, int k);
 uint64_t nb_sim_total_cycles(const nb_sim_model *m);
+/* fp16 results of task k clamped at +-65504 in the last execution (values IEEE rounds to
+ * infinity, accumulations included: a ReduceSum whose running sum passed 65504 counts each
+ * clamped add): the saturation the seed warns of, which the output values alone may hide
+ * (a clamped sum divided into a mean). */
+uint64_t nb_sim_task_saturations(const nb_sim_model *m, int k);
 /* Multiply-accumulates of one execution (cube tasks, unpadded). */
 uint64_t nb_sim_total_macs(const nb_sim_model *m);
 /* Index of the tensor bound as model input / output i. */
@@ -140,6 +145,9 @@ const nb_sim_model *nb_acl_sim_model(uint32_t modelId);
 /* Why the NAME.dbg next to the exeom of model modelId was not used (a corrupt file, one
  * written for another exeom), or "" (none there, or used). */
 const char *nb_acl_dbg_note(uint32_t modelId);
+/* What of the dump list selects nothing in model modelId (no entry for its name, layers no
+ * task covers), or "". */
+const char *nb_acl_dump_note(uint32_t modelId);
 /* Task k's name and op type from NAME.dbg ("task<k>" and the kernel's name without it). */
 void nb_acl_task_info(uint32_t modelId, int k, const char **name, const char **op_type);
 
