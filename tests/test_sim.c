@@ -311,14 +311,15 @@ static void test_conv_depthwise(void **state)
     free(f);
 }
 
-/* The AscendDequant's F16C path (16 channels of NC1HWC0 at once) gives the same bits as the
- * plain one: a 1x1 Conv 16 -> 16 channels on 8x8 pixels with pseudo-random int8 weights,
+/* The F16C paths of AscendQuant and AscendDequant (16 channels of NC1HWC0 at once) give
+ * the same bits as the plain ones (inputs with ties, values beyond int8 and a NaN): a 1x1 Conv 16 -> 16 channels on 8x8 pixels with pseudo-random int8 weights,
  * deq_scales from 1e-4 to 300 (some products saturate at 65504) and a fused LeakyRelu,
  * run twice, once with NANOBENCH_SIM_SCALAR (read once per process: so in a child). */
 static void test_dequant_paths(void **state)
 {
     (void)state;
-    xt t[7] = {{1, 2, 0, 4, {1, 16, 8, 8}, 0},  {2, 3, 2, 4, {1, 16, 8, 8}, 0},
+    /* the input already in NC1HWC0: the AscendQuant's NC1HWC0 -> NC1HWC0 path */
+    xt t[7] = {{1, 3, 0, 4, {1, 16, 8, 8}, 0},  {2, 3, 2, 4, {1, 16, 8, 8}, 0},
                {2, 4, 3, 4, {16, 16, 1, 1}, 0},  {3, 2, 3, 1, {16}, 512},
                {10, 2, 3, 1, {16}, 576},         {3, 3, 2, 4, {1, 16, 8, 8}, 2048},
                {1, 3, 1, 4, {1, 16, 8, 8}, 0}};
@@ -345,10 +346,11 @@ static void test_dequant_paths(void **state)
     size_t len;
     uint8_t *f = build(t, 7, k, 3, w, sizeof w, 8192, &len);
     double in[1024], a[1024], b[1024];
-    for (int i = 0; i < 1024; i++) {
+    for (int i = 0; i < 1024; i++) { /* halves (ties to even), beyond int8, one NaN */
         r = r * 1103515245u + 12345u;
-        in[i] = (double)((int)(r >> 16) % 256 - 128);
+        in[i] = (double)((int)(r >> 16) % 600 - 300) / 2;
     }
+    in[77] = NAN;
     /* the plain path in a child (the switch is read at the first use in a process, which
        has not come yet here: the earlier tests' blocks are not 16 channels wide) */
     int fd[2];

@@ -113,40 +113,6 @@ static void copy_logical(const nb_sim_model *m, const nb_exeom_tensor *x, const 
 }
 
 /* ---- AscendQuant / AscendDequant ---- */
-static void k_quant(nb_sim_model *m, const sim_task *k)
-{
-    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
-    const uint8_t *xp = sim_ptr(m, k->in[0]);
-    uint8_t *yp = sim_ptr(m, k->out[0]);
-    if (x->format == FMT_NC1HWC0 && y->format == FMT_NC1HWC0 && k->bits == 8 && x->rank >= 3) {
-        /* fp16 blocks of 16 channels into int8 blocks of 32, pixel by pixel */
-        int64_t C = x->dims[1], hw = x->dims[2] * (x->rank == 4 ? x->dims[3] : 1);
-        int64_t C1x = (C + 15) / 16, C1y = (C + 31) / 32;
-        for (int64_t n = 0; n < x->dims[0]; n++)
-            for (int64_t c = 0; c < C; c++) {
-                const uint8_t *src = xp + 2 * ((n * C1x + c / 16) * hw * 16 + c % 16);
-                uint8_t *dst = yp + (n * C1y + c / 32) * hw * 32 + c % 32;
-                for (int64_t p = 0; p < hw; p++)
-                    dst[p * 32] = (uint8_t)(int8_t)sim_quant(rd16(src + 32 * p), k->f[0],
-                                                             k->f[1], 8);
-            }
-        return;
-    }
-    int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
-    const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
-        for (int64_t w = 0; w < L; w++) {
-            int32_t q = sim_quant(rd16(xp + 2 * (bx + ox[w])), k->f[0], k->f[1], k->bits);
-            if (k->bits == 16)
-                wr16(yp + 2 * (by + oy[w]), (uint16_t)(int16_t)q);
-            else
-                yp[by + oy[w]] = (uint8_t)(int8_t)q;
-        }
-        ROW_NEXT(idx, x);
-    }
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -207,7 +173,73 @@ static int have_f16c(void)
     }
     return known;
 }
+/* AscendQuant of one pixel's 16 fp16 channels into int8 (F16C + SSE4.1), as sim_quant:
+   round half to even after the fp32 product, offset, saturation, NaN to 0. */
+__attribute__((target("f16c,sse4.1"))) static void
+quant16_f16c(const uint16_t *src, int8_t *dst, float scale, float offset)
+{
+    const __m128 sc = _mm_set1_ps(scale), off = _mm_set1_ps(offset);
+    const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
+    __m128i q[4];
+    for (int i = 0; i < 4; i++) {
+        __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)(src + 4 * i));
+        __m128 x = _mm_cvtph_ps(h);
+        __m128 r = _mm_add_ps(_mm_round_ps(_mm_mul_ps(x, sc),
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), off);
+        r = _mm_max_ps(lo, _mm_min_ps(hi, r));
+        r = _mm_and_ps(r, _mm_cmpord_ps(x, x)); /* NaN enters as 0 */
+        q[i] = _mm_cvtps_epi32(r);
+    }
+    __m128i b = _mm_packs_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3]));
+    _mm_storeu_si128((__m128i *)(void *)dst, b);
+}
 #endif
+
+static void k_quant(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    if (x->format == FMT_NC1HWC0 && y->format == FMT_NC1HWC0 && k->bits == 8 && x->rank >= 3) {
+        /* fp16 blocks of 16 channels into int8 blocks of 32, pixel by pixel */
+        int64_t C = x->dims[1], hw = x->dims[2] * (x->rank == 4 ? x->dims[3] : 1);
+        int64_t C1x = (C + 15) / 16, C1y = (C + 31) / 32;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (have_f16c()) { /* 16 channels of a pixel at a time (pad lanes: never read) */
+            for (int64_t n = 0; n < x->dims[0]; n++)
+                for (int64_t c1 = 0; c1 < C1x; c1++)
+                    for (int64_t p = 0; p < hw; p++)
+                        quant16_f16c((const uint16_t *)(const void *)(xp + 2 * (((n * C1x + c1) * hw + p) * 16)),
+                                     (int8_t *)(yp + ((n * C1y + c1 / 2) * hw + p) * 32 + (c1 % 2) * 16),
+                                     k->f[0], k->f[1]);
+            return;
+        }
+#endif
+        for (int64_t n = 0; n < x->dims[0]; n++)
+            for (int64_t c = 0; c < C; c++) {
+                const uint8_t *src = xp + 2 * ((n * C1x + c / 16) * hw * 16 + c % 16);
+                uint8_t *dst = yp + (n * C1y + c / 32) * hw * 32 + c % 32;
+                for (int64_t p = 0; p < hw; p++)
+                    dst[p * 32] = (uint8_t)(int8_t)sim_quant(rd16(src + 32 * p), k->f[0],
+                                                             k->f[1], 8);
+            }
+        return;
+    }
+    int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
+    const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
+        for (int64_t w = 0; w < L; w++) {
+            int32_t q = sim_quant(rd16(xp + 2 * (bx + ox[w])), k->f[0], k->f[1], k->bits);
+            if (k->bits == 16)
+                wr16(yp + 2 * (by + oy[w]), (uint16_t)(int16_t)q);
+            else
+                yp[by + oy[w]] = (uint8_t)(int8_t)q;
+        }
+        ROW_NEXT(idx, x);
+    }
+}
+
 
 static void k_dequant(nb_sim_model *m, const sim_task *k)
 {
@@ -289,38 +321,43 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
     int64_t KH = k->kh, KW = k->kw, g = k->group, cin_g = w->dims[1], cout_g = Co / g;
     int64_t C1y = cdiv(Co, 16);
     if (k->wf) {
-        /* im2col of up to 256 output pixels (the zero point outside), then one fp32 GEMM
-           against the weights: integer sums below 2^24, so exact whatever the order */
-        int64_t C1x = cdiv(C, 32), taps = C1x * KH * KW, Kg = taps * k->lanes;
-        int64_t P = OH * OW, blk = P < 256 ? P : 256;
+        /* im2col (rows of kh, kw, then the real channels; the zero point outside) of up
+           to 2048 output pixels, then one fp32 GEMM against the weights: integer sums
+           below 2^24, so exact whatever the order */
+        int64_t C1x = cdiv(C, 32), Kg = KH * KW * C;
+        int64_t P = OH * OW, blk = P < 2048 ? P : 2048;
         float *A = malloc(sizeof(float) * (size_t)(blk * Kg + 1));
         float *Cm = malloc(sizeof(float) * (size_t)(blk * Co + 1));
         if (!A || !Cm) {
             free(A), free(Cm);
             return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
         }
+        const float zp = (float)k->x_off;
         for (int64_t n = 0; n < N; n++)
             for (int64_t p0 = 0; p0 < P; p0 += blk) {
                 int64_t np = P - p0 < blk ? P - p0 : blk;
                 for (int64_t q = 0; q < np; q++) {
                     int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
                     float *row = A + q * Kg;
-                    for (int64_t c1 = 0; c1 < C1x; c1++)
-                        for (int64_t kh = 0; kh < KH; kh++) {
-                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
-                            for (int64_t kw = 0; kw < KW; kw++, row += k->lanes) {
-                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
-                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                                    const int8_t *xr = (const int8_t *)xp +
-                                                       (((n * C1x + c1) * H + ih) * W + iw) * 32;
-                                    for (int l = 0; l < k->lanes; l++)
-                                        row[l] = xr[l];
-                                } else {
-                                    for (int l = 0; l < k->lanes; l++)
-                                        row[l] = (float)k->x_off;
-                                }
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                        for (int64_t kw = 0; kw < KW; kw++, row += C) {
+                            int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+                                for (int64_t c = 0; c < C; c++)
+                                    row[c] = zp;
+                                continue;
+                            }
+                            for (int64_t c1 = 0; c1 < C1x; c1++) {
+                                const int8_t *xr = (const int8_t *)xp +
+                                                   (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                                int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
+                                float *dst = row + c1 * 32;
+                                for (int64_t l = 0; l < nl; l++)
+                                    dst[l] = xr[l];
                             }
                         }
+                    }
                 }
                 nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
                 for (int64_t q = 0; q < np; q++) {

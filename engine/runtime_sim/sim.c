@@ -430,20 +430,23 @@ static nb_err check_conv(const vctx *v, sim_task *k, bool transpose)
     k->x_off = zero_point(v->m, v->k, k->in[0]);
     /* the exact fp32 GEMM path: int8 x int8, one group, every sum below 2^24 */
     if (!transpose && x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
-        int64_t C = x->dims[1], C1 = (C + 31) / 32, taps = C1 * k->kh * k->kw;
-        int lanes = C1 == 1 ? (int)C : 32;
-        int64_t Kg = taps * lanes, Co = y->dims[1], N1 = (Co + 15) / 16;
-        if (lanes > 0 && Kg * 128 * 128 < (1 << 24) && Co > 0) {
+        /* rows (kh, kw, c) over the real input channels only */
+        int64_t C = x->dims[1], KH = k->kh, KW = k->kw;
+        int64_t Kg = KH * KW * C, Co = y->dims[1], N1 = (Co + 15) / 16;
+        if (Kg > 0 && Kg * 128 * 128 < (1 << 24) && Co > 0) {
             k->wf = malloc(sizeof(float) * (size_t)(Kg * Co));
             if (!k->wf)
                 return nb_fail(v->st, NB_ERR_NOMEM, "[NDRV] malloc fail");
             const int8_t *wb = (const int8_t *)v->m->x.weights + w->place;
-            for (int64_t t = 0; t < taps; t++)
-                for (int l = 0; l < lanes; l++)
-                    for (int64_t co = 0; co < Co; co++)
-                        k->wf[(t * lanes + l) * Co + co] =
-                            wb[((t * N1 + co / 16) * 16 + co % 16) * 32 + l];
-            k->lanes = lanes;
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    for (int64_t c = 0; c < C; c++) {
+                        int64_t t = ((c / 32) * KH + kh) * KW + kw;
+                        float *row = k->wf + ((kh * KW + kw) * C + c) * Co;
+                        for (int64_t co = 0; co < Co; co++)
+                            row[co] = wb[((t * N1 + co / 16) * 16 + co % 16) * 32 + c % 32];
+                    }
+            k->lanes = (int)C;
         }
     }
     return NB_OK;
