@@ -319,11 +319,14 @@ static void test_dequant_paths(void **state)
 {
     (void)state;
     /* the input already in NC1HWC0: the AscendQuant's NC1HWC0 -> NC1HWC0 path */
-    xt t[7] = {{1, 3, 0, 4, {1, 16, 8, 8}, 0},  {2, 3, 2, 4, {1, 16, 8, 8}, 0},
+    /* ... then Max(y, -20) against a constant: its F16C path too */
+    xt t[9] = {{1, 3, 0, 4, {1, 16, 8, 8}, 0},  {2, 3, 2, 4, {1, 16, 8, 8}, 0},
                {2, 4, 3, 4, {16, 16, 1, 1}, 0},  {3, 2, 3, 1, {16}, 512},
                {10, 2, 3, 1, {16}, 576},         {3, 3, 2, 4, {1, 16, 8, 8}, 2048},
+               {1, 3, 2, 4, {1, 16, 8, 8}, 6144}, {1, 2, 3, 0, {0}, 704},
                {1, 3, 1, 4, {1, 16, 8, 8}, 0}};
-    uint8_t w[704] = {0};
+    uint8_t w[736] = {0};
+    put16(w + 704, 0xCD00); /* fp16 -20 */
     uint32_t r = 12345;
     for (int co = 0; co < 16; co++)
         for (int ci = 0; ci < 16; ci++) {
@@ -334,8 +337,8 @@ static void test_dequant_paths(void **state)
         put32(w + 512 + 4 * co, (uint32_t)(co * 37 - 300));
         put_f32(w, 576 + 8 * (uint32_t)co, (float)(1e-4 * pow(10, co / 2.5)));
     }
-    xk k[3] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
-               {2, 0, 1, 1, {5}, {6}, {0}}};
+    xk k[4] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
+               {2, 0, 1, 1, {5}, {6}, {0}}, {16, 0, 2, 1, {6, 7}, {8}, {0}}};
     quant_params(k[0].params, 1.0f, 0.0f, 8);
     uint16_t cp[11] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1};
     for (int i = 0; i < 11; i++)
@@ -344,7 +347,7 @@ static void test_dequant_paths(void **state)
     float alpha = 0.1f;
     memcpy(k[2].params + 4, &alpha, 4);
     size_t len;
-    uint8_t *f = build(t, 7, k, 3, w, sizeof w, 8192, &len);
+    uint8_t *f = build(t, 9, k, 4, w, sizeof w, 8192, &len);
     double in[1024], a[1024], b[1024];
     for (int i = 0; i < 1024; i++) { /* halves (ties to even), beyond int8, one NaN */
         r = r * 1103515245u + 12345u;
@@ -377,10 +380,11 @@ static void test_dequant_paths(void **state)
     run_model(f, len, in, 1024, a, 1024); /* the F16C path (where the CPU has it) */
     for (int i = 0; i < 1024; i++)
         assert_memory_equal(&a[i], &b[i], sizeof(double));
-    int saturated = 0, negative = 0;
+    int saturated = 0, floor20 = 0, leaky = 0;
     for (int i = 0; i < 1024; i++)
-        saturated += fabs(a[i]) == 65504.0, negative += a[i] < 0;
-    assert_true(saturated > 0 && negative > 0); /* both fix-ups exercised */
+        saturated += a[i] == 65504.0, floor20 += a[i] == -20.0, leaky += a[i] < 0 && a[i] > -20;
+    /* saturation, LeakyRelu's negatives and the Max's constant all seen */
+    assert_true(saturated > 0 && floor20 > 0 && leaky > 0);
     free(f);
 }
 

@@ -173,6 +173,27 @@ static int have_f16c(void)
     }
     return known;
 }
+/* max(x, c) or min(x, c) on fp16 bits, 4 at a time (a NaN x wins, as in the plain loop);
+   returns how many elements it did (a multiple of 4). c is not NaN. */
+__attribute__((target("f16c,sse4.1"))) static int64_t
+maxmin_f16c(const uint16_t *x, uint16_t *y, int64_t n, float c, uint16_t cb, bool mx)
+{
+    const __m128 cv = _mm_set1_ps(c);
+    const __m128i cbits = _mm_set1_epi16((short)cb);
+    int64_t e = 0;
+    for (; e + 4 <= n; e += 4) {
+        __m128i xb = _mm_loadl_epi64((const __m128i *)(const void *)(x + e));
+        __m128 v = _mm_cvtph_ps(xb);
+        __m128 take = _mm_or_ps(mx ? _mm_cmpgt_ps(v, cv) : _mm_cmplt_ps(v, cv),
+                                _mm_cmpunord_ps(v, v));
+        __m128i m = _mm_castps_si128(take);
+        m = _mm_packs_epi32(m, m); /* 32-bit masks to 16-bit */
+        __m128i r = _mm_or_si128(_mm_and_si128(m, xb), _mm_andnot_si128(m, cbits));
+        _mm_storel_epi64((__m128i *)(void *)(y + e), r);
+    }
+    return e;
+}
+
 /* AscendQuant of one pixel's 16 fp16 channels into int8 (F16C + SSE4.1), as sim_quant:
    round half to even after the fp32 product, offset, saturation, NaN to 0. */
 __attribute__((target("f16c,sse4.1"))) static void
@@ -257,11 +278,11 @@ static void k_dequant(nb_sim_model *m, const sim_task *k)
         for (int64_t n = 0; n < x->dims[0]; n++)
             for (int64_t c1 = 0; c1 < C1; c1++) {
                 int lanes = C - c1 * 16 < 16 ? (int)(C - c1 * 16) : 16;
-                for (int i = 0; i < lanes; i++)
-                    d16[i] = deq_at(dq, c1 * 16 + i);
+                for (int i = 0; i < 16; i++) /* pad lanes: scale 0, never read */
+                    d16[i] = i < lanes ? deq_at(dq, c1 * 16 + i) : 0.0f;
                 int64_t base = (n * C1 + c1) * hw * 16;
 #if defined(__x86_64__) && defined(__GNUC__)
-                if (lanes == 16 && have_f16c()) {
+                if (have_f16c()) {
                     dequant_block_f16c((const int32_t *)(const void *)(xp + 4 * base),
                                        (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
                                        k->f[0]);
@@ -333,6 +354,13 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
             return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
         }
         const float zp = (float)k->x_off;
+        int32_t *bias32 = malloc(sizeof(int32_t) * (size_t)(Co + 1));
+        if (!bias32) {
+            free(A), free(Cm);
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        }
+        for (int64_t co = 0; co < Co; co++)
+            bias32[co] = rd32(bp + 4 * co);
         for (int64_t n = 0; n < N; n++)
             for (int64_t p0 = 0; p0 < P; p0 += blk) {
                 int64_t np = P - p0 < blk ? P - p0 : blk;
@@ -360,14 +388,20 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
                     }
                 }
                 nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
+                /* into NC1HWC0 (C0 16): pixel p of block c1 at ((n C1 + c1) OH OW + p) 16 */
+                int64_t plane = OH * OW * 16;
                 for (int64_t q = 0; q < np; q++) {
-                    int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
-                    for (int64_t co = 0; co < Co; co++)
-                        wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
-                             sat32((int64_t)rd32(bp + 4 * co) + (int64_t)Cm[q * Co + co]));
+                    const float *cr = Cm + q * Co;
+                    uint8_t *yb = yp + 4 * (n * C1y * plane + (p0 + q) * 16);
+                    for (int64_t c1 = 0; c1 < C1y; c1++) {
+                        int64_t nl = Co - c1 * 16 < 16 ? Co - c1 * 16 : 16;
+                        for (int64_t l = 0; l < nl; l++)
+                            wr32(yb + 4 * (c1 * plane + l),
+                                 sat32((int64_t)bias32[c1 * 16 + l] + (int64_t)cr[c1 * 16 + l]));
+                    }
                 }
             }
-        free(A), free(Cm);
+        free(A), free(Cm), free(bias32);
         return NB_OK;
     }
     if (x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
@@ -798,7 +832,13 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
             uint16_t cb = sim_f16(a[1]);
             float c = (float)a[1];
             bool mx = k->kid == K_MAX;
-            for (int64_t e = 0; e < cnt; e++) {
+            int64_t e = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (c == c && have_f16c())
+                e = maxmin_f16c((const uint16_t *)(const void *)ip[0],
+                                (uint16_t *)(void *)yp, cnt, c, cb, mx);
+#endif
+            for (; e < cnt; e++) {
                 uint16_t xb = rd16(ip[0] + 2 * e);
                 float v = nb_sim_f16_tbl[xb];
                 bool take_x = v != v || (mx ? v > c : v < c) || c != c;
@@ -852,16 +892,19 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
     int64_t H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
     int64_t OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
     if (x->format == FMT_NC1HWC0 && y->format == FMT_NC1HWC0) {
-        /* both fp16 with C0 16: one plane of a channel is a stride-16 walk */
+        /* both fp16 with C0 16: the 16 channels of a block side by side, pixel by pixel
+           (pad lanes too: nothing reads them) */
         int64_t C = x->dims[1], C1 = (C + 15) / 16;
         for (int64_t n = 0; n < x->dims[0]; n++)
-            for (int64_t c = 0; c < C; c++) {
-                const uint8_t *xs = xp + 2 * ((n * C1 + c / 16) * H * W * 16 + c % 16);
-                uint8_t *ys = yp + 2 * ((n * C1 + c / 16) * OH * OW * 16 + c % 16);
+            for (int64_t c1 = 0; c1 < C1; c1++) {
+                const uint16_t *xs = (const uint16_t *)(const void *)(xp + 2 * ((n * C1 + c1) * H * W * 16));
+                uint16_t *ys = (uint16_t *)(void *)(yp + 2 * ((n * C1 + c1) * OH * OW * 16));
                 for (int64_t oh = 0; oh < OH; oh++)
                     for (int64_t ow = 0; ow < OW; ow++) {
-                        float best = -INFINITY;
-                        uint16_t bb = 0xFBFF; /* -65504: a window without a value */
+                        float best[16];
+                        uint16_t bb[16];
+                        for (int l = 0; l < 16; l++)
+                            best[l] = -INFINITY, bb[l] = 0xFBFF; /* -65504: an empty window */
                         for (int64_t kh = 0; kh < k->kh; kh++) {
                             int64_t ih = oh * k->sh - k->pt + kh * k->dh;
                             if (ih < 0 || ih >= H)
@@ -870,16 +913,18 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
                                 int64_t iw = ow * k->sw - k->pl + kw * k->dw;
                                 if (iw < 0 || iw >= W)
                                     continue;
-                                uint16_t h = rd16(xs + 32 * (ih * W + iw));
-                                float v = nb_sim_f16_tbl[h];
-                                if (v > best || v != v) {
-                                    best = v, bb = h;
-                                    if (v != v)
-                                        kh = k->kh, kw = k->kw; /* NaN wins */
+                                const uint16_t *px = xs + (ih * W + iw) * 16;
+                                for (int l = 0; l < 16; l++) {
+                                    uint16_t h;
+                                    memcpy(&h, px + l, 2);
+                                    float v = nb_sim_f16_tbl[h];
+                                    /* the first maximum wins; a NaN wins and stays */
+                                    if ((v > best[l] || v != v) && best[l] == best[l])
+                                        best[l] = v, bb[l] = h;
                                 }
                             }
                         }
-                        wr16(ys + 32 * (oh * OW + ow), bb);
+                        memcpy(ys + (oh * OW + ow) * 16, bb, sizeof bb);
                     }
             }
         return;
