@@ -44,7 +44,9 @@ echo "== nanobench atc in $out/quant (the vendor's command line; hey_jarvis's If
     --soc_version=Ascend035A --model=hey_jarvis_deploy_model.onnx --output=hey_jarvis \
     --input_fp16_nodes="x.1" --output_type=FP16 --out_nodes="Sigmoid_28:0")
 clip=$(ls "$data/eval/hey_jarvis" | head -n 1)
-echo "== nanobench run hey_jarvis.exeom on the simulated NPU (ACL API), one evaluation clip, per-task cycles"
+echo "== nanobench run hey_jarvis.exeom on the simulated NPU (ACL API), per-task cycles"
+echo "   (evaluation clip $clip says \"hey jarvis\"; the output p1.1 is the first-stage score, Sigmoid_28;"
+echo "    a warning names any task whose fp16 results clamp at 65504)"
 compile_run=$("$nb" history list --kind compile --limit 1 2>/dev/null | awk 'NR == 2 { print $1 }') # the atc above
 "$nb" ${compile_run:+--parent $compile_run} run "$out/quant/hey_jarvis.exeom" \
     --input "x.1=$data/eval/hey_jarvis/$clip" --output-dir "$out/run_hey_jarvis" --profile
