@@ -83,6 +83,7 @@ int cmd_estimate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_atc(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 
 #endif

@@ -12,15 +12,17 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "nb/accucmp.h"
 
 #define NB_MAX_CLI_INPUTS 1024
 
 static void help(void)
 {
     printf("usage: nanobench infer MODEL.onnx --input NAME=FILE ... --output-dir DIR\n"
-           "                       [--dump-all] [--input_shape \"name:n,c,h,w;...\"]\n"
+           "                       [--dump-all] [--dump DIR] [--input_shape \"name:n,c,h,w;...\"]\n"
            "Runs the float32 reference executor (the golden model) and writes every graph\n"
-           "output as DIR/<name>.npy; --dump-all also writes every intermediate tensor.\n"
+           "output as DIR/<name>.npy; --dump-all also writes every intermediate tensor; --dump DIR\n"
+           "writes one golden dump file per node (share/proto/dump.proto) for nanobench compare.\n"
            "DIR/manifest.tsv maps tensor names to files (names are made file-safe).\n"
            "FILE is a .npy (dtype and shape must match the input) or a raw .bin of the\n"
            "input's dtype and static shape, or random[:SEED] (uniform in [-1,1), for smoke\n"
@@ -308,6 +310,7 @@ int cmd_infer(int argc, char **argv)
     const char *inputs[NB_MAX_CLI_INPUTS];
     int n_inputs = 0;
     bool dump_all = false;
+    const char *golden_dir = NULL; /* --dump: golden dump files (share/proto/dump.proto) */
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -335,6 +338,10 @@ int cmd_infer(int argc, char **argv)
             outdir = v;
         } else if (!strcmp(argv[i], "--dump-all")) {
             dump_all = true;
+        } else if ((r = cli_opt(argc, argv, &i, "--dump", &v))) {
+            if (r < 0)
+                return cli_usage_error("infer", "--dump needs a folder");
+            golden_dir = v;
         } else if ((r = cli_model_arg("infer", argv[i], &model))) {
             return r;
         }
@@ -530,7 +537,7 @@ int cmd_infer(int argc, char **argv)
                     }
         }
     }
-    nb_exec_opts eo = {.keep_all = dump_all};
+    nb_exec_opts eo = {.keep_all = dump_all || golden_dir};
     if (nb_exec_create(m, &eo, &ex, &st)) {
         rc = cli_error(&st);
         goto out;
@@ -579,6 +586,36 @@ int cmd_infer(int argc, char **argv)
     rc = write_outputs(outdir, &d, &st);
     if (rc != 0)
         goto out;
+    if (golden_dir) { /* one golden dump per node, its float outputs, in graph order */
+        if (nb_mkdir_p(golden_dir) != 0) {
+            rc = cli_fail(2, "%s: cannot create the dump folder: %s", golden_dir, strerror(errno));
+            goto out;
+        }
+        int n_dumps = 0;
+        for (int ni = 0; ni < g->n_nodes; ni++) {
+            const nb_node *nd = &g->nodes[ni];
+            const char *nm[8];
+            const nb_tensor *tv[8];
+            int k = 0;
+            for (int o = 0; o < nd->n_out && k < 8; o++) {
+                if (nd->out[o] < 0)
+                    continue;
+                const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
+                if (t && t->dtype == NB_FLOAT)
+                    nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
+            }
+            if (!k)
+                continue;
+            if (nb_dump_write_golden(golden_dir, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k,
+                                     &st)) {
+                rc = cli_error(&st);
+                goto out;
+            }
+            n_dumps++;
+        }
+        printf("golden dump: %d node(s) written to %s\n", n_dumps, golden_dir);
+        rec_param("golden_dump", "%s", golden_dir);
+    }
     for (int i = 0; i < d.n; i++) {
         if (strcmp(d.files[i].kind, "output") != 0)
             continue;

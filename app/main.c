@@ -121,6 +121,8 @@ static void usage(FILE *f)
             "        the compiler's command line: NAME.exeom and NAME.dbg\n"
             "  run NAME.exeom [--input NAME=FILE ...] [--output-dir DIR] [--dump acl.json] [--profile]\n"
             "        run on the simulated NPU through the ACL API: outputs, cycles, dumps\n"
+            "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR | compare convert -d DUMP\n"
+            "        per-layer metrics of the NPU's dumps against the reference's (infer --dump)\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"
@@ -221,6 +223,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_atc(argc - 1, argv + 1);
     else if (!strcmp(cmd, "run"))
         rc = cmd_run(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "compare"))
+        rc = cmd_compare(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
     else

@@ -17,6 +17,8 @@
  *                b' = a (0 - mean) + B = [-1.5, -1]
  *   if_gemm      y = If(Greater(x[0,0], 0)) then Gemm(x, W [2,2], transB, b) else x,
  *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch
+ *   sum_sat      y = ReduceSum(x [1,256]) -> [1,1]: saturates fp16 for large x
+ *   tanh_tiny    y = Tanh(x [1,64]): the table's small-input error
  *   matmul_sample the vendor's teaching sample "cascaded MatMul" (share/samples/matmul):
  *                y = MatMul(MatMul(x, W1), W2), x FLOAT [1,4], W1 [4,4], W2 [4,2], nodes
  *                matmul_1 and matmul_2; integer weights whose every column's largest
@@ -141,6 +143,22 @@ int main(int argc, char **argv)
                                       (const char *[]){"y", NULL});
         bn->name = "bn";
         mb_attr_float(bn, "epsilon", 1);
+    } else if (!strcmp(kind, "sum_sat")) {
+        /* y = ReduceSum(x), x [1,256], every axis kept as 1: 256 values of 1000 sum to 256000,
+           beyond fp16's 65504 (the accuracy comparison must name the saturation) */
+        const int64_t dx[] = {1, 256}, dy[] = {1, 1};
+        mb_input(m, "x", 1, 2, dx);
+        mb_output(m, "y", 1, 2, dy);
+        Onnx__NodeProto *n = mb_node(m, "ReduceSum", (const char *[]){"x", NULL},
+                                     (const char *[]){"y", NULL});
+        n->name = "sum"; /* no axes: all of them, keepdims */
+    } else if (!strcmp(kind, "tanh_tiny")) {
+        /* y = Tanh(x), x [1,64]: fed values of about 1e-4 the table returns 0 */
+        const int64_t dx[] = {1, 64};
+        mb_input(m, "x", 1, 2, dx);
+        mb_output(m, "y", 1, 2, dx);
+        mb_node(m, "Tanh", (const char *[]){"x", NULL}, (const char *[]){"y", NULL})->name =
+            "tanh";
     } else if (!strcmp(kind, "matmul_sample")) {
         /* the values are worked through by hand in share/samples/matmul/matmul_sample.c */
         const int64_t dx[] = {1, 4}, dw1[] = {4, 4}, dw2[] = {4, 2}, dy[] = {1, 2};

@@ -319,6 +319,7 @@ grep -q "1 quantized layer (deploy model)" "$T/out" && grep -q "^ATC run success
     [ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.want")" ] ||
     { echo "FAIL: atc of the deploy model"; cat "$T/out" "$T/atc.want"; ls -l "$T/atc"; fails=$((fails + 1)); }
 mv "$T/atc/c.exeom" "$T/atc/deploy.exeom"
+mv "$T/atc/c.dbg" "$T/atc/deploy.dbg"
 # run (issue 6): the compiled Conv on the simulated NPU through the ACL API
 mkdir -p "$T/run"
 expect 0 "run: zeros in, output and cycles" -- "$NB" run "$T/atc/deploy.exeom" --output-dir "$T/run/o"
@@ -339,6 +340,41 @@ printf '{"dump": {"dump_list": [{"model_name": "deploy"}], "dump_path": "%s", "d
 expect 0 "run: every task dumped" -- "$NB" run "$T/atc/deploy.exeom" --dump "$T/run/acl.json" --output-dir "$T/run/o4" --profile
 [ "$(find "$T/run/dump" -type f | wc -l)" -ge 4 ] && grep -q "AscendQuant" "$T/out" ||
     { echo "FAIL: run --dump wrote too few dump files or --profile no table"; find "$T/run/dump"; fails=$((fails + 1)); }
+# compare (issue 7, first part): golden dumps of the float model on the same input, then
+# the NPU dumps matched to them
+expect 0 "infer --dump: golden dumps" -- "$NB" infer "$T/conv.onnx" --input "x=$T/run/x.npy" --output-dir "$T/run/gout" --dump "$T/run/gold"
+[ "$(find "$T/run/gold" -type f | wc -l)" = 1 ] || { echo "FAIL: infer --dump: not one golden dump"; fails=$((fails + 1)); }
+expect 0 "compare file_compare" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/gold" -out "$T/run/cmp"
+csv=$(ls "$T/run/cmp"/result_*.csv 2>/dev/null | head -n 1)
+[ -n "$csv" ] && head -n 1 "$csv" | grep -q '^Index,OpType,NPUDump,DataType,GroundTruth,DataType,TensorIndex,Shape,OverFlow,CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,RootMeanSquareError,MaxRelativeError,MeanRelativeError,SQNR,CompareFailReason$' &&
+    grep -q '"Conv_0","FLOAT",0,"1x8x6x6"' "$csv" && grep -q "^verdict: global consistency" "$T/out" ||
+    { echo "FAIL: compare: CSV header, the Conv's row matched to its node or the verdict"; cat "$T/out"; [ -n "$csv" ] && cat "$csv"; fails=$((fails + 1)); }
+expect 2 "compare: an empty golden folder" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/o" -out "$T/run/cmp2"
+expect 2 "compare: a bad threshold" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/gold" -out "$T/run/cmp3" --threshold cos=x; mentions "not NAME=NUMBER"
+# the causes: fp16 saturation in a ReduceSum of 256 x 1000; the Tanh table on inputs of 1e-4
+"$FIX" sum_sat "$T/run/sum.onnx" && "$FIX" tanh_tiny "$T/run/tanh.onnx" || { echo "FAIL: fixtures"; fails=$((fails + 1)); }
+i=0; : >"$T/run/k1000.bin"; : >"$T/run/tiny.bin"
+while [ $i -lt 256 ]; do
+    printf '\000\000\172\104' >>"$T/run/k1000.bin"                     # float32 1000
+    [ $i -lt 64 ] && printf '\027\267\321\070' >>"$T/run/tiny.bin"     # float32 1e-4
+    i=$((i + 1))
+done
+for c in "sum x k1000.bin" "tanh x tiny.bin"; do
+    set -- $c
+    (cd "$T/run" && "$NB" atc --mode=30 --framework=5 --soc_version=Ascend035A --model="$1.onnx" \
+        --output="$1" --input_fp16_nodes="$2" --output_type=FP16 >/dev/null 2>&1) || { echo "FAIL: atc $1"; fails=$((fails + 1)); }
+    printf '{"dump": {"dump_list": [{"model_name": "%s"}], "dump_path": "%s"}}\n' "$1" "$T/run/d_$1" >"$T/run/$1.json"
+    "$NB" run "$T/run/$1.exeom" --input "$T/run/$3" --dump "$T/run/$1.json" --output-dir "$T/run/o_$1" >/dev/null 2>&1
+    "$NB" infer "$T/run/$1.onnx" --input "$T/run/$3" --output-dir "$T/run/go_$1" --dump "$T/run/g_$1" >/dev/null 2>&1
+done
+expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
+grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation" "$T/out" ||
+    { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "compare: table error named" -- "$NB" compare file_compare -m "$T/run/d_tanh" -g "$T/run/g_tanh" -out "$T/run/c_tanh"
+grep -q "^first layer over threshold: tanh (Tanh, task 0).*likely cause: table-function error" "$T/out" ||
+    { echo "FAIL: compare: the Tanh table error not named"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "compare convert" -- "$NB" compare convert -d "$T/run/gold" --out "$T/run/conv"
+ls "$T/run/conv" | grep -q '^Conv\.Conv_0\.0\.0\.[0-9]*\.output\.0\.1x8x6x6\.npy$' || { echo "FAIL: convert: no <file>.output.0.1x8x6x6.npy"; ls "$T/run/conv"; fails=$((fails + 1)); }
 expect 0 "atc: --log=info lists the passes" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --log=info
 grep -q "^\[INFO\] pass: inserted 1 AscendQuant, 1 AscendDequant" "$T/out" ||
     { echo "FAIL: atc --log=info"; cat "$T/out"; fails=$((fails + 1)); }

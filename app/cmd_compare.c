@@ -1,0 +1,500 @@
+/* nanobench compare: the vendor's msaccucmp on nanobench's dumps (issue 7, first part).
+ *   convert -d DUMP[,DUMP|DIR] [-t npy|bin] [--out DIR]
+ *   file_compare -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR -out DIR [--threshold cos=0.99,...]
+ * NPU dumps come from `nanobench run --dump`, golden dumps from `nanobench infer --dump`. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "nb/accucmp.h"
+
+static void help(void)
+{
+    printf("usage: nanobench compare convert -d DUMP_FILE|DIR[,...] [-t npy|bin] [--out DIR]\n"
+           "       nanobench compare file_compare -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR -out DIR\n"
+           "                                      [--threshold cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1]\n"
+           "convert writes each tensor of a dump file as <file>.output.<i>.<shape>.npy (NCHW /\n"
+           "ND, float32) or .bin. file_compare matches every NPU task output (nanobench run\n"
+           "--dump) to the golden tensor of the ONNX node it computes (nanobench infer --dump;\n"
+           "a fused task at the last node it covers), computes the vendor's ten metrics plus\n"
+           "SQNR (share/doc/metrics.md), writes DIR/result_<timestamp>.csv, prints the table,\n"
+           "the verdict and the first layer over threshold with its likely cause.\n");
+}
+
+/* ---- collecting dump files ---- */
+static char **g_files;
+static int g_n, g_cap;
+
+static int collect(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)ftw;
+    if (flag != FTW_F)
+        return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strstr(base, ".tmp") || !strcmp(base, "manifest.tsv"))
+        return 0;
+    if (g_n == g_cap) {
+        int cap = g_cap ? 2 * g_cap : 64;
+        char **p = realloc(g_files, sizeof *p * (size_t)cap);
+        if (!p)
+            return 1;
+        g_files = p, g_cap = cap;
+    }
+    g_files[g_n] = strdup(path);
+    return g_files[g_n++] ? 0 : 1;
+}
+
+/* Every dump under each of the comma-separated paths; returns the count or -1. */
+static int read_dumps(const char *spec, nb_dump **out)
+{
+    g_files = NULL, g_n = g_cap = 0;
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return -1;
+    for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        struct stat sb;
+        if (stat(p, &sb)) {
+            cli_fail(2, "%s: %s", p, strerror(errno));
+            free(copy);
+            return -1;
+        }
+        if (nftw(p, collect, 16, FTW_PHYS) != 0) {
+            cli_fail(1, "%s: cannot walk the folder", p);
+            free(copy);
+            return -1;
+        }
+    }
+    free(copy);
+    nb_dump *d = calloc((size_t)g_n + 1, sizeof *d);
+    int n = 0;
+    for (int i = 0; i < g_n; i++) {
+        nb_status st = {0};
+        /* other files in a dump folder (npy, the dbg, csv) are passed over */
+        if (d && nb_dump_read(g_files[i], &d[n], &st) == NB_OK)
+            n++;
+        else if (d && st.code != NB_ERR_FORMAT)
+            fprintf(stderr, "nanobench: warning: %s\n", st.msg);
+        free(g_files[i]);
+    }
+    free(g_files);
+    if (!d)
+        return -1;
+    *out = d;
+    return n;
+}
+
+static int by_task(const void *a, const void *b)
+{
+    const nb_dump *x = a, *y = b;
+    return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
+}
+
+static void shape_str(const nb_dump_tensor *t, char *buf, size_t len)
+{
+    int64_t d[6];
+    for (int i = 0; i < t->rank; i++)
+        d[i] = t->dims[i];
+    nb_shape_str(t->rank, d, 'x', buf, len);
+}
+
+/* ---- convert ---- */
+static int convert(int argc, char **argv)
+{
+    const char *src = NULL, *type = "npy", *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        int r;
+        if ((r = cli_opt(argc, argv, &i, "-d", &v)) || (r = cli_opt(argc, argv, &i, "--dump", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-d needs a dump file or folder");
+            src = v;
+        } else if ((r = cli_opt(argc, argv, &i, "-t", &v))) {
+            if (r < 0 || (strcmp(v, "npy") && strcmp(v, "bin")))
+                return cli_usage_error("compare", "-t takes npy or bin");
+            type = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--out", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--out needs a folder");
+            out = v;
+        } else {
+            return cli_usage_error("compare", "convert: unknown argument '%s'", argv[i]);
+        }
+    }
+    if (!src)
+        return cli_usage_error("compare", "convert needs -d DUMP_FILE");
+    nb_dump *d = NULL;
+    int n = read_dumps(src, &d);
+    if (n < 0)
+        return 2;
+    if (n == 0) {
+        free(d);
+        return cli_fail(2, "%s: no dump file", src);
+    }
+    int rc = 0, written = 0;
+    if (out && nb_mkdir_p(out)) {
+        free(d);
+        return cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        for (int k = 0; k < d[i].n_t && !rc; k++) {
+            const nb_dump_tensor *t = &d[i].t[k];
+            if (!t->v)
+                continue;
+            char sh[128], path[4096];
+            shape_str(t, sh, sizeof sh);
+            const char *base = strrchr(d[i].path, '/');
+            base = base ? base + 1 : d[i].path;
+            if (out)
+                snprintf(path, sizeof path, "%s/%s.%s.%d.%s.%s", out, base,
+                         t->output ? "output" : "input", t->index, sh, type);
+            else
+                snprintf(path, sizeof path, "%s.%s.%d.%s.%s", d[i].path,
+                         t->output ? "output" : "input", t->index, sh, type);
+            int64_t dims[6];
+            for (int q = 0; q < t->rank; q++)
+                dims[q] = t->dims[q];
+            nb_status st = {0};
+            nb_tensor *x = NULL;
+            if (nb_tensor_new(NB_FLOAT, t->rank, dims, &x, &st)) {
+                rc = cli_error(&st);
+                break;
+            }
+            for (int64_t e = 0; e < t->numel; e++)
+                ((float *)x->data)[e] = (float)t->v[e];
+            nb_err we = strcmp(type, "npy") ? nb_bin_write(path, x, &st) : nb_npy_write(path, x, &st);
+            nb_tensor_free(x);
+            if (we)
+                rc = cli_error(&st);
+            else
+                written++;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        nb_dump_free(&d[i]);
+    free(d);
+    if (!rc)
+        printf("%d tensor file(s) written\n", written);
+    return rc;
+}
+
+/* ---- file_compare ---- */
+typedef struct row {
+    const nb_dump *npu;
+    const nb_dump_tensor *x;
+    const nb_dump *gold;
+    const nb_dump_tensor *y;
+    char ground[512];
+    nb_cmp_metrics m;
+    bool compared, fails;
+    char reason[256];
+} row;
+
+static const nb_dump_tensor *golden_by_value(nb_dump *g, int ng, const char *name,
+                                             const nb_dump **owner)
+{
+    for (int i = 0; i < ng; i++)
+        for (int k = 0; k < g[i].n_t; k++)
+            if (g[i].t[k].output && !strcmp(g[i].t[k].original_name, name)) {
+                *owner = &g[i];
+                return &g[i].t[k];
+            }
+    return NULL;
+}
+
+static const nb_dump *golden_by_node(nb_dump *g, int ng, const char *node)
+{
+    for (int i = 0; i < ng; i++)
+        if (!strcmp(g[i].op_name, node))
+            return &g[i];
+    return NULL;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_num(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs(",NaN", f);
+    else
+        fprintf(f, ",%.6g", v);
+}
+
+static const char *likely_cause(const row *r)
+{
+    const char *op = r->npu->op_type;
+    if (r->npu->saturations > 0 || r->m.sat_x > 0)
+        return "fp16 saturation: results clamped at 65504 in this task";
+    if (!strcmp(op, "Sigmoid") || !strcmp(op, "Tanh"))
+        return "table-function error (the Tanh/Sigmoid table on small inputs)";
+    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU"))
+        return "accumulated RNN error across the unrolled steps";
+    return "quantization noise";
+}
+
+static int file_compare(int argc, char **argv)
+{
+    const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        int r;
+        if ((r = cli_opt(argc, argv, &i, "-m", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-m needs the NPU dump folder");
+            mdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "-g", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-g needs the golden dump folder");
+            gdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "-out", &v)) || (r = cli_opt(argc, argv, &i, "--out", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-out needs a folder");
+            out = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
+            thr = v;
+        } else {
+            return cli_usage_error("compare", "file_compare: unknown argument '%s'", argv[i]);
+        }
+    }
+    if (!mdir || !gdir || !out)
+        return cli_usage_error("compare", "file_compare needs -m NPU_DIR -g GOLDEN_DIR -out DIR");
+    nb_cmp_thresholds th;
+    nb_cmp_thresholds_default(&th);
+    nb_status st = {0};
+    if (thr && nb_cmp_thresholds_parse(thr, &th, &st))
+        return cli_error(&st);
+    int rc = rec_start("compare", mdir, argc, argv);
+    if (rc)
+        return rc;
+    rec_param("golden", "%s", gdir);
+    nb_dump *md = NULL, *gd = NULL;
+    int nm = read_dumps(mdir, &md), ng = nm < 0 ? -1 : read_dumps(gdir, &gd);
+    if (nm < 0 || ng < 0) {
+        free(md), free(gd);
+        return 2;
+    }
+    if (nm == 0 || ng == 0) {
+        free(md), free(gd);
+        return cli_fail(2, "%s: no dump file", nm == 0 ? mdir : gdir);
+    }
+    qsort(md, (size_t)nm, sizeof *md, by_task);
+    int cap = 0;
+    for (int i = 0; i < nm; i++)
+        cap += md[i].n_t;
+    row *rows = calloc((size_t)cap + 1, sizeof *rows);
+    int nr = 0;
+    for (int i = 0; i < nm && rows; i++)
+        for (int k = 0; k < md[i].n_t; k++) {
+            const nb_dump_tensor *x = &md[i].t[k];
+            if (!x->output)
+                continue;
+            row *r = &rows[nr++];
+            r->npu = &md[i], r->x = x;
+            /* the golden tensor: the last node a fused task covers, else the value */
+            if (md[i].n_covers > 1) {
+                const char *last = md[i].covers[md[i].n_covers - 1];
+                r->gold = golden_by_node(gd, ng, last);
+                r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
+                for (int c = 0; c < md[i].n_covers; c++) {
+                    size_t at = strlen(r->ground);
+                    snprintf(r->ground + at, sizeof r->ground - at, "%s%s", c ? "," : "",
+                             md[i].covers[c]);
+                }
+            } else if (x->original_name[0]) {
+                r->y = golden_by_value(gd, ng, x->original_name, &r->gold);
+                snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
+            }
+            if (!r->y) {
+                if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
+                    snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator "
+                             "(compared after its AscendDequant)");
+                else if (md[i].inserted && !x->original_name[0])
+                    snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX "
+                             "tensor)");
+                else
+                    snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'",
+                             x->original_name);
+                continue;
+            }
+            if (!x->v || !r->y->v || x->numel != r->y->numel) {
+                snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
+                         : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
+                continue;
+            }
+            nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
+            r->compared = true;
+            char why[64];
+            r->fails = nb_cmp_fails(&r->m, &th, why, sizeof why);
+            if (r->fails)
+                snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
+            else if (r->m.note[0])
+                snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
+        }
+    if (!rows) {
+        rc = cli_fail(1, "out of memory");
+        goto done;
+    }
+    if (nb_mkdir_p(out)) {
+        rc = cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
+        goto done;
+    }
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    char stamp[32], csv[4096];
+    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
+    snprintf(csv, sizeof csv, "%s/result_%s.csv", out, stamp);
+    cli_cleanup_add(csv);
+    FILE *f = fopen(csv, "w");
+    if (!f) {
+        rc = cli_fail(2, "%s: %s", csv, strerror(errno));
+        goto done;
+    }
+    fputs("Index,OpType,NPUDump,DataType,GroundTruth,DataType,TensorIndex,Shape,OverFlow,"
+          "CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,"
+          "KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,RootMeanSquareError,"
+          "MaxRelativeError,MeanRelativeError,SQNR,CompareFailReason\n", f);
+    int first_bad = -1, last_cmp = -1, n_cmp = 0, n_bad = 0;
+    printf("%5s  %-14s %-40s %9s %10s %8s  %s\n", "index", "op", "NPU task", "cosine",
+           "max abs", "SQNR dB", "reason");
+    for (int i = 0; i < nr; i++) {
+        row *r = &rows[i];
+        char sh[128];
+        shape_str(r->x, sh, sizeof sh);
+        fprintf(f, "%d,", i);
+        csv_field(f, r->npu->op_type);
+        fputc(',', f);
+        csv_field(f, r->npu->op_name);
+        fputc(',', f);
+        csv_field(f, r->x->dtype);
+        fputc(',', f);
+        csv_field(f, r->ground);
+        fputc(',', f);
+        csv_field(f, r->y ? r->y->dtype : "");
+        fprintf(f, ",%d,", r->x->index);
+        csv_field(f, sh);
+        fprintf(f, ",%s", r->npu->saturations || r->m.sat_x ? "YES" : "NO");
+        if (r->compared) {
+            const nb_cmp_metrics *m = &r->m;
+            csv_num(f, m->cos), csv_num(f, m->max_abs), csv_num(f, m->acc_rel), csv_num(f, m->red);
+            csv_num(f, m->kl);
+            fprintf(f, ",\"(%.3f;%.3f),(%.3f;%.3f)\"", m->mean_x, m->std_x, m->mean_y, m->std_y);
+            csv_num(f, m->mae), csv_num(f, m->rmse), csv_num(f, m->max_rel), csv_num(f, m->mean_rel);
+            csv_num(f, isinf(m->sqnr_db) ? 999.0 : m->sqnr_db);
+            n_cmp++;
+            last_cmp = i;
+            if (r->fails) {
+                n_bad++;
+                if (first_bad < 0)
+                    first_bad = i;
+            }
+        } else {
+            fputs(",,,,,,,,,,,", f);
+        }
+        fputc(',', f);
+        csv_field(f, r->reason);
+        fputc('\n', f);
+        char task[41];
+        snprintf(task, sizeof task, "%s", r->npu->op_name);
+        if (r->compared)
+            printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
+                   r->m.cos, r->m.max_abs, isinf(r->m.sqnr_db) ? 999.0 : r->m.sqnr_db, r->reason);
+        else
+            printf("%5d  %-14.14s %-40s %9s %10s %8s  %s\n", i, r->npu->op_type, task, "-", "-",
+                   "-", r->reason);
+        double vals[4] = {r->m.cos, r->m.max_abs, r->m.sqnr_db, (double)r->npu->saturations};
+        const char *names[4] = {"cosine", "max_abs", "sqnr_db", "fp16_saturations"};
+        if (r->compared)
+            rec_layer(r->npu->op_name, r->npu->op_type, 4, names, vals);
+    }
+    if (fclose(f)) {
+        rc = cli_fail(2, "%s: %s", csv, strerror(errno));
+        remove(csv);
+        goto done;
+    }
+    cli_cleanup_clear();
+    printf("%d tensors: %d compared, %d over threshold, %d not compared; wrote %s\n", nr, n_cmp,
+           n_bad, nr - n_cmp, csv);
+    if (first_bad < 0) {
+        printf("verdict: global consistency (every compared layer within the thresholds)\n");
+    } else {
+        const row *b = &rows[first_bad];
+        bool carries = last_cmp >= 0 && rows[last_cmp].fails;
+        printf("verdict: %s\n", carries ? "problem node (the failure carries to the network "
+                                         "output)" : "single-point error (the network output is "
+                                         "within the thresholds)");
+        /* introduced here, or inherited: was the previous compared layer already off? */
+        int prev = -1;
+        for (int i = first_bad - 1; i >= 0 && prev < 0; i--)
+            if (rows[i].compared)
+                prev = i;
+        printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
+               "likely cause: %s; %s\n", b->npu->op_name, b->npu->op_type, b->npu->task_id,
+               b->m.cos, b->m.sqnr_db, likely_cause(b),
+               prev >= 0 && rows[prev].fails ? "inherited from the layer before"
+                                             : "introduced here (the layer before is within the "
+                                               "thresholds)");
+        rec_metric("first_bad_task", (double)b->npu->task_id, "");
+        /* thresholds like RMSE > 1 are scale-dependent: also name the layer where the
+           signal-to-noise ratio falls most from the layer before, and why */
+        int worst = -1, prev_c = -1;
+        double drop = 0;
+        for (int i = 0; i < nr; i++) {
+            if (!rows[i].compared)
+                continue;
+            if (prev_c >= 0) {
+                double d_db = fmin(rows[prev_c].m.sqnr_db, 999.0) - fmin(rows[i].m.sqnr_db, 999.0);
+                if (d_db > drop)
+                    drop = d_db, worst = i;
+            }
+            prev_c = i;
+        }
+        if (worst >= 0 && drop >= 6.0) {
+            const row *w = &rows[worst];
+            printf("largest SQNR drop: %s (%s, task %u): %.1f dB lower than the layer before "
+                   "(%.1f dB); likely cause: %s\n", w->npu->op_name, w->npu->op_type,
+                   w->npu->task_id, drop, w->m.sqnr_db, likely_cause(w));
+            rec_metric("largest_drop_task", (double)w->npu->task_id, "");
+        }
+    }
+    rec_metric("layers_compared", n_cmp, "");
+    rec_metric("layers_over_threshold", n_bad, "");
+    rec_artifact("csv", csv);
+done:
+    for (int i = 0; i < nm; i++)
+        nb_dump_free(&md[i]);
+    for (int i = 0; i < ng; i++)
+        nb_dump_free(&gd[i]);
+    free(md), free(gd), free(rows);
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        help();
+        return 0;
+    }
+    if (!strcmp(argv[1], "convert"))
+        return convert(argc, argv);
+    if (!strcmp(argv[1], "file_compare"))
+        return file_compare(argc, argv);
+    return cli_usage_error("compare", "unknown subcommand '%s' (convert, file_compare)", argv[1]);
+}

@@ -1,0 +1,203 @@
+/* nanobench accuracy comparison: reading dump files (the simulator's and golden ones) and
+ * writing golden dumps (include/nb/accucmp.h; format share/proto/dump.proto). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "dump.pb-c.h"
+#include "nb/accucmp.h"
+#include "nb/sim.h"
+
+static int code_of(const char *s, bool format)
+{
+    static const char *const dt[] = {"FLOAT", "FLOAT16", "INT8", "INT32", "UINT8", "", "INT16"};
+    if (format) {
+        for (int i = 0; i < 64; i++)
+            if (!strcmp(nb_sim_format_name(i), s))
+                return i;
+        return -1;
+    }
+    for (int i = 0; i < 7; i++)
+        if (dt[i][0] && !strcmp(dt[i], s))
+            return i;
+    if (!strcmp(s, "UINT64"))
+        return 10;
+    if (!strcmp(s, "BOOL"))
+        return 12;
+    if (!strcmp(s, "INT4"))
+        return 29;
+    return -1;
+}
+
+static char *dup0(const char *s) { return strdup(s ? s : ""); }
+
+void nb_dump_free(nb_dump *d)
+{
+    for (int i = 0; i < d->n_t; i++) {
+        free(d->t[i].original_name), free(d->t[i].dtype), free(d->t[i].format);
+        free(d->t[i].v);
+    }
+    free(d->t);
+    for (int i = 0; i < d->n_covers; i++)
+        free(d->covers[i]);
+    free(d->covers);
+    free(d->path), free(d->op_name), free(d->op_type), free(d->source);
+    memset(d, 0, sizeof *d);
+}
+
+nb_err nb_dump_read(const char *path, nb_dump *d, nb_status *st)
+{
+    memset(d, 0, sizeof *d);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    nb_err e = nb_read_file(path, &buf, &len, st);
+    if (e)
+        return e;
+    Nanobench__Dump__Dump *p = nanobench__dump__dump__unpack(NULL, len, buf);
+    free(buf);
+    if (!p || p->version != 1)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: not a nanobench dump file", path);
+    d->path = dup0(path);
+    d->op_name = dup0(p->op_name);
+    d->op_type = dup0(p->op_type);
+    d->source = dup0(p->source);
+    d->task_id = p->task_id;
+    d->inserted = p->inserted;
+    d->cycles = p->cycles;
+    d->saturations = p->saturations;
+    d->covers = calloc(p->n_covers + 1, sizeof *d->covers);
+    d->t = calloc(p->n_input + p->n_output + 1, sizeof *d->t);
+    if (!d->covers || !d->t || !d->path || !d->op_name || !d->op_type || !d->source) {
+        nanobench__dump__dump__free_unpacked(p, NULL);
+        nb_dump_free(d);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < p->n_covers; i++)
+        d->covers[d->n_covers++] = dup0(p->covers[i]);
+    for (size_t i = 0; i < p->n_input + p->n_output && !e; i++) {
+        bool out = i >= p->n_input;
+        const Nanobench__Dump__Tensor *s = out ? p->output[i - p->n_input] : p->input[i];
+        nb_dump_tensor *t = &d->t[d->n_t++];
+        t->index = (int)s->index;
+        t->output = out;
+        t->original_name = dup0(s->original_name);
+        t->dtype = dup0(s->dtype);
+        t->format = dup0(s->format);
+        t->saturated = s->stats ? s->stats->saturated : 0;
+        nb_exeom_tensor x = {0};
+        int dt = code_of(s->dtype, false), fmt = code_of(s->format, true);
+        if (s->n_shape > 6 || dt < 0 || fmt < 0) {
+            e = nb_fail(st, NB_ERR_FORMAT, "%s: tensor %zu: %s %s of rank %zu", path, i,
+                        s->dtype, s->format, s->n_shape);
+            break;
+        }
+        x.dtype = (uint8_t)dt, x.format = (uint8_t)fmt, x.rank = (uint8_t)s->n_shape;
+        t->rank = (int)s->n_shape;
+        for (size_t k = 0; k < s->n_shape; k++) {
+            if (s->shape[k] < 0 || s->shape[k] > INT32_MAX) {
+                e = nb_fail(st, NB_ERR_FORMAT, "%s: tensor %zu: dim %lld", path, i,
+                            (long long)s->shape[k]);
+                break;
+            }
+            x.dims[k] = (int32_t)s->shape[k];
+            t->dims[k] = s->shape[k];
+        }
+        if (e)
+            break;
+        t->numel = nb_sim_numel(&x);
+        if (!s->data.len) /* stats only */
+            continue;
+        int64_t want = nb_sim_tensor_bytes(&x);
+        if (want < 0 || (size_t)want != s->data.len) {
+            e = nb_fail(st, NB_ERR_FORMAT, "%s: tensor %zu: %zu bytes for %s %s (its layout "
+                        "holds %lld)", path, i, s->data.len, s->dtype, s->format, (long long)want);
+            break;
+        }
+        t->v = malloc(sizeof(double) * ((size_t)t->numel + 1));
+        if (!t->v) {
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        for (int64_t k = 0; k < t->numel; k++)
+            t->v[k] = nb_sim_get(&x, s->data.data, k);
+    }
+    nanobench__dump__dump__free_unpacked(p, NULL);
+    if (e)
+        nb_dump_free(d);
+    return e;
+}
+
+static void clean(char *dst, size_t len, const char *s, size_t max)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < len && i < max; i++) {
+        char ch = s[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                  ch == '_' || ch == '-';
+        dst[i] = ok ? ch : '_';
+    }
+    dst[i] = 0;
+}
+
+nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op_type,
+                            uint32_t index, const char *const *names,
+                            const nb_tensor *const *ts, int n, nb_status *st)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    uint64_t us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+    Nanobench__Dump__Dump d = NANOBENCH__DUMP__DUMP__INIT;
+    d.version = 1;
+    d.op_name = (char *)op_name;
+    d.op_type = (char *)op_type;
+    d.task_id = index;
+    d.timestamp_us = us;
+    d.source = "golden";
+    Nanobench__Dump__Tensor *tp = calloc((size_t)n + 1, sizeof *tp);
+    Nanobench__Dump__Tensor **pp = calloc((size_t)n + 1, sizeof *pp);
+    Nanobench__Dump__Stats *sp = calloc((size_t)n + 1, sizeof *sp);
+    int64_t *shapes = calloc((size_t)n * 8 + 1, sizeof *shapes);
+    if (!tp || !pp || !sp || !shapes) {
+        free(tp), free(pp), free(sp), free(shapes);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const nb_tensor *t = ts[i];
+        nanobench__dump__tensor__init(&tp[i]);
+        nanobench__dump__stats__init(&sp[i]);
+        tp[i].index = (uint32_t)i;
+        tp[i].dtype = "FLOAT";
+        tp[i].format = "ND";
+        tp[i].n_shape = (size_t)t->rank;
+        tp[i].shape = shapes + 8 * i;
+        for (int k = 0; k < t->rank && k < 8; k++)
+            tp[i].shape[k] = t->dims[k];
+        tp[i].original_name = (char *)names[i];
+        tp[i].tensor_name = (char *)names[i];
+        tp[i].data.data = t->data;
+        tp[i].data.len = (size_t)t->numel * sizeof(float);
+        sp[i].count = (uint64_t)t->numel;
+        tp[i].stats = &sp[i];
+        pp[i] = &tp[i];
+    }
+    d.n_output = (size_t)n;
+    d.output = pp;
+    size_t sz = nanobench__dump__dump__get_packed_size(&d);
+    uint8_t *buf = malloc(sz + 1);
+    nb_err e = NB_OK;
+    if (!buf) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    } else {
+        nanobench__dump__dump__pack(&d, buf);
+        char a[64], b[160], path[4096];
+        clean(a, sizeof a, op_type, 48);
+        clean(b, sizeof b, op_name, 150);
+        snprintf(path, sizeof path, "%s/%s.%s.%u.0.%016llu", dir, a, b, index,
+                 (unsigned long long)us);
+        e = nb_write_file_atomic(path, buf, sz, st);
+    }
+    free(buf), free(tp), free(pp), free(sp), free(shapes);
+    return e;
+}

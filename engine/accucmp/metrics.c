@@ -1,0 +1,176 @@
+/* nanobench accuracy comparison: the per-tensor metrics (include/nb/accucmp.h; the
+ * definitions, after msaccucmp's builtin algorithms, in share/doc/metrics.md). */
+#define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nb/accucmp.h"
+
+#define EPS DBL_EPSILON /* msaccucmp's FLOAT_EPSILON, np.finfo(float).eps */
+
+/* KL of min-max normalised distributions: P = (v - min) / (max - min) (left as it is when
+   max = min), floored at FLT_EPSILON, p = P / sum P; KL = sum p_x log(p_x / p_y). NaN when
+   a side sums to 0. */
+static double kl_div(const double *x, const double *y, const unsigned char *ok, int64_t n)
+{
+    double mnx = INFINITY, mxx = -INFINITY, mny = INFINITY, mxy = -INFINITY;
+    for (int64_t i = 0; i < n; i++)
+        if (ok[i]) {
+            mnx = fmin(mnx, x[i]), mxx = fmax(mxx, x[i]);
+            mny = fmin(mny, y[i]), mxy = fmax(mxy, y[i]);
+        }
+    double sx = 0, sy = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (ok[i]) {
+            double px = mxx > mnx ? (x[i] - mnx) / (mxx - mnx) : x[i];
+            double py = mxy > mny ? (y[i] - mny) / (mxy - mny) : y[i];
+            sx += fmax(px, FLT_EPSILON), sy += fmax(py, FLT_EPSILON);
+        }
+    if (!(sx > 0) || !(sy > 0))
+        return NAN;
+    double kl = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (ok[i]) {
+            double px = mxx > mnx ? (x[i] - mnx) / (mxx - mnx) : x[i];
+            double py = mxy > mny ? (y[i] - mny) / (mxy - mny) : y[i];
+            double a = fmax(px, FLT_EPSILON) / sx, b = fmax(py, FLT_EPSILON) / sy;
+            kl += a * log(a / b);
+        }
+    return fabs(kl) < EPS ? 0.0 : kl;
+}
+
+void nb_cmp_metrics_compute(const double *x, const double *y, int64_t n, nb_cmp_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    unsigned char *ok = malloc((size_t)n + 1);
+    if (!ok) {
+        snprintf(m->note, sizeof m->note, "out of memory");
+        m->cos = m->max_abs = m->acc_rel = m->red = m->kl = m->mae = m->rmse = NAN;
+        m->max_rel = m->mean_rel = m->sqnr_db = NAN;
+        return;
+    }
+    double sxy = 0, sxx = 0, syy = 0, see = 0, sx = 0, sy = 0, sae = 0, srel = 0;
+    double max_abs = 0, max_rel = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool fx = isfinite(x[i]), fy = isfinite(y[i]);
+        m->nan_x += isnan(x[i]), m->inf_x += isinf(x[i]);
+        m->nan_y += isnan(y[i]), m->inf_y += isinf(y[i]);
+        m->sat_x += fabs(x[i]) == 65504.0;
+        ok[i] = fx && fy;
+        if (!ok[i])
+            continue;
+        m->n++;
+        double e = x[i] - y[i];
+        sxy += x[i] * y[i], sxx += x[i] * x[i], syy += y[i] * y[i], see += e * e;
+        sx += x[i], sy += y[i], sae += fabs(e);
+        max_abs = fmax(max_abs, fabs(e));
+        double rel = fabs(y[i]) <= EPS ? 0.0 : fabs(x[i] / y[i] - 1.0);
+        srel += rel;
+        max_rel = fmax(max_rel, rel);
+    }
+    int64_t k = m->n;
+    double nx = sqrt(sxx), ny = sqrt(syy);
+    if (k == 0) {
+        m->cos = m->max_abs = m->acc_rel = m->red = m->kl = m->mae = m->rmse = NAN;
+        m->max_rel = m->mean_rel = m->sqnr_db = NAN;
+        m->mean_x = m->std_x = m->mean_y = m->std_y = NAN;
+        snprintf(m->note, sizeof m->note, "no finite pair to compare");
+        free(ok);
+        return;
+    }
+    if (k == 1) {
+        m->cos = 1.0;
+        snprintf(m->note, sizeof m->note, "this tensor is scalar");
+    } else if (nx <= EPS && ny <= EPS) {
+        m->cos = 1.0;
+    } else if (nx <= EPS || ny <= EPS) {
+        m->cos = NAN;
+        snprintf(m->note, sizeof m->note, "all the data is zero in the %s dump",
+                 nx <= EPS ? "NPU" : "golden");
+    } else {
+        m->cos = fmin(1.0, sxy / (nx * ny));
+    }
+    m->max_abs = max_abs;
+    m->acc_rel = srel;
+    m->red = ny > 0 ? sqrt(see) / ny : (see > 0 ? INFINITY : 0.0);
+    m->kl = kl_div(x, y, ok, n);
+    m->mean_x = sx / (double)k, m->mean_y = sy / (double)k;
+    double vx = 0, vy = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (ok[i]) {
+            vx += (x[i] - m->mean_x) * (x[i] - m->mean_x);
+            vy += (y[i] - m->mean_y) * (y[i] - m->mean_y);
+        }
+    m->std_x = sqrt(vx / (double)k), m->std_y = sqrt(vy / (double)k);
+    m->mae = sae / (double)k;
+    m->rmse = sqrt(see / (double)k);
+    m->max_rel = max_rel;
+    m->mean_rel = srel / (double)k;
+    m->sqnr_db = see > 0 ? 10.0 * log10(syy / see) : INFINITY;
+    free(ok);
+}
+
+void nb_cmp_thresholds_default(nb_cmp_thresholds *t)
+{
+    t->cos_min = 0.99;
+    t->red_max = 0.05;
+    t->kl_max = 0.005;
+    t->rmse_max = 1.0;
+    t->mean_rel_max = 1.0;
+}
+
+nb_err nb_cmp_thresholds_parse(const char *s, nb_cmp_thresholds *t, nb_status *st)
+{
+    char *copy = strdup(s), *save = NULL;
+    if (!copy)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    nb_err e = NB_OK;
+    for (char *it = strtok_r(copy, ",", &save); it && !e; it = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(it, '='), *end = NULL;
+        double v = eq ? strtod(eq + 1, &end) : NAN;
+        if (!eq || end == eq + 1 || *end || !isfinite(v)) {
+            e = nb_fail(st, NB_ERR_ARG, "--threshold: '%s' is not NAME=NUMBER", it);
+            break;
+        }
+        *eq = 0;
+        if (!strcmp(it, "cos"))
+            t->cos_min = v;
+        else if (!strcmp(it, "red"))
+            t->red_max = v;
+        else if (!strcmp(it, "kl"))
+            t->kl_max = v;
+        else if (!strcmp(it, "rmse"))
+            t->rmse_max = v;
+        else if (!strcmp(it, "mre"))
+            t->mean_rel_max = v;
+        else
+            e = nb_fail(st, NB_ERR_ARG, "--threshold: unknown metric '%s' (cos, red, kl, rmse, "
+                        "mre)", it);
+    }
+    free(copy);
+    return e;
+}
+
+bool nb_cmp_fails(const nb_cmp_metrics *m, const nb_cmp_thresholds *t, char *why, size_t len)
+{
+    why[0] = 0;
+    struct {
+        bool bad;
+        const char *name;
+    } c[5] = {{m->cos < t->cos_min, "cos"},
+              {m->red > t->red_max, "red"},
+              {m->kl > t->kl_max, "kl"},
+              {m->rmse > t->rmse_max, "rmse"},
+              {m->mean_rel > t->mean_rel_max, "mre"}};
+    bool any = false;
+    for (int i = 0; i < 5; i++)
+        if (c[i].bad) {
+            size_t at = strlen(why);
+            snprintf(why + at, len - at, "%s%s", any ? ", " : "", c[i].name);
+            any = true;
+        }
+    return any;
+}
