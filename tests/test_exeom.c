@@ -319,7 +319,7 @@ static void test_dbg(void **state)
     assert_int_equal(d->exeom_bytes, bytes);
     assert_int_equal(d->n_tasks, e.g.n_k);
     assert_int_equal(d->n_tensors, e.g.n_t);
-    bool found = false;
+    bool found = false, dq_found = false;
     for (size_t i = 0; i < d->n_tasks; i++) {
         assert_int_equal(d->tasks[i]->index, i);
         if (!strcmp(d->tasks[i]->name, "conv")) {
@@ -329,12 +329,18 @@ static void test_dbg(void **state)
             assert_string_equal(d->tasks[i]->unit, "cube");
             found = true;
         }
+        if (!strcmp(d->tasks[i]->name, "conv/AscendDequant")) { /* writes the BN's value */
+            assert_int_equal(d->tasks[i]->n_covers, 2);
+            assert_string_equal(d->tasks[i]->covers[0], "conv");
+            assert_string_equal(d->tasks[i]->covers[1], "bn");
+            dq_found = true;
+        }
         if (!strcmp(d->tasks[i]->name, "conv/AscendQuant")) {
             assert_true(d->tasks[i]->inserted);
             assert_string_equal(d->tasks[i]->onnx_node, "conv");
         }
     }
-    assert_true(found);
+    assert_true(found && dq_found);
     nanobench__dbg__dbg__free_unpacked(d, NULL);
     free(buf);
     nb_estimate_free(&e);

@@ -761,7 +761,8 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
     Nanobench__Dbg__Task **kp = calloc((size_t)g->n_k + 1, sizeof *kp);
     char ***covers = calloc((size_t)g->n_k + 1, sizeof *covers);
     char **onnx_node = calloc((size_t)g->n_k + 1, sizeof *onnx_node);
-    bool ok = ts && tp && ks && kp && covers && onnx_node;
+    bool *bn_owned = calloc((size_t)g->n_k + 1, sizeof *bn_owned);
+    bool ok = ts && tp && ks && kp && covers && onnx_node && bn_owned;
     for (int i = 0; ok && i < g->n_t; i++) {
         const nb_npu_tensor *t = &g->t[i];
         nanobench__dbg__tensor__init(&ts[i]);
@@ -785,18 +786,25 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         ok = onnx_node[i] != NULL;
         ks[i].onnx_node = onnx_node[i];
         /* covers: the node, and a BatchNormalization the lowering folded into it */
-        covers[i] = calloc(3, sizeof(char *));
+        covers[i] = calloc(4, sizeof(char *));
         ok = ok && covers[i];
         if (!ok)
             break;
         size_t nc = 0;
         if (n)
             covers[i][nc++] = n->name;
-        if (k->fused_node) /* the Relu / LeakyRelu an AscendDequant runs */
-            covers[i][nc++] = k->fused_node;
+        /* a BatchNormalization folded into the layer: the cube task and its AscendDequant
+           (which writes the layer's value) both cover it, before any fused activation */
+        char layer[512];
+        snprintf(layer, sizeof layer, "%s", k->name);
+        size_t ll = strlen(layer);
+        bool dequant = !strcmp(k->op_type, "AscendDequant") && ll > 14 &&
+                       !strcmp(layer + ll - 14, "/AscendDequant");
+        if (dequant)
+            layer[ll - 14] = 0;
         char tail[600];
-        snprintf(tail, sizeof tail, " folded into %s '%s'", k->op_type, k->name);
-        for (int r = 0; r < g->n_rewrites && k->unit == NB_TASK_CUBE; r++) {
+        snprintf(tail, sizeof tail, " folded into %s '%s'", n ? n->op_type : k->op_type, layer);
+        for (int r = 0; r < g->n_rewrites && (k->unit == NB_TASK_CUBE || dequant); r++) {
             const char *rw = g->rewrites[r], *at = strstr(rw, tail);
             static const char head[] = "BatchNormalization '";
             if (at && !strncmp(rw, head, sizeof head - 1) && !at[strlen(tail)] && nc < 2) {
@@ -806,10 +814,13 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
                 if (bn) {
                     memcpy(bn, rw + sizeof head - 1, len);
                     bn[len] = 0;
-                    covers[i][nc++] = bn; /* freed below (a cube task's index 1) */
+                    covers[i][nc++] = bn; /* freed below (index 1 when bn_owned) */
+                    bn_owned[i] = true;
                 }
             }
         }
+        if (k->fused_node) /* the Relu / LeakyRelu an AscendDequant runs */
+            covers[i][nc++] = k->fused_node;
         ks[i].n_covers = nc;
         ks[i].covers = covers[i];
         kp[i] = &ks[i];
@@ -834,13 +845,13 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; covers && i < g->n_k; i++) {
-        if (covers[i] && ks && ks[i].n_covers > 1 && g->k[i].unit == NB_TASK_CUBE)
+        if (covers[i] && bn_owned && bn_owned[i])
             free(covers[i][1]);
         if (covers[i])
             free(covers[i]);
         if (onnx_node)
             free(onnx_node[i]);
     }
-    free(covers), free(onnx_node), free(ts), free(tp), free(ks), free(kp);
+    free(covers), free(onnx_node), free(ts), free(tp), free(ks), free(kp), free(bn_owned);
     return err;
 }
