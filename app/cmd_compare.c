@@ -11,20 +11,25 @@
 #include <string.h>
 #include <time.h>
 
+#include "acl/acl.h"
 #include "cli.h"
 #include "nb/accucmp.h"
+#include "nb/sim.h"
 
 static void help(void)
 {
     printf("usage: nanobench compare convert -d DUMP_FILE|DIR[,...] [-t npy|bin] [--out DIR]\n"
            "       nanobench compare file_compare -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR -out DIR\n"
            "                                      [--threshold cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1]\n"
+           "                                      [--isolate LAYER --exeom NAME.exeom]\n"
            "convert writes each tensor of a dump file as <file>.output.<i>.<shape>.npy (NCHW /\n"
            "ND, float32) or .bin. file_compare matches every NPU task output (nanobench run\n"
            "--dump) to the golden tensor of the ONNX node it computes (nanobench infer --dump;\n"
            "a fused task at the last node it covers), computes the vendor's ten metrics plus\n"
            "SQNR (share/doc/metrics.md), writes DIR/result_<timestamp>.csv, prints the table,\n"
-           "the verdict and the first layer over threshold with its likely cause.\n");
+           "the verdict and the first layer over threshold with its likely cause. --isolate runs\n"
+           "LAYER (a task or an ONNX node) of NAME.exeom on the simulator with the golden input,\n"
+           "to tell its own error from the error it inherits.\n");
 }
 
 /* ---- collecting dump files ---- */
@@ -247,9 +252,159 @@ static const char *likely_cause(const row *r)
     return "quantization noise";
 }
 
+/* ---- --isolate: one layer on the simulator with the golden input ---- */
+typedef struct iso_ctx {
+    int k0, k1, out_t;
+    int in_t[NB_EXEOM_MAX_IN];
+    const nb_dump_tensor *gin[NB_EXEOM_MAX_IN];
+    int n_in;
+    double *got;
+    int64_t n_got;
+} iso_ctx;
+
+static void iso_hook(void *user, const nb_sim_model *cm, int k, bool before)
+{
+    iso_ctx *c = user;
+    nb_sim_model *m = (nb_sim_model *)cm; /* the hook may change the data the task reads */
+    const nb_exeom *x = nb_sim_exeom(m);
+    if (before && k == c->k0)
+        for (int j = 0; j < c->n_in; j++) {
+            uint8_t *p = nb_sim_tensor_data_mut(m, c->in_t[j]);
+            for (int64_t e = 0; p && e < c->gin[j]->numel; e++)
+                nb_sim_set(&x->t[c->in_t[j]], p, e, c->gin[j]->v[e]);
+        }
+    if (!before && k == c->k1) {
+        const nb_exeom_tensor *t = &x->t[c->out_t];
+        const uint8_t *p = nb_sim_tensor_data(m, c->out_t);
+        c->n_got = nb_sim_numel(t);
+        c->got = malloc(sizeof(double) * ((size_t)c->n_got + 1));
+        for (int64_t e = 0; c->got && p && e < c->n_got; e++)
+            c->got[e] = nb_sim_get(t, p, e);
+    }
+}
+
+static bool task_of_layer(uint32_t id, int k, const char *layer)
+{
+    const char *name = NULL, *op = NULL, *node = NULL;
+    nb_acl_task_info(id, k, &name, &op);
+    size_t ll = strlen(layer);
+    if (!strcmp(name, layer) || (!strncmp(name, layer, ll) && name[ll] == '/'))
+        return true;
+    int n = nb_acl_task_covers(id, k, 0, &node);
+    for (int i = 0; i < n; i++) {
+        nb_acl_task_covers(id, k, i, &node);
+        if (!strcmp(node, layer))
+            return true;
+    }
+    return false;
+}
+
+static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng, const row *rows,
+                   int nr)
+{
+    uapi_npu_dlog_setlevel(0x10, 4, 0);
+    aclError e;
+    aclrtContext ctx = NULL;
+    uint32_t id = 0;
+    int rc = 0;
+    iso_ctx c = {.k0 = -1, .k1 = -1, .out_t = -1};
+    void *ins[64] = {0}, *outs[64] = {0};
+    if ((e = aclInit(NULL)) || (e = aclrtSetDevice(0)) || (e = aclrtCreateContext(&ctx, 0)) ||
+        (e = aclmdlLoadFromFile(exeom, &id))) {
+        rc = cli_fail(2, "%s (ACL error %d)", aclGetRecentErrMsg(), e);
+        goto out;
+    }
+    const nb_sim_model *sim = nb_acl_sim_model(id);
+    const nb_exeom *x = nb_sim_exeom(sim);
+    for (uint32_t k = 0; k < x->n_tasks; k++)
+        if (task_of_layer(id, (int)k, layer)) {
+            if (c.k0 < 0)
+                c.k0 = (int)k;
+            int o = x->k[k].n_out ? x->k[k].out[0] : NB_EXEOM_NONE;
+            if (o != NB_EXEOM_NONE && nb_acl_tensor_onnx(id, o)[0])
+                c.k1 = (int)k, c.out_t = o;
+        }
+    if (c.k0 < 0 || c.k1 < 0) {
+        rc = cli_fail(2, "--isolate %s: no task of %s computes it (a task name or an ONNX node "
+                      "of NAME.dbg)", layer, exeom);
+        goto out;
+    }
+    /* the golden values of what the layer's first task reads */
+    const nb_exeom_task *k0 = &x->k[c.k0];
+    for (int j = 0; j < k0->n_in; j++) {
+        int t = k0->in[j] == NB_EXEOM_NONE ? -1 : k0->in[j];
+        if (t < 0 || x->t[t].role == 3)
+            continue;
+        const nb_dump *owner = NULL;
+        const nb_dump_tensor *g = golden_by_value(gd, ng, nb_acl_tensor_onnx(id, t), &owner);
+        if (!g || !g->v || g->numel != nb_sim_numel(&x->t[t]))
+            continue;
+        c.in_t[c.n_in] = t, c.gin[c.n_in++] = g;
+    }
+    if (c.n_in == 0) {
+        rc = cli_fail(2, "--isolate %s: no golden dump holds the input of task %d", layer, c.k0);
+        goto out;
+    }
+    /* the golden output: the last node the writing task covers, else its value */
+    const char *node = NULL;
+    int ncov = nb_acl_task_covers(id, c.k1, 0, &node);
+    const nb_dump_tensor *gout = NULL;
+    const nb_dump *owner = NULL;
+    if (ncov > 1) {
+        nb_acl_task_covers(id, c.k1, ncov - 1, &node);
+        const nb_dump *gdn = golden_by_node(gd, ng, node);
+        gout = gdn && gdn->n_t ? &gdn->t[0] : NULL;
+    } else {
+        gout = golden_by_value(gd, ng, nb_acl_tensor_onnx(id, c.out_t), &owner);
+    }
+    if (!gout || !gout->v) {
+        rc = cli_fail(2, "--isolate %s: no golden dump of its output '%s'", layer,
+                      nb_acl_tensor_onnx(id, c.out_t));
+        goto out;
+    }
+    for (uint32_t i = 0; i < x->n_inputs && i < 64; i++)
+        ins[i] = calloc(1, x->t[nb_sim_input_tensor(sim, (int)i)].bytes + 1);
+    for (uint32_t i = 0; i < x->n_outputs && i < 64; i++)
+        outs[i] = calloc(1, x->t[nb_sim_output_tensor(sim, (int)i)].bytes + 1);
+    if ((e = nb_acl_execute_hooked(id, (const void *const *)ins, outs, iso_hook, &c)) ||
+        !c.got || c.n_got != gout->numel) {
+        rc = e ? cli_fail(2, "%s (ACL error %d)", aclGetRecentErrMsg(), e)
+               : cli_fail(1, "--isolate %s: the layer's output was not read", layer);
+        goto out;
+    }
+    nb_cmp_metrics iso;
+    nb_cmp_metrics_compute(c.got, gout->v, c.n_got, &iso);
+    const row *inh = NULL;
+    for (int i = 0; i < nr; i++)
+        if (rows[i].compared && rows[i].npu->task_id == (uint32_t)c.k1)
+            inh = &rows[i];
+    printf("isolated %s (tasks %d..%d, golden input): cosine %.6f, SQNR %.1f dB, max abs %.4g",
+           layer, c.k0, c.k1, iso.cos, iso.sqnr_db, iso.max_abs);
+    if (inh)
+        printf("; with the NPU's own input: cosine %.6f, SQNR %.1f dB: %s", inh->m.cos,
+               inh->m.sqnr_db, iso.sqnr_db - inh->m.sqnr_db > 3
+                   ? "most of the error is inherited from earlier layers"
+                   : "the error is the layer's own");
+    printf("\n");
+    rec_metric("isolated_sqnr_db", iso.sqnr_db, "dB");
+    rec_metric("isolated_cosine", iso.cos, "");
+out:
+    for (int i = 0; i < 64; i++)
+        free(ins[i]), free(outs[i]);
+    free(c.got);
+    if (id)
+        aclmdlUnload(id);
+    if (ctx)
+        aclrtDestroyContext(ctx);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return rc;
+}
+
 static int file_compare(int argc, char **argv)
 {
-    const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL;
+    const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL, *iso_layer = NULL,
+               *iso_exeom = NULL;
     for (int i = 2; i < argc; i++) {
         const char *v;
         int r;
@@ -265,6 +420,14 @@ static int file_compare(int argc, char **argv)
             if (r < 0)
                 return cli_usage_error("compare", "-out needs a folder");
             out = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--isolate", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--isolate needs a layer");
+            iso_layer = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--exeom", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--exeom needs NAME.exeom");
+            iso_exeom = v;
         } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
             if (r < 0)
                 return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
@@ -275,6 +438,8 @@ static int file_compare(int argc, char **argv)
     }
     if (!mdir || !gdir || !out)
         return cli_usage_error("compare", "file_compare needs -m NPU_DIR -g GOLDEN_DIR -out DIR");
+    if (!iso_layer != !iso_exeom)
+        return cli_usage_error("compare", "--isolate LAYER goes with --exeom NAME.exeom");
     nb_cmp_thresholds th;
     nb_cmp_thresholds_default(&th);
     nb_status st = {0};
@@ -474,6 +639,8 @@ static int file_compare(int argc, char **argv)
             rec_metric("largest_drop_task", (double)w->npu->task_id, "");
         }
     }
+    if (iso_layer && (rc = isolate(iso_layer, iso_exeom, gd, ng, rows, nr)))
+        goto done;
     rec_metric("layers_compared", n_cmp, "");
     rec_metric("layers_over_threshold", n_bad, "");
     rec_artifact("csv", csv);

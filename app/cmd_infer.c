@@ -592,6 +592,20 @@ int cmd_infer(int argc, char **argv)
             goto out;
         }
         int n_dumps = 0;
+        /* the model's float inputs as "Input" dumps (what a first layer reads) */
+        for (int i = 0; i < g->n_inputs; i++) {
+            const nb_value *iv = &g->values[g->inputs[i]];
+            const nb_tensor *t = nb_exec_get(ex, iv->name);
+            if (!t || t->dtype != NB_FLOAT || iv->const_val)
+                continue;
+            const char *nm1[1] = {iv->name};
+            const nb_tensor *tv1[1] = {t};
+            if (nb_dump_write_golden(golden_dir, iv->name, "Input", (uint32_t)(g->n_nodes + i),
+                                     nm1, tv1, 1, &st)) {
+                rc = cli_error(&st);
+                goto out;
+            }
+        }
         for (int ni = 0; ni < g->n_nodes; ni++) {
             const nb_node *nd = &g->nodes[ni];
             const char *nm[8];

@@ -343,7 +343,7 @@ expect 0 "run: every task dumped" -- "$NB" run "$T/atc/deploy.exeom" --dump "$T/
 # compare (issue 7, first part): golden dumps of the float model on the same input, then
 # the NPU dumps matched to them
 expect 0 "infer --dump: golden dumps" -- "$NB" infer "$T/conv.onnx" --input "x=$T/run/x.npy" --output-dir "$T/run/gout" --dump "$T/run/gold"
-[ "$(find "$T/run/gold" -type f | wc -l)" = 1 ] || { echo "FAIL: infer --dump: not one golden dump"; fails=$((fails + 1)); }
+[ "$(find "$T/run/gold" -type f | wc -l)" = 2 ] || { echo "FAIL: infer --dump: not two golden dumps (the input, the Conv)"; fails=$((fails + 1)); }
 expect 0 "compare file_compare" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/gold" -out "$T/run/cmp"
 csv=$(ls "$T/run/cmp"/result_*.csv 2>/dev/null | head -n 1)
 [ -n "$csv" ] && head -n 1 "$csv" | grep -q '^Index,OpType,NPUDump,DataType,GroundTruth,DataType,TensorIndex,Shape,OverFlow,CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,RootMeanSquareError,MaxRelativeError,MeanRelativeError,SQNR,CompareFailReason$' &&
@@ -370,11 +370,17 @@ done
 expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
 grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation" "$T/out" ||
     { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "compare --isolate: the ReduceSum's error is its own" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate sum --exeom "$T/run/sum.exeom"
+grep -q "^isolated sum (tasks 0..0, golden input): .*the error is the layer's own" "$T/out" ||
+    { echo "FAIL: compare --isolate"; cat "$T/out"; fails=$((fails + 1)); }
+expect 2 "compare --isolate without --exeom" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate sum; mentions "goes with --exeom"
+expect 2 "compare --isolate: no such layer" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate nope --exeom "$T/run/sum.exeom"; mentions "no task of"
 expect 0 "compare: table error named" -- "$NB" compare file_compare -m "$T/run/d_tanh" -g "$T/run/g_tanh" -out "$T/run/c_tanh"
 grep -q "^first layer over threshold: tanh (Tanh, task 0).*likely cause: table-function error" "$T/out" ||
     { echo "FAIL: compare: the Tanh table error not named"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "compare convert" -- "$NB" compare convert -d "$T/run/gold" --out "$T/run/conv"
-ls "$T/run/conv" | grep -q '^Conv\.Conv_0\.0\.0\.[0-9]*\.output\.0\.1x8x6x6\.npy$' || { echo "FAIL: convert: no <file>.output.0.1x8x6x6.npy"; ls "$T/run/conv"; fails=$((fails + 1)); }
+ls "$T/run/conv" | grep -q '^Conv\.Conv_0\.0\.0\.[0-9]*\.output\.0\.1x8x6x6\.npy$' &&
+    ls "$T/run/conv" | grep -q '^Input\.x\.1\.0\.[0-9]*\.output\.0\.1x3x8x8\.npy$' || { echo "FAIL: convert: no <file>.output.0.1x8x6x6.npy"; ls "$T/run/conv"; fails=$((fails + 1)); }
 expect 0 "atc: --log=info lists the passes" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --log=info
 grep -q "^\[INFO\] pass: inserted 1 AscendQuant, 1 AscendDequant" "$T/out" ||
     { echo "FAIL: atc --log=info"; cat "$T/out"; fails=$((fails + 1)); }

@@ -908,3 +908,29 @@ const char *nb_acl_dump_note(uint32_t modelId)
     rt_model *m = find_model(modelId);
     return m ? m->dump_note : "";
 }
+
+const char *nb_acl_tensor_onnx(uint32_t modelId, int t)
+{
+    rt_model *m = find_model(modelId);
+    return m ? sim_dbg_tensor_onnx(m->dbg, t) : "";
+}
+
+int nb_acl_task_covers(uint32_t modelId, int k, int i, const char **node)
+{
+    rt_model *m = find_model(modelId);
+    *node = "";
+    return m ? sim_dbg_task_covers(m->dbg, k, i, node) : 0;
+}
+
+int nb_acl_execute_hooked(uint32_t modelId, const void *const *inputs, void *const *outputs,
+                          nb_sim_task_hook hook, void *user)
+{
+    NEED_INIT("nb_acl_execute_hooked");
+    rt_model *m = find_model(modelId);
+    if (!m)
+        return fail(ACL_ERROR_INVALID_MODEL_ID, "model id %u is not loaded", modelId);
+    nb_status st = {0};
+    if (nb_sim_execute(m->sim, inputs, outputs, hook, user, &st))
+        return fail(ACL_ERROR_BAD_ALLOC, "%s", st.msg);
+    return ACL_SUCCESS;
+}

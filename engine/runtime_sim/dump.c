@@ -180,6 +180,13 @@ static const Nanobench__Dbg__Tensor *dbg_tensor(const void *dbg, int t)
                                                                                 : NULL;
 }
 
+int sim_dbg_task_covers(const void *dbg, int k, int i, const char **node)
+{
+    const Nanobench__Dbg__Task *t = dbg_task(dbg, k);
+    *node = t && i >= 0 && (size_t)i < t->n_covers ? t->covers[i] : "";
+    return t ? (int)t->n_covers : 0;
+}
+
 int sim_dbg_task_names(const void *dbg, int k, const char **name, const char **op_type)
 {
     const Nanobench__Dbg__Task *t = dbg_task(dbg, k);

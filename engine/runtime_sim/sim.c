@@ -240,6 +240,13 @@ uint8_t *sim_ptr(nb_sim_model *m, int t)
     }
 }
 
+uint8_t *nb_sim_tensor_data_mut(nb_sim_model *m, int t)
+{
+    if (t < 0 || (uint32_t)t >= m->x.n_tensors || m->x.t[t].role == ROLE_W)
+        return NULL;
+    return sim_ptr(m, t);
+}
+
 const uint8_t *nb_sim_tensor_data(const nb_sim_model *m, int t)
 {
     if (t < 0 || (uint32_t)t >= m->x.n_tensors)

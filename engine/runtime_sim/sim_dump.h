@@ -36,6 +36,8 @@ void *sim_dbg_read(const char *path, uint32_t exeom_bytes, uint32_t exeom_crc, c
                    size_t len);
 void sim_dbg_free(void *dbg);
 const char *sim_dbg_tensor_onnx(const void *dbg, int t);
+/* Task k's covers from the dbg: the count; *node the i-th. */
+int sim_dbg_task_covers(const void *dbg, int k, int i, const char **node);
 /* Task k's name and op type from the dbg; 0, or -1 when it has none. */
 int sim_dbg_task_names(const void *dbg, int k, const char **name, const char **op_type);
 /* Is task k of model_name in the dump list? */

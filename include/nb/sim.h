@@ -123,6 +123,10 @@ nb_err nb_sim_execute(nb_sim_model *m, const void *const *inputs, void *const *o
  * bound buffer; NULL outside nb_sim_execute for activations and bindings. */
 const uint8_t *nb_sim_tensor_data(const nb_sim_model *m, int t);
 
+/* The same, writable: for a hook that feeds a task other values (--isolate). NULL as
+ * nb_sim_tensor_data, and for weights. */
+uint8_t *nb_sim_tensor_data_mut(nb_sim_model *m, int t);
+
 /* Logical element i (row-major over the tensor's logical dims) of tensor t held at data,
  * as a double (fp16 widened; int4 sign-extended). For conversions at the boundary and for
  * dumps. */
@@ -148,6 +152,14 @@ const char *nb_acl_dbg_note(uint32_t modelId);
 /* What of the dump list selects nothing in model modelId (no entry for its name, layers no
  * task covers), or "". */
 const char *nb_acl_dump_note(uint32_t modelId);
+/* The ONNX value tensor t of model modelId holds (NAME.dbg), or "". */
+const char *nb_acl_tensor_onnx(uint32_t modelId, int t);
+/* Task k's covered ONNX nodes (NAME.dbg): their count, and node i's name ("" if none). */
+int nb_acl_task_covers(uint32_t modelId, int k, int i, const char **node);
+/* aclmdlExecute's run with a hook before and after each task (nb_sim_execute's); no
+ * dump. For --isolate. Errors as aclmdlExecute. */
+int nb_acl_execute_hooked(uint32_t modelId, const void *const *inputs, void *const *outputs,
+                          nb_sim_task_hook hook, void *user);
 /* Task k's name and op type from NAME.dbg ("task<k>" and the kernel's name without it). */
 void nb_acl_task_info(uint32_t modelId, int k, const char **name, const char **op_type);
 
