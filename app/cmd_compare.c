@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,10 @@ static int collect(const char *path, const struct stat *sb, int flag, struct FTW
     return g_files[g_n++] ? 0 : 1;
 }
 
-/* Every dump under each of the comma-separated paths; returns the count or -1. */
-static int read_dumps(const char *spec, nb_dump **out)
+/* Every dump under each of the comma-separated paths, with the tensors of want; each one,
+   once read, goes to cb (which may free its values). Returns the count or -1. */
+typedef void (*dump_cb)(void *user, nb_dump *d, int index);
+static int read_dumps(const char *spec, int want, nb_dump **out, dump_cb cb, void *user)
 {
     g_files = NULL, g_n = g_cap = 0;
     char *copy = strdup(spec), *save = NULL;
@@ -82,10 +85,13 @@ static int read_dumps(const char *spec, nb_dump **out)
     for (int i = 0; i < g_n; i++) {
         nb_status st = {0};
         /* other files in a dump folder (npy, the dbg, csv) are passed over */
-        if (d && nb_dump_read(g_files[i], &d[n], &st) == NB_OK)
+        if (d && nb_dump_read(g_files[i], want, &d[n], &st) == NB_OK) {
+            if (cb)
+                cb(user, &d[n], n);
             n++;
-        else if (d && st.code != NB_ERR_FORMAT)
+        } else if (d && st.code != NB_ERR_FORMAT) {
             fprintf(stderr, "nanobench: warning: %s\n", st.msg);
+        }
         free(g_files[i]);
     }
     free(g_files);
@@ -93,12 +99,6 @@ static int read_dumps(const char *spec, nb_dump **out)
         return -1;
     *out = d;
     return n;
-}
-
-static int by_task(const void *a, const void *b)
-{
-    const nb_dump *x = a, *y = b;
-    return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
 }
 
 static void shape_str(const nb_dump_tensor *t, char *buf, size_t len)
@@ -135,7 +135,7 @@ static int convert(int argc, char **argv)
     if (!src)
         return cli_usage_error("compare", "convert needs -d DUMP_FILE");
     nb_dump *d = NULL;
-    int n = read_dumps(src, &d);
+    int n = read_dumps(src, NB_DUMP_INPUTS | NB_DUMP_OUTPUTS, &d, NULL, NULL);
     if (n < 0)
         return 2;
     if (n == 0) {
@@ -191,6 +191,7 @@ static int convert(int argc, char **argv)
 
 /* ---- file_compare ---- */
 typedef struct row {
+    int di, ti;            /* the NPU dump and its tensor (pointers set once all are read) */
     const nb_dump *npu;
     const nb_dump_tensor *x;
     const nb_dump *gold;
@@ -250,6 +251,92 @@ static const char *likely_cause(const row *r)
     if (!strcmp(op, "LSTM") || !strcmp(op, "GRU"))
         return "accumulated RNN error across the unrolled steps";
     return "quantization noise";
+}
+
+typedef struct cmp_ctx {
+    nb_dump *gd;
+    int ng;
+    const nb_cmp_thresholds *th;
+    row *rows;
+    int nr, cap;
+    bool oom;
+} cmp_ctx;
+
+/* The rows of one NPU dump (its outputs), computed as soon as it is read; then its values
+   are freed (a 500 MB dump folder never sits in memory as doubles). */
+static void npu_rows(void *user, nb_dump *d, int di)
+{
+    cmp_ctx *c = user;
+    for (int k = 0; k < d->n_t && !c->oom; k++) {
+        const nb_dump_tensor *x = &d->t[k];
+        if (!x->output)
+            continue;
+        if (c->nr == c->cap) {
+            int cap = c->cap ? 2 * c->cap : 256;
+            row *p = realloc(c->rows, sizeof *p * (size_t)cap);
+            if (!p) {
+                c->oom = true;
+                break;
+            }
+            c->rows = p, c->cap = cap;
+        }
+        row *r = &c->rows[c->nr++];
+        memset(r, 0, sizeof *r);
+        r->di = di, r->ti = k;
+        /* the golden tensor: the last node a fused task covers, else the value */
+        if (d->n_covers > 1) {
+            const char *last = d->covers[d->n_covers - 1];
+            r->gold = golden_by_node(c->gd, c->ng, last);
+            r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
+            for (int q = 0; q < d->n_covers; q++) {
+                size_t at = strlen(r->ground);
+                snprintf(r->ground + at, sizeof r->ground - at, "%s%s", q ? "," : "",
+                         d->covers[q]);
+            }
+        } else if (x->original_name[0]) {
+            r->y = golden_by_value(c->gd, c->ng, x->original_name, &r->gold);
+            snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
+        }
+        if (!r->y) {
+            if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
+                snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator "
+                         "(compared after its AscendDequant)");
+            else if (d->inserted && !x->original_name[0])
+                snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX "
+                         "tensor)");
+            else
+                snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'",
+                         x->original_name);
+            continue;
+        }
+        if (!x->v || !r->y->v || x->numel != r->y->numel) {
+            snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
+                     : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
+            continue;
+        }
+        nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
+        r->compared = true;
+        char why[64];
+        r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
+        if (r->fails)
+            snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
+        else if (r->m.note[0])
+            snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
+    }
+    for (int k = 0; k < d->n_t; k++) { /* the metadata stays for the table */
+        free(d->t[k].v);
+        d->t[k].v = NULL;
+    }
+}
+
+static const nb_dump *g_sort_dumps;
+static int by_row(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    uint32_t tx = g_sort_dumps[x->di].task_id, ty = g_sort_dumps[y->di].task_id;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return x->ti < y->ti ? -1 : x->ti > y->ti;
 }
 
 /* ---- --isolate: one layer on the simulator with the golden input ---- */
@@ -450,68 +537,31 @@ static int file_compare(int argc, char **argv)
         return rc;
     rec_param("golden", "%s", gdir);
     nb_dump *md = NULL, *gd = NULL;
-    int nm = read_dumps(mdir, &md), ng = nm < 0 ? -1 : read_dumps(gdir, &gd);
-    if (nm < 0 || ng < 0) {
-        free(md), free(gd);
-        return 2;
+    row *rows = NULL;
+    /* every dump allocates and frees its tensors' arrays: keep them on the heap rather than
+       mmap'ed fresh (and page-faulted) each time */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &gd, NULL, NULL);
+    if (ng <= 0) {
+        free(gd);
+        return ng < 0 ? 2 : cli_fail(2, "%s: no dump file", gdir);
     }
-    if (nm == 0 || ng == 0) {
-        free(md), free(gd);
-        return cli_fail(2, "%s: no dump file", nm == 0 ? mdir : gdir);
+    /* the NPU's dumps one by one: compared as read, their values freed */
+    cmp_ctx cc = {.gd = gd, .ng = ng, .th = &th};
+    int nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, npu_rows, &cc);
+    rows = cc.rows;
+    int nr = cc.nr;
+    if (nm <= 0 || cc.oom) {
+        rc = nm < 0 ? 2 : cc.oom ? cli_fail(1, "out of memory") : cli_fail(2, "%s: no dump file", mdir);
+        goto done;
     }
-    qsort(md, (size_t)nm, sizeof *md, by_task);
-    int cap = 0;
-    for (int i = 0; i < nm; i++)
-        cap += md[i].n_t;
-    row *rows = calloc((size_t)cap + 1, sizeof *rows);
-    int nr = 0;
-    for (int i = 0; i < nm && rows; i++)
-        for (int k = 0; k < md[i].n_t; k++) {
-            const nb_dump_tensor *x = &md[i].t[k];
-            if (!x->output)
-                continue;
-            row *r = &rows[nr++];
-            r->npu = &md[i], r->x = x;
-            /* the golden tensor: the last node a fused task covers, else the value */
-            if (md[i].n_covers > 1) {
-                const char *last = md[i].covers[md[i].n_covers - 1];
-                r->gold = golden_by_node(gd, ng, last);
-                r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
-                for (int c = 0; c < md[i].n_covers; c++) {
-                    size_t at = strlen(r->ground);
-                    snprintf(r->ground + at, sizeof r->ground - at, "%s%s", c ? "," : "",
-                             md[i].covers[c]);
-                }
-            } else if (x->original_name[0]) {
-                r->y = golden_by_value(gd, ng, x->original_name, &r->gold);
-                snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
-            }
-            if (!r->y) {
-                if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
-                    snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator "
-                             "(compared after its AscendDequant)");
-                else if (md[i].inserted && !x->original_name[0])
-                    snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX "
-                             "tensor)");
-                else
-                    snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'",
-                             x->original_name);
-                continue;
-            }
-            if (!x->v || !r->y->v || x->numel != r->y->numel) {
-                snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
-                         : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
-                continue;
-            }
-            nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
-            r->compared = true;
-            char why[64];
-            r->fails = nb_cmp_fails(&r->m, &th, why, sizeof why);
-            if (r->fails)
-                snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
-            else if (r->m.note[0])
-                snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
-        }
+    g_sort_dumps = md;
+    qsort(rows, (size_t)nr, sizeof *rows, by_row);
+    for (int i = 0; i < nr; i++) {
+        rows[i].npu = &md[rows[i].di];
+        rows[i].x = &md[rows[i].di].t[rows[i].ti];
+    }
     if (!rows) {
         rc = cli_fail(1, "out of memory");
         goto done;

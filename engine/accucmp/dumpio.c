@@ -47,7 +47,7 @@ void nb_dump_free(nb_dump *d)
     memset(d, 0, sizeof *d);
 }
 
-nb_err nb_dump_read(const char *path, nb_dump *d, nb_status *st)
+nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
 {
     memset(d, 0, sizeof *d);
     uint8_t *buf = NULL;
@@ -78,6 +78,8 @@ nb_err nb_dump_read(const char *path, nb_dump *d, nb_status *st)
         d->covers[d->n_covers++] = dup0(p->covers[i]);
     for (size_t i = 0; i < p->n_input + p->n_output && !e; i++) {
         bool out = i >= p->n_input;
+        if (!(want & (out ? NB_DUMP_OUTPUTS : NB_DUMP_INPUTS)))
+            continue;
         const Nanobench__Dump__Tensor *s = out ? p->output[i - p->n_input] : p->input[i];
         nb_dump_tensor *t = &d->t[d->n_t++];
         t->index = (int)s->index;
@@ -120,8 +122,7 @@ nb_err nb_dump_read(const char *path, nb_dump *d, nb_status *st)
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
             break;
         }
-        for (int64_t k = 0; k < t->numel; k++)
-            t->v[k] = nb_sim_get(&x, s->data.data, k);
+        nb_sim_get_all(&x, s->data.data, t->v);
     }
     nanobench__dump__dump__free_unpacked(p, NULL);
     if (e)

@@ -17,17 +17,17 @@
 static double kl_div(const double *x, const double *y, const unsigned char *ok, int64_t n)
 {
     double mnx = INFINITY, mxx = -INFINITY, mny = INFINITY, mxy = -INFINITY;
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) /* ok: both finite, plain comparisons suffice */
         if (ok[i]) {
-            mnx = fmin(mnx, x[i]), mxx = fmax(mxx, x[i]);
-            mny = fmin(mny, y[i]), mxy = fmax(mxy, y[i]);
+            mnx = x[i] < mnx ? x[i] : mnx, mxx = x[i] > mxx ? x[i] : mxx;
+            mny = y[i] < mny ? y[i] : mny, mxy = y[i] > mxy ? y[i] : mxy;
         }
     double sx = 0, sy = 0;
     for (int64_t i = 0; i < n; i++)
         if (ok[i]) {
             double px = mxx > mnx ? (x[i] - mnx) / (mxx - mnx) : x[i];
             double py = mxy > mny ? (y[i] - mny) / (mxy - mny) : y[i];
-            sx += fmax(px, FLT_EPSILON), sy += fmax(py, FLT_EPSILON);
+            sx += px > FLT_EPSILON ? px : FLT_EPSILON, sy += py > FLT_EPSILON ? py : FLT_EPSILON;
         }
     if (!(sx > 0) || !(sy > 0))
         return NAN;
@@ -36,7 +36,8 @@ static double kl_div(const double *x, const double *y, const unsigned char *ok, 
         if (ok[i]) {
             double px = mxx > mnx ? (x[i] - mnx) / (mxx - mnx) : x[i];
             double py = mxy > mny ? (y[i] - mny) / (mxy - mny) : y[i];
-            double a = fmax(px, FLT_EPSILON) / sx, b = fmax(py, FLT_EPSILON) / sy;
+            double a = (px > FLT_EPSILON ? px : FLT_EPSILON) / sx;
+            double b = (py > FLT_EPSILON ? py : FLT_EPSILON) / sy;
             kl += a * log(a / b);
         }
     return fabs(kl) < EPS ? 0.0 : kl;
@@ -66,10 +67,10 @@ void nb_cmp_metrics_compute(const double *x, const double *y, int64_t n, nb_cmp_
         double e = x[i] - y[i];
         sxy += x[i] * y[i], sxx += x[i] * x[i], syy += y[i] * y[i], see += e * e;
         sx += x[i], sy += y[i], sae += fabs(e);
-        max_abs = fmax(max_abs, fabs(e));
+        max_abs = fabs(e) > max_abs ? fabs(e) : max_abs;
         double rel = fabs(y[i]) <= EPS ? 0.0 : fabs(x[i] / y[i] - 1.0);
         srel += rel;
-        max_rel = fmax(max_rel, rel);
+        max_rel = rel > max_rel ? rel : max_rel;
     }
     int64_t k = m->n;
     double nx = sqrt(sxx), ny = sqrt(syy);

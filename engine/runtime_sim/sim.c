@@ -220,6 +220,68 @@ double nb_sim_get(const nb_exeom_tensor *t, const uint8_t *data, int64_t i)
     return sim_load(t->dtype, data, sim_phys(t, idx));
 }
 
+void nb_sim_get_all(const nb_exeom_tensor *t, const uint8_t *data, double *out)
+{
+    nb_sim_numerics_init();
+    int64_t n = nb_sim_numel(t);
+    if (t->format != FMT_NC1HWC0 && t->format != FMT_NZ && t->format != FMT_FZ) {
+        if (t->dtype == DT_F16)
+            for (int64_t i = 0; i < n; i++)
+                out[i] = F16V(rd16(data + 2 * i));
+        else if (t->dtype == DT_FLOAT)
+            for (int64_t i = 0; i < n; i++)
+                out[i] = rdf(data + 4 * i);
+        else
+            for (int64_t i = 0; i < n; i++)
+                out[i] = sim_load(t->dtype, data, i);
+        return;
+    }
+    int c0 = sim_c0(t->dtype);
+    if (t->format == FMT_NC1HWC0 && (t->rank == 3 || t->rank == 4)) {
+        /* channel by channel: a plane of one channel is a stride-C0 walk */
+        int64_t N = t->dims[0], C = t->dims[1], C1 = cdiv(C, c0);
+        int64_t HW = (t->rank == 4 ? t->dims[2] : 1) * t->dims[t->rank - 1];
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t c = 0; c < C; c++) {
+                int64_t base = (b * C1 + c / c0) * HW * c0 + c % c0;
+                double *o = out + (b * C + c) * HW;
+                if (t->dtype == DT_F16)
+                    for (int64_t p = 0; p < HW; p++)
+                        o[p] = F16V(rd16(data + 2 * (base + p * c0)));
+                else
+                    for (int64_t p = 0; p < HW; p++)
+                        o[p] = sim_load(t->dtype, data, base + p * c0);
+            }
+        return;
+    }
+    if (t->format == FMT_NZ && t->rank >= 1) {
+        int r = t->rank;
+        int64_t H = r >= 2 ? t->dims[r - 2] : 1, W = t->dims[r - 1], B = 1;
+        for (int d = 0; d + 2 < r; d++)
+            B *= t->dims[d];
+        int64_t W1 = cdiv(W, c0), H1 = cdiv(H, 16);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < H; h++) {
+                double *o = out + (b * H + h) * W;
+                int64_t rowbase = (b * W1 * H1 + h / 16) * 16 * c0 + (h % 16) * c0;
+                for (int64_t w = 0; w < W; w++)
+                    o[w] = sim_load(t->dtype, data, rowbase + (w / c0) * H1 * 16 * c0 + w % c0);
+            }
+        return;
+    }
+    /* an odometer over the logical index: the physical offset from sim_phys per element,
+       without the divisions of nb_sim_get */
+    int64_t idx[6] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = sim_load(t->dtype, data, sim_phys(t, idx));
+        for (int d = t->rank - 1; d >= 0; d--) {
+            if (++idx[d] < t->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
 void nb_sim_set(const nb_exeom_tensor *t, uint8_t *data, int64_t i, double v)
 {
     int64_t idx[6];

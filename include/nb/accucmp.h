@@ -84,9 +84,13 @@ typedef struct nb_dump {
     int n_t;
 } nb_dump;
 
-/* Reads a dump file. Errors: NB_ERR_IO, NB_ERR_FORMAT (not a dump, or data that does not
- * fill its shape in its format), NB_ERR_NOMEM. */
-nb_err nb_dump_read(const char *path, nb_dump *d, nb_status *st);
+/* What nb_dump_read keeps: inputs, outputs (values decoded for those kept). */
+#define NB_DUMP_INPUTS 1
+#define NB_DUMP_OUTPUTS 2
+/* Reads a dump file, keeping the tensors of want (NB_DUMP_INPUTS | NB_DUMP_OUTPUTS).
+ * Errors: NB_ERR_IO, NB_ERR_FORMAT (not a dump, or data that does not fill its shape in its
+ * format), NB_ERR_NOMEM. */
+nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st);
 void nb_dump_free(nb_dump *d);
 
 /* Writes a golden dump (source "golden") of one ONNX node: its float outputs (names and

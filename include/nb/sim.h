@@ -131,6 +131,9 @@ uint8_t *nb_sim_tensor_data_mut(nb_sim_model *m, int t);
  * as a double (fp16 widened; int4 sign-extended). For conversions at the boundary and for
  * dumps. */
 double nb_sim_get(const nb_exeom_tensor *t, const uint8_t *data, int64_t i);
+/* All of t's logical elements (nb_sim_numel(t) of them, row-major) into out: the bulk form
+ * of nb_sim_get, one pass over the layout. */
+void nb_sim_get_all(const nb_exeom_tensor *t, const uint8_t *data, double *out);
 /* Stores v as logical element i of t at data (fp16 rounded to nearest even and saturated
  * at +-65504, integers saturated): the conversion at the ACL boundary. */
 void nb_sim_set(const nb_exeom_tensor *t, uint8_t *data, int64_t i, double v);
