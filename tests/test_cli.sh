@@ -378,6 +378,15 @@ expect 2 "compare --isolate: no such layer" -- "$NB" compare file_compare -m "$T
 expect 0 "compare: table error named" -- "$NB" compare file_compare -m "$T/run/d_tanh" -g "$T/run/g_tanh" -out "$T/run/c_tanh"
 grep -q "^first layer over threshold: tanh (Tanh, task 0).*likely cause: table-function error" "$T/out" ||
     { echo "FAIL: compare: the Tanh table error not named"; cat "$T/out"; fails=$((fails + 1)); }
+# a Conv with its BatchNormalization fused at calibration: compared with the BN's output
+(cd "$T/cal/bn" && "$NB" atc --mode=30 --framework=5 --soc_version=Ascend035A --model=c_deploy_model.onnx \
+    --output=bn --input_fp16_nodes=x --output_type=FP16 >/dev/null 2>&1) || { echo "FAIL: atc conv_bn"; fails=$((fails + 1)); }
+printf '{"dump": {"dump_list": [{"model_name": "bn"}], "dump_path": "%s"}}\n' "$T/run/d_bn" >"$T/run/bn.json"
+"$NB" run "$T/cal/bn/bn.exeom" --input "$T/cal/bnx/0.bin" --dump "$T/run/bn.json" --output-dir "$T/run/o_bn" >/dev/null 2>&1
+"$NB" infer "$T/conv_bn.onnx" --input "$T/cal/bnx/0.bin" --output-dir "$T/run/go_bn" --dump "$T/run/g_bn" >/dev/null 2>&1
+expect 0 "compare: Conv+BN matched with the BN" -- "$NB" compare file_compare -m "$T/run/d_bn" -g "$T/run/g_bn" -out "$T/run/c_bn"
+grep -q '^3,"AscendDequant","conv/AscendDequant","FLOAT16","bn","FLOAT",0,"1x2x4x4",NO,0\.99' "$T/run/c_bn"/result_*.csv ||
+    { echo "FAIL: compare: the fused Conv+BN not matched with the BN's output"; cat "$T/run/c_bn"/result_*.csv; fails=$((fails + 1)); }
 expect 0 "compare convert" -- "$NB" compare convert -d "$T/run/gold" --out "$T/run/conv"
 ls "$T/run/conv" | grep -q '^Conv\.Conv_0\.0\.0\.[0-9]*\.output\.0\.1x8x6x6\.npy$' &&
     ls "$T/run/conv" | grep -q '^Input\.x\.1\.0\.[0-9]*\.output\.0\.1x3x8x8\.npy$' || { echo "FAIL: convert: no <file>.output.0.1x8x6x6.npy"; ls "$T/run/conv"; fails=$((fails + 1)); }
