@@ -762,13 +762,25 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
     char ***covers = calloc((size_t)g->n_k + 1, sizeof *covers);
     char **onnx_node = calloc((size_t)g->n_k + 1, sizeof *onnx_node);
     bool *bn_owned = calloc((size_t)g->n_k + 1, sizeof *bn_owned);
-    bool ok = ts && tp && ks && kp && covers && onnx_node && bn_owned;
+    char **onnx_copy = calloc((size_t)g->n_t + 1, sizeof *onnx_copy);
+    bool ok = ts && tp && ks && kp && covers && onnx_node && bn_owned && onnx_copy;
     for (int i = 0; ok && i < g->n_t; i++) {
         const nb_npu_tensor *t = &g->t[i];
         nanobench__dbg__tensor__init(&ts[i]);
         ts[i].index = (uint32_t)i;
         ts[i].name = t->name;
         ts[i].onnx_value = !t->gen && nb_graph_find(m->graph, t->name) >= 0 ? t->name : "";
+        /* a layout copy ("<value>/<FORMAT>", a TransData's output, the model's output when
+           its last op ran in NC1HWC0) holds the same value: compared after converting back */
+        static const char *const fmts[] = {"/ND", "/NC1HWC0", "/FRACTAL_NZ", "/NCHW"};
+        for (size_t f = 0; !ts[i].onnx_value[0] && !t->gen && f < 4; f++) {
+            size_t nl = strlen(t->name), fl = strlen(fmts[f]);
+            if (nl > fl && !strcmp(t->name + nl - fl, fmts[f]) && t->dtype != NB_INT8) {
+                onnx_copy[i] = strndup(t->name, nl - fl);
+                if (onnx_copy[i] && nb_graph_find(m->graph, onnx_copy[i]) >= 0)
+                    ts[i].onnx_value = onnx_copy[i];
+            }
+        }
         ts[i].format = (char *)format_name(t->format);
         ts[i].dtype = (char *)(t->dtype == NB_NPU_INT4 ? "INT4" : nb_dtype_name(t->dtype));
         tp[i] = &ts[i];
@@ -852,6 +864,9 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         if (onnx_node)
             free(onnx_node[i]);
     }
+    for (int i = 0; onnx_copy && i < g->n_t; i++)
+        free(onnx_copy[i]);
+    free(onnx_copy);
     free(covers), free(onnx_node), free(ts), free(tp), free(ks), free(kp), free(bn_owned);
     return err;
 }
