@@ -323,8 +323,8 @@ mv "$T/atc/c.dbg" "$T/atc/deploy.dbg"
 # run (issue 6): the compiled Conv on the simulated NPU through the ACL API
 mkdir -p "$T/run"
 expect 0 "run: zeros in, output and cycles" -- "$NB" run "$T/atc/deploy.exeom" --output-dir "$T/run/o"
-[ -f "$T/run/o/output0.npy" ] && grep -q "NPU: .* cycles = .* ms at 64 MHz" "$T/out" ||
-    { echo "FAIL: run wrote no output0.npy or no cycle line"; cat "$T/out"; fails=$((fails + 1)); }
+[ -f "$T/run/o/y.npy" ] && grep -q "NPU: .* cycles = .* ms at 64 MHz" "$T/out" ||
+    { echo "FAIL: run wrote no y.npy (the ONNX name) or no cycle line"; cat "$T/out"; fails=$((fails + 1)); }
 npy "$T/run/bad.npy" '<f4' '(1, 3, 8, 7)' 672
 expect 2 "run: an input of another shape" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/bad.npy" --output-dir "$T/run/o2"; mentions "shape \[1,3,8,7\], the model's input is \[1,3,8,8\]"
 npy "$T/run/x.npy" '<f4' '(1, 3, 8, 8)' 768
