@@ -4,6 +4,9 @@
  * NPU dumps come from `nanobench run --dump`, golden dumps from `nanobench infer --dump`. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <malloc.h>
 #include <math.h>
@@ -11,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
 #include "cli.h"
@@ -59,6 +63,21 @@ static int collect(const char *path, const struct stat *sb, int flag, struct FTW
 
 /* Every dump under each of the comma-separated paths, with the tensors of want; each one,
    once read, goes to cb (which may free its values). Returns the count or -1. */
+/* Named as a dump is ({op_type}.{op_name}.{task}.{stream}.{16-digit timestamp}): a file
+   so named that does not parse is a damaged dump, not another kind of file. */
+static bool dump_named(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *last = strrchr(base, '.');
+    if (!last || strlen(last + 1) != 16 || strspn(last + 1, "0123456789") != 16)
+        return false;
+    int dots = 0;
+    for (const char *q = base; *q; q++)
+        dots += *q == '.';
+    return dots >= 4;
+}
+
 typedef void (*dump_cb)(void *user, nb_dump *d, int index);
 static int read_dumps(const char *spec, int want, nb_dump **out, dump_cb cb, void *user)
 {
@@ -66,14 +85,18 @@ static int read_dumps(const char *spec, int want, nb_dump **out, dump_cb cb, voi
     char *copy = strdup(spec), *save = NULL;
     if (!copy)
         return -1;
+    int explicit_files = 0;
     for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
         struct stat sb;
-        if (stat(p, &sb)) {
+        char real[PATH_MAX];
+        if (stat(p, &sb) || !realpath(p, real)) { /* a symlinked folder is followed */
             cli_fail(2, "%s: %s", p, strerror(errno));
             free(copy);
             return -1;
         }
-        if (nftw(p, collect, 16, FTW_PHYS) != 0) {
+        if (S_ISREG(sb.st_mode))
+            explicit_files++;
+        if (nftw(real, collect, 16, FTW_PHYS) != 0) {
             cli_fail(1, "%s: cannot walk the folder", p);
             free(copy);
             return -1;
@@ -81,22 +104,33 @@ static int read_dumps(const char *spec, int want, nb_dump **out, dump_cb cb, voi
     }
     free(copy);
     nb_dump *d = calloc((size_t)g_n + 1, sizeof *d);
-    int n = 0;
+    int n = 0, skipped = 0, bad = 0;
     for (int i = 0; i < g_n; i++) {
         nb_status st = {0};
-        /* other files in a dump folder (npy, the dbg, csv) are passed over */
-        if (d && nb_dump_read(g_files[i], want, &d[n], &st) == NB_OK) {
+        nb_err e = d ? nb_dump_read(g_files[i], want, &d[n], &st) : NB_ERR_NOMEM;
+        if (!e) {
             if (cb)
                 cb(user, &d[n], n);
             n++;
-        } else if (d && st.code != NB_ERR_FORMAT) {
-            fprintf(stderr, "nanobench: warning: %s\n", st.msg);
+        } else if (e == NB_ERR_FORMAT && !explicit_files && !dump_named(g_files[i])) {
+            skipped++; /* other files in a dump folder (npy, the dbg, csv) are passed over */
+        } else if (!bad++) {
+            cli_fail(e == NB_ERR_NOMEM ? 1 : 2, "%s", st.msg); /* a damaged dump: named */
         }
         free(g_files[i]);
     }
     free(g_files);
-    if (!d)
+    if (bad || !d) {
+        for (int i = 0; d && i < n; i++)
+            nb_dump_free(&d[i]);
+        free(d);
         return -1;
+    }
+    if (n == 0) {
+        free(d);
+        cli_fail(2, "%s: no dump file%s", spec, skipped ? " (only other files)" : "");
+        return -1;
+    }
     *out = d;
     return n;
 }
@@ -138,15 +172,9 @@ static int convert(int argc, char **argv)
     int n = read_dumps(src, NB_DUMP_INPUTS | NB_DUMP_OUTPUTS, &d, NULL, NULL);
     if (n < 0)
         return 2;
-    if (n == 0) {
-        free(d);
-        return cli_fail(2, "%s: no dump file", src);
-    }
     int rc = 0, written = 0;
-    if (out && nb_mkdir_p(out)) {
-        free(d);
-        return cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
-    }
+    if (out && nb_mkdir_p(out))
+        rc = cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
     for (int i = 0; i < n && !rc; i++) {
         for (int k = 0; k < d[i].n_t && !rc; k++) {
             const nb_dump_tensor *t = &d[i].t[k];
@@ -156,12 +184,14 @@ static int convert(int argc, char **argv)
             shape_str(t, sh, sizeof sh);
             const char *base = strrchr(d[i].path, '/');
             base = base ? base + 1 : d[i].path;
-            if (out)
-                snprintf(path, sizeof path, "%s/%s.%s.%d.%s.%s", out, base,
-                         t->output ? "output" : "input", t->index, sh, type);
-            else
-                snprintf(path, sizeof path, "%s.%s.%d.%s.%s", d[i].path,
-                         t->output ? "output" : "input", t->index, sh, type);
+            int pl = out ? snprintf(path, sizeof path, "%s/%s.%s.%d.%s.%s", out, base,
+                                    t->output ? "output" : "input", t->index, sh, type)
+                         : snprintf(path, sizeof path, "%s.%s.%d.%s.%s", d[i].path,
+                                    t->output ? "output" : "input", t->index, sh, type);
+            if (pl < 0 || (size_t)pl >= sizeof path) {
+                rc = cli_fail(2, "%s: the converted file's path is too long", d[i].path);
+                break;
+            }
             int64_t dims[6];
             for (int q = 0; q < t->rank; q++)
                 dims[q] = t->dims[q];
@@ -202,24 +232,61 @@ typedef struct row {
     char reason[256];
 } row;
 
-static const nb_dump_tensor *golden_by_value(nb_dump *g, int ng, const char *name,
-                                             const nb_dump **owner)
+/* The golden side, indexed: dumps sorted by node name, and their output tensors sorted by
+   value name (both looked up by bisection). */
+typedef struct vref {
+    const char *name;
+    int di, ti;
+} vref;
+typedef struct value_index {
+    vref *v;
+    int n;
+} value_index;
+
+static const nb_dump *g_sort_gold;
+static int by_name(const void *a, const void *b)
 {
+    return strcmp(((const nb_dump *)a)->op_name, ((const nb_dump *)b)->op_name);
+}
+static int by_vref(const void *a, const void *b)
+{
+    return strcmp(((const vref *)a)->name, ((const vref *)b)->name);
+}
+
+static int build_value_index(value_index *vi, nb_dump *g, int ng)
+{
+    int n = 0;
+    for (int i = 0; i < ng; i++)
+        n += g[i].n_t;
+    vi->v = malloc(sizeof *vi->v * ((size_t)n + 1));
+    if (!vi->v)
+        return -1;
+    vi->n = 0;
     for (int i = 0; i < ng; i++)
         for (int k = 0; k < g[i].n_t; k++)
-            if (g[i].t[k].output && !strcmp(g[i].t[k].original_name, name)) {
-                *owner = &g[i];
-                return &g[i].t[k];
-            }
-    return NULL;
+            if (g[i].t[k].output && g[i].t[k].original_name[0])
+                vi->v[vi->n++] = (vref){g[i].t[k].original_name, i, k};
+    qsort(vi->v, (size_t)vi->n, sizeof *vi->v, by_vref);
+    return 0;
+}
+
+static const nb_dump_tensor *golden_by_value(const value_index *vi, nb_dump *g,
+                                             const char *name, const nb_dump **owner)
+{
+    vref key = {name, 0, 0};
+    const vref *r = bsearch(&key, vi->v, (size_t)vi->n, sizeof *vi->v, by_vref);
+    if (!r)
+        return NULL;
+    *owner = &g[r->di];
+    return &g[r->di].t[r->ti];
 }
 
 static const nb_dump *golden_by_node(nb_dump *g, int ng, const char *node)
 {
-    for (int i = 0; i < ng; i++)
-        if (!strcmp(g[i].op_name, node))
-            return &g[i];
-    return NULL;
+    nb_dump key;
+    memset(&key, 0, sizeof key);
+    key.op_name = (char *)node;
+    return bsearch(&key, g, (size_t)ng, sizeof *g, by_name);
 }
 
 static void csv_field(FILE *f, const char *s)
@@ -241,6 +308,22 @@ static void csv_num(FILE *f, double v)
         fprintf(f, ",%.6g", v);
 }
 
+/* a name as one line of plain text (two buffers: two names in one printf) */
+static const char *plain(const char *s)
+{
+    static char buf[2][256];
+    static int at;
+    char *b = buf[at++ & 1];
+    snprintf(b, sizeof buf[0], "%s", s);
+    for (char *q = b; *q; q++)
+        if ((unsigned char)*q < 32 || *q == 127)
+            *q = '?';
+    return b;
+}
+
+/* SQNR for the table and CSV: +-999 for +-infinity */
+static double sqnr_shown(double v) { return isinf(v) ? (v > 0 ? 999.0 : -999.0) : v; }
+
 static const char *likely_cause(const row *r)
 {
     const char *op = r->npu->op_type;
@@ -256,6 +339,7 @@ static const char *likely_cause(const row *r)
 typedef struct cmp_ctx {
     nb_dump *gd;
     int ng;
+    const value_index *vi;
     const nb_cmp_thresholds *th;
     row *rows;
     int nr, cap;
@@ -294,7 +378,7 @@ static void npu_rows(void *user, nb_dump *d, int di)
                          d->covers[q]);
             }
         } else if (x->original_name[0]) {
-            r->y = golden_by_value(c->gd, c->ng, x->original_name, &r->gold);
+            r->y = golden_by_value(c->vi, c->gd, x->original_name, &r->gold);
             snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
         }
         if (!r->y) {
@@ -318,7 +402,12 @@ static void npu_rows(void *user, nb_dump *d, int di)
         r->compared = true;
         char why[64];
         r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
-        if (r->fails)
+        if (r->m.nan_x || r->m.inf_x) { /* a blown-up NPU output fails, whatever else */
+            r->fails = true;
+            snprintf(r->reason, sizeof r->reason, "NaN or infinity in the NPU output (%lld, "
+                     "%lld)%s%s", (long long)r->m.nan_x, (long long)r->m.inf_x,
+                     why[0] ? "; over threshold: " : "", why);
+        } else if (r->fails)
             snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
         else if (r->m.note[0])
             snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
@@ -386,8 +475,8 @@ static bool task_of_layer(uint32_t id, int k, const char *layer)
     return false;
 }
 
-static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng, const row *rows,
-                   int nr)
+static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
+                   const value_index *vi, const row *rows, int nr)
 {
     uapi_npu_dlog_setlevel(0x10, 4, 0);
     aclError e;
@@ -401,8 +490,19 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng, co
         rc = cli_fail(2, "%s (ACL error %d)", aclGetRecentErrMsg(), e);
         goto out;
     }
+    if (nb_acl_dbg_note(id)[0]) {
+        rc = cli_fail(2, "--isolate %s: %s (the layers are named by NAME.dbg)", layer,
+                      nb_acl_dbg_note(id));
+        goto out;
+    }
     const nb_sim_model *sim = nb_acl_sim_model(id);
     const nb_exeom *x = nb_sim_exeom(sim);
+    const char *t0name = NULL, *t0op = NULL;
+    nb_acl_task_info(id, 0, &t0name, &t0op);
+    if (x->n_tasks && !strncmp(t0name, "task0", 6)) {
+        rc = cli_fail(2, "--isolate %s: no NAME.dbg next to %s names its layers", layer, exeom);
+        goto out;
+    }
     for (uint32_t k = 0; k < x->n_tasks; k++)
         if (task_of_layer(id, (int)k, layer)) {
             if (c.k0 < 0)
@@ -423,7 +523,7 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng, co
         if (t < 0 || x->t[t].role == 3)
             continue;
         const nb_dump *owner = NULL;
-        const nb_dump_tensor *g = golden_by_value(gd, ng, nb_acl_tensor_onnx(id, t), &owner);
+        const nb_dump_tensor *g = golden_by_value(vi, gd, nb_acl_tensor_onnx(id, t), &owner);
         if (!g || !g->v || g->numel != nb_sim_numel(&x->t[t]))
             continue;
         c.in_t[c.n_in] = t, c.gin[c.n_in++] = g;
@@ -442,7 +542,7 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng, co
         const nb_dump *gdn = golden_by_node(gd, ng, node);
         gout = gdn && gdn->n_t ? &gdn->t[0] : NULL;
     } else {
-        gout = golden_by_value(gd, ng, nb_acl_tensor_onnx(id, c.out_t), &owner);
+        gout = golden_by_value(vi, gd, nb_acl_tensor_onnx(id, c.out_t), &owner);
     }
     if (!gout || !gout->v) {
         rc = cli_fail(2, "--isolate %s: no golden dump of its output '%s'", layer,
@@ -532,30 +632,58 @@ static int file_compare(int argc, char **argv)
     nb_status st = {0};
     if (thr && nb_cmp_thresholds_parse(thr, &th, &st))
         return cli_error(&st);
+    signal(SIGPIPE, SIG_IGN); /* a closed pipe on the table: the CSV still completes */
     int rc = rec_start("compare", mdir, argc, argv);
     if (rc)
         return rc;
     rec_param("golden", "%s", gdir);
     nb_dump *md = NULL, *gd = NULL;
     row *rows = NULL;
+    value_index gvi = {0};
+    int nm = 0;
     /* every dump allocates and frees its tensors' arrays: keep them on the heap rather than
        mmap'ed fresh (and page-faulted) each time */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 128 << 20);
     int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &gd, NULL, NULL);
-    if (ng <= 0) {
-        free(gd);
-        return ng < 0 ? 2 : cli_fail(2, "%s: no dump file", gdir);
+    if (ng < 0)
+        return 2;
+    /* golden dumps, one per node: from one reference run */
+    for (int i = 0; i < ng; i++) {
+        if (strcmp(gd[i].source, "golden")) {
+            rc = cli_fail(2, "%s: a dump of the %s, not a golden one (nanobench infer --dump)",
+                          gd[i].path, gd[i].source);
+            goto gold_fail;
+        }
+    }
+    g_sort_gold = gd;
+    qsort(gd, (size_t)ng, sizeof *gd, by_name);
+    for (int i = 1; i < ng; i++)
+        if (!strcmp(gd[i].op_name, gd[i - 1].op_name)) {
+            rc = cli_fail(2, "%s: two golden dumps of node '%s' (%s and %s): one reference run "
+                          "per folder", gdir, gd[i].op_name, gd[i - 1].path, gd[i].path);
+            goto gold_fail;
+        }
+    if (build_value_index(&gvi, gd, ng)) {
+        rc = cli_fail(1, "out of memory");
+        goto gold_fail;
     }
     /* the NPU's dumps one by one: compared as read, their values freed */
-    cmp_ctx cc = {.gd = gd, .ng = ng, .th = &th};
-    int nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, npu_rows, &cc);
+    cmp_ctx cc = {.gd = gd, .ng = ng, .th = &th, .vi = &gvi};
+    nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, npu_rows, &cc);
     rows = cc.rows;
     int nr = cc.nr;
-    if (nm <= 0 || cc.oom) {
-        rc = nm < 0 ? 2 : cc.oom ? cli_fail(1, "out of memory") : cli_fail(2, "%s: no dump file", mdir);
+    if (nm < 0 || cc.oom) {
+        rc = nm < 0 ? 2 : cli_fail(1, "out of memory");
+        nm = nm < 0 ? 0 : nm;
         goto done;
     }
+    for (int i = 0; i < nm; i++)
+        if (strcmp(md[i].source, "npu")) {
+            rc = cli_fail(2, "%s: a %s dump, not the NPU's (nanobench run --dump)", md[i].path,
+                          md[i].source);
+            goto done;
+        }
     g_sort_dumps = md;
     qsort(rows, (size_t)nr, sizeof *rows, by_row);
     for (int i = 0; i < nr; i++) {
@@ -573,13 +701,36 @@ static int file_compare(int argc, char **argv)
     time_t now = time(NULL);
     struct tm tmv;
     localtime_r(&now, &tmv);
-    char stamp[32], csv[4096];
+    char stamp[32], csv[4096], tmp[4200];
     strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
-    snprintf(csv, sizeof csv, "%s/result_%s.csv", out, stamp);
+    /* a name of its own (a second run in the same second gets _2, ...), claimed with
+       O_EXCL; the rows go to csv.tmp.PID, renamed over it at the end: never a half CSV */
+    int fd = -1;
+    for (int k = 1; k < 1000 && fd < 0; k++) {
+        int pl = k == 1 ? snprintf(csv, sizeof csv, "%s/result_%s.csv", out, stamp)
+                        : snprintf(csv, sizeof csv, "%s/result_%s_%d.csv", out, stamp, k);
+        if (pl < 0 || (size_t)pl >= sizeof csv) {
+            rc = cli_fail(2, "%s: the folder's path is too long for the result file", out);
+            goto done;
+        }
+        fd = open(csv, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 && errno != EEXIST) {
+            rc = cli_fail(2, "%s: %s", csv, strerror(errno));
+            goto done;
+        }
+    }
+    if (fd < 0) {
+        rc = cli_fail(2, "%s: no free result file name", out);
+        goto done;
+    }
+    close(fd);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", csv, (long)getpid());
     cli_cleanup_add(csv);
-    FILE *f = fopen(csv, "w");
+    cli_cleanup_add(tmp);
+    FILE *f = fopen(tmp, "w");
     if (!f) {
-        rc = cli_fail(2, "%s: %s", csv, strerror(errno));
+        rc = cli_fail(2, "%s: %s", tmp, strerror(errno));
+        remove(csv);
         goto done;
     }
     fputs("Index,OpType,NPUDump,DataType,GroundTruth,DataType,TensorIndex,Shape,OverFlow,"
@@ -612,7 +763,7 @@ static int file_compare(int argc, char **argv)
             csv_num(f, m->kl);
             fprintf(f, ",\"(%.3f;%.3f),(%.3f;%.3f)\"", m->mean_x, m->std_x, m->mean_y, m->std_y);
             csv_num(f, m->mae), csv_num(f, m->rmse), csv_num(f, m->max_rel), csv_num(f, m->mean_rel);
-            csv_num(f, isinf(m->sqnr_db) ? 999.0 : m->sqnr_db);
+            csv_num(f, sqnr_shown(m->sqnr_db));
             n_cmp++;
             last_cmp = i;
             if (r->fails) {
@@ -628,9 +779,12 @@ static int file_compare(int argc, char **argv)
         fputc('\n', f);
         char task[41];
         snprintf(task, sizeof task, "%s", r->npu->op_name);
+        for (char *q = task; *q; q++) /* one line of plain text per row */
+            if ((unsigned char)*q < 32 || *q == 127)
+                *q = '?';
         if (r->compared)
             printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
-                   r->m.cos, r->m.max_abs, isinf(r->m.sqnr_db) ? 999.0 : r->m.sqnr_db, r->reason);
+                   r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
         else
             printf("%5d  %-14.14s %-40s %9s %10s %8s  %s\n", i, r->npu->op_type, task, "-", "-",
                    "-", r->reason);
@@ -639,14 +793,21 @@ static int file_compare(int argc, char **argv)
         if (r->compared)
             rec_layer(r->npu->op_name, r->npu->op_type, 4, names, vals);
     }
-    if (fclose(f)) {
+    if (fclose(f) || rename(tmp, csv)) {
         rc = cli_fail(2, "%s: %s", csv, strerror(errno));
+        remove(tmp);
         remove(csv);
         goto done;
     }
     cli_cleanup_clear();
     printf("%d tensors: %d compared, %d over threshold, %d not compared; wrote %s\n", nr, n_cmp,
            n_bad, nr - n_cmp, csv);
+    if (n_cmp == 0) {
+        rc = cli_fail(2, "%s: no NPU tensor matched a golden one (the dumps of another model or "
+                      "input? the golden dumps come from `nanobench infer --dump` on the float "
+                      "model)", gdir);
+        goto done;
+    }
     if (first_bad < 0) {
         printf("verdict: global consistency (every compared layer within the thresholds)\n");
     } else {
@@ -661,7 +822,7 @@ static int file_compare(int argc, char **argv)
             if (rows[i].compared)
                 prev = i;
         printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
-               "likely cause: %s; %s\n", b->npu->op_name, b->npu->op_type, b->npu->task_id,
+               "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type), b->npu->task_id,
                b->m.cos, b->m.sqnr_db, likely_cause(b),
                prev >= 0 && rows[prev].fails ? "inherited from the layer before"
                                              : "introduced here (the layer before is within the "
@@ -669,32 +830,35 @@ static int file_compare(int argc, char **argv)
         rec_metric("first_bad_task", (double)b->npu->task_id, "");
         /* thresholds like RMSE > 1 are scale-dependent: also name the layer where the
            signal-to-noise ratio falls most from the layer before, and why */
-        int worst = -1, prev_c = -1;
+        int worst = -1, prev_c = -1, worst_prev = -1;
         double drop = 0;
         for (int i = 0; i < nr; i++) {
             if (!rows[i].compared)
                 continue;
             if (prev_c >= 0) {
-                double d_db = fmin(rows[prev_c].m.sqnr_db, 999.0) - fmin(rows[i].m.sqnr_db, 999.0);
+                double d_db = sqnr_shown(rows[prev_c].m.sqnr_db) - sqnr_shown(rows[i].m.sqnr_db);
                 if (d_db > drop)
-                    drop = d_db, worst = i;
+                    drop = d_db, worst = i, worst_prev = prev_c;
             }
             prev_c = i;
         }
         if (worst >= 0 && drop >= 6.0) {
             const row *w = &rows[worst];
-            printf("largest SQNR drop: %s (%s, task %u): %.1f dB lower than the layer before "
-                   "(%.1f dB); likely cause: %s\n", w->npu->op_name, w->npu->op_type,
-                   w->npu->task_id, drop, w->m.sqnr_db, likely_cause(w));
+            printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
+                   "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
+                   w->npu->task_id, sqnr_shown(w->m.sqnr_db),
+                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w));
             rec_metric("largest_drop_task", (double)w->npu->task_id, "");
         }
     }
-    if (iso_layer && (rc = isolate(iso_layer, iso_exeom, gd, ng, rows, nr)))
+    if (iso_layer && (rc = isolate(iso_layer, iso_exeom, gd, ng, &gvi, rows, nr)))
         goto done;
     rec_metric("layers_compared", n_cmp, "");
     rec_metric("layers_over_threshold", n_bad, "");
     rec_artifact("csv", csv);
 done:
+gold_fail:
+    free(gvi.v);
     for (int i = 0; i < nm; i++)
         nb_dump_free(&md[i]);
     for (int i = 0; i < ng; i++)
@@ -709,6 +873,11 @@ int cmd_compare(int argc, char **argv)
         help();
         return 0;
     }
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help();
+            return 0;
+        }
     if (!strcmp(argv[1], "convert"))
         return convert(argc, argv);
     if (!strcmp(argv[1], "file_compare"))

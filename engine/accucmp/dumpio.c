@@ -57,8 +57,13 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
         return e;
     Nanobench__Dump__Dump *p = nanobench__dump__dump__unpack(NULL, len, buf);
     free(buf);
-    if (!p || p->version != 1)
+    if (!p)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not a nanobench dump file", path);
+    if (p->version != 1) {
+        uint32_t v = p->version;
+        nanobench__dump__dump__free_unpacked(p, NULL);
+        return nb_fail(st, NB_ERR_DATA, "%s: dump version %u (this nanobench reads 1)", path, v);
+    }
     d->path = dup0(path);
     d->op_name = dup0(p->op_name);
     d->op_type = dup0(p->op_type);
@@ -91,7 +96,7 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
         nb_exeom_tensor x = {0};
         int dt = code_of(s->dtype, false), fmt = code_of(s->format, true);
         if (s->n_shape > 6 || dt < 0 || fmt < 0) {
-            e = nb_fail(st, NB_ERR_FORMAT, "%s: tensor %zu: %s %s of rank %zu", path, i,
+            e = nb_fail(st, NB_ERR_DATA, "%s: tensor %zu: %s %s of rank %zu", path, i,
                         s->dtype, s->format, s->n_shape);
             break;
         }
@@ -99,7 +104,7 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
         t->rank = (int)s->n_shape;
         for (size_t k = 0; k < s->n_shape; k++) {
             if (s->shape[k] < 0 || s->shape[k] > INT32_MAX) {
-                e = nb_fail(st, NB_ERR_FORMAT, "%s: tensor %zu: dim %lld", path, i,
+                e = nb_fail(st, NB_ERR_DATA, "%s: tensor %zu: dim %lld", path, i,
                             (long long)s->shape[k]);
                 break;
             }
@@ -108,12 +113,20 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
         }
         if (e)
             break;
+        double bound = 1; /* the element count, bounded before it is computed */
+        for (size_t k = 0; k < s->n_shape; k++)
+            bound *= (double)s->shape[k];
+        if (bound > (double)(1u << 30)) {
+            e = nb_fail(st, NB_ERR_DATA, "%s: tensor %zu: %.0f elements (dumps hold up to 2^30)",
+                        path, i, bound);
+            break;
+        }
         t->numel = nb_sim_numel(&x);
         if (!s->data.len) /* stats only */
             continue;
         int64_t want = nb_sim_tensor_bytes(&x);
         if (want < 0 || (size_t)want != s->data.len) {
-            e = nb_fail(st, NB_ERR_FORMAT, "%s: tensor %zu: %zu bytes for %s %s (its layout "
+            e = nb_fail(st, NB_ERR_DATA, "%s: tensor %zu: %zu bytes for %s %s (its layout "
                         "holds %lld)", path, i, s->data.len, s->dtype, s->format, (long long)want);
             break;
         }

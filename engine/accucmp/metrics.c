@@ -144,6 +144,9 @@ void nb_cmp_thresholds_default(nb_cmp_thresholds *t)
 
 nb_err nb_cmp_thresholds_parse(const char *s, nb_cmp_thresholds *t, nb_status *st)
 {
+    size_t sl = strlen(s);
+    if (!sl || s[0] == ',' || s[sl - 1] == ',' || strstr(s, ",,"))
+        return nb_fail(st, NB_ERR_ARG, "--threshold: '%s' has an empty item (NAME=NUMBER,...)", s);
     char *copy = strdup(s), *save = NULL;
     if (!copy)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -156,6 +159,11 @@ nb_err nb_cmp_thresholds_parse(const char *s, nb_cmp_thresholds *t, nb_status *s
             break;
         }
         *eq = 0;
+        if (strcmp(it, "cos") ? v < 0 : (v < -1 || v > 1)) {
+            e = nb_fail(st, NB_ERR_ARG, "--threshold: %s=%g is out of range (cos in [-1, 1], "
+                        "the others >= 0)", it, v);
+            break;
+        }
         if (!strcmp(it, "cos"))
             t->cos_min = v;
         else if (!strcmp(it, "red"))

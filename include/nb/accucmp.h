@@ -88,7 +88,8 @@ typedef struct nb_dump {
 #define NB_DUMP_INPUTS 1
 #define NB_DUMP_OUTPUTS 2
 /* Reads a dump file, keeping the tensors of want (NB_DUMP_INPUTS | NB_DUMP_OUTPUTS).
- * Errors: NB_ERR_IO, NB_ERR_FORMAT (not a dump, or data that does not fill its shape in its
+ * Errors: NB_ERR_IO, NB_ERR_FORMAT (not a dump: another kind of file), NB_ERR_DATA (a dump
+ * with a bad version, dtype, format, shape, or data that does not fill its shape in its
  * format), NB_ERR_NOMEM. */
 nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st);
 void nb_dump_free(nb_dump *d);
