@@ -755,7 +755,7 @@ static inline double ew_op(const sim_task *k, const double *a, int n)
     case K_SUB: return a[0] - a[1];
     case K_MUL: return a[0] * a[1];
     case K_DIV: return a[0] / a[1];
-    case K_POW: return pow(a[0], a[1]);
+    case K_POW: return a[1] == 2.0 ? a[0] * a[0] : pow(a[0], a[1]); /* x^2 exact either way */
     case K_MAX: case K_MIN:
         v = a[0];
         for (int i = 1; i < n; i++) {
@@ -1102,12 +1102,28 @@ static void k_transpose(nb_sim_model *m, const sim_task *k)
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
-    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6];
-    for (int64_t e = 0; e < n; e++) {
-        for (int d = 0; d < y->rank; d++)
-            ix[k->perm[d]] = iy[d];
-        sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
-        odo_inc(iy, y->dims, y->rank);
+    int r = y->rank;
+    int64_t n = nb_sim_numel(y);
+    if (r == 0 || n == 0) {
+        if (n)
+            sim_store(y->dtype, yp, 0, sim_load(x->dtype, xp, 0));
+        return;
+    }
+    /* row by row of the output: its last dim walks the input's dim perm[r - 1] */
+    int64_t *const *ox = m->off + 6 * (x - m->x.t);
+    const int64_t *oy = last_off(m, y), *oxl = ox[k->perm[r - 1]];
+    int64_t L = y->dims[r - 1], rows = n / L, iy[6] = {0};
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t by = row_base(m, y, iy), bx = 0;
+        for (int d = 0; d + 1 < r; d++)
+            bx += ox[k->perm[d]][iy[d]];
+        if (x->dtype == DT_F16 && y->dtype == DT_F16)
+            for (int64_t w = 0; w < L; w++)
+                wr16(yp + 2 * (by + oy[w]), rd16(xp + 2 * (bx + oxl[w])));
+        else
+            for (int64_t w = 0; w < L; w++)
+                sim_store(y->dtype, yp, by + oy[w], sim_load(x->dtype, xp, bx + oxl[w]));
+        ROW_NEXT(iy, y);
     }
 }
 
