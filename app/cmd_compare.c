@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +130,110 @@ static int read_dumps(const char *spec, int want, nb_dump **out, dump_cb cb, voi
     if (n == 0) {
         free(d);
         cli_fail(2, "%s: no dump file%s", spec, skipped ? " (only other files)" : "");
+        return -1;
+    }
+    *out = d;
+    return n;
+}
+
+/* The NPU side in parallel (one worker per core, at most 4): each worker reads every
+   T-th file and hands its dumps to cb with its own context users[w]; the dumps end up
+   compacted in *out (rows' dump indices remapped through map: file index -> dump index). */
+typedef struct par_work {
+    int w, T, want;
+    nb_dump *d;
+    bool *ok;
+    dump_cb cb;
+    void *user;
+    char err[1100];
+    int err_code, skipped;
+    bool explicit_files;
+} par_work;
+
+static void *par_read(void *arg)
+{
+    par_work *p = arg;
+    for (int i = p->w; i < g_n && !p->err_code; i += p->T) {
+        nb_status st = {0};
+        nb_err e = nb_dump_read(g_files[i], p->want, &p->d[i], &st);
+        if (!e) {
+            p->ok[i] = true;
+            p->cb(p->user, &p->d[i], i);
+        } else if (e == NB_ERR_FORMAT && !p->explicit_files && !dump_named(g_files[i])) {
+            p->skipped++;
+        } else {
+            p->err_code = e == NB_ERR_NOMEM ? 1 : 2;
+            snprintf(p->err, sizeof p->err, "%s", st.msg);
+        }
+    }
+    return NULL;
+}
+
+static int read_dumps_parallel(const char *spec, int want, nb_dump **out, int **map,
+                               dump_cb cb, void **users, int T)
+{
+    g_files = NULL, g_n = g_cap = 0;
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return -1;
+    bool explicit_files = false;
+    for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        struct stat sb;
+        char real[PATH_MAX];
+        if (stat(p, &sb) || !realpath(p, real)) {
+            cli_fail(2, "%s: %s", p, strerror(errno));
+            free(copy);
+            return -1;
+        }
+        explicit_files |= S_ISREG(sb.st_mode);
+        if (nftw(real, collect, 16, FTW_PHYS) != 0) {
+            cli_fail(1, "%s: cannot walk the folder", p);
+            free(copy);
+            return -1;
+        }
+    }
+    free(copy);
+    nb_dump *d = calloc((size_t)g_n + 1, sizeof *d);
+    bool *ok = calloc((size_t)g_n + 1, sizeof *ok);
+    *map = calloc((size_t)g_n + 1, sizeof **map);
+    par_work pw[4];
+    pthread_t th[4];
+    int rc = d && ok && *map ? 0 : cli_fail(1, "out of memory");
+    nb_sim_numerics_init(); /* the decode tables, before any worker */
+    for (int w = 0; w < T && !rc; w++) {
+        pw[w] = (par_work){.w = w, .T = T, .want = want, .d = d, .ok = ok, .cb = cb,
+                           .user = users[w], .explicit_files = explicit_files};
+        if (pthread_create(&th[w], NULL, par_read, &pw[w])) {
+            T = w; /* the workers started do the rest */
+            break;
+        }
+    }
+    for (int w = 0; w < T && !rc; w++)
+        pthread_join(th[w], NULL);
+    int skipped = 0;
+    for (int w = 0; w < T && !rc; w++) {
+        skipped += pw[w].skipped;
+        if (pw[w].err_code)
+            rc = cli_fail(pw[w].err_code, "%s", pw[w].err);
+    }
+    int n = 0;
+    for (int i = 0; i < g_n; i++) {
+        if (d && ok && ok[i]) {
+            (*map)[i] = n;
+            d[n++] = d[i];
+        }
+        free(g_files[i]);
+    }
+    free(g_files);
+    free(ok);
+    if (!rc && n == 0)
+        rc = cli_fail(2, "%s: no dump file%s", spec, skipped ? " (only other files)" : "");
+    if (rc) {
+        for (int i = 0; d && i < n; i++)
+            nb_dump_free(&d[i]);
+        free(d);
+        free(*map);
+        *map = NULL;
         return -1;
     }
     *out = d;
@@ -668,12 +773,32 @@ static int file_compare(int argc, char **argv)
         rc = cli_fail(1, "out of memory");
         goto gold_fail;
     }
-    /* the NPU's dumps one by one: compared as read, their values freed */
-    cmp_ctx cc = {.gd = gd, .ng = ng, .th = &th, .vi = &gvi};
-    nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, npu_rows, &cc);
-    rows = cc.rows;
-    int nr = cc.nr;
-    if (nm < 0 || cc.oom) {
+    /* the NPU's dumps, compared as they are read (a worker per core), their values freed */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int T = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
+    cmp_ctx cc[4];
+    void *users[4];
+    for (int w = 0; w < 4; w++) {
+        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = &th, .vi = &gvi};
+        users[w] = &cc[w];
+    }
+    int *map = NULL;
+    nm = read_dumps_parallel(mdir, NB_DUMP_OUTPUTS, &md, &map, npu_rows, users, T);
+    int nr = 0;
+    bool oom = false;
+    for (int w = 0; w < T; w++)
+        nr += cc[w].nr, oom |= cc[w].oom;
+    rows = malloc(sizeof *rows * ((size_t)nr + 1));
+    nr = 0;
+    for (int w = 0; w < T; w++) {
+        for (int i = 0; rows && i < cc[w].nr; i++) {
+            rows[nr] = cc[w].rows[i];
+            rows[nr++].di = map ? map[cc[w].rows[i].di] : 0;
+        }
+        free(cc[w].rows);
+    }
+    free(map);
+    if (nm < 0 || oom || !rows) {
         rc = nm < 0 ? 2 : cli_fail(1, "out of memory");
         nm = nm < 0 ? 0 : nm;
         goto done;

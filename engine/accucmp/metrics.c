@@ -13,90 +13,94 @@
 
 /* KL of min-max normalised distributions: P = (v - min) / (max - min) (left as it is when
    max = min), floored at FLT_EPSILON, p = P / sum P; KL = sum p_x log(p_x / p_y). NaN when
-   a side sums to 0. */
-static double kl_div(const double *x, const double *y, const unsigned char *ok, int64_t n)
+   a side sums to 0. One pass, from the identity sum p_x log(p_x / p_y) =
+   (1 / Sx) sum Px log(Px / Py) + log(Sy / Sx) with Sx = sum Px, Sy = sum Py. */
+static double kl_div(const double *x, const double *y, const unsigned char *ok, int64_t n,
+                     double mnx, double mxx, double mny, double mxy)
 {
-    double mnx = INFINITY, mxx = -INFINITY, mny = INFINITY, mxy = -INFINITY;
-    for (int64_t i = 0; i < n; i++) /* ok: both finite, plain comparisons suffice */
-        if (ok[i]) {
-            mnx = x[i] < mnx ? x[i] : mnx, mxx = x[i] > mxx ? x[i] : mxx;
-            mny = y[i] < mny ? y[i] : mny, mxy = y[i] > mxy ? y[i] : mxy;
-        }
-    double sx = 0, sy = 0;
+    double sx = 0, sy = 0, t = 0;
+    double dx = mxx > mnx ? 1.0 / (mxx - mnx) : 0, dy = mxy > mny ? 1.0 / (mxy - mny) : 0;
     for (int64_t i = 0; i < n; i++)
         if (ok[i]) {
-            double px = mxx > mnx ? (x[i] - mnx) / (mxx - mnx) : x[i];
-            double py = mxy > mny ? (y[i] - mny) / (mxy - mny) : y[i];
-            sx += px > FLT_EPSILON ? px : FLT_EPSILON, sy += py > FLT_EPSILON ? py : FLT_EPSILON;
+            double px = dx > 0 ? (x[i] - mnx) * dx : x[i];
+            double py = dy > 0 ? (y[i] - mny) * dy : y[i];
+            px = px > FLT_EPSILON ? px : FLT_EPSILON;
+            py = py > FLT_EPSILON ? py : FLT_EPSILON;
+            sx += px, sy += py;
+            t += px * (double)logf((float)(px / py)); /* fp32 log: 1e-7 relative per term */
         }
     if (!(sx > 0) || !(sy > 0))
         return NAN;
-    double kl = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (ok[i]) {
-            double px = mxx > mnx ? (x[i] - mnx) / (mxx - mnx) : x[i];
-            double py = mxy > mny ? (y[i] - mny) / (mxy - mny) : y[i];
-            double a = (px > FLT_EPSILON ? px : FLT_EPSILON) / sx;
-            double b = (py > FLT_EPSILON ? py : FLT_EPSILON) / sy;
-            kl += a * (double)logf((float)(a / b)); /* fp32 log: 1e-7 relative per term */
-        }
+    double kl = t / sx + log(sy / sx);
     return fabs(kl) < EPS ? 0.0 : kl;
+}
+
+static void set_nan(nb_cmp_metrics *m)
+{
+    m->cos = m->max_abs = m->acc_rel = m->red = m->kl = m->mae = m->rmse = NAN;
+    m->max_rel = m->mean_rel = m->sqnr_db = NAN;
+    m->mean_x = m->std_x = m->mean_y = m->std_y = NAN;
 }
 
 void nb_cmp_metrics_compute(const double *x, const double *y, int64_t n, nb_cmp_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    unsigned char *ok = malloc((size_t)n + 1);
+    unsigned char *ok = malloc((size_t)(n > 0 ? n : 0) + 1);
     if (!ok) {
         snprintf(m->note, sizeof m->note, "out of memory");
-        m->cos = m->max_abs = m->acc_rel = m->red = m->kl = m->mae = m->rmse = NAN;
-        m->max_rel = m->mean_rel = m->sqnr_db = NAN;
+        set_nan(m);
         return;
     }
     double sxy = 0, sxx = 0, syy = 0, see = 0, sx = 0, sy = 0, sae = 0, srel = 0;
     double max_abs = 0, max_rel = 0;
-    /* the common case, every value finite: branch-free loops the compiler vectorizes */
+    double mnx = INFINITY, mxx = -INFINITY, mny = INFINITY, mxy = -INFINITY;
+    /* one pass for every sum, the extremes and the KL's min and max, assuming every value
+       finite; where one is not, a second pass leaves those pairs out */
     bool all_finite = true;
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) {
+        double e = x[i] - y[i], ae = fabs(e), ay = fabs(y[i]);
         all_finite &= isfinite(x[i]) && isfinite(y[i]);
-    if (all_finite) {
-        for (int64_t i = 0; i < n; i++)
-            ok[i] = 1;
-        for (int64_t i = 0; i < n; i++) {
-            double e = x[i] - y[i], ae = fabs(e), ay = fabs(y[i]);
-            sxy += x[i] * y[i], sxx += x[i] * x[i], syy += y[i] * y[i], see += e * e;
-            sx += x[i], sy += y[i], sae += ae;
-            max_abs = ae > max_abs ? ae : max_abs;
-            double rel = ay <= EPS ? 0.0 : ae / ay; /* |x/y - 1| = |x - y| / |y| */
-            srel += rel;
-            max_rel = rel > max_rel ? rel : max_rel;
-            m->sat_x += fabs(x[i]) == 65504.0;
-        }
-        m->n = n;
-    }
-    for (int64_t i = 0; i < n && !all_finite; i++) {
-        bool fx = isfinite(x[i]), fy = isfinite(y[i]);
-        m->nan_x += isnan(x[i]), m->inf_x += isinf(x[i]);
-        m->nan_y += isnan(y[i]), m->inf_y += isinf(y[i]);
-        m->sat_x += fabs(x[i]) == 65504.0;
-        ok[i] = fx && fy;
-        if (!ok[i])
-            continue;
-        m->n++;
-        double e = x[i] - y[i];
         sxy += x[i] * y[i], sxx += x[i] * x[i], syy += y[i] * y[i], see += e * e;
-        sx += x[i], sy += y[i], sae += fabs(e);
-        max_abs = fabs(e) > max_abs ? fabs(e) : max_abs;
-        double rel = fabs(y[i]) <= EPS ? 0.0 : fabs(e) / fabs(y[i]);
+        sx += x[i], sy += y[i], sae += ae;
+        max_abs = ae > max_abs ? ae : max_abs;
+        double rel = ay <= EPS ? 0.0 : ae / ay; /* |x/y - 1| = |x - y| / |y| */
         srel += rel;
         max_rel = rel > max_rel ? rel : max_rel;
+        mnx = x[i] < mnx ? x[i] : mnx, mxx = x[i] > mxx ? x[i] : mxx;
+        mny = y[i] < mny ? y[i] : mny, mxy = y[i] > mxy ? y[i] : mxy;
+        m->sat_x += fabs(x[i]) == 65504.0;
+        ok[i] = 1;
+    }
+    if (all_finite) {
+        m->n = n;
+    } else {
+        sxy = sxx = syy = see = sx = sy = sae = srel = max_abs = max_rel = 0;
+        mnx = mny = INFINITY, mxx = mxy = -INFINITY;
+        m->sat_x = 0;
+        for (int64_t i = 0; i < n; i++) {
+            bool fx = isfinite(x[i]), fy = isfinite(y[i]);
+            m->nan_x += isnan(x[i]), m->inf_x += isinf(x[i]);
+            m->nan_y += isnan(y[i]), m->inf_y += isinf(y[i]);
+            m->sat_x += fabs(x[i]) == 65504.0;
+            ok[i] = fx && fy;
+            if (!ok[i])
+                continue;
+            m->n++;
+            double e = x[i] - y[i];
+            sxy += x[i] * y[i], sxx += x[i] * x[i], syy += y[i] * y[i], see += e * e;
+            sx += x[i], sy += y[i], sae += fabs(e);
+            max_abs = fabs(e) > max_abs ? fabs(e) : max_abs;
+            double rel = fabs(y[i]) <= EPS ? 0.0 : fabs(e) / fabs(y[i]);
+            srel += rel;
+            max_rel = rel > max_rel ? rel : max_rel;
+            mnx = x[i] < mnx ? x[i] : mnx, mxx = x[i] > mxx ? x[i] : mxx;
+            mny = y[i] < mny ? y[i] : mny, mxy = y[i] > mxy ? y[i] : mxy;
+        }
     }
     int64_t k = m->n;
     double nx = sqrt(sxx), ny = sqrt(syy);
     if (k == 0) {
-        m->cos = m->max_abs = m->acc_rel = m->red = m->kl = m->mae = m->rmse = NAN;
-        m->max_rel = m->mean_rel = m->sqnr_db = NAN;
-        m->mean_x = m->std_x = m->mean_y = m->std_y = NAN;
+        set_nan(m);
         snprintf(m->note, sizeof m->note, "no finite pair to compare");
         free(ok);
         return;
@@ -116,15 +120,12 @@ void nb_cmp_metrics_compute(const double *x, const double *y, int64_t n, nb_cmp_
     m->max_abs = max_abs;
     m->acc_rel = srel;
     m->red = ny > 0 ? sqrt(see) / ny : (see > 0 ? INFINITY : 0.0);
-    m->kl = kl_div(x, y, ok, n);
+    m->kl = kl_div(x, y, ok, n, mnx, mxx, mny, mxy);
     m->mean_x = sx / (double)k, m->mean_y = sy / (double)k;
-    double vx = 0, vy = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (ok[i]) {
-            vx += (x[i] - m->mean_x) * (x[i] - m->mean_x);
-            vy += (y[i] - m->mean_y) * (y[i] - m->mean_y);
-        }
-    m->std_x = sqrt(vx / (double)k), m->std_y = sqrt(vy / (double)k);
+    /* population variance from the sums of squares (shown to 3 decimals) */
+    double vx = sxx / (double)k - m->mean_x * m->mean_x;
+    double vy = syy / (double)k - m->mean_y * m->mean_y;
+    m->std_x = sqrt(vx > 0 ? vx : 0), m->std_y = sqrt(vy > 0 ? vy : 0);
     m->mae = sae / (double)k;
     m->rmse = sqrt(see / (double)k);
     m->max_rel = max_rel;
