@@ -19,6 +19,7 @@
  *                x FLOAT [1,2]: a matrix layer ("g") inside an If branch
  *   sum_sat      y = ReduceSum(x [1,256]) -> [1,1]: saturates fp16 for large x
  *   tanh_tiny    y = Tanh(x [1,64]): the table's small-input error
+ *   sigmoid_tiny y = Sigmoid(x [1,64]): the same for Sigmoid
  *   matmul_sample the vendor's teaching sample "cascaded MatMul" (share/samples/matmul):
  *                y = MatMul(MatMul(x, W1), W2), x FLOAT [1,4], W1 [4,4], W2 [4,2], nodes
  *                matmul_1 and matmul_2; integer weights whose every column's largest
@@ -152,6 +153,13 @@ int main(int argc, char **argv)
         Onnx__NodeProto *n = mb_node(m, "ReduceSum", (const char *[]){"x", NULL},
                                      (const char *[]){"y", NULL});
         n->name = "sum"; /* no axes: all of them, keepdims */
+    } else if (!strcmp(kind, "sigmoid_tiny")) {
+        /* y = Sigmoid(x), x [1,64]: on inputs of about 1e-4 the table gives 0.5 */
+        const int64_t dx[] = {1, 64};
+        mb_input(m, "x", 1, 2, dx);
+        mb_output(m, "y", 1, 2, dx);
+        mb_node(m, "Sigmoid", (const char *[]){"x", NULL}, (const char *[]){"y", NULL})->name =
+            "sigmoid";
     } else if (!strcmp(kind, "tanh_tiny")) {
         /* y = Tanh(x), x [1,64]: fed values of about 1e-4 the table returns 0 */
         const int64_t dx[] = {1, 64};
