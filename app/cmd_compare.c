@@ -62,8 +62,11 @@ static int collect(const char *path, const struct stat *sb, int flag, struct FTW
     return g_files[g_n++] ? 0 : 1;
 }
 
-/* Every dump under each of the comma-separated paths, with the tensors of want; each one,
-   once read, goes to cb (which may free its values). Returns the count or -1. */
+/* Every dump under each of the comma-separated paths (files named as dumps must parse;
+   other files in the folders are passed over), with the tensors of want, read by T workers
+   (each every T-th file). With cb, each dump once read goes to cb with its worker's context
+   users[w] and the file's index; the dumps end up compacted in *out, and *map (if map)
+   takes a file index to its dump's index. Returns the count, or -1 with the error printed. */
 /* Named as a dump is ({op_type}.{op_name}.{task}.{stream}.{16-digit timestamp}): a file
    so named that does not parse is a damaged dump, not another kind of file. */
 static bool dump_named(const char *path)
@@ -80,65 +83,6 @@ static bool dump_named(const char *path)
 }
 
 typedef void (*dump_cb)(void *user, nb_dump *d, int index);
-static int read_dumps(const char *spec, int want, nb_dump **out, dump_cb cb, void *user)
-{
-    g_files = NULL, g_n = g_cap = 0;
-    char *copy = strdup(spec), *save = NULL;
-    if (!copy)
-        return -1;
-    int explicit_files = 0;
-    for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        struct stat sb;
-        char real[PATH_MAX];
-        if (stat(p, &sb) || !realpath(p, real)) { /* a symlinked folder is followed */
-            cli_fail(2, "%s: %s", p, strerror(errno));
-            free(copy);
-            return -1;
-        }
-        if (S_ISREG(sb.st_mode))
-            explicit_files++;
-        if (nftw(real, collect, 16, FTW_PHYS) != 0) {
-            cli_fail(1, "%s: cannot walk the folder", p);
-            free(copy);
-            return -1;
-        }
-    }
-    free(copy);
-    nb_dump *d = calloc((size_t)g_n + 1, sizeof *d);
-    int n = 0, skipped = 0, bad = 0;
-    for (int i = 0; i < g_n; i++) {
-        nb_status st = {0};
-        nb_err e = d ? nb_dump_read(g_files[i], want, &d[n], &st) : NB_ERR_NOMEM;
-        if (!e) {
-            if (cb)
-                cb(user, &d[n], n);
-            n++;
-        } else if (e == NB_ERR_FORMAT && !explicit_files && !dump_named(g_files[i])) {
-            skipped++; /* other files in a dump folder (npy, the dbg, csv) are passed over */
-        } else if (!bad++) {
-            cli_fail(e == NB_ERR_NOMEM ? 1 : 2, "%s", st.msg); /* a damaged dump: named */
-        }
-        free(g_files[i]);
-    }
-    free(g_files);
-    if (bad || !d) {
-        for (int i = 0; d && i < n; i++)
-            nb_dump_free(&d[i]);
-        free(d);
-        return -1;
-    }
-    if (n == 0) {
-        free(d);
-        cli_fail(2, "%s: no dump file%s", spec, skipped ? " (only other files)" : "");
-        return -1;
-    }
-    *out = d;
-    return n;
-}
-
-/* The NPU side in parallel (one worker per core, at most 4): each worker reads every
-   T-th file and hands its dumps to cb with its own context users[w]; the dumps end up
-   compacted in *out (rows' dump indices remapped through map: file index -> dump index). */
 typedef struct par_work {
     int w, T, want;
     nb_dump *d;
@@ -158,7 +102,8 @@ static void *par_read(void *arg)
         nb_err e = nb_dump_read(g_files[i], p->want, &p->d[i], &st);
         if (!e) {
             p->ok[i] = true;
-            p->cb(p->user, &p->d[i], i);
+            if (p->cb)
+                p->cb(p->user, &p->d[i], i);
         } else if (e == NB_ERR_FORMAT && !p->explicit_files && !dump_named(g_files[i])) {
             p->skipped++;
         } else {
@@ -169,9 +114,12 @@ static void *par_read(void *arg)
     return NULL;
 }
 
-static int read_dumps_parallel(const char *spec, int want, nb_dump **out, int **map,
-                               dump_cb cb, void **users, int T)
+static int read_dumps(const char *spec, int want, nb_dump **out, int **map, dump_cb cb,
+                      void **users, int T)
 {
+    int *local_map = NULL;
+    if (!map)
+        map = &local_map;
     g_files = NULL, g_n = g_cap = 0;
     char *copy = strdup(spec), *save = NULL;
     if (!copy)
@@ -202,7 +150,7 @@ static int read_dumps_parallel(const char *spec, int want, nb_dump **out, int **
     nb_sim_numerics_init(); /* the decode tables, before any worker */
     for (int w = 0; w < T && !rc; w++) {
         pw[w] = (par_work){.w = w, .T = T, .want = want, .d = d, .ok = ok, .cb = cb,
-                           .user = users[w], .explicit_files = explicit_files};
+                           .user = users ? users[w] : NULL, .explicit_files = explicit_files};
         if (pthread_create(&th[w], NULL, par_read, &pw[w])) {
             T = w; /* the workers started do the rest */
             break;
@@ -236,8 +184,15 @@ static int read_dumps_parallel(const char *spec, int want, nb_dump **out, int **
         *map = NULL;
         return -1;
     }
+    free(local_map);
     *out = d;
     return n;
+}
+
+static int workers(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
 }
 
 static void shape_str(const nb_dump_tensor *t, char *buf, size_t len)
@@ -274,7 +229,7 @@ static int convert(int argc, char **argv)
     if (!src)
         return cli_usage_error("compare", "convert needs -d DUMP_FILE");
     nb_dump *d = NULL;
-    int n = read_dumps(src, NB_DUMP_INPUTS | NB_DUMP_OUTPUTS, &d, NULL, NULL);
+    int n = read_dumps(src, NB_DUMP_INPUTS | NB_DUMP_OUTPUTS, &d, NULL, NULL, NULL, workers());
     if (n < 0)
         return 2;
     int rc = 0, written = 0;
@@ -750,7 +705,7 @@ static int file_compare(int argc, char **argv)
        mmap'ed fresh (and page-faulted) each time */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 128 << 20);
-    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &gd, NULL, NULL);
+    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &gd, NULL, NULL, NULL, workers());
     if (ng < 0)
         return 2;
     /* golden dumps, one per node: from one reference run */
@@ -774,8 +729,7 @@ static int file_compare(int argc, char **argv)
         goto gold_fail;
     }
     /* the NPU's dumps, compared as they are read (a worker per core), their values freed */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int T = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
+    int T = workers();
     cmp_ctx cc[4];
     void *users[4];
     for (int w = 0; w < 4; w++) {
@@ -783,7 +737,7 @@ static int file_compare(int argc, char **argv)
         users[w] = &cc[w];
     }
     int *map = NULL;
-    nm = read_dumps_parallel(mdir, NB_DUMP_OUTPUTS, &md, &map, npu_rows, users, T);
+    nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, &map, npu_rows, users, T);
     int nr = 0;
     bool oom = false;
     for (int w = 0; w < T; w++)
