@@ -371,14 +371,12 @@ static bool broadcasts(const nb_exeom_tensor *a, const nb_exeom_tensor *out)
 
 static bool is_float(int dt) { return dt == DT_F16 || dt == DT_FLOAT; }
 
-/* The task before k that last wrote tensor t (-1: none). */
+/* The task before k that last wrote tensor t (-1: none): the loader checks the tasks in
+   order and records each one's outputs after its check, so writer[] holds exactly that. */
 static int producer(const nb_sim_model *m, int k, int t)
 {
-    for (int i = k - 1; i >= 0; i--)
-        for (int j = 0; j < m->k[i].n_out; j++)
-            if (m->k[i].out[j] == t)
-                return i;
-    return -1;
+    (void)k;
+    return m->writer[t];
 }
 
 /* The zero point of an int8 operand: its AscendQuant's offset, 0 when none wrote it. */
@@ -1036,6 +1034,7 @@ void nb_sim_free(nb_sim_model *m)
     free(m->k);
     free(m->prof);
     free(m->sat);
+    free(m->writer);
     free(m->in_t);
     free(m->out_t);
     free(m->arena);
@@ -1101,11 +1100,14 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
     m->k = calloc((size_t)x->n_tasks + 1, sizeof *m->k);
     m->prof = calloc((size_t)x->n_tasks + 1, sizeof *m->prof);
     m->sat = calloc((size_t)x->n_tasks + 1, sizeof *m->sat);
+    m->writer = malloc(sizeof *m->writer * ((size_t)x->n_tensors + 1));
+    for (uint32_t i = 0; m->writer && i < x->n_tensors; i++)
+        m->writer[i] = -1;
     m->in_t = calloc((size_t)x->n_inputs + 1, sizeof(int));
     m->out_t = calloc((size_t)x->n_outputs + 1, sizeof(int));
     m->bound = calloc((size_t)x->n_tensors + 1, sizeof *m->bound);
     m->arena = calloc((size_t)x->arena_bytes + 1, 1);
-    if (!m->k || !m->prof || !m->sat || !m->in_t || !m->out_t || !m->bound || !m->arena) {
+    if (!m->k || !m->prof || !m->sat || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena) {
         e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena", x->arena_bytes);
         goto fail;
     }
@@ -1183,33 +1185,27 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
         if ((e = check_task(&v)))
             goto fail;
         profile_task(m, (int)i, params);
-    }
-    /* every activation a task reads was written by an earlier task, and every output by
-       some task: nothing reads memory no one wrote */
-    uint8_t *written = calloc((size_t)x->n_tensors + 1, 1);
-    if (!written) {
-        e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        goto fail;
-    }
-    for (uint32_t i = 0; i < x->n_tasks && !e; i++) {
-        const sim_task *k = &m->k[i];
-        for (int j = 0; j < k->n_in && !e; j++) {
+        /* every activation it reads was written by an earlier task: nothing reads memory
+           no one wrote */
+        for (int j = 0; j < k->n_in; j++) {
             int t = k->in[j];
-            if (t >= 0 && (x->t[t].role == ROLE_ACT || x->t[t].role == ROLE_OUT) && !written[t])
+            if (t >= 0 && (x->t[t].role == ROLE_ACT || x->t[t].role == ROLE_OUT) &&
+                m->writer[t] < 0) {
                 e = nb_fail(st, NB_ERR_DATA, "task %u (%s) reads tensor %d before any task "
                             "writes it", i, kname(k->kid), t);
+                goto fail;
+            }
         }
         for (int j = 0; j < k->n_out; j++)
             if (k->out[j] >= 0)
-                written[k->out[j]] = 1;
+                m->writer[k->out[j]] = (int)i;
     }
-    for (uint32_t i = 0; i < x->n_outputs && !e; i++)
-        if (!written[m->out_t[i]])
+    for (uint32_t i = 0; i < x->n_outputs; i++) /* every output written by some task */
+        if (m->writer[m->out_t[i]] < 0) {
             e = nb_fail(st, NB_ERR_DATA, "model output %u (tensor %d) is never written", i,
                         m->out_t[i]);
-    free(written);
-    if (e)
-        goto fail;
+            goto fail;
+        }
     *out = m;
     return NB_OK;
 fail:

@@ -67,6 +67,7 @@ struct nb_sim_model {
     const uint8_t **bound; /* tensor -> caller buffer for inputs / outputs (during execute) */
     int executing;
     uint64_t *sat;         /* per task: fp16 saturations in the last execution */
+    int *writer;           /* per tensor: the last task (so far, while loading) writing it */
     double *scratch;       /* kernels' work space (grown on demand) */
     int64_t **off;         /* per tensor, per dim d: the physical offset of index v along d
                               (every layout here is a sum of per-dim terms) */
