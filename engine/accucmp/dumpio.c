@@ -143,18 +143,6 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
     return e;
 }
 
-static void clean(char *dst, size_t len, const char *s, size_t max)
-{
-    size_t i = 0;
-    for (; s[i] && i + 1 < len && i < max; i++) {
-        char ch = s[i];
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                  ch == '_' || ch == '-';
-        dst[i] = ok ? ch : '_';
-    }
-    dst[i] = 0;
-}
-
 nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op_type,
                             uint32_t index, const char *const *names,
                             const nb_tensor *const *ts, int n, nb_status *st)
@@ -205,11 +193,8 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     } else {
         nanobench__dump__dump__pack(&d, buf);
-        char a[64], b[160], path[4096];
-        clean(a, sizeof a, op_type, 48);
-        clean(b, sizeof b, op_name, 150);
-        snprintf(path, sizeof path, "%s/%s.%s.%u.0.%016llu", dir, a, b, index,
-                 (unsigned long long)us);
+        char path[4096];
+        nb_sim_dump_file_name(path, sizeof path, dir, op_type, op_name, index, us);
         e = nb_write_file_atomic(path, buf, sz, st);
     }
     free(buf), free(tp), free(pp), free(sp), free(shapes);

@@ -265,17 +265,28 @@ void sim_dump_check(const sim_dump_cfg *c, const char *model_name, const void *d
     }
 }
 
-/* op_type and op_name in a file name: [A-Za-z0-9_-], others '_' */
-static void clean(char *dst, size_t len, const char *s)
+/* a name in a file name: [A-Za-z0-9_-], others '_', at most max characters */
+static void clean(char *dst, size_t len, const char *s, size_t max)
 {
     size_t i = 0;
-    for (; s[i] && i + 1 < len; i++) {
+    for (; s && s[i] && i + 1 < len && i < max; i++) {
         char ch = s[i];
         bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
                   ch == '_' || ch == '-';
         dst[i] = ok ? ch : '_';
     }
     dst[i] = 0;
+}
+
+void nb_sim_dump_file_name(char *out, size_t len, const char *dir, const char *op_type,
+                           const char *op_name, uint32_t task, uint64_t us)
+{
+    /* within NAME_MAX (255) with room for ".tmp.PID": a long layer name is cut (the task
+       id keeps names apart) */
+    char a[64], b[160];
+    clean(a, sizeof a, op_type, 48);
+    clean(b, sizeof b, op_name, 150);
+    snprintf(out, len, "%s/%s.%s.%u.0.%016llu", dir, a, b, task, (unsigned long long)us);
 }
 
 static int mkdirs(const char *dir) { return nb_mkdir_p(dir); }
@@ -289,7 +300,7 @@ int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_i
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
     char name[256];
-    clean(name, sizeof name, model_name);
+    clean(name, sizeof name, model_name, sizeof name);
     snprintf(out, len, "%s/%s/0/%s/%u/%u", c->path, stamp, name, model_id, iteration);
     return mkdirs(out);
 }
@@ -322,8 +333,12 @@ static void fill_tensor(Nanobench__Dump__Tensor *o, Nanobench__Dump__Stats *s,
     double mn = INFINITY, mx = -INFINITY, sum = 0;
     uint64_t finite = 0;
     s->count = (uint64_t)n;
+    /* the values in one pass over the layout (nb_sim_get per element divides per index) */
+    double *all = data && n > 0 ? malloc((size_t)n * sizeof *all) : NULL;
+    if (all)
+        nb_sim_get_all(d, data, all);
     for (int64_t i = 0; data && i < n; i++) {
-        double v = nb_sim_get(d, data, i);
+        double v = all ? all[i] : nb_sim_get(d, data, i);
         if (isnan(v))
             s->nan_count++;
         else if (isinf(v))
@@ -337,6 +352,7 @@ static void fill_tensor(Nanobench__Dump__Tensor *o, Nanobench__Dump__Stats *s,
         if (d->dtype == 1 && fabs(v) == 65504.0)
             s->saturated++;
     }
+    free(all);
     s->min = finite ? mn : 0;
     s->max = finite ? mx : 0;
     s->mean = finite ? sum / (double)finite : 0;
@@ -350,10 +366,8 @@ int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name
     const nb_exeom *x = nb_sim_exeom(m);
     const nb_exeom_task *tk = &x->k[k];
     const Nanobench__Dbg__Task *dt = dbg_task(dbg, k);
-    char op_type[128], op_name[256], tname[32];
+    char tname[32];
     snprintf(tname, sizeof tname, "task%d", k);
-    clean(op_type, sizeof op_type, dt ? dt->op_type : nb_exeom_kernel_name(tk->kernel));
-    clean(op_name, sizeof op_name, dt ? dt->name : tname);
     struct timeval tv;
     gettimeofday(&tv, NULL);
     uint64_t us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
@@ -395,15 +409,8 @@ int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name
         rc = -1;
     } else {
         nanobench__dump__dump__pack(&d, buf);
-        /* the file name within NAME_MAX (255) with room for ".tmp.PID": a long layer name
-           is cut (the task id keeps names apart) */
-        if (strlen(op_type) > 48)
-            op_type[48] = 0;
-        if (strlen(op_name) > 150)
-            op_name[150] = 0;
         char path[2048];
-        snprintf(path, sizeof path, "%s/%s.%s.%d.0.%016llu", dir, op_type, op_name, k,
-                 (unsigned long long)us);
+        nb_sim_dump_file_name(path, sizeof path, dir, d.op_type, d.op_name, (uint32_t)k, us);
         nb_status st = {0};
         /* a signal during the write takes effect after the rename: no half-written dump */
         sigset_t block, old;

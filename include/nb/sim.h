@@ -152,6 +152,13 @@ const nb_sim_model *nb_acl_sim_model(uint32_t modelId);
 /* Why the NAME.dbg next to the exeom of model modelId was not used (a corrupt file, one
  * written for another exeom), or "" (none there, or used). */
 const char *nb_acl_dbg_note(uint32_t modelId);
+/* The path of a dump file in dir, as the vendor names them (facts/accucmp.md):
+ * {op_type}.{op_name}.{task}.0.{timestamp_us, 16 digits}, characters outside [A-Za-z0-9_-]
+ * as '_', op_type cut at 48 and op_name at 150 so the name with ".tmp.PID" stays within
+ * NAME_MAX. Used by the simulator's dumps and by golden dumps alike. */
+void nb_sim_dump_file_name(char *out, size_t len, const char *dir, const char *op_type,
+                           const char *op_name, uint32_t task, uint64_t us);
+
 /* What of the dump list selects nothing in model modelId (no entry for its name, layers no
  * task covers), or "". */
 const char *nb_acl_dump_note(uint32_t modelId);
