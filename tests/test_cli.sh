@@ -375,7 +375,9 @@ expect 0 "compare --isolate: the ReduceSum's error is its own" -- "$NB" compare 
 grep -q "^isolated sum (tasks 0..0, golden input): .*the error is the layer's own" "$T/out" ||
     { echo "FAIL: compare --isolate"; cat "$T/out"; fails=$((fails + 1)); }
 expect 2 "compare --isolate without --exeom" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate sum; mentions "goes with --exeom"
-expect 2 "compare --isolate: no such layer" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate nope --exeom "$T/run/sum.exeom"; mentions "no task of"
+expect 2 "compare --isolate: no such layer" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_nope" --isolate nope --exeom "$T/run/sum.exeom"; mentions "no task of"
+# a bad layer name is found before the table and CSV: no result file
+[ ! -e "$T/run/c_nope" ] || { echo "FAIL: compare --isolate nope left $(ls "$T/run/c_nope")"; fails=$((fails + 1)); }
 expect 0 "compare: table error named" -- "$NB" compare file_compare -m "$T/run/d_tanh" -g "$T/run/g_tanh" -out "$T/run/c_tanh"
 grep -q "^first layer over threshold: tanh (Tanh, task 0).*likely cause: table-function error" "$T/out" ||
     { echo "FAIL: compare: the Tanh table error not named"; cat "$T/out"; fails=$((fails + 1)); }
