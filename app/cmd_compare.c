@@ -349,16 +349,7 @@ static const nb_dump *golden_by_node(nb_dump *g, int ng, const char *node)
     return bsearch(&key, g, (size_t)ng, sizeof *g, by_name);
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
+static void csv_field(FILE *f, const char *s) { nb_csv_field(f, s, true); }
 
 static void csv_num(FILE *f, double v)
 {

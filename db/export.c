@@ -7,26 +7,9 @@
 #include <jansson.h>
 
 #include "db_internal.h"
+#include "nb/tensor.h"
 
-/* One CSV field, RFC 4180: quoted when it holds a comma, quote, CR or LF (quotes doubled);
- * also when it starts with a space, so that spreadsheets keep it as is. */
-static void csv_field(FILE *f, const char *s)
-{
-    if (!s)
-        s = "";
-    bool q = strpbrk(s, ",\"\r\n") != NULL || s[0] == ' ';
-    if (!q) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
+static void csv_field(FILE *f, const char *s) { nb_csv_field(f, s, false); }
 
 static void csv_number(FILE *f, double v)
 {

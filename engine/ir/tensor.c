@@ -699,3 +699,20 @@ nb_err nb_bin_write(const char *path, const nb_tensor *t, nb_status *st)
 {
     return nb_write_file_atomic(path, t->data, t->nbytes, st);
 }
+
+void nb_csv_field(FILE *f, const char *s, bool always_quote)
+{
+    if (!s)
+        s = "";
+    if (!always_quote && !strpbrk(s, ",\"\r\n") && s[0] != ' ') {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

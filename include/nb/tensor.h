@@ -188,6 +188,10 @@ nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st
 int nb_mkdir_p(const char *dir);
 /* Writes len bytes to path atomically (path.tmp.<pid> then rename). Errors: NB_ERR_IO. */
 nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_status *st);
+/* Writes s (NULL as "") as one CSV field, RFC 4180: in quotes, quotes doubled, when it holds
+ * a comma, quote, CR or LF or starts with a space (so a spreadsheet keeps it as is), or
+ * always when always_quote. */
+void nb_csv_field(FILE *f, const char *s, bool always_quote);
 
 #ifdef __cplusplus
 }
