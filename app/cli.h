@@ -29,6 +29,10 @@ void cli_put_escaped(FILE *f, const char *s);
  * an empty name. */
 void cli_safe_name(const char *name, char *out, size_t len);
 
+/* Makes s one line of plain text for the terminal, in place: control characters (< 32, 127)
+ * of a layer or tensor name become '?'. Returns s. */
+char *cli_plain(char *s);
+
 /* Prints "nanobench: <message>" to stderr (one line), keeps it as the run's error, and
  * returns status. */
 int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

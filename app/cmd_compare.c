@@ -366,10 +366,7 @@ static const char *plain(const char *s)
     static int at;
     char *b = buf[at++ & 1];
     snprintf(b, sizeof buf[0], "%s", s);
-    for (char *q = b; *q; q++)
-        if ((unsigned char)*q < 32 || *q == 127)
-            *q = '?';
-    return b;
+    return cli_plain(b);
 }
 
 /* SQNR for the table and CSV: +-999 for +-infinity */
@@ -861,9 +858,7 @@ static int file_compare(int argc, char **argv)
         fputc('\n', f);
         char task[41];
         snprintf(task, sizeof task, "%s", r->npu->op_name);
-        for (char *q = task; *q; q++) /* one line of plain text per row */
-            if ((unsigned char)*q < 32 || *q == 127)
-                *q = '?';
+        cli_plain(task); /* one line of plain text per row */
         if (r->compared)
             printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
                    r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);

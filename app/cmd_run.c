@@ -305,10 +305,7 @@ int cmd_run(int argc, char **argv)
         nb_shape_str(t->rank, dims, 'x', shape, sizeof shape);
         char shown[256];
         snprintf(shown, sizeof shown, "%s", nm && *nm ? nm : base);
-        for (char *c = shown; *c; c++) /* a name is one line of plain text on the terminal */
-            if ((unsigned char)*c < 32 || *c == 127)
-                *c = '?';
-        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", shown, shape, mn, mx,
+        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", cli_plain(shown), shape, mn, mx,
                y->numel ? sum / (double)y->numel : 0.0);
         for (int64_t j = 0; j < y->numel && j < 6; j++)
             printf(" %.6g", yp[j]);
@@ -344,13 +341,10 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (sat_tasks) {
-        for (char *c = sat_list; *c; c++)
-            if ((unsigned char)*c < 32 || *c == 127)
-                *c = '?';
         fprintf(stderr, "nanobench: warning: fp16 saturation: %llu result(s) clamped at "
                 "+-65504 in %d task(s): %s%s; the NPU's output can differ from the float "
                 "model's there (share/doc/npu-numerics.md)\n", (unsigned long long)sat_total,
-                sat_tasks, sat_list, sat_tasks > 4 ? ", ..." : "");
+                sat_tasks, cli_plain(sat_list), sat_tasks > 4 ? ", ..." : "");
     }
     rec_metric("fp16_saturations", (double)sat_total, "");
     uint64_t cyc = nb_sim_total_cycles(sim);
@@ -368,10 +362,7 @@ int cmd_run(int argc, char **argv)
             nb_acl_task_info(id, (int)k, &name, &op);
             char nm_safe[45];
             snprintf(nm_safe, sizeof nm_safe, "%s", name);
-            for (char *c = nm_safe; *c; c++)
-                if ((unsigned char)*c < 32 || *c == 127)
-                    *c = '?';
-            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu %8llu\n", k, nm_safe, op,
+            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu %8llu\n", k, cli_plain(nm_safe), op,
                    (unsigned long long)p->cycles, (unsigned long long)p->compute,
                    (unsigned long long)p->movement, (unsigned long long)p->macs,
                    (unsigned long long)nb_sim_task_saturations(sim, (int)k));

@@ -64,6 +64,14 @@ int cli_error(const nb_status *st)
     return nb_exit_code(st->code);
 }
 
+char *cli_plain(char *s)
+{
+    for (char *c = s; *c; c++)
+        if ((unsigned char)*c < 32 || *c == 127)
+            *c = '?';
+    return s;
+}
+
 int cli_fail(int status, const char *fmt, ...)
 {
     va_list ap;
