@@ -323,6 +323,16 @@ int cmd_run(int argc, char **argv)
         rec_artifact("output", path);
         printf("wrote %s\n", path);
     }
+    if (dump) {
+        uint32_t n_files = 0;
+        const char *ddir = nb_acl_last_dump(id, &n_files);
+        if (n_files) {
+            char shown_dir[2048];
+            snprintf(shown_dir, sizeof shown_dir, "%s", ddir);
+            printf("dumped %u file(s) in %s\n", n_files, cli_plain(shown_dir));
+            rec_artifact("dump", ddir);
+        }
+    }
     /* fp16 saturation, which the outputs alone may hide: named, task by task */
     uint64_t sat_total = 0;
     int sat_tasks = 0;

@@ -340,6 +340,9 @@ printf '{"dump": {"dump_list": [{"model_name": "deploy"}], "dump_path": "%s", "d
 expect 0 "run: every task dumped" -- "$NB" run "$T/atc/deploy.exeom" --dump "$T/run/acl.json" --output-dir "$T/run/o4" --profile
 [ "$(find "$T/run/dump" -type f | wc -l)" -ge 4 ] && grep -q "AscendQuant" "$T/out" ||
     { echo "FAIL: run --dump wrote too few dump files or --profile no table"; find "$T/run/dump"; fails=$((fails + 1)); }
+# the run names where it dumped and how many files: the count found on disk
+grep -q "^dumped $(find "$T/run/dump" -type f | wc -l) file(s) in $T/run/dump/" "$T/out" ||
+    { echo "FAIL: run --dump did not name its dump folder and count"; cat "$T/out"; fails=$((fails + 1)); }
 # compare (issue 7, first part): golden dumps of the float model on the same input, then
 # the NPU dumps matched to them
 expect 0 "infer --dump: golden dumps" -- "$NB" infer "$T/conv.onnx" --input "x=$T/run/x.npy" --output-dir "$T/run/gout" --dump "$T/run/gold"

@@ -34,6 +34,8 @@ typedef struct rt_model {
     char dump_note[700]; /* what of the dump list selects nothing in this model */
     uint32_t iteration;
     int dump;          /* the dump config applied at load */
+    char dump_dir[2048]; /* where the last execution dumped ("" if it did not) */
+    uint32_t dump_files; /* how many files it wrote there */
 } rt_model;
 
 struct aclDataBuffer {
@@ -740,6 +742,8 @@ static void dump_hook(void *user, const nb_sim_model *sim, int k, bool before)
     char why[1200];
     if (sim_dump_task(&R.dump, d->dir, d->m->name, sim, d->m->dbg, k, ins, outs, why, sizeof why))
         d->err = fail(ACL_ERROR_WRITE_FILE, "dump of task %d: %s", k, why);
+    else
+        d->m->dump_files++;
 }
 
 aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output)
@@ -797,8 +801,12 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDatas
     bool selected = false;
     for (uint32_t k = 0; dumping && k < x->n_tasks && !selected; k++)
         selected = sim_dump_selects(&R.dump, m->name, m->dbg, (int)k);
+    m->dump_dir[0] = 0;
+    m->dump_files = 0;
     if (selected && sim_dump_dir(&R.dump, m->name, modelId, m->iteration, d.dir, sizeof d.dir))
         return fail(ACL_ERROR_WRITE_FILE, "dump: cannot make %s", d.dir);
+    if (selected)
+        snprintf(m->dump_dir, sizeof m->dump_dir, "%s", d.dir);
     nb_status st = {0};
     nb_err e = nb_sim_execute(m->sim, ins, outs, selected ? dump_hook : NULL, &d, &st);
     m->iteration++;
@@ -901,6 +909,13 @@ const char *nb_acl_dbg_note(uint32_t modelId)
 {
     rt_model *m = find_model(modelId);
     return m ? m->dbg_note : "";
+}
+
+const char *nb_acl_last_dump(uint32_t modelId, uint32_t *files)
+{
+    rt_model *m = find_model(modelId);
+    *files = m ? m->dump_files : 0;
+    return m ? m->dump_dir : "";
 }
 
 const char *nb_acl_dump_note(uint32_t modelId)

@@ -159,6 +159,10 @@ const char *nb_acl_dbg_note(uint32_t modelId);
 void nb_sim_dump_file_name(char *out, size_t len, const char *dir, const char *op_type,
                            const char *op_name, uint32_t task, uint64_t us);
 
+/* The folder model modelId's last aclmdlExecute dumped into ("" when it dumped nothing;
+ * share/doc: {dump_path}/{time}/0/{model}/{id}/{iteration}) and the number of dump files it
+ * wrote there (*files). "" and 0 for an unknown id. */
+const char *nb_acl_last_dump(uint32_t modelId, uint32_t *files);
 /* What of the dump list selects nothing in model modelId (no entry for its name, layers no
  * task covers), or "". */
 const char *nb_acl_dump_note(uint32_t modelId);
