@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "tui/tui_main.h"
 
 #ifndef NB_VERSION
 #define NB_VERSION "0.0.0"
@@ -111,7 +113,8 @@ static void usage(FILE *f)
     fprintf(f,
             "nanobench %s - bring an ONNX model up on the Nano NPU\n"
             "\n"
-            "usage: nanobench <command> [options]\n"
+            "usage: nanobench [MODEL.onnx [--input_shape S]]   the workbench (curses)\n"
+            "       nanobench <command> [options]\n"
             "\n"
             "commands:\n"
             "  info MODEL [--input_shape \"name:n,c,h,w;...\"]\n"
@@ -205,11 +208,15 @@ int main(int argc, char **argv)
 
 static int run_command(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stdout);
-        return 0;
-    }
+    /* no command: the workbench (on a terminal); `nanobench MODEL.onnx [...]` opens it
+       on the model */
+    if (argc < 2)
+        return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? tui_main(0, argv + 1, g_rec.db_path)
+                                                              : (usage(stdout), 0);
     const char *cmd = argv[1];
+    size_t cl = strlen(cmd);
+    if (cl > 5 && !strcmp(cmd + cl - 5, ".onnx"))
+        return tui_main(argc - 1, argv + 1, g_rec.db_path);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

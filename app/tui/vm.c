@@ -1,0 +1,2 @@
+/* nanobench TUI view-model (stub until written). */
+#include "vm.h"

@@ -1,0 +1,130 @@
+/* nanobench TUI view-model: the pure parts of the workbench's screens (tables with sorting
+ * and search, number formatting, sparklines, histogram bars, the arena map, progress rate
+ * and ETA, the file picker's listing). No curses here: everything is tested by
+ * tests/test_tui_vm.c. */
+#ifndef NB_TUI_VM_H
+#define NB_TUI_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- tables ---- */
+
+#define VM_MAX_COLS 16
+
+/* A row's tag: how the screen colours it (and a monochrome terminal marks it). */
+enum { VM_TAG_NONE = 0, VM_TAG_GOOD = 1, VM_TAG_WARN = 2, VM_TAG_BAD = 3, VM_TAG_DIM = 4 };
+
+typedef struct vm_col {
+    char title[24];
+    int width;    /* display width in cells (the frame may shrink the last column) */
+    bool numeric; /* sorts by the number, right-aligned */
+} vm_col;
+
+typedef struct vm_table {
+    int ncols;
+    vm_col cols[VM_MAX_COLS];
+    int nrows, cap;
+    char **cells;    /* nrows x ncols strings (owned), "" for none */
+    double *nums;    /* nrows x ncols numbers for sorting; NAN when a cell has none */
+    int *tags;       /* per row, VM_TAG_* for the whole row */
+    int *celltags;   /* nrows x ncols, VM_TAG_* of one cell (a metric over its threshold) */
+    int *order;      /* display position -> row index */
+    int sort_col;    /* -1: insertion order */
+    bool sort_desc;
+    int sel;         /* selected display position, -1 when empty */
+    int top;         /* first display position shown */
+    char search[64]; /* the last '/' search */
+} vm_table;
+
+/* Sets the columns: titles and widths; numeric columns sort by value. Frees old rows. */
+void vm_table_init(vm_table *t, int ncols, const char *const *titles, const int *widths,
+                   const bool *numeric);
+void vm_table_free(vm_table *t);
+/* Removes all rows, keeps the columns. */
+void vm_table_clear(vm_table *t);
+/* Appends a row: cells[ncols] copied (NULL = ""), nums[ncols] (NULL: parsed from the
+ * numeric cells with strtod, NAN when not a number). Returns the row index, -1 when out of
+ * memory. */
+int vm_table_add(vm_table *t, const char *const *cells, const double *nums, int tag);
+/* The cell text of display position pos, column c ("" when out of range). */
+const char *vm_table_cell(const vm_table *t, int pos, int c);
+int vm_table_row_of(const vm_table *t, int pos); /* row index at display position pos */
+/* Sorts the display by column col (stable; NaN last whichever the direction; text columns
+ * by strcmp). col -1 restores insertion order. The selected row stays selected. */
+void vm_table_sort(vm_table *t, int col, bool desc);
+/* Moves the selection by delta rows (clamped) and scrolls so it is inside a window of
+ * page rows. */
+void vm_table_move(vm_table *t, int delta, int page);
+/* Selects display position pos (clamped) and scrolls it into a window of page rows. */
+void vm_table_select(vm_table *t, int pos, int page);
+/* Case-insensitive substring search over every cell, starting after display position
+ * from and wrapping (dir +1 forward, -1 backward). Returns the display position found or
+ * -1. */
+int vm_table_find(const vm_table *t, const char *text, int from, int dir);
+
+/* ---- formatting ---- */
+
+/* Bytes as "812 B", "14.2 KB", "1.34 MB" (1 KB = 1024 B, three significant digits). */
+void vm_fmt_bytes(char *buf, size_t len, double bytes);
+/* A number in at most width characters: %.*g with as many digits as fit, "nan"/"inf". */
+void vm_fmt_num(char *buf, size_t len, double v, int width);
+/* Milliseconds as "0.38 ms", "13.6 ms", "1.20 s". */
+void vm_fmt_ms(char *buf, size_t len, double ms);
+
+/* ---- sparkline and bars ---- */
+
+/* One level 0..7 per value between lo and hi (below lo: 0, above hi: 7, NaN: -1), for a
+ * sparkline of cosine along the depth. */
+int vm_spark_level(double v, double lo, double hi);
+/* The sparkline of n values as text: UTF-8 block characters U+2581..U+2588 when utf8,
+ * else the ASCII ramp "_.-=+*#@"; NaN as ' '. out gets at most len-1 bytes; returns the
+ * number of cells written. */
+int vm_sparkline(const double *v, int n, double lo, double hi, bool utf8, char *out, size_t len);
+/* Bar length in cells, 0..width, of value against max (rounded to nearest; a positive
+ * value gets at least 1 cell). */
+int vm_bar_len(double value, double max, int width);
+
+/* ---- histogram ---- */
+
+/* Counts of v[n] in bins equal-width bins over [lo, hi] (hi inclusive in the last bin;
+ * values outside and NaN not counted). Returns the number counted. */
+int64_t vm_hist(const double *v, int64_t n, double lo, double hi, int bins, int64_t *counts);
+
+/* ---- the arena map ---- */
+
+typedef struct vm_arena_tensor {
+    const char *name;
+    int64_t offset, bytes; /* in the arena */
+    int first, last;       /* task indices, inclusive */
+} vm_arena_tensor;
+
+/* The task where the live bytes (sum over tensors with first <= task <= last) are
+ * largest; *peak_bytes takes them. -1 when n == 0. */
+int vm_arena_peak(const vm_arena_tensor *ts, int n, int64_t *peak_bytes);
+/* Rasterizes the map into rows x cols cells, row 0 = arena offset 0, column = task
+ * (ntasks spread over cols): grid[r * cols + c] = index of a tensor covering that cell, or
+ * -1. arena_bytes is the arena's size (offset axis). */
+void vm_arena_grid(const vm_arena_tensor *ts, int n, int ntasks, int64_t arena_bytes, int rows,
+                   int cols, int *grid);
+
+/* ---- progress ---- */
+
+/* Rate (items per second) and ETA (seconds, -1 when unknown) of done out of total after
+ * elapsed seconds. */
+void vm_progress(int64_t done, int64_t total, double elapsed, double *rate, double *eta);
+
+/* ---- the file picker's listing ---- */
+
+typedef struct vm_dirent {
+    char name[256];
+    bool dir;
+} vm_dirent;
+
+/* Lists path: ".." first (unless path is "/"), then folders, then files whose name ends
+ * with suffix (NULL: all), each group sorted by name; hidden entries (".x") left out.
+ * *out is malloc'd. Returns the count, -1 when the folder cannot be read (errno set). */
+int vm_list_dir(const char *path, const char *suffix, vm_dirent **out);
+
+#endif
