@@ -104,8 +104,8 @@ typedef struct vm_arena_tensor {
  * largest; *peak_bytes takes them. -1 when n == 0. */
 int vm_arena_peak(const vm_arena_tensor *ts, int n, int64_t *peak_bytes);
 /* Rasterizes the map into rows x cols cells, row 0 = arena offset 0, column = task
- * (ntasks spread over cols): grid[r * cols + c] = index of a tensor covering that cell, or
- * -1. arena_bytes is the arena's size (offset axis). */
+ * (ntasks spread over cols): grid[r * cols + c] = index of a tensor covering that cell (the first
+ * in ts when several do), or -1. arena_bytes is the arena's size (offset axis). */
 void vm_arena_grid(const vm_arena_tensor *ts, int n, int ntasks, int64_t arena_bytes, int rows,
                    int cols, int *grid);
 
@@ -123,7 +123,7 @@ typedef struct vm_dirent {
 } vm_dirent;
 
 /* Lists path: ".." first (unless path is "/"), then folders, then files whose name ends
- * with suffix (NULL: all), each group sorted by name; hidden entries (".x") left out.
+ * with suffix (case-insensitive; NULL: all), each group sorted by name; hidden entries (".x") left out.
  * *out is malloc'd. Returns the count, -1 when the folder cannot be read (errno set). */
 int vm_list_dir(const char *path, const char *suffix, vm_dirent **out);
 
