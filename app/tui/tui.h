@@ -87,6 +87,7 @@ typedef struct tui_screen {
     void (*job_done)(tui *t, tui_job *j);   /* a job this step started ended */
     void (*mouse)(tui *t, int y, int x);    /* a click at (y, x) in the pane */
     const tui_keyhelp *help;                /* this screen's keys, {NULL, NULL}-terminated */
+    void (*cleanup)(tui *t);                /* at exit: frees t->scr[step] (may be NULL) */
 } tui_screen;
 
 extern const tui_screen scr_model, scr_estimate, scr_quantize, scr_compile, scr_run,

@@ -1,0 +1,319 @@
+/* nanobench TUI: helpers shared by the Model, Estimate, Quantize and Compile screens. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "nb/db.h"
+#include "scr_util.h"
+
+void su_arg(su_argv *a, const char *fmt, ...)
+{
+    if (a->n >= SU_MAX_ARGS) {
+        a->oom = true;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (s = malloc((size_t)n + 1))) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        a->v[a->n++] = s;
+        a->v[a->n] = NULL;
+    } else {
+        a->oom = true;
+    }
+}
+
+void su_argv_free(su_argv *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+    a->n = 0;
+    a->v[0] = NULL;
+}
+
+json_t *su_job_json(const tui_job *j, char *err, size_t errlen)
+{
+    if (j->cancelled) {
+        snprintf(err, errlen, "cancelled");
+        return NULL;
+    }
+    if (j->status != 0) {
+        snprintf(err, errlen, "%s", tui_job_error(j));
+        return NULL;
+    }
+    json_error_t je;
+    json_t *o = j->out ? json_loads(j->out, 0, &je) : NULL;
+    if (!o || !json_is_object(o)) {
+        snprintf(err, errlen, "%s printed no JSON result%s%s", j->title[0] ? j->title : "the step",
+                 o ? "" : ": ", o ? "" : je.text);
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int64_t su_parent(const tui *t, int step)
+{
+    for (int s = step - 1; s >= 0; s--)
+        if (t->run_id[s] > 0)
+            return t->run_id[s];
+    return 0;
+}
+
+bool su_db_metric(const tui *t, int64_t run, const char *name, double *value)
+{
+    if (run <= 0 || !t->db[0])
+        return false;
+    nb_db *db = NULL;
+    nb_status st = {0};
+    if (nb_db_open(t->db, &db, &st))
+        return false;
+    nb_metric_row *rows = NULL;
+    int n = 0;
+    bool found = false;
+    if (!nb_db_metrics(db, run, &rows, &n, &st))
+        for (int i = 0; i < n && !found; i++)
+            if (!strcmp(rows[i].name, name) && !isnan(rows[i].value)) {
+                *value = rows[i].value;
+                found = true;
+            }
+    nb_metric_rows_free(rows, n);
+    nb_db_close(db);
+    return found;
+}
+
+bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, size_t len)
+{
+    if (run <= 0 || !t->db[0])
+        return false;
+    nb_db *db = NULL;
+    nb_status st = {0};
+    if (nb_db_open(t->db, &db, &st))
+        return false;
+    nb_artifact_row *rows = NULL;
+    int n = 0;
+    bool found = false;
+    if (!nb_db_artifacts(db, run, &rows, &n, &st))
+        for (int i = 0; i < n && !found; i++)
+            if (!strcmp(rows[i].role, role) && rows[i].path) {
+                snprintf(path, len, "%s", rows[i].path);
+                found = true;
+            }
+    nb_artifact_rows_free(rows, n);
+    nb_db_close(db);
+    return found;
+}
+
+const char *su_stem(const char *path, const char *suffix, char *buf, size_t len)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base), sl = suffix ? strlen(suffix) : 0;
+    if (sl && n > sl && !strcmp(base + n - sl, suffix))
+        n -= sl;
+    snprintf(buf, len, "%.*s", (int)n, base);
+    return buf;
+}
+
+bool su_shape(const json_t *shape, char *buf, size_t len)
+{
+    if (!json_is_array(shape)) {
+        snprintf(buf, len, "(unknown rank)");
+        return false;
+    }
+    bool known = true;
+    size_t o = 0;
+    o += (size_t)snprintf(buf, len, "[");
+    for (size_t d = 0; d < json_array_size(shape) && o < len; d++) {
+        const json_t *v = json_array_get(shape, d);
+        const char *sep = d ? "," : "";
+        if (json_is_integer(v) && json_integer_value(v) >= 0) {
+            o += (size_t)snprintf(buf + o, len - o, "%s%lld", sep,
+                                  (long long)json_integer_value(v));
+        } else {
+            known = false;
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", sep,
+                                  json_is_string(v) && json_string_value(v)[0]
+                                      ? json_string_value(v) : "?");
+        }
+    }
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+    return known;
+}
+
+double su_num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *su_str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* The bytes of s that fit in width cells: *cells takes the cells they use. */
+static size_t fit(const tui *t, const char *s, int width, int *cells)
+{
+    size_t i = 0;
+    int c = 0;
+    if (!t->utf8) {
+        size_t n = strlen(s);
+        i = n < (size_t)(width > 0 ? width : 0) ? n : (size_t)(width > 0 ? width : 0);
+        *cells = (int)i;
+        return i;
+    }
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    while (s[i]) {
+        wchar_t wc;
+        size_t k = mbrtowc(&wc, s + i, strlen(s + i), &ms);
+        int cw = 1;
+        if (k == (size_t)-1 || k == (size_t)-2) {
+            k = 1; /* a byte that is not UTF-8: one cell ('?') */
+            memset(&ms, 0, sizeof ms);
+        } else {
+            cw = wcwidth(wc);
+            if (cw < 0)
+                cw = 1;
+        }
+        if (c + cw > width)
+            break;
+        c += cw;
+        i += k;
+    }
+    *cells = c;
+    return i;
+}
+
+int su_put(const tui *t, WINDOW *w, int y, int x, int width, int attr, const char *fmt, ...)
+{
+    if (width <= 0 || y < 0 || y >= getmaxy(w) || x >= getmaxx(w))
+        return 0;
+    if (x + width > getmaxx(w))
+        width = getmaxx(w) - x;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (char *p = buf; *p; p++) /* control characters never reach the terminal */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || (!t->utf8 && (unsigned char)*p >= 0x80))
+            *p = '?';
+    int cells;
+    size_t n = fit(t, buf, width, &cells);
+    if (t->utf8) { /* bytes that are not UTF-8 as '?' */
+        mbstate_t ms;
+        memset(&ms, 0, sizeof ms);
+        for (size_t i = 0; i < n;) {
+            wchar_t wc;
+            size_t k = mbrtowc(&wc, buf + i, n - i, &ms);
+            if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+                buf[i++] = '?';
+                memset(&ms, 0, sizeof ms);
+            } else {
+                i += k;
+            }
+        }
+    }
+    if (attr)
+        wattron(w, attr);
+    mvwaddnstr(w, y, x, buf, (int)n);
+    if (attr)
+        wattroff(w, attr);
+    return cells;
+}
+
+void su_box(const tui *t, WINDOW *w, int y, int x, int h, int wd, const char *title)
+{
+    if (h < 2 || wd < 2)
+        return;
+    mvwaddch(w, y, x, ACS_ULCORNER);
+    mvwhline(w, y, x + 1, ACS_HLINE, wd - 2);
+    mvwaddch(w, y, x + wd - 1, ACS_URCORNER);
+    mvwvline(w, y + 1, x, ACS_VLINE, h - 2);
+    mvwvline(w, y + 1, x + wd - 1, ACS_VLINE, h - 2);
+    mvwaddch(w, y + h - 1, x, ACS_LLCORNER);
+    mvwhline(w, y + h - 1, x + 1, ACS_HLINE, wd - 2);
+    mvwaddch(w, y + h - 1, x + wd - 1, ACS_LRCORNER);
+    if (title && *title && wd > 6)
+        su_put(t, w, y, x + 2, wd - 4, tui_tag_attr(t, VM_TAG_NONE) | A_BOLD, " %s ", title);
+}
+
+int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
+            const char *text)
+{
+    int lines = 0;
+    const char *p = text;
+    while (*p && lines < max && width > 3) {
+        while (*p == ' ')
+            p++;
+        const char *nl = strchr(p, '\n');
+        size_t left = nl ? (size_t)(nl - p) : strlen(p);
+        /* the longest prefix that fits, cut at a space when there is one */
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(left < sizeof line - 1 ? left : sizeof line - 1), p);
+        int cells;
+        size_t n = fit(t, line, width, &cells);
+        if (n < strlen(line)) {
+            size_t cut = n;
+            while (cut > 0 && line[cut] != ' ')
+                cut--;
+            if (cut > n / 2)
+                n = cut;
+        }
+        bool last = lines == max - 1 && n < left;
+        if (last) { /* the rest does not fit: "..." */
+            n = fit(t, line, width - 3, &cells);
+            su_put(t, w, y + lines, x, width, attr, "%.*s...", (int)n, line);
+        } else {
+            su_put(t, w, y + lines, x, width, attr, "%.*s", (int)n, line);
+        }
+        lines++;
+        p += n;
+        if (nl && p == nl)
+            p++;
+        if (!n && !(nl && p == nl + 1))
+            break;
+    }
+    return lines;
+}
+
+void su_fit_cols(vm_table *tb, int flex, int total, int minw)
+{
+    if (flex < 0 || flex >= tb->ncols)
+        return;
+    int used = 0;
+    for (int c = 0; c < tb->ncols; c++)
+        if (c != flex)
+            used += tb->cols[c].width + 1;
+    int w = total - used;
+    tb->cols[flex].width = w < minw ? minw : w;
+}
+
+int su_page(int h)
+{
+    return h - 1 > 1 ? h - 1 : 1;
+}
+
+bool su_table_click(vm_table *tb, int y, int top_y, int h)
+{
+    int r = y - top_y - 1;
+    if (r < 0 || r >= h - 1 || tb->top + r >= tb->nrows)
+        return false;
+    vm_table_select(tb, tb->top + r, su_page(h));
+    return true;
+}
