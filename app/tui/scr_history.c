@@ -1,4 +1,625 @@
-/* nanobench TUI: the History screen (stub until written). */
+/* nanobench TUI: the History screen. The run list straight from the run database
+ * (nb_db_list), filtered by kind, model, status and date; a detail view per run
+ * (parameters, metrics, artifacts, lineage up and down); the diff of two marked runs
+ * (`nanobench history diff A B` as a job); export to CSV or JSON through a save dialog
+ * (`nanobench history export ... --out PATH` as a job). Needs no model. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "nb/db.h"
+#include "scr_util.h"
 #include "tui.h"
 
-const tui_screen scr_history = {.title = "History"};
+enum { HC_MARK, HC_ID, HC_KIND, HC_STATUS, HC_STARTED, HC_WALL, HC_PARENT, HC_MODEL, HC_N };
+
+typedef struct hist {
+    vm_table tb;
+    bool init;
+    int64_t *ids;          /* per table row: the run id */
+    int nids;
+    int64_t mark[2];       /* the marked runs, 0 when none; mark[0] the older mark */
+    /* filters */
+    char kind[16], model[PATH_MAX], status[16], since[32], limit[12];
+    char err[256];         /* why the list is empty */
+    int page;              /* visible table rows at the last draw */
+    int table_y;           /* the pane row of the table's header at the last draw */
+    char export_path[PATH_MAX];
+    int job_kind;          /* 1 diff, 2 export */
+    int64_t diff_ids[2];
+} hist;
+
+static hist *H(tui *t)
+{
+    if (!t->scr[STEP_HISTORY]) {
+        hist *h = calloc(1, sizeof *h);
+        if (!h)
+            return NULL;
+        snprintf(h->limit, sizeof h->limit, "500");
+        t->scr[STEP_HISTORY] = h;
+    }
+    return t->scr[STEP_HISTORY];
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : (p && *p ? p : "-");
+}
+
+static bool marked(const hist *h, int64_t id)
+{
+    return id && (h->mark[0] == id || h->mark[1] == id);
+}
+
+static void fmt_wall(double ms, char *buf, size_t len)
+{
+    if (isnan(ms))
+        snprintf(buf, len, "-");
+    else
+        vm_fmt_ms(buf, len, ms);
+}
+
+/* Reloads the list from the database with the current filters; keeps the selected run
+ * selected when it is still listed. */
+static void reload(tui *t)
+{
+    hist *h = H(t);
+    if (!h)
+        return;
+    if (!h->init) {
+        static const char *const titles[HC_N] = {"*", "run", "kind", "status", "started (UTC)",
+                                                 "wall", "parent", "model"};
+        static const int widths[HC_N] = {1, 5, 9, 7, 16, 8, 6, 24};
+        static const bool numeric[HC_N] = {false, true, false, false, false, true, true, false};
+        vm_table_init(&h->tb, HC_N, titles, widths, numeric);
+        h->init = true;
+    }
+    int64_t keep = 0;
+    if (h->tb.sel >= 0 && h->tb.nrows > 0) {
+        int r = vm_table_row_of(&h->tb, h->tb.sel);
+        if (r >= 0 && r < h->nids)
+            keep = h->ids[r];
+    }
+    vm_table_clear(&h->tb);
+    free(h->ids);
+    h->ids = NULL;
+    h->nids = 0;
+    h->err[0] = 0;
+    nb_db *db = NULL;
+    nb_status st = {0};
+    nb_run_row *rows = NULL;
+    int n = 0;
+    nb_run_filter f = {.kind = h->kind[0] ? h->kind : NULL,
+                       .model = h->model[0] ? h->model : NULL,
+                       .since = h->since[0] ? h->since : NULL,
+                       .limit = atoi(h->limit)};
+    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st) || nb_db_list(db, &f, &rows, &n, &st)) {
+        snprintf(h->err, sizeof h->err, "%s", st.msg[0] ? st.msg : "cannot read the database");
+        tui_status(t, true, "history: %s", h->err);
+        nb_db_close(db);
+        return;
+    }
+    nb_db_close(db);
+    h->ids = calloc((size_t)n + 1, sizeof *h->ids);
+    if (!h->ids) {
+        nb_run_rows_free(rows, n);
+        return;
+    }
+    int keep_row = -1;
+    for (int i = 0; i < n; i++) {
+        const nb_run_row *r = &rows[i];
+        if (h->status[0] && strcmp(h->status, r->status))
+            continue;
+        char id[24], parent[24], started[32], wall[32];
+        snprintf(id, sizeof id, "%lld", (long long)r->id);
+        if (r->parent_id)
+            snprintf(parent, sizeof parent, "%lld", (long long)r->parent_id);
+        else
+            snprintf(parent, sizeof parent, "-");
+        snprintf(started, sizeof started, "%.16s", r->started);
+        if (started[10] == 'T')
+            started[10] = ' ';
+        fmt_wall(r->wall_ms, wall, sizeof wall);
+        const char *cells[HC_N] = {marked(h, r->id) ? "*" : "", id, r->kind, r->status, started,
+                                   wall, parent, base_name(r->model_path)};
+        double nums[HC_N] = {NAN, (double)r->id, NAN, NAN, NAN, r->wall_ms,
+                             r->parent_id ? (double)r->parent_id : NAN, NAN};
+        int tag = !strcmp(r->status, "ok") ? VM_TAG_NONE
+                  : !strcmp(r->status, "running") ? VM_TAG_DIM : VM_TAG_BAD;
+        int row = vm_table_add(&h->tb, cells, nums, tag);
+        if (row < 0)
+            break;
+        h->ids[row] = r->id;
+        h->nids = row + 1;
+        if (r->id == keep)
+            keep_row = row;
+    }
+    nb_run_rows_free(rows, n);
+    if (h->tb.sort_col >= 0)
+        vm_table_sort(&h->tb, h->tb.sort_col, h->tb.sort_desc);
+    if (keep_row >= 0)
+        for (int p = 0; p < h->tb.nrows; p++)
+            if (vm_table_row_of(&h->tb, p) == keep_row)
+                vm_table_select(&h->tb, p, h->page > 0 ? h->page : 10);
+    char note[96];
+    snprintf(note, sizeof note, "%d run%s", h->tb.nrows, h->tb.nrows == 1 ? "" : "s");
+    tui_set_state(t, STEP_HISTORY, ST_OK, note);
+}
+
+static int64_t selected_id(tui *t)
+{
+    hist *h = H(t);
+    if (!h || h->tb.sel < 0 || !h->tb.nrows)
+        return 0;
+    int r = vm_table_row_of(&h->tb, h->tb.sel);
+    return r >= 0 && r < h->nids ? h->ids[r] : 0;
+}
+
+static void enter(tui *t)
+{
+    reload(t);
+}
+
+static void draw(tui *t, WINDOW *w)
+{
+    hist *h = H(t);
+    if (!h)
+        return;
+    int hh, ww;
+    getmaxyx(w, hh, ww);
+    su_put(t, w, 0, 0, ww, A_BOLD, "History: %d run%s   kind %s  model %s  status %s  since %s",
+           h->tb.nrows, h->tb.nrows == 1 ? "" : "s", h->kind[0] ? h->kind : "any",
+           h->model[0] ? base_name(h->model) : "any", h->status[0] ? h->status : "any",
+           h->since[0] ? h->since : "any");
+    int dim = tui_tag_attr(t, VM_TAG_DIM);
+    if (h->mark[0] && h->mark[1])
+        su_put(t, w, 1, 0, ww, 0, "marked: runs %lld and %lld (d: diff)",
+               (long long)h->mark[0], (long long)h->mark[1]);
+    else if (h->mark[0])
+        su_put(t, w, 1, 0, ww, 0, "marked: run %lld (space on another run, then d: diff)",
+               (long long)h->mark[0]);
+    else
+        su_put(t, w, 1, 0, ww, dim,
+               "Enter details  space mark  d diff  f filter  m this model  x export");
+    h->table_y = 2;
+    int th = hh - h->table_y;
+    if (th < 2)
+        return;
+    h->page = su_page(th);
+    if (!h->tb.nrows) {
+        su_put(t, w, h->table_y, 0, ww, 0, "%s",
+               h->err[0] ? h->err : "no runs recorded (with these filters)");
+        return;
+    }
+    su_fit_cols(&h->tb, HC_MODEL, ww, 8);
+    tui_draw_table(t, w, &h->tb, h->table_y, 0, th, ww);
+}
+
+/* Appends a run's one-line summary ("12 calibrate ok embedding_model.onnx") to f. */
+static void run_line(FILE *f, nb_db *db, int64_t id)
+{
+    nb_run_row r;
+    nb_status st = {0};
+    if (nb_db_get(db, id, &r, &st)) {
+        fprintf(f, "  %lld  (%s)\n", (long long)id, st.msg);
+        return;
+    }
+    fprintf(f, "  %-6lld %-10s %-8s %s\n", (long long)r.id, r.kind, r.status,
+            base_name(r.model_path));
+    nb_run_row_clear(&r);
+}
+
+static void put_json_value(FILE *f, json_t *v)
+{
+    if (json_is_string(v)) {
+        fputs(json_string_value(v), f);
+    } else if (json_is_array(v) && json_array_size(v) && json_is_string(json_array_get(v, 0))) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            if (i)
+                fputc(' ', f);
+            if (json_is_string(e)) {
+                const char *s = json_string_value(e);
+                bool q = !*s || strpbrk(s, " \t;\"'$*?") != NULL;
+                fprintf(f, q ? "'%s'" : "%s", s);
+            }
+        }
+    } else {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        fputs(s ? s : "?", f);
+        free(s);
+    }
+}
+
+/* The detail view of run id, from the database: the row, parameters, metrics, per-layer
+ * count, artifacts and lineage. */
+static void show_details(tui *t, int64_t id)
+{
+    nb_db *db = NULL;
+    nb_status st = {0};
+    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st)) {
+        tui_status(t, true, "history: %s", st.msg);
+        return;
+    }
+    nb_run_row r;
+    if (nb_db_get(db, id, &r, &st)) {
+        tui_status(t, true, "history: %s", st.msg);
+        nb_db_close(db);
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        nb_run_row_clear(&r);
+        nb_db_close(db);
+        return;
+    }
+    char wall[32];
+    fmt_wall(r.wall_ms, wall, sizeof wall);
+    fprintf(f, "run        %lld\nkind       %s\nstatus     %s\n", (long long)r.id, r.kind,
+            r.status);
+    if (r.error && *r.error)
+        fprintf(f, "error      %s\n", r.error);
+    fprintf(f, "started    %s\nfinished   %s\nwall       %s\n", r.started,
+            r.finished[0] ? r.finished : "-", wall);
+    fprintf(f, "model      %s\nsha256     %s\n", r.model_path ? r.model_path : "-",
+            r.model_sha256 ? r.model_sha256 : "-");
+    fprintf(f, "recorded   nanobench %s on %s, pid %lld\n", r.version ? r.version : "?",
+            r.host ? r.host : "?", (long long)r.pid);
+    /* lineage */
+    int64_t *up = NULL, *down = NULL;
+    int nup = 0, ndown = 0;
+    if (!nb_db_lineage(db, id, &up, &nup, &down, &ndown, &st)) {
+        fprintf(f, "\nlineage up (parent first)%s\n", nup ? "" : ": none");
+        for (int i = 0; i < nup; i++)
+            run_line(f, db, up[i]);
+        fprintf(f, "lineage down (children first)%s\n", ndown ? "" : ": none");
+        for (int i = 0; i < ndown; i++)
+            run_line(f, db, down[i]);
+    }
+    free(up);
+    free(down);
+    /* parameters */
+    fprintf(f, "\nparameters\n");
+    json_error_t je;
+    json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
+    if (json_is_object(p)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(p, k, v) {
+            fprintf(f, "  %-18s ", k);
+            put_json_value(f, v);
+            fputc('\n', f);
+        }
+    } else {
+        fprintf(f, "  %s\n", r.params ? r.params : "-");
+    }
+    json_decref(p);
+    /* metrics */
+    nb_metric_row *m = NULL;
+    int nm = 0;
+    if (!nb_db_metrics(db, id, &m, &nm, &st)) {
+        fprintf(f, "\nmetrics%s\n", nm ? "" : ": none");
+        for (int i = 0; i < nm; i++) {
+            char v[48];
+            if (isnan(m[i].value))
+                snprintf(v, sizeof v, "-");
+            else if (m[i].value == floor(m[i].value) && fabs(m[i].value) < 1e15)
+                snprintf(v, sizeof v, "%.0f", m[i].value);
+            else
+                snprintf(v, sizeof v, "%.6g", m[i].value);
+            fprintf(f, "  %-28s %14s %s\n", m[i].name, v, m[i].unit ? m[i].unit : "");
+        }
+        nb_metric_rows_free(m, nm);
+    }
+    /* layers: how many (the Compare and Estimate screens show them) */
+    nb_layer_row *l = NULL;
+    int nl = 0;
+    if (!nb_db_layers(db, id, &l, &nl, &st)) {
+        if (nl) {
+            fprintf(f, "\nlayers (%d)\n", nl);
+            for (int i = 0; i < nl; i++) {
+                fprintf(f, "  %-40s %-14s", l[i].layer, l[i].op_type ? l[i].op_type : "");
+                for (int k = 0; k < l[i].n; k++)
+                    fprintf(f, " %s=%.6g", l[i].m[k].name, l[i].m[k].value);
+                fputc('\n', f);
+            }
+        }
+        nb_layer_rows_free(l, nl);
+    }
+    /* artifacts */
+    nb_artifact_row *a = NULL;
+    int na = 0;
+    if (!nb_db_artifacts(db, id, &a, &na, &st)) {
+        fprintf(f, "\nartifacts%s\n", na ? "" : ": none");
+        for (int i = 0; i < na; i++) {
+            char b[32];
+            vm_fmt_bytes(b, sizeof b, (double)a[i].bytes);
+            fprintf(f, "  %-10s %10s  %.12s  %s\n", a[i].role, b,
+                    a[i].sha256 ? a[i].sha256 : "-", a[i].path);
+        }
+        nb_artifact_rows_free(a, na);
+    }
+    fclose(f);
+    char title[64];
+    snprintf(title, sizeof title, "run %lld (%s)", (long long)r.id, r.kind);
+    nb_run_row_clear(&r);
+    nb_db_close(db);
+    tui_show_text(t, title, text ? text : "");
+    free(text);
+}
+
+static void toggle_mark(tui *t)
+{
+    hist *h = H(t);
+    int64_t id = selected_id(t);
+    if (!id)
+        return;
+    if (h->mark[0] == id) {
+        h->mark[0] = h->mark[1];
+        h->mark[1] = 0;
+    } else if (h->mark[1] == id) {
+        h->mark[1] = 0;
+    } else if (!h->mark[0]) {
+        h->mark[0] = id;
+    } else if (!h->mark[1]) {
+        h->mark[1] = id;
+    } else { /* a third: the older mark goes */
+        h->mark[0] = h->mark[1];
+        h->mark[1] = id;
+    }
+    reload(t); /* the mark column */
+    vm_table_move(&h->tb, 1, h->page > 0 ? h->page : 10);
+}
+
+static void diff(tui *t)
+{
+    hist *h = H(t);
+    if (!h->mark[0] || !h->mark[1]) {
+        tui_status(t, true, "mark two runs with space first");
+        return;
+    }
+    char a[24], b[24];
+    int64_t lo = h->mark[0] < h->mark[1] ? h->mark[0] : h->mark[1];
+    int64_t hi = h->mark[0] < h->mark[1] ? h->mark[1] : h->mark[0];
+    snprintf(a, sizeof a, "%lld", (long long)lo);
+    snprintf(b, sizeof b, "%lld", (long long)hi);
+    char *argv[] = {"history", "diff", a, b, NULL};
+    h->job_kind = 1;
+    h->diff_ids[0] = lo;
+    h->diff_ids[1] = hi;
+    if (!tui_run(t, STEP_HISTORY, 0, argv, "history diff"))
+        h->job_kind = 0;
+}
+
+static void export_runs(tui *t)
+{
+    hist *h = H(t);
+    char fmt[16] = "csv";
+    tui_field fields[] = {
+        {"format", fmt, sizeof fmt, "csv, json, or layers (a CSV of the per-layer results)"},
+    };
+    if (!tui_form(t, "Export the listed runs", fields, 1))
+        return;
+    bool layers = !strcmp(fmt, "layers");
+    if (!layers && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
+        tui_status(t, true, "export: the format is csv, json or layers");
+        return;
+    }
+    const char *ext = !strcmp(fmt, "json") ? ".json" : ".csv";
+    char start[PATH_MAX] = "";
+    if (t->model[0])
+        tui_workdir(t, "export", start, sizeof start);
+    if (!start[0] && !getcwd(start, sizeof start))
+        snprintf(start, sizeof start, ".");
+    char path[PATH_MAX] = "";
+    snprintf(path, sizeof path, "%s", layers ? "layers.csv" : !strcmp(fmt, "json") ? "runs.json"
+                                                                                   : "runs.csv");
+    if (!tui_pick_file(t, "Export to", start, ext, true, path, sizeof path))
+        return;
+    char *argv[20];
+    int n = 0;
+    argv[n++] = "history";
+    argv[n++] = "export";
+    argv[n++] = "--format";
+    argv[n++] = layers ? "csv" : fmt;
+    argv[n++] = "--out";
+    argv[n++] = path;
+    if (layers)
+        argv[n++] = "--layers";
+    if (h->kind[0]) {
+        argv[n++] = "--kind";
+        argv[n++] = h->kind;
+    }
+    if (h->model[0]) {
+        argv[n++] = "--model";
+        argv[n++] = h->model;
+    }
+    if (h->since[0]) {
+        argv[n++] = "--since";
+        argv[n++] = h->since;
+    }
+    argv[n] = NULL;
+    if (h->status[0])
+        tui_status(t, false, "export: the status filter is not an export filter; all statuses go");
+    snprintf(h->export_path, sizeof h->export_path, "%s", path);
+    h->job_kind = 2;
+    if (!tui_run(t, STEP_HISTORY, 0, argv, "history export"))
+        h->job_kind = 0;
+}
+
+static void filter_form(tui *t)
+{
+    hist *h = H(t);
+    char kind[16], model[PATH_MAX], status[16], since[32], limit[12];
+    snprintf(kind, sizeof kind, "%s", h->kind);
+    snprintf(model, sizeof model, "%s", h->model);
+    snprintf(status, sizeof status, "%s", h->status);
+    snprintf(since, sizeof since, "%s", h->since);
+    snprintf(limit, sizeof limit, "%s", h->limit);
+    tui_field fields[] = {
+        {"kind", kind, sizeof kind,
+         "info, infer, estimate, calibrate, compile, run, compare, bringup; empty: any"},
+        {"model", model, sizeof model, "a model path or 6+ hex digits of its SHA-256; empty: any"},
+        {"status", status, sizeof status, "ok, error, running or crashed; empty: any"},
+        {"since", since, sizeof since, "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC); empty: any"},
+        {"limit", limit, sizeof limit, "the newest N runs; 0: all"},
+    };
+    if (!tui_form(t, "History filter", fields, 5))
+        return;
+    char old[5][PATH_MAX];
+    snprintf(old[0], sizeof old[0], "%s", h->kind);
+    snprintf(old[1], sizeof old[1], "%s", h->model);
+    snprintf(old[2], sizeof old[2], "%s", h->status);
+    snprintf(old[3], sizeof old[3], "%s", h->since);
+    snprintf(old[4], sizeof old[4], "%s", h->limit);
+    snprintf(h->kind, sizeof h->kind, "%s", kind);
+    snprintf(h->model, sizeof h->model, "%s", model);
+    snprintf(h->status, sizeof h->status, "%s", status);
+    snprintf(h->since, sizeof h->since, "%s", since);
+    snprintf(h->limit, sizeof h->limit, "%s", limit);
+    reload(t);
+    if (h->err[0]) { /* a bad filter: back to the old one, the error stays on the status line */
+        snprintf(h->kind, sizeof h->kind, "%s", old[0]);
+        snprintf(h->model, sizeof h->model, "%s", old[1]);
+        snprintf(h->status, sizeof h->status, "%s", old[2]);
+        snprintf(h->since, sizeof h->since, "%s", old[3]);
+        snprintf(h->limit, sizeof h->limit, "%s", old[4]);
+        char keep[256];
+        snprintf(keep, sizeof keep, "%s", h->err);
+        reload(t);
+        tui_status(t, true, "history filter: %s", keep);
+    }
+}
+
+static bool key(tui *t, int ch)
+{
+    hist *h = H(t);
+    if (!h)
+        return false;
+    switch (ch) {
+    case '\n':
+    case '\r':
+    case KEY_ENTER: {
+        int64_t id = selected_id(t);
+        if (id)
+            show_details(t, id);
+        return true;
+    }
+    case ' ':
+        toggle_mark(t);
+        return true;
+    case 'd':
+        diff(t);
+        return true;
+    case 'f':
+        filter_form(t);
+        return true;
+    case 'm':
+        if (h->model[0] || !t->model[0])
+            h->model[0] = 0;
+        else
+            snprintf(h->model, sizeof h->model, "%s", t->model);
+        reload(t);
+        return true;
+    case 'c': /* clear the filters */
+        h->kind[0] = h->model[0] = h->status[0] = h->since[0] = 0;
+        reload(t);
+        return true;
+    case 'x':
+        export_runs(t);
+        return true;
+    case 'g':
+        reload(t);
+        tui_status(t, false, "history reloaded");
+        return true;
+    }
+    return tui_table_key(t, &h->tb, ch, h->page > 0 ? h->page : 10);
+}
+
+static void run(tui *t)
+{
+    reload(t);
+    tui_status(t, false, "history reloaded");
+}
+
+static void job_done(tui *t, tui_job *j)
+{
+    hist *h = H(t);
+    if (!h)
+        return;
+    int kind = h->job_kind;
+    h->job_kind = 0;
+    bool ok = j->done && !j->cancelled && j->status == 0;
+    if (!ok) {
+        tui_status(t, true, "%s: %s", j->title, tui_job_error(j));
+        return;
+    }
+    if (kind == 1) {
+        char title[64];
+        snprintf(title, sizeof title, "diff: run %lld (A) vs run %lld (B)",
+                 (long long)h->diff_ids[0], (long long)h->diff_ids[1]);
+        tui_show_text(t, title, j->out ? j->out : "");
+    } else if (kind == 2) {
+        tui_status(t, false, "exported to %s", h->export_path);
+    }
+    reload(t);
+}
+
+static void mouse(tui *t, int y, int x)
+{
+    (void)x;
+    hist *h = H(t);
+    if (h && h->page > 0)
+        su_table_click(&h->tb, y, h->table_y, h->page + 1);
+}
+
+static void cleanup(tui *t)
+{
+    hist *h = t->scr[STEP_HISTORY];
+    if (!h)
+        return;
+    if (h->init)
+        vm_table_free(&h->tb);
+    free(h->ids);
+    free(h);
+    t->scr[STEP_HISTORY] = NULL;
+}
+
+static const tui_keyhelp help[] = {
+    {"Enter", "details of the run: parameters, metrics, artifacts, lineage"},
+    {"space", "mark the run (two marks: the older one goes on a third)"},
+    {"d", "diff the two marked runs (history diff)"},
+    {"f", "filter: kind, model, status, since (date), limit"},
+    {"m", "only the current model's runs (again: any model)"},
+    {"c", "clear the filters"},
+    {"x", "export the listed runs to CSV, JSON or a per-layer CSV (save dialog)"},
+    {"g, F5, r", "reload from the database"},
+    {"arrows j k PgUp PgDn", "move"},
+    {"< > s", "sort column left/right, reverse"},
+    {"/ n N", "search, next, previous"},
+    {NULL, NULL},
+};
+
+const tui_screen scr_history = {
+    .title = "History",
+    .enter = enter,
+    .draw = draw,
+    .key = key,
+    .run = run,
+    .job_done = job_done,
+    .mouse = mouse,
+    .help = help,
+    .cleanup = cleanup,
+};
