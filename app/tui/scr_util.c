@@ -49,7 +49,10 @@ json_t *su_job_json(const tui_job *j, char *err, size_t errlen)
         return NULL;
     }
     if (j->status != 0) {
-        snprintf(err, errlen, "%s", tui_job_error(j));
+        const char *e = tui_job_error(j);
+        if (!strncmp(e, "nanobench: ", 11)) /* the status line says which step */
+            e += 11;
+        snprintf(err, errlen, "%s", e);
         return NULL;
     }
     json_error_t je;
