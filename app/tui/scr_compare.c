@@ -1,4 +1,906 @@
-/* nanobench TUI: the Compare screen (stub until written). */
+/* nanobench TUI: the Compare screen, the per-layer diff browser. F5 runs the float model
+ * on the Run step's input (`nanobench infer MODEL --input ... --dump WORK/<stem>/golden/..`)
+ * and, when it ends, `nanobench compare file_compare -m NPU_DUMP -g GOLDEN -out
+ * WORK/<stem>/compare --json`. The table shows one row per matched layer in network order
+ * (op type, cosine, max abs / max relative error, SQNR; a cell over its threshold in the
+ * bad colour) with a sparkline of cosine along the depth above it; the first layer over
+ * threshold is selected with its likely cause. Enter runs `compare layer ... --json` for
+ * the selected layer and shows its error histogram, worst elements, golden against NPU
+ * values and the NPU tasks fused into it. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "nb/db.h"
+#include "scr_util.h"
 #include "tui.h"
 
-const tui_screen scr_compare = {.title = "Compare"};
+enum { CC_IDX, CC_OP, CC_COS, CC_ABS, CC_REL, CC_SQNR, CC_RED, CC_RMSE, CC_KL, CC_OVER,
+       CC_LAYER, CC_N };
+
+typedef enum { PH_IDLE, PH_INFER, PH_COMPARE, PH_LAYER } phase;
+
+typedef struct cmp_scr {
+    json_t *res;          /* file_compare --json, NULL before */
+    json_t **rows;        /* per table row: its row of res (borrowed) */
+    double *cos;          /* per table row: cosine (network order) */
+    int nrows;
+    vm_table tb;
+    bool init, wide;
+    int col[CC_N];        /* table column of each CC_*, -1 when not shown */
+    int page, tab_y, tab_h;
+    int first_over;       /* table row of the first layer over threshold, -1 when none */
+    int n_over;
+    phase ph;
+    char model[PATH_MAX]; /* the float model when t->model is not set ('m') */
+    char golden[PATH_MAX];/* the golden dump folder of the running or last infer */
+    char layer[1024];     /* the layer of the running `compare layer` */
+    int64_t compare_id;   /* the recorded file_compare run */
+    char err[512];
+} cmp_scr;
+
+static cmp_scr *C(tui *t)
+{
+    if (!t->scr[STEP_COMPARE]) {
+        cmp_scr *s = calloc(1, sizeof *s);
+        if (!s)
+            return NULL;
+        s->first_over = -1;
+        t->scr[STEP_COMPARE] = s;
+    }
+    return t->scr[STEP_COMPARE];
+}
+
+static const char *float_model(tui *t)
+{
+    cmp_scr *s = C(t);
+    return t->model[0] ? t->model : s->model;
+}
+
+/* ---- the table ---- */
+
+/* The CC_* column a name of over[] (cos, red, kl, rmse, mre...) colours, -1 for none. */
+static int over_col(const char *m)
+{
+    if (!strncmp(m, "cos", 3))
+        return CC_COS;
+    if (!strcmp(m, "red"))
+        return CC_RED;
+    if (!strcmp(m, "rmse"))
+        return CC_RMSE;
+    if (!strcmp(m, "kl"))
+        return CC_KL;
+    if (!strcmp(m, "max_abs_error") || !strcmp(m, "mae_max"))
+        return CC_ABS;
+    if (!strcmp(m, "max_relative_error"))
+        return CC_REL;
+    return -1;
+}
+
+static void fmt_cell(char *buf, size_t len, double v, int width, bool sqnr)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (sqnr && isinf(v))
+        snprintf(buf, len, v > 0 ? "inf" : "-inf");
+    else if (sqnr)
+        snprintf(buf, len, "%.1f", v);
+    else
+        vm_fmt_num(buf, len, v, width);
+}
+
+/* (Re)builds the table from res for a pane wd cells wide: narrow (#, op, cosine, max abs,
+ * max rel, SQNR, layer) or wide (+ RED, RMSE, KL, over). Keeps the sort (by title) and the
+ * selected row. */
+static void build(tui *t, cmp_scr *s, int wd)
+{
+    (void)t;
+    bool wide = wd >= 120;
+    char sort_title[24] = "";
+    bool desc = false;
+    int sel_row = -1;
+    if (s->init) {
+        if (s->tb.sort_col >= 0)
+            snprintf(sort_title, sizeof sort_title, "%s", s->tb.cols[s->tb.sort_col].title);
+        desc = s->tb.sort_desc;
+        if (s->tb.sel >= 0 && s->tb.nrows)
+            sel_row = vm_table_row_of(&s->tb, s->tb.sel);
+        vm_table_free(&s->tb);
+    }
+    static const char *const all_t[CC_N] = {"#", "op", "cosine", "max abs", "max rel", "SQNR",
+                                            "RED", "RMSE", "KL", "over", "layer"};
+    static const int all_w[CC_N] = {3, 12, 8, 8, 8, 6, 8, 8, 8, 10, 30};
+    const char *titles[CC_N];
+    int widths[CC_N];
+    bool numeric[CC_N];
+    int nc = 0;
+    for (int c = 0; c < CC_N; c++) {
+        if (!wide && (c == CC_RED || c == CC_RMSE || c == CC_KL || c == CC_OVER)) {
+            s->col[c] = -1;
+            continue;
+        }
+        s->col[c] = nc;
+        titles[nc] = all_t[c];
+        widths[nc] = all_w[c];
+        numeric[nc] = c != CC_OP && c != CC_OVER && c != CC_LAYER;
+        nc++;
+    }
+    if (wide) { /* room: the op column as wide as the longest op names */
+        widths[s->col[CC_OP]] = 14;
+        widths[s->col[CC_IDX]] = 4;
+    }
+    vm_table_init(&s->tb, nc, titles, widths, numeric);
+    s->init = true;
+    s->wide = wide;
+    su_fit_cols(&s->tb, nc - 1, wd, 10);
+    for (int r = 0; r < s->nrows; r++) {
+        json_t *o = s->rows[r];
+        double v[CC_N];
+        for (int c = 0; c < CC_N; c++)
+            v[c] = NAN;
+        json_t *ix = json_object_get(o, "index");
+        v[CC_IDX] = json_is_number(ix) ? json_number_value(ix) : (double)r;
+        v[CC_COS] = su_num(o, "cosine");
+        v[CC_ABS] = su_num(o, "max_abs_error");
+        v[CC_REL] = su_num(o, "max_relative_error");
+        v[CC_SQNR] = su_num(o, "sqnr_db");
+        v[CC_RED] = su_num(o, "red");
+        if (isnan(v[CC_RED]))
+            v[CC_RED] = su_num(o, "relative_euclidean_distance");
+        v[CC_RMSE] = su_num(o, "rmse");
+        v[CC_KL] = su_num(o, "kl");
+        char txt[CC_N][48], over[64] = "";
+        for (int c = 0; c < CC_N; c++)
+            fmt_cell(txt[c], sizeof txt[c], v[c], c == CC_COS ? 8 : 7, c == CC_SQNR);
+        snprintf(txt[CC_IDX], sizeof txt[CC_IDX], "%.0f", v[CC_IDX]);
+        if (!isnan(v[CC_COS]))
+            snprintf(txt[CC_COS], sizeof txt[CC_COS], "%.6f", v[CC_COS]);
+        json_t *ov = json_object_get(o, "over");
+        size_t k;
+        json_t *m;
+        json_array_foreach(ov, k, m) {
+            size_t at = strlen(over);
+            snprintf(over + at, sizeof over - at, "%s%s", at ? "," : "",
+                     json_string_value(m) ? json_string_value(m) : "?");
+        }
+        const char *cells[CC_N];
+        double nums[CC_N];
+        for (int c = 0; c < CC_N; c++) {
+            if (s->col[c] < 0)
+                continue;
+            cells[s->col[c]] = c == CC_OP ? su_str(o, "op_type") : c == CC_LAYER
+                                   ? su_str(o, "layer") : c == CC_OVER ? over : txt[c];
+            nums[s->col[c]] = v[c];
+        }
+        int row = vm_table_add(&s->tb, cells, nums, VM_TAG_NONE);
+        if (row < 0)
+            break;
+        bool any = json_array_size(ov) > 0;
+        if (any) {
+            s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_IDX]] = VM_TAG_BAD;
+            if (s->col[CC_OVER] >= 0)
+                s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_OVER]] = VM_TAG_BAD;
+        }
+        json_array_foreach(ov, k, m) {
+            int c = json_string_value(m) ? over_col(json_string_value(m)) : -1;
+            if (c >= 0 && s->col[c] >= 0)
+                s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[c]] = VM_TAG_BAD;
+        }
+        if (!any && !isnan(v[CC_COS]))
+            s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_COS]] = VM_TAG_GOOD;
+    }
+    int sc = -1;
+    for (int c = 0; c < nc && sort_title[0]; c++)
+        if (!strcmp(s->tb.cols[c].title, sort_title))
+            sc = c;
+    vm_table_sort(&s->tb, sc, desc);
+    if (sel_row >= 0)
+        for (int p = 0; p < s->tb.nrows; p++)
+            if (vm_table_row_of(&s->tb, p) == sel_row)
+                vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+}
+
+static void clear_result(cmp_scr *s)
+{
+    json_decref(s->res);
+    s->res = NULL;
+    free(s->rows);
+    free(s->cos);
+    s->rows = NULL;
+    s->cos = NULL;
+    s->nrows = 0;
+    s->first_over = -1;
+    s->n_over = 0;
+    if (s->init)
+        vm_table_clear(&s->tb);
+}
+
+/* Takes file_compare's result: the matched rows (a cosine that is a number), the first
+ * over threshold. */
+static void take_result(tui *t, cmp_scr *s, json_t *o)
+{
+    clear_result(s);
+    s->res = o;
+    json_t *rows = json_object_get(o, "rows");
+    size_t n = json_array_size(rows);
+    s->rows = calloc(n + 1, sizeof *s->rows);
+    s->cos = calloc(n + 1, sizeof *s->cos);
+    if (!s->rows || !s->cos)
+        return;
+    const char *first = su_str(json_object_get(o, "first_over_threshold"), "layer");
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        if (!json_is_number(json_object_get(r, "cosine")))
+            continue; /* listed, not compared (quantize, layout, accumulators) */
+        if (json_array_size(json_object_get(r, "over")))
+            s->n_over++;
+        if (s->first_over < 0 && *first && !strcmp(su_str(r, "layer"), first))
+            s->first_over = s->nrows;
+        s->cos[s->nrows] = su_num(r, "cosine");
+        s->rows[s->nrows++] = r;
+    }
+    if (s->first_over < 0) /* no name given: the first row with something over */
+        for (int k = 0; k < s->nrows; k++)
+            if (json_array_size(json_object_get(s->rows[k], "over"))) {
+                s->first_over = k;
+                break;
+            }
+    if (s->init) {
+        s->tb.sort_col = -1;
+        s->tb.sel = -1;
+    }
+    build(t, s, t->main ? getmaxx(t->main) : 80);
+    vm_table_sort(&s->tb, -1, false);
+    int page = s->page > 0 ? s->page : 10;
+    vm_table_select(&s->tb, s->first_over >= 0 ? s->first_over : 0, page);
+    /* the selected row a third down the page, so the layers before it show too */
+    if (s->tb.sel >= 0) {
+        int top = s->tb.sel - page / 3, maxtop = s->tb.nrows - page;
+        top = top > maxtop ? maxtop : top;
+        s->tb.top = top > 0 ? top : 0;
+    }
+}
+
+/* The table row index of the selected display position, -1 when none. */
+static int sel_row(cmp_scr *s)
+{
+    if (!s->init || s->tb.sel < 0 || !s->tb.nrows)
+        return -1;
+    int r = vm_table_row_of(&s->tb, s->tb.sel);
+    return r >= 0 && r < s->nrows ? r : -1;
+}
+
+/* ---- drawing ---- */
+
+/* The cosine sparkline over width cells (a cell takes the lowest cosine of its layers when
+ * there are more layers than cells), and under it the selected layer (^) and the first
+ * over threshold (x). */
+static void draw_spark(tui *t, cmp_scr *s, WINDOW *w, int y, int x, int width)
+{
+    if (width < 4 || s->nrows < 1)
+        return;
+    int cells = s->nrows < width ? s->nrows : width;
+    double *v = malloc(sizeof(double) * (size_t)cells);
+    if (!v)
+        return;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int c = 0; c < cells; c++) {
+        int a = (int)((int64_t)c * s->nrows / cells), b = (int)((int64_t)(c + 1) * s->nrows / cells);
+        double m = NAN;
+        for (int r = a; r < b; r++)
+            if (!isnan(s->cos[r]) && (isnan(m) || s->cos[r] < m))
+                m = s->cos[r];
+        v[c] = m;
+        if (!isnan(m)) {
+            lo = m < lo ? m : lo;
+            hi = m > hi ? m : hi;
+        }
+    }
+    if (!(lo < hi)) {
+        lo = isfinite(lo) ? lo - 1e-6 : 0;
+        hi = isfinite(hi) ? hi : 1;
+    }
+    char buf[4096];
+    vm_sparkline(v, cells, lo, hi, t->utf8, buf, sizeof buf);
+    free(v);
+    su_put(t, w, y, x, width, tui_tag_attr(t, VM_TAG_GOOD), "%s", buf);
+    /* the marks */
+    int sr = sel_row(s);
+    if (s->first_over >= 0) {
+        int c = (int)((int64_t)s->first_over * cells / s->nrows);
+        su_put(t, w, y + 1, x + c, 1, tui_tag_attr(t, VM_TAG_BAD) | A_BOLD, "x");
+    }
+    if (sr >= 0) {
+        int c = (int)((int64_t)sr * cells / s->nrows);
+        su_put(t, w, y + 1, x + c, 1, A_BOLD, "^");
+    }
+    char l[32], h[32];
+    vm_fmt_num(l, sizeof l, lo, 8);
+    vm_fmt_num(h, sizeof h, hi, 8);
+    int used = cells + 1;
+    if (width - used > 20)
+        su_put(t, w, y, x + used, width - used, tui_tag_attr(t, VM_TAG_DIM), "%s..%s", l, h);
+}
+
+static void draw(tui *t, WINDOW *w)
+{
+    cmp_scr *s = C(t);
+    if (!s)
+        return;
+    int h, wd;
+    getmaxyx(w, h, wd);
+    int dim = tui_tag_attr(t, VM_TAG_DIM), bad = tui_tag_attr(t, VM_TAG_BAD);
+    int y = 0;
+    if (!s->res) {
+        su_put(t, w, y++, 0, wd, A_BOLD, "Compare: the NPU against the float model, layer by layer");
+        if (s->ph == PH_INFER || s->ph == PH_COMPARE) {
+            su_put(t, w, y + 1, 0, wd, 0, "%s ...", s->ph == PH_INFER
+                   ? "running the float model on the same input (golden dump)"
+                   : "comparing the dumps");
+            return;
+        }
+        if (s->err[0])
+            y += 1 + su_wrap(t, w, y + 1, 0, wd, 3, bad, s->err);
+        const char *m = float_model(t);
+        su_put(t, w, ++y, 0, wd, 0, "float model  %s", m[0] ? m : "(none: m picks one)");
+        su_put(t, w, ++y, 0, wd, 0, "NPU dump     %s", t->npu_dump[0] ? t->npu_dump
+                                                                       : "(none: run the Run step)");
+        su_put(t, w, ++y, 0, wd, 0, "thresholds   %s", t->thresholds[0] ? t->thresholds
+                                                                         : "the vendor's defaults");
+        y += 2;
+        su_wrap(t, w, y, 0, wd, 3, dim,
+                "F5 runs the float model on the Run step's input with golden dumps, then "
+                "compares every NPU task's output with its ONNX tensor.");
+        return;
+    }
+    /* summary */
+    const char *verdict = su_str(s->res, "verdict");
+    su_put(t, w, y++, 0, wd, A_BOLD, "%d layers, %d over threshold%s%s", s->nrows, s->n_over,
+           *verdict ? "; verdict: " : "", verdict);
+    /* the sparkline of cosine along the depth */
+    int c0 = su_put(t, w, y, 0, wd, dim, "cosine ");
+    draw_spark(t, s, w, y, c0, wd - c0);
+    y += 2;
+    /* the first layer over threshold and its likely cause */
+    json_t *fo = json_object_get(s->res, "first_over_threshold");
+    if (json_is_object(fo)) {
+        char line[1400];
+        snprintf(line, sizeof line, "first over threshold: %s; likely cause: %s",
+                 su_str(fo, "layer"), *su_str(fo, "likely_cause") ? su_str(fo, "likely_cause")
+                                                                  : "not named");
+        y += su_wrap(t, w, y, 0, wd, h > 30 ? 3 : 2, tui_tag_attr(t, VM_TAG_WARN), line);
+    } else if (!s->n_over) {
+        su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_GOOD), "every layer within the thresholds");
+    }
+    /* the table; the selected layer's line under it */
+    if (!s->init || s->wide != (wd >= 120))
+        build(t, s, wd);
+    su_fit_cols(&s->tb, s->tb.ncols - 1, wd, 10);
+    int foot = h - y > 6 ? 1 : 0;
+    s->tab_y = y;
+    s->tab_h = h - y - foot;
+    s->page = su_page(s->tab_h);
+    if (s->tab_h >= 2)
+        tui_draw_table(t, w, &s->tb, y, 0, s->tab_h, wd);
+    int r = sel_row(s);
+    if (foot && r >= 0) {
+        json_t *o = s->rows[r];
+        char covers[512] = "";
+        size_t k;
+        json_t *c;
+        json_array_foreach(json_object_get(o, "covers"), k, c) {
+            size_t at = strlen(covers);
+            if (json_string_value(c) && at < sizeof covers - 1)
+                snprintf(covers + at, sizeof covers - at, "%s%s", at ? ", " : "",
+                         json_string_value(c));
+        }
+        char over[128] = "";
+        json_array_foreach(json_object_get(o, "over"), k, c) {
+            size_t at = strlen(over);
+            if (json_string_value(c) && at < sizeof over - 1)
+                snprintf(over + at, sizeof over - at, "%s%s", at ? "," : "", json_string_value(c));
+        }
+        su_put(t, w, h - 1, 0, wd, over[0] ? bad : dim, "%s%s%s%s%s%s", su_str(o, "layer"),
+               over[0] ? "  over: " : "", over, covers[0] ? "  covers: " : "", covers,
+               "  (Enter: details)");
+    }
+}
+
+/* ---- the jobs ---- */
+
+/* The --input values of the Run step's recorded run (its argv), into v (each malloc'd);
+ * returns the count, or 0 with t->run_input as the one input when the run is not
+ * recorded. */
+static int run_inputs(tui *t, char **v, int max)
+{
+    int n = 0;
+    nb_db *db = NULL;
+    nb_status st = {0};
+    nb_run_row r;
+    if (t->run_id[STEP_RUN] > 0 && !nb_db_open(t->db[0] ? t->db : NULL, &db, &st) &&
+        !nb_db_get(db, t->run_id[STEP_RUN], &r, &st)) {
+        json_error_t je;
+        json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
+        json_t *av = json_object_get(p, "argv");
+        for (size_t k = 0; k < json_array_size(av) && n < max; k++) {
+            const char *a = json_string_value(json_array_get(av, k));
+            const char *val = NULL;
+            if (a && !strcmp(a, "--input"))
+                val = json_string_value(json_array_get(av, ++k));
+            else if (a && !strncmp(a, "--input=", 8))
+                val = a + 8;
+            if (val && (v[n] = strdup(val)))
+                n++;
+        }
+        json_decref(p);
+        nb_run_row_clear(&r);
+    }
+    nb_db_close(db);
+    if (!n && t->run_input[0] && (v[0] = strdup(t->run_input)))
+        n = 1;
+    return n;
+}
+
+static void run(tui *t)
+{
+    cmp_scr *s = C(t);
+    if (!s)
+        return;
+    const char *model = float_model(t);
+    if (!model[0]) {
+        tui_status(t, true, "no float model: open it in the Model step, or m here");
+        return;
+    }
+    if (!t->npu_dump[0]) {
+        tui_status(t, true, "no NPU dump: run the model first (Run step)");
+        return;
+    }
+    char *inputs[32];
+    int nin = run_inputs(t, inputs, 32);
+    if (!nin) {
+        tui_status(t, true, "the run's input is not known (a run on zeros): run again with an input");
+        return;
+    }
+    char gbase[PATH_MAX] = "", gout[PATH_MAX] = "";
+    if (!tui_workdir(t, "golden", gbase, sizeof gbase) || !gbase[0] ||
+        !tui_workdir(t, "golden_out", gout, sizeof gout) || !gout[0]) {
+        for (int i = 0; i < nin; i++)
+            free(inputs[i]);
+        tui_status(t, true, "no work folder for this model");
+        return;
+    }
+    /* a folder of its own per comparison: golden dumps of two runs must not mix */
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tmv;
+    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", localtime_r(&now, &tmv));
+    snprintf(s->golden, sizeof s->golden, "%s/run%lld_%s", gbase,
+             (long long)t->run_id[STEP_RUN], stamp);
+    for (int k = 2; access(s->golden, F_OK) == 0 && k < 100; k++)
+        snprintf(s->golden, sizeof s->golden, "%s/run%lld_%s_%d", gbase,
+                 (long long)t->run_id[STEP_RUN], stamp, k);
+    su_argv a = {0};
+    su_arg(&a, "infer");
+    su_arg(&a, "%s", model);
+    for (int i = 0; i < nin; i++) {
+        su_arg(&a, "--input");
+        /* run takes an input by index too; infer by name: one input goes without it */
+        const char *eq = strchr(inputs[i], '=');
+        bool index = eq && eq > inputs[i] && strspn(inputs[i], "0123456789") ==
+                                                 (size_t)(eq - inputs[i]);
+        su_arg(&a, "%s", index && nin == 1 ? eq + 1 : inputs[i]);
+        free(inputs[i]);
+    }
+    if (t->input_shape[0]) {
+        su_arg(&a, "--input_shape");
+        su_arg(&a, "%s", t->input_shape);
+    }
+    su_arg(&a, "--output-dir");
+    su_arg(&a, "%s", gout);
+    su_arg(&a, "--dump");
+    su_arg(&a, "%s", s->golden);
+    if (a.oom) {
+        su_argv_free(&a);
+        tui_status(t, true, "out of memory");
+        return;
+    }
+    s->err[0] = 0;
+    if (tui_run(t, STEP_COMPARE, t->run_id[STEP_RUN], a.v, "golden: infer")) {
+        s->ph = PH_INFER;
+        tui_set_state(t, STEP_COMPARE, ST_RUNNING, "golden run");
+    }
+    su_argv_free(&a);
+}
+
+static void start_compare(tui *t)
+{
+    cmp_scr *s = C(t);
+    char out[PATH_MAX] = "";
+    if (!tui_workdir(t, "compare", out, sizeof out) || !out[0]) {
+        tui_status(t, true, "no work folder for this model");
+        return;
+    }
+    su_argv a = {0};
+    su_arg(&a, "compare");
+    su_arg(&a, "file_compare");
+    su_arg(&a, "-m");
+    su_arg(&a, "%s", t->npu_dump);
+    su_arg(&a, "-g");
+    su_arg(&a, "%s", t->golden_dump);
+    su_arg(&a, "-out");
+    su_arg(&a, "%s", out);
+    if (t->thresholds[0]) {
+        su_arg(&a, "--threshold");
+        su_arg(&a, "%s", t->thresholds);
+    }
+    su_arg(&a, "--json");
+    if (a.oom) {
+        su_argv_free(&a);
+        tui_status(t, true, "out of memory");
+        return;
+    }
+    if (tui_run(t, STEP_COMPARE, t->run_id[STEP_RUN], a.v, "compare")) {
+        s->ph = PH_COMPARE;
+        tui_set_state(t, STEP_COMPARE, ST_RUNNING, "comparing");
+    } else {
+        s->ph = PH_IDLE;
+        tui_set_state(t, STEP_COMPARE, ST_FAILED, "not started");
+    }
+    su_argv_free(&a);
+}
+
+static void open_layer(tui *t)
+{
+    cmp_scr *s = C(t);
+    int r = sel_row(s);
+    if (r < 0)
+        return;
+    snprintf(s->layer, sizeof s->layer, "%s", su_str(s->rows[r], "layer"));
+    su_argv a = {0};
+    su_arg(&a, "compare");
+    su_arg(&a, "layer");
+    su_arg(&a, "-m");
+    su_arg(&a, "%s", t->npu_dump);
+    su_arg(&a, "-g");
+    su_arg(&a, "%s", t->golden_dump);
+    su_arg(&a, "--layer");
+    su_arg(&a, "%s", s->layer);
+    if (t->thresholds[0]) {
+        su_arg(&a, "--threshold");
+        su_arg(&a, "%s", t->thresholds);
+    }
+    su_arg(&a, "--json");
+    if (!a.oom && tui_run(t, STEP_COMPARE, s->compare_id, a.v, "compare layer"))
+        s->ph = PH_LAYER;
+    su_argv_free(&a);
+}
+
+/* A JSON number as text ("-" when missing). */
+static const char *jnum(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_number(v))
+        snprintf(buf, len, "%.6g", json_number_value(v));
+    else if (json_is_string(v))
+        snprintf(buf, len, "%s", json_string_value(v));
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
+/* An element's index: an array of coordinates as "[0,3,1,2]", a number as itself. */
+static const char *jindex(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_array(v)) {
+        size_t at = (size_t)snprintf(buf, len, "[");
+        size_t k;
+        json_t *e;
+        json_array_foreach(v, k, e)
+            if (at < len)
+                at += (size_t)snprintf(buf + at, len - at, "%s%lld", k ? "," : "",
+                                       (long long)json_integer_value(e));
+        if (at < len)
+            snprintf(buf + at, len - at, "]");
+        return buf;
+    }
+    return jnum(v, buf, len);
+}
+
+/* The first member of o among names (field names as the CLI may spell them). */
+static json_t *get_any(const json_t *o, const char *const *names)
+{
+    for (; *names; names++) {
+        json_t *v = json_object_get(o, *names);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+/* The layer detail of `compare layer --json` as text: metrics, the error histogram with
+ * bars, the ten worst elements, golden against NPU, the tasks it covers. */
+static void show_layer(tui *t, json_t *o)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return;
+    char a[64], b[64], c[64], d[64];
+    const char *layer = *su_str(o, "layer") ? su_str(o, "layer") : C(t)->layer;
+    fprintf(f, "%s", layer);
+    if (*su_str(o, "op_type"))
+        fprintf(f, "  (%s)", su_str(o, "op_type"));
+    json_t *sh = json_object_get(o, "shape");
+    if (sh) {
+        char s[128];
+        if (json_is_string(sh))
+            snprintf(s, sizeof s, "%s", json_string_value(sh));
+        else
+            su_shape(sh, s, sizeof s);
+        fprintf(f, "  %s", s);
+    }
+    fputc('\n', f);
+    if (*su_str(o, "golden_node"))
+        fprintf(f, "golden node: %s\n", su_str(o, "golden_node"));
+    /* the NPU tasks fused into it */
+    static const char *const cov_n[] = {"covers", "tasks", NULL};
+    json_t *cov = get_any(o, cov_n);
+    if (json_array_size(cov)) {
+        fprintf(f, "\ncovers (NPU tasks and ONNX nodes fused into this layer)\n");
+        size_t k;
+        json_t *e;
+        json_array_foreach(cov, k, e) {
+            if (json_is_string(e))
+                fprintf(f, "  %s\n", json_string_value(e));
+            else if (json_is_object(e))
+                fprintf(f, "  %s %s\n", su_str(e, "name"), su_str(e, "op_type"));
+        }
+    }
+    /* metrics */
+    json_t *m = json_object_get(o, "metrics");
+    if (json_is_object(m)) {
+        fprintf(f, "\nmetrics\n");
+        const char *k;
+        json_t *v;
+        json_object_foreach(m, k, v) {
+            if (json_is_array(v) || json_is_object(v)) {
+                char *s = json_dumps(v, JSON_COMPACT);
+                fprintf(f, "  %-28s %s\n", k, s ? s : "?");
+                free(s);
+            } else {
+                fprintf(f, "  %-28s %s\n", k, jnum(v, a, sizeof a));
+            }
+        }
+    }
+    json_t *ov = json_object_get(o, "over");
+    if (json_array_size(ov)) {
+        fprintf(f, "over threshold:");
+        size_t k;
+        json_t *e;
+        json_array_foreach(ov, k, e)
+            fprintf(f, " %s", json_string_value(e) ? json_string_value(e) : "?");
+        fputc('\n', f);
+    }
+    /* the error histogram */
+    static const char *const hist_n[] = {"histogram", "error_histogram", "hist", NULL};
+    json_t *hs = get_any(o, hist_n);
+    json_t *edges = json_object_get(hs, "edges"), *counts = json_object_get(hs, "counts");
+    if (json_array_size(counts)) {
+        const char *what = su_str(hs, "of");
+        fprintf(f, "\nerror histogram%s%s%s\n", *what ? " (" : "", what, *what ? ")" : "");
+        double maxc = 0;
+        size_t k;
+        json_t *e;
+        json_array_foreach(counts, k, e)
+            if (json_number_value(e) > maxc)
+                maxc = json_number_value(e);
+        const char *block = t->utf8 ? "\xe2\x96\x88" : "#";
+        json_array_foreach(counts, k, e) {
+            char lo[32], hi[32];
+            vm_fmt_num(lo, sizeof lo, json_number_value(json_array_get(edges, k)), 9);
+            vm_fmt_num(hi, sizeof hi, json_number_value(json_array_get(edges, k + 1)), 9);
+            fprintf(f, "  %9s .. %-9s %9.0f ", lo, hi, json_number_value(e));
+            int n = vm_bar_len(json_number_value(e), maxc, 40);
+            for (int q = 0; q < n; q++)
+                fputs(block, f);
+            fputc('\n', f);
+        }
+    }
+    /* the ten worst elements */
+    static const char *const worst_n[] = {"worst", "worst_elements", NULL};
+    json_t *worst = get_any(o, worst_n);
+    static const char *const gold_n[] = {"golden", "g", NULL};
+    static const char *const npu_n[] = {"npu", "my", "n", NULL};
+    static const char *const err_n[] = {"abs_error", "error", "abs_err", "diff", NULL};
+    static const char *const rel_n[] = {"relative_error", "rel_error", NULL};
+    static const char *const idx_n[] = {"index", "indices", "coords", NULL};
+    if (json_array_size(worst)) {
+        fprintf(f, "\nthe %zu worst elements\n  %-20s %12s %12s %12s %12s\n", json_array_size(worst),
+                "index", "golden", "NPU", "abs error", "rel error");
+        size_t k;
+        json_t *e;
+        json_array_foreach(worst, k, e) {
+            char ix[128];
+            fprintf(f, "  %-20s %12s %12s %12s %12s\n", jindex(get_any(e, idx_n), ix, sizeof ix),
+                    jnum(get_any(e, gold_n), a, sizeof a), jnum(get_any(e, npu_n), b, sizeof b),
+                    jnum(get_any(e, err_n), c, sizeof c), jnum(get_any(e, rel_n), d, sizeof d));
+        }
+    }
+    /* golden against NPU, side by side */
+    static const char *const side_n[] = {"first", "side_by_side", "values", NULL};
+    json_t *side = get_any(o, side_n);
+    if (json_array_size(side)) {
+        fprintf(f, "\nthe first %zu elements, golden against NPU\n  %-20s %12s %12s %12s\n",
+                json_array_size(side), "index", "golden", "NPU", "error");
+        size_t k;
+        json_t *e;
+        json_array_foreach(side, k, e) {
+            char ix[128];
+            json_t *iv = get_any(e, idx_n);
+            if (!iv)
+                snprintf(ix, sizeof ix, "%zu", k);
+            fprintf(f, "  %-20s %12s %12s %12s\n", iv ? jindex(iv, ix, sizeof ix) : ix,
+                    jnum(get_any(e, gold_n), a, sizeof a), jnum(get_any(e, npu_n), b, sizeof b),
+                    jnum(get_any(e, err_n), c, sizeof c));
+        }
+    }
+    if (*su_str(o, "likely_cause"))
+        fprintf(f, "\nlikely cause: %s\n", su_str(o, "likely_cause"));
+    fclose(f);
+    char title[96];
+    snprintf(title, sizeof title, "layer %.80s", layer);
+    tui_show_text(t, title, text ? text : "");
+    free(text);
+}
+
+static void job_done(tui *t, tui_job *j)
+{
+    cmp_scr *s = C(t);
+    if (!s)
+        return;
+    phase ph = s->ph;
+    s->ph = PH_IDLE;
+    char err[512] = "";
+    if (ph == PH_INFER) {
+        if (j->cancelled || j->status != 0) {
+            snprintf(s->err, sizeof s->err, "the golden run failed: %s",
+                     j->cancelled ? "cancelled" : tui_job_error(j));
+            tui_status(t, true, "%s", s->err);
+            tui_set_state(t, STEP_COMPARE, ST_FAILED, "golden failed");
+            return;
+        }
+        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", s->golden);
+        start_compare(t);
+        return;
+    }
+    if (ph == PH_LAYER) {
+        json_t *o = su_job_json(j, err, sizeof err);
+        if (!o) {
+            tui_status(t, true, "compare layer: %s", err);
+            return;
+        }
+        show_layer(t, o);
+        json_decref(o);
+        return;
+    }
+    json_t *o = su_job_json(j, err, sizeof err);
+    if (!o) {
+        snprintf(s->err, sizeof s->err, "compare failed: %s", err);
+        tui_status(t, true, "%s", s->err);
+        tui_set_state(t, STEP_COMPARE, ST_FAILED, j->cancelled ? "cancelled" : "failed");
+        return;
+    }
+    s->err[0] = 0;
+    if (j->run_id > 0) {
+        t->run_id[STEP_COMPARE] = j->run_id;
+        s->compare_id = j->run_id;
+    }
+    take_result(t, s, o);
+    char note[96];
+    if (s->n_over) {
+        snprintf(note, sizeof note, "%d over threshold", s->n_over);
+        tui_set_state(t, STEP_COMPARE, ST_WARN, note);
+        json_t *fo = json_object_get(o, "first_over_threshold");
+        tui_status(t, false, "%d of %d layers over threshold; first: %s", s->n_over, s->nrows,
+                   su_str(fo, "layer"));
+    } else {
+        snprintf(note, sizeof note, "%d layers ok", s->nrows);
+        tui_set_state(t, STEP_COMPARE, ST_OK, note);
+        tui_status(t, false, "every one of %d layers within the thresholds", s->nrows);
+    }
+}
+
+static bool key(tui *t, int ch)
+{
+    cmp_scr *s = C(t);
+    if (!s)
+        return false;
+    switch (ch) {
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        if (s->res)
+            open_layer(t);
+        return true;
+    case 'm': {
+        char start[PATH_MAX] = "", path[PATH_MAX] = "";
+        if (!getcwd(start, sizeof start))
+            snprintf(start, sizeof start, ".");
+        if (tui_pick_file(t, "The float model (golden)", start, ".onnx", false, path, sizeof path))
+            snprintf(s->model, sizeof s->model, "%s", path);
+        return true;
+    }
+    case 'x': /* back to the first layer over threshold */
+        if (s->init && s->first_over >= 0)
+            for (int p = 0; p < s->tb.nrows; p++)
+                if (vm_table_row_of(&s->tb, p) == s->first_over)
+                    vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+        return true;
+    case 'w': /* the next layer over threshold, in display order */
+        if (s->init)
+            for (int p = s->tb.sel + 1; p < s->tb.nrows; p++) {
+                int r = vm_table_row_of(&s->tb, p);
+                if (r >= 0 && r < s->nrows && json_array_size(json_object_get(s->rows[r], "over"))) {
+                    vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+                    break;
+                }
+            }
+        return true;
+    }
+    if (!s->init)
+        return false;
+    return tui_table_key(t, &s->tb, ch, s->page > 0 ? s->page : 10);
+}
+
+static void mouse(tui *t, int y, int x)
+{
+    (void)x;
+    cmp_scr *s = C(t);
+    if (s && s->init && s->tab_h >= 2)
+        su_table_click(&s->tb, y, s->tab_y, s->tab_h);
+}
+
+static void cleanup(tui *t)
+{
+    cmp_scr *s = t->scr[STEP_COMPARE];
+    if (!s)
+        return;
+    clear_result(s);
+    if (s->init)
+        vm_table_free(&s->tb);
+    free(s);
+    t->scr[STEP_COMPARE] = NULL;
+}
+
+static const tui_keyhelp help[] = {
+    {"F5, r", "golden run of the float model on the run's input, then the comparison"},
+    {"Enter", "the layer: error histogram, ten worst elements, golden vs NPU, fused tasks"},
+    {"x", "back to the first layer over threshold"},
+    {"w", "the next layer over threshold"},
+    {"m", "pick the float model when none is open"},
+    {"arrows j k PgUp PgDn", "move"},
+    {"< > s", "sort by another column, reverse (sparkline stays in network order)"},
+    {"/ n N", "search layers, next, previous"},
+    {NULL, NULL},
+};
+
+const tui_screen scr_compare = {
+    .title = "Compare",
+    .draw = draw,
+    .key = key,
+    .run = run,
+    .job_done = job_done,
+    .mouse = mouse,
+    .help = help,
+    .cleanup = cleanup,
+};
