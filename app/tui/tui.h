@@ -139,6 +139,9 @@ void tui_goto(tui *t, int step);
 const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len);
 /* Redraws everything now (e.g. before a blocking dialog). */
 void tui_redraw(tui *t);
+/* Reads what the running job wrote so far, without finishing it (the main loop does that):
+ * dialogs call it while they wait for a key, so that a child never blocks on a full pipe. */
+void tui_tick(tui *t);
 
 /* ---- widgets (widgets.c) ---- */
 
@@ -174,5 +177,8 @@ bool tui_confirm(tui *t, const char *question);
 
 /* Colour pair attribute for a VM_TAG_* (A_BOLD etc. when monochrome). */
 int tui_tag_attr(const tui *t, int tag);
+/* Text s at (y, x) of w in at most width cells with attribute attr; control bytes (and
+ * anything not ASCII when the terminal is not UTF-8) show as '?'. Returns the cells drawn. */
+int tui_put(const tui *t, WINDOW *w, int y, int x, int width, int attr, const char *s);
 
 #endif

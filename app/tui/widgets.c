@@ -1,19 +1,1266 @@
-/* nanobench TUI: widgets (stub until written). */
+/* nanobench TUI: widgets. The table view and its keys, forms (libform), the status-line
+ * prompt, the file picker (libmenu over vm_list_dir), the text viewer and the yes/no
+ * question (panels). Every modal loop keeps reading the running job (tui_tick) and
+ * redraws the frame under it, so a resize or a job's progress shows while it waits. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include <ncursesw/form.h>
+#include <ncursesw/menu.h>
+#include <ncursesw/panel.h>
+
 #include "tui.h"
+
+#define KEY_ESC 27
+
+/* ---- text ---- */
+
+int tui_put(const tui *t, WINDOW *w, int y, int x, int width, int attr, const char *s)
+{
+    if (width <= 0 || !s || !w)
+        return 0;
+    wattr_on(w, (attr_t)attr, NULL);
+    wmove(w, y, x);
+    int cells = 0;
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    while (*s && cells < width) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x80 || !t->utf8) {
+            waddch(w, (chtype)(c >= 0x20 && c < 0x7f ? c : '?'));
+            cells++;
+            s++;
+            continue;
+        }
+        wchar_t wc;
+        size_t n = mbrtowc(&wc, s, strlen(s), &ms);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+            memset(&ms, 0, sizeof ms);
+            waddch(w, '?');
+            cells++;
+            s++;
+            continue;
+        }
+        int cw = wcwidth(wc);
+        if (cw < 0) {
+            wc = L'?';
+            cw = 1;
+        }
+        if (cells + cw > width)
+            break;
+        waddnwstr(w, &wc, 1);
+        cells += cw;
+        s += n;
+    }
+    wattr_off(w, (attr_t)attr, NULL);
+    return cells;
+}
+
+/* the cells s takes on the terminal (as tui_put draws it) */
+static int text_cells(const tui *t, const char *s)
+{
+    int cells = 0;
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    while (*s) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x80 || !t->utf8) {
+            cells++;
+            s++;
+            continue;
+        }
+        wchar_t wc;
+        size_t n = mbrtowc(&wc, s, strlen(s), &ms);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+            memset(&ms, 0, sizeof ms);
+            cells++;
+            s++;
+            continue;
+        }
+        int cw = wcwidth(wc);
+        cells += cw < 0 ? 1 : cw;
+        s += n;
+    }
+    return cells;
+}
+
+/* word-wraps text into lines of at most width cells (ASCII measure); up to max lines into
+   out[max][256]; returns the count */
+static int wrap(const char *text, int width, char out[][256], int max)
+{
+    int n = 0;
+    if (width < 8)
+        width = 8;
+    if (width > 255)
+        width = 255;
+    const char *s = text ? text : "";
+    while (*s && n < max) {
+        while (*s == ' ')
+            s++;
+        int len = (int)strlen(s);
+        int take = len <= width ? len : width;
+        if (len > width) {
+            int b = take;
+            while (b > 0 && s[b] != ' ')
+                b--;
+            if (b > width / 3)
+                take = b;
+        }
+        const char *nl = memchr(s, '\n', (size_t)take);
+        if (nl)
+            take = (int)(nl - s);
+        if (n == max - 1 && (int)strlen(s) > take && take >= 3) { /* the last line: ... */
+            take = take > width - 3 ? width - 3 : take;
+            snprintf(out[n], 256, "%.*s...", take, s);
+            return n + 1;
+        }
+        snprintf(out[n++], 256, "%.*s", take, s);
+        s += take;
+        if (*s == '\n')
+            s++;
+    }
+    return n;
+}
+
+int tui_tag_attr(const tui *t, int tag)
+{
+    if (t && t->color)
+        switch (tag) {
+        case VM_TAG_GOOD:
+            return (int)COLOR_PAIR(CP_GOOD);
+        case VM_TAG_WARN:
+            return (int)COLOR_PAIR(CP_WARN);
+        case VM_TAG_BAD:
+            return (int)(COLOR_PAIR(CP_BAD) | A_BOLD);
+        case VM_TAG_DIM:
+            return (int)COLOR_PAIR(CP_DIM);
+        default:
+            return 0;
+        }
+    switch (tag) {
+    case VM_TAG_WARN:
+        return A_UNDERLINE;
+    case VM_TAG_BAD:
+        return A_BOLD;
+    case VM_TAG_DIM:
+        return A_DIM;
+    default:
+        return 0;
+    }
+}
+
+/* ---- modal helpers ---- */
+
+/* a key for a modal widget: waits in steps of 100 ms, reading the running job and redrawing
+   the frame (and the widgets' panels) between; *wc takes a character (returns OK) or a key
+   code (KEY_CODE_YES) */
+static int modal_key(tui *t, wint_t *wc)
+{
+    wtimeout(stdscr, 100);
+    int r = wget_wch(stdscr, wc);
+    if (r == ERR) {
+        tui_tick(t);
+        return ERR;
+    }
+    if (r == OK && *wc == '\r')
+        *wc = '\n';
+    return r;
+}
+
+static bool is_enter(int r, wint_t wc)
+{
+    return (r == OK && (wc == '\n' || wc == '\r')) || (r == KEY_CODE_YES && wc == KEY_ENTER);
+}
+
+static bool is_backspace(int r, wint_t wc)
+{
+    return (r == OK && (wc == 127 || wc == 8)) || (r == KEY_CODE_YES && wc == KEY_BACKSPACE);
+}
+
+/* a framed window centred on the screen, in a panel on top */
+static WINDOW *modal_open(int h, int w, PANEL **p)
+{
+    if (h > LINES)
+        h = LINES;
+    if (w > COLS)
+        w = COLS;
+    if (h < 3)
+        h = 3;
+    if (w < 10)
+        w = 10;
+    WINDOW *win = newwin(h, w, (LINES - h) / 2, (COLS - w) / 2);
+    if (!win)
+        return NULL;
+    *p = new_panel(win);
+    if (!*p) {
+        delwin(win);
+        return NULL;
+    }
+    return win;
+}
+
+static void modal_close(tui *t, WINDOW *win, PANEL *p)
+{
+    if (p)
+        del_panel(p);
+    if (win)
+        delwin(win);
+    curs_set(0);
+    tui_redraw(t);
+}
+
+/* the box and its title */
+static void modal_frame(const tui *t, WINDOW *win, const char *title)
+{
+    int wd = getmaxx(win);
+    int a = t->color ? (int)COLOR_PAIR(CP_TITLE) : 0;
+    wattr_on(win, (attr_t)a, NULL);
+    box(win, 0, 0);
+    wattr_off(win, (attr_t)a, NULL);
+    if (title && *title) {
+        mvwaddch(win, 0, 2, ' ');
+        int n = tui_put(t, win, 0, 3, wd - 6, A_BOLD, title);
+        mvwaddch(win, 0, 3 + n, ' ');
+    }
+}
+
+/* keeps a modal window on the screen after a resize */
+static void modal_recentre(WINDOW *win, PANEL *p)
+{
+    int h, w;
+    getmaxyx(win, h, w);
+    int y = (LINES - h) / 2, x = (COLS - w) / 2;
+    move_panel(p, y < 0 ? 0 : y, x < 0 ? 0 : x);
+}
+
+/* ---- the table ---- */
 
 void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, int wd)
 {
-    (void)t, (void)w, (void)tb, (void)y, (void)x, (void)h, (void)wd;
+    if (!w || h <= 0 || wd <= 0 || tb->ncols <= 0)
+        return;
+    int cx[VM_MAX_COLS], cw[VM_MAX_COLS], nvis = 0, pos = 0;
+    for (int c = 0; c < tb->ncols && pos < wd; c++) {
+        int width = tb->cols[c].width;
+        if (width < 1)
+            width = 1;
+        if (pos + width > wd)
+            width = wd - pos;
+        cx[nvis] = pos;
+        cw[nvis] = width;
+        nvis++;
+        pos += width + 1;
+    }
+    /* the header */
+    int ha = t->color ? (int)(COLOR_PAIR(CP_TITLE) | A_BOLD) : (int)(A_BOLD | A_UNDERLINE);
+    wattr_on(w, (attr_t)ha, NULL);
+    mvwhline(w, y, x, ' ', wd);
+    wattr_off(w, (attr_t)ha, NULL);
+    for (int c = 0; c < nvis; c++) {
+        char title[40];
+        const vm_col *col = &tb->cols[c];
+        if (tb->sort_col == c)
+            snprintf(title, sizeof title, "%s%c", col->title, tb->sort_desc ? 'v' : '^');
+        else
+            snprintf(title, sizeof title, "%s", col->title);
+        int n = text_cells(t, title);
+        int off = col->numeric && n < cw[c] ? cw[c] - n : 0;
+        tui_put(t, w, y, x + cx[c] + off, cw[c] - off, ha, title);
+    }
+    if (tb->nrows == 0) {
+        if (h > 1)
+            tui_put(t, w, y + 1, x, wd, tui_tag_attr(t, VM_TAG_DIM), "(no rows)");
+        return;
+    }
+    int sela = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
+    for (int i = 0; i < h - 1; i++) {
+        int p = tb->top + i;
+        if (p < 0 || p >= tb->nrows)
+            break;
+        int row = tb->order[p];
+        bool sel = p == tb->sel;
+        int ra = tui_tag_attr(t, tb->tags[row]);
+        int ry = y + 1 + i;
+        if (sel) {
+            wattr_on(w, (attr_t)sela, NULL);
+            mvwhline(w, ry, x, ' ', wd);
+            wattr_off(w, (attr_t)sela, NULL);
+        }
+        for (int c = 0; c < nvis; c++) {
+            const char *s = tb->cells[row * tb->ncols + c];
+            if (!s)
+                s = "";
+            int ct = tb->celltags[row * tb->ncols + c];
+            int a = ct ? tui_tag_attr(t, ct) : ra;
+            if (sel)
+                a = sela | (ct == VM_TAG_BAD || (!ct && tb->tags[row] == VM_TAG_BAD) ? A_BOLD : 0);
+            int n = text_cells(t, s);
+            int off = tb->cols[c].numeric && n < cw[c] ? cw[c] - n : 0;
+            int drawn = tui_put(t, w, ry, x + cx[c] + off, cw[c] - off, a, s);
+            /* monochrome: a mark after a cell over its threshold */
+            int mx = cx[c] + off + drawn;
+            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd &&
+                (c + 1 >= nvis || mx < cx[c + 1]))
+                tui_put(t, w, ry, x + mx, 1, sel ? sela : (int)A_BOLD, ct == VM_TAG_BAD ? "!" : "~");
+        }
+    }
 }
-bool tui_table_key(tui *t, vm_table *tb, int ch, int page) { (void)t, (void)tb, (void)ch, (void)page; return false; }
-bool tui_form(tui *t, const char *title, tui_field *fields, int n) { (void)t, (void)title, (void)fields, (void)n; return false; }
-bool tui_prompt(tui *t, const char *label, char *buf, size_t len) { (void)t, (void)label, (void)buf, (void)len; return false; }
+
+static void search(tui *t, vm_table *tb, int dir, int page)
+{
+    if (!tb->search[0]) {
+        tui_status(t, true, "no search yet: / searches");
+        return;
+    }
+    int pos = vm_table_find(tb, tb->search, tb->sel, dir);
+    if (pos < 0) {
+        tui_status(t, true, "not found: %s", tb->search);
+        return;
+    }
+    vm_table_select(tb, pos, page);
+    tui_status(t, false, "/%s: row %d of %d", tb->search, pos + 1, tb->nrows);
+}
+
+bool tui_table_key(tui *t, vm_table *tb, int ch, int page)
+{
+    if (page < 1)
+        page = 1;
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        vm_table_move(tb, -1, page);
+        return true;
+    case KEY_DOWN:
+    case 'j':
+        vm_table_move(tb, 1, page);
+        return true;
+    case KEY_PPAGE:
+        vm_table_move(tb, -page, page);
+        return true;
+    case KEY_NPAGE:
+    case ' ':
+        vm_table_move(tb, page, page);
+        return true;
+    case KEY_HOME:
+    case 'g':
+        vm_table_select(tb, 0, page);
+        return true;
+    case KEY_END:
+    case 'G':
+        vm_table_select(tb, tb->nrows - 1, page);
+        return true;
+    case '<':
+    case '>': {
+        if (tb->ncols <= 0)
+            return true;
+        int c = tb->sort_col;
+        if (ch == '>')
+            c = c + 1 >= tb->ncols ? -1 : c + 1;
+        else
+            c = c < 0 ? tb->ncols - 1 : c - 1;
+        vm_table_sort(tb, c, tb->sort_desc);
+        vm_table_select(tb, tb->sel, page);
+        if (c < 0)
+            tui_status(t, false, "in network order");
+        else
+            tui_status(t, false, "sorted by %s (%s; s reverses)", tb->cols[c].title,
+                       tb->sort_desc ? "descending" : "ascending");
+        return true;
+    }
+    case 's':
+        if (tb->sort_col < 0) {
+            tui_status(t, false, "no sort column: < and > choose one");
+            return true;
+        }
+        vm_table_sort(tb, tb->sort_col, !tb->sort_desc);
+        vm_table_select(tb, tb->sel, page);
+        tui_status(t, false, "sorted by %s (%s)", tb->cols[tb->sort_col].title,
+                   tb->sort_desc ? "descending" : "ascending");
+        return true;
+    case '/': {
+        char buf[sizeof tb->search];
+        snprintf(buf, sizeof buf, "%s", tb->search);
+        if (!tui_prompt(t, "Search: ", buf, sizeof buf) || !buf[0])
+            return true;
+        snprintf(tb->search, sizeof tb->search, "%s", buf);
+        search(t, tb, 1, page);
+        return true;
+    }
+    case 'n':
+        search(t, tb, 1, page);
+        return true;
+    case 'N':
+        search(t, tb, -1, page);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---- the prompt ---- */
+
+bool tui_prompt(tui *t, const char *label, char *buf, size_t len)
+{
+    if (!len)
+        return false;
+    enum { MAXW = 1024 };
+    wchar_t wb[MAXW + 1];
+    size_t n = mbstowcs(wb, buf, MAXW);
+    if (n == (size_t)-1) { /* not valid in this locale: start empty */
+        n = 0;
+    }
+    wb[n] = 0;
+    size_t cur = n;
+    bool ok = false;
+    curs_set(1);
+    for (;;) {
+        tui_redraw(t);
+        WINDOW *w = t->statusw;
+        if (w) {
+            int wd = getmaxx(w);
+            werase(w);
+            int lw = tui_put(t, w, 0, 0, wd / 2, A_BOLD, label);
+            int room = wd - lw - 1;
+            /* the text, scrolled so that the cursor shows */
+            size_t start = 0;
+            int cells = 0;
+            for (size_t i = cur; i > 0; i--) {
+                int cw = wcwidth(wb[i - 1]);
+                cells += cw < 1 ? 1 : cw;
+                if (cells >= room) {
+                    start = i;
+                    break;
+                }
+            }
+            wmove(w, 0, lw);
+            int cx = lw;
+            for (size_t i = start; i < n && getcurx(w) < wd - 1; i++) {
+                wchar_t c = wb[i];
+                if (c < 0x20 || c == 0x7f || (!t->utf8 && c > 0x7e))
+                    c = L'?';
+                if (i == cur)
+                    cx = getcurx(w);
+                waddnwstr(w, &c, 1);
+            }
+            if (cur == n)
+                cx = getcurx(w);
+            wmove(w, 0, cx);
+            wnoutrefresh(w);
+            doupdate();
+        }
+        wint_t wc;
+        int r = modal_key(t, &wc);
+        if (r == ERR)
+            continue;
+        if (is_enter(r, wc)) {
+            size_t m = wcstombs(buf, wb, len - 1);
+            if (m == (size_t)-1)
+                m = 0;
+            buf[m < len ? m : len - 1] = 0;
+            ok = true;
+            break;
+        }
+        if (r == OK && wc == KEY_ESC)
+            break;
+        if (is_backspace(r, wc)) {
+            if (cur > 0) {
+                memmove(wb + cur - 1, wb + cur, (n - cur + 1) * sizeof *wb);
+                cur--;
+                n--;
+            }
+        } else if (r == KEY_CODE_YES) {
+            switch (wc) {
+            case KEY_LEFT:
+                if (cur > 0)
+                    cur--;
+                break;
+            case KEY_RIGHT:
+                if (cur < n)
+                    cur++;
+                break;
+            case KEY_HOME:
+                cur = 0;
+                break;
+            case KEY_END:
+                cur = n;
+                break;
+            case KEY_DC:
+                if (cur < n) {
+                    memmove(wb + cur, wb + cur + 1, (n - cur) * sizeof *wb);
+                    n--;
+                }
+                break;
+            default:
+                break;
+            }
+        } else if (r == OK && wc == 21) { /* ^U */
+            n = cur = 0;
+            wb[0] = 0;
+        } else if (r == OK && wc == 1) { /* ^A */
+            cur = 0;
+        } else if (r == OK && wc == 5) { /* ^E */
+            cur = n;
+        } else if (r == OK && wc >= 0x20 && wc != 0x7f && n < MAXW) {
+            /* the multibyte text must still fit len */
+            char tmp[MB_LEN_MAX * (MAXW + 1)];
+            wb[n] = 0;
+            size_t m = wcstombs(tmp, wb, sizeof tmp);
+            char one[MB_LEN_MAX];
+            int ol = wctomb(one, (wchar_t)wc);
+            if (m != (size_t)-1 && ol > 0 && m + (size_t)ol < len) {
+                memmove(wb + cur + 1, wb + cur, (n - cur + 1) * sizeof *wb);
+                wb[cur++] = (wchar_t)wc;
+                n++;
+            }
+        }
+    }
+    curs_set(0);
+    tui_redraw(t);
+    return ok;
+}
+
+/* ---- yes / no ---- */
+
+bool tui_confirm(tui *t, const char *question)
+{
+    char lines[4][256];
+    int w = COLS - 4 < 60 ? COLS - 4 : 60;
+    int nl = wrap(question, w - 4, lines, 4);
+    PANEL *p = NULL;
+    WINDOW *win = modal_open(nl + 4, w, &p);
+    if (!win)
+        return false;
+    bool yes = false;
+    for (;;) {
+        werase(win);
+        modal_frame(t, win, "Confirm");
+        for (int i = 0; i < nl; i++)
+            tui_put(t, win, 1 + i, 2, w - 4, A_BOLD, lines[i]);
+        tui_put(t, win, nl + 2, 2, w - 4, 0, "y: yes    n / Esc: no");
+        tui_redraw(t);
+        wint_t wc;
+        int r = modal_key(t, &wc);
+        if (r == ERR)
+            continue;
+        if (r == KEY_CODE_YES && wc == KEY_RESIZE) {
+            modal_recentre(win, p);
+            continue;
+        }
+        if (r == OK && (wc == 'y' || wc == 'Y')) {
+            yes = true;
+            break;
+        }
+        if (r == OK && (wc == 'n' || wc == 'N' || wc == 'q' || wc == KEY_ESC))
+            break;
+    }
+    modal_close(t, win, p);
+    return yes;
+}
+
+/* ---- the text viewer ---- */
+
+void tui_show_text(tui *t, const char *title, const char *text)
+{
+    /* the lines, tabs as spaces */
+    size_t tl = strlen(text ? text : "");
+    char *copy = malloc(tl * 4 + 2);
+    if (!copy)
+        return;
+    size_t o = 0;
+    for (size_t i = 0; i < tl; i++) {
+        if (text[i] == '\t') {
+            do
+                copy[o++] = ' ';
+            while (o % 4);
+        } else if (text[i] != '\r')
+            copy[o++] = text[i];
+    }
+    copy[o] = 0;
+    int nlines = 1;
+    for (size_t i = 0; i < o; i++)
+        nlines += copy[i] == '\n';
+    if (o && copy[o - 1] == '\n')
+        nlines--;
+    char **lines = malloc((size_t)(nlines > 0 ? nlines : 1) * sizeof *lines);
+    if (!lines) {
+        free(copy);
+        return;
+    }
+    int maxw = 0;
+    {
+        char *s = copy;
+        for (int i = 0; i < nlines; i++) {
+            lines[i] = s;
+            char *nl = strchr(s, '\n');
+            if (nl) {
+                *nl = 0;
+                s = nl + 1;
+            } else
+                s += strlen(s);
+            int c = text_cells(t, lines[i]);
+            if (c > maxw)
+                maxw = c;
+        }
+    }
+    int top = 0, left = 0;
+    PANEL *p = NULL;
+    WINDOW *win = NULL;
+    int wh = 0, ww = 0;
+    for (;;) {
+        int want_h = nlines + 3 > LINES - 2 ? LINES - 2 : nlines + 3;
+        int want_w = maxw + 4 > COLS - 2 ? COLS - 2 : maxw + 4;
+        if (want_w < 50)
+            want_w = COLS - 2 < 50 ? COLS - 2 : 50;
+        if (want_h < 5)
+            want_h = 5;
+        if (!win || want_h != wh || want_w != ww) { /* first time, or a resize */
+            if (win)
+                del_panel(p), delwin(win);
+            win = modal_open(want_h, want_w, &p);
+            if (!win)
+                break;
+            getmaxyx(win, wh, ww);
+        }
+        int page = wh - 3;
+        if (page < 1)
+            page = 1;
+        if (top > nlines - page)
+            top = nlines - page;
+        if (top < 0)
+            top = 0;
+        if (left < 0)
+            left = 0;
+        werase(win);
+        modal_frame(t, win, title);
+        for (int i = 0; i < page && top + i < nlines; i++) {
+            const char *s = lines[top + i];
+            /* skip left characters */
+            for (int k = 0; k < left && *s; k++) {
+                unsigned char c = (unsigned char)*s;
+                int n = 1;
+                if (c >= 0x80 && t->utf8) {
+                    int m = mblen(s, MB_LEN_MAX);
+                    n = m > 0 ? m : 1;
+                }
+                s += n;
+            }
+            tui_put(t, win, 1 + i, 2, ww - 4, 0, s);
+        }
+        char foot[96];
+        if (nlines > page)
+            snprintf(foot, sizeof foot, " %d-%d of %d  arrows scroll  q/Esc close ", top + 1,
+                     top + page < nlines ? top + page : nlines, nlines);
+        else
+            snprintf(foot, sizeof foot, " q/Esc close ");
+        tui_put(t, win, wh - 1, ww - 2 - (int)strlen(foot) > 1 ? ww - 2 - (int)strlen(foot) : 1,
+                ww - 2, tui_tag_attr(t, VM_TAG_DIM), foot);
+        tui_redraw(t);
+        wint_t wc;
+        int r = modal_key(t, &wc);
+        if (r == ERR)
+            continue;
+        if (r == KEY_CODE_YES) {
+            switch (wc) {
+            case KEY_RESIZE:
+                continue;
+            case KEY_UP:
+                top--;
+                continue;
+            case KEY_DOWN:
+                top++;
+                continue;
+            case KEY_PPAGE:
+                top -= page;
+                continue;
+            case KEY_NPAGE:
+                top += page;
+                continue;
+            case KEY_HOME:
+                top = 0;
+                continue;
+            case KEY_END:
+                top = nlines;
+                continue;
+            case KEY_LEFT:
+                left -= 8;
+                continue;
+            case KEY_RIGHT:
+                left += 8;
+                continue;
+            case KEY_MOUSE: {
+                MEVENT ev;
+                if (getmouse(&ev) == OK) {
+                    if (ev.bstate & BUTTON4_PRESSED)
+                        top -= 3;
+#ifdef BUTTON5_PRESSED
+                    else if (ev.bstate & BUTTON5_PRESSED)
+                        top += 3;
+#endif
+                }
+                continue;
+            }
+            default:
+                break;
+            }
+        } else if (r == OK) {
+            switch (wc) {
+            case 'k':
+                top--;
+                continue;
+            case 'j':
+                top++;
+                continue;
+            case ' ':
+                top += page;
+                continue;
+            case 'b':
+                top -= page;
+                continue;
+            case 'g':
+                top = 0;
+                continue;
+            case 'G':
+                top = nlines;
+                continue;
+            case 'h':
+                left -= 8;
+                continue;
+            case 'l':
+                left += 8;
+                continue;
+            default:
+                break;
+            }
+        }
+        break; /* q, Esc, Enter, any other key */
+    }
+    modal_close(t, win, p);
+    free(lines);
+    free(copy);
+}
+
+/* ---- forms ---- */
+
+bool tui_form(tui *t, const char *title, tui_field *fields, int n)
+{
+    if (n <= 0)
+        return false;
+    int W = COLS - 4 > 78 ? 78 : COLS - 4;
+    if (W < 30)
+        W = COLS;
+    int L = 0;
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen(fields[i].label ? fields[i].label : "");
+        if (l > L)
+            L = l;
+    }
+    if (L > W / 3)
+        L = W / 3;
+    int hint_lines = 3;
+    int H = n + 6 + hint_lines; /* border, fields, blank, hint, blank, keys, border */
+    if (H > LINES) {
+        hint_lines = LINES - n - 6;
+        if (hint_lines < 0)
+            hint_lines = 0;
+        H = n + 6 + hint_lines;
+    }
+    PANEL *p = NULL;
+    WINDOW *win = modal_open(H, W, &p);
+    if (!win)
+        return false;
+    int fw = W - L - 6;
+    if (fw < 4)
+        fw = 4;
+    WINDOW *sub = derwin(win, n, fw, 1, L + 4);
+    FIELD **ff = calloc((size_t)n + 1, sizeof *ff);
+    FORM *form = NULL;
+    bool ok = false, built = sub && ff;
+    for (int i = 0; built && i < n; i++) {
+        ff[i] = new_field(1, fw, i, 0, 0, 0);
+        if (!ff[i]) {
+            built = false;
+            break;
+        }
+        field_opts_off(ff[i], O_AUTOSKIP | O_STATIC);
+        set_max_field(ff[i], fields[i].len > 1 ? (int)fields[i].len - 1 : 1);
+        set_field_buffer(ff[i], 0, fields[i].value ? fields[i].value : "");
+    }
+    if (built) {
+        form = new_form(ff);
+        built = form && set_form_win(form, win) == E_OK && set_form_sub(form, sub) == E_OK &&
+                post_form(form) == E_OK;
+    }
+    if (!built) {
+        tui_status(t, true, "%s: the form does not fit this terminal", title ? title : "form");
+        goto out;
+    }
+    form_driver(form, REQ_END_LINE);
+    curs_set(1);
+    int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
+    for (;;) {
+        int cur = field_index(current_field(form));
+        for (int i = 0; i < n; i++)
+            set_field_back(ff[i], (chtype)(i == cur ? cur_a : (int)A_UNDERLINE));
+        /* the frame around the form's fields */
+        modal_frame(t, win, title);
+        for (int i = 0; i < n; i++) {
+            mvwhline(win, 1 + i, 1, ' ', L + 3); /* the labels' part: the fields are the form's */
+            tui_put(t, win, 1 + i, 2, L, i == cur ? A_BOLD : 0, fields[i].label ? fields[i].label : "");
+        }
+        for (int i = n + 1; i < H - 1; i++)
+            mvwhline(win, i, 1, ' ', W - 2);
+        char hl[6][256];
+        int nh = hint_lines ? wrap(fields[cur].hint, W - 4, hl, hint_lines) : 0;
+        for (int i = 0; i < nh; i++)
+            tui_put(t, win, n + 2 + i, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM), hl[i]);
+        tui_put(t, win, H - 2, 2, W - 4, 0,
+                "Tab/arrows: field  Enter: next (last: OK)  F10: OK  Esc: cancel");
+        tui_redraw(t);
+        pos_form_cursor(form);
+        wnoutrefresh(win);
+        doupdate();
+        wint_t wc;
+        int r = modal_key(t, &wc);
+        if (r == ERR)
+            continue;
+        if (r == OK && wc == KEY_ESC)
+            break;
+        if ((r == KEY_CODE_YES && wc == KEY_F(10)) || (is_enter(r, wc) && cur == n - 1)) {
+            form_driver(form, REQ_VALIDATION);
+            ok = true;
+            break;
+        }
+        if (is_enter(r, wc) || (r == OK && wc == '\t') ||
+            (r == KEY_CODE_YES && wc == KEY_DOWN)) {
+            form_driver(form, REQ_NEXT_FIELD);
+            form_driver(form, REQ_END_LINE);
+            continue;
+        }
+        if (is_backspace(r, wc)) {
+            form_driver(form, REQ_DEL_PREV);
+            continue;
+        }
+        if (r == KEY_CODE_YES) {
+            switch (wc) {
+            case KEY_BTAB:
+            case KEY_UP:
+                form_driver(form, REQ_PREV_FIELD);
+                form_driver(form, REQ_END_LINE);
+                break;
+            case KEY_LEFT:
+                form_driver(form, REQ_PREV_CHAR);
+                break;
+            case KEY_RIGHT:
+                form_driver(form, REQ_NEXT_CHAR);
+                break;
+            case KEY_HOME:
+                form_driver(form, REQ_BEG_LINE);
+                break;
+            case KEY_END:
+                form_driver(form, REQ_END_LINE);
+                break;
+            case KEY_DC:
+                form_driver(form, REQ_DEL_CHAR);
+                break;
+            case KEY_RESIZE:
+                modal_recentre(win, p);
+                break;
+            case KEY_MOUSE: {
+                MEVENT ev;
+                if (getmouse(&ev) == OK && wenclose(win, ev.y, ev.x)) {
+                    int row = ev.y - getbegy(win) - 1;
+                    if (row >= 0 && row < n) {
+                        set_current_field(form, ff[row]);
+                        form_driver(form, REQ_END_LINE);
+                    }
+                }
+                break;
+            }
+            default:
+                break;
+            }
+            continue;
+        }
+        if (r == OK) {
+            if (wc == 21) /* ^U */
+                form_driver(form, REQ_CLR_FIELD);
+            else if (wc == 1)
+                form_driver(form, REQ_BEG_LINE);
+            else if (wc == 5)
+                form_driver(form, REQ_END_LINE);
+            else if (wc == 11) /* ^K */
+                form_driver(form, REQ_CLR_EOF);
+            else if (wc >= 0x20 && wc != 0x7f)
+                form_driver_w(form, OK, (wchar_t)wc);
+        }
+    }
+    if (ok)
+        for (int i = 0; i < n; i++) {
+            const char *b = field_buffer(ff[i], 0);
+            if (!fields[i].value || !fields[i].len)
+                continue;
+            snprintf(fields[i].value, fields[i].len, "%s", b ? b : "");
+            size_t l = strlen(fields[i].value);
+            while (l && fields[i].value[l - 1] == ' ')
+                fields[i].value[--l] = 0;
+            /* leading blanks too: a path never starts with one */
+            size_t s = 0;
+            while (fields[i].value[s] == ' ')
+                s++;
+            if (s)
+                memmove(fields[i].value, fields[i].value + s, l - s + 1);
+        }
+out:
+    if (form) {
+        unpost_form(form);
+        free_form(form);
+    }
+    if (ff) {
+        for (int i = 0; i < n; i++)
+            if (ff[i])
+                free_field(ff[i]);
+        free(ff);
+    }
+    if (sub)
+        delwin(sub);
+    modal_close(t, win, p);
+    return ok;
+}
+
+/* ---- the file picker ---- */
+
+/* path with a leading ~ expanded, relative to base unless absolute, into out */
+static void resolve(const char *in, const char *base, char *out, size_t len)
+{
+    const char *home = getenv("HOME");
+    if (in[0] == '~' && (in[1] == '/' || !in[1]) && home)
+        snprintf(out, len, "%s%s", home, in + 1);
+    else if (in[0] == '/')
+        snprintf(out, len, "%s", in);
+    else
+        snprintf(out, len, "%s/%s", strcmp(base, "/") ? base : "", in);
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* the parent of dir (in place); "/" stays */
+static void parent_of(char *dir)
+{
+    char *sl = strrchr(dir, '/');
+    if (!sl)
+        return;
+    if (sl == dir)
+        dir[1] = 0;
+    else
+        *sl = 0;
+}
+
 bool tui_pick_file(tui *t, const char *title, const char *start, const char *suffix, bool save,
                    char *path, size_t len)
 {
-    (void)t, (void)title, (void)start, (void)suffix, (void)save, (void)path, (void)len;
-    return false;
+    char dir[PATH_MAX] = "", pre[256] = "", defname[256] = "", tmp[PATH_MAX * 2];
+    /* where to start: a folder, or a file's folder with the file selected */
+    if (save && path && path[0]) {
+        const char *b = strrchr(path, '/');
+        snprintf(defname, sizeof defname, "%s", b ? b + 1 : path);
+    }
+    if (start && *start) {
+        if (is_dir(start))
+            snprintf(dir, sizeof dir, "%s", start);
+        else {
+            snprintf(dir, sizeof dir, "%s", start);
+            char *sl = strrchr(dir, '/');
+            if (sl) {
+                snprintf(pre, sizeof pre, "%s", sl + 1);
+                if (sl == dir)
+                    dir[1] = 0;
+                else
+                    *sl = 0;
+            } else {
+                snprintf(pre, sizeof pre, "%s", dir);
+                dir[0] = 0;
+            }
+        }
+    }
+    if (!dir[0] || !is_dir(dir)) {
+        if (!getcwd(dir, sizeof dir))
+            snprintf(dir, sizeof dir, "/");
+    }
+    char real[PATH_MAX];
+    if (realpath(dir, real))
+        snprintf(dir, sizeof dir, "%s", real);
+    if (!pre[0] && defname[0])
+        snprintf(pre, sizeof pre, "%s", defname);
+
+    bool picked = false, done = false;
+    while (!done) {
+        vm_dirent *ents = NULL;
+        int ne = vm_list_dir(dir, suffix, &ents);
+        if (ne < 0) {
+            tui_status(t, true, "cannot read %s: %s", dir, strerror(errno));
+            if (!strcmp(dir, "/"))
+                break;
+            const char *b = strrchr(dir, '/');
+            snprintf(pre, sizeof pre, "%s", b ? b + 1 : "");
+            if (!b)
+                break;
+            parent_of(dir);
+            continue;
+        }
+        int H = LINES - 4 > 24 ? 24 : LINES - 4, W = COLS - 4 > 76 ? 76 : COLS - 4;
+        if (H < 8)
+            H = LINES;
+        if (W < 30)
+            W = COLS;
+        int extra = save ? 1 : 0; /* save: "[ new file name... ]" first */
+        int nitems = ne + extra;
+        char **names = calloc((size_t)nitems + 1, sizeof *names);
+        ITEM **items = calloc((size_t)nitems + 2, sizeof *items);
+        PANEL *p = NULL;
+        WINDOW *win = NULL, *sub = NULL;
+        MENU *menu = NULL;
+        int ok = names && items;
+        int iw = W - 6;
+        for (int i = 0; ok && i < nitems; i++) {
+            char nm[300];
+            if (save && i == 0)
+                snprintf(nm, sizeof nm, "[ save as a new name... ]");
+            else {
+                const vm_dirent *e = &ents[i - extra];
+                snprintf(nm, sizeof nm, "%s%s", e->name, e->dir ? "/" : "");
+            }
+            if ((int)strlen(nm) > iw) /* the menu refuses items wider than its window */
+                nm[iw] = 0;
+            names[i] = strdup(nm);
+            items[i] = names[i] ? new_item(names[i], "") : NULL;
+            if (!items[i])
+                ok = 0;
+        }
+        int rows = H - 6;
+        if (ok && nitems > 0) {
+            win = modal_open(H, W, &p);
+            sub = win ? derwin(win, rows, W - 4, 3, 2) : NULL;
+            menu = sub ? new_menu(items) : NULL;
+            if (menu) {
+                menu_opts_off(menu, O_SHOWDESC);
+                set_menu_win(menu, win);
+                set_menu_sub(menu, sub);
+                set_menu_format(menu, rows, 1);
+                set_menu_mark(menu, "");
+                set_menu_fore(menu, (chtype)(t->color ? COLOR_PAIR(CP_SEL) : A_REVERSE));
+                set_menu_back(menu, A_NORMAL);
+                ok = post_menu(menu) == E_OK;
+            } else
+                ok = 0;
+        } else
+            ok = 0;
+        if (ok && pre[0])
+            for (int i = extra; i < nitems; i++)
+                if (!strcmp(ents[i - extra].name, pre)) {
+                    set_current_item(menu, items[i]);
+                    break;
+                }
+        if (!ok) {
+            tui_status(t, true, "the file picker does not fit this terminal");
+            done = true;
+        }
+        pre[0] = 0;
+        bool relist = false;
+        while (ok && !relist && !done) {
+            modal_frame(t, win, title);
+            wmove(win, 1, 1);
+            wclrtoeol(win);
+            /* the folder, its tail when long */
+            const char *shown = dir;
+            int dl = (int)strlen(dir);
+            if (dl > W - 4)
+                shown = dir + dl - (W - 7);
+            if (shown != dir)
+                mvwaddstr(win, 1, 2, "...");
+            tui_put(t, win, 1, shown != dir ? 5 : 2, W - 4, A_BOLD, shown);
+            for (int y = H - 3; y < H - 1; y++) {
+                wmove(win, y, 1);
+                wclrtoeol(win);
+            }
+            char foot[160];
+            snprintf(foot, sizeof foot, "Enter: open/pick  Backspace: up  / or ~: type a path%s%s",
+                     suffix ? "  only " : "", suffix ? suffix : "");
+            tui_put(t, win, H - 3, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM), foot);
+            tui_put(t, win, H - 2, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM),
+                    save ? "n: a new file name here  Esc: cancel" : "Esc: cancel");
+            modal_frame(t, win, title);
+            tui_redraw(t);
+            wint_t wc;
+            int r = modal_key(t, &wc);
+            if (r == ERR)
+                continue;
+            int idx = item_index(current_item(menu));
+            bool enter = is_enter(r, wc) || (r == KEY_CODE_YES && wc == KEY_RIGHT);
+            if (r == KEY_CODE_YES && wc == KEY_MOUSE) {
+                MEVENT ev;
+                if (getmouse(&ev) == OK && wenclose(sub, ev.y, ev.x)) {
+                    int hit = top_row(menu) + ev.y - getbegy(sub);
+                    if (hit >= 0 && hit < nitems) {
+                        if (hit == idx)
+                            enter = true;
+                        else
+                            set_current_item(menu, items[hit]);
+                    }
+                }
+                if (!enter)
+                    continue;
+            }
+            if (enter) {
+                if (save && idx == 0) {
+                    char nm[PATH_MAX];
+                    snprintf(nm, sizeof nm, "%s", defname);
+                    if (tui_prompt(t, "File name: ", nm, sizeof nm) && nm[0]) {
+                        resolve(nm, dir, tmp, sizeof tmp);
+                        if (is_dir(tmp)) {
+                            snprintf(dir, sizeof dir, "%s", tmp);
+                            relist = true;
+                        } else if (access(tmp, F_OK) != 0 || tui_confirm(t, "The file exists. Replace it?")) {
+                            snprintf(path, len, "%s", tmp);
+                            picked = done = true;
+                        }
+                    }
+                    continue;
+                }
+                const vm_dirent *e = &ents[idx - extra];
+                if (e->dir) {
+                    if (!strcmp(e->name, "..")) {
+                        const char *b = strrchr(dir, '/');
+                        snprintf(pre, sizeof pre, "%s", b ? b + 1 : "");
+                        parent_of(dir);
+                    } else {
+                        resolve(e->name, dir, tmp, sizeof tmp);
+                        if (realpath(tmp, real))
+                            snprintf(dir, sizeof dir, "%s", real);
+                        else
+                            snprintf(dir, sizeof dir, "%s", tmp);
+                    }
+                    relist = true;
+                } else {
+                    resolve(e->name, dir, tmp, sizeof tmp);
+                    if (!save || tui_confirm(t, "The file exists. Replace it?")) {
+                        snprintf(path, len, "%s", tmp);
+                        picked = done = true;
+                    }
+                }
+                continue;
+            }
+            if (is_backspace(r, wc) || (r == KEY_CODE_YES && wc == KEY_LEFT) ||
+                (r == OK && wc == 'h')) {
+                if (strcmp(dir, "/")) {
+                    const char *b = strrchr(dir, '/');
+                    snprintf(pre, sizeof pre, "%s", b ? b + 1 : "");
+                    parent_of(dir);
+                    relist = true;
+                }
+                continue;
+            }
+            if (r == OK && (wc == KEY_ESC || wc == 'q')) {
+                done = true;
+                continue;
+            }
+            if (r == OK && (wc == '/' || wc == '~' || (save && wc == 'n'))) {
+                char typed[PATH_MAX];
+                if (wc == 'n')
+                    snprintf(typed, sizeof typed, "%s", defname);
+                else
+                    snprintf(typed, sizeof typed, "%c", (char)wc);
+                if (!tui_prompt(t, wc == 'n' ? "File name: " : "Path: ", typed, sizeof typed) ||
+                    !typed[0])
+                    continue;
+                resolve(typed, dir, tmp, sizeof tmp);
+                if (is_dir(tmp)) {
+                    if (realpath(tmp, real))
+                        snprintf(dir, sizeof dir, "%s", real);
+                    relist = true;
+                } else if (access(tmp, F_OK) == 0) {
+                    if (!save || tui_confirm(t, "The file exists. Replace it?")) {
+                        snprintf(path, len, "%s", tmp);
+                        picked = done = true;
+                    }
+                } else if (save) {
+                    snprintf(path, len, "%s", tmp);
+                    picked = done = true;
+                } else
+                    tui_status(t, true, "no such file or folder: %s", tmp);
+                continue;
+            }
+            if (r == KEY_CODE_YES) {
+                switch (wc) {
+                case KEY_UP:
+                    menu_driver(menu, REQ_UP_ITEM);
+                    break;
+                case KEY_DOWN:
+                    menu_driver(menu, REQ_DOWN_ITEM);
+                    break;
+                case KEY_PPAGE:
+                    menu_driver(menu, REQ_SCR_UPAGE);
+                    break;
+                case KEY_NPAGE:
+                    menu_driver(menu, REQ_SCR_DPAGE);
+                    break;
+                case KEY_HOME:
+                    menu_driver(menu, REQ_FIRST_ITEM);
+                    break;
+                case KEY_END:
+                    menu_driver(menu, REQ_LAST_ITEM);
+                    break;
+                case KEY_RESIZE: /* remade at the new size, on the same entry */
+                    if (idx >= extra)
+                        snprintf(pre, sizeof pre, "%s", ents[idx - extra].name);
+                    relist = true;
+                    break;
+                default:
+                    break;
+                }
+                continue;
+            }
+            if (r == OK) {
+                if (wc == 'k')
+                    menu_driver(menu, REQ_UP_ITEM);
+                else if (wc == 'j')
+                    menu_driver(menu, REQ_DOWN_ITEM);
+                else if (wc == 'g')
+                    menu_driver(menu, REQ_FIRST_ITEM);
+                else if (wc == 'G')
+                    menu_driver(menu, REQ_LAST_ITEM);
+            }
+        }
+        if (menu) {
+            unpost_menu(menu);
+            free_menu(menu);
+        }
+        if (items) {
+            for (int i = 0; i < nitems; i++)
+                if (items[i])
+                    free_item(items[i]);
+            free(items);
+        }
+        if (names) {
+            for (int i = 0; i < nitems; i++)
+                free(names[i]);
+            free(names);
+        }
+        free(ents);
+        if (sub)
+            delwin(sub);
+        if (win)
+            modal_close(t, win, p);
+    }
+    return picked;
 }
-void tui_show_text(tui *t, const char *title, const char *text) { (void)t, (void)title, (void)text; }
-bool tui_confirm(tui *t, const char *question) { (void)t, (void)question; return false; }
-int tui_tag_attr(const tui *t, int tag) { (void)t, (void)tag; return 0; }
