@@ -19,11 +19,12 @@
 #include "scr_util.h"
 #include "tui.h"
 
-enum { HC_MARK, HC_ID, HC_KIND, HC_STATUS, HC_STARTED, HC_WALL, HC_PARENT, HC_MODEL, HC_N };
+enum { HC_MARK, HC_ID, HC_KIND, HC_STATUS, HC_STARTED, HC_WALL, HC_PARENT, HC_MODEL, HC_ERROR,
+       HC_N };
 
 typedef struct hist {
     vm_table tb;
-    bool init;
+    bool init, wide;       /* wide: full dates and an error column */
     int64_t *ids;          /* per table row: the run id */
     int nids;
     int64_t mark[2];       /* the marked runs, 0 when none; mark[0] the older mark */
@@ -75,12 +76,24 @@ static void reload(tui *t)
     hist *h = H(t);
     if (!h)
         return;
-    if (!h->init) {
-        static const char *const titles[HC_N] = {"*", "run", "kind", "status", "started (UTC)",
-                                                 "wall", "parent", "model"};
-        static const int widths[HC_N] = {1, 5, 9, 7, 16, 8, 6, 24};
-        static const bool numeric[HC_N] = {false, true, false, false, false, true, true, false};
-        vm_table_init(&h->tb, HC_N, titles, widths, numeric);
+    if (!h->init || h->tb.ncols != (h->wide ? HC_N : HC_N - 1)) {
+        const char *titles[HC_N] = {"*", "run", "kind", "status", "started",
+                                    "wall", "parent", "model", "error"};
+        int widths[HC_N] = {1, 5, 9, 7, 11, 7, 6, 24, 30};
+        static const bool numeric[HC_N] = {false, true, false, false, false, true, true, false,
+                                           false};
+        if (h->wide) {
+            titles[HC_STARTED] = "started (UTC)";
+            widths[HC_STARTED] = 19;
+            widths[HC_WALL] = 8;
+        }
+        int sc = h->init ? h->tb.sort_col : -1;
+        bool desc = h->init && h->tb.sort_desc;
+        if (h->init)
+            vm_table_free(&h->tb);
+        vm_table_init(&h->tb, h->wide ? HC_N : HC_N - 1, titles, widths, numeric);
+        h->tb.sort_col = sc;
+        h->tb.sort_desc = desc;
         h->init = true;
     }
     int64_t keep = 0;
@@ -125,14 +138,18 @@ static void reload(tui *t)
             snprintf(parent, sizeof parent, "%lld", (long long)r->parent_id);
         else
             snprintf(parent, sizeof parent, "-");
-        snprintf(started, sizeof started, "%.16s", r->started);
-        if (started[10] == 'T')
-            started[10] = ' ';
+        /* 2026-12-01T10:09:01.585Z: all of it to the second, or month, day and time */
+        snprintf(started, sizeof started, h->wide ? "%.19s" : "%.11s",
+                 r->started + (h->wide || strlen(r->started) < 16 ? 0 : 5));
+        char *tp = strchr(started, 'T');
+        if (tp)
+            *tp = ' ';
         fmt_wall(r->wall_ms, wall, sizeof wall);
         const char *cells[HC_N] = {marked(h, r->id) ? "*" : "", id, r->kind, r->status, started,
-                                   wall, parent, base_name(r->model_path)};
+                                   wall, parent, base_name(r->model_path),
+                                   r->error ? r->error : ""};
         double nums[HC_N] = {NAN, (double)r->id, NAN, NAN, NAN, r->wall_ms,
-                             r->parent_id ? (double)r->parent_id : NAN, NAN};
+                             r->parent_id ? (double)r->parent_id : NAN, NAN, NAN};
         int tag = !strcmp(r->status, "ok") ? VM_TAG_NONE
                   : !strcmp(r->status, "running") ? VM_TAG_DIM : VM_TAG_BAD;
         int row = vm_table_add(&h->tb, cells, nums, tag);
@@ -176,6 +193,10 @@ static void draw(tui *t, WINDOW *w)
         return;
     int hh, ww;
     getmaxyx(w, hh, ww);
+    if (!h->init || h->wide != (ww >= 100)) {
+        h->wide = ww >= 100;
+        reload(t);
+    }
     su_put(t, w, 0, 0, ww, A_BOLD, "History: %d run%s   kind %s  model %s  status %s  since %s",
            h->tb.nrows, h->tb.nrows == 1 ? "" : "s", h->kind[0] ? h->kind : "any",
            h->model[0] ? base_name(h->model) : "any", h->status[0] ? h->status : "any",
@@ -189,7 +210,7 @@ static void draw(tui *t, WINDOW *w)
                (long long)h->mark[0]);
     else
         su_put(t, w, 1, 0, ww, dim,
-               "Enter details  space mark  d diff  f filter  m this model  x export");
+               "Enter details  space mark  d diff  f filter  x export  ? keys");
     h->table_y = 2;
     int th = hh - h->table_y;
     if (th < 2)
@@ -200,7 +221,10 @@ static void draw(tui *t, WINDOW *w)
                h->err[0] ? h->err : "no runs recorded (with these filters)");
         return;
     }
-    su_fit_cols(&h->tb, HC_MODEL, ww, 8);
+    if (h->wide)
+        su_fit_cols(&h->tb, HC_ERROR, ww, 8);
+    else
+        su_fit_cols(&h->tb, HC_MODEL, ww, 8);
     tui_draw_table(t, w, &h->tb, h->table_y, 0, th, ww);
 }
 
@@ -298,9 +322,31 @@ static void show_details(tui *t, int64_t id)
         const char *k;
         json_t *v;
         json_object_foreach(p, k, v) {
+            /* the value wrapped at spaces to the viewer's width, indented under itself */
+            char *val = NULL;
+            size_t vl = 0;
+            FILE *vf = open_memstream(&val, &vl);
+            if (!vf)
+                continue;
+            put_json_value(vf, v);
+            fclose(vf);
+            int width = COLS - 8 - 21; /* the viewer's frame and margins, the key column */
+            width = width < 20 ? 20 : width;
             fprintf(f, "  %-18s ", k);
-            put_json_value(f, v);
-            fputc('\n', f);
+            const char *p = val ? val : "";
+            while (strlen(p) > (size_t)width) {
+                int cut = width;
+                while (cut > width / 2 && p[cut] != ' ')
+                    cut--;
+                if (p[cut] != ' ')
+                    cut = width;
+                fprintf(f, "%.*s\n%21s", cut, p, "");
+                p += cut;
+                while (*p == ' ')
+                    p++;
+            }
+            fprintf(f, "%s\n", p);
+            free(val);
         }
     } else {
         fprintf(f, "  %s\n", r.params ? r.params : "-");
@@ -451,8 +497,6 @@ static void export_runs(tui *t)
         argv[n++] = h->since;
     }
     argv[n] = NULL;
-    if (h->status[0])
-        tui_status(t, false, "export: the status filter is not an export filter; all statuses go");
     snprintf(h->export_path, sizeof h->export_path, "%s", path);
     h->job_kind = 2;
     if (!tui_run(t, STEP_HISTORY, 0, argv, "history export"))
@@ -563,7 +607,11 @@ static void job_done(tui *t, tui_job *j)
     h->job_kind = 0;
     bool ok = j->done && !j->cancelled && j->status == 0;
     if (!ok) {
-        tui_status(t, true, "%s: %s", j->title, tui_job_error(j));
+        reload(t);
+        if (j->cancelled)
+            tui_status(t, false, "%s: cancelled", j->title);
+        else
+            tui_status(t, true, "%s: %s", j->title, tui_job_error(j));
         return;
     }
     if (kind == 1) {
@@ -571,10 +619,15 @@ static void job_done(tui *t, tui_job *j)
         snprintf(title, sizeof title, "diff: run %lld (A) vs run %lld (B)",
                  (long long)h->diff_ids[0], (long long)h->diff_ids[1]);
         tui_show_text(t, title, j->out ? j->out : "");
-    } else if (kind == 2) {
-        tui_status(t, false, "exported to %s", h->export_path);
     }
     reload(t);
+    if (kind == 2)
+        tui_status(t, false, "exported to %s%s", h->export_path,
+                   h->status[0] ? " (runs of every status: export filters by kind, model and "
+                                  "date)" : "");
+    else if (kind == 1)
+        tui_status(t, false, "diff of runs %lld and %lld", (long long)h->diff_ids[0],
+                   (long long)h->diff_ids[1]);
 }
 
 static void mouse(tui *t, int y, int x)
