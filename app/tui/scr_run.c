@@ -45,6 +45,7 @@ typedef struct run_scr {
     char err[512];          /* the last run's failure */
     vm_table outs, prof;
     bool prof_init, outs_init, prof_wide;
+    int prof_wd;            /* the pane width the profile was built for */
     int page, prof_y, prof_h;
     char acl[PATH_MAX];     /* the dump config written for the last run */
 } run_scr;
@@ -214,6 +215,24 @@ static void input_arg(const run_input *in, char *buf, size_t len)
 
 /* ---- the tables ---- */
 
+/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
+ * leave out where room is short; 0 when none. */
+static size_t common_prefix(const char *const *names, int n)
+{
+    if (n < 2)
+        return 0;
+    size_t len = strlen(names[0]);
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < len && names[i][k] == names[0][k])
+            k++;
+        len = k;
+    }
+    while (len > 0 && names[0][len - 1] != '/')
+        len--;
+    return len;
+}
+
 static void outs_build(run_scr *s)
 {
     static const char *const titles[] = {"output", "shape", "min", "max", "mean", "first values"};
@@ -259,6 +278,7 @@ static void outs_build(run_scr *s)
 static void prof_build(tui *t, run_scr *s, int width)
 {
     bool wide = width >= 110;
+    s->prof_wd = width;
     char sort_title[24] = "cycles";
     bool desc = true;
     double sel_task = NAN;
@@ -306,6 +326,14 @@ static void prof_build(tui *t, run_scr *s, int width)
         if (c > maxc)
             maxc = c;
     }
+    size_t prefix = 0;
+    const char **names = malloc(sizeof(char *) * (json_array_size(tasks) + 1));
+    if (names) {
+        json_array_foreach(tasks, i, o)
+            names[i] = su_str(o, "name");
+        prefix = common_prefix(names, (int)json_array_size(tasks));
+        free(names);
+    }
     const char *block = t->utf8 ? "\xe2\x96\x88" : "#";
     json_array_foreach(tasks, i, o) {
         double v[PC_N] = {su_num(o, "index"), su_num(o, "cycles"), su_num(o, "cycles"),
@@ -323,13 +351,16 @@ static void prof_build(tui *t, run_scr *s, int width)
         int bl = isnan(v[PC_CYCLES]) ? 0 : vm_bar_len(v[PC_CYCLES], maxc, barw);
         for (int k = 0; k < bl; k++)
             strcat(bar, block);
+        const char *tname = su_str(o, "name");
+        if (!wide && strlen(tname) > prefix)
+            tname += prefix;
         const char *cells[PC_N];
         double nums[PC_N];
         for (int c = 0; c < PC_N; c++) {
             if (col[c] < 0)
                 continue;
             cells[col[c]] = c == PC_BAR ? bar : c == PC_OP ? su_str(o, "op_type")
-                            : c == PC_NAME ? su_str(o, "name") : txt[c];
+                            : c == PC_NAME ? tname : txt[c];
             nums[col[c]] = v[c];
         }
         bool sat = v[PC_SAT] > 0;
@@ -391,8 +422,8 @@ static void draw(tui *t, WINDOW *w)
         if (!s->err[0])
             su_wrap(t, w, y + 1, 0, wd, 4, dim,
                     "F5 runs the model on the simulated NPU (every task dumped for Compare). "
-                    "f picks an input file, a random data, c the next calibration sample, "
-                    "o another .exeom.");
+                    "f: an input file, a: random data, c: the next calibration sample, "
+                    "o: another .exeom.");
         return;
     }
     /* outputs */
@@ -415,7 +446,7 @@ static void draw(tui *t, WINDOW *w)
     if (s->warn[0])
         y += su_wrap(t, w, y, 0, wd, h - y > 12 ? 3 : 1, tui_tag_attr(t, VM_TAG_WARN), s->warn);
     /* the profile */
-    if (!s->prof_init || s->prof_wide != (wd >= 110))
+    if (!s->prof_init || s->prof_wd != wd)
         prof_build(t, s, wd);
     su_fit_cols(&s->prof, s->prof.ncols - 1, wd, 12);
     s->prof_y = y;
@@ -526,6 +557,11 @@ static void job_done(tui *t, tui_job *j)
     json_t *o = su_job_json(j, err, sizeof err);
     if (!o) {
         snprintf(s->err, sizeof s->err, "run failed: %s", err);
+        /* no results, no dump: Compare must not pair this run with an older dump */
+        json_decref(s->res);
+        s->res = NULL;
+        s->warn[0] = 0;
+        t->npu_dump[0] = 0;
         tui_status(t, true, "run: %s", err);
         tui_set_state(t, STEP_RUN, ST_FAILED, j->cancelled ? "cancelled" : "failed");
         return;
@@ -690,6 +726,17 @@ static bool key(tui *t, int ch)
     case KEY_ENTER:
         show_outputs(t);
         return true;
+    case 'S': /* the next task with fp16 saturations, in display order */
+        if (s->prof_init) {
+            for (int k = 1; k <= s->prof.nrows; k++) {
+                int p = (s->prof.sel + k) % s->prof.nrows;
+                if (s->prof.tags[vm_table_row_of(&s->prof, p)] == VM_TAG_WARN) {
+                    vm_table_select(&s->prof, p, s->page > 0 ? s->page : 10);
+                    break;
+                }
+            }
+        }
+        return true;
     }
     if (!s->prof_init)
         return false;
@@ -733,6 +780,7 @@ static const tui_keyhelp help[] = {
     {"[ ] + -", "the input to set (models with several inputs)"},
     {"o", "open another compiled model (.exeom)"},
     {"Enter", "all outputs with their first values"},
+    {"S", "the next task with fp16 saturations"},
     {"arrows j k PgUp PgDn", "move in the cycle profile"},
     {"< > s", "sort the profile by another column, reverse"},
     {"/ n N", "search the profile, next, previous"},
