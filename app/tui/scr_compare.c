@@ -36,6 +36,8 @@ typedef struct cmp_scr {
     int nrows;
     vm_table tb;
     bool init, wide;
+    int built_wd;         /* the pane width the table was built for */
+    size_t prefix;        /* the leading "model/" every layer name shares */
     int col[CC_N];        /* table column of each CC_*, -1 when not shown */
     int page, tab_y, tab_h;
     int first_over;       /* table row of the first layer over threshold, -1 when none */
@@ -45,6 +47,9 @@ typedef struct cmp_scr {
     char golden[PATH_MAX];/* the golden dump folder of the running or last infer */
     char layer[1024];     /* the layer of the running `compare layer` */
     int64_t compare_id;   /* the recorded file_compare run */
+    bool place_sel;       /* put the selection a third down the page at the next draw */
+    tui_state saved_state;/* the step's state while a layer job runs */
+    char saved_note[96];
     char err[512];
 } cmp_scr;
 
@@ -67,6 +72,24 @@ static const char *float_model(tui *t)
 }
 
 /* ---- the table ---- */
+
+/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
+ * leave out where room is short; 0 when none. */
+static size_t common_prefix(const char *const *names, int n)
+{
+    if (n < 2)
+        return 0;
+    size_t len = strlen(names[0]);
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < len && names[i][k] == names[0][k])
+            k++;
+        len = k;
+    }
+    while (len > 0 && names[0][len - 1] != '/')
+        len--;
+    return len;
+}
 
 /* The CC_* column a name of over[] (cos, red, kl, rmse, mre...) colours, -1 for none. */
 static int over_col(const char *m)
@@ -104,6 +127,7 @@ static void fmt_cell(char *buf, size_t len, double v, int width, bool sqnr)
 static void build(tui *t, cmp_scr *s, int wd)
 {
     (void)t;
+    s->built_wd = wd;
     bool wide = wd >= 120;
     char sort_title[24] = "";
     bool desc = false;
@@ -118,7 +142,7 @@ static void build(tui *t, cmp_scr *s, int wd)
     }
     static const char *const all_t[CC_N] = {"#", "op", "cosine", "max abs", "max rel", "SQNR",
                                             "RED", "RMSE", "KL", "over", "layer"};
-    static const int all_w[CC_N] = {3, 12, 8, 8, 8, 6, 8, 8, 8, 10, 30};
+    static const int all_w[CC_N] = {3, 13, 8, 7, 7, 5, 8, 8, 8, 10, 30};
     const char *titles[CC_N];
     int widths[CC_N];
     bool numeric[CC_N];
@@ -137,6 +161,8 @@ static void build(tui *t, cmp_scr *s, int wd)
     if (wide) { /* room: the op column as wide as the longest op names */
         widths[s->col[CC_OP]] = 14;
         widths[s->col[CC_IDX]] = 4;
+        widths[s->col[CC_ABS]] = widths[s->col[CC_REL]] = 8;
+        widths[s->col[CC_SQNR]] = 6;
     }
     vm_table_init(&s->tb, nc, titles, widths, numeric);
     s->init = true;
@@ -172,13 +198,16 @@ static void build(tui *t, cmp_scr *s, int wd)
             snprintf(over + at, sizeof over - at, "%s%s", at ? "," : "",
                      json_string_value(m) ? json_string_value(m) : "?");
         }
+        const char *lname = su_str(o, "layer");
+        if (!wide && strlen(lname) > s->prefix)
+            lname += s->prefix;
         const char *cells[CC_N];
         double nums[CC_N];
         for (int c = 0; c < CC_N; c++) {
             if (s->col[c] < 0)
                 continue;
             cells[s->col[c]] = c == CC_OP ? su_str(o, "op_type") : c == CC_LAYER
-                                   ? su_str(o, "layer") : c == CC_OVER ? over : txt[c];
+                                   ? lname : c == CC_OVER ? over : txt[c];
             nums[s->col[c]] = v[c];
         }
         int row = vm_table_add(&s->tb, cells, nums, VM_TAG_NONE);
@@ -220,6 +249,7 @@ static void clear_result(cmp_scr *s)
     s->nrows = 0;
     s->first_over = -1;
     s->n_over = 0;
+    s->prefix = 0;
     if (s->init)
         vm_table_clear(&s->tb);
 }
@@ -249,6 +279,13 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
         s->cos[s->nrows] = su_num(r, "cosine");
         s->rows[s->nrows++] = r;
     }
+    const char **names = malloc(sizeof(char *) * ((size_t)s->nrows + 1));
+    if (names) {
+        for (int k = 0; k < s->nrows; k++)
+            names[k] = su_str(s->rows[k], "layer");
+        s->prefix = common_prefix(names, s->nrows);
+        free(names);
+    }
     if (s->first_over < 0) /* no name given: the first row with something over */
         for (int k = 0; k < s->nrows; k++)
             if (json_array_size(json_object_get(s->rows[k], "over"))) {
@@ -263,12 +300,7 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
     vm_table_sort(&s->tb, -1, false);
     int page = s->page > 0 ? s->page : 10;
     vm_table_select(&s->tb, s->first_over >= 0 ? s->first_over : 0, page);
-    /* the selected row a third down the page, so the layers before it show too */
-    if (s->tb.sel >= 0) {
-        int top = s->tb.sel - page / 3, maxtop = s->tb.nrows - page;
-        top = top > maxtop ? maxtop : top;
-        s->tb.top = top > 0 ? top : 0;
-    }
+    s->place_sel = true; /* placed at the next draw, which knows the page */
 }
 
 /* The table row index of the selected display position, -1 when none. */
@@ -383,13 +415,25 @@ static void draw(tui *t, WINDOW *w)
         su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_GOOD), "every layer within the thresholds");
     }
     /* the table; the selected layer's line under it */
-    if (!s->init || s->wide != (wd >= 120))
+    if (!s->init || s->built_wd != wd)
         build(t, s, wd);
     su_fit_cols(&s->tb, s->tb.ncols - 1, wd, 10);
     int foot = h - y > 6 ? 1 : 0;
     s->tab_y = y;
     s->tab_h = h - y - foot;
     s->page = su_page(s->tab_h);
+    if (s->place_sel && s->tb.sel >= 0) { /* the layers before the selected one show too */
+        s->tb.top = s->tb.sel - s->page / 3;
+        s->place_sel = false;
+    }
+    if (s->tb.top > s->tb.nrows - s->page)
+        s->tb.top = s->tb.nrows - s->page;
+    if (s->tb.top < 0)
+        s->tb.top = 0;
+    if (s->tb.sel >= 0 && s->tb.sel < s->tb.top)
+        s->tb.top = s->tb.sel;
+    if (s->tb.sel >= s->tb.top + s->page)
+        s->tb.top = s->tb.sel - s->page + 1;
     if (s->tab_h >= 2)
         tui_draw_table(t, w, &s->tb, y, 0, s->tab_h, wd);
     int r = sel_row(s);
@@ -580,6 +624,8 @@ static void open_layer(tui *t)
         su_arg(&a, "%s", t->thresholds);
     }
     su_arg(&a, "--json");
+    s->saved_state = t->state[STEP_COMPARE];
+    snprintf(s->saved_note, sizeof s->saved_note, "%s", t->state_note[STEP_COMPARE]);
     if (!a.oom && tui_run(t, STEP_COMPARE, s->compare_id, a.v, "compare layer"))
         s->ph = PH_LAYER;
     su_argv_free(&a);
@@ -615,19 +661,9 @@ static const char *jindex(const json_t *v, char *buf, size_t len)
     return jnum(v, buf, len);
 }
 
-/* The first member of o among names (field names as the CLI may spell them). */
-static json_t *get_any(const json_t *o, const char *const *names)
-{
-    for (; *names; names++) {
-        json_t *v = json_object_get(o, *names);
-        if (v)
-            return v;
-    }
-    return NULL;
-}
-
-/* The layer detail of `compare layer --json` as text: metrics, the error histogram with
- * bars, the ten worst elements, golden against NPU, the tasks it covers. */
+/* The layer detail of `compare layer --json` as text: metrics, the NPU tasks and ONNX
+ * nodes fused into it, the error histogram with bars, the ten worst elements and the first
+ * ones, golden against NPU. */
 static void show_layer(tui *t, json_t *o)
 {
     char *text = NULL;
@@ -635,127 +671,117 @@ static void show_layer(tui *t, json_t *o)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return;
-    char a[64], b[64], c[64], d[64];
+    char a[64], b[64], c[64], d[64], ix[128];
     const char *layer = *su_str(o, "layer") ? su_str(o, "layer") : C(t)->layer;
-    fprintf(f, "%s", layer);
-    if (*su_str(o, "op_type"))
-        fprintf(f, "  (%s)", su_str(o, "op_type"));
-    json_t *sh = json_object_get(o, "shape");
-    if (sh) {
-        char s[128];
-        if (json_is_string(sh))
-            snprintf(s, sizeof s, "%s", json_string_value(sh));
-        else
-            su_shape(sh, s, sizeof s);
-        fprintf(f, "  %s", s);
-    }
-    fputc('\n', f);
+    fprintf(f, "%s  (%s", layer, su_str(o, "op_type"));
+    if (json_is_number(json_object_get(o, "task")))
+        fprintf(f, ", task %.0f", su_num(o, "task"));
+    fprintf(f, ")\n");
+    char shape[128];
+    su_shape(json_object_get(o, "shape"), shape, sizeof shape);
+    fprintf(f, "shape %s, %.0f elements, NPU %s against golden %s\n", shape, su_num(o, "numel"),
+            su_str(o, "npu_dtype"), su_str(o, "golden_dtype"));
     if (*su_str(o, "golden_node"))
-        fprintf(f, "golden node: %s\n", su_str(o, "golden_node"));
-    /* the NPU tasks fused into it */
-    static const char *const cov_n[] = {"covers", "tasks", NULL};
-    json_t *cov = get_any(o, cov_n);
+        fprintf(f, "golden: %s\n", *su_str(o, "golden_value") ? su_str(o, "golden_value")
+                                                               : su_str(o, "golden_node"));
+    if (*su_str(o, "reason"))
+        fprintf(f, "%s\n", su_str(o, "reason"));
+    /* the NPU tasks fused into it, the ONNX nodes it covers */
+    size_t k;
+    json_t *e;
+    json_t *tasks = json_object_get(o, "tasks");
+    if (json_array_size(tasks)) {
+        fprintf(f, "\nNPU tasks fused into this layer\n");
+        json_array_foreach(tasks, k, e)
+            fprintf(f, "  %5.0f  %-14s %s\n", su_num(e, "task"), su_str(e, "op_type"),
+                    su_str(e, "name"));
+    }
+    json_t *cov = json_object_get(o, "covers");
     if (json_array_size(cov)) {
-        fprintf(f, "\ncovers (NPU tasks and ONNX nodes fused into this layer)\n");
-        size_t k;
-        json_t *e;
-        json_array_foreach(cov, k, e) {
-            if (json_is_string(e))
-                fprintf(f, "  %s\n", json_string_value(e));
-            else if (json_is_object(e))
-                fprintf(f, "  %s %s\n", su_str(e, "name"), su_str(e, "op_type"));
-        }
+        fprintf(f, "\nONNX nodes it covers\n");
+        json_array_foreach(cov, k, e)
+            fprintf(f, "  %s\n", json_string_value(e) ? json_string_value(e) : "?");
     }
-    /* metrics */
-    json_t *m = json_object_get(o, "metrics");
+    /* metrics, with the thresholds they are held to */
+    json_t *m = json_object_get(o, "metrics"), *th = json_object_get(o, "thresholds");
     if (json_is_object(m)) {
+        static const char *const thr_of[][2] = {{"cosine", "cos"},
+                                                {"relative_euclidean_distance", "red"},
+                                                {"kl", "kl"},
+                                                {"rmse", "rmse"},
+                                                {"mean_relative_error", "mre"}};
         fprintf(f, "\nmetrics\n");
-        const char *k;
+        const char *key;
         json_t *v;
-        json_object_foreach(m, k, v) {
-            if (json_is_array(v) || json_is_object(v)) {
-                char *s = json_dumps(v, JSON_COMPACT);
-                fprintf(f, "  %-28s %s\n", k, s ? s : "?");
-                free(s);
-            } else {
-                fprintf(f, "  %-28s %s\n", k, jnum(v, a, sizeof a));
-            }
+        json_object_foreach(m, key, v) {
+            const char *tk = NULL;
+            for (size_t q = 0; q < sizeof thr_of / sizeof thr_of[0]; q++)
+                if (!strcmp(key, thr_of[q][0]))
+                    tk = thr_of[q][1];
+            bool over = false;
+            json_t *ov;
+            size_t q;
+            json_array_foreach(json_object_get(o, "over"), q, ov)
+                over |= tk && json_string_value(ov) && !strcmp(json_string_value(ov), tk);
+            if (json_is_number(v))
+                snprintf(a, sizeof a, "%.6g", json_number_value(v));
+            else if (json_is_string(v))
+                snprintf(a, sizeof a, "%s", json_string_value(v));
+            else
+                snprintf(a, sizeof a, "-");
+            fprintf(f, "  %-28s %14s", key, a);
+            if (tk && json_is_number(json_object_get(th, tk)))
+                fprintf(f, "   threshold %s %g%s", !strcmp(tk, "cos") ? ">=" : "<=",
+                        json_number_value(json_object_get(th, tk)), over ? "  OVER" : "");
+            fputc('\n', f);
         }
-    }
-    json_t *ov = json_object_get(o, "over");
-    if (json_array_size(ov)) {
-        fprintf(f, "over threshold:");
-        size_t k;
-        json_t *e;
-        json_array_foreach(ov, k, e)
-            fprintf(f, " %s", json_string_value(e) ? json_string_value(e) : "?");
-        fputc('\n', f);
     }
     /* the error histogram */
-    static const char *const hist_n[] = {"histogram", "error_histogram", "hist", NULL};
-    json_t *hs = get_any(o, hist_n);
+    json_t *hs = json_object_get(o, "histogram");
     json_t *edges = json_object_get(hs, "edges"), *counts = json_object_get(hs, "counts");
     if (json_array_size(counts)) {
         const char *what = su_str(hs, "of");
         fprintf(f, "\nerror histogram%s%s%s\n", *what ? " (" : "", what, *what ? ")" : "");
         double maxc = 0;
-        size_t k;
-        json_t *e;
         json_array_foreach(counts, k, e)
             if (json_number_value(e) > maxc)
                 maxc = json_number_value(e);
         const char *block = t->utf8 ? "\xe2\x96\x88" : "#";
         json_array_foreach(counts, k, e) {
-            char lo[32], hi[32];
-            vm_fmt_num(lo, sizeof lo, json_number_value(json_array_get(edges, k)), 9);
-            vm_fmt_num(hi, sizeof hi, json_number_value(json_array_get(edges, k + 1)), 9);
-            fprintf(f, "  %9s .. %-9s %9.0f ", lo, hi, json_number_value(e));
-            int n = vm_bar_len(json_number_value(e), maxc, 40);
+            vm_fmt_num(a, sizeof a, json_number_value(json_array_get(edges, k)), 9);
+            vm_fmt_num(b, sizeof b, json_number_value(json_array_get(edges, k + 1)), 9);
+            fprintf(f, "  %9s .. %-9s %8.0f ", a, b, json_number_value(e));
+            int n = vm_bar_len(json_number_value(e), maxc, 36);
             for (int q = 0; q < n; q++)
                 fputs(block, f);
             fputc('\n', f);
         }
     }
     /* the ten worst elements */
-    static const char *const worst_n[] = {"worst", "worst_elements", NULL};
-    json_t *worst = get_any(o, worst_n);
-    static const char *const gold_n[] = {"golden", "g", NULL};
-    static const char *const npu_n[] = {"npu", "my", "n", NULL};
-    static const char *const err_n[] = {"abs_error", "error", "abs_err", "diff", NULL};
-    static const char *const rel_n[] = {"relative_error", "rel_error", NULL};
-    static const char *const idx_n[] = {"index", "indices", "coords", NULL};
+    json_t *worst = json_object_get(o, "worst");
     if (json_array_size(worst)) {
-        fprintf(f, "\nthe %zu worst elements\n  %-20s %12s %12s %12s %12s\n", json_array_size(worst),
-                "index", "golden", "NPU", "abs error", "rel error");
-        size_t k;
-        json_t *e;
-        json_array_foreach(worst, k, e) {
-            char ix[128];
-            fprintf(f, "  %-20s %12s %12s %12s %12s\n", jindex(get_any(e, idx_n), ix, sizeof ix),
-                    jnum(get_any(e, gold_n), a, sizeof a), jnum(get_any(e, npu_n), b, sizeof b),
-                    jnum(get_any(e, err_n), c, sizeof c), jnum(get_any(e, rel_n), d, sizeof d));
-        }
+        fprintf(f, "\nthe %zu worst elements\n  %-18s %9s %13s %13s %13s\n", json_array_size(worst),
+                "index", "flat", "golden", "NPU", "NPU - golden");
+        json_array_foreach(worst, k, e)
+            fprintf(f, "  %-18s %9s %13s %13s %13s\n", jindex(json_object_get(e, "index"), ix,
+                    sizeof ix), jnum(json_object_get(e, "flat"), c, sizeof c),
+                    jnum(json_object_get(e, "golden"), a, sizeof a),
+                    jnum(json_object_get(e, "npu"), b, sizeof b),
+                    jnum(json_object_get(e, "error"), d, sizeof d));
     }
     /* golden against NPU, side by side */
-    static const char *const side_n[] = {"first", "side_by_side", "values", NULL};
-    json_t *side = get_any(o, side_n);
+    json_t *side = json_object_get(o, "first");
     if (json_array_size(side)) {
-        fprintf(f, "\nthe first %zu elements, golden against NPU\n  %-20s %12s %12s %12s\n",
-                json_array_size(side), "index", "golden", "NPU", "error");
-        size_t k;
-        json_t *e;
-        json_array_foreach(side, k, e) {
-            char ix[128];
-            json_t *iv = get_any(e, idx_n);
-            if (!iv)
-                snprintf(ix, sizeof ix, "%zu", k);
-            fprintf(f, "  %-20s %12s %12s %12s\n", iv ? jindex(iv, ix, sizeof ix) : ix,
-                    jnum(get_any(e, gold_n), a, sizeof a), jnum(get_any(e, npu_n), b, sizeof b),
-                    jnum(get_any(e, err_n), c, sizeof c));
-        }
+        fprintf(f, "\nthe first %zu elements, golden against NPU\n  %-18s %9s %13s %13s\n",
+                json_array_size(side), "index", "flat", "golden", "NPU");
+        json_array_foreach(side, k, e)
+            fprintf(f, "  %-18s %9s %13s %13s\n", jindex(json_object_get(e, "index"), ix,
+                    sizeof ix), jnum(json_object_get(e, "flat"), c, sizeof c),
+                    jnum(json_object_get(e, "golden"), a, sizeof a),
+                    jnum(json_object_get(e, "npu"), b, sizeof b));
     }
-    if (*su_str(o, "likely_cause"))
-        fprintf(f, "\nlikely cause: %s\n", su_str(o, "likely_cause"));
+    fprintf(f, "\ndump files\n  NPU     %s\n  golden  %s\n", su_str(o, "npu_dump"),
+            su_str(o, "golden_dump"));
     fclose(f);
     char title[96];
     snprintf(title, sizeof title, "layer %.80s", layer);
@@ -783,12 +809,15 @@ static void job_done(tui *t, tui_job *j)
         start_compare(t);
         return;
     }
-    if (ph == PH_LAYER) {
+    if (ph == PH_LAYER) { /* the step keeps the comparison's run and state */
+        t->run_id[STEP_COMPARE] = s->compare_id;
+        tui_set_state(t, STEP_COMPARE, s->saved_state, s->saved_note);
         json_t *o = su_job_json(j, err, sizeof err);
         if (!o) {
             tui_status(t, true, "compare layer: %s", err);
             return;
         }
+        tui_status(t, false, "layer %s", s->layer);
         show_layer(t, o);
         json_decref(o);
         return;
