@@ -6,6 +6,8 @@
  *   long_dim     x has a 3000-character dim_param; y = Relu(x)
  *   shared_dim   y = a + b, a and b FLOAT [N,3] sharing the symbol N
  *   conv_const   y = Conv(x, W), x FLOAT [1,3,8,8], W a constant [8,3,3,3] (zeros)
+ *   conv         y = Relu(Conv(x, W)), x FLOAT [1,3,8,8], W [8,3,3,3] with W[i] =
+ *                ((7 i) mod 11 - 5) / 8 (the workbench's end-to-end test, test_tui.sh)
  *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
@@ -183,6 +185,16 @@ int main(int argc, char **argv)
             ->name = "matmul_1";
         mb_node(m, "MatMul", (const char *[]){"h", "W2", NULL}, (const char *[]){"y", NULL})
             ->name = "matmul_2";
+    } else if (!strcmp(kind, "conv")) {
+        const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, dy[] = {1, 8, 6, 6};
+        static float w[8 * 3 * 3 * 3];
+        for (int i = 0; i < 8 * 3 * 3 * 3; i++)
+            w[i] = (float)((7 * i) % 11 - 5) / 8;
+        mb_input(m, "x", 1, 4, dx);
+        mb_output(m, "y", 1, 4, dy);
+        mb_init_floats(m, "W", 4, dw, w, sizeof w / sizeof w[0]);
+        mb_node(m, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL});
+        mb_node(m, "Relu", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

@@ -1,0 +1,173 @@
+#!/bin/sh
+# The workbench end to end in a real terminal: tmux runs `nanobench MODEL.onnx` and the
+# test sends keys and reads the screen (capture-pane) through the whole bring-up: open the
+# model -> estimate -> quantize -> compile -> run -> compare -> history export, asserting
+# the screen's text at each step and the exported file. Twice: at 80x24 in colour with a
+# UTF-8 locale, and at 200x50 monochrome (NO_COLOR) in the C locale. The screen is polled
+# (no fixed sleeps), each wait bounded.
+# usage: test_tui.sh PATH/TO/nanobench PATH/TO/make_fixture
+# Exit 77 (skipped) when tmux is missing. NANOBENCH_BIN, when set, is passed on (the binary
+# the workbench runs for each step; by default itself).
+NB=$(realpath "$1")
+FIX=$2
+command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/nb_tui.XXXXXX")
+SOCK="$T/tmux.sock"
+tm() { tmux -S "$SOCK" -f /dev/null "$@"; }
+cleanup() {
+    tm kill-server >/dev/null 2>&1
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+fails=0
+start=$(date +%s)
+
+"$FIX" conv "$T/conv.onnx" || { echo "FAIL: make_fixture conv"; exit 1; }
+# calibration data: four batches of x FLOAT [1,3,8,8] (768 bytes each), float32 values
+# written byte by byte (1.0, -2.0, 0.5, 3.0 in turns) then zeros
+mkdir -p "$T/calib"
+i=0
+for v in '\000\000\200\077' '\000\000\000\300' '\000\000\000\077' '\000\000\100\100'; do
+    {
+        n=0
+        while [ $n -lt 48 ]; do printf "$v\000\000\200\077\000\000\000\300\000\000\000\077"; n=$((n + 1)); done
+    } >"$T/calib/b$i.bin"
+    i=$((i + 1))
+done
+[ "$(wc -c <"$T/calib/b0.bin")" -eq 768 ] || { echo "FAIL: calibration data size"; exit 1; }
+
+# a session that keeps the server up between the bring-ups (a server whose last session
+# ends exits, and a new session could meet it exiting)
+tm new-session -d -s keep "sleep 600" || { echo "FAIL: tmux cannot start"; exit 1; }
+
+screen() { tm capture-pane -p -t nb; }
+
+# wait_for WHAT ERE [SECONDS]: polls the screen until it matches
+wait_for() {
+    what=$1 re=$2 limit=${3:-30}
+    t0=$(date +%s)
+    while :; do
+        if screen | grep -Eq -- "$re"; then
+            return 0
+        fi
+        if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
+            echo "FAIL [$size]: $what (no /$re/ on the screen after ${limit} s):"
+            screen | sed 's/^/    | /'
+            fails=$((fails + 1))
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# expect WHAT ERE: the screen matches (polled briefly too: a capture can fall between two
+# halves of a redraw)
+expect() { wait_for "$1" "$2" 5; }
+
+keys() { tm send-keys -t nb "$@"; }
+text() { tm send-keys -t nb -l "$1"; }
+
+# one bring-up at W x H; extra environment in $3
+bringup() {
+    size="$1x$2"
+    D="$T/$size"
+    mkdir -p "$D"
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x "$1" -y "$2" \
+        "env $3 NANOBENCH_WORK='$D/work' ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} \
+         '$NB' --db '$D/runs.db' '$T/conv.onnx'; echo \"nanobench exited \$?\"; sleep 600" ||
+        { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
+
+    # Model: opened from the command line, info read
+    wait_for "model info" "Model +ok" || return
+    expect "model inputs" "x +FLOAT +\[1,3,8,8\]"
+    expect "model opset" "opset 13"
+    expect "key bar" "F1Help +F2Setup +F5Run +F10Quit"
+
+    # help lists the global keys and the screen's; q closes it
+    keys F1
+    wait_for "help" "Global keys"
+    keys q
+    wait_for "help closed" "F1Help"
+
+    # Estimate: the vendor's five items and the layer table
+    keys 2 F5
+    wait_for "estimate" "Estimate +ok" || return
+    expect "estimate summary" "TOTAL_WEIGHT_SIZE"
+    expect "estimate layer table" "Conv_0 +Conv"
+
+    # Quantize: the form (data folder, the other fields left as they are), then the table
+    keys 3 F5
+    wait_for "quantize form" "Data folder" || return
+    text "$T/calib"
+    keys F10
+    wait_for "quantize" "Quantize +ok" || return
+    expect "quantize table" "Conv_0 +Conv"
+
+    # Compile: the ATC form as filled in from the model, then the log
+    keys 4 F5
+    wait_for "compile form" "input_fp16_nodes" || return
+    keys F10
+    wait_for "compile" "Compile +ok" || return
+    expect "atc log" "ATC run success"
+    [ -s "$D/work/conv/conv.exeom" ] ||
+        { echo "FAIL [$size]: no $D/work/conv/conv.exeom"; fails=$((fails + 1)); }
+
+    # a resize on the way keeps every step's state
+    tm resize-window -t nb -x $(($1 - 2)) -y $(($2 - 1))
+    wait_for "after a resize" "Compile +ok"
+    expect "after a resize: earlier steps" "Quantize +ok"
+    tm resize-window -t nb -x "$1" -y "$2"
+
+    # Run on the simulator: the cycle count and the profile
+    keys 5 F5
+    wait_for "run" "Run +ok" || return
+    expect "run cycles" "[0-9]+ cycles"
+    expect "run profile" "Conv_0"
+
+    # Compare: infer (golden) then file_compare, one row per layer, cosine column
+    keys 6 F5
+    wait_for "compare" "Compare +(ok|!!)" 40 || return
+    expect "compare cosine column" "cosine"
+    expect "compare first layer" "Conv_0"
+
+    # History: the export through the save dialog (format form, then a new name)
+    keys 7
+    wait_for "history" "History: [0-9]+ runs" || return
+    expect "history lists the compare" "compare +ok"
+    keys x
+    wait_for "export format form" "Export the listed runs" || return
+    keys Enter
+    wait_for "save dialog" "save as a new name" || return
+    keys Enter
+    wait_for "file name prompt" "File name: " || return
+    keys Enter
+    wait_for "export" "exported to" || return
+    f="$D/work/conv/export/runs.csv"
+    if [ -s "$f" ]; then
+        head -1 "$f" | grep -q "^run_id,kind,status,model" ||
+            { echo "FAIL [$size]: export header: $(head -1 "$f")"; fails=$((fails + 1)); }
+        grep -q ",compare,ok," "$f" ||
+            { echo "FAIL [$size]: the export lacks the compare run"; fails=$((fails + 1)); }
+    else
+        echo "FAIL [$size]: no $f"
+        fails=$((fails + 1))
+    fi
+
+    # quit
+    keys q
+    wait_for "quit" "nanobench exited 0"
+}
+
+bringup 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
+bringup 200 50 "LC_ALL=C NO_COLOR=1 TERM=screen"
+
+# not a terminal: refused with a one-line message, exit 2
+out=$("$NB" --db "$T/x.db" "$T/conv.onnx" </dev/null 2>&1)
+rc=$?
+[ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] ||
+    { echo "FAIL: without a terminal: exit $rc, '$out'"; fails=$((fails + 1)); }
+
+echo "tui: $fails failure(s) in $(($(date +%s) - start)) s"
+[ $fails -eq 0 ]
