@@ -30,7 +30,7 @@ typedef struct c_data {
     bool ran, failed;
     char *log;                /* stdout then stderr, the lines below point into it */
     char **lines;
-    int nlines, top;
+    int nlines, top, left;   /* the log's first line and first column shown */
     double weights, mem, exeom, arena; /* NaN when unknown */
     char error[4096];         /* the failure's message */
     char *named[MAX_NAMED];   /* names the message quotes, or the unsupported ops */
@@ -57,7 +57,7 @@ static void clear_results(c_data *d)
     free(d->lines);
     d->log = NULL;
     d->lines = NULL;
-    d->nlines = d->top = 0;
+    d->nlines = d->top = d->left = 0;
     for (int i = 0; i < d->nnamed; i++)
         free(d->named[i]);
     d->nnamed = 0;
@@ -254,7 +254,12 @@ static void c_job_done(tui *t, tui_job *j)
         for (int i = 0; i < d->nlines; i++)
             if (!strncmp(d->lines[i], "nanobench: ", 11))
                 msg = d->lines[i] + 11;
-        snprintf(d->error, sizeof d->error, "%s", msg ? msg : tui_job_error(j));
+        if (!msg)
+            msg = tui_job_error(j);
+        size_t ml = strlen(d->in_model); /* "MODEL: ..." without the path shown above */
+        if (!strncmp(msg, d->in_model, ml) && !strncmp(msg + ml, ": ", 2))
+            msg += ml + 2;
+        snprintf(d->error, sizeof d->error, "%s", msg);
         find_named(d);
         char note[96];
         if (d->unsupported)
@@ -312,10 +317,12 @@ static void draw_log(tui *t, WINDOW *w, c_data *d, int y, int h, int wd)
     if (d->top < 0)
         d->top = 0;
     su_put(t, w, y, 0, wd, A_BOLD, "Log (%d lines%s)", d->nlines,
-           d->nlines > page ? "; Up/Down PgUp/PgDn scroll" : "");
+           d->nlines > page ? "; arrows scroll" : "; Left/Right scroll");
     for (int i = 0; i < page && d->top + i < d->nlines; i++) {
         const char *l = d->lines[d->top + i];
-        su_put(t, w, y + 1 + i, 0, wd, line_attr(t, l), "%s", l);
+        size_t n = strlen(l);
+        su_put(t, w, y + 1 + i, 0, wd, line_attr(t, l), "%s",
+               (size_t)d->left < n ? l + d->left : "");
     }
     if (d->nlines > page) {
         char pos[32];
@@ -334,7 +341,8 @@ static void c_draw(tui *t, WINDOW *w)
     if (!d)
         return;
     c_enter(t);
-    su_put(t, w, y++, 0, wd, A_BOLD, "Compile");
+    const char *base = strrchr(d->in_model, '/');
+    su_put(t, w, y++, 0, wd, A_BOLD, "Compile  %s", d->ran ? (base ? base + 1 : d->in_model) : "");
     if (!t->model[0]) {
         su_wrap(t, w, 2, 0, wd, 3, 0, "No model open: open one on the Model step (o).");
         return;
@@ -356,8 +364,6 @@ static void c_draw(tui *t, WINDOW *w)
                d->soc, d->fp16[0] ? d->fp16 : "-", d->otype);
         return;
     }
-    const char *base = strrchr(d->in_model, '/');
-    su_put(t, w, y++, 0, wd, dim, "%s -> %s.exeom", base ? base + 1 : d->in_model, d->output);
     if (d->failed) {
         su_put(t, w, y++, 0, wd, bad | A_BOLD, "%s", d->unsupported ? "ATC refused the model:"
                                                                   : "ATC failed:");
@@ -370,12 +376,17 @@ static void c_draw(tui *t, WINDOW *w)
             su_put(t, w, y++, 0, wd, A_BOLD, "%s", d->unsupported
                                                      ? "Ops the NPU cannot run (layer (op): reason):"
                                                      : "Named:");
-            for (int i = 0; i < d->nnamed && i < room; i++) {
-                if (i == room - 1 && d->nnamed > room) {
+            /* each entry on up to 3 lines while the room lasts, then how many more */
+            int per = d->nnamed * 3 <= room ? 3 : d->nnamed * 2 <= room ? 2 : 1;
+            for (int i = 0; i < d->nnamed && room > 0; i++) {
+                if (room == 1 && i < d->nnamed - 1) {
                     su_put(t, w, y++, 2, wd - 2, dim, "... %d more", d->nnamed - i);
                     break;
                 }
-                su_put(t, w, y++, 2, wd - 2, bad | A_BOLD, "%s", d->named[i]);
+                int n = su_wrap(t, w, y, 2, wd - 2, per < room ? per : room, bad | A_BOLD,
+                                d->named[i]);
+                y += n;
+                room -= n;
             }
             if (d->unsupported)
                 y += su_wrap(t, w, y, 0, wd, 2, tui_tag_attr(t, VM_TAG_WARN),
@@ -388,14 +399,14 @@ static void c_draw(tui *t, WINDOW *w)
         vm_fmt_bytes(b, sizeof b, d->weights);
         vm_fmt_bytes(c, sizeof c, d->mem);
         vm_fmt_bytes(e, sizeof e, d->arena);
-        int x = su_put(t, w, y, 0, wd, tui_tag_attr(t, VM_TAG_GOOD) | A_BOLD, "compiled  ");
-        su_put(t, w, y++, x, wd - x, 0, "exeom %s  weights %s  memory %s  arena %s",
+        int x = su_put(t, w, y, 0, wd, tui_tag_attr(t, VM_TAG_GOOD) | A_BOLD, "ok  ");
+        su_put(t, w, y++, x, wd - x, 0, "exeom %s  weights %s  mem %s  arena %s%s",
                isnan(d->exeom) ? "?" : a, isnan(d->weights) ? "?" : b, isnan(d->mem) ? "?" : c,
-               isnan(d->arena) ? "? (estimate first)" : e);
+               isnan(d->arena) ? "?" : e, isnan(d->arena) ? " (Estimate first)" : " (est.)");
         if (wd >= 100)
             su_put(t, w, y++, 0, wd, dim, "exeom %.0f B, TOTAL_WEIGHT_SIZE %.0f B, TOTAL_MEM_SIZE "
                    "%.0f B", d->exeom, d->weights, d->mem);
-        su_put(t, w, y++, 0, wd, dim, "%s", t->exeom);
+        su_put(t, w, y++, 0, wd, dim, "exeom %s", t->exeom);
     }
     y++;
     draw_log(t, w, d, y, h - y, wd);
@@ -424,7 +435,15 @@ static bool c_key(tui *t, int ch)
         d->top -= page;
         return true;
     case KEY_HOME: case 'g':
-        d->top = 0;
+        d->top = d->left = 0;
+        return true;
+    case KEY_RIGHT: case 'l':
+        d->left += 8;
+        return true;
+    case KEY_LEFT: case 'h':
+        if (!d->left)
+            return false; /* the frame's: back to the sidebar */
+        d->left = d->left > 8 ? d->left - 8 : 0;
         return true;
     case KEY_END: case 'G':
         d->top = d->nlines;
@@ -447,6 +466,7 @@ static const tui_keyhelp c_help[] = {
     {"F5 / r / e", "the ATC form, then compile (nanobench atc --log=info)"},
     {"Up/Down j/k", "scroll the pass log"},
     {"PgUp/PgDn Space", "scroll the log by a page"},
+    {"Left/Right h/l", "scroll the log sideways"},
     {"Home/End g/G", "the log's start / end"},
     {NULL, NULL}};
 

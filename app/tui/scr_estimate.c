@@ -138,7 +138,9 @@ static void fill(est_data *d)
             vm_fmt_bytes(ob, sizeof ob, o);
         tensor_text(out, shape, sizeof shape);
         const char *unit = su_str(l, "unit"), *reason = su_str(l, "reason");
-        bool cpu = !strcmp(unit, "cpu") || reason[0];
+        bool cpu = !strncmp(unit, "cpu", 3) || reason[0];
+        if (cpu)
+            unit = "cpu"; /* "cpu-unsupported": the row's colour and reason say the rest */
         bool inserted = json_is_true(json_object_get(l, "inserted"));
         const char *cells[C_N] = {su_str(l, "name"), su_str(l, "op_type"), unit, macs,
                                   w > 0 ? wb : "-", ob, shape, reason};
@@ -222,7 +224,8 @@ static void est_job_done(tui *t, tui_job *j)
 /* "Conv(20) LeakyRelu(19) ..." of a {op: count} object. */
 static void counts_text(const json_t *c, char *buf, size_t len)
 {
-    size_t o = (size_t)snprintf(buf, len, "%zu:", json_object_size(c));
+    size_t o = (size_t)snprintf(buf, len, "%zu%s", json_object_size(c),
+                                json_object_size(c) ? ":" : "");
     const char *op;
     const json_t *v;
     json_object_foreach((json_t *)c, op, v) {
@@ -320,15 +323,14 @@ static void draw_detail(tui *t, WINDOW *w, est_data *d, int y, int wd)
             text);
 }
 
-/* Bar characters for tensor k (colour cycles; monochrome: the character tells them apart). */
+/* The cell of tensor k: neighbours differ in character and (with colour) in colour. */
 static const char *bar_ch(const tui *t, int k, int *attr)
 {
-    static const int tags[] = {VM_TAG_GOOD, VM_TAG_WARN, VM_TAG_NONE, VM_TAG_DIM};
+    static const int tags[] = {VM_TAG_GOOD, VM_TAG_WARN, VM_TAG_NONE};
     static const char *const ascii[] = {"#", "%", "=", "+", "@", "*"};
-    *attr = t->color ? tui_tag_attr(t, tags[k % 4]) | A_REVERSE : 0;
-    if (t->color)
-        return " ";
-    return ascii[k % 6];
+    static const char *const blocks[] = {"\u2588", "\u2593", "\u2592", "\u2591"};
+    *attr = t->color ? tui_tag_attr(t, tags[k % 3]) : 0;
+    return t->utf8 ? blocks[k % 4] : ascii[k % 6];
 }
 
 static void draw_map(tui *t, WINDOW *w, est_data *d, int y, int h, int wd)
@@ -345,8 +347,8 @@ static void draw_map(tui *t, WINDOW *w, est_data *d, int y, int h, int wd)
     }
     vm_fmt_bytes(a, sizeof a, (double)d->arena);
     vm_fmt_bytes(b, sizeof b, (double)d->peak_bytes);
-    su_put(t, w, y++, 0, wd, A_BOLD, "Activation arena %s, %d tensors over %d tasks; peak at task %d",
-           a, d->nts, d->ntasks, d->peak);
+    su_put(t, w, y++, 0, wd, A_BOLD, "Arena %s, peak %s live at task %d (%d tensors, %d tasks)",
+           a, b, d->peak, d->nts, d->ntasks);
     int axis = 8;                 /* offset labels */
     int rows = h - 4, cols = wd - axis - 1;
     if (rows < 2 || cols < 4)
@@ -372,8 +374,10 @@ static void draw_map(tui *t, WINDOW *w, est_data *d, int y, int h, int wd)
                 continue;
             }
             const char *ch = bar_ch(t, k, &attr);
-            if (k == d->map_sel)
-                attr = (t->color ? tui_tag_attr(t, VM_TAG_BAD) | A_REVERSE : A_REVERSE) | A_BOLD;
+            if (k == d->map_sel) {
+                attr = (t->color ? tui_tag_attr(t, VM_TAG_BAD) : (int)A_REVERSE) | A_BOLD;
+                ch = t->utf8 ? "\u2588" : "#";
+            }
             else if (peak && !t->color)
                 attr |= A_BOLD;
             su_put(t, w, y + r, axis + c, 1, attr, "%s", ch);
@@ -474,10 +478,10 @@ static bool est_key(tui *t, int ch)
     if (d->map) {
         int n = d->nts;
         switch (ch) {
-        case KEY_DOWN: case 'j': case KEY_RIGHT: case 'l':
+        case KEY_DOWN: case 'j':
             d->map_sel = n ? (d->map_sel + 1) % n : 0;
             return true;
-        case KEY_UP: case 'k': case KEY_LEFT: case 'h':
+        case KEY_UP: case 'k':
             d->map_sel = n ? (d->map_sel + n - 1) % n : 0;
             return true;
         case 'p': /* the largest tensor alive at the peak */

@@ -22,6 +22,8 @@ typedef struct model_data {
     char dyn_hint[512];       /* a dynamic dim without --input_shape, "" when none */
     char suggest[512];        /* --input_shape with unknown dims as 1 */
     int table_y, table_h;     /* where the op table was drawn */
+    int bar_w;                /* the share column's bar width the cells were made for */
+    double bar_max;           /* the largest count */
 } model_data;
 
 static model_data *data(tui *t)
@@ -31,7 +33,7 @@ static model_data *data(tui *t)
         d = calloc(1, sizeof *d);
         if (!d)
             return NULL;
-        static const char *const titles[] = {"op", "count", "subgraph", "reference", "share"};
+        static const char *const titles[] = {"op", "main", "subgraph", "reference", "share"};
         static const int widths[] = {22, 6, 8, 9, 20};
         static const bool numeric[] = {false, true, true, false, false};
         vm_table_init(&d->ops, 5, titles, widths, numeric);
@@ -118,6 +120,26 @@ static void model_run(tui *t)
     su_argv_free(&a);
 }
 
+/* The share column's bars for a column of width cells (the counts in its nums). */
+static void set_bars(tui *t, model_data *d, int width)
+{
+    if (width == d->bar_w)
+        return;
+    d->bar_w = width;
+    int nc = d->ops.ncols;
+    for (int r = 0; r < d->ops.nrows; r++) {
+        char bar[512] = "";
+        int n = vm_bar_len(d->ops.nums[r * nc + 4], d->bar_max, width);
+        for (int k = 0, o = 0; k < n && o < (int)sizeof bar - 4; k++)
+            o += snprintf(bar + o, sizeof bar - (size_t)o, "%s", t->utf8 ? "\u2588" : "#");
+        char *c = strdup(bar);
+        if (c) {
+            free(d->ops.cells[r * nc + 4]);
+            d->ops.cells[r * nc + 4] = c;
+        }
+    }
+}
+
 /* The op histogram as table rows, the inputs' float names, the dynamic-dim hint. */
 static void fill(tui *t, model_data *d)
 {
@@ -152,17 +174,16 @@ static void fill(tui *t, model_data *d)
             for (size_t i = 0; i < json_array_size(unsup); i++)
                 missing |= json_is_string(json_array_get(unsup, i)) &&
                            !strcmp(json_string_value(json_array_get(unsup, i)), op);
-            char cc[24], cs[24], bar[128] = "";
+            char cc[24], cs[24];
             snprintf(cc, sizeof cc, "%lld", (long long)c);
             snprintf(cs, sizeof cs, "%lld", (long long)s);
-            int n = vm_bar_len((double)(c + s), max, 20);
-            for (int k = 0, o = 0; k < n && o < (int)sizeof bar - 4; k++)
-                o += snprintf(bar + o, sizeof bar - (size_t)o, "%s", t->utf8 ? "\u2588" : "#");
-            const char *cells[] = {op, cc, cs, missing ? "missing" : "yes", bar};
+            const char *cells[] = {op, cc, cs, missing ? "missing" : "yes", ""};
             double nums[] = {NAN, (double)c, (double)s, NAN, (double)(c + s)};
             vm_table_add(&d->ops, cells, nums, missing ? VM_TAG_WARN : VM_TAG_NONE);
         }
     }
+    d->bar_max = max;
+    d->bar_w = 0; /* drawn for the pane's width */
     vm_table_sort(&d->ops, 1, true);
     vm_table_select(&d->ops, 0, 1);
     /* the inputs: names for the next steps, float ones for atc, dynamic dims */
@@ -248,7 +269,7 @@ static void edit_shape(tui *t)
     char buf[512];
     snprintf(buf, sizeof buf, "%s", t->input_shape[0] ? t->input_shape
                                     : d && d->suggest[0] ? d->suggest : "");
-    if (!tui_prompt(t, "--input_shape (name:d0,d1,...;name2:...; empty for none): ", buf,
+    if (!tui_prompt(t, "--input_shape (empty: none): ", buf,
                     sizeof buf))
         return;
     /* a changed shape: the steps after this one are for the old shape */
@@ -398,6 +419,7 @@ static void model_draw(tui *t, WINDOW *w)
     d->table_h = h - y;
     if (d->table_h >= 2) {
         su_fit_cols(&d->ops, 4, wd, 4);
+        set_bars(t, d, d->ops.cols[4].width > 60 ? 60 : d->ops.cols[4].width);
         tui_draw_table(t, w, &d->ops, y, 0, d->table_h, wd);
     }
 }

@@ -16,7 +16,8 @@
 
 #include "scr_util.h"
 
-enum { C_LAYER, C_OP, C_ALGO, C_CMIN, C_CMAX, C_SCALE, C_OFFSET, C_SQNR, C_COS, C_ASQNR,
+/* SQNR and cosine next to the name: they stay visible in a narrow pane */
+enum { C_LAYER, C_SQNR, C_COS, C_OP, C_ALGO, C_CMIN, C_CMAX, C_SCALE, C_OFFSET, C_ASQNR,
        C_WSQNR, C_N };
 
 /* SQNR colouring: under WARN_DB dB yellow, under BAD_DB dB red */
@@ -42,11 +43,11 @@ static q_data *data(tui *t)
         d = calloc(1, sizeof *d);
         if (!d)
             return NULL;
-        static const char *const titles[C_N] = {"layer", "op", "algo", "clip min", "clip max",
-                                                "scale", "offset", "SQNR dB", "cosine",
+        static const char *const titles[C_N] = {"layer", "SQNR dB", "cosine", "op", "algo",
+                                                "clip min", "clip max", "scale", "offset",
                                                 "act SQNR", "wts SQNR"};
-        static const int widths[C_N] = {24, 8, 6, 9, 9, 9, 6, 7, 8, 8, 8};
-        static const bool numeric[C_N] = {false, false, false, true, true, true, true, true,
+        static const int widths[C_N] = {24, 8, 8, 8, 6, 9, 9, 9, 6, 8, 8};
+        static const bool numeric[C_N] = {false, true, true, false, false, true, true, true,
                                           true, true, true};
         vm_table_init(&d->layers, C_N, titles, widths, numeric);
         t->scr[STEP_QUANTIZE] = d;
@@ -191,7 +192,7 @@ static void q_run(tui *t)
     } else if (tui_run(t, STEP_QUANTIZE, su_parent(t, STEP_QUANTIZE), a.v, "calibrate")) {
         clear_results(d);
         t->deploy_model[0] = 0;
-        tui_status(t, false, "calibrating %s (Esc cancels)", stem);
+        tui_status(t, false, "calibrating %s", stem);
     }
     su_argv_free(&a);
 }
@@ -202,10 +203,9 @@ static void fill(q_data *d)
     const json_t *ls = json_object_get(d->res, "layers");
     for (size_t i = 0; i < json_array_size(ls); i++) {
         const json_t *l = json_array_get(ls, i);
-        static const char *const keys[C_N] = {NULL, NULL, NULL, "clip_min", "clip_max",
-                                              "scale_d", "offset_d", "output_sqnr_db",
-                                              "output_cosine", "act_sqnr_db",
-                                              "weight_sqnr_db"};
+        static const char *const keys[C_N] = {NULL, "output_sqnr_db", "output_cosine", NULL,
+                                              NULL, "clip_min", "clip_max", "scale_d",
+                                              "offset_d", "act_sqnr_db", "weight_sqnr_db"};
         double nums[C_N];
         char text[C_N][32];
         const char *cells[C_N];
@@ -275,8 +275,8 @@ static void q_job_done(tui *t, tui_job *j)
     if (isnan(q))
         tui_status(t, false, "calibrated %d layers; Compile is next", d->layers.nrows);
     else
-        tui_status(t, false, "calibrated %d layers: network output SQNR %.1f dB, cosine %.5f; "
-                   "Compile is next", d->layers.nrows, q, c);
+        tui_status(t, false, "calibrated %d layer%s: network output SQNR %.1f dB, cosine "
+                   "%.5f; Compile is next", d->layers.nrows, d->layers.nrows == 1 ? "" : "s", q, c);
 }
 
 /* The progress of the running calibration. */
@@ -297,9 +297,8 @@ static void draw_progress(tui *t, WINDOW *w, int y, int wd)
         su_put(t, w, y, 0, 11, 0, "%-10s", what);
         mvwaddch(w, y, 11, '[');
         for (int i = 0; i < barw; i++)
-            su_put(t, w, y, 12 + i, 1, i < n ? (int)(tui_tag_attr(t, VM_TAG_GOOD) | A_REVERSE)
-                                             : tui_tag_attr(t, VM_TAG_DIM),
-                   "%s", i < n ? " " : (t->utf8 ? "\u00b7" : "."));
+            su_put(t, w, y, 12 + i, 1, tui_tag_attr(t, i < n ? VM_TAG_GOOD : VM_TAG_DIM), "%s",
+                   i < n ? (t->utf8 ? "\u2588" : "#") : (t->utf8 ? "\u00b7" : "."));
         mvwaddch(w, y, 12 + barw, ']');
         y++;
         snprintf(line, sizeof line, "%lld/%lld batches", (long long)j->progress_done,
@@ -391,19 +390,21 @@ static void q_draw(tui *t, WINDOW *w)
             su_put(t, w, y++, 2, wd - 2, 0, "%s: SQNR %.1f dB, cosine %.5f", su_str(oo, "name"),
                    su_num(oo, "sqnr_db"), su_num(oo, "cosine"));
         }
-    su_put(t, w, y++, 0, wd, dim, "deploy model %s", t->deploy_model);
-    su_put(t, w, y++, 0, wd, A_BOLD, "%d layers, worst first (SQNR of the layer's output "
-           "against float)", d->layers.nrows);
+    const char *dm = strrchr(t->deploy_model, '/');
+    if ((int)strlen(t->deploy_model) + 14 <= wd || !dm)
+        su_put(t, w, y++, 0, wd, dim, "deploy model  %s", t->deploy_model);
+    else
+        su_put(t, w, y++, 0, wd, dim, "deploy model  %s (quant folder)", dm + 1);
+    su_put(t, w, y++, 0, wd, A_BOLD, "%d layer%s, worst first (SQNR of the layer's output "
+           "against float)", d->layers.nrows, d->layers.nrows == 1 ? "" : "s");
     d->table_y = y;
     d->table_h = h - y;
-    /* the layer name takes what the numbers leave, up to 48 */
+    /* the layer name takes what the numbers leave (every column from 120 cells), 20 to 48 */
     int used = 0;
-    for (int k = C_OP; k <= C_COS; k++)
+    for (int k = C_SQNR; k < C_N; k++)
         used += d->layers.cols[k].width + 1;
-    int lw = wd - used;
-    if (wd >= 120)
-        lw = wd - used - 2 * 9;
-    d->layers.cols[C_LAYER].width = lw < 16 ? 16 : lw > 48 ? 48 : lw;
+    int lw = wd >= 120 ? wd - used : wd - 6 * 8;
+    d->layers.cols[C_LAYER].width = lw < 20 ? 20 : lw > 48 ? 48 : lw;
     if (d->table_h >= 2)
         tui_draw_table(t, w, &d->layers, y, 0, d->table_h, wd);
 }
