@@ -1,8 +1,12 @@
 /* nanobench: command-line entry point. */
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 
@@ -85,6 +89,18 @@ int cli_fail(int status, const char *fmt, ...)
     return status;
 }
 
+json_t *cli_jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+int cli_json_out(const char *cmd, json_t *o)
+{
+    int r = o ? json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
+    json_decref(o);
+    if (r || fputc('\n', stdout) == EOF || fflush(stdout) || ferror(stdout))
+        return cli_fail(2, "%s --json: cannot write to standard output: %s", cmd,
+                        errno ? strerror(errno) : "out of memory");
+    return 0;
+}
+
 int cli_model_arg(const char *cmd, const char *arg, const char **model)
 {
     if (arg[0] == '-' && arg[1])
@@ -114,7 +130,7 @@ static void usage(FILE *f)
             "usage: nanobench <command> [options]\n"
             "\n"
             "commands:\n"
-            "  info MODEL [--input_shape \"name:n,c,h,w;...\"]\n"
+            "  info MODEL [--input_shape \"name:n,c,h,w;...\"] [--json]\n"
             "        inputs, outputs, opset, node count and operator histogram\n"
             "  infer MODEL --input NAME=FILE.npy|FILE.bin|random[:SEED] ... --output-dir DIR\n"
             "        [--dump-all] [--input_shape ...]   run the float32 reference (golden)\n"

@@ -32,6 +32,14 @@ expect() {
     echo "ok: $what"
 }
 mentions() { grep -q -- "$1" "$T/err" || { echo "FAIL: stderr does not mention '$1'"; cat "$T/err"; fails=$((fails + 1)); }; }
+# json_ok DESCRIPTION JS: stdout ($T/out) is one JSON document j for which the JavaScript
+# expression JS holds (node, as elsewhere here: no jq, no python needed)
+json_ok() {
+    node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+             const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+             if (!eval(process.argv[2])) process.exit(1);' "$T/out" "$2" 2>"$T/jerr" ||
+        { echo "FAIL: $1"; cat "$T/jerr"; head -c 3000 "$T/out"; echo; fails=$((fails + 1)); }
+}
 no_outputs() { [ -z "$(ls -A "$T/outdir" 2>/dev/null)" ] || { echo "FAIL: files left in outdir:"; ls "$T/outdir"; fails=$((fails + 1)); }; }
 
 # a .npy writer: npy FILE DESCR SHAPE NBYTES (zero data)
@@ -62,6 +70,17 @@ expect 2 "truncated model" -- "$NB" info "$T/trunc.onnx"; mentions "trunc.onnx"
 expect 2 "bad --input_shape syntax" -- "$NB" info "$M" --input_shape "x:3,,5"; mentions "E10002\|--input_shape"
 expect 2 "--input_shape names no input" -- "$NB" info "$M" --input_shape "nope:3,4,5"; mentions "nope"
 expect 0 "info on a valid model" -- "$NB" info "$M"
+# info --json: one object on stdout, the "recorded as run" line on stderr; test_relu is
+# x FLOAT [3,4,5] -> Relu -> y; test_det_2d's Det is an op the reference lacks
+expect 0 "info --json" -- "$NB" info "$M" --json
+json_ok "info --json: shapes, opset, one Relu" 'j.model.endsWith("test_relu/model.onnx") &&
+    j.opset > 0 && j.ir_version > 0 && eq(j.inputs, [{name: "x", dtype: "FLOAT", shape: [3, 4, 5]}]) &&
+    eq(j.outputs, [{name: "y", dtype: "FLOAT", shape: [3, 4, 5]}]) && j.nodes === 1 &&
+    eq(j.op_histogram, {Relu: 1}) && eq(j.subgraph_op_histogram, {}) &&
+    eq(j.unsupported_by_reference, [])'
+grep -q "^recorded as run" "$T/err" || { echo "FAIL: info --json: no 'recorded as run' on stderr"; fails=$((fails + 1)); }
+expect 0 "info --json: an op the reference lacks" -- "$NB" info "$DATA/test_det_2d/model.onnx" --json
+json_ok "info --json: Det flagged" 'eq(j.op_histogram, {Det: 1}) && eq(j.unsupported_by_reference, ["Det"])'
 
 head -c 240 /dev/zero >"$T/x.bin"
 expect 0 "infer with a .bin input" -- "$NB" infer "$M" --input "x=$T/x.bin" --output-dir "$T/good"
@@ -106,10 +125,14 @@ expect 0 "infer: tab and newline in an output name" -- "$NB" infer "$T/odd.onnx"
     { echo "FAIL: manifest rows:"; cat "$T/odd/manifest.tsv"; fails=$((fails + 1)); }
 expect 0 "info: a 3000-character dim name" -- "$NB" info "$T/long.onnx"
 grep -q 'sss\.\.\.\]' "$T/out" || { echo "FAIL: long dim not cut"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "info --json: a 3000-character dim name, whole" -- "$NB" info "$T/long.onnx" --json
+json_ok "info --json: the long dim symbol" 'j.inputs[0].shape[0].length === 3000'
 
 "$FIX" shared_dim "$T/shared.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
 npy "$T/a23.npy" '<f4' '(2, 3)' 24
 npy "$T/b13.npy" '<f4' '(1, 3)' 12
+expect 0 "info --json: a dim symbol as a string" -- "$NB" info "$T/shared.onnx" --json
+json_ok "info --json: [\"N\", 3]" 'eq(j.inputs.map(v => v.shape), [["N", 3], ["N", 3]])'
 expect 2 "infer: data disagree on a shared dim symbol" -- "$NB" infer "$T/shared.onnx" --input "a=$T/a23.npy" --input "b=$T/b13.npy" --output-dir "$T/outdir"
 mentions "dim 'N' is 2 in input 'a' and 1 in input 'b'"; no_outputs
 expect 0 "infer: random takes a dim symbol fixed by a .npy" -- "$NB" infer "$T/shared.onnx" --input "b=random" --input "a=$T/a23.npy" --output-dir "$T/sym"
@@ -216,6 +239,12 @@ expect 0 "calibrate: an input below the int8 floor" -- "$NB" calibrate --model "
 # a Gemm inside an If branch (ReduceMax(x) > 0 takes it; both batches do): calibrated, and
 # its fake-quant model imported back (--from_qdq reads branches) gives the same record
 "$FIX" if_gemm "$T/if_gemm.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+# info --json counts the branch nodes apart, as the text does: Greater, If, ReduceMax in the
+# main graph, Gemm and Identity in the branches
+expect 0 "info --json: If branches counted apart" -- "$NB" info "$T/if_gemm.onnx" --json
+json_ok "info --json: the branch histogram" 'j.nodes === 5 && j.main_graph_nodes === 3 &&
+    j.subgraph_nodes === 2 && eq(j.op_histogram, {Greater: 1, If: 1, ReduceMax: 1}) &&
+    eq(j.subgraph_op_histogram, {Gemm: 1, Identity: 1})'
 mkdir -p "$T/cal/ifx"
 printf '\000\000\200\077\000\000\000\300' >"$T/cal/ifx/0.bin" # 1, -2
 printf '\000\000\000\077\000\000\100\100' >"$T/cal/ifx/1.bin" # 0.5, 3
