@@ -158,6 +158,19 @@ expect 2 "infer: --output-dir twice" -- "$NB" infer "$M" --input "x=$T/good.npy"
 expect 0 "estimate -p" -- "$NB" estimate -m "$T/conv.onnx" -p
 grep -q "^TOTAL_WEIGHT_SIZE: " "$T/out" && grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T/out" && grep -q " Conv  *cube " "$T/out" ||
     { echo "FAIL: estimate report"; cat "$T/out"; fails=$((fails + 1)); }
+# estimate --json's arena map of x [1,3,8,8] -> Conv (8 x 3x3) -> y [1,8,6,6], by hand: x in
+# NC1HWC0 fp16 1x1x8x8x16 x 2 = 2048 B (tasks 0..1), its int8 copy 1x1x8x8x32 = 2048 (1..2),
+# the int32 accumulator 1x1x6x6x16 x 4 = 2304 (2..3), fp16 y 1x1x6x6x16 x 2 = 1152 (3..4); the
+# peak is at task 2 (2048 + 2304 = 4352, the arena); slots alive together never overlap
+expect 0 "estimate --json: arena map" -- "$NB" estimate -m "$T/conv.onnx" --json
+json_ok "estimate --json: arena_map by hand" 'const a = j.arena_map;
+    eq(a.map(s => [s.name, s.bytes, s.first_task, s.last_task]), [["x/NC1HWC0", 2048, 0, 1],
+       ["x/NC1HWC0/int8", 2048, 1, 2], ["y/int32", 2304, 2, 3], ["y", 1152, 3, 4]]) &&
+    j.layers[a[2].first_task].name === "Conv_0" && j.memory.arena === 4352 &&
+    j.memory.arena_peak_task === 2 &&
+    Math.max(...a.map(s => s.offset + s.bytes)) === j.memory.arena &&
+    a.every((s, i) => a.every((t, k) => k === i || t.last_task < s.first_task ||
+        s.last_task < t.first_task || s.offset + s.bytes <= t.offset || t.offset + t.bytes <= s.offset))'
 expect 0 "estimate: conv weights given as an input" -- "$NB" estimate -m "$DATA/test_conv_with_strides_padding/model.onnx"
 grep -q "^NOT_SUPPORT_OP_TYPE: 1: Conv(1)" "$T/out" || { echo "FAIL: run-time conv weights"; cat "$T/out"; fails=$((fails + 1)); }
 expect 2 "estimate: dynamic time dim" -- "$NB" estimate -m "$T/dyn_time.onnx"; mentions "input 'x' has dynamic dims \[1,N,16\]"
