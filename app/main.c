@@ -140,6 +140,7 @@ static void usage(FILE *f)
             "        sizes (weights, RAM, exeom), op types and unsupported ops on the Nano NPU\n"
             "  calibrate --model M --save_path DIR/PREFIX --data_dir \"d1;d2\" [--input_shape ...]\n"
             "            [--calibration_config CFG | --batch_num N] [--algo ifmr|hfmg|...|auto]\n"
+            "            [--json] [--progress]\n"
             "        post-training calibration (AMCT's flags): the record file and per-layer report\n"
             "  atc --mode=30 --framework=5 --soc_version=Ascend035A --model=M --output=NAME ...\n"
             "        the compiler's command line: NAME.exeom and NAME.dbg\n"

@@ -199,6 +199,49 @@ grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q
     [ "$(grep -c '^    scale_w: 1$' "$T/cal/out/c_quant_record.txt")" = 8 ] ||
     { echo "FAIL: calibrate record"; cat "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
 [ -s "$T/cal/out/c_deploy_model.onnx" ] || { echo "FAIL: no deploy model"; fails=$((fails + 1)); }
+# --progress: a line per batch on stderr, the calibration's then the evaluation's (the
+# first min(8, batch_num) batches), the report unchanged on stdout
+expect 0 "calibrate --progress" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/pg/c" --data_dir "$T/cal/x" --algo minmax --batch_num 2 --progress
+[ "$(grep '^progress: ' "$T/err" | tr '\n' ' ')" = "progress: calibrate 1/2 progress: calibrate 2/2 progress: evaluate 1/2 progress: evaluate 2/2 " ] &&
+    grep -q "^wrote " "$T/out" && ! grep -q "^progress" "$T/out" ||
+    { echo "FAIL: calibrate --progress lines"; cat "$T/err"; fails=$((fails + 1)); }
+# a signal mid-way leaves no output file: stderr is a FIFO this shell reads up to the line
+# named, then leaves unread, so that calibrate blocks on a full pipe (6000 progress lines,
+# ~170 KB, cannot fit a 64 KiB pipe) and cannot finish before the signal: deterministic.
+# During the evaluation the three .part files exist (written before it); afterwards the
+# save folder is empty. 6000 batches: links to one batch file.
+mkdir -p "$T/cal/many"
+node -e 'const fs = require("fs");
+    for (let i = 0; i < 6000; i++)
+        fs.symlinkSync(process.argv[1], `${process.argv[2]}/${String(i).padStart(4, "0")}.bin`);' \
+    "$T/cal/x/b0.bin" "$T/cal/many"
+# kill_mid SIGNAL LINE SAVE_DIR DESCRIPTION calibrate-flags...
+kill_mid() {
+    sig=$1; line=$2; dir=$3; what=$4; shift 4
+    rm -f "$T/cal/err.fifo"; mkfifo "$T/cal/err.fifo"
+    "$NB" calibrate --model "$T/conv.onnx" --save_path "$dir/c" --progress "$@" >/dev/null 2>"$T/cal/err.fifo" &
+    pid=$!
+    exec 3<"$T/cal/err.fifo"
+    seen=""
+    while IFS= read -r l <&3; do
+        case $l in "$line"*) seen=1; break ;; esac
+    done
+    parts=$(ls "$dir" 2>/dev/null | grep -c '\.part$')
+    kill -s "$sig" "$pid"
+    { wait "$pid"; } 2>/dev/null; status=$?
+    exec 3<&-
+    left=$(ls -A "$dir" 2>/dev/null)
+    if [ -z "$seen" ] || [ "$status" -lt 128 ] || [ -n "$left" ]; then
+        echo "FAIL: $what: line seen '$seen', exit $status, left: $left"; fails=$((fails + 1))
+    else
+        echo "ok: $what ($parts .part file(s) at the signal, none after)"
+    fi
+}
+kill_mid TERM "progress: calibrate 1/6000" "$T/cal/k1" "calibrate: SIGTERM during the calibration batches" --data_dir "$T/cal/many" --batch_num 6000
+kill_mid TERM "progress: evaluate 1/6000" "$T/cal/k2" "calibrate: SIGTERM during the evaluation" --data_dir "$T/cal/x" --eval_dir "$T/cal/many"
+[ "$parts" = 3 ] || { echo "FAIL: the evaluation was not under way at the signal ($parts .part files)"; fails=$((fails + 1)); }
+kill_mid INT "progress: evaluate 1/6000" "$T/cal/k3" "calibrate: SIGINT during the evaluation" --data_dir "$T/cal/x" --eval_dir "$T/cal/many"
+[ "$parts" = 3 ] || { echo "FAIL: the evaluation was not under way at the signal ($parts .part files)"; fails=$((fails + 1)); }
 expect 0 "calibrate: the fake-quant model loads" -- "$NB" info "$T/cal/out/c_fake_quant_model.onnx"
 grep -q "QuantizeLinear  *1 " "$T/out" && grep -q "DequantizeLinear  *2 " "$T/out" ||
     { echo "FAIL: fake-quant model lacks its Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
