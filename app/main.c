@@ -145,6 +145,7 @@ static void usage(FILE *f)
             "  atc --mode=30 --framework=5 --soc_version=Ascend035A --model=M --output=NAME ...\n"
             "        the compiler's command line: NAME.exeom and NAME.dbg\n"
             "  run NAME.exeom [--input NAME=FILE ...] [--output-dir DIR] [--dump acl.json] [--profile]\n"
+            "            [--json]\n"
             "        run on the simulated NPU through the ACL API: outputs, cycles, dumps\n"
             "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR | compare convert -d DUMP\n"
             "        per-layer metrics of the NPU's dumps against the reference's (infer --dump)\n"

@@ -456,6 +456,32 @@ for c in "sum x k1000.bin" "tanh x tiny.bin" "sigmoid x tiny.bin"; do
     "$NB" run "$T/run/$1.exeom" --input "$T/run/$3" --dump "$T/run/$1.json" --output-dir "$T/run/o_$1" >/dev/null 2>&1
     "$NB" infer "$T/run/$1.onnx" --input "$T/run/$3" --output-dir "$T/run/go_$1" --dump "$T/run/g_$1" >/dev/null 2>&1
 done
+# run --json: ReduceSum of 256 x 1000 in fp16: the running sum passes 65504 at the 66th add
+# (65 x 1000 = 65000 fits), so 256 - 65 = 191 adds are clamped and y = 65504; the cycles add
+# up over the tasks and the times are cycles / 64e3 and / 200e3 ms
+expect 0 "run --json: a saturating ReduceSum" -- "$NB" run "$T/run/sum.exeom" --input "$T/run/k1000.bin" --output-dir "$T/run/oj" --json
+json_ok "run --json: outputs, cycles, tasks, saturation" 'const o = j.outputs[0];
+    o.name === "y" && o.file === process.argv[1].replace(/out$/, "run/oj/y.npy") &&
+    eq(o.shape, [1, 1]) && o.dtype === "FLOAT" && o.npu_dtype === "FLOAT16" &&
+    o.min === 65504 && o.max === 65504 && o.mean === 65504 && eq(o.first, [65504]) &&
+    j.tasks.length === 1 && j.tasks[0].name === "sum" && j.tasks[0].op_type === "ReduceSum" &&
+    j.tasks[0].saturations === 191 && j.cycles === j.tasks.reduce((a, t) => a + t.cycles, 0) &&
+    j.tasks[0].cycles >= Math.max(j.tasks[0].compute, j.tasks[0].movement) &&
+    Math.abs(j.ms_64mhz - j.cycles / 64e3) < 1e-12 && Math.abs(j.ms_200mhz - j.cycles / 200e3) < 1e-12 &&
+    eq(j.saturation, {total: 191, tasks: [{index: 0, name: "sum", op_type: "ReduceSum", count: 191}]}) &&
+    j.dump === null'
+[ -f "$T/run/oj/y.npy" ] && grep -q "warning: fp16 saturation: 191" "$T/err" ||
+    { echo "FAIL: run --json: no y.npy, or the warning left stderr"; cat "$T/err"; fails=$((fails + 1)); }
+# with --dump: the folder and the count found on disk; 8 values of the Conv's output (zeros
+# in, zero weights: zeros out)
+printf '{"dump": {"dump_list": [{"model_name": "deploy"}], "dump_path": "%s", "dump_mode": "all"}}\n' "$T/run/dj" >"$T/run/dj.json"
+expect 0 "run --json --dump" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/x.npy" --dump "$T/run/dj.json" --output-dir "$T/run/oj2" --json
+n=$(find "$T/run/dj" -type f | wc -l)
+json_ok "run --json: dump folder and files" "j.dump.files === $n && j.dump.files >= 4 &&
+    j.dump.folder.startsWith('$T/run/dj/') && eq(j.outputs[0].shape, [1, 8, 6, 6]) &&
+    eq(j.outputs[0].first, [0, 0, 0, 0, 0, 0, 0, 0]) && j.tasks.length === 5 &&
+    eq(j.tasks.map(t => t.op_type), ['TransData', 'AscendQuant', 'Conv', 'AscendDequant', 'TransData']) &&
+    j.tasks[2].macs > 0 && j.saturation.total === 0"
 expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
 grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation" "$T/out" ||
     { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
