@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "acl/acl.h"
 #include "cli.h"
 #include "nb/accucmp.h"
@@ -27,7 +29,8 @@ static void help(void)
     printf("usage: nanobench compare convert -d DUMP_FILE|DIR[,...] [-t npy|bin] [--out DIR]\n"
            "       nanobench compare file_compare -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR -out DIR\n"
            "                                      [--threshold cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1]\n"
-           "                                      [--isolate LAYER --exeom NAME.exeom]\n"
+           "                                      [--isolate LAYER --exeom NAME.exeom] [--json]\n"
+
            "convert writes each tensor of a dump file as <file>.output.<i>.<shape>.npy (NCHW /\n"
            "ND, float32) or .bin. file_compare matches every NPU task output (nanobench run\n"
            "--dump) to the golden tensor of the ONNX node it computes (nanobench infer --dump;\n"
@@ -35,7 +38,9 @@ static void help(void)
            "SQNR (share/doc/metrics.md), writes DIR/result_<timestamp>.csv, prints the table,\n"
            "the verdict and the first layer over threshold with its likely cause. --isolate runs\n"
            "LAYER (a task or an ONNX node) of NAME.exeom on the simulator with the golden input,\n"
-           "to tell its own error from the error it inherits.\n");
+           "to tell its own error from the error it inherits. --json prints the verdict, the\n"
+           "thresholds and every row as one JSON object instead of the table (the CSV is written\n"
+           "all the same).\n");
 }
 
 /* ---- collecting dump files ---- */
@@ -400,6 +405,58 @@ typedef struct cmp_ctx {
     bool oom;
 } cmp_ctx;
 
+/* The golden tensor of the NPU dump d's output x, as every comparison matches it: the last
+   node a fused task covers, else the ONNX value the output holds; into r (gold, y, ground),
+   or the reason there is none (false). */
+static bool match_golden(const cmp_ctx *c, const nb_dump *d, const nb_dump_tensor *x, row *r)
+{
+    if (d->n_covers > 1) {
+        const char *last = d->covers[d->n_covers - 1];
+        r->gold = golden_by_node(c->gd, c->ng, last);
+        r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
+        for (int q = 0; q < d->n_covers; q++) {
+            size_t at = strlen(r->ground);
+            snprintf(r->ground + at, sizeof r->ground - at, "%s%s", q ? "," : "", d->covers[q]);
+        }
+    } else if (x->original_name[0]) {
+        r->y = golden_by_value(c->vi, c->gd, x->original_name, &r->gold);
+        snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
+    }
+    if (r->y)
+        return true;
+    if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
+        snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator (compared after "
+                 "its AscendDequant)");
+    else if (d->inserted && !x->original_name[0])
+        snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX tensor)");
+    else
+        snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'", x->original_name);
+    return false;
+}
+
+/* The metrics of a matched row against the thresholds, and its reason line. */
+static void compare_row(const cmp_ctx *c, const nb_dump_tensor *x, row *r)
+{
+    if (!x->v || !r->y->v || x->numel != r->y->numel) {
+        snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
+                 : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
+        return;
+    }
+    nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
+    r->compared = true;
+    char why[64];
+    r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
+    if (r->m.nan_x || r->m.inf_x) { /* a blown-up NPU output fails, whatever else */
+        r->fails = true;
+        snprintf(r->reason, sizeof r->reason, "NaN or infinity in the NPU output (%lld, "
+                 "%lld)%s%s", (long long)r->m.nan_x, (long long)r->m.inf_x,
+                 why[0] ? "; over threshold: " : "", why);
+    } else if (r->fails)
+        snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
+    else if (r->m.note[0])
+        snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
+}
+
 /* The rows of one NPU dump (its outputs), computed as soon as it is read; then its values
    are freed (a 500 MB dump folder never sits in memory as doubles). */
 static void npu_rows(void *user, nb_dump *d, int di)
@@ -421,50 +478,8 @@ static void npu_rows(void *user, nb_dump *d, int di)
         row *r = &c->rows[c->nr++];
         memset(r, 0, sizeof *r);
         r->di = di, r->ti = k;
-        /* the golden tensor: the last node a fused task covers, else the value */
-        if (d->n_covers > 1) {
-            const char *last = d->covers[d->n_covers - 1];
-            r->gold = golden_by_node(c->gd, c->ng, last);
-            r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
-            for (int q = 0; q < d->n_covers; q++) {
-                size_t at = strlen(r->ground);
-                snprintf(r->ground + at, sizeof r->ground - at, "%s%s", q ? "," : "",
-                         d->covers[q]);
-            }
-        } else if (x->original_name[0]) {
-            r->y = golden_by_value(c->vi, c->gd, x->original_name, &r->gold);
-            snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
-        }
-        if (!r->y) {
-            if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
-                snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator "
-                         "(compared after its AscendDequant)");
-            else if (d->inserted && !x->original_name[0])
-                snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX "
-                         "tensor)");
-            else
-                snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'",
-                         x->original_name);
-            continue;
-        }
-        if (!x->v || !r->y->v || x->numel != r->y->numel) {
-            snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
-                     : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
-            continue;
-        }
-        nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
-        r->compared = true;
-        char why[64];
-        r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
-        if (r->m.nan_x || r->m.inf_x) { /* a blown-up NPU output fails, whatever else */
-            r->fails = true;
-            snprintf(r->reason, sizeof r->reason, "NaN or infinity in the NPU output (%lld, "
-                     "%lld)%s%s", (long long)r->m.nan_x, (long long)r->m.inf_x,
-                     why[0] ? "; over threshold: " : "", why);
-        } else if (r->fails)
-            snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
-        else if (r->m.note[0])
-            snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
+        if (match_golden(c, d, x, r))
+            compare_row(c, x, r);
     }
     for (int k = 0; k < d->n_t; k++) { /* the metadata stays for the table */
         free(d->t[k].v);
@@ -480,6 +495,112 @@ static int by_row(const void *a, const void *b)
     if (tx != ty)
         return tx < ty ? -1 : 1;
     return x->ti < y->ti ? -1 : x->ti > y->ti;
+}
+
+/* Both sides of a comparison, matched: the golden dumps (values kept), the NPU dumps
+   (values freed once compared) and one row per NPU task output, in network order. */
+typedef struct cmp_set {
+    nb_dump *gd, *md;
+    int ng, nm;
+    value_index gvi;
+    row *rows;
+    int nr;
+} cmp_set;
+
+static void cmp_set_free(cmp_set *s)
+{
+    free(s->gvi.v);
+    for (int i = 0; i < s->nm; i++)
+        nb_dump_free(&s->md[i]);
+    for (int i = 0; i < s->ng; i++)
+        nb_dump_free(&s->gd[i]);
+    free(s->md), free(s->gd), free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+/* Reads the golden dumps of gdir (one reference run), then the NPU dumps of mdir, each
+   matched and compared as it is read (a worker per core). Returns 0, or the exit status
+   with the message printed (s freed). */
+static int compare_dirs(const char *mdir, const char *gdir, const nb_cmp_thresholds *th,
+                        cmp_set *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = 0;
+    /* every dump allocates and frees its tensors' arrays: keep them on the heap rather than
+       mmap'ed fresh (and page-faulted) each time */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &s->gd, NULL, NULL, NULL, workers());
+    if (ng < 0)
+        return 2;
+    s->ng = ng;
+    nb_dump *gd = s->gd;
+    /* golden dumps, one per node: from one reference run */
+    for (int i = 0; i < ng; i++) {
+        if (strcmp(gd[i].source, "golden")) {
+            rc = cli_fail(2, "%s: a dump of the %s, not a golden one (nanobench infer --dump)",
+                          gd[i].path, gd[i].source);
+            goto fail;
+        }
+    }
+    g_sort_gold = gd;
+    qsort(gd, (size_t)ng, sizeof *gd, by_name);
+    for (int i = 1; i < ng; i++)
+        if (!strcmp(gd[i].op_name, gd[i - 1].op_name)) {
+            rc = cli_fail(2, "%s: two golden dumps of node '%s' (%s and %s): one reference run "
+                          "per folder", gdir, gd[i].op_name, gd[i - 1].path, gd[i].path);
+            goto fail;
+        }
+    if (build_value_index(&s->gvi, gd, ng)) {
+        rc = cli_fail(1, "out of memory");
+        goto fail;
+    }
+    /* the NPU's dumps, compared as they are read (a worker per core), their values freed */
+    int T = workers();
+    cmp_ctx cc[4];
+    void *users[4];
+    for (int w = 0; w < 4; w++) {
+        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = th, .vi = &s->gvi};
+        users[w] = &cc[w];
+    }
+    int *map = NULL;
+    int nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &s->md, &map, npu_rows, users, T);
+    s->nm = nm < 0 ? 0 : nm;
+    int nr = 0;
+    bool oom = false;
+    for (int w = 0; w < T; w++)
+        nr += cc[w].nr, oom |= cc[w].oom;
+    row *rows = s->rows = malloc(sizeof *rows * ((size_t)nr + 1));
+    nr = 0;
+    for (int w = 0; w < T; w++) {
+        for (int i = 0; rows && i < cc[w].nr; i++) {
+            rows[nr] = cc[w].rows[i];
+            rows[nr++].di = map ? map[cc[w].rows[i].di] : 0;
+        }
+        free(cc[w].rows);
+    }
+    free(map);
+    if (nm < 0 || oom || !rows) {
+        rc = nm < 0 ? 2 : cli_fail(1, "out of memory");
+        goto fail;
+    }
+    s->nr = nr;
+    for (int i = 0; i < nm; i++)
+        if (strcmp(s->md[i].source, "npu")) {
+            rc = cli_fail(2, "%s: a %s dump, not the NPU's (nanobench run --dump)", s->md[i].path,
+                          s->md[i].source);
+            goto fail;
+        }
+    g_sort_dumps = s->md;
+    qsort(rows, (size_t)nr, sizeof *rows, by_row);
+    for (int i = 0; i < nr; i++) {
+        rows[i].npu = &s->md[rows[i].di];
+        rows[i].x = &s->md[rows[i].di].t[rows[i].ti];
+    }
+    return 0;
+fail:
+    cmp_set_free(s);
+    return rc;
 }
 
 /* ---- --isolate: one layer on the simulator with the golden input ---- */
@@ -529,10 +650,21 @@ static bool task_of_layer(uint32_t id, int k, const char *layer)
     return false;
 }
 
+/* What --isolate found: the layer's tasks k0..k1, its metrics on golden input, and its
+   row in the chain (NULL when its output is not compared). */
+typedef struct iso_result {
+    bool done;
+    int k0, k1;
+    nb_cmp_metrics m;
+    const row *inh;
+} iso_result;
+
 /* Runs the layer's tasks on golden input; its report line into line (printed after the
- * table). Called before the CSV is written: a bad layer name leaves no result file. */
+ * table) and its numbers into res. Called before the CSV is written: a bad layer name
+ * leaves no result file. */
 static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
-                   const value_index *vi, const row *rows, int nr, char *line, size_t len)
+                   const value_index *vi, const row *rows, int nr, char *line, size_t len,
+                   iso_result *res)
 {
     uapi_npu_dlog_setlevel(0x10, 4, 0);
     aclError e;
@@ -631,6 +763,7 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
                      : "the error is the layer's own");
     rec_metric("isolated_sqnr_db", iso.sqnr_db, "dB");
     rec_metric("isolated_cosine", iso.cos, "");
+    *res = (iso_result){.done = true, .k0 = c.k0, .k1 = c.k1, .m = iso, .inh = inh};
 out:
     for (int i = 0; i < 64; i++)
         free(ins[i]), free(outs[i]);
@@ -644,10 +777,111 @@ out:
     return rc;
 }
 
+/* "over": the --threshold names a compared row crosses, and "nonfinite" for a NaN or an
+   infinity in the NPU output */
+static json_t *over_json(const row *r, const nb_cmp_thresholds *th)
+{
+    json_t *a = json_array();
+    char why[64];
+    if (!r->compared)
+        return a;
+    nb_cmp_fails(&r->m, th, why, sizeof why);
+    for (char *p = why, *save = NULL, *t; (t = strtok_r(p, ", ", &save)); p = NULL)
+        json_array_append_new(a, json_string(t));
+    if (r->m.nan_x || r->m.inf_x)
+        json_array_append_new(a, json_string("nonfinite"));
+    return a;
+}
+
+static json_t *shape_json(const nb_dump_tensor *t)
+{
+    json_t *a = json_array();
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(a, json_integer(t->dims[d]));
+    return a;
+}
+
+static json_t *covers_json(const nb_dump *d)
+{
+    json_t *a = json_array();
+    for (int q = 0; q < d->n_covers; q++)
+        json_array_append_new(a, nb_json_string(d->covers[q]));
+    return a;
+}
+
+/* The metrics of a compared row (null when not compared or not finite). */
+static void metrics_json(json_t *o, const row *r)
+{
+    const nb_cmp_metrics *m = &r->m;
+    bool c = r->compared;
+    json_object_set_new(o, "cosine", c ? cli_jnum(m->cos) : json_null());
+    json_object_set_new(o, "max_abs_error", c ? cli_jnum(m->max_abs) : json_null());
+    json_object_set_new(o, "max_relative_error", c ? cli_jnum(m->max_rel) : json_null());
+    json_object_set_new(o, "mean_relative_error", c ? cli_jnum(m->mean_rel) : json_null());
+    json_object_set_new(o, "accumulated_relative_error", c ? cli_jnum(m->acc_rel) : json_null());
+    json_object_set_new(o, "relative_euclidean_distance", c ? cli_jnum(m->red) : json_null());
+    json_object_set_new(o, "mean_absolute_error", c ? cli_jnum(m->mae) : json_null());
+    json_object_set_new(o, "sqnr_db", c ? cli_jnum(m->sqnr_db) : json_null());
+    json_object_set_new(o, "rmse", c ? cli_jnum(m->rmse) : json_null());
+    json_object_set_new(o, "kl", c ? cli_jnum(m->kl) : json_null());
+}
+
+/* One row of file_compare --json. */
+static json_t *row_json(const row *r, int index, const nb_cmp_thresholds *th)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(index));
+    json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
+    json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
+    json_object_set_new(o, "task", json_integer(r->npu->task_id));
+    json_object_set_new(o, "tensor_index", json_integer(r->x->index));
+    json_object_set_new(o, "golden_node", r->gold ? nb_json_string(r->gold->op_name)
+                                                  : json_null());
+    json_object_set_new(o, "shape", shape_json(r->x));
+    json_object_set_new(o, "npu_dtype", nb_json_string(r->x->dtype));
+    json_object_set_new(o, "golden_dtype", r->y ? nb_json_string(r->y->dtype) : json_null());
+    json_object_set_new(o, "compared", json_boolean(r->compared));
+    metrics_json(o, r);
+    json_object_set_new(o, "over", over_json(r, th));
+    json_object_set_new(o, "saturations", json_integer((json_int_t)r->npu->saturations));
+    json_object_set_new(o, "reason", nb_json_string(r->reason));
+    json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
+    json_object_set_new(o, "golden_dump", r->gold ? nb_json_string(r->gold->path) : json_null());
+    json_object_set_new(o, "covers", covers_json(r->npu));
+    return o;
+}
+
+static json_t *thresholds_json(const nb_cmp_thresholds *th)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "cos", json_real(th->cos_min));
+    json_object_set_new(o, "red", json_real(th->red_max));
+    json_object_set_new(o, "kl", json_real(th->kl_max));
+    json_object_set_new(o, "rmse", json_real(th->rmse_max));
+    json_object_set_new(o, "mre", json_real(th->mean_rel_max));
+    return o;
+}
+
+/* {layer, op_type, task, index, cosine, sqnr_db, likely_cause} of row i */
+static json_t *named_row_json(const row *rows, int i)
+{
+    const row *r = &rows[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
+    json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
+    json_object_set_new(o, "task", json_integer(r->npu->task_id));
+    json_object_set_new(o, "index", json_integer(i));
+    json_object_set_new(o, "cosine", cli_jnum(r->m.cos));
+    json_object_set_new(o, "sqnr_db", cli_jnum(r->m.sqnr_db));
+    json_object_set_new(o, "likely_cause", json_string(likely_cause(r)));
+    return o;
+}
+
 static int file_compare(int argc, char **argv)
 {
     const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL, *iso_layer = NULL,
                *iso_exeom = NULL;
+    bool json = false;
     for (int i = 2; i < argc; i++) {
         const char *v;
         int r;
@@ -675,6 +909,8 @@ static int file_compare(int argc, char **argv)
             if (r < 0)
                 return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
             thr = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else {
             return cli_usage_error("compare", "file_compare: unknown argument '%s'", argv[i]);
         }
@@ -693,85 +929,16 @@ static int file_compare(int argc, char **argv)
     if (rc)
         return rc;
     rec_param("golden", "%s", gdir);
-    nb_dump *md = NULL, *gd = NULL;
-    row *rows = NULL;
-    value_index gvi = {0};
-    int nm = 0;
-    /* every dump allocates and frees its tensors' arrays: keep them on the heap rather than
-       mmap'ed fresh (and page-faulted) each time */
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 128 << 20);
-    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &gd, NULL, NULL, NULL, workers());
-    if (ng < 0)
-        return 2;
-    /* golden dumps, one per node: from one reference run */
-    for (int i = 0; i < ng; i++) {
-        if (strcmp(gd[i].source, "golden")) {
-            rc = cli_fail(2, "%s: a dump of the %s, not a golden one (nanobench infer --dump)",
-                          gd[i].path, gd[i].source);
-            goto gold_fail;
-        }
-    }
-    g_sort_gold = gd;
-    qsort(gd, (size_t)ng, sizeof *gd, by_name);
-    for (int i = 1; i < ng; i++)
-        if (!strcmp(gd[i].op_name, gd[i - 1].op_name)) {
-            rc = cli_fail(2, "%s: two golden dumps of node '%s' (%s and %s): one reference run "
-                          "per folder", gdir, gd[i].op_name, gd[i - 1].path, gd[i].path);
-            goto gold_fail;
-        }
-    if (build_value_index(&gvi, gd, ng)) {
-        rc = cli_fail(1, "out of memory");
-        goto gold_fail;
-    }
-    /* the NPU's dumps, compared as they are read (a worker per core), their values freed */
-    int T = workers();
-    cmp_ctx cc[4];
-    void *users[4];
-    for (int w = 0; w < 4; w++) {
-        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = &th, .vi = &gvi};
-        users[w] = &cc[w];
-    }
-    int *map = NULL;
-    nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, &map, npu_rows, users, T);
-    int nr = 0;
-    bool oom = false;
-    for (int w = 0; w < T; w++)
-        nr += cc[w].nr, oom |= cc[w].oom;
-    rows = malloc(sizeof *rows * ((size_t)nr + 1));
-    nr = 0;
-    for (int w = 0; w < T; w++) {
-        for (int i = 0; rows && i < cc[w].nr; i++) {
-            rows[nr] = cc[w].rows[i];
-            rows[nr++].di = map ? map[cc[w].rows[i].di] : 0;
-        }
-        free(cc[w].rows);
-    }
-    free(map);
-    if (nm < 0 || oom || !rows) {
-        rc = nm < 0 ? 2 : cli_fail(1, "out of memory");
-        nm = nm < 0 ? 0 : nm;
-        goto done;
-    }
-    for (int i = 0; i < nm; i++)
-        if (strcmp(md[i].source, "npu")) {
-            rc = cli_fail(2, "%s: a %s dump, not the NPU's (nanobench run --dump)", md[i].path,
-                          md[i].source);
-            goto done;
-        }
-    g_sort_dumps = md;
-    qsort(rows, (size_t)nr, sizeof *rows, by_row);
-    for (int i = 0; i < nr; i++) {
-        rows[i].npu = &md[rows[i].di];
-        rows[i].x = &md[rows[i].di].t[rows[i].ti];
-    }
-    if (!rows) {
-        rc = cli_fail(1, "out of memory");
-        goto done;
-    }
+    cmp_set cs;
+    if ((rc = compare_dirs(mdir, gdir, &th, &cs)))
+        return rc;
+    row *rows = cs.rows;
+    int nr = cs.nr;
+    json_t *jo = NULL, *jrows = NULL;
     char iso_line[1024] = "";
-    if (iso_layer &&
-        (rc = isolate(iso_layer, iso_exeom, gd, ng, &gvi, rows, nr, iso_line, sizeof iso_line)))
+    iso_result iso = {0};
+    if (iso_layer && (rc = isolate(iso_layer, iso_exeom, cs.gd, cs.ng, &cs.gvi, rows, nr,
+                                   iso_line, sizeof iso_line, &iso)))
         goto done;
     if (nb_mkdir_p(out)) {
         rc = cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
@@ -816,9 +983,14 @@ static int file_compare(int argc, char **argv)
           "CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,"
           "KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,RootMeanSquareError,"
           "MaxRelativeError,MeanRelativeError,SQNR,CompareFailReason\n", f);
+    if (json) {
+        jo = json_object();
+        jrows = json_array();
+    }
     int first_bad = -1, last_cmp = -1, n_cmp = 0, n_bad = 0;
-    printf("%5s  %-14s %-40s %9s %10s %8s  %s\n", "index", "op", "NPU task", "cosine",
-           "max abs", "SQNR dB", "reason");
+    if (!json)
+        printf("%5s  %-14s %-40s %9s %10s %8s  %s\n", "index", "op", "NPU task", "cosine",
+               "max abs", "SQNR dB", "reason");
     for (int i = 0; i < nr; i++) {
         row *r = &rows[i];
         char sh[128];
@@ -856,15 +1028,19 @@ static int file_compare(int argc, char **argv)
         fputc(',', f);
         csv_field(f, r->reason);
         fputc('\n', f);
-        char task[41];
-        snprintf(task, sizeof task, "%s", r->npu->op_name);
-        cli_plain(task); /* one line of plain text per row */
-        if (r->compared)
-            printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
-                   r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
-        else
-            printf("%5d  %-14.14s %-40s %9s %10s %8s  %s\n", i, r->npu->op_type, task, "-", "-",
-                   "-", r->reason);
+        if (jrows) {
+            json_array_append_new(jrows, row_json(r, i, &th));
+        } else {
+            char task[41];
+            snprintf(task, sizeof task, "%s", r->npu->op_name);
+            cli_plain(task); /* one line of plain text per row */
+            if (r->compared)
+                printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
+                       r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
+            else
+                printf("%5d  %-14.14s %-40s %9s %10s %8s  %s\n", i, r->npu->op_type, task, "-",
+                       "-", "-", r->reason);
+        }
         double vals[4] = {r->m.cos, r->m.max_abs, r->m.sqnr_db, (double)r->npu->saturations};
         const char *names[4] = {"cosine", "max_abs", "sqnr_db", "fp16_saturations"};
         if (r->compared)
@@ -877,37 +1053,31 @@ static int file_compare(int argc, char **argv)
         goto done;
     }
     cli_cleanup_clear();
-    printf("%d tensors: %d compared, %d over threshold, %d not compared; wrote %s\n", nr, n_cmp,
-           n_bad, nr - n_cmp, csv);
+    if (!json)
+        printf("%d tensors: %d compared, %d over threshold, %d not compared; wrote %s\n", nr,
+               n_cmp, n_bad, nr - n_cmp, csv);
     if (n_cmp == 0) {
         rc = cli_fail(2, "%s: no NPU tensor matched a golden one (the dumps of another model or "
                       "input? the golden dumps come from `nanobench infer --dump` on the float "
                       "model)", gdir);
         goto done;
     }
-    if (first_bad < 0) {
-        printf("verdict: global consistency (every compared layer within the thresholds)\n");
-    } else {
-        const row *b = &rows[first_bad];
+    const char *verdict = "global_consistency", *verdict_text =
+        "global consistency (every compared layer within the thresholds)";
+    int prev = -1, worst = -1, worst_prev = -1;
+    if (first_bad >= 0) {
         bool carries = last_cmp >= 0 && rows[last_cmp].fails;
-        printf("verdict: %s\n", carries ? "problem node (the failure carries to the network "
-                                         "output)" : "single-point error (the network output is "
-                                         "within the thresholds)");
+        verdict = carries ? "problem_node" : "single_point_error";
+        verdict_text = carries ? "problem node (the failure carries to the network output)"
+                               : "single-point error (the network output is within the "
+                                 "thresholds)";
         /* introduced here, or inherited: was the previous compared layer already off? */
-        int prev = -1;
         for (int i = first_bad - 1; i >= 0 && prev < 0; i--)
             if (rows[i].compared)
                 prev = i;
-        printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
-               "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type), b->npu->task_id,
-               b->m.cos, b->m.sqnr_db, likely_cause(b),
-               prev >= 0 && rows[prev].fails ? "inherited from the layer before"
-                                             : "introduced here (the layer before is within the "
-                                               "thresholds)");
-        rec_metric("first_bad_task", (double)b->npu->task_id, "");
         /* thresholds like RMSE > 1 are scale-dependent: also name the layer where the
            signal-to-noise ratio falls most from the layer before, and why */
-        int worst = -1, prev_c = -1, worst_prev = -1;
+        int prev_c = -1;
         double drop = 0;
         for (int i = 0; i < nr; i++) {
             if (!rows[i].compared)
@@ -919,28 +1089,80 @@ static int file_compare(int argc, char **argv)
             }
             prev_c = i;
         }
-        if (worst >= 0 && drop >= 6.0) {
+        if (drop < 6.0)
+            worst = -1;
+        rec_metric("first_bad_task", (double)rows[first_bad].npu->task_id, "");
+        if (worst >= 0)
+            rec_metric("largest_drop_task", (double)rows[worst].npu->task_id, "");
+    }
+    bool inherited = first_bad >= 0 && prev >= 0 && rows[prev].fails;
+    if (json) {
+        json_object_set_new(jo, "npu_dumps", nb_json_string(mdir));
+        json_object_set_new(jo, "golden_dumps", nb_json_string(gdir));
+        json_object_set_new(jo, "thresholds", thresholds_json(&th));
+        json_object_set_new(jo, "verdict", json_string(verdict));
+        json_object_set_new(jo, "verdict_text", json_string(verdict_text));
+        json_object_set_new(jo, "tensors", json_integer(nr));
+        json_object_set_new(jo, "compared", json_integer(n_cmp));
+        json_object_set_new(jo, "over_threshold", json_integer(n_bad));
+        json_object_set_new(jo, "not_compared", json_integer(nr - n_cmp));
+        json_t *fb = first_bad >= 0 ? named_row_json(rows, first_bad) : json_null();
+        if (first_bad >= 0)
+            json_object_set_new(fb, "origin", json_string(inherited ? "inherited" : "introduced"));
+        json_object_set_new(jo, "first_over_threshold", fb);
+        json_t *wd = worst >= 0 ? named_row_json(rows, worst) : json_null();
+        if (worst >= 0)
+            json_object_set_new(wd, "previous_sqnr_db", cli_jnum(rows[worst_prev].m.sqnr_db));
+        json_object_set_new(jo, "largest_sqnr_drop", wd);
+        if (iso.done) {
+            json_t *ji = json_object();
+            json_object_set_new(ji, "layer", nb_json_string(iso_layer));
+            json_object_set_new(ji, "first_task", json_integer(iso.k0));
+            json_object_set_new(ji, "last_task", json_integer(iso.k1));
+            json_object_set_new(ji, "cosine", cli_jnum(iso.m.cos));
+            json_object_set_new(ji, "sqnr_db", cli_jnum(iso.m.sqnr_db));
+            json_object_set_new(ji, "max_abs_error", cli_jnum(iso.m.max_abs));
+            json_object_set_new(ji, "chain_cosine", iso.inh ? cli_jnum(iso.inh->m.cos) : json_null());
+            json_object_set_new(ji, "chain_sqnr_db", iso.inh ? cli_jnum(iso.inh->m.sqnr_db)
+                                                             : json_null());
+            json_object_set_new(ji, "error", !iso.inh ? json_null() : json_string(
+                iso.m.sqnr_db - iso.inh->m.sqnr_db > 3 ? "inherited" : "own"));
+            json_object_set_new(jo, "isolate", ji);
+        }
+        json_object_set_new(jo, "csv", nb_json_string(csv));
+        json_object_set_new(jo, "rows", jrows);
+        jrows = NULL;
+    } else {
+        printf("verdict: %s\n", verdict_text);
+        if (first_bad >= 0) {
+            const row *b = &rows[first_bad];
+            printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
+                   "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
+                   b->npu->task_id, b->m.cos, b->m.sqnr_db, likely_cause(b),
+                   inherited ? "inherited from the layer before"
+                             : "introduced here (the layer before is within the thresholds)");
+        }
+        if (worst >= 0) {
             const row *w = &rows[worst];
             printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
                    "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
                    w->npu->task_id, sqnr_shown(w->m.sqnr_db),
                    sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w));
-            rec_metric("largest_drop_task", (double)w->npu->task_id, "");
         }
+        if (iso_line[0])
+            printf("%s\n", iso_line);
     }
-    if (iso_line[0])
-        printf("%s\n", iso_line);
     rec_metric("layers_compared", n_cmp, "");
     rec_metric("layers_over_threshold", n_bad, "");
     rec_artifact("csv", csv);
+    if (jo) {
+        rc = cli_json_out("compare", jo);
+        jo = NULL;
+    }
 done:
-gold_fail:
-    free(gvi.v);
-    for (int i = 0; i < nm; i++)
-        nb_dump_free(&md[i]);
-    for (int i = 0; i < ng; i++)
-        nb_dump_free(&gd[i]);
-    free(md), free(gd), free(rows);
+    json_decref(jo);
+    json_decref(jrows);
+    cmp_set_free(&cs);
     return rc;
 }
 

@@ -147,8 +147,9 @@ static void usage(FILE *f)
             "  run NAME.exeom [--input NAME=FILE ...] [--output-dir DIR] [--dump acl.json] [--profile]\n"
             "            [--json]\n"
             "        run on the simulated NPU through the ACL API: outputs, cycles, dumps\n"
-            "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR | compare convert -d DUMP\n"
+            "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR [--json] | compare convert -d DUMP\n"
             "        per-layer metrics of the NPU's dumps against the reference's (infer --dump)\n"
+
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"

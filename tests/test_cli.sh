@@ -485,6 +485,22 @@ json_ok "run --json: dump folder and files" "j.dump.files === $n && j.dump.files
 expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
 grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation" "$T/out" ||
     { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
+# --json of the same: y = 65504 against 256000, by hand: |error| 190496, relative 190496 /
+# 256000 = 0.744125 (over red = 0.05; under mre = 1 until --threshold mre=0.5), RMSE 190496
+# (over 1), one value (cosine 1), SQNR 20 log10(256000 / 190496) = 2.567 dB
+expect 0 "compare --json: fp16 saturation" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/cj_sum" --json --threshold mre=0.5
+json_ok "compare --json: the saturating ReduceSum by hand" 'const r = j.rows[0];
+    j.rows.length === 1 && r.layer === "sum" && r.golden_node === "sum" && eq(r.shape, [1, 1]) &&
+    r.max_abs_error === 190496 && Math.abs(r.max_relative_error - 0.744125) < 1e-12 &&
+    r.rmse === 190496 && r.cosine === 1 && Math.abs(r.sqnr_db - 20 * Math.log10(256000 / 190496)) < 1e-9 &&
+    eq(r.over, ["red", "rmse", "mre"]) && r.saturations === 191 && j.thresholds.mre === 0.5 &&
+    j.verdict === "problem_node" && j.first_over_threshold.layer === "sum" &&
+    j.first_over_threshold.likely_cause.startsWith("fp16 saturation") &&
+    j.first_over_threshold.origin === "introduced" && require("fs").existsSync(j.csv)'
+expect 0 "compare --json --isolate" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/cj_sum" --isolate sum --exeom "$T/run/sum.exeom" --json
+json_ok "compare --json: the isolated ReduceSum's error is its own" 'const i = j.isolate;
+    i.layer === "sum" && i.first_task === 0 && i.last_task === 0 && i.error === "own" &&
+    Math.abs(i.sqnr_db - j.rows[0].sqnr_db) < 3 && i.chain_sqnr_db === j.rows[0].sqnr_db'
 expect 0 "compare --isolate: the ReduceSum's error is its own" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate sum --exeom "$T/run/sum.exeom"
 grep -q "^isolated sum (tasks 0..0, golden input): .*the error is the layer's own" "$T/out" ||
     { echo "FAIL: compare --isolate"; cat "$T/out"; fails=$((fails + 1)); }
@@ -504,6 +520,23 @@ printf '{"dump": {"dump_list": [{"model_name": "bn"}], "dump_path": "%s"}}\n' "$
 expect 0 "compare: Conv+BN matched with the BN" -- "$NB" compare file_compare -m "$T/run/d_bn" -g "$T/run/g_bn" -out "$T/run/c_bn"
 grep -q '^3,"AscendDequant","conv/AscendDequant","FLOAT16","bn","FLOAT",0,"1x2x4x4",NO,0\.99' "$T/run/c_bn"/result_*.csv ||
     { echo "FAIL: compare: the fused Conv+BN not matched with the BN's output"; cat "$T/run/c_bn"/result_*.csv; fails=$((fails + 1)); }
+# file_compare --json: the same rows in network order (the Conv+BN chain: TransData, AscendQuant
+# and the int32 accumulator not compared, the AscendDequant and the TransData to the output
+# compared with the BN), the default thresholds, a verdict; the metrics those of the CSV
+expect 0 "compare --json: Conv+BN" -- "$NB" compare file_compare -m "$T/run/d_bn" -g "$T/run/g_bn" -out "$T/run/cj_bn" --json
+json_ok "compare --json: rows, thresholds, verdict" 'const r = j.rows, fs = require("fs");
+    const csv = fs.readFileSync(j.csv, "utf8").trim().split("\n");
+    eq(j.thresholds, {cos: 0.99, red: 0.05, kl: 0.005, rmse: 1, mre: 1}) &&
+    j.verdict === "global_consistency" && j.first_over_threshold === null &&
+    j.tensors === 5 && j.compared === 3 && j.over_threshold === 0 && csv.length === 6 &&
+    eq(r.map(x => [x.index, x.layer, x.op_type, x.golden_node, x.compared]),
+       [[0, "conv/TransData_NC1HWC0", "TransData", "x", true], [1, "conv/AscendQuant", "AscendQuant", null, false],
+        [2, "conv", "Conv", null, false], [3, "conv/AscendDequant", "AscendDequant", "bn", true],
+        [4, "y/TransData_ND", "TransData", "bn", true]]) &&
+    eq(r[3].shape, [1, 2, 4, 4]) && eq(r[3].covers, ["conv"]) && eq(r[3].over, []) &&
+    r[1].cosine === null && r[1].sqnr_db === null && r[1].golden_dump === null &&
+    fs.existsSync(r[3].npu_dump) && fs.existsSync(r[3].golden_dump) &&
+    Math.abs(r[3].cosine - Number(csv[4].split(",")[9])) < 1e-6 && r[3].cosine > 0.99'
 # Sigmoid's small-input error is absolute (0.5 for 0.500025), under the vendor's thresholds:
 # seen with a tight one
 expect 0 "compare: Sigmoid table error under a tight threshold" -- "$NB" compare file_compare -m "$T/run/d_sigmoid" -g "$T/run/g_sigmoid" -out "$T/run/c_sig" --threshold red=1e-5
