@@ -30,7 +30,8 @@ static void help(void)
            "       nanobench compare file_compare -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR -out DIR\n"
            "                                      [--threshold cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1]\n"
            "                                      [--isolate LAYER --exeom NAME.exeom] [--json]\n"
-
+           "       nanobench compare layer -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR --layer NAME\n"
+           "                               [--bins N] [--threshold ...] [--json]\n"
            "convert writes each tensor of a dump file as <file>.output.<i>.<shape>.npy (NCHW /\n"
            "ND, float32) or .bin. file_compare matches every NPU task output (nanobench run\n"
            "--dump) to the golden tensor of the ONNX node it computes (nanobench infer --dump;\n"
@@ -40,7 +41,11 @@ static void help(void)
            "LAYER (a task or an ONNX node) of NAME.exeom on the simulator with the golden input,\n"
            "to tell its own error from the error it inherits. --json prints the verdict, the\n"
            "thresholds and every row as one JSON object instead of the table (the CSV is written\n"
-           "all the same).\n");
+           "all the same).\n"
+           "layer shows one layer of that comparison (NAME: an NPU task, or the ONNX node it is\n"
+           "compared with or covers): its tasks, metrics, the 10 elements of largest |npu -\n"
+           "golden| with their indices, the first 16 elements side by side and a histogram of\n"
+           "npu - golden in N bins (default 20); --json gives the same as one object.\n");
 }
 
 /* ---- collecting dump files ---- */
@@ -400,6 +405,7 @@ typedef struct cmp_ctx {
     int ng;
     const value_index *vi;
     const nb_cmp_thresholds *th;
+    const char *keep; /* compare layer: the NPU values of the rows that may be it stay */
     row *rows;
     int nr, cap;
     bool oom;
@@ -457,11 +463,25 @@ static void compare_row(const cmp_ctx *c, const nb_dump_tensor *x, row *r)
         snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
 }
 
+/* Whether a row of task d may be the layer named name (compare layer): the task itself,
+   the ONNX node it is compared with, or a node it covers. */
+static bool may_be_layer(const nb_dump *d, const row *r, const char *name)
+{
+    if (!strcmp(d->op_name, name) || (r->gold && !strcmp(r->gold->op_name, name)))
+        return true;
+    for (int q = 0; q < d->n_covers; q++)
+        if (!strcmp(d->covers[q], name))
+            return true;
+    return false;
+}
+
 /* The rows of one NPU dump (its outputs), computed as soon as it is read; then its values
-   are freed (a 500 MB dump folder never sits in memory as doubles). */
+   are freed (a 500 MB dump folder never sits in memory as doubles), but for the layer that
+   compare layer looks at. */
 static void npu_rows(void *user, nb_dump *d, int di)
 {
     cmp_ctx *c = user;
+    bool keep = false;
     for (int k = 0; k < d->n_t && !c->oom; k++) {
         const nb_dump_tensor *x = &d->t[k];
         if (!x->output)
@@ -480,8 +500,9 @@ static void npu_rows(void *user, nb_dump *d, int di)
         r->di = di, r->ti = k;
         if (match_golden(c, d, x, r))
             compare_row(c, x, r);
+        keep |= c->keep && may_be_layer(d, r, c->keep);
     }
-    for (int k = 0; k < d->n_t; k++) { /* the metadata stays for the table */
+    for (int k = 0; k < d->n_t && !keep; k++) { /* the metadata stays for the table */
         free(d->t[k].v);
         d->t[k].v = NULL;
     }
@@ -498,7 +519,8 @@ static int by_row(const void *a, const void *b)
 }
 
 /* Both sides of a comparison, matched: the golden dumps (values kept), the NPU dumps
-   (values freed once compared) and one row per NPU task output, in network order. */
+   (values freed once compared, but for cs->keep's) and one row per NPU task output, in
+   network order. */
 typedef struct cmp_set {
     nb_dump *gd, *md;
     int ng, nm;
@@ -519,10 +541,11 @@ static void cmp_set_free(cmp_set *s)
 }
 
 /* Reads the golden dumps of gdir (one reference run), then the NPU dumps of mdir, each
-   matched and compared as it is read (a worker per core). Returns 0, or the exit status
-   with the message printed (s freed). */
+   matched and compared as it is read (a worker per core); the NPU values of the rows that
+   may be the layer keep (NULL: none) stay. Returns 0, or the exit status with the message
+   printed (s freed). */
 static int compare_dirs(const char *mdir, const char *gdir, const nb_cmp_thresholds *th,
-                        cmp_set *s)
+                        const char *keep, cmp_set *s)
 {
     memset(s, 0, sizeof *s);
     int rc = 0;
@@ -560,7 +583,7 @@ static int compare_dirs(const char *mdir, const char *gdir, const nb_cmp_thresho
     cmp_ctx cc[4];
     void *users[4];
     for (int w = 0; w < 4; w++) {
-        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = th, .vi = &s->gvi};
+        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = th, .vi = &s->gvi, .keep = keep};
         users[w] = &cc[w];
     }
     int *map = NULL;
@@ -930,7 +953,7 @@ static int file_compare(int argc, char **argv)
         return rc;
     rec_param("golden", "%s", gdir);
     cmp_set cs;
-    if ((rc = compare_dirs(mdir, gdir, &th, &cs)))
+    if ((rc = compare_dirs(mdir, gdir, &th, NULL, &cs)))
         return rc;
     row *rows = cs.rows;
     int nr = cs.nr;
@@ -1166,6 +1189,304 @@ done:
     return rc;
 }
 
+/* ---- compare layer: one matched layer in detail ---- */
+
+/* The row of the layer name, found among file_compare's rows: the task of that name
+   (its first compared output), else the first row compared with the ONNX node of that name
+   (the task computing it; later ones only carry it, e.g. a TransData to the output), else
+   the last compared row of a task covering that node (a fused Conv's AscendDequant).
+   Returns the row, or -1 after the one-line error naming the layer (exit status 2). */
+static int pick_layer(const cmp_set *s, const char *name, const char *mdir)
+{
+    int by_task = -1, by_node = -1, by_cover = -1, seen = -1;
+    for (int i = 0; i < s->nr; i++) {
+        const row *r = &s->rows[i];
+        if (!may_be_layer(r->npu, r, name))
+            continue;
+        if (seen < 0)
+            seen = i;
+        if (!r->compared)
+            continue;
+        if (!strcmp(r->npu->op_name, name)) {
+            if (by_task < 0)
+                by_task = i;
+        } else if (r->gold && !strcmp(r->gold->op_name, name)) {
+            if (by_node < 0)
+                by_node = i;
+        } else {
+            by_cover = i;
+        }
+    }
+    int pick = by_task >= 0 ? by_task : by_node >= 0 ? by_node : by_cover;
+    if (pick >= 0)
+        return pick;
+    if (seen >= 0) {
+        const row *r = &s->rows[seen];
+        cli_fail(2, "compare layer: layer '%s' (%s, task %u) was not compared: %s", name,
+                 r->npu->op_type, r->npu->task_id, r->reason);
+    } else {
+        cli_fail(2, "compare layer: no layer '%s' in %s (a task or an ONNX node, as the "
+                 "NPUDump and GroundTruth columns of file_compare's CSV name them)", name, mdir);
+    }
+    return -1;
+}
+
+static const nb_dump *g_sort_tasks;
+static int by_task_id(const void *a, const void *b)
+{
+    uint32_t x = g_sort_tasks[*(const int *)a].task_id, y = g_sort_tasks[*(const int *)b].task_id;
+    return x < y ? -1 : x > y;
+}
+
+/* The NPU tasks of the layer: d itself and every task covering a node d covers (its
+   AscendQuant, cube op, AscendDequant...), in task order, into idx (indices into md);
+   returns their count. */
+static int layer_tasks(const cmp_set *s, const nb_dump *d, int *idx)
+{
+    int n = 0;
+    for (int i = 0; i < s->nm; i++) {
+        const nb_dump *t = &s->md[i];
+        bool same = t == d;
+        for (int a = 0; a < t->n_covers && !same; a++)
+            for (int b = 0; b < d->n_covers && !same; b++)
+                same = !strcmp(t->covers[a], d->covers[b]);
+        if (same)
+            idx[n++] = i;
+    }
+    g_sort_tasks = s->md;
+    qsort(idx, (size_t)n, sizeof *idx, by_task_id);
+    return n;
+}
+
+static void index_str(int64_t flat, const nb_dump_tensor *t, char *buf, size_t len)
+{
+    int64_t dims[6], idx[6];
+    for (int d = 0; d < t->rank; d++)
+        dims[d] = t->dims[d];
+    nb_cmp_unravel(flat, t->rank, dims, idx);
+    nb_shape_str(t->rank, idx, ',', buf, len);
+}
+
+static json_t *index_json(int64_t flat, const nb_dump_tensor *t)
+{
+    int64_t dims[6], idx[6];
+    for (int d = 0; d < t->rank; d++)
+        dims[d] = t->dims[d];
+    nb_cmp_unravel(flat, t->rank, dims, idx);
+    json_t *a = json_array();
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(a, json_integer(idx[d]));
+    return a;
+}
+
+#define WORST_K 10
+#define FIRST_N 16
+
+static int layer_detail(int argc, char **argv)
+{
+    const char *mdir = NULL, *gdir = NULL, *name = NULL, *thr = NULL, *bins_s = NULL;
+    bool json = false;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        int r;
+        if ((r = cli_opt(argc, argv, &i, "-m", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-m needs the NPU dump folder");
+            mdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "-g", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-g needs the golden dump folder");
+            gdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--layer", &v))) {
+            if (r < 0 || !*v)
+                return cli_usage_error("compare", "--layer needs a layer name");
+            name = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--bins", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--bins needs a number");
+            bins_s = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
+            thr = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else {
+            return cli_usage_error("compare", "layer: unknown argument '%s'", argv[i]);
+        }
+    }
+    if (!mdir || !gdir || !name)
+        return cli_usage_error("compare", "layer needs -m NPU_DIR -g GOLDEN_DIR --layer NAME");
+    int bins = 20;
+    if (bins_s) {
+        char *end;
+        errno = 0;
+        long b = strtol(bins_s, &end, 10);
+        if (errno || end == bins_s || *end || b < 1 || b > NB_CMP_MAX_BINS)
+            return cli_usage_error("compare", "--bins is a whole number from 1 to %d, not '%s'",
+                                   NB_CMP_MAX_BINS, bins_s);
+        bins = (int)b;
+    }
+    nb_cmp_thresholds th;
+    nb_cmp_thresholds_default(&th);
+    nb_status st = {0};
+    if (thr && nb_cmp_thresholds_parse(thr, &th, &st))
+        return cli_error(&st);
+    cmp_set cs;
+    int rc = compare_dirs(mdir, gdir, &th, name, &cs);
+    if (rc)
+        return rc;
+    double *edges = NULL;
+    int64_t *counts = NULL;
+    int *tasks = NULL;
+    int sel = pick_layer(&cs, name, mdir);
+    if (sel < 0) {
+        rc = 2;
+        goto out;
+    }
+    const row *r = &cs.rows[sel];
+    const nb_dump_tensor *x = r->x, *y = r->y;
+    if (!x->v) { /* the values of a row that may be the layer were kept */
+        rc = cli_fail(1, "compare layer: the values of '%s' were not kept", name);
+        goto out;
+    }
+    int64_t n = x->numel, worst[WORST_K], left_out = 0;
+    int nw = nb_cmp_worst_k(x->v, y->v, n, WORST_K, worst);
+    edges = malloc(sizeof *edges * ((size_t)bins + 1));
+    counts = malloc(sizeof *counts * (size_t)bins);
+    tasks = malloc(sizeof *tasks * ((size_t)cs.nm + 1));
+    if (!edges || !counts || !tasks) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
+    if (nb_cmp_error_histogram(x->v, y->v, n, bins, edges, counts, &left_out, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    int nt = layer_tasks(&cs, r->npu, tasks);
+    char why[64];
+    nb_cmp_fails(&r->m, &th, why, sizeof why);
+    if (json) {
+        json_t *o = json_object(), *jt = json_array(), *jw = json_array(), *jf = json_array();
+        json_t *jh = json_object(), *je = json_array(), *jc = json_array(), *jm = json_object();
+        json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
+        json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
+        json_object_set_new(o, "task", json_integer(r->npu->task_id));
+        json_object_set_new(o, "tensor_index", json_integer(x->index));
+        json_object_set_new(o, "golden_node", nb_json_string(r->gold->op_name));
+        json_object_set_new(o, "golden_value", nb_json_string(y->original_name));
+        json_object_set_new(o, "shape", shape_json(x));
+        json_object_set_new(o, "numel", json_integer(n));
+        json_object_set_new(o, "npu_dtype", nb_json_string(x->dtype));
+        json_object_set_new(o, "golden_dtype", nb_json_string(y->dtype));
+        json_object_set_new(o, "covers", covers_json(r->npu));
+        for (int i = 0; i < nt; i++) {
+            const nb_dump *t = &cs.md[tasks[i]];
+            json_t *j = json_object();
+            json_object_set_new(j, "task", json_integer(t->task_id));
+            json_object_set_new(j, "name", nb_json_string(t->op_name));
+            json_object_set_new(j, "op_type", nb_json_string(t->op_type));
+            json_array_append_new(jt, j);
+        }
+        json_object_set_new(o, "tasks", jt);
+        json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
+        json_object_set_new(o, "golden_dump", nb_json_string(r->gold->path));
+        metrics_json(jm, r);
+        json_object_set_new(o, "metrics", jm);
+        json_object_set_new(o, "thresholds", thresholds_json(&th));
+        json_object_set_new(o, "over", over_json(r, &th));
+        json_object_set_new(o, "reason", nb_json_string(r->reason));
+        for (int i = 0; i < nw; i++) {
+            json_t *j = json_object();
+            json_object_set_new(j, "flat", json_integer(worst[i]));
+            json_object_set_new(j, "index", index_json(worst[i], x));
+            json_object_set_new(j, "golden", cli_jnum(y->v[worst[i]]));
+            json_object_set_new(j, "npu", cli_jnum(x->v[worst[i]]));
+            json_object_set_new(j, "error", cli_jnum(x->v[worst[i]] - y->v[worst[i]]));
+            json_array_append_new(jw, j);
+        }
+        json_object_set_new(o, "worst", jw);
+        for (int64_t i = 0; i < n && i < FIRST_N; i++) {
+            json_t *j = json_object();
+            json_object_set_new(j, "flat", json_integer(i));
+            json_object_set_new(j, "index", index_json(i, x));
+            json_object_set_new(j, "golden", cli_jnum(y->v[i]));
+            json_object_set_new(j, "npu", cli_jnum(x->v[i]));
+            json_array_append_new(jf, j);
+        }
+        json_object_set_new(o, "first", jf);
+        for (int b = 0; b <= bins; b++)
+            json_array_append_new(je, json_real(edges[b]));
+        for (int b = 0; b < bins; b++)
+            json_array_append_new(jc, json_integer(counts[b]));
+        json_object_set_new(jh, "of", json_string("npu - golden"));
+        json_object_set_new(jh, "bins", json_integer(bins));
+        json_object_set_new(jh, "edges", je);
+        json_object_set_new(jh, "counts", jc);
+        json_object_set_new(jh, "left_out", json_integer(left_out));
+        json_object_set_new(o, "histogram", jh);
+        rc = cli_json_out("compare layer", o);
+        goto out;
+    }
+    char sh[128];
+    shape_str(x, sh, sizeof sh);
+    printf("layer:      %s (%s, task %u, output %d)\n", plain(r->npu->op_name),
+           plain(r->npu->op_type), r->npu->task_id, x->index);
+    printf("golden:     node %s, value %s\n", plain(r->gold->op_name), plain(y->original_name));
+    printf("shape:      %s, %lld elements (NPU %s, golden %s)\n", sh, (long long)n, x->dtype,
+           y->dtype);
+    printf("covers:    ");
+    for (int q = 0; q < r->npu->n_covers; q++)
+        printf("%s %s", q ? "," : "", plain(r->npu->covers[q]));
+    printf("%s\nNPU tasks: ", r->npu->n_covers ? "" : " (no ONNX node)");
+    for (int i = 0; i < nt; i++)
+        printf("%s %u %s (%s)", i ? "," : "", cs.md[tasks[i]].task_id,
+               plain(cs.md[tasks[i]].op_name), plain(cs.md[tasks[i]].op_type));
+    printf("\ndumps:      NPU %s\n            golden %s\n", plain(r->npu->path),
+           plain(r->gold->path));
+    const nb_cmp_metrics *m = &r->m;
+    printf("metrics:    cosine %.6f, max abs error %.4g, max relative error %.4g, SQNR %.1f dB, "
+           "RMSE %.4g, KL %.4g, relative Euclidean %.4g, mean relative error %.4g\n",
+           m->cos, m->max_abs, m->max_rel, m->sqnr_db, m->rmse, m->kl, m->red, m->mean_rel);
+    printf("over:       %s%s%s\n", why[0] ? why : "no threshold crossed",
+           m->nan_x || m->inf_x ? (why[0] ? ", " : "; ") : "",
+           m->nan_x || m->inf_x ? "NaN or infinity in the NPU output" : "");
+    printf("\nthe %d worst elements by |npu - golden|:\n%4s %10s  %-16s %14s %14s %14s\n", nw,
+           "rank", "flat", "index", "golden", "npu", "npu - golden");
+    for (int i = 0; i < nw; i++) {
+        char ix[128];
+        index_str(worst[i], x, ix, sizeof ix);
+        printf("%4d %10lld  %-16s %14.7g %14.7g %14.7g\n", i + 1, (long long)worst[i], ix,
+               y->v[worst[i]], x->v[worst[i]], x->v[worst[i]] - y->v[worst[i]]);
+    }
+    printf("\nthe first %lld elements:\n%10s  %-16s %14s %14s\n", (long long)(n < FIRST_N ? n : FIRST_N),
+           "flat", "index", "golden", "npu");
+    for (int64_t i = 0; i < n && i < FIRST_N; i++) {
+        char ix[128];
+        index_str(i, x, ix, sizeof ix);
+        printf("%10lld  %-16s %14.7g %14.7g\n", (long long)i, ix, y->v[i], x->v[i]);
+    }
+    int64_t most = 1;
+    for (int b = 0; b < bins; b++)
+        most = counts[b] > most ? counts[b] : most;
+    printf("\nhistogram of npu - golden, %d bins (%lld values", bins, (long long)(n - left_out));
+    if (left_out)
+        printf(", %lld left out: NaN or infinity", (long long)left_out);
+    printf("):\n");
+    for (int b = 0; b < bins; b++) {
+        char bar[41];
+        int w = (int)((counts[b] * 40 + most - 1) / most);
+        memset(bar, '#', (size_t)w);
+        bar[w] = 0;
+        printf("  [%12.5g, %12.5g%c %8lld  %s\n", edges[b], edges[b + 1],
+               b == bins - 1 ? ']' : ')', (long long)counts[b], bar);
+    }
+out:
+    free(edges), free(counts), free(tasks);
+    cmp_set_free(&cs);
+    return rc;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -1181,5 +1502,8 @@ int cmd_compare(int argc, char **argv)
         return convert(argc, argv);
     if (!strcmp(argv[1], "file_compare"))
         return file_compare(argc, argv);
-    return cli_usage_error("compare", "unknown subcommand '%s' (convert, file_compare)", argv[1]);
+    if (!strcmp(argv[1], "layer"))
+        return layer_detail(argc, argv);
+    return cli_usage_error("compare", "unknown subcommand '%s' (convert, file_compare, layer)",
+                           argv[1]);
 }

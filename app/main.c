@@ -149,7 +149,8 @@ static void usage(FILE *f)
             "        run on the simulated NPU through the ACL API: outputs, cycles, dumps\n"
             "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR [--json] | compare convert -d DUMP\n"
             "        per-layer metrics of the NPU's dumps against the reference's (infer --dump)\n"
-
+            "  compare layer -m NPU_DUMPS -g GOLDEN_DUMPS --layer NAME [--bins N] [--json]\n"
+            "        one layer in detail: worst elements, first values, histogram of the error\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"

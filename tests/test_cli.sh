@@ -501,6 +501,14 @@ expect 0 "compare --json --isolate" -- "$NB" compare file_compare -m "$T/run/d_s
 json_ok "compare --json: the isolated ReduceSum's error is its own" 'const i = j.isolate;
     i.layer === "sum" && i.first_task === 0 && i.last_task === 0 && i.error === "own" &&
     Math.abs(i.sqnr_db - j.rows[0].sqnr_db) < 3 && i.chain_sqnr_db === j.rows[0].sqnr_db'
+# compare layer on one value: the worst is it, the histogram of one error e = -190496 spans
+# [e - 0.5, e + 0.5] (numpy's rule) and counts it in the middle bin of 20 (10)
+expect 0 "compare layer --json: one value" -- "$NB" compare layer -m "$T/run/d_sum" -g "$T/run/g_sum" --layer sum --json
+json_ok "compare layer --json: worst, first, histogram by hand" '
+    eq(j.worst, [{flat: 0, index: [0, 0], golden: 256000, npu: 65504, error: -190496}]) &&
+    eq(j.first, [{flat: 0, index: [0, 0], golden: 256000, npu: 65504}]) && eq(j.over, ["red", "rmse"]) &&
+    j.histogram.edges[0] === -190496.5 && j.histogram.edges[20] === -190495.5 &&
+    j.histogram.counts[10] === 1 && j.histogram.counts.reduce((a, b) => a + b) === 1'
 expect 0 "compare --isolate: the ReduceSum's error is its own" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate sum --exeom "$T/run/sum.exeom"
 grep -q "^isolated sum (tasks 0..0, golden input): .*the error is the layer's own" "$T/out" ||
     { echo "FAIL: compare --isolate"; cat "$T/out"; fails=$((fails + 1)); }
@@ -537,6 +545,51 @@ json_ok "compare --json: rows, thresholds, verdict" 'const r = j.rows, fs = requ
     r[1].cosine === null && r[1].sqnr_db === null && r[1].golden_dump === null &&
     fs.existsSync(r[3].npu_dump) && fs.existsSync(r[3].golden_dump) &&
     Math.abs(r[3].cosine - Number(csv[4].split(",")[9])) < 1e-6 && r[3].cosine > 0.99'
+# compare layer: the BN's layer in detail (by the ONNX node it is compared with); its
+# elements checked against `compare convert` of the two dump files it names: the worst 10 by
+# |npu - golden| (ties to the lower index) with their NCHW index, the first 16, and a
+# histogram whose 8 bins span the errors and count each one in [edge, next edge)
+expect 0 "compare layer --json: bn" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer bn --bins 8 --json
+cp "$T/out" "$T/run/layer_bn.json"
+json_ok "compare layer --json: the layer found" 'j.layer === "conv/AscendDequant" && j.task === 3 &&
+    j.golden_node === "bn" && eq(j.shape, [1, 2, 4, 4]) && j.numel === 32 && eq(j.covers, ["conv"]) &&
+    eq(j.tasks.map(t => [t.task, t.op_type]), [[0, "TransData"], [1, "AscendQuant"], [2, "Conv"], [3, "AscendDequant"]]) &&
+    j.worst.length === 10 && j.first.length === 16 && j.histogram.bins === 8 &&
+    j.histogram.edges.length === 9 && j.histogram.counts.length === 8 && j.histogram.left_out === 0'
+npu_f=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).npu_dump)' "$T/run/layer_bn.json")
+gold_f=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).golden_dump)' "$T/run/layer_bn.json")
+"$NB" compare convert -d "$npu_f,$gold_f" --out "$T/run/lconv" >/dev/null 2>&1 || { echo "FAIL: convert of the layer's dumps"; fails=$((fails + 1)); }
+node -e '
+const fs = require("fs"), [json, dir, npuBase, goldBase] = process.argv.slice(1);
+const j = JSON.parse(fs.readFileSync(json, "utf8"));
+const npy = base => { const f = fs.readdirSync(dir).find(n => n.startsWith(base + ".output.0."));
+    const b = fs.readFileSync(dir + "/" + f), hl = b.readUInt16LE(8);
+    return Array.from(new Float32Array(b.buffer.slice(b.byteOffset + 10 + hl, b.byteOffset + b.length))); };
+const x = npy(npuBase), y = npy(goldBase), e = x.map((v, i) => v - y[i]);
+const order = e.map((v, i) => i).sort((a, b) => Math.abs(e[b]) - Math.abs(e[a]) || a - b).slice(0, 10);
+const nchw = i => [0, Math.floor(i / 16), Math.floor(i / 4) % 4, i % 4];
+const bad = [];
+j.worst.forEach((w, k) => { if (w.flat !== order[k] || JSON.stringify(w.index) !== JSON.stringify(nchw(w.flat)) ||
+    w.npu !== x[w.flat] || w.golden !== y[w.flat] || w.error !== e[w.flat]) bad.push("worst " + k); });
+j.first.forEach((f, i) => { if (f.flat !== i || f.npu !== x[i] || f.golden !== y[i]) bad.push("first " + i); });
+const h = j.histogram, E = h.edges;
+if (E[0] !== Math.min(...e) || E[8] !== Math.max(...e)) bad.push("edges");
+const c = E.slice(0, 8).map((lo, b) => e.filter(v => v >= lo && (b === 7 ? v <= E[8] : v < E[b + 1])).length);
+if (JSON.stringify(c) !== JSON.stringify(h.counts) || c.reduce((a, b) => a + b) !== 32) bad.push("counts " + c);
+if (bad.length) { console.log(bad.join("; ")); process.exit(1); }' \
+    "$T/run/layer_bn.json" "$T/run/lconv" "$(basename "$npu_f")" "$(basename "$gold_f")" ||
+    { echo "FAIL: compare layer --json against the converted dumps"; fails=$((fails + 1)); }
+# the text report; a layer named by its task, or by the ONNX node its tasks cover
+expect 0 "compare layer: text report" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer conv
+grep -q "^layer: *conv/AscendDequant (AscendDequant, task 3, output 0)$" "$T/out" &&
+    grep -q "^NPU tasks: *0 conv/TransData_NC1HWC0 (TransData), 1 conv/AscendQuant (AscendQuant), 2 conv (Conv), 3 conv/AscendDequant (AscendDequant)$" "$T/out" &&
+    grep -q "^the 10 worst elements" "$T/out" && grep -q "^histogram of npu - golden, 20 bins (32 values):" "$T/out" &&
+    [ "$(grep -c '^  \[' "$T/out")" = 20 ] ||
+    { echo "FAIL: compare layer text"; cat "$T/out"; fails=$((fails + 1)); }
+expect 2 "compare layer: no such layer" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer nosuch; mentions "no layer 'nosuch'"
+expect 2 "compare layer: a layer not compared" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer conv/AscendQuant; mentions "'conv/AscendQuant' (AscendQuant, task 1) was not compared"
+expect 2 "compare layer: --bins 0" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer bn --bins 0; mentions "--bins"
+expect 2 "compare layer: no --layer" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn"
 # Sigmoid's small-input error is absolute (0.5 for 0.500025), under the vendor's thresholds:
 # seen with a tight one
 expect 0 "compare: Sigmoid table error under a tight threshold" -- "$NB" compare file_compare -m "$T/run/d_sigmoid" -g "$T/run/g_sigmoid" -out "$T/run/c_sig" --threshold red=1e-5
