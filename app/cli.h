@@ -37,6 +37,17 @@ char *cli_plain(char *s);
  * returns status. */
 int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- machine-readable output (--json) ---- */
+struct json_t;
+/* A number for JSON: the value, or null when it is NaN or infinite (JSON has neither). */
+struct json_t *cli_jnum(double v);
+/* Prints o to stdout as one indented JSON object and a newline, then frees it. Returns 0,
+ * or exit status 2 after "cannot write to standard output" (o is freed either way). */
+int cli_json_out(const char *cmd, struct json_t *o);
+/* The values ids[0..n) of g as [{name, dtype, shape}], shape's unknown dims as their symbol
+ * ("?" when unnamed), null for an unknown rank: the form of a run's recorded model. */
+struct json_t *cli_values_json(const nb_graph *g, const int *ids, int n);
+
 /* ---- run recording (record.c) ---- */
 typedef struct cli_rec {
     const char *db_path;       /* --db, else NANOBENCH_DB or the default */

@@ -27,6 +27,7 @@ static void help(void)
            "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
            "           [--calibration_config CFG | --batch_num N]\n"
            "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--eval_dir \"e_x;e_y\"] [--json]\n"
+           "           [--progress]\n"
            "       nanobench calibrate --from_qdq QAT.onnx --save_path DIR/PREFIX\n"
            "AMCT's flags. Each --data_dir folder holds one input's batches, one file per batch\n"
            "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
@@ -36,7 +37,8 @@ static void help(void)
            "(auto: per layer, the best activation SQNR). Writes DIR/PREFIX_quant_record.txt\n"
            "(scale_d, offset_d, scale_w, offset_w per layer), the deploy and fake-quant models,\n"
            "and prints the per-layer report; --eval_dir (every file, as --data_dir) evaluates the\n"
-           "fake-quant model against float on a separate set (default: the first 8 batches).\n"
+           "fake-quant model against float on a separate set (default: the first 8 batches).\n"           "--progress prints \"progress: calibrate I/N\" after each calibration batch and\n"
+           "\"progress: evaluate I/N\" after each evaluation batch on stderr, flushed at once.\n"
            "--from_qdq: a model exported from QAT (QuantizeLinear/DequantizeLinear pairs,\n"
            "symmetric int8 weights) into the deploy model and the record, without data.\n");
 }
@@ -126,7 +128,18 @@ typedef struct calib {
     nb_status *st;
     const char *failed; /* the tensor whose data was refused */
     bool eval;          /* the evaluation pass: layers run alone on fake-quantized operands */
+    bool progress;      /* --progress: a line on stderr per batch done */
 } calib;
+
+/* --progress: "progress: calibrate I/N" or "progress: evaluate I/N" on stderr, flushed at
+   once, so that a program reading it draws a bar with a rate and an ETA */
+static void progress(const calib *cb, const char *pass, int done, int total)
+{
+    if (!cb->progress)
+        return;
+    fprintf(stderr, "progress: %s %d/%d\n", pass, done, total);
+    fflush(stderr);
+}
 
 static const struct {
     const char *name;
@@ -656,6 +669,8 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
         /* a one-value output (a wake-word score) has no direction: no per-batch cosine */
         if (!e && elems > 1 && !(cmp_cosine(&batch) >= *worst_cos))
             *worst_cos = cmp_cosine(&batch);
+        if (!e)
+            progress(cb, "evaluate", b + 1, batches);
     }
     cb->eval = false;
     *net_sqnr = cmp_sqnr_db(&all);
@@ -1166,7 +1181,7 @@ int cmd_calibrate(int argc, char **argv)
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
                *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL,
                *from_qdq = NULL;
-    bool json = false, bias_corr = true;
+    bool json = false, bias_corr = true, show_progress = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -1196,6 +1211,8 @@ int cmd_calibrate(int argc, char **argv)
             json = true;
         else if (!strcmp(argv[i], "--no_bias_correction"))
             bias_corr = false;
+        else if (!strcmp(argv[i], "--progress"))
+            show_progress = true;
         else
             return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
     }
@@ -1379,7 +1396,7 @@ int cmd_calibrate(int argc, char **argv)
             goto out;
         }
     }
-    calib cb = {.l = ls, .n = nl, .st = &st};
+    calib cb = {.l = ls, .n = nl, .st = &st, .progress = show_progress};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};
     if (nb_exec_create(m, &eo, &ex, &st)) {
         rc = cli_error(&st);
@@ -1387,11 +1404,13 @@ int cmd_calibrate(int argc, char **argv)
     }
     struct timespec t0, t1, t2;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int b = 0; b < cfg.batch_num; b++)
+    for (int b = 0; b < cfg.batch_num; b++) {
         if (run_batch(&cb, ex, g, order, names, n_in, files, b, data, &st)) {
             rc = cli_error(&st);
             goto out;
         }
+        progress(&cb, "calibrate", b + 1, cfg.batch_num);
+    }
     int unreached = 0; /* layers of If branches no batch took: all named in one error */
     char names_buf[400] = "";
     for (int i = 0; i < nl; i++)

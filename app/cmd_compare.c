@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "acl/acl.h"
 #include "cli.h"
 #include "nb/accucmp.h"
@@ -27,7 +29,9 @@ static void help(void)
     printf("usage: nanobench compare convert -d DUMP_FILE|DIR[,...] [-t npy|bin] [--out DIR]\n"
            "       nanobench compare file_compare -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR -out DIR\n"
            "                                      [--threshold cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1]\n"
-           "                                      [--isolate LAYER --exeom NAME.exeom]\n"
+           "                                      [--isolate LAYER --exeom NAME.exeom] [--json]\n"
+           "       nanobench compare layer -m NPU_DUMP_DIR -g GOLDEN_DUMP_DIR --layer NAME\n"
+           "                               [--bins N] [--threshold ...] [--json]\n"
            "convert writes each tensor of a dump file as <file>.output.<i>.<shape>.npy (NCHW /\n"
            "ND, float32) or .bin. file_compare matches every NPU task output (nanobench run\n"
            "--dump) to the golden tensor of the ONNX node it computes (nanobench infer --dump;\n"
@@ -35,7 +39,13 @@ static void help(void)
            "SQNR (share/doc/metrics.md), writes DIR/result_<timestamp>.csv, prints the table,\n"
            "the verdict and the first layer over threshold with its likely cause. --isolate runs\n"
            "LAYER (a task or an ONNX node) of NAME.exeom on the simulator with the golden input,\n"
-           "to tell its own error from the error it inherits.\n");
+           "to tell its own error from the error it inherits. --json prints the verdict, the\n"
+           "thresholds and every row as one JSON object instead of the table (the CSV is written\n"
+           "all the same).\n"
+           "layer shows one layer of that comparison (NAME: an NPU task, or the ONNX node it is\n"
+           "compared with or covers): its tasks, metrics, the 10 elements of largest |npu -\n"
+           "golden| with their indices, the first 16 elements side by side and a histogram of\n"
+           "npu - golden in N bins (default 20); --json gives the same as one object.\n");
 }
 
 /* ---- collecting dump files ---- */
@@ -395,16 +405,83 @@ typedef struct cmp_ctx {
     int ng;
     const value_index *vi;
     const nb_cmp_thresholds *th;
+    const char *keep; /* compare layer: the NPU values of the rows that may be it stay */
     row *rows;
     int nr, cap;
     bool oom;
 } cmp_ctx;
 
+/* The golden tensor of the NPU dump d's output x, as every comparison matches it: the last
+   node a fused task covers, else the ONNX value the output holds; into r (gold, y, ground),
+   or the reason there is none (false). */
+static bool match_golden(const cmp_ctx *c, const nb_dump *d, const nb_dump_tensor *x, row *r)
+{
+    if (d->n_covers > 1) {
+        const char *last = d->covers[d->n_covers - 1];
+        r->gold = golden_by_node(c->gd, c->ng, last);
+        r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
+        for (int q = 0; q < d->n_covers; q++) {
+            size_t at = strlen(r->ground);
+            snprintf(r->ground + at, sizeof r->ground - at, "%s%s", q ? "," : "", d->covers[q]);
+        }
+    } else if (x->original_name[0]) {
+        r->y = golden_by_value(c->vi, c->gd, x->original_name, &r->gold);
+        snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
+    }
+    if (r->y)
+        return true;
+    if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
+        snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator (compared after "
+                 "its AscendDequant)");
+    else if (d->inserted && !x->original_name[0])
+        snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX tensor)");
+    else
+        snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'", x->original_name);
+    return false;
+}
+
+/* The metrics of a matched row against the thresholds, and its reason line. */
+static void compare_row(const cmp_ctx *c, const nb_dump_tensor *x, row *r)
+{
+    if (!x->v || !r->y->v || x->numel != r->y->numel) {
+        snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
+                 : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
+        return;
+    }
+    nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
+    r->compared = true;
+    char why[64];
+    r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
+    if (r->m.nan_x || r->m.inf_x) { /* a blown-up NPU output fails, whatever else */
+        r->fails = true;
+        snprintf(r->reason, sizeof r->reason, "NaN or infinity in the NPU output (%lld, "
+                 "%lld)%s%s", (long long)r->m.nan_x, (long long)r->m.inf_x,
+                 why[0] ? "; over threshold: " : "", why);
+    } else if (r->fails)
+        snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
+    else if (r->m.note[0])
+        snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
+}
+
+/* Whether a row of task d may be the layer named name (compare layer): the task itself,
+   the ONNX node it is compared with, or a node it covers. */
+static bool may_be_layer(const nb_dump *d, const row *r, const char *name)
+{
+    if (!strcmp(d->op_name, name) || (r->gold && !strcmp(r->gold->op_name, name)))
+        return true;
+    for (int q = 0; q < d->n_covers; q++)
+        if (!strcmp(d->covers[q], name))
+            return true;
+    return false;
+}
+
 /* The rows of one NPU dump (its outputs), computed as soon as it is read; then its values
-   are freed (a 500 MB dump folder never sits in memory as doubles). */
+   are freed (a 500 MB dump folder never sits in memory as doubles), but for the layer that
+   compare layer looks at. */
 static void npu_rows(void *user, nb_dump *d, int di)
 {
     cmp_ctx *c = user;
+    bool keep = false;
     for (int k = 0; k < d->n_t && !c->oom; k++) {
         const nb_dump_tensor *x = &d->t[k];
         if (!x->output)
@@ -421,52 +498,11 @@ static void npu_rows(void *user, nb_dump *d, int di)
         row *r = &c->rows[c->nr++];
         memset(r, 0, sizeof *r);
         r->di = di, r->ti = k;
-        /* the golden tensor: the last node a fused task covers, else the value */
-        if (d->n_covers > 1) {
-            const char *last = d->covers[d->n_covers - 1];
-            r->gold = golden_by_node(c->gd, c->ng, last);
-            r->y = r->gold && r->gold->n_t ? &r->gold->t[0] : NULL;
-            for (int q = 0; q < d->n_covers; q++) {
-                size_t at = strlen(r->ground);
-                snprintf(r->ground + at, sizeof r->ground - at, "%s%s", q ? "," : "",
-                         d->covers[q]);
-            }
-        } else if (x->original_name[0]) {
-            r->y = golden_by_value(c->vi, c->gd, x->original_name, &r->gold);
-            snprintf(r->ground, sizeof r->ground, "%s", r->gold ? r->gold->op_name : "");
-        }
-        if (!r->y) {
-            if (!strcmp(x->dtype, "INT32") && !x->original_name[0])
-                snprintf(r->reason, sizeof r->reason, "the cube's int32 accumulator "
-                         "(compared after its AscendDequant)");
-            else if (d->inserted && !x->original_name[0])
-                snprintf(r->reason, sizeof r->reason, "inserted by the compiler (no ONNX "
-                         "tensor)");
-            else
-                snprintf(r->reason, sizeof r->reason, "no golden tensor for '%s'",
-                         x->original_name);
-            continue;
-        }
-        if (!x->v || !r->y->v || x->numel != r->y->numel) {
-            snprintf(r->reason, sizeof r->reason, !x->v || !r->y->v ? "a stats-only dump"
-                     : "%lld values against %lld", (long long)x->numel, (long long)r->y->numel);
-            continue;
-        }
-        nb_cmp_metrics_compute(x->v, r->y->v, x->numel, &r->m);
-        r->compared = true;
-        char why[64];
-        r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
-        if (r->m.nan_x || r->m.inf_x) { /* a blown-up NPU output fails, whatever else */
-            r->fails = true;
-            snprintf(r->reason, sizeof r->reason, "NaN or infinity in the NPU output (%lld, "
-                     "%lld)%s%s", (long long)r->m.nan_x, (long long)r->m.inf_x,
-                     why[0] ? "; over threshold: " : "", why);
-        } else if (r->fails)
-            snprintf(r->reason, sizeof r->reason, "over threshold: %s", why);
-        else if (r->m.note[0])
-            snprintf(r->reason, sizeof r->reason, "%s", r->m.note);
+        if (match_golden(c, d, x, r))
+            compare_row(c, x, r);
+        keep |= c->keep && may_be_layer(d, r, c->keep);
     }
-    for (int k = 0; k < d->n_t; k++) { /* the metadata stays for the table */
+    for (int k = 0; k < d->n_t && !keep; k++) { /* the metadata stays for the table */
         free(d->t[k].v);
         d->t[k].v = NULL;
     }
@@ -480,6 +516,114 @@ static int by_row(const void *a, const void *b)
     if (tx != ty)
         return tx < ty ? -1 : 1;
     return x->ti < y->ti ? -1 : x->ti > y->ti;
+}
+
+/* Both sides of a comparison, matched: the golden dumps (values kept), the NPU dumps
+   (values freed once compared, but for cs->keep's) and one row per NPU task output, in
+   network order. */
+typedef struct cmp_set {
+    nb_dump *gd, *md;
+    int ng, nm;
+    value_index gvi;
+    row *rows;
+    int nr;
+} cmp_set;
+
+static void cmp_set_free(cmp_set *s)
+{
+    free(s->gvi.v);
+    for (int i = 0; i < s->nm; i++)
+        nb_dump_free(&s->md[i]);
+    for (int i = 0; i < s->ng; i++)
+        nb_dump_free(&s->gd[i]);
+    free(s->md), free(s->gd), free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+/* Reads the golden dumps of gdir (one reference run), then the NPU dumps of mdir, each
+   matched and compared as it is read (a worker per core); the NPU values of the rows that
+   may be the layer keep (NULL: none) stay. Returns 0, or the exit status with the message
+   printed (s freed). */
+static int compare_dirs(const char *mdir, const char *gdir, const nb_cmp_thresholds *th,
+                        const char *keep, cmp_set *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = 0;
+    /* every dump allocates and frees its tensors' arrays: keep them on the heap rather than
+       mmap'ed fresh (and page-faulted) each time */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &s->gd, NULL, NULL, NULL, workers());
+    if (ng < 0)
+        return 2;
+    s->ng = ng;
+    nb_dump *gd = s->gd;
+    /* golden dumps, one per node: from one reference run */
+    for (int i = 0; i < ng; i++) {
+        if (strcmp(gd[i].source, "golden")) {
+            rc = cli_fail(2, "%s: a dump of the %s, not a golden one (nanobench infer --dump)",
+                          gd[i].path, gd[i].source);
+            goto fail;
+        }
+    }
+    g_sort_gold = gd;
+    qsort(gd, (size_t)ng, sizeof *gd, by_name);
+    for (int i = 1; i < ng; i++)
+        if (!strcmp(gd[i].op_name, gd[i - 1].op_name)) {
+            rc = cli_fail(2, "%s: two golden dumps of node '%s' (%s and %s): one reference run "
+                          "per folder", gdir, gd[i].op_name, gd[i - 1].path, gd[i].path);
+            goto fail;
+        }
+    if (build_value_index(&s->gvi, gd, ng)) {
+        rc = cli_fail(1, "out of memory");
+        goto fail;
+    }
+    /* the NPU's dumps, compared as they are read (a worker per core), their values freed */
+    int T = workers();
+    cmp_ctx cc[4];
+    void *users[4];
+    for (int w = 0; w < 4; w++) {
+        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = th, .vi = &s->gvi, .keep = keep};
+        users[w] = &cc[w];
+    }
+    int *map = NULL;
+    int nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &s->md, &map, npu_rows, users, T);
+    s->nm = nm < 0 ? 0 : nm;
+    int nr = 0;
+    bool oom = false;
+    for (int w = 0; w < T; w++)
+        nr += cc[w].nr, oom |= cc[w].oom;
+    row *rows = s->rows = malloc(sizeof *rows * ((size_t)nr + 1));
+    nr = 0;
+    for (int w = 0; w < T; w++) {
+        for (int i = 0; rows && i < cc[w].nr; i++) {
+            rows[nr] = cc[w].rows[i];
+            rows[nr++].di = map ? map[cc[w].rows[i].di] : 0;
+        }
+        free(cc[w].rows);
+    }
+    free(map);
+    if (nm < 0 || oom || !rows) {
+        rc = nm < 0 ? 2 : cli_fail(1, "out of memory");
+        goto fail;
+    }
+    s->nr = nr;
+    for (int i = 0; i < nm; i++)
+        if (strcmp(s->md[i].source, "npu")) {
+            rc = cli_fail(2, "%s: a %s dump, not the NPU's (nanobench run --dump)", s->md[i].path,
+                          s->md[i].source);
+            goto fail;
+        }
+    g_sort_dumps = s->md;
+    qsort(rows, (size_t)nr, sizeof *rows, by_row);
+    for (int i = 0; i < nr; i++) {
+        rows[i].npu = &s->md[rows[i].di];
+        rows[i].x = &s->md[rows[i].di].t[rows[i].ti];
+    }
+    return 0;
+fail:
+    cmp_set_free(s);
+    return rc;
 }
 
 /* ---- --isolate: one layer on the simulator with the golden input ---- */
@@ -529,10 +673,21 @@ static bool task_of_layer(uint32_t id, int k, const char *layer)
     return false;
 }
 
+/* What --isolate found: the layer's tasks k0..k1, its metrics on golden input, and its
+   row in the chain (NULL when its output is not compared). */
+typedef struct iso_result {
+    bool done;
+    int k0, k1;
+    nb_cmp_metrics m;
+    const row *inh;
+} iso_result;
+
 /* Runs the layer's tasks on golden input; its report line into line (printed after the
- * table). Called before the CSV is written: a bad layer name leaves no result file. */
+ * table) and its numbers into res. Called before the CSV is written: a bad layer name
+ * leaves no result file. */
 static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
-                   const value_index *vi, const row *rows, int nr, char *line, size_t len)
+                   const value_index *vi, const row *rows, int nr, char *line, size_t len,
+                   iso_result *res)
 {
     uapi_npu_dlog_setlevel(0x10, 4, 0);
     aclError e;
@@ -631,6 +786,7 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
                      : "the error is the layer's own");
     rec_metric("isolated_sqnr_db", iso.sqnr_db, "dB");
     rec_metric("isolated_cosine", iso.cos, "");
+    *res = (iso_result){.done = true, .k0 = c.k0, .k1 = c.k1, .m = iso, .inh = inh};
 out:
     for (int i = 0; i < 64; i++)
         free(ins[i]), free(outs[i]);
@@ -644,10 +800,111 @@ out:
     return rc;
 }
 
+/* "over": the --threshold names a compared row crosses, and "nonfinite" for a NaN or an
+   infinity in the NPU output */
+static json_t *over_json(const row *r, const nb_cmp_thresholds *th)
+{
+    json_t *a = json_array();
+    char why[64];
+    if (!r->compared)
+        return a;
+    nb_cmp_fails(&r->m, th, why, sizeof why);
+    for (char *p = why, *save = NULL, *t; (t = strtok_r(p, ", ", &save)); p = NULL)
+        json_array_append_new(a, json_string(t));
+    if (r->m.nan_x || r->m.inf_x)
+        json_array_append_new(a, json_string("nonfinite"));
+    return a;
+}
+
+static json_t *shape_json(const nb_dump_tensor *t)
+{
+    json_t *a = json_array();
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(a, json_integer(t->dims[d]));
+    return a;
+}
+
+static json_t *covers_json(const nb_dump *d)
+{
+    json_t *a = json_array();
+    for (int q = 0; q < d->n_covers; q++)
+        json_array_append_new(a, nb_json_string(d->covers[q]));
+    return a;
+}
+
+/* The metrics of a compared row (null when not compared or not finite). */
+static void metrics_json(json_t *o, const row *r)
+{
+    const nb_cmp_metrics *m = &r->m;
+    bool c = r->compared;
+    json_object_set_new(o, "cosine", c ? cli_jnum(m->cos) : json_null());
+    json_object_set_new(o, "max_abs_error", c ? cli_jnum(m->max_abs) : json_null());
+    json_object_set_new(o, "max_relative_error", c ? cli_jnum(m->max_rel) : json_null());
+    json_object_set_new(o, "mean_relative_error", c ? cli_jnum(m->mean_rel) : json_null());
+    json_object_set_new(o, "accumulated_relative_error", c ? cli_jnum(m->acc_rel) : json_null());
+    json_object_set_new(o, "relative_euclidean_distance", c ? cli_jnum(m->red) : json_null());
+    json_object_set_new(o, "mean_absolute_error", c ? cli_jnum(m->mae) : json_null());
+    json_object_set_new(o, "sqnr_db", c ? cli_jnum(m->sqnr_db) : json_null());
+    json_object_set_new(o, "rmse", c ? cli_jnum(m->rmse) : json_null());
+    json_object_set_new(o, "kl", c ? cli_jnum(m->kl) : json_null());
+}
+
+/* One row of file_compare --json. */
+static json_t *row_json(const row *r, int index, const nb_cmp_thresholds *th)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(index));
+    json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
+    json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
+    json_object_set_new(o, "task", json_integer(r->npu->task_id));
+    json_object_set_new(o, "tensor_index", json_integer(r->x->index));
+    json_object_set_new(o, "golden_node", r->gold ? nb_json_string(r->gold->op_name)
+                                                  : json_null());
+    json_object_set_new(o, "shape", shape_json(r->x));
+    json_object_set_new(o, "npu_dtype", nb_json_string(r->x->dtype));
+    json_object_set_new(o, "golden_dtype", r->y ? nb_json_string(r->y->dtype) : json_null());
+    json_object_set_new(o, "compared", json_boolean(r->compared));
+    metrics_json(o, r);
+    json_object_set_new(o, "over", over_json(r, th));
+    json_object_set_new(o, "saturations", json_integer((json_int_t)r->npu->saturations));
+    json_object_set_new(o, "reason", nb_json_string(r->reason));
+    json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
+    json_object_set_new(o, "golden_dump", r->gold ? nb_json_string(r->gold->path) : json_null());
+    json_object_set_new(o, "covers", covers_json(r->npu));
+    return o;
+}
+
+static json_t *thresholds_json(const nb_cmp_thresholds *th)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "cos", json_real(th->cos_min));
+    json_object_set_new(o, "red", json_real(th->red_max));
+    json_object_set_new(o, "kl", json_real(th->kl_max));
+    json_object_set_new(o, "rmse", json_real(th->rmse_max));
+    json_object_set_new(o, "mre", json_real(th->mean_rel_max));
+    return o;
+}
+
+/* {layer, op_type, task, index, cosine, sqnr_db, likely_cause} of row i */
+static json_t *named_row_json(const row *rows, int i)
+{
+    const row *r = &rows[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
+    json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
+    json_object_set_new(o, "task", json_integer(r->npu->task_id));
+    json_object_set_new(o, "index", json_integer(i));
+    json_object_set_new(o, "cosine", cli_jnum(r->m.cos));
+    json_object_set_new(o, "sqnr_db", cli_jnum(r->m.sqnr_db));
+    json_object_set_new(o, "likely_cause", json_string(likely_cause(r)));
+    return o;
+}
+
 static int file_compare(int argc, char **argv)
 {
     const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL, *iso_layer = NULL,
                *iso_exeom = NULL;
+    bool json = false;
     for (int i = 2; i < argc; i++) {
         const char *v;
         int r;
@@ -675,6 +932,8 @@ static int file_compare(int argc, char **argv)
             if (r < 0)
                 return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
             thr = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else {
             return cli_usage_error("compare", "file_compare: unknown argument '%s'", argv[i]);
         }
@@ -693,85 +952,16 @@ static int file_compare(int argc, char **argv)
     if (rc)
         return rc;
     rec_param("golden", "%s", gdir);
-    nb_dump *md = NULL, *gd = NULL;
-    row *rows = NULL;
-    value_index gvi = {0};
-    int nm = 0;
-    /* every dump allocates and frees its tensors' arrays: keep them on the heap rather than
-       mmap'ed fresh (and page-faulted) each time */
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 128 << 20);
-    int ng = read_dumps(gdir, NB_DUMP_OUTPUTS, &gd, NULL, NULL, NULL, workers());
-    if (ng < 0)
-        return 2;
-    /* golden dumps, one per node: from one reference run */
-    for (int i = 0; i < ng; i++) {
-        if (strcmp(gd[i].source, "golden")) {
-            rc = cli_fail(2, "%s: a dump of the %s, not a golden one (nanobench infer --dump)",
-                          gd[i].path, gd[i].source);
-            goto gold_fail;
-        }
-    }
-    g_sort_gold = gd;
-    qsort(gd, (size_t)ng, sizeof *gd, by_name);
-    for (int i = 1; i < ng; i++)
-        if (!strcmp(gd[i].op_name, gd[i - 1].op_name)) {
-            rc = cli_fail(2, "%s: two golden dumps of node '%s' (%s and %s): one reference run "
-                          "per folder", gdir, gd[i].op_name, gd[i - 1].path, gd[i].path);
-            goto gold_fail;
-        }
-    if (build_value_index(&gvi, gd, ng)) {
-        rc = cli_fail(1, "out of memory");
-        goto gold_fail;
-    }
-    /* the NPU's dumps, compared as they are read (a worker per core), their values freed */
-    int T = workers();
-    cmp_ctx cc[4];
-    void *users[4];
-    for (int w = 0; w < 4; w++) {
-        cc[w] = (cmp_ctx){.gd = gd, .ng = ng, .th = &th, .vi = &gvi};
-        users[w] = &cc[w];
-    }
-    int *map = NULL;
-    nm = read_dumps(mdir, NB_DUMP_OUTPUTS, &md, &map, npu_rows, users, T);
-    int nr = 0;
-    bool oom = false;
-    for (int w = 0; w < T; w++)
-        nr += cc[w].nr, oom |= cc[w].oom;
-    rows = malloc(sizeof *rows * ((size_t)nr + 1));
-    nr = 0;
-    for (int w = 0; w < T; w++) {
-        for (int i = 0; rows && i < cc[w].nr; i++) {
-            rows[nr] = cc[w].rows[i];
-            rows[nr++].di = map ? map[cc[w].rows[i].di] : 0;
-        }
-        free(cc[w].rows);
-    }
-    free(map);
-    if (nm < 0 || oom || !rows) {
-        rc = nm < 0 ? 2 : cli_fail(1, "out of memory");
-        nm = nm < 0 ? 0 : nm;
-        goto done;
-    }
-    for (int i = 0; i < nm; i++)
-        if (strcmp(md[i].source, "npu")) {
-            rc = cli_fail(2, "%s: a %s dump, not the NPU's (nanobench run --dump)", md[i].path,
-                          md[i].source);
-            goto done;
-        }
-    g_sort_dumps = md;
-    qsort(rows, (size_t)nr, sizeof *rows, by_row);
-    for (int i = 0; i < nr; i++) {
-        rows[i].npu = &md[rows[i].di];
-        rows[i].x = &md[rows[i].di].t[rows[i].ti];
-    }
-    if (!rows) {
-        rc = cli_fail(1, "out of memory");
-        goto done;
-    }
+    cmp_set cs;
+    if ((rc = compare_dirs(mdir, gdir, &th, NULL, &cs)))
+        return rc;
+    row *rows = cs.rows;
+    int nr = cs.nr;
+    json_t *jo = NULL, *jrows = NULL;
     char iso_line[1024] = "";
-    if (iso_layer &&
-        (rc = isolate(iso_layer, iso_exeom, gd, ng, &gvi, rows, nr, iso_line, sizeof iso_line)))
+    iso_result iso = {0};
+    if (iso_layer && (rc = isolate(iso_layer, iso_exeom, cs.gd, cs.ng, &cs.gvi, rows, nr,
+                                   iso_line, sizeof iso_line, &iso)))
         goto done;
     if (nb_mkdir_p(out)) {
         rc = cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
@@ -816,9 +1006,14 @@ static int file_compare(int argc, char **argv)
           "CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,"
           "KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,RootMeanSquareError,"
           "MaxRelativeError,MeanRelativeError,SQNR,CompareFailReason\n", f);
+    if (json) {
+        jo = json_object();
+        jrows = json_array();
+    }
     int first_bad = -1, last_cmp = -1, n_cmp = 0, n_bad = 0;
-    printf("%5s  %-14s %-40s %9s %10s %8s  %s\n", "index", "op", "NPU task", "cosine",
-           "max abs", "SQNR dB", "reason");
+    if (!json)
+        printf("%5s  %-14s %-40s %9s %10s %8s  %s\n", "index", "op", "NPU task", "cosine",
+               "max abs", "SQNR dB", "reason");
     for (int i = 0; i < nr; i++) {
         row *r = &rows[i];
         char sh[128];
@@ -856,15 +1051,19 @@ static int file_compare(int argc, char **argv)
         fputc(',', f);
         csv_field(f, r->reason);
         fputc('\n', f);
-        char task[41];
-        snprintf(task, sizeof task, "%s", r->npu->op_name);
-        cli_plain(task); /* one line of plain text per row */
-        if (r->compared)
-            printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
-                   r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
-        else
-            printf("%5d  %-14.14s %-40s %9s %10s %8s  %s\n", i, r->npu->op_type, task, "-", "-",
-                   "-", r->reason);
+        if (jrows) {
+            json_array_append_new(jrows, row_json(r, i, &th));
+        } else {
+            char task[41];
+            snprintf(task, sizeof task, "%s", r->npu->op_name);
+            cli_plain(task); /* one line of plain text per row */
+            if (r->compared)
+                printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
+                       r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
+            else
+                printf("%5d  %-14.14s %-40s %9s %10s %8s  %s\n", i, r->npu->op_type, task, "-",
+                       "-", "-", r->reason);
+        }
         double vals[4] = {r->m.cos, r->m.max_abs, r->m.sqnr_db, (double)r->npu->saturations};
         const char *names[4] = {"cosine", "max_abs", "sqnr_db", "fp16_saturations"};
         if (r->compared)
@@ -877,37 +1076,31 @@ static int file_compare(int argc, char **argv)
         goto done;
     }
     cli_cleanup_clear();
-    printf("%d tensors: %d compared, %d over threshold, %d not compared; wrote %s\n", nr, n_cmp,
-           n_bad, nr - n_cmp, csv);
+    if (!json)
+        printf("%d tensors: %d compared, %d over threshold, %d not compared; wrote %s\n", nr,
+               n_cmp, n_bad, nr - n_cmp, csv);
     if (n_cmp == 0) {
         rc = cli_fail(2, "%s: no NPU tensor matched a golden one (the dumps of another model or "
                       "input? the golden dumps come from `nanobench infer --dump` on the float "
                       "model)", gdir);
         goto done;
     }
-    if (first_bad < 0) {
-        printf("verdict: global consistency (every compared layer within the thresholds)\n");
-    } else {
-        const row *b = &rows[first_bad];
+    const char *verdict = "global_consistency", *verdict_text =
+        "global consistency (every compared layer within the thresholds)";
+    int prev = -1, worst = -1, worst_prev = -1;
+    if (first_bad >= 0) {
         bool carries = last_cmp >= 0 && rows[last_cmp].fails;
-        printf("verdict: %s\n", carries ? "problem node (the failure carries to the network "
-                                         "output)" : "single-point error (the network output is "
-                                         "within the thresholds)");
+        verdict = carries ? "problem_node" : "single_point_error";
+        verdict_text = carries ? "problem node (the failure carries to the network output)"
+                               : "single-point error (the network output is within the "
+                                 "thresholds)";
         /* introduced here, or inherited: was the previous compared layer already off? */
-        int prev = -1;
         for (int i = first_bad - 1; i >= 0 && prev < 0; i--)
             if (rows[i].compared)
                 prev = i;
-        printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
-               "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type), b->npu->task_id,
-               b->m.cos, b->m.sqnr_db, likely_cause(b),
-               prev >= 0 && rows[prev].fails ? "inherited from the layer before"
-                                             : "introduced here (the layer before is within the "
-                                               "thresholds)");
-        rec_metric("first_bad_task", (double)b->npu->task_id, "");
         /* thresholds like RMSE > 1 are scale-dependent: also name the layer where the
            signal-to-noise ratio falls most from the layer before, and why */
-        int worst = -1, prev_c = -1, worst_prev = -1;
+        int prev_c = -1;
         double drop = 0;
         for (int i = 0; i < nr; i++) {
             if (!rows[i].compared)
@@ -919,28 +1112,378 @@ static int file_compare(int argc, char **argv)
             }
             prev_c = i;
         }
-        if (worst >= 0 && drop >= 6.0) {
+        if (drop < 6.0)
+            worst = -1;
+        rec_metric("first_bad_task", (double)rows[first_bad].npu->task_id, "");
+        if (worst >= 0)
+            rec_metric("largest_drop_task", (double)rows[worst].npu->task_id, "");
+    }
+    bool inherited = first_bad >= 0 && prev >= 0 && rows[prev].fails;
+    if (json) {
+        json_object_set_new(jo, "npu_dumps", nb_json_string(mdir));
+        json_object_set_new(jo, "golden_dumps", nb_json_string(gdir));
+        json_object_set_new(jo, "thresholds", thresholds_json(&th));
+        json_object_set_new(jo, "verdict", json_string(verdict));
+        json_object_set_new(jo, "verdict_text", json_string(verdict_text));
+        json_object_set_new(jo, "tensors", json_integer(nr));
+        json_object_set_new(jo, "compared", json_integer(n_cmp));
+        json_object_set_new(jo, "over_threshold", json_integer(n_bad));
+        json_object_set_new(jo, "not_compared", json_integer(nr - n_cmp));
+        json_t *fb = first_bad >= 0 ? named_row_json(rows, first_bad) : json_null();
+        if (first_bad >= 0)
+            json_object_set_new(fb, "origin", json_string(inherited ? "inherited" : "introduced"));
+        json_object_set_new(jo, "first_over_threshold", fb);
+        json_t *wd = worst >= 0 ? named_row_json(rows, worst) : json_null();
+        if (worst >= 0)
+            json_object_set_new(wd, "previous_sqnr_db", cli_jnum(rows[worst_prev].m.sqnr_db));
+        json_object_set_new(jo, "largest_sqnr_drop", wd);
+        if (iso.done) {
+            json_t *ji = json_object();
+            json_object_set_new(ji, "layer", nb_json_string(iso_layer));
+            json_object_set_new(ji, "first_task", json_integer(iso.k0));
+            json_object_set_new(ji, "last_task", json_integer(iso.k1));
+            json_object_set_new(ji, "cosine", cli_jnum(iso.m.cos));
+            json_object_set_new(ji, "sqnr_db", cli_jnum(iso.m.sqnr_db));
+            json_object_set_new(ji, "max_abs_error", cli_jnum(iso.m.max_abs));
+            json_object_set_new(ji, "chain_cosine", iso.inh ? cli_jnum(iso.inh->m.cos) : json_null());
+            json_object_set_new(ji, "chain_sqnr_db", iso.inh ? cli_jnum(iso.inh->m.sqnr_db)
+                                                             : json_null());
+            json_object_set_new(ji, "error", !iso.inh ? json_null() : json_string(
+                iso.m.sqnr_db - iso.inh->m.sqnr_db > 3 ? "inherited" : "own"));
+            json_object_set_new(jo, "isolate", ji);
+        }
+        json_object_set_new(jo, "csv", nb_json_string(csv));
+        json_object_set_new(jo, "rows", jrows);
+        jrows = NULL;
+    } else {
+        printf("verdict: %s\n", verdict_text);
+        if (first_bad >= 0) {
+            const row *b = &rows[first_bad];
+            printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
+                   "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
+                   b->npu->task_id, b->m.cos, b->m.sqnr_db, likely_cause(b),
+                   inherited ? "inherited from the layer before"
+                             : "introduced here (the layer before is within the thresholds)");
+        }
+        if (worst >= 0) {
             const row *w = &rows[worst];
             printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
                    "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
                    w->npu->task_id, sqnr_shown(w->m.sqnr_db),
                    sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w));
-            rec_metric("largest_drop_task", (double)w->npu->task_id, "");
         }
+        if (iso_line[0])
+            printf("%s\n", iso_line);
     }
-    if (iso_line[0])
-        printf("%s\n", iso_line);
     rec_metric("layers_compared", n_cmp, "");
     rec_metric("layers_over_threshold", n_bad, "");
     rec_artifact("csv", csv);
+    if (jo) {
+        rc = cli_json_out("compare", jo);
+        jo = NULL;
+    }
 done:
-gold_fail:
-    free(gvi.v);
-    for (int i = 0; i < nm; i++)
-        nb_dump_free(&md[i]);
-    for (int i = 0; i < ng; i++)
-        nb_dump_free(&gd[i]);
-    free(md), free(gd), free(rows);
+    json_decref(jo);
+    json_decref(jrows);
+    cmp_set_free(&cs);
+    return rc;
+}
+
+/* ---- compare layer: one matched layer in detail ---- */
+
+/* The row of the layer name, found among file_compare's rows: the task of that name
+   (its first compared output), else the first row compared with the ONNX node of that name
+   (the task computing it; later ones only carry it, e.g. a TransData to the output), else
+   the last compared row of a task covering that node (a fused Conv's AscendDequant).
+   Returns the row, or -1 after the one-line error naming the layer (exit status 2). */
+static int pick_layer(const cmp_set *s, const char *name, const char *mdir)
+{
+    int by_task = -1, by_node = -1, by_cover = -1, seen = -1;
+    for (int i = 0; i < s->nr; i++) {
+        const row *r = &s->rows[i];
+        if (!may_be_layer(r->npu, r, name))
+            continue;
+        if (seen < 0)
+            seen = i;
+        if (!r->compared)
+            continue;
+        if (!strcmp(r->npu->op_name, name)) {
+            if (by_task < 0)
+                by_task = i;
+        } else if (r->gold && !strcmp(r->gold->op_name, name)) {
+            if (by_node < 0)
+                by_node = i;
+        } else {
+            by_cover = i;
+        }
+    }
+    int pick = by_task >= 0 ? by_task : by_node >= 0 ? by_node : by_cover;
+    if (pick >= 0)
+        return pick;
+    if (seen >= 0) {
+        const row *r = &s->rows[seen];
+        cli_fail(2, "compare layer: layer '%s' (%s, task %u) was not compared: %s", name,
+                 r->npu->op_type, r->npu->task_id, r->reason);
+    } else {
+        cli_fail(2, "compare layer: no layer '%s' in %s (a task or an ONNX node, as the "
+                 "NPUDump and GroundTruth columns of file_compare's CSV name them)", name, mdir);
+    }
+    return -1;
+}
+
+static const nb_dump *g_sort_tasks;
+static int by_task_id(const void *a, const void *b)
+{
+    uint32_t x = g_sort_tasks[*(const int *)a].task_id, y = g_sort_tasks[*(const int *)b].task_id;
+    return x < y ? -1 : x > y;
+}
+
+/* The NPU tasks of the layer: d itself and every task covering a node d covers (its
+   AscendQuant, cube op, AscendDequant...), in task order, into idx (indices into md);
+   returns their count. */
+static int layer_tasks(const cmp_set *s, const nb_dump *d, int *idx)
+{
+    int n = 0;
+    for (int i = 0; i < s->nm; i++) {
+        const nb_dump *t = &s->md[i];
+        bool same = t == d;
+        for (int a = 0; a < t->n_covers && !same; a++)
+            for (int b = 0; b < d->n_covers && !same; b++)
+                same = !strcmp(t->covers[a], d->covers[b]);
+        if (same)
+            idx[n++] = i;
+    }
+    g_sort_tasks = s->md;
+    qsort(idx, (size_t)n, sizeof *idx, by_task_id);
+    return n;
+}
+
+static void index_str(int64_t flat, const nb_dump_tensor *t, char *buf, size_t len)
+{
+    int64_t dims[6], idx[6];
+    for (int d = 0; d < t->rank; d++)
+        dims[d] = t->dims[d];
+    nb_cmp_unravel(flat, t->rank, dims, idx);
+    nb_shape_str(t->rank, idx, ',', buf, len);
+}
+
+static json_t *index_json(int64_t flat, const nb_dump_tensor *t)
+{
+    int64_t dims[6], idx[6];
+    for (int d = 0; d < t->rank; d++)
+        dims[d] = t->dims[d];
+    nb_cmp_unravel(flat, t->rank, dims, idx);
+    json_t *a = json_array();
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(a, json_integer(idx[d]));
+    return a;
+}
+
+#define WORST_K 10
+#define FIRST_N 16
+
+static int layer_detail(int argc, char **argv)
+{
+    const char *mdir = NULL, *gdir = NULL, *name = NULL, *thr = NULL, *bins_s = NULL;
+    bool json = false;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        int r;
+        if ((r = cli_opt(argc, argv, &i, "-m", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-m needs the NPU dump folder");
+            mdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "-g", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "-g needs the golden dump folder");
+            gdir = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--layer", &v))) {
+            if (r < 0 || !*v)
+                return cli_usage_error("compare", "--layer needs a layer name");
+            name = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--bins", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--bins needs a number");
+            bins_s = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
+            if (r < 0)
+                return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
+            thr = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else {
+            return cli_usage_error("compare", "layer: unknown argument '%s'", argv[i]);
+        }
+    }
+    if (!mdir || !gdir || !name)
+        return cli_usage_error("compare", "layer needs -m NPU_DIR -g GOLDEN_DIR --layer NAME");
+    int bins = 20;
+    if (bins_s) {
+        char *end;
+        errno = 0;
+        long b = strtol(bins_s, &end, 10);
+        if (errno || end == bins_s || *end || b < 1 || b > NB_CMP_MAX_BINS)
+            return cli_usage_error("compare", "--bins is a whole number from 1 to %d, not '%s'",
+                                   NB_CMP_MAX_BINS, bins_s);
+        bins = (int)b;
+    }
+    nb_cmp_thresholds th;
+    nb_cmp_thresholds_default(&th);
+    nb_status st = {0};
+    if (thr && nb_cmp_thresholds_parse(thr, &th, &st))
+        return cli_error(&st);
+    cmp_set cs;
+    int rc = compare_dirs(mdir, gdir, &th, name, &cs);
+    if (rc)
+        return rc;
+    double *edges = NULL;
+    int64_t *counts = NULL;
+    int *tasks = NULL;
+    int sel = pick_layer(&cs, name, mdir);
+    if (sel < 0) {
+        rc = 2;
+        goto out;
+    }
+    const row *r = &cs.rows[sel];
+    const nb_dump_tensor *x = r->x, *y = r->y;
+    if (!x->v) { /* the values of a row that may be the layer were kept */
+        rc = cli_fail(1, "compare layer: the values of '%s' were not kept", name);
+        goto out;
+    }
+    int64_t n = x->numel, worst[WORST_K], left_out = 0;
+    int nw = nb_cmp_worst_k(x->v, y->v, n, WORST_K, worst);
+    edges = malloc(sizeof *edges * ((size_t)bins + 1));
+    counts = malloc(sizeof *counts * (size_t)bins);
+    tasks = malloc(sizeof *tasks * ((size_t)cs.nm + 1));
+    if (!edges || !counts || !tasks) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
+    if (nb_cmp_error_histogram(x->v, y->v, n, bins, edges, counts, &left_out, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    int nt = layer_tasks(&cs, r->npu, tasks);
+    char why[64];
+    nb_cmp_fails(&r->m, &th, why, sizeof why);
+    if (json) {
+        json_t *o = json_object(), *jt = json_array(), *jw = json_array(), *jf = json_array();
+        json_t *jh = json_object(), *je = json_array(), *jc = json_array(), *jm = json_object();
+        json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
+        json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
+        json_object_set_new(o, "task", json_integer(r->npu->task_id));
+        json_object_set_new(o, "tensor_index", json_integer(x->index));
+        json_object_set_new(o, "golden_node", nb_json_string(r->gold->op_name));
+        json_object_set_new(o, "golden_value", nb_json_string(y->original_name));
+        json_object_set_new(o, "shape", shape_json(x));
+        json_object_set_new(o, "numel", json_integer(n));
+        json_object_set_new(o, "npu_dtype", nb_json_string(x->dtype));
+        json_object_set_new(o, "golden_dtype", nb_json_string(y->dtype));
+        json_object_set_new(o, "covers", covers_json(r->npu));
+        for (int i = 0; i < nt; i++) {
+            const nb_dump *t = &cs.md[tasks[i]];
+            json_t *j = json_object();
+            json_object_set_new(j, "task", json_integer(t->task_id));
+            json_object_set_new(j, "name", nb_json_string(t->op_name));
+            json_object_set_new(j, "op_type", nb_json_string(t->op_type));
+            json_array_append_new(jt, j);
+        }
+        json_object_set_new(o, "tasks", jt);
+        json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
+        json_object_set_new(o, "golden_dump", nb_json_string(r->gold->path));
+        metrics_json(jm, r);
+        json_object_set_new(o, "metrics", jm);
+        json_object_set_new(o, "thresholds", thresholds_json(&th));
+        json_object_set_new(o, "over", over_json(r, &th));
+        json_object_set_new(o, "reason", nb_json_string(r->reason));
+        for (int i = 0; i < nw; i++) {
+            json_t *j = json_object();
+            json_object_set_new(j, "flat", json_integer(worst[i]));
+            json_object_set_new(j, "index", index_json(worst[i], x));
+            json_object_set_new(j, "golden", cli_jnum(y->v[worst[i]]));
+            json_object_set_new(j, "npu", cli_jnum(x->v[worst[i]]));
+            json_object_set_new(j, "error", cli_jnum(x->v[worst[i]] - y->v[worst[i]]));
+            json_array_append_new(jw, j);
+        }
+        json_object_set_new(o, "worst", jw);
+        for (int64_t i = 0; i < n && i < FIRST_N; i++) {
+            json_t *j = json_object();
+            json_object_set_new(j, "flat", json_integer(i));
+            json_object_set_new(j, "index", index_json(i, x));
+            json_object_set_new(j, "golden", cli_jnum(y->v[i]));
+            json_object_set_new(j, "npu", cli_jnum(x->v[i]));
+            json_array_append_new(jf, j);
+        }
+        json_object_set_new(o, "first", jf);
+        for (int b = 0; b <= bins; b++)
+            json_array_append_new(je, json_real(edges[b]));
+        for (int b = 0; b < bins; b++)
+            json_array_append_new(jc, json_integer(counts[b]));
+        json_object_set_new(jh, "of", json_string("npu - golden"));
+        json_object_set_new(jh, "bins", json_integer(bins));
+        json_object_set_new(jh, "edges", je);
+        json_object_set_new(jh, "counts", jc);
+        json_object_set_new(jh, "left_out", json_integer(left_out));
+        json_object_set_new(o, "histogram", jh);
+        rc = cli_json_out("compare layer", o);
+        goto out;
+    }
+    char sh[128];
+    shape_str(x, sh, sizeof sh);
+    printf("layer:      %s (%s, task %u, output %d)\n", plain(r->npu->op_name),
+           plain(r->npu->op_type), r->npu->task_id, x->index);
+    printf("golden:     node %s, value %s\n", plain(r->gold->op_name), plain(y->original_name));
+    printf("shape:      %s, %lld elements (NPU %s, golden %s)\n", sh, (long long)n, x->dtype,
+           y->dtype);
+    printf("covers:    ");
+    for (int q = 0; q < r->npu->n_covers; q++)
+        printf("%s %s", q ? "," : "", plain(r->npu->covers[q]));
+    printf("%s\nNPU tasks: ", r->npu->n_covers ? "" : " (no ONNX node)");
+    for (int i = 0; i < nt; i++)
+        printf("%s %u %s (%s)", i ? "," : "", cs.md[tasks[i]].task_id,
+               plain(cs.md[tasks[i]].op_name), plain(cs.md[tasks[i]].op_type));
+    printf("\ndumps:      NPU %s\n            golden %s\n", plain(r->npu->path),
+           plain(r->gold->path));
+    const nb_cmp_metrics *m = &r->m;
+    printf("metrics:    cosine %.6f, max abs error %.4g, max relative error %.4g, SQNR %.1f dB, "
+           "RMSE %.4g, KL %.4g, relative Euclidean %.4g, mean relative error %.4g\n",
+           m->cos, m->max_abs, m->max_rel, m->sqnr_db, m->rmse, m->kl, m->red, m->mean_rel);
+    printf("over:       %s%s%s\n", why[0] ? why : "no threshold crossed",
+           m->nan_x || m->inf_x ? (why[0] ? ", " : "; ") : "",
+           m->nan_x || m->inf_x ? "NaN or infinity in the NPU output" : "");
+    printf("\nthe %d worst elements by |npu - golden|:\n%4s %10s  %-16s %14s %14s %14s\n", nw,
+           "rank", "flat", "index", "golden", "npu", "npu - golden");
+    for (int i = 0; i < nw; i++) {
+        char ix[128];
+        index_str(worst[i], x, ix, sizeof ix);
+        printf("%4d %10lld  %-16s %14.7g %14.7g %14.7g\n", i + 1, (long long)worst[i], ix,
+               y->v[worst[i]], x->v[worst[i]], x->v[worst[i]] - y->v[worst[i]]);
+    }
+    printf("\nthe first %lld elements:\n%10s  %-16s %14s %14s\n", (long long)(n < FIRST_N ? n : FIRST_N),
+           "flat", "index", "golden", "npu");
+    for (int64_t i = 0; i < n && i < FIRST_N; i++) {
+        char ix[128];
+        index_str(i, x, ix, sizeof ix);
+        printf("%10lld  %-16s %14.7g %14.7g\n", (long long)i, ix, y->v[i], x->v[i]);
+    }
+    int64_t most = 1;
+    for (int b = 0; b < bins; b++)
+        most = counts[b] > most ? counts[b] : most;
+    printf("\nhistogram of npu - golden, %d bins (%lld values", bins, (long long)(n - left_out));
+    if (left_out)
+        printf(", %lld left out: NaN or infinity", (long long)left_out);
+    printf("):\n");
+    for (int b = 0; b < bins; b++) {
+        char bar[41];
+        int w = (int)((counts[b] * 40 + most - 1) / most);
+        memset(bar, '#', (size_t)w);
+        bar[w] = 0;
+        printf("  [%12.5g, %12.5g%c %8lld  %s\n", edges[b], edges[b + 1],
+               b == bins - 1 ? ']' : ')', (long long)counts[b], bar);
+    }
+out:
+    free(edges), free(counts), free(tasks);
+    cmp_set_free(&cs);
     return rc;
 }
 
@@ -959,5 +1502,8 @@ int cmd_compare(int argc, char **argv)
         return convert(argc, argv);
     if (!strcmp(argv[1], "file_compare"))
         return file_compare(argc, argv);
-    return cli_usage_error("compare", "unknown subcommand '%s' (convert, file_compare)", argv[1]);
+    if (!strcmp(argv[1], "layer"))
+        return layer_detail(argc, argv);
+    return cli_usage_error("compare", "unknown subcommand '%s' (convert, file_compare, layer)",
+                           argv[1]);
 }

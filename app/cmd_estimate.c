@@ -16,7 +16,8 @@ static void help(void)
            "Prints the vendor's five items (TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE, TOTAL_EXEOM_SIZE,\n"
            "TOTAL_NET_OP_TYPE, NOT_SUPPORT_OP_TYPE) from the compiler's own lowering and memory\n"
            "plan, with MACs, the activation arena against its lower bound, the rewrites applied\n"
-           "and the ops inserted; -p adds one row per NPU task; --json prints it all as JSON.\n"
+           "and the ops inserted; -p adds one row per NPU task; --json prints it all as JSON,\n"
+           "with arena_map: each arena tensor's offset, bytes and first/last task index.\n"
            "--input_fp16_nodes and --output_type are ATC's: a float input not listed arrives as\n"
            "float32 and takes a Cast (default: every float input is fp16), FP32 outputs take one.\n"
            "The op-support table is share/ops.tsv ($NANOBENCH_SHARE to use another).\n");

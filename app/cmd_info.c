@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 static void print_value(const nb_value *v)
@@ -67,17 +69,55 @@ static int cmp_count(const void *a, const void *b)
     return dx != dy ? dy - dx : strcmp(x->op, y->op);
 }
 
+/* --json: the text's content as one object (the histogram in the text's order). */
+static int info_json(const char *path, const nb_model *m, char (*names)[64],
+                     const opcount *counts, int nops, int all_nodes, int top_nodes)
+{
+    const nb_graph *g = m->graph;
+    json_t *o = json_object(), *main_h = json_object(), *sub_h = json_object();
+    json_t *unsup = json_array(), *warn = json_array();
+    json_object_set_new(o, "model", nb_json_string(path));
+    json_object_set_new(o, "producer", nb_json_string(m->producer));
+    json_object_set_new(o, "ir_version", json_integer(m->ir_version));
+    json_object_set_new(o, "opset", json_integer(m->opset));
+    json_object_set_new(o, "file_bytes", json_integer((json_int_t)m->file_bytes));
+    json_object_set_new(o, "inputs", cli_values_json(g, g->inputs, g->n_inputs));
+    json_object_set_new(o, "outputs", cli_values_json(g, g->outputs, g->n_outputs));
+    json_object_set_new(o, "nodes", json_integer(all_nodes));
+    json_object_set_new(o, "main_graph_nodes", json_integer(top_nodes));
+    json_object_set_new(o, "subgraph_nodes", json_integer(all_nodes - top_nodes));
+    for (int i = 0; i < nops; i++) {
+        if (counts[i].top)
+            json_object_set_new(main_h, names[i], json_integer(counts[i].top));
+        if (counts[i].sub)
+            json_object_set_new(sub_h, names[i], json_integer(counts[i].sub));
+        if (!nb_ref_supports(names[i]))
+            json_array_append_new(unsup, nb_json_string(names[i]));
+    }
+    json_object_set_new(o, "op_histogram", main_h);
+    json_object_set_new(o, "subgraph_op_histogram", sub_h);
+    json_object_set_new(o, "unsupported_by_reference", unsup);
+    for (int i = 0; i < m->n_warnings; i++)
+        json_array_append_new(warn, nb_json_string(m->warnings[i]));
+    json_object_set_new(o, "warnings", warn);
+    return cli_json_out("info", o);
+}
+
 static void help(void)
 {
-    printf("usage: nanobench info MODEL.onnx [--input_shape \"name:n,c,h,w;name2:...\"]\n"
+    printf("usage: nanobench info MODEL.onnx [--input_shape \"name:n,c,h,w;name2:...\"] [--json]\n"
            "Prints the model's inputs and outputs (dtype, shape after inference), opset,\n"
            "node count and operator histogram: nodes of the main graph, and nodes inside If\n"
-           "branches, counted apart.\n");
+           "branches, counted apart. --json prints the same as one JSON object on stdout\n"
+           "(model, producer, ir_version, opset, file_bytes, inputs, outputs, nodes,\n"
+           "main_graph_nodes, subgraph_nodes, op_histogram, subgraph_op_histogram,\n"
+           "unsupported_by_reference, warnings).\n");
 }
 
 int cmd_info(int argc, char **argv)
 {
     const char *model = NULL, *shape = NULL;
+    bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -89,6 +129,8 @@ int cmd_info(int argc, char **argv)
             if (r < 0)
                 return cli_usage_error("info", "--input_shape needs a value");
             shape = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else if ((r = cli_model_arg("info", argv[i], &model))) {
             return r;
         }
@@ -124,6 +166,19 @@ int cmd_info(int argc, char **argv)
         return cli_error(&st);
     }
     const nb_graph *g = m->graph;
+    int unsupported = 0;
+    for (int i = 0; i < nops; i++)
+        unsupported += !nb_ref_supports(names[i]);
+    rec_metric("model_bytes", (double)m->file_bytes, "B");
+    rec_metric("nodes", all_nodes, "");
+    rec_metric("op_types", nops, "");
+    rec_metric("ops_not_in_reference", unsupported, "");
+    if (json) {
+        rc = info_json(model, m, names, counts, nops, all_nodes, top_nodes);
+        free(names);
+        nb_model_free(m);
+        return rc;
+    }
     printf("model:     %s\n", model);
     printf("producer:  %s\n", m->producer[0] ? m->producer : "(none)");
     printf("ir:        %lld\n", (long long)m->ir_version);
@@ -144,13 +199,6 @@ int cmd_info(int argc, char **argv)
                nb_ref_supports(names[i]) ? "yes" : "NOT IMPLEMENTED");
     for (int i = 0; i < m->n_warnings; i++)
         printf("warning:   %s\n", m->warnings[i]);
-    int unsupported = 0;
-    for (int i = 0; i < nops; i++)
-        unsupported += !nb_ref_supports(names[i]);
-    rec_metric("model_bytes", (double)m->file_bytes, "B");
-    rec_metric("nodes", all_nodes, "");
-    rec_metric("op_types", nops, "");
-    rec_metric("ops_not_in_reference", unsupported, "");
     free(names);
     nb_model_free(m);
     return 0;

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "acl/acl.h"
 #include "cli.h"
 #include "nb/sim.h"
@@ -20,7 +22,7 @@
 static void help(void)
 {
     printf("usage: nanobench run NAME.exeom [--input NAME=FILE.npy|FILE.bin ...]\n"
-           "                     [--output-dir DIR] [--dump acl.json] [--profile]\n"
+           "                     [--output-dir DIR] [--dump acl.json] [--profile] [--json]\n"
            "Runs a compiled model on nanobench's simulated Nano NPU through the ACL API\n"
            "(include/acl/acl.h). Each input is a .npy (any numeric dtype, the input's shape)\n"
            "or a raw float32 .bin of the input's shape, converted to the model's input type\n"
@@ -28,7 +30,11 @@ static void help(void)
            "with one input NAME= may be left out; no --input at all runs zeros. Outputs are\n"
            "written to DIR (default .) as <output name>.npy in float32. --dump takes the\n"
            "seed's acl.json with a \"dump\" section (dump files per task, share/proto/\n"
-           "dump.proto). --profile prints every task's cycles (share/doc/cycle-model.md).\n");
+           "dump.proto). --profile prints every task's cycles (share/doc/cycle-model.md).\n"
+           "--json prints one JSON object on stdout instead of the text: outputs (name, file,\n"
+           "shape, dtype, npu_dtype, min, max, mean, first 8 values), cycles, ms_64mhz,\n"
+           "ms_200mhz, every task's profile, the fp16 saturations, and the dump folder and\n"
+           "file count with --dump; warnings stay on stderr.\n");
 }
 
 /* exit status of an ACL error: 1 for resource and internal errors, else 2 (bad input) */
@@ -90,7 +96,7 @@ int cmd_run(int argc, char **argv)
     const char *exeom = NULL, *outdir = ".", *dump = NULL;
     const char *inputs[MAX_IO];
     int n_inputs = 0;
-    bool profile = false;
+    bool profile = false, json = false;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int r;
@@ -114,6 +120,8 @@ int cmd_run(int argc, char **argv)
             dump = v;
         } else if (!strcmp(argv[i], "--profile")) {
             profile = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else if ((r = cli_model_arg("run", argv[i], &exeom))) {
             return r;
         }
@@ -141,6 +149,7 @@ int cmd_run(int argc, char **argv)
     uint32_t id = 0;
     aclmdlDesc *desc = NULL;
     aclmdlDataset *in = NULL, *out = NULL;
+    json_t *jo = NULL;
     float *vals[MAX_IO] = {0};
     void *inbuf[MAX_IO] = {0};
     rc = 0;
@@ -258,6 +267,13 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     double host_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    /* --json: the object built as the text would be printed, printed at the end */
+    jo = json ? json_object() : NULL;
+    json_t *jouts = json ? json_array() : NULL;
+    if (jo) {
+        json_object_set_new(jo, "exeom", nb_json_string(exeom));
+        json_object_set_new(jo, "outputs", jouts);
+    }
     if (nb_mkdir_p(outdir)) {
         rc = cli_fail(2, "%s: cannot make the output folder: %s", outdir, strerror(errno));
         goto done;
@@ -305,11 +321,30 @@ int cmd_run(int argc, char **argv)
         nb_shape_str(t->rank, dims, 'x', shape, sizeof shape);
         char shown[256];
         snprintf(shown, sizeof shown, "%s", nm && *nm ? nm : base);
-        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", cli_plain(shown), shape, mn, mx,
-               y->numel ? sum / (double)y->numel : 0.0);
-        for (int64_t j = 0; j < y->numel && j < 6; j++)
-            printf(" %.6g", yp[j]);
-        printf("\n");
+        if (jouts) {
+            json_t *jt = json_object(), *sh = json_array(), *first = json_array();
+            for (int d = 0; d < t->rank; d++)
+                json_array_append_new(sh, json_integer(dims[d]));
+            for (int64_t j = 0; j < y->numel && j < 8; j++)
+                json_array_append_new(first, cli_jnum(yp[j]));
+            json_object_set_new(jt, "name", nb_json_string(nm && *nm ? nm : base));
+            json_object_set_new(jt, "file", nb_json_string(path));
+            json_object_set_new(jt, "shape", sh);
+            json_object_set_new(jt, "dtype", json_string(nb_dtype_name(NB_FLOAT)));
+            json_object_set_new(jt, "npu_dtype", json_string(nb_sim_dtype_name(t->dtype)));
+            json_object_set_new(jt, "min", y->numel ? cli_jnum(mn) : json_null());
+            json_object_set_new(jt, "max", y->numel ? cli_jnum(mx) : json_null());
+            json_object_set_new(jt, "mean", y->numel ? cli_jnum(sum / (double)y->numel)
+                                                     : json_null());
+            json_object_set_new(jt, "first", first);
+            json_array_append_new(jouts, jt);
+        } else {
+            printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", cli_plain(shown),
+                   shape, mn, mx, y->numel ? sum / (double)y->numel : 0.0);
+            for (int64_t j = 0; j < y->numel && j < 6; j++)
+                printf(" %.6g", yp[j]);
+            printf("\n");
+        }
         nb_tensor_free(y);
         aclrtFree(aclGetDataBufferAddr(b));
         aclUpdateDataBuffer(b, NULL, 0);
@@ -321,15 +356,23 @@ int cmd_run(int argc, char **argv)
         }
         snprintf(written[i], sizeof written[i], "%s", path);
         rec_artifact("output", path);
-        printf("wrote %s\n", path);
+        if (!jo)
+            printf("wrote %s\n", path);
     }
     if (dump) {
         uint32_t n_files = 0;
         const char *ddir = nb_acl_last_dump(id, &n_files);
+        if (jo) {
+            json_t *jd = json_object();
+            json_object_set_new(jd, "folder", n_files ? nb_json_string(ddir) : json_null());
+            json_object_set_new(jd, "files", json_integer(n_files));
+            json_object_set_new(jo, "dump", jd);
+        }
         if (n_files) {
             char shown_dir[2048];
             snprintf(shown_dir, sizeof shown_dir, "%s", ddir);
-            printf("dumped %u file(s) in %s\n", n_files, cli_plain(shown_dir));
+            if (!jo)
+                printf("dumped %u file(s) in %s\n", n_files, cli_plain(shown_dir));
             rec_artifact("dump", ddir);
         }
     }
@@ -337,11 +380,22 @@ int cmd_run(int argc, char **argv)
     uint64_t sat_total = 0;
     int sat_tasks = 0;
     char sat_list[600] = "";
+    json_t *jsat = jo ? json_array() : NULL;
     for (uint32_t k = 0; k < x->n_tasks; k++) {
         uint64_t n_sat = nb_sim_task_saturations(sim, (int)k);
         if (!n_sat)
             continue;
         sat_total += n_sat;
+        if (jsat) {
+            const char *tn = NULL, *op = NULL;
+            nb_acl_task_info(id, (int)k, &tn, &op);
+            json_t *js = json_object();
+            json_object_set_new(js, "index", json_integer(k));
+            json_object_set_new(js, "name", nb_json_string(tn));
+            json_object_set_new(js, "op_type", nb_json_string(op));
+            json_object_set_new(js, "count", json_integer((json_int_t)n_sat));
+            json_array_append_new(jsat, js);
+        }
         if (sat_tasks++ < 4) {
             const char *tn = NULL, *op = NULL;
             nb_acl_task_info(id, (int)k, &tn, &op);
@@ -360,37 +414,78 @@ int cmd_run(int argc, char **argv)
     uint64_t cyc = nb_sim_total_cycles(sim);
     nb_cycle_params cp;
     nb_cycle_params_default(&cp);
-    if (profile) {
+    if (jo) {
+        double ms64 = (double)cyc / (cp.clock_mhz[0] * 1e3), ms200 = (double)cyc / (cp.clock_mhz[1] * 1e3);
+        json_object_set_new(jo, "cycles", json_integer((json_int_t)cyc));
+        json_object_set_new(jo, "ms_64mhz", json_real(ms64));
+        json_object_set_new(jo, "ms_200mhz", json_real(ms200));
+        json_object_set_new(jo, "macs", json_integer((json_int_t)nb_sim_total_macs(sim)));
+        json_object_set_new(jo, "host_ms", json_real(host_ms));
+        json_t *jsum = json_object(), *jtasks = json_array();
+        json_object_set_new(jsum, "total", json_integer((json_int_t)sat_total));
+        json_object_set_new(jsum, "tasks", jsat);
+        json_object_set_new(jo, "saturation", jsum);
+        for (uint32_t k = 0; k < x->n_tasks; k++) {
+            const nb_sim_task_profile *p = nb_sim_profile(sim, (int)k);
+            const char *name = NULL, *op = NULL;
+            nb_acl_task_info(id, (int)k, &name, &op);
+            json_t *jt = json_object();
+            json_object_set_new(jt, "index", json_integer(k));
+            json_object_set_new(jt, "name", nb_json_string(name));
+            json_object_set_new(jt, "op_type", nb_json_string(op));
+            json_object_set_new(jt, "cycles", json_integer((json_int_t)p->cycles));
+            json_object_set_new(jt, "compute", json_integer((json_int_t)p->compute));
+            json_object_set_new(jt, "movement", json_integer((json_int_t)p->movement));
+            json_object_set_new(jt, "macs", json_integer((json_int_t)p->macs));
+            json_object_set_new(jt, "saturations",
+                                json_integer((json_int_t)nb_sim_task_saturations(sim, (int)k)));
+            json_array_append_new(jtasks, jt);
+        }
+        json_object_set_new(jo, "tasks", jtasks);
+        if (!dump)
+            json_object_set_new(jo, "dump", json_null());
+    }
+    if (profile && !jo) {
         printf("cycles per task = %g + max(compute, movement) (share/doc/cycle-model.md; the "
                "model is fitted to the seed's table within 2x)\n",
                cp.task_overhead);
         printf("%5s  %-44s %-16s %10s %10s %10s %10s %8s\n", "task", "name", "op", "cycles",
                "compute", "movement", "MACs", "fp16 sat");
+    }
+    if (profile) {
         for (uint32_t k = 0; k < x->n_tasks; k++) {
             const nb_sim_task_profile *p = nb_sim_profile(sim, (int)k);
             const char *name = NULL, *op = NULL;
             nb_acl_task_info(id, (int)k, &name, &op);
             char nm_safe[45];
             snprintf(nm_safe, sizeof nm_safe, "%s", name);
-            printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu %8llu\n", k, cli_plain(nm_safe), op,
-                   (unsigned long long)p->cycles, (unsigned long long)p->compute,
-                   (unsigned long long)p->movement, (unsigned long long)p->macs,
-                   (unsigned long long)nb_sim_task_saturations(sim, (int)k));
+            if (!jo)
+                printf("%5u  %-44.44s %-16.16s %10llu %10llu %10llu %10llu %8llu\n", k,
+                       cli_plain(nm_safe), op, (unsigned long long)p->cycles,
+                       (unsigned long long)p->compute, (unsigned long long)p->movement,
+                       (unsigned long long)p->macs,
+                       (unsigned long long)nb_sim_task_saturations(sim, (int)k));
             double vals2[3] = {(double)p->cycles, (double)p->macs,
                                (double)nb_sim_task_saturations(sim, (int)k)};
             const char *names2[3] = {"cycles", "macs", "fp16_saturations"};
             rec_layer(name, op, 3, names2, vals2);
         }
     }
-    printf("NPU: %llu cycles = %.3f ms at %.0f MHz, %.3f ms at %.0f MHz; %llu MACs; %u tasks "
-           "(host %.1f ms)\n", (unsigned long long)cyc, (double)cyc / (cp.clock_mhz[0] * 1e3),
-           cp.clock_mhz[0], (double)cyc / (cp.clock_mhz[1] * 1e3), cp.clock_mhz[1],
-           (unsigned long long)nb_sim_total_macs(sim), x->n_tasks, host_ms);
+    if (!jo)
+        printf("NPU: %llu cycles = %.3f ms at %.0f MHz, %.3f ms at %.0f MHz; %llu MACs; %u tasks "
+               "(host %.1f ms)\n", (unsigned long long)cyc, (double)cyc / (cp.clock_mhz[0] * 1e3),
+               cp.clock_mhz[0], (double)cyc / (cp.clock_mhz[1] * 1e3), cp.clock_mhz[1],
+               (unsigned long long)nb_sim_total_macs(sim), x->n_tasks, host_ms);
     rec_metric("cycles", (double)cyc, "cycles");
     rec_metric("npu_ms_64mhz", (double)cyc / (cp.clock_mhz[0] * 1e3), "ms");
     rec_metric("npu_ms_200mhz", (double)cyc / (cp.clock_mhz[1] * 1e3), "ms");
     rec_metric("host_ms", host_ms, "ms");
+    if (jo) {
+        rc = cli_json_out("run", jo);
+        jo = NULL;
+    }
 done:
+    json_decref(jo);
     if (in) {
         for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(in); i++)
             aclDestroyDataBuffer(aclmdlGetDatasetBuffer(in, i));

@@ -1,9 +1,13 @@
 /* nanobench: command-line entry point. */
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 #include "tui/tui_main.h"
@@ -87,6 +91,18 @@ int cli_fail(int status, const char *fmt, ...)
     return status;
 }
 
+json_t *cli_jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+int cli_json_out(const char *cmd, json_t *o)
+{
+    int r = o ? json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
+    json_decref(o);
+    if (r || fputc('\n', stdout) == EOF || fflush(stdout) || ferror(stdout))
+        return cli_fail(2, "%s --json: cannot write to standard output: %s", cmd,
+                        errno ? strerror(errno) : "out of memory");
+    return 0;
+}
+
 int cli_model_arg(const char *cmd, const char *arg, const char **model)
 {
     if (arg[0] == '-' && arg[1])
@@ -117,7 +133,7 @@ static void usage(FILE *f)
             "       nanobench <command> [options]\n"
             "\n"
             "commands:\n"
-            "  info MODEL [--input_shape \"name:n,c,h,w;...\"]\n"
+            "  info MODEL [--input_shape \"name:n,c,h,w;...\"] [--json]\n"
             "        inputs, outputs, opset, node count and operator histogram\n"
             "  infer MODEL --input NAME=FILE.npy|FILE.bin|random[:SEED] ... --output-dir DIR\n"
             "        [--dump-all] [--input_shape ...]   run the float32 reference (golden)\n"
@@ -127,13 +143,17 @@ static void usage(FILE *f)
             "        sizes (weights, RAM, exeom), op types and unsupported ops on the Nano NPU\n"
             "  calibrate --model M --save_path DIR/PREFIX --data_dir \"d1;d2\" [--input_shape ...]\n"
             "            [--calibration_config CFG | --batch_num N] [--algo ifmr|hfmg|...|auto]\n"
+            "            [--json] [--progress]\n"
             "        post-training calibration (AMCT's flags): the record file and per-layer report\n"
             "  atc --mode=30 --framework=5 --soc_version=Ascend035A --model=M --output=NAME ...\n"
             "        the compiler's command line: NAME.exeom and NAME.dbg\n"
             "  run NAME.exeom [--input NAME=FILE ...] [--output-dir DIR] [--dump acl.json] [--profile]\n"
+            "            [--json]\n"
             "        run on the simulated NPU through the ACL API: outputs, cycles, dumps\n"
-            "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR | compare convert -d DUMP\n"
+            "  compare file_compare -m NPU_DUMPS -g GOLDEN_DUMPS -out DIR [--json] | compare convert -d DUMP\n"
             "        per-layer metrics of the NPU's dumps against the reference's (infer --dump)\n"
+            "  compare layer -m NPU_DUMPS -g GOLDEN_DUMPS --layer NAME [--bins N] [--json]\n"
+            "        one layer in detail: worst elements, first values, histogram of the error\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"

@@ -109,7 +109,7 @@ void rec_artifact(const char *role, const char *path)
         fprintf(stderr, "nanobench: warning: %s; not recorded as an artifact\n", st.msg);
 }
 
-static json_t *values_json(const nb_graph *g, const int *ids, int n)
+json_t *cli_values_json(const nb_graph *g, const int *ids, int n)
 {
     json_t *a = json_array();
     for (int i = 0; i < n; i++) {
@@ -130,8 +130,8 @@ void rec_model(const nb_model *m)
 {
     if (!g_rec.run)
         return;
-    json_t *in = values_json(m->graph, m->graph->inputs, m->graph->n_inputs);
-    json_t *out = values_json(m->graph, m->graph->outputs, m->graph->n_outputs);
+    json_t *in = cli_values_json(m->graph, m->graph->inputs, m->graph->n_inputs);
+    json_t *out = cli_values_json(m->graph, m->graph->outputs, m->graph->n_outputs);
     char *si = json_dumps(in, JSON_COMPACT), *so = json_dumps(out, JSON_COMPACT);
     nb_run_set_model_info(g_rec.run, m->opset, si, so, NULL);
     free(si);

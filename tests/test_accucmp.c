@@ -119,12 +119,110 @@ static void test_thresholds(void **state)
     assert_non_null(strstr(st.msg, "unknown metric 'snr'"));
 }
 
+/* x = (1, 2, 3, 4, 5) against y = (1, 2.5, 2, 4, 0): errors x - y = (0, -0.5, 1, 0, 5),
+ * |e| = (0, 0.5, 1, 0, 5). Worst 3: 4 (5), 2 (1), 1 (0.5); all 5: then 0 and 3 (both 0, the
+ * lower index first); more than n asked: n. With a NaN on the NPU side at 3 and an
+ * infinity on the golden side at 0, both rank first (as +inf, by index: 0, 3), then 4. */
+static void test_worst_k(void **state)
+{
+    (void)state;
+    double x[5] = {1, 2, 3, 4, 5}, y[5] = {1, 2.5, 2, 4, 0};
+    int64_t idx[8];
+    assert_int_equal(nb_cmp_worst_k(x, y, 5, 3, idx), 3);
+    assert_int_equal(idx[0], 4);
+    assert_int_equal(idx[1], 2);
+    assert_int_equal(idx[2], 1);
+    assert_int_equal(nb_cmp_worst_k(x, y, 5, 8, idx), 5);
+    const int64_t all[5] = {4, 2, 1, 0, 3};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(idx[i], all[i]);
+    assert_int_equal(nb_cmp_worst_k(x, y, 5, 0, idx), 0);
+    assert_int_equal(nb_cmp_worst_k(x, y, 0, 3, idx), 0);
+    x[3] = NAN;
+    y[0] = INFINITY;
+    assert_int_equal(nb_cmp_worst_k(x, y, 5, 3, idx), 3);
+    assert_int_equal(idx[0], 0);
+    assert_int_equal(idx[1], 3);
+    assert_int_equal(idx[2], 4);
+}
+
+/* The errors e = (0, -0.5, 1, 0, 5) of test_worst_k in 4 bins: range [-0.5, 5], width
+ * 5.5 / 4 = 1.375, edges -0.5, 0.875, 2.25, 3.625, 5; counts: [-0.5, 0.875) holds 0, -0.5,
+ * 0 -> 3; [0.875, 2.25) holds 1; [2.25, 3.625) none; [3.625, 5] holds 5 (the last bin is
+ * closed). numpy.histogram([0, -0.5, 1, 0, 5], 4) gives the same. */
+static void test_histogram(void **state)
+{
+    (void)state;
+    double x[5] = {1, 2, 3, 4, 5}, y[5] = {1, 2.5, 2, 4, 0};
+    double edges[5];
+    int64_t counts[4], out = -1;
+    nb_status st = {0};
+    assert_int_equal(nb_cmp_error_histogram(x, y, 5, 4, edges, counts, &out, &st), NB_OK);
+    const double we[5] = {-0.5, 0.875, 2.25, 3.625, 5};
+    const int64_t wc[4] = {3, 1, 0, 1};
+    for (int i = 0; i < 5; i++)
+        NEAR(edges[i], we[i], 1e-15);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(counts[i], wc[i]);
+    assert_int_equal(out, 0);
+    /* a value on an inner edge goes to the bin above: e = (0, 1, 2) in 2 bins, edges 0, 1,
+       2: [0, 1) holds 0, [1, 2] holds 1 and 2 */
+    double a[3] = {0, 1, 2}, z[3] = {0, 0, 0}, e3[3];
+    int64_t c2[2];
+    assert_int_equal(nb_cmp_error_histogram(a, z, 3, 2, e3, c2, NULL, &st), NB_OK);
+    assert_true(e3[0] == 0 && e3[1] == 1 && e3[2] == 2 && c2[0] == 1 && c2[1] == 2);
+    /* every error 3 (x = 3, y = 0): the range [2.5, 3.5]; 2 bins, edges 2.5, 3, 3.5: both
+       in the upper bin (numpy: [0, 2]) */
+    double t[2] = {3, 3};
+    assert_int_equal(nb_cmp_error_histogram(t, z, 2, 2, e3, c2, NULL, &st), NB_OK);
+    assert_true(e3[0] == 2.5 && e3[1] == 3 && e3[2] == 3.5 && c2[0] == 0 && c2[1] == 2);
+    /* NaN and infinity left out and counted; none finite: range [0, 1], counts 0 */
+    double nx[2] = {NAN, 1}, ny[2] = {0, INFINITY};
+    assert_int_equal(nb_cmp_error_histogram(nx, ny, 2, 2, e3, c2, &out, &st), NB_OK);
+    assert_true(out == 2 && e3[0] == 0 && e3[1] == 0.5 && e3[2] == 1 && c2[0] == 0 && c2[1] == 0);
+    /* a scaled position that rounds onto the wrong side of an edge is moved: e = 0.3 in
+       10 bins over [0, 1] (the extremes 0 and 1 present): (0.3 - 0) / 1 x 10 rounds to
+       exactly 3 -> bin 3, but edges[3] = 3 x 0.1 = 0.30000000000000004 > 0.3, so 0.3
+       belongs to bin 2 (numpy's correction step does the same) */
+    double p[3] = {0, 0.3, 1}, e11[11];
+    int64_t c10[10];
+    assert_int_equal(nb_cmp_error_histogram(p, z, 3, 10, e11, c10, NULL, &st), NB_OK);
+    assert_int_equal(c10[0], 1);
+    assert_int_equal(c10[2], 1);
+    assert_int_equal(c10[3], 0);
+    assert_int_equal(c10[9], 1);
+    /* bins out of range */
+    assert_int_equal(nb_cmp_error_histogram(x, y, 5, 0, edges, counts, NULL, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "bins 0"));
+    assert_int_equal(nb_cmp_error_histogram(x, y, 5, NB_CMP_MAX_BINS + 1, edges, counts, NULL,
+                                            &st), NB_ERR_ARG);
+}
+
+/* Flat index to NCHW: dims (2, 3, 4): 23 = 1 x 12 + 2 x 4 + 3 -> (1, 2, 3); 13 -> (1, 0, 1);
+ * 0 -> (0, 0, 0); rank 1: itself. */
+static void test_unravel(void **state)
+{
+    (void)state;
+    const int64_t dims[3] = {2, 3, 4};
+    int64_t idx[3];
+    nb_cmp_unravel(23, 3, dims, idx);
+    assert_true(idx[0] == 1 && idx[1] == 2 && idx[2] == 3);
+    nb_cmp_unravel(13, 3, dims, idx);
+    assert_true(idx[0] == 1 && idx[1] == 0 && idx[2] == 1);
+    nb_cmp_unravel(0, 3, dims, idx);
+    assert_true(idx[0] == 0 && idx[1] == 0 && idx[2] == 0);
+    const int64_t d1[1] = {7};
+    nb_cmp_unravel(5, 1, d1, idx);
+    assert_int_equal(idx[0], 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_vector), cmocka_unit_test(test_zeros),
         cmocka_unit_test(test_scalar), cmocka_unit_test(test_nonfinite_and_saturation),
-        cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_thresholds), cmocka_unit_test(test_worst_k),
+        cmocka_unit_test(test_histogram), cmocka_unit_test(test_unravel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

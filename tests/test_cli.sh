@@ -32,6 +32,14 @@ expect() {
     echo "ok: $what"
 }
 mentions() { grep -q -- "$1" "$T/err" || { echo "FAIL: stderr does not mention '$1'"; cat "$T/err"; fails=$((fails + 1)); }; }
+# json_ok DESCRIPTION JS: stdout ($T/out) is one JSON document j for which the JavaScript
+# expression JS holds (node, as elsewhere here: no jq, no python needed)
+json_ok() {
+    node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+             const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+             if (!eval(process.argv[2])) process.exit(1);' "$T/out" "$2" 2>"$T/jerr" ||
+        { echo "FAIL: $1"; cat "$T/jerr"; head -c 3000 "$T/out"; echo; fails=$((fails + 1)); }
+}
 no_outputs() { [ -z "$(ls -A "$T/outdir" 2>/dev/null)" ] || { echo "FAIL: files left in outdir:"; ls "$T/outdir"; fails=$((fails + 1)); }; }
 
 # a .npy writer: npy FILE DESCR SHAPE NBYTES (zero data)
@@ -62,6 +70,17 @@ expect 2 "truncated model" -- "$NB" info "$T/trunc.onnx"; mentions "trunc.onnx"
 expect 2 "bad --input_shape syntax" -- "$NB" info "$M" --input_shape "x:3,,5"; mentions "E10002\|--input_shape"
 expect 2 "--input_shape names no input" -- "$NB" info "$M" --input_shape "nope:3,4,5"; mentions "nope"
 expect 0 "info on a valid model" -- "$NB" info "$M"
+# info --json: one object on stdout, the "recorded as run" line on stderr; test_relu is
+# x FLOAT [3,4,5] -> Relu -> y; test_det_2d's Det is an op the reference lacks
+expect 0 "info --json" -- "$NB" info "$M" --json
+json_ok "info --json: shapes, opset, one Relu" 'j.model.endsWith("test_relu/model.onnx") &&
+    j.opset > 0 && j.ir_version > 0 && eq(j.inputs, [{name: "x", dtype: "FLOAT", shape: [3, 4, 5]}]) &&
+    eq(j.outputs, [{name: "y", dtype: "FLOAT", shape: [3, 4, 5]}]) && j.nodes === 1 &&
+    eq(j.op_histogram, {Relu: 1}) && eq(j.subgraph_op_histogram, {}) &&
+    eq(j.unsupported_by_reference, [])'
+grep -q "^recorded as run" "$T/err" || { echo "FAIL: info --json: no 'recorded as run' on stderr"; fails=$((fails + 1)); }
+expect 0 "info --json: an op the reference lacks" -- "$NB" info "$DATA/test_det_2d/model.onnx" --json
+json_ok "info --json: Det flagged" 'eq(j.op_histogram, {Det: 1}) && eq(j.unsupported_by_reference, ["Det"])'
 
 head -c 240 /dev/zero >"$T/x.bin"
 expect 0 "infer with a .bin input" -- "$NB" infer "$M" --input "x=$T/x.bin" --output-dir "$T/good"
@@ -106,10 +125,14 @@ expect 0 "infer: tab and newline in an output name" -- "$NB" infer "$T/odd.onnx"
     { echo "FAIL: manifest rows:"; cat "$T/odd/manifest.tsv"; fails=$((fails + 1)); }
 expect 0 "info: a 3000-character dim name" -- "$NB" info "$T/long.onnx"
 grep -q 'sss\.\.\.\]' "$T/out" || { echo "FAIL: long dim not cut"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "info --json: a 3000-character dim name, whole" -- "$NB" info "$T/long.onnx" --json
+json_ok "info --json: the long dim symbol" 'j.inputs[0].shape[0].length === 3000'
 
 "$FIX" shared_dim "$T/shared.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
 npy "$T/a23.npy" '<f4' '(2, 3)' 24
 npy "$T/b13.npy" '<f4' '(1, 3)' 12
+expect 0 "info --json: a dim symbol as a string" -- "$NB" info "$T/shared.onnx" --json
+json_ok "info --json: [\"N\", 3]" 'eq(j.inputs.map(v => v.shape), [["N", 3], ["N", 3]])'
 expect 2 "infer: data disagree on a shared dim symbol" -- "$NB" infer "$T/shared.onnx" --input "a=$T/a23.npy" --input "b=$T/b13.npy" --output-dir "$T/outdir"
 mentions "dim 'N' is 2 in input 'a' and 1 in input 'b'"; no_outputs
 expect 0 "infer: random takes a dim symbol fixed by a .npy" -- "$NB" infer "$T/shared.onnx" --input "b=random" --input "a=$T/a23.npy" --output-dir "$T/sym"
@@ -135,6 +158,19 @@ expect 2 "infer: --output-dir twice" -- "$NB" infer "$M" --input "x=$T/good.npy"
 expect 0 "estimate -p" -- "$NB" estimate -m "$T/conv.onnx" -p
 grep -q "^TOTAL_WEIGHT_SIZE: " "$T/out" && grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T/out" && grep -q " Conv  *cube " "$T/out" ||
     { echo "FAIL: estimate report"; cat "$T/out"; fails=$((fails + 1)); }
+# estimate --json's arena map of x [1,3,8,8] -> Conv (8 x 3x3) -> y [1,8,6,6], by hand: x in
+# NC1HWC0 fp16 1x1x8x8x16 x 2 = 2048 B (tasks 0..1), its int8 copy 1x1x8x8x32 = 2048 (1..2),
+# the int32 accumulator 1x1x6x6x16 x 4 = 2304 (2..3), fp16 y 1x1x6x6x16 x 2 = 1152 (3..4); the
+# peak is at task 2 (2048 + 2304 = 4352, the arena); slots alive together never overlap
+expect 0 "estimate --json: arena map" -- "$NB" estimate -m "$T/conv.onnx" --json
+json_ok "estimate --json: arena_map by hand" 'const a = j.arena_map;
+    eq(a.map(s => [s.name, s.bytes, s.first_task, s.last_task]), [["x/NC1HWC0", 2048, 0, 1],
+       ["x/NC1HWC0/int8", 2048, 1, 2], ["y/int32", 2304, 2, 3], ["y", 1152, 3, 4]]) &&
+    j.layers[a[2].first_task].name === "Conv_0" && j.memory.arena === 4352 &&
+    j.memory.arena_peak_task === 2 &&
+    Math.max(...a.map(s => s.offset + s.bytes)) === j.memory.arena &&
+    a.every((s, i) => a.every((t, k) => k === i || t.last_task < s.first_task ||
+        s.last_task < t.first_task || s.offset + s.bytes <= t.offset || t.offset + t.bytes <= s.offset))'
 expect 0 "estimate: conv weights given as an input" -- "$NB" estimate -m "$DATA/test_conv_with_strides_padding/model.onnx"
 grep -q "^NOT_SUPPORT_OP_TYPE: 1: Conv(1)" "$T/out" || { echo "FAIL: run-time conv weights"; cat "$T/out"; fails=$((fails + 1)); }
 expect 2 "estimate: dynamic time dim" -- "$NB" estimate -m "$T/dyn_time.onnx"; mentions "input 'x' has dynamic dims \[1,N,16\]"
@@ -163,6 +199,49 @@ grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q
     [ "$(grep -c '^    scale_w: 1$' "$T/cal/out/c_quant_record.txt")" = 8 ] ||
     { echo "FAIL: calibrate record"; cat "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
 [ -s "$T/cal/out/c_deploy_model.onnx" ] || { echo "FAIL: no deploy model"; fails=$((fails + 1)); }
+# --progress: a line per batch on stderr, the calibration's then the evaluation's (the
+# first min(8, batch_num) batches), the report unchanged on stdout
+expect 0 "calibrate --progress" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/pg/c" --data_dir "$T/cal/x" --algo minmax --batch_num 2 --progress
+[ "$(grep '^progress: ' "$T/err" | tr '\n' ' ')" = "progress: calibrate 1/2 progress: calibrate 2/2 progress: evaluate 1/2 progress: evaluate 2/2 " ] &&
+    grep -q "^wrote " "$T/out" && ! grep -q "^progress" "$T/out" ||
+    { echo "FAIL: calibrate --progress lines"; cat "$T/err"; fails=$((fails + 1)); }
+# a signal mid-way leaves no output file: stderr is a FIFO this shell reads up to the line
+# named, then leaves unread, so that calibrate blocks on a full pipe (6000 progress lines,
+# ~170 KB, cannot fit a 64 KiB pipe) and cannot finish before the signal: deterministic.
+# During the evaluation the three .part files exist (written before it); afterwards the
+# save folder is empty. 6000 batches: links to one batch file.
+mkdir -p "$T/cal/many"
+node -e 'const fs = require("fs");
+    for (let i = 0; i < 6000; i++)
+        fs.symlinkSync(process.argv[1], `${process.argv[2]}/${String(i).padStart(4, "0")}.bin`);' \
+    "$T/cal/x/b0.bin" "$T/cal/many"
+# kill_mid SIGNAL LINE SAVE_DIR DESCRIPTION calibrate-flags...
+kill_mid() {
+    sig=$1; line=$2; dir=$3; what=$4; shift 4
+    rm -f "$T/cal/err.fifo"; mkfifo "$T/cal/err.fifo"
+    "$NB" calibrate --model "$T/conv.onnx" --save_path "$dir/c" --progress "$@" >/dev/null 2>"$T/cal/err.fifo" &
+    pid=$!
+    exec 3<"$T/cal/err.fifo"
+    seen=""
+    while IFS= read -r l <&3; do
+        case $l in "$line"*) seen=1; break ;; esac
+    done
+    parts=$(ls "$dir" 2>/dev/null | grep -c '\.part$')
+    kill -s "$sig" "$pid"
+    { wait "$pid"; } 2>/dev/null; status=$?
+    exec 3<&-
+    left=$(ls -A "$dir" 2>/dev/null)
+    if [ -z "$seen" ] || [ "$status" -lt 128 ] || [ -n "$left" ]; then
+        echo "FAIL: $what: line seen '$seen', exit $status, left: $left"; fails=$((fails + 1))
+    else
+        echo "ok: $what ($parts .part file(s) at the signal, none after)"
+    fi
+}
+kill_mid TERM "progress: calibrate 1/6000" "$T/cal/k1" "calibrate: SIGTERM during the calibration batches" --data_dir "$T/cal/many" --batch_num 6000
+kill_mid TERM "progress: evaluate 1/6000" "$T/cal/k2" "calibrate: SIGTERM during the evaluation" --data_dir "$T/cal/x" --eval_dir "$T/cal/many"
+[ "$parts" = 3 ] || { echo "FAIL: the evaluation was not under way at the signal ($parts .part files)"; fails=$((fails + 1)); }
+kill_mid INT "progress: evaluate 1/6000" "$T/cal/k3" "calibrate: SIGINT during the evaluation" --data_dir "$T/cal/x" --eval_dir "$T/cal/many"
+[ "$parts" = 3 ] || { echo "FAIL: the evaluation was not under way at the signal ($parts .part files)"; fails=$((fails + 1)); }
 expect 0 "calibrate: the fake-quant model loads" -- "$NB" info "$T/cal/out/c_fake_quant_model.onnx"
 grep -q "QuantizeLinear  *1 " "$T/out" && grep -q "DequantizeLinear  *2 " "$T/out" ||
     { echo "FAIL: fake-quant model lacks its Q/DQ nodes"; cat "$T/out"; fails=$((fails + 1)); }
@@ -216,6 +295,12 @@ expect 0 "calibrate: an input below the int8 floor" -- "$NB" calibrate --model "
 # a Gemm inside an If branch (ReduceMax(x) > 0 takes it; both batches do): calibrated, and
 # its fake-quant model imported back (--from_qdq reads branches) gives the same record
 "$FIX" if_gemm "$T/if_gemm.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+# info --json counts the branch nodes apart, as the text does: Greater, If, ReduceMax in the
+# main graph, Gemm and Identity in the branches
+expect 0 "info --json: If branches counted apart" -- "$NB" info "$T/if_gemm.onnx" --json
+json_ok "info --json: the branch histogram" 'j.nodes === 5 && j.main_graph_nodes === 3 &&
+    j.subgraph_nodes === 2 && eq(j.op_histogram, {Greater: 1, If: 1, ReduceMax: 1}) &&
+    eq(j.subgraph_op_histogram, {Gemm: 1, Identity: 1})'
 mkdir -p "$T/cal/ifx"
 printf '\000\000\200\077\000\000\000\300' >"$T/cal/ifx/0.bin" # 1, -2
 printf '\000\000\000\077\000\000\100\100' >"$T/cal/ifx/1.bin" # 0.5, 3
@@ -371,9 +456,59 @@ for c in "sum x k1000.bin" "tanh x tiny.bin" "sigmoid x tiny.bin"; do
     "$NB" run "$T/run/$1.exeom" --input "$T/run/$3" --dump "$T/run/$1.json" --output-dir "$T/run/o_$1" >/dev/null 2>&1
     "$NB" infer "$T/run/$1.onnx" --input "$T/run/$3" --output-dir "$T/run/go_$1" --dump "$T/run/g_$1" >/dev/null 2>&1
 done
+# run --json: ReduceSum of 256 x 1000 in fp16: the running sum passes 65504 at the 66th add
+# (65 x 1000 = 65000 fits), so 256 - 65 = 191 adds are clamped and y = 65504; the cycles add
+# up over the tasks and the times are cycles / 64e3 and / 200e3 ms
+expect 0 "run --json: a saturating ReduceSum" -- "$NB" run "$T/run/sum.exeom" --input "$T/run/k1000.bin" --output-dir "$T/run/oj" --json
+json_ok "run --json: outputs, cycles, tasks, saturation" 'const o = j.outputs[0];
+    o.name === "y" && o.file === process.argv[1].replace(/out$/, "run/oj/y.npy") &&
+    eq(o.shape, [1, 1]) && o.dtype === "FLOAT" && o.npu_dtype === "FLOAT16" &&
+    o.min === 65504 && o.max === 65504 && o.mean === 65504 && eq(o.first, [65504]) &&
+    j.tasks.length === 1 && j.tasks[0].name === "sum" && j.tasks[0].op_type === "ReduceSum" &&
+    j.tasks[0].saturations === 191 && j.cycles === j.tasks.reduce((a, t) => a + t.cycles, 0) &&
+    j.tasks[0].cycles >= Math.max(j.tasks[0].compute, j.tasks[0].movement) &&
+    Math.abs(j.ms_64mhz - j.cycles / 64e3) < 1e-12 && Math.abs(j.ms_200mhz - j.cycles / 200e3) < 1e-12 &&
+    eq(j.saturation, {total: 191, tasks: [{index: 0, name: "sum", op_type: "ReduceSum", count: 191}]}) &&
+    j.dump === null'
+[ -f "$T/run/oj/y.npy" ] && grep -q "warning: fp16 saturation: 191" "$T/err" ||
+    { echo "FAIL: run --json: no y.npy, or the warning left stderr"; cat "$T/err"; fails=$((fails + 1)); }
+# with --dump: the folder and the count found on disk; 8 values of the Conv's output (zeros
+# in, zero weights: zeros out)
+printf '{"dump": {"dump_list": [{"model_name": "deploy"}], "dump_path": "%s", "dump_mode": "all"}}\n' "$T/run/dj" >"$T/run/dj.json"
+expect 0 "run --json --dump" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/x.npy" --dump "$T/run/dj.json" --output-dir "$T/run/oj2" --json
+n=$(find "$T/run/dj" -type f | wc -l)
+json_ok "run --json: dump folder and files" "j.dump.files === $n && j.dump.files >= 4 &&
+    j.dump.folder.startsWith('$T/run/dj/') && eq(j.outputs[0].shape, [1, 8, 6, 6]) &&
+    eq(j.outputs[0].first, [0, 0, 0, 0, 0, 0, 0, 0]) && j.tasks.length === 5 &&
+    eq(j.tasks.map(t => t.op_type), ['TransData', 'AscendQuant', 'Conv', 'AscendDequant', 'TransData']) &&
+    j.tasks[2].macs > 0 && j.saturation.total === 0"
 expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
 grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation" "$T/out" ||
     { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
+# --json of the same: y = 65504 against 256000, by hand: |error| 190496, relative 190496 /
+# 256000 = 0.744125 (over red = 0.05; under mre = 1 until --threshold mre=0.5), RMSE 190496
+# (over 1), one value (cosine 1), SQNR 20 log10(256000 / 190496) = 2.567 dB
+expect 0 "compare --json: fp16 saturation" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/cj_sum" --json --threshold mre=0.5
+json_ok "compare --json: the saturating ReduceSum by hand" 'const r = j.rows[0];
+    j.rows.length === 1 && r.layer === "sum" && r.golden_node === "sum" && eq(r.shape, [1, 1]) &&
+    r.max_abs_error === 190496 && Math.abs(r.max_relative_error - 0.744125) < 1e-12 &&
+    r.rmse === 190496 && r.cosine === 1 && Math.abs(r.sqnr_db - 20 * Math.log10(256000 / 190496)) < 1e-9 &&
+    eq(r.over, ["red", "rmse", "mre"]) && r.saturations === 191 && j.thresholds.mre === 0.5 &&
+    j.verdict === "problem_node" && j.first_over_threshold.layer === "sum" &&
+    j.first_over_threshold.likely_cause.startsWith("fp16 saturation") &&
+    j.first_over_threshold.origin === "introduced" && require("fs").existsSync(j.csv)'
+expect 0 "compare --json --isolate" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/cj_sum" --isolate sum --exeom "$T/run/sum.exeom" --json
+json_ok "compare --json: the isolated ReduceSum's error is its own" 'const i = j.isolate;
+    i.layer === "sum" && i.first_task === 0 && i.last_task === 0 && i.error === "own" &&
+    Math.abs(i.sqnr_db - j.rows[0].sqnr_db) < 3 && i.chain_sqnr_db === j.rows[0].sqnr_db'
+# compare layer on one value: the worst is it, the histogram of one error e = -190496 spans
+# [e - 0.5, e + 0.5] (numpy's rule) and counts it in the middle bin of 20 (10)
+expect 0 "compare layer --json: one value" -- "$NB" compare layer -m "$T/run/d_sum" -g "$T/run/g_sum" --layer sum --json
+json_ok "compare layer --json: worst, first, histogram by hand" '
+    eq(j.worst, [{flat: 0, index: [0, 0], golden: 256000, npu: 65504, error: -190496}]) &&
+    eq(j.first, [{flat: 0, index: [0, 0], golden: 256000, npu: 65504}]) && eq(j.over, ["red", "rmse"]) &&
+    j.histogram.edges[0] === -190496.5 && j.histogram.edges[20] === -190495.5 &&
+    j.histogram.counts[10] === 1 && j.histogram.counts.reduce((a, b) => a + b) === 1'
 expect 0 "compare --isolate: the ReduceSum's error is its own" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum" --isolate sum --exeom "$T/run/sum.exeom"
 grep -q "^isolated sum (tasks 0..0, golden input): .*the error is the layer's own" "$T/out" ||
     { echo "FAIL: compare --isolate"; cat "$T/out"; fails=$((fails + 1)); }
@@ -393,6 +528,68 @@ printf '{"dump": {"dump_list": [{"model_name": "bn"}], "dump_path": "%s"}}\n' "$
 expect 0 "compare: Conv+BN matched with the BN" -- "$NB" compare file_compare -m "$T/run/d_bn" -g "$T/run/g_bn" -out "$T/run/c_bn"
 grep -q '^3,"AscendDequant","conv/AscendDequant","FLOAT16","bn","FLOAT",0,"1x2x4x4",NO,0\.99' "$T/run/c_bn"/result_*.csv ||
     { echo "FAIL: compare: the fused Conv+BN not matched with the BN's output"; cat "$T/run/c_bn"/result_*.csv; fails=$((fails + 1)); }
+# file_compare --json: the same rows in network order (the Conv+BN chain: TransData, AscendQuant
+# and the int32 accumulator not compared, the AscendDequant and the TransData to the output
+# compared with the BN), the default thresholds, a verdict; the metrics those of the CSV
+expect 0 "compare --json: Conv+BN" -- "$NB" compare file_compare -m "$T/run/d_bn" -g "$T/run/g_bn" -out "$T/run/cj_bn" --json
+json_ok "compare --json: rows, thresholds, verdict" 'const r = j.rows, fs = require("fs");
+    const csv = fs.readFileSync(j.csv, "utf8").trim().split("\n");
+    eq(j.thresholds, {cos: 0.99, red: 0.05, kl: 0.005, rmse: 1, mre: 1}) &&
+    j.verdict === "global_consistency" && j.first_over_threshold === null &&
+    j.tensors === 5 && j.compared === 3 && j.over_threshold === 0 && csv.length === 6 &&
+    eq(r.map(x => [x.index, x.layer, x.op_type, x.golden_node, x.compared]),
+       [[0, "conv/TransData_NC1HWC0", "TransData", "x", true], [1, "conv/AscendQuant", "AscendQuant", null, false],
+        [2, "conv", "Conv", null, false], [3, "conv/AscendDequant", "AscendDequant", "bn", true],
+        [4, "y/TransData_ND", "TransData", "bn", true]]) &&
+    eq(r[3].shape, [1, 2, 4, 4]) && eq(r[3].covers, ["conv"]) && eq(r[3].over, []) &&
+    r[1].cosine === null && r[1].sqnr_db === null && r[1].golden_dump === null &&
+    fs.existsSync(r[3].npu_dump) && fs.existsSync(r[3].golden_dump) &&
+    Math.abs(r[3].cosine - Number(csv[4].split(",")[9])) < 1e-6 && r[3].cosine > 0.99'
+# compare layer: the BN's layer in detail (by the ONNX node it is compared with); its
+# elements checked against `compare convert` of the two dump files it names: the worst 10 by
+# |npu - golden| (ties to the lower index) with their NCHW index, the first 16, and a
+# histogram whose 8 bins span the errors and count each one in [edge, next edge)
+expect 0 "compare layer --json: bn" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer bn --bins 8 --json
+cp "$T/out" "$T/run/layer_bn.json"
+json_ok "compare layer --json: the layer found" 'j.layer === "conv/AscendDequant" && j.task === 3 &&
+    j.golden_node === "bn" && eq(j.shape, [1, 2, 4, 4]) && j.numel === 32 && eq(j.covers, ["conv"]) &&
+    eq(j.tasks.map(t => [t.task, t.op_type]), [[0, "TransData"], [1, "AscendQuant"], [2, "Conv"], [3, "AscendDequant"]]) &&
+    j.worst.length === 10 && j.first.length === 16 && j.histogram.bins === 8 &&
+    j.histogram.edges.length === 9 && j.histogram.counts.length === 8 && j.histogram.left_out === 0'
+npu_f=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).npu_dump)' "$T/run/layer_bn.json")
+gold_f=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).golden_dump)' "$T/run/layer_bn.json")
+"$NB" compare convert -d "$npu_f,$gold_f" --out "$T/run/lconv" >/dev/null 2>&1 || { echo "FAIL: convert of the layer's dumps"; fails=$((fails + 1)); }
+node -e '
+const fs = require("fs"), [json, dir, npuBase, goldBase] = process.argv.slice(1);
+const j = JSON.parse(fs.readFileSync(json, "utf8"));
+const npy = base => { const f = fs.readdirSync(dir).find(n => n.startsWith(base + ".output.0."));
+    const b = fs.readFileSync(dir + "/" + f), hl = b.readUInt16LE(8);
+    return Array.from(new Float32Array(b.buffer.slice(b.byteOffset + 10 + hl, b.byteOffset + b.length))); };
+const x = npy(npuBase), y = npy(goldBase), e = x.map((v, i) => v - y[i]);
+const order = e.map((v, i) => i).sort((a, b) => Math.abs(e[b]) - Math.abs(e[a]) || a - b).slice(0, 10);
+const nchw = i => [0, Math.floor(i / 16), Math.floor(i / 4) % 4, i % 4];
+const bad = [];
+j.worst.forEach((w, k) => { if (w.flat !== order[k] || JSON.stringify(w.index) !== JSON.stringify(nchw(w.flat)) ||
+    w.npu !== x[w.flat] || w.golden !== y[w.flat] || w.error !== e[w.flat]) bad.push("worst " + k); });
+j.first.forEach((f, i) => { if (f.flat !== i || f.npu !== x[i] || f.golden !== y[i]) bad.push("first " + i); });
+const h = j.histogram, E = h.edges;
+if (E[0] !== Math.min(...e) || E[8] !== Math.max(...e)) bad.push("edges");
+const c = E.slice(0, 8).map((lo, b) => e.filter(v => v >= lo && (b === 7 ? v <= E[8] : v < E[b + 1])).length);
+if (JSON.stringify(c) !== JSON.stringify(h.counts) || c.reduce((a, b) => a + b) !== 32) bad.push("counts " + c);
+if (bad.length) { console.log(bad.join("; ")); process.exit(1); }' \
+    "$T/run/layer_bn.json" "$T/run/lconv" "$(basename "$npu_f")" "$(basename "$gold_f")" ||
+    { echo "FAIL: compare layer --json against the converted dumps"; fails=$((fails + 1)); }
+# the text report; a layer named by its task, or by the ONNX node its tasks cover
+expect 0 "compare layer: text report" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer conv
+grep -q "^layer: *conv/AscendDequant (AscendDequant, task 3, output 0)$" "$T/out" &&
+    grep -q "^NPU tasks: *0 conv/TransData_NC1HWC0 (TransData), 1 conv/AscendQuant (AscendQuant), 2 conv (Conv), 3 conv/AscendDequant (AscendDequant)$" "$T/out" &&
+    grep -q "^the 10 worst elements" "$T/out" && grep -q "^histogram of npu - golden, 20 bins (32 values):" "$T/out" &&
+    [ "$(grep -c '^  \[' "$T/out")" = 20 ] ||
+    { echo "FAIL: compare layer text"; cat "$T/out"; fails=$((fails + 1)); }
+expect 2 "compare layer: no such layer" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer nosuch; mentions "no layer 'nosuch'"
+expect 2 "compare layer: a layer not compared" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer conv/AscendQuant; mentions "'conv/AscendQuant' (AscendQuant, task 1) was not compared"
+expect 2 "compare layer: --bins 0" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer bn --bins 0; mentions "--bins"
+expect 2 "compare layer: no --layer" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn"
 # Sigmoid's small-input error is absolute (0.5 for 0.500025), under the vendor's thresholds:
 # seen with a tight one
 expect 0 "compare: Sigmoid table error under a tight threshold" -- "$NB" compare file_compare -m "$T/run/d_sigmoid" -g "$T/run/g_sigmoid" -out "$T/run/c_sig" --threshold red=1e-5

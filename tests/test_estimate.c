@@ -88,6 +88,42 @@ static bool has_rewrite(const nb_estimate *e, const char *text)
 
 static float *zeros(size_t n) { return calloc(n, sizeof(float)); }
 
+/* The arena map agrees with the plan: each activation tensor written by a task has one
+ * slot, at its arena_offset, with its bytes and lifetime; slots alive at one task never
+ * overlap; the arena is the highest slot end (rounded up to NB_EXEOM_ALIGN) and the bytes
+ * alive at arena_peak_task are the lower bound. */
+static void check_arena_map(const nb_estimate *e)
+{
+    int placed = 0;
+    for (int i = 0; i < e->g.n_t; i++)
+        placed += e->g.t[i].role == NB_T_ACTIVATION && e->g.t[i].first >= 0;
+    assert_int_equal(e->n_arena_map, placed);
+    int64_t top = 0, at_peak = 0;
+    for (int i = 0; i < e->n_arena_map; i++) {
+        const nb_arena_slot *a = &e->arena_map[i];
+        const nb_npu_tensor *t = &e->g.t[a->tensor];
+        assert_int_equal(t->role, NB_T_ACTIVATION);
+        assert_int_equal(a->offset, e->arena_offset[a->tensor]);
+        assert_int_equal(a->offset % NB_EXEOM_ALIGN, 0);
+        assert_int_equal(a->bytes, t->bytes);
+        assert_int_equal(a->first, t->first);
+        assert_int_equal(a->last, t->last < t->first ? t->first : t->last);
+        assert_true(a->last < e->g.n_k);
+        int64_t size = (a->bytes + NB_EXEOM_ALIGN - 1) / NB_EXEOM_ALIGN * NB_EXEOM_ALIGN;
+        top = a->offset + size > top ? a->offset + size : top;
+        if (a->first <= e->arena_peak_task && e->arena_peak_task <= a->last)
+            at_peak += size;
+        for (int j = 0; j < i; j++) {
+            const nb_arena_slot *b = &e->arena_map[j];
+            if (b->last < a->first || a->last < b->first || !a->bytes || !b->bytes)
+                continue;
+            assert_true(a->offset + a->bytes <= b->offset || b->offset + b->bytes <= a->offset);
+        }
+    }
+    assert_int_equal(top, e->arena.arena);
+    assert_int_equal(at_peak, e->arena.lower_bound);
+}
+
 static void test_conv_rgb_and_depthwise(void **state)
 {
     (void)state;
@@ -141,6 +177,20 @@ static void test_conv_rgb_and_depthwise(void **state)
     assert_int_equal(e.exeom_bytes, 64 + 48 * e.g.n_t + 64 * e.g.n_k + 9600);
     assert_int_equal(e.mem_bytes, e.weight_bytes + 64 * e.g.n_k + e.io_bytes + e.arena.arena);
     assert_true(e.arena.arena >= e.arena.lower_bound);
+    /* the arena: x in NC1HWC0 fp16 2048 (tasks 0..1), int8 2048 (1..2), c1's int32
+       accumulator 1 x 1 x 8 x 8 x 16 x 4 = 4096 (2..3), fp16 2048 (3..4), c2's int8 copy 2048
+       (4..5), accumulator 4096 (5..6), fp16 2048 (6..7, read by the TransData to the output):
+       7 slots, the peak 2048 + 4096 = 6144 first at task 2 */
+    check_arena_map(&e);
+    assert_int_equal(e.n_arena_map, 7);
+    assert_int_equal(e.arena.lower_bound, 6144);
+    assert_int_equal(e.arena_peak_task, 2);
+    static const int64_t bytes[7] = {2048, 2048, 4096, 2048, 2048, 4096, 2048};
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(e.arena_map[i].bytes, bytes[i]);
+        assert_int_equal(e.arena_map[i].first, i);
+        assert_int_equal(e.arena_map[i].last, i + 1);
+    }
     nb_estimate_free(&e);
 }
 
@@ -706,6 +756,7 @@ static void test_real_models_stable(void **state)
         assert_int_equal(e.arena.lower_bound, lb);
         assert_int_equal(e.macs, macs);
         assert_string_equal(got[0] ? got : "-", unsup);
+        check_arena_map(&e);
         nb_estimate_free(&e);
         nb_model_free(m);
         rows++;

@@ -46,6 +46,34 @@ static bool count_graph(const nb_graph *g, nb_op_count **list, int *n)
     return true;
 }
 
+/* The first task at which the bytes alive (each rounded up to NB_EXEOM_ALIGN, as the plan
+   reserves them) reach the arena's lower bound: a sweep over the slots' lifetimes. */
+static nb_err peak_task(nb_estimate *e, nb_status *st)
+{
+    int steps = 0;
+    for (int i = 0; i < e->n_arena_map; i++)
+        steps = e->arena_map[i].last + 1 > steps ? e->arena_map[i].last + 1 : steps;
+    if (!steps)
+        return NB_OK;
+    int64_t *delta = calloc((size_t)steps + 1, sizeof *delta);
+    if (!delta)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < e->n_arena_map; i++) {
+        const nb_arena_slot *s = &e->arena_map[i];
+        int64_t size = (s->bytes + NB_EXEOM_ALIGN - 1) / NB_EXEOM_ALIGN * NB_EXEOM_ALIGN;
+        delta[s->first] += size;
+        delta[s->last + 1] -= size;
+    }
+    int64_t alive = 0, best = -1;
+    for (int k = 0; k < steps; k++) {
+        alive += delta[k];
+        if (alive > best)
+            best = alive, e->arena_peak_task = k;
+    }
+    free(delta);
+    return NB_OK;
+}
+
 nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
                          nb_estimate *e, nb_status *st)
 {
@@ -88,8 +116,19 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
         }
     }
     err = nb_plan_arena(nb, bufs, NB_EXEOM_ALIGN, offs, &e->arena, st);
-    for (int b = 0; !err && b < nb; b++)
+    e->arena_peak_task = -1;
+    if (!err && !(e->arena_map = malloc(sizeof *e->arena_map * ((size_t)nb + 1))))
+        err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int b = 0; !err && b < nb; b++) {
         e->arena_offset[which[b]] = offs[b];
+        e->arena_map[b] = (nb_arena_slot){.tensor = which[b], .offset = offs[b],
+                                          .bytes = bufs[b].size, .first = bufs[b].first,
+                                          .last = bufs[b].last};
+    }
+    if (!err) {
+        e->n_arena_map = nb;
+        err = peak_task(e, st);
+    }
     free(bufs);
     free(offs);
     free(which);
@@ -125,6 +164,7 @@ void nb_estimate_free(nb_estimate *e)
 {
     nb_npu_graph_free(&e->g);
     free(e->arena_offset);
+    free(e->arena_map);
     free(e->net);
     free(e->unsupported);
     for (int i = 0; i < e->n_notes; i++)
@@ -329,6 +369,7 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
     json_object_set_new(mem, "arena_lower_bound", json_integer(e->arena.lower_bound));
     json_object_set_new(mem, "arena_greedy_by_size", json_integer(e->arena.greedy_by_size));
     json_object_set_new(mem, "arena_strategy", json_string(e->arena.strategy));
+    json_object_set_new(mem, "arena_peak_task", json_integer(e->arena_peak_task));
     json_object_set_new(o, "memory", mem);
     json_t *ins = json_object();
     json_object_set_new(ins, "AscendQuant", json_integer(e->g.n_quant));
@@ -376,6 +417,20 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
         json_object_set_new(l, "macs", json_integer(k->macs));
         if (k->unit == NB_TASK_CPU)
             json_object_set_new(l, "reason", jstr(k->reason));
+        fputs(i ? ",\n    " : "\n    ", f);
+        r = json_dumpf(l, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(l);
+    }
+    /* the arena plan: one compact line per slot, as the layers */
+    fputs("\n  ],\n  \"arena_map\": [", f);
+    for (int i = 0; i < e->n_arena_map && r == 0; i++) {
+        const nb_arena_slot *a = &e->arena_map[i];
+        json_t *l = json_object();
+        json_object_set_new(l, "name", jstr(e->g.t[a->tensor].name));
+        json_object_set_new(l, "offset", json_integer(a->offset));
+        json_object_set_new(l, "bytes", json_integer(a->bytes));
+        json_object_set_new(l, "first_task", json_integer(a->first));
+        json_object_set_new(l, "last_task", json_integer(a->last));
         fputs(i ? ",\n    " : "\n    ", f);
         r = json_dumpf(l, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
         json_decref(l);

@@ -57,6 +57,35 @@ nb_err nb_cmp_thresholds_parse(const char *s, nb_cmp_thresholds *t, nb_status *s
  * A NaN metric does not count as crossing. */
 bool nb_cmp_fails(const nb_cmp_metrics *m, const nb_cmp_thresholds *t, char *why, size_t len);
 
+/* ---- one layer in detail (nanobench compare layer) ----
+ * x is the NPU's tensor, y the golden one: n doubles each, the same logical element order
+ * (NCHW / ND, row-major) on both sides, as nb_dump_tensor.v holds them. */
+
+/* The k elements with the largest absolute error |x[i] - y[i]|: their flat indices into
+ * idx (room for k), the largest error first, ties to the lower index. A pair with a NaN or
+ * an infinity on either side ranks above every finite pair (its error counts as +inf).
+ * Returns how many were written, min(k, n) (0 when k <= 0 or n <= 0). O(n k), no
+ * allocation: meant for small k (ten). */
+int nb_cmp_worst_k(const double *x, const double *y, int64_t n, int k, int64_t *idx);
+
+#define NB_CMP_MAX_BINS 100000
+/* Histogram of the error e = x[i] - y[i] (NPU minus golden, in the tensor's units) over the
+ * pairs where both sides are finite, in bins equal-width bins, as numpy.histogram(e, bins)
+ * gives it: edges (bins + 1 values) = numpy.linspace(min e, max e, bins + 1); bin b counts
+ * edges[b] <= e < edges[b + 1], the last bin also e = edges[bins]; when every e is the same
+ * value v the range is [v - 0.5, v + 0.5], and with no finite pair [0, 1] (all counts 0).
+ * counts has room for bins; *left_out (when left_out is not NULL) takes the number of pairs
+ * left out for a NaN or an infinity. Errors: NB_ERR_ARG when bins is not in
+ * 1..NB_CMP_MAX_BINS (nothing written). */
+nb_err nb_cmp_error_histogram(const double *x, const double *y, int64_t n, int bins,
+                              double *edges, int64_t *counts, int64_t *left_out,
+                              nb_status *st);
+
+/* The multi-index of the flat (row-major) element index flat in a tensor of rank dims
+ * (NCHW for a 4-D activation): idx[0..rank), idx[rank - 1] varying fastest. flat must be
+ * below the product of dims; a dim <= 0 is taken as 1. */
+void nb_cmp_unravel(int64_t flat, int rank, const int64_t *dims, int64_t *idx);
+
 /* ---- dump files ---- */
 
 typedef struct nb_dump_tensor {

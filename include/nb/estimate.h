@@ -21,6 +21,18 @@ typedef struct nb_op_count {
     int count;
 } nb_op_count;
 
+/* One activation tensor placed by the arena plan (nb_estimate.arena_map): where it lives
+ * and when, so that a tool can draw the plan as bars over task order x arena offset. */
+typedef struct nb_arena_slot {
+    int tensor;      /* index of the tensor in nb_estimate.g.t (g.t[tensor].name) */
+    int64_t offset;  /* bytes from the start of the arena (a multiple of NB_EXEOM_ALIGN) */
+    int64_t bytes;   /* the tensor's padded bytes in its format (g.t[tensor].bytes); the plan
+                        reserves them rounded up to NB_EXEOM_ALIGN */
+    int first, last; /* task indices into nb_estimate.g.k, inclusive: the task that writes it
+                        first and the last one that reads it (a tensor no task reads: last =
+                        first), the lifetime the planner used */
+} nb_arena_slot;
+
 typedef struct nb_estimate {
     int64_t weight_bytes;    /* TOTAL_WEIGHT_SIZE: quantized, padded, each 32-byte aligned */
     int64_t task_desc_bytes; /* task descriptors (NB_EXEOM_TASK_DESC_BYTES each) */
@@ -35,6 +47,11 @@ typedef struct nb_estimate {
     nb_npu_graph g;          /* the lowered graph: tasks, tensors, rewrites, inserted ops */
     int64_t *arena_offset;   /* per tensor of g: its offset in the activation arena (-1: not
                                 an arena tensor), as the plan placed it */
+    int n_arena_map;
+    nb_arena_slot *arena_map; /* every tensor of g placed in the arena, in tensor order */
+    int arena_peak_task;     /* the first task (index into g.k) at which the bytes alive
+                                (rounded up as the plan reserves them) reach
+                                arena.lower_bound; -1 with no arena tensor */
     const char *model_path;  /* the model's path, the SoC: not owned */
     const char *soc_version;
     int n_notes;
@@ -51,7 +68,10 @@ bool nb_estimate_note(nb_estimate *e, const char *fmt, ...) __attribute__((forma
 /* The report as text: the five items with human units, MACs, arena against its lower
  * bound, rewrites, inserted ops; per_layer adds one row per task. */
 void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer);
-/* The same as JSON (one object). Returns 0, -1 on a write error. */
+/* The same as JSON (one object): the items, "memory" (with "arena_peak_task"), "layers"
+ * (one per task, in task order: the task indices below index it) and "arena_map": one
+ * {name, offset, bytes, first_task, last_task} per arena slot (bytes; task indices).
+ * Returns 0, -1 on a write error. */
 int nb_estimate_json(const nb_estimate *e, FILE *f);
 
 #ifdef __cplusplus

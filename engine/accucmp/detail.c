@@ -1,0 +1,94 @@
+/* nanobench accuracy comparison: one layer in detail (include/nb/accucmp.h): the elements
+ * with the largest error, the histogram of the error, flat index to multi-index. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+
+#include "nb/accucmp.h"
+
+/* the error's rank key: |x - y|, +inf for a pair with a NaN or an infinity on either side */
+static double err_key(double x, double y)
+{
+    return isfinite(x) && isfinite(y) ? fabs(x - y) : INFINITY;
+}
+
+int nb_cmp_worst_k(const double *x, const double *y, int64_t n, int k, int64_t *idx)
+{
+    if (k <= 0 || n <= 0)
+        return 0;
+    int m = 0; /* idx[0..m) sorted: the largest key first, ties to the lower index */
+    for (int64_t i = 0; i < n; i++) {
+        double key = err_key(x[i], y[i]);
+        if (m == k && !(key > err_key(x[idx[m - 1]], y[idx[m - 1]])))
+            continue; /* not above the smallest kept: an equal key keeps the lower index */
+        int at = m < k ? m++ : k - 1;
+        /* shift down the kept entries with a smaller key; i is the highest index so far,
+           so it goes after every kept entry of an equal key */
+        while (at > 0 && err_key(x[idx[at - 1]], y[idx[at - 1]]) < key) {
+            idx[at] = idx[at - 1];
+            at--;
+        }
+        idx[at] = i;
+    }
+    return m;
+}
+
+nb_err nb_cmp_error_histogram(const double *x, const double *y, int64_t n, int bins,
+                              double *edges, int64_t *counts, int64_t *left_out,
+                              nb_status *st)
+{
+    if (bins < 1 || bins > NB_CMP_MAX_BINS)
+        return nb_fail(st, NB_ERR_ARG, "histogram bins %d: give 1 to %d", bins,
+                       NB_CMP_MAX_BINS);
+    double lo = INFINITY, hi = -INFINITY;
+    int64_t out = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i])) {
+            out++;
+            continue;
+        }
+        double e = x[i] - y[i];
+        lo = e < lo ? e : lo;
+        hi = e > hi ? e : hi;
+    }
+    if (out == n || n <= 0) /* nothing to count: numpy's range for an empty array */
+        lo = 0, hi = 1;
+    else if (lo == hi)
+        lo -= 0.5, hi += 0.5;
+    /* the edges as numpy.linspace(lo, hi, bins + 1): i * step + lo, the last one hi */
+    double step = (hi - lo) / bins;
+    for (int b = 0; b < bins; b++)
+        edges[b] = (double)b * step + lo;
+    edges[bins] = hi;
+    for (int b = 0; b < bins; b++)
+        counts[b] = 0;
+    /* the bin as numpy.histogram finds it for equal-width bins: from the scaled position,
+       then moved by one where rounding put it on the wrong side of an edge */
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i]))
+            continue;
+        double e = x[i] - y[i];
+        int64_t b = (int64_t)((e - lo) / (hi - lo) * bins);
+        if (b >= bins)
+            b = bins - 1;
+        if (b < 0)
+            b = 0;
+        if (e < edges[b] && b > 0)
+            b--;
+        else if (b != bins - 1 && e >= edges[b + 1])
+            b++;
+        counts[b]++;
+    }
+    if (left_out)
+        *left_out = out;
+    return NB_OK;
+}
+
+void nb_cmp_unravel(int64_t flat, int rank, const int64_t *dims, int64_t *idx)
+{
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t n = dims[d] > 0 ? dims[d] : 1;
+        idx[d] = flat % n;
+        flat /= n;
+    }
+}
