@@ -142,7 +142,7 @@ static void build(tui *t, cmp_scr *s, int wd)
     }
     static const char *const all_t[CC_N] = {"#", "op", "cosine", "max abs", "max rel", "SQNR",
                                             "RED", "RMSE", "KL", "over", "layer"};
-    static const int all_w[CC_N] = {3, 13, 8, 7, 7, 5, 8, 8, 8, 10, 30};
+    static const int all_w[CC_N] = {3, 13, 8, 7, 7, 5, 8, 8, 8, 18, 30};
     const char *titles[CC_N];
     int widths[CC_N];
     bool numeric[CC_N];
@@ -210,7 +210,8 @@ static void build(tui *t, cmp_scr *s, int wd)
                                    ? lname : c == CC_OVER ? over : txt[c];
             nums[s->col[c]] = v[c];
         }
-        int row = vm_table_add(&s->tb, cells, nums, VM_TAG_NONE);
+        int row = vm_table_add(&s->tb, cells, nums,
+                               su_num(o, "saturations") > 0 ? VM_TAG_WARN : VM_TAG_NONE);
         if (row < 0)
             break;
         bool any = json_array_size(ov) > 0;
@@ -224,8 +225,15 @@ static void build(tui *t, cmp_scr *s, int wd)
             if (c >= 0 && s->col[c] >= 0)
                 s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[c]] = VM_TAG_BAD;
         }
-        if (!any && !isnan(v[CC_COS]))
-            s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_COS]] = VM_TAG_GOOD;
+        /* a thresholded metric within its threshold: good */
+        static const int thr_cols[] = {CC_COS, CC_RED, CC_RMSE, CC_KL};
+        for (size_t q = 0; q < sizeof thr_cols / sizeof thr_cols[0]; q++) {
+            int c = thr_cols[q];
+            int *ct = s->col[c] >= 0 ? &s->tb.celltags[(size_t)row * (size_t)nc +
+                                                        (size_t)s->col[c]] : NULL;
+            if (ct && *ct == VM_TAG_NONE && !isnan(v[c]))
+                *ct = VM_TAG_GOOD;
+        }
     }
     int sc = -1;
     for (int c = 0; c < nc && sort_title[0]; c++)
@@ -270,7 +278,8 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r) {
-        if (!json_is_number(json_object_get(r, "cosine")))
+        json_t *cmp = json_object_get(r, "compared");
+        if (json_is_boolean(cmp) ? !json_is_true(cmp) : !json_is_number(json_object_get(r, "cosine")))
             continue; /* listed, not compared (quantize, layout, accumulators) */
         if (json_array_size(json_object_get(r, "over")))
             s->n_over++;
@@ -321,47 +330,53 @@ static void draw_spark(tui *t, cmp_scr *s, WINDOW *w, int y, int x, int width)
 {
     if (width < 4 || s->nrows < 1)
         return;
-    int cells = s->nrows < width ? s->nrows : width;
-    double *v = malloc(sizeof(double) * (size_t)cells);
-    if (!v)
-        return;
     double lo = INFINITY, hi = -INFINITY;
-    for (int c = 0; c < cells; c++) {
-        int a = (int)((int64_t)c * s->nrows / cells), b = (int)((int64_t)(c + 1) * s->nrows / cells);
-        double m = NAN;
-        for (int r = a; r < b; r++)
-            if (!isnan(s->cos[r]) && (isnan(m) || s->cos[r] < m))
-                m = s->cos[r];
-        v[c] = m;
-        if (!isnan(m)) {
-            lo = m < lo ? m : lo;
-            hi = m > hi ? m : hi;
+    for (int r = 0; r < s->nrows; r++)
+        if (!isnan(s->cos[r])) {
+            lo = s->cos[r] < lo ? s->cos[r] : lo;
+            hi = s->cos[r] > hi ? s->cos[r] : hi;
         }
-    }
     if (!(lo < hi)) {
         lo = isfinite(lo) ? lo - 1e-6 : 0;
         hi = isfinite(hi) ? hi : 1;
     }
+    char range[64], l[32], h[32];
+    vm_fmt_num(l, sizeof l, lo, 8);
+    vm_fmt_num(h, sizeof h, hi, 8);
+    snprintf(range, sizeof range, " %s..%s", l, h);
+    int avail = width - (int)strlen(range);
+    if (avail < 8)
+        avail = width;
+    /* a layer takes up to 3 cells when there is room, a cell several layers when not */
+    int reps = s->nrows < avail ? avail / s->nrows : 1;
+    reps = reps > 3 ? 3 : reps;
+    int cells = s->nrows * reps < avail ? s->nrows * reps : avail;
+    double *v = malloc(sizeof(double) * (size_t)cells);
+    if (!v)
+        return;
+    for (int c = 0; c < cells; c++) {
+        int a = (int)((int64_t)c * s->nrows / cells), b = (int)((int64_t)(c + 1) * s->nrows / cells);
+        if (b <= a)
+            b = a + 1;
+        double m = NAN;
+        for (int r = a; r < b && r < s->nrows; r++)
+            if (!isnan(s->cos[r]) && (isnan(m) || s->cos[r] < m))
+                m = s->cos[r];
+        v[c] = m;
+    }
     char buf[4096];
     vm_sparkline(v, cells, lo, hi, t->utf8, buf, sizeof buf);
     free(v);
-    su_put(t, w, y, x, width, tui_tag_attr(t, VM_TAG_GOOD), "%s", buf);
-    /* the marks */
+    su_put(t, w, y, x, cells, tui_tag_attr(t, VM_TAG_GOOD), "%s", buf);
+    if (avail < width)
+        su_put(t, w, y, x + cells, width - cells, tui_tag_attr(t, VM_TAG_DIM), "%s", range);
+    /* the marks under it: the first layer over threshold (x), the selected one (^) */
+    if (s->first_over >= 0)
+        su_put(t, w, y + 1, x + (int)((int64_t)s->first_over * cells / s->nrows), 1,
+               tui_tag_attr(t, VM_TAG_BAD) | A_BOLD, "x");
     int sr = sel_row(s);
-    if (s->first_over >= 0) {
-        int c = (int)((int64_t)s->first_over * cells / s->nrows);
-        su_put(t, w, y + 1, x + c, 1, tui_tag_attr(t, VM_TAG_BAD) | A_BOLD, "x");
-    }
-    if (sr >= 0) {
-        int c = (int)((int64_t)sr * cells / s->nrows);
-        su_put(t, w, y + 1, x + c, 1, A_BOLD, "^");
-    }
-    char l[32], h[32];
-    vm_fmt_num(l, sizeof l, lo, 8);
-    vm_fmt_num(h, sizeof h, hi, 8);
-    int used = cells + 1;
-    if (width - used > 20)
-        su_put(t, w, y, x + used, width - used, tui_tag_attr(t, VM_TAG_DIM), "%s..%s", l, h);
+    if (sr >= 0)
+        su_put(t, w, y + 1, x + (int)((int64_t)sr * cells / s->nrows), 1, A_BOLD, "^");
 }
 
 static void draw(tui *t, WINDOW *w)
@@ -396,23 +411,39 @@ static void draw(tui *t, WINDOW *w)
         return;
     }
     /* summary */
-    const char *verdict = su_str(s->res, "verdict");
+    char verdict[256];
+    snprintf(verdict, sizeof verdict, "%s", wd >= 100 && *su_str(s->res, "verdict_text")
+                                                ? su_str(s->res, "verdict_text")
+                                                : su_str(s->res, "verdict"));
+    for (char *p = verdict; *p; p++)
+        *p = *p == '_' ? ' ' : *p;
     su_put(t, w, y++, 0, wd, A_BOLD, "%d layers, %d over threshold%s%s", s->nrows, s->n_over,
-           *verdict ? "; verdict: " : "", verdict);
+           *verdict ? "; " : "", verdict);
     /* the sparkline of cosine along the depth */
     int c0 = su_put(t, w, y, 0, wd, dim, "cosine ");
     draw_spark(t, s, w, y, c0, wd - c0);
     y += 2;
-    /* the first layer over threshold and its likely cause */
+    /* the first layer over threshold and the largest SQNR drop, with their likely causes */
+    int lines = h > 30 ? 3 : 1;
     json_t *fo = json_object_get(s->res, "first_over_threshold");
+    char line[1400];
     if (json_is_object(fo)) {
-        char line[1400];
-        snprintf(line, sizeof line, "first over threshold: %s; likely cause: %s",
-                 su_str(fo, "layer"), *su_str(fo, "likely_cause") ? su_str(fo, "likely_cause")
-                                                                  : "not named");
-        y += su_wrap(t, w, y, 0, wd, h > 30 ? 3 : 2, tui_tag_attr(t, VM_TAG_WARN), line);
+        const char *origin = su_str(fo, "origin");
+        snprintf(line, sizeof line, "first over threshold (x): %s%s%s%s: %s", su_str(fo, "layer"),
+                 *origin ? " (" : "", origin, *origin ? ")" : "",
+                 *su_str(fo, "likely_cause") ? su_str(fo, "likely_cause") : "no likely cause");
+        y += su_wrap(t, w, y, 0, wd, lines + (h > 30 ? 0 : 1), tui_tag_attr(t, VM_TAG_WARN),
+                     line);
     } else if (!s->n_over) {
         su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_GOOD), "every layer within the thresholds");
+    }
+    json_t *dr = json_object_get(s->res, "largest_sqnr_drop");
+    if (json_is_object(dr) && (!json_is_object(fo) || strcmp(su_str(dr, "layer"),
+                                                             su_str(fo, "layer")))) {
+        snprintf(line, sizeof line, "largest SQNR drop (l): %s, %.1f -> %.1f dB: %s",
+                 su_str(dr, "layer"), su_num(dr, "previous_sqnr_db"), su_num(dr, "sqnr_db"),
+                 *su_str(dr, "likely_cause") ? su_str(dr, "likely_cause") : "no likely cause");
+        y += su_wrap(t, w, y, 0, wd, lines, tui_tag_attr(t, VM_TAG_WARN), line);
     }
     /* the table; the selected layer's line under it */
     if (!s->init || s->built_wd != wd)
@@ -454,8 +485,11 @@ static void draw(tui *t, WINDOW *w)
             if (json_string_value(c) && at < sizeof over - 1)
                 snprintf(over + at, sizeof over - at, "%s%s", at ? "," : "", json_string_value(c));
         }
-        su_put(t, w, h - 1, 0, wd, over[0] ? bad : dim, "%s%s%s%s%s%s", su_str(o, "layer"),
-               over[0] ? "  over: " : "", over, covers[0] ? "  covers: " : "", covers,
+        char sat[48] = "";
+        if (su_num(o, "saturations") > 0)
+            snprintf(sat, sizeof sat, "  fp16 saturations: %.0f", su_num(o, "saturations"));
+        su_put(t, w, h - 1, 0, wd, over[0] ? bad : dim, "%s%s%s%s%s%s%s", su_str(o, "layer"),
+               over[0] ? "  over: " : "", over, sat, covers[0] ? "  covers: " : "", covers,
                "  (Enter: details)");
     }
 }
@@ -875,6 +909,16 @@ static bool key(tui *t, int ch)
                 if (vm_table_row_of(&s->tb, p) == s->first_over)
                     vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
         return true;
+    case 'l': /* the layer with the largest SQNR drop */
+        if (s->init) {
+            const char *name = su_str(json_object_get(s->res, "largest_sqnr_drop"), "layer");
+            for (int p = 0; *name && p < s->tb.nrows; p++) {
+                int r = vm_table_row_of(&s->tb, p);
+                if (r >= 0 && r < s->nrows && !strcmp(su_str(s->rows[r], "layer"), name))
+                    vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+            }
+        }
+        return true;
     case 'w': /* the next layer over threshold, in display order */
         if (s->init)
             for (int p = s->tb.sel + 1; p < s->tb.nrows; p++) {
@@ -916,6 +960,7 @@ static const tui_keyhelp help[] = {
     {"Enter", "the layer: error histogram, ten worst elements, golden vs NPU, fused tasks"},
     {"x", "back to the first layer over threshold"},
     {"w", "the next layer over threshold"},
+    {"l", "the layer with the largest SQNR drop"},
     {"m", "pick the float model when none is open"},
     {"arrows j k PgUp PgDn", "move"},
     {"< > s", "sort by another column, reverse (sparkline stays in network order)"},
