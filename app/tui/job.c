@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tui.h"
+#include "job.h"
 
 /* the public job and what only this file needs */
 typedef struct job_priv {

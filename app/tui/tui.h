@@ -17,6 +17,7 @@
 
 #include <ncursesw/curses.h>
 
+#include "job.h"
 #include "tui_main.h"
 #include "vm.h"
 
@@ -31,44 +32,7 @@ typedef enum { ST_NOT_RUN, ST_RUNNING, ST_OK, ST_WARN, ST_FAILED } tui_state;
 /* Colour pairs (monochrome: attributes only). */
 enum { CP_NORMAL = 1, CP_TITLE, CP_SEL, CP_GOOD, CP_WARN, CP_BAD, CP_DIM, CP_BAR, CP_KEY };
 
-/* ---- child processes (job.c) ---- */
-
-typedef struct tui_job {
-    pid_t pid;
-    int out_fd, err_fd;       /* -1 once closed */
-    char *out;                /* the child's whole stdout, NUL-terminated */
-    size_t out_len, out_cap;
-    char *err;                /* the child's whole stderr, NUL-terminated */
-    size_t err_len, err_cap;
-    char last_line[512];      /* the last complete stderr line that is not a progress line */
-    int64_t progress_done, progress_total; /* from "progress: WHAT I/N" lines, 0/0 before */
-    char progress_what[32];
-    double started;           /* monotonic seconds */
-    bool done, cancelled;
-    int status;               /* exit status (128 + signal when killed) once done */
-    int64_t run_id;           /* from "recorded as run N", 0 when none */
-    int step;                 /* the step that started it */
-    char title[128];
-} tui_job;
-
-/* Starts `nanobench --db DB [--parent PARENT] ARGV...` (argv NULL-terminated, without the
- * program) with stdout and stderr piped and stdin from /dev/null, in its own process group.
- * The binary is $NANOBENCH_BIN when set, else /proc/self/exe. Returns NULL with *err set
- * when it cannot start. */
-tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const char *title,
-                       char *err, size_t errlen);
-/* Reads what the child wrote, without blocking; reaps it when it has exited. Returns true
- * once the job is done. */
-bool tui_job_poll(tui_job *j);
-/* Waits (blocking) until the job is done. */
-void tui_job_wait(tui_job *j);
-/* SIGINT to the child's process group (its cleanup removes partial outputs), SIGKILL after
- * 3 s; waits. */
-void tui_job_cancel(tui_job *j);
-void tui_job_free(tui_job *j);
-/* A one-line summary of a failed job: its last "nanobench: ..." stderr line, or the exit
- * status. */
-const char *tui_job_error(const tui_job *j);
+/* child processes: job.h */
 
 /* ---- the application ---- */
 
