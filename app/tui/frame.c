@@ -287,11 +287,10 @@ static void draw_status(tui *t)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         el = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - t->job->started;
         if (t->job->progress_total > 0)
-            snprintf(info, sizeof info, " %s %s %lld/%lld %.0f s  Esc cancels ", t->job->title,
-                     t->job->progress_what, (long long)t->job->progress_done,
-                     (long long)t->job->progress_total, el);
+            snprintf(info, sizeof info, " %s %lld/%lld  %.0f s ", t->job->progress_what,
+                     (long long)t->job->progress_done, (long long)t->job->progress_total, el);
         else
-            snprintf(info, sizeof info, " %s %.1f s  Esc cancels ", t->job->title, el);
+            snprintf(info, sizeof info, " %s  %.1f s ", t->job->title, el);
         right = (int)strlen(info);
         if (right > wd / 2)
             right = wd / 2;

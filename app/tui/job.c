@@ -360,14 +360,15 @@ const char *tui_job_error(const tui_job *j)
         snprintf(p->error, sizeof p->error, "%s: cancelled", j->title);
         return p->error;
     }
-    /* the last "nanobench: ..." line */
+    /* the last "nanobench: ..." (or "nanobench COMMAND: ...") line */
     const char *best = NULL;
     size_t bl = 0;
     for (size_t i = 0; j->err && i < j->err_len;) {
         const char *s = j->err + i;
         const char *nl = memchr(s, '\n', j->err_len - i);
         size_t n = nl ? (size_t)(nl - s) : j->err_len - i;
-        if (n > 11 && !strncmp(s, "nanobench: ", 11) && !memmem_s(s, n, "recorded as run ")) {
+        if (n > 11 && !strncmp(s, "nanobench", 9) && memmem_s(s, n, ": ") &&
+            !memmem_s(s, n, "recorded as run ")) {
             best = s;
             bl = n;
         }
