@@ -22,9 +22,11 @@
 typedef struct c_data {
     char model[PATH_MAX];     /* the model (t->model) the form and results belong to */
     char deploy_seen[PATH_MAX]; /* t->deploy_model when the form was filled */
+    char shape_seen[512];       /* t->input_shape when the form was filled */
     /* the form */
     char in_model[PATH_MAX], soc[16], fp16[512], otype[16], shape[512], out_nodes[1024];
     bool form_set;
+    bool fp16_from_info;      /* input_fp16_nodes came from the model's info */
     char output[PATH_MAX];    /* --output of the last run */
     /* the result */
     bool ran, failed;
@@ -83,12 +85,22 @@ static void c_enter(tui *t)
         if (!d->form_set) {
             const char *f = scr_model_float_inputs(t);
             snprintf(d->soc, sizeof d->soc, "%s", t->soc_version[0] ? t->soc_version : "Ascend035A");
-            snprintf(d->fp16, sizeof d->fp16, "%s", f[0] ? f : t->model_inputs);
+            snprintf(d->fp16, sizeof d->fp16, "%s", f ? f : t->model_inputs);
+            d->fp16_from_info = f != NULL;
             snprintf(d->otype, sizeof d->otype, "FP16");
             snprintf(d->shape, sizeof d->shape, "%s", t->input_shape);
             d->out_nodes[0] = 0;
         }
         d->form_set = true;
+    }
+    if (strcmp(d->shape_seen, t->input_shape)) { /* edited on the Model step */
+        snprintf(d->shape_seen, sizeof d->shape_seen, "%s", t->input_shape);
+        snprintf(d->shape, sizeof d->shape, "%s", t->input_shape);
+    }
+    const char *f = scr_model_float_inputs(t);
+    if (f && !d->fp16_from_info) { /* the Model step ran since: every float input */
+        snprintf(d->fp16, sizeof d->fp16, "%s", f);
+        d->fp16_from_info = true;
     }
 }
 

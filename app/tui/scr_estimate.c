@@ -432,7 +432,9 @@ static void est_draw(tui *t, WINDOW *w)
         su_put(t, w, 0, 0, wd, A_BOLD, "Estimate");
         if (d->error[0]) {
             su_put(t, w, 2, 0, wd, tui_tag_attr(t, VM_TAG_BAD) | A_BOLD, "The estimate failed:");
-            su_wrap(t, w, 3, 0, wd, h - 6, tui_tag_attr(t, VM_TAG_BAD), d->error);
+            int n = su_wrap(t, w, 3, 0, wd, h - 7, tui_tag_attr(t, VM_TAG_BAD), d->error);
+            if (strstr(d->error, "--input_shape"))
+                su_put(t, w, 4 + n, 0, wd, A_BOLD, "Set --input_shape on the Model step: 1, then e.");
         } else {
             su_wrap(t, w, 2, 0, wd, 4, 0,
                     "Press F5 to estimate the model on the Nano: the vendor's five items "

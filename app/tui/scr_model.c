@@ -53,7 +53,7 @@ static void clear_results(model_data *d)
 const char *scr_model_float_inputs(const tui *t)
 {
     const model_data *d = t->scr[STEP_MODEL];
-    return d && d->info && !strcmp(d->model, t->model) ? d->float_inputs : "";
+    return d && d->info && !strcmp(d->model, t->model) ? d->float_inputs : NULL;
 }
 
 /* A new model: every step's results are for the old one. */

@@ -319,8 +319,8 @@ static void draw_progress(tui *t, WINDOW *w, int y, int wd)
     vm_fmt_ms(ms, sizeof ms, el * 1000);
     su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_DIM), "elapsed %s", ms);
     y++;
-    su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_DIM),
-           "Esc cancels: the CLI removes its partial files, nothing half-written stays.");
+    su_wrap(t, w, y++, 0, wd, 2, tui_tag_attr(t, VM_TAG_DIM),
+            "Esc cancels (the CLI removes its partial files).");
     if (j->last_line[0])
         su_put(t, w, y + 1, 0, wd, tui_tag_attr(t, VM_TAG_DIM), "%s", j->last_line);
 }
@@ -348,6 +348,8 @@ static void q_draw(tui *t, WINDOW *w)
             su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_BAD) | A_BOLD, "Calibration failed:");
             y += su_wrap(t, w, y, 0, wd, h - y - 4, tui_tag_attr(t, VM_TAG_BAD), d->error);
             y++;
+            if (strstr(d->error, "--input_shape"))
+                su_put(t, w, y++, 0, wd, A_BOLD, "Set --input_shape on the Model step: 1, then e.");
             su_put(t, w, y++, 0, wd, dim, "F5: change the settings and run again");
             return;
         }
@@ -360,6 +362,15 @@ static void q_draw(tui *t, WINDOW *w)
             su_put(t, w, y++, 0, wd, dim, "--input_shape %s (from the Model step)", t->input_shape);
         if (t->model_inputs[0])
             su_put(t, w, y++, 0, wd, dim, "inputs: %s", t->model_inputs);
+        if (d->data_dir[0]) { /* the last settings: F5 starts from them */
+            y++;
+            su_put(t, w, y++, 0, wd, 0, "data     %s", d->data_dir);
+            if (d->config[0])
+                su_put(t, w, y++, 0, wd, 0, "config   %s", d->config);
+            else
+                su_put(t, w, y++, 0, wd, 0, "batches  %s", d->batch_num);
+            su_put(t, w, y++, 0, wd, 0, "algo     %s", d->algo[0] ? d->algo : "(config's)");
+        }
         return;
     }
     const json_t *o = d->res;

@@ -71,8 +71,8 @@ int su_page(int h);
  * (its header at row top_y, h rows in all). Returns true when a row was hit. */
 bool su_table_click(vm_table *tb, int y, int top_y, int h);
 
-/* The model's float inputs, ';'-separated (from the Model screen's info), "" before it
- * ran: the default of atc's --input_fp16_nodes. */
+/* The model's float inputs, ';'-separated (from the Model screen's info; "" when it has
+ * none), NULL before info ran: the default of atc's --input_fp16_nodes. */
 const char *scr_model_float_inputs(const tui *t);
 
 #endif
