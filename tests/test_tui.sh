@@ -66,6 +66,11 @@ wait_for() {
 expect() { wait_for "$1" "$2" 5; }
 
 keys() { tm send-keys -t nb "$@"; }
+# click X Y (1-based): a button-1 press as the terminal reports it (X10 mouse protocol)
+click() {
+    b=$(printf '\\%03o\\%03o' $((32 + $1)) $((32 + $2)))
+    tm send-keys -t nb -l "$(printf "\033[M $b")"
+}
 text() { tm send-keys -t nb -l "$1"; }
 
 # one bring-up at W x H; extra environment in $3
@@ -96,6 +101,21 @@ bringup() {
     wait_for "estimate" "Estimate +ok" || return
     expect "estimate summary" "TOTAL_WEIGHT_SIZE"
     expect "estimate layer table" "Conv_0 +Conv"
+    # '/' searches the table (any cell, any case)
+    keys /
+    wait_for "search prompt" "^Search:" || return
+    text "dequant"
+    keys Enter
+    wait_for "search found" "/dequant: row [0-9]+ of [0-9]+"
+    # settings: a form with the work folder; Esc leaves it unchanged
+    keys F2
+    wait_for "settings" "Work folder +$D/work"
+    keys Escape
+    # Tab to the sidebar, j, Enter: the next step; a click on a step opens it
+    keys Tab j Enter
+    wait_for "sidebar navigation" ">3 Quantize"
+    click 2 10
+    wait_for "a click in the sidebar" ">4 Compile"
 
     # Quantize: the form (data folder, the other fields left as they are), then the table
     keys 3 F5
@@ -141,7 +161,7 @@ bringup() {
     keys Enter
     wait_for "save dialog" "save as a new name" || return
     keys Enter
-    wait_for "file name prompt" "File name: " || return
+    wait_for "file name prompt" "^File name:" || return
     keys Enter
     wait_for "export" "exported to" || return
     f="$D/work/conv/export/runs.csv"
