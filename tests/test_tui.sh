@@ -8,9 +8,9 @@
 # usage: test_tui.sh PATH/TO/nanobench PATH/TO/make_fixture
 # Exit 77 (skipped) when tmux is missing. NANOBENCH_BIN, when set, is passed on (the binary
 # the workbench runs for each step; by default itself).
+command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
 NB=$(realpath "$1")
 FIX=$2
-command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nb_tui.XXXXXX")
 SOCK="$T/tmux.sock"
