@@ -321,6 +321,20 @@ static int sel_row(cmp_scr *s)
     return r >= 0 && r < s->nrows ? r : -1;
 }
 
+/* Keeps the selection inside a window of page rows and the window inside the table (after
+ * a resize the old top may leave rows empty). */
+static void clamp_top(vm_table *tb, int page)
+{
+    if (tb->top > tb->nrows - page)
+        tb->top = tb->nrows - page;
+    if (tb->top < 0)
+        tb->top = 0;
+    if (tb->sel >= 0 && tb->sel < tb->top)
+        tb->top = tb->sel;
+    if (tb->sel >= 0 && tb->sel >= tb->top + page)
+        tb->top = tb->sel - page + 1;
+}
+
 /* ---- drawing ---- */
 
 /* The cosine sparkline over width cells (a cell takes the lowest cosine of its layers when
@@ -457,14 +471,7 @@ static void draw(tui *t, WINDOW *w)
         s->tb.top = s->tb.sel - s->page / 3;
         s->place_sel = false;
     }
-    if (s->tb.top > s->tb.nrows - s->page)
-        s->tb.top = s->tb.nrows - s->page;
-    if (s->tb.top < 0)
-        s->tb.top = 0;
-    if (s->tb.sel >= 0 && s->tb.sel < s->tb.top)
-        s->tb.top = s->tb.sel;
-    if (s->tb.sel >= s->tb.top + s->page)
-        s->tb.top = s->tb.sel - s->page + 1;
+    clamp_top(&s->tb, s->page);
     if (s->tab_h >= 2)
         tui_draw_table(t, w, &s->tb, y, 0, s->tab_h, wd);
     int r = sel_row(s);

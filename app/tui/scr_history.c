@@ -61,6 +61,20 @@ static bool marked(const hist *h, int64_t id)
     return id && (h->mark[0] == id || h->mark[1] == id);
 }
 
+/* Keeps the selection inside a window of page rows and the window inside the table (after
+ * a resize the old top may leave rows empty). */
+static void clamp_top(vm_table *tb, int page)
+{
+    if (tb->top > tb->nrows - page)
+        tb->top = tb->nrows - page;
+    if (tb->top < 0)
+        tb->top = 0;
+    if (tb->sel >= 0 && tb->sel < tb->top)
+        tb->top = tb->sel;
+    if (tb->sel >= 0 && tb->sel >= tb->top + page)
+        tb->top = tb->sel - page + 1;
+}
+
 static void fmt_wall(double ms, char *buf, size_t len)
 {
     if (isnan(ms))
@@ -216,6 +230,7 @@ static void draw(tui *t, WINDOW *w)
     if (th < 2)
         return;
     h->page = su_page(th);
+    clamp_top(&h->tb, h->page);
     if (!h->tb.nrows) {
         su_put(t, w, h->table_y, 0, ww, 0, "%s",
                h->err[0] ? h->err : "no runs recorded (with these filters)");

@@ -377,6 +377,20 @@ static void prof_build(tui *t, run_scr *s, int width)
                 vm_table_select(&s->prof, p, s->page > 0 ? s->page : 10);
 }
 
+/* Keeps the selection inside a window of page rows and the window inside the table (after
+ * a resize the old top may leave rows empty). */
+static void clamp_top(vm_table *tb, int page)
+{
+    if (tb->top > tb->nrows - page)
+        tb->top = tb->nrows - page;
+    if (tb->top < 0)
+        tb->top = 0;
+    if (tb->sel >= 0 && tb->sel < tb->top)
+        tb->top = tb->sel;
+    if (tb->sel >= 0 && tb->sel >= tb->top + page)
+        tb->top = tb->sel - page + 1;
+}
+
 /* ---- the screen ---- */
 
 static void enter(tui *t)
@@ -452,6 +466,7 @@ static void draw(tui *t, WINDOW *w)
     s->prof_y = y;
     s->prof_h = h - y;
     s->page = su_page(s->prof_h);
+    clamp_top(&s->prof, s->page);
     if (s->prof_h >= 2)
         tui_draw_table(t, w, &s->prof, y, 0, s->prof_h, wd);
 }
@@ -726,7 +741,7 @@ static bool key(tui *t, int ch)
     case KEY_ENTER:
         show_outputs(t);
         return true;
-    case 'S': /* the next task with fp16 saturations, in display order */
+    case 'w': /* the next task with fp16 saturations, in display order */
         if (s->prof_init) {
             for (int k = 1; k <= s->prof.nrows; k++) {
                 int p = (s->prof.sel + k) % s->prof.nrows;
@@ -780,7 +795,7 @@ static const tui_keyhelp help[] = {
     {"[ ] + -", "the input to set (models with several inputs)"},
     {"o", "open another compiled model (.exeom)"},
     {"Enter", "all outputs with their first values"},
-    {"S", "the next task with fp16 saturations"},
+    {"w", "the next task with fp16 saturations"},
     {"arrows j k PgUp PgDn", "move in the cycle profile"},
     {"< > s", "sort the profile by another column, reverse"},
     {"/ n N", "search the profile, next, previous"},
