@@ -47,6 +47,10 @@ typedef struct cmp_scr {
     char golden[PATH_MAX];/* the golden dump folder of the running or last infer */
     char layer[1024];     /* the layer of the running `compare layer` */
     int64_t compare_id;   /* the recorded file_compare run */
+    int64_t run_of;       /* the Run step's run the comparison is of */
+    char dump_of[PATH_MAX]; /* the NPU and golden dumps the result compared */
+    char golden_of[PATH_MAX];
+    char pending_dump[PATH_MAX]; /* the NPU dump of the comparison being made */
     bool place_sel;       /* put the selection a third down the page at the next draw */
     tui_state saved_state;/* the step's state while a layer job runs */
     char saved_note[96];
@@ -431,8 +435,13 @@ static void draw(tui *t, WINDOW *w)
                                                 : su_str(s->res, "verdict"));
     for (char *p = verdict; *p; p++)
         *p = *p == '_' ? ' ' : *p;
-    su_put(t, w, y++, 0, wd, A_BOLD, "%d layers, %d over threshold%s%s", s->nrows, s->n_over,
-           *verdict ? "; " : "", verdict);
+    int c1 = su_put(t, w, y, 0, wd, A_BOLD, "%d layers, %d over threshold", s->nrows, s->n_over);
+    if (strcmp(s->dump_of, t->npu_dump)) /* the Run step ran again since */
+        su_put(t, w, y, c1, wd - c1, tui_tag_attr(t, VM_TAG_WARN),
+               "; of an older run (F5: the new one)");
+    else
+        su_put(t, w, y, c1, wd - c1, A_BOLD, "%s%s", *verdict ? "; " : "", verdict);
+    y++;
     /* the sparkline of cosine along the depth */
     int c0 = su_put(t, w, y, 0, wd, dim, "cosine ");
     draw_spark(t, s, w, y, c0, wd - c0);
@@ -600,6 +609,8 @@ static void run(tui *t)
         return;
     }
     s->err[0] = 0;
+    s->run_of = t->run_id[STEP_RUN];
+    snprintf(s->pending_dump, sizeof s->pending_dump, "%s", t->npu_dump);
     if (tui_run(t, STEP_COMPARE, t->run_id[STEP_RUN], a.v, "golden: infer")) {
         s->ph = PH_INFER;
         tui_set_state(t, STEP_COMPARE, ST_RUNNING, "golden run");
@@ -619,7 +630,7 @@ static void start_compare(tui *t)
     su_arg(&a, "compare");
     su_arg(&a, "file_compare");
     su_arg(&a, "-m");
-    su_arg(&a, "%s", t->npu_dump);
+    su_arg(&a, "%s", s->pending_dump);
     su_arg(&a, "-g");
     su_arg(&a, "%s", t->golden_dump);
     su_arg(&a, "-out");
@@ -655,9 +666,9 @@ static void open_layer(tui *t)
     su_arg(&a, "compare");
     su_arg(&a, "layer");
     su_arg(&a, "-m");
-    su_arg(&a, "%s", t->npu_dump);
+    su_arg(&a, "%s", s->dump_of);
     su_arg(&a, "-g");
-    su_arg(&a, "%s", t->golden_dump);
+    su_arg(&a, "%s", s->golden_of);
     su_arg(&a, "--layer");
     su_arg(&a, "%s", s->layer);
     if (t->thresholds[0]) {
@@ -876,6 +887,11 @@ static void job_done(tui *t, tui_job *j)
         s->compare_id = j->run_id;
     }
     take_result(t, s, o);
+    snprintf(s->dump_of, sizeof s->dump_of, "%s", *su_str(o, "npu_dumps") ? su_str(o, "npu_dumps")
+                                                                          : s->pending_dump);
+    snprintf(s->golden_of, sizeof s->golden_of, "%s", *su_str(o, "golden_dumps")
+                                                          ? su_str(o, "golden_dumps")
+                                                          : t->golden_dump);
     char note[96];
     if (s->n_over) {
         snprintf(note, sizeof note, "%d over threshold", s->n_over);
