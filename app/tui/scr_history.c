@@ -467,12 +467,19 @@ static void diff(tui *t)
 static void export_runs(tui *t)
 {
     hist *h = H(t);
-    char fmt[16] = "csv";
+    char fmt[16] = "";
     tui_field fields[] = {
-        {"format", fmt, sizeof fmt, "csv, json, or layers (a CSV of the per-layer results)"},
+        {"format", fmt, sizeof fmt,
+         "empty or csv: one row per run; json: runs with their metrics, layers and artifacts; "
+         "layers: a CSV of the per-layer results"},
     };
     if (!tui_form(t, "Export the listed runs", fields, 1))
         return;
+    size_t fl = strlen(fmt);
+    while (fl && fmt[fl - 1] == ' ')
+        fmt[--fl] = 0;
+    if (!fmt[0])
+        snprintf(fmt, sizeof fmt, "csv");
     bool layers = !strcmp(fmt, "layers");
     if (!layers && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
         tui_status(t, true, "export: the format is csv, json or layers");
