@@ -151,11 +151,23 @@ bringup() {
     wait_for "compare" "Compare +(ok|!!)" 40 || return
     expect "compare cosine column" "cosine"
     expect "compare first layer" "Conv_0"
+    # Enter opens the selected layer: the NPU tasks fused into it, its metrics
+    keys Enter
+    wait_for "compare layer view" "NPU tasks fused into this layer" || return
+    expect "compare layer metrics" "cosine"
+    keys q
+    wait_for "layer view closed" "F1Help"
 
     # History: the export through the save dialog (format form, then a new name)
     keys 7
     wait_for "history" "History: [0-9]+ runs" || return
     expect "history lists the compare" "compare +ok"
+    # Enter: the newest run's details with its lineage up to the model
+    keys Enter
+    wait_for "history details" "lineage up" || return
+    expect "history lineage" "run +ok"
+    keys q
+    wait_for "details closed" "F1Help"
     keys x
     wait_for "export format form" "Export the listed runs" || return
     keys Enter

@@ -565,9 +565,11 @@ static void mouse(tui *t)
         for (int s = 0; s < STEP_N; s++)
             if (F.side_row[s] >= 0 && F.side_row[s] <= y)
                 hit = s;
-        t->focus = 0;
-        if (hit >= 0 && y <= F.side_row[hit] + 1)
+        if (hit >= 0 && y <= F.side_row[hit] + 1) { /* opened: the pane takes the keys */
             tui_goto(t, hit);
+            t->focus = 1;
+        } else
+            t->focus = 0;
     } else if (t->main && wenclose(t->main, ev.y, ev.x)) {
         t->focus = 1;
         if (screens[t->step]->mouse)
@@ -627,6 +629,7 @@ static void handle_key(tui *t, int ch)
     }
     if (ch >= '1' && ch < '1' + STEP_N) {
         tui_goto(t, ch - '1');
+        t->focus = 1;
         return;
     }
     if (t->focus == 0) {
