@@ -395,9 +395,15 @@ static void clamp_top(vm_table *tb, int page)
 
 static void enter(tui *t)
 {
-    if (!R(t))
+    run_scr *s = R(t);
+    if (!s)
         return;
     sync_inputs(t);
+    /* an input not chosen yet takes the first calibration sample once Quantize has run */
+    char dir[PATH_MAX];
+    for (int i = 0; i < s->nin; i++)
+        if (s->in[i].kind == IN_NONE && calib_dir(t, i, dir, sizeof dir))
+            calib_sample(t, i, 0);
 }
 
 static void draw(tui *t, WINDOW *w)
