@@ -475,11 +475,11 @@ static void c_cleanup(tui *t)
 }
 
 static const tui_keyhelp c_help[] = {
-    {"F5 / r / e", "the ATC form, then compile (nanobench atc --log=info)"},
-    {"Up/Down j/k", "scroll the pass log"},
-    {"PgUp/PgDn Space", "scroll the log by a page"},
-    {"Left/Right h/l", "scroll the log sideways"},
-    {"Home/End g/G", "the log's start / end"},
+    {"F5 r e", "the ATC form, then compile (atc --log=info)"},
+    {"Up/Down j/k", "scroll the log"},
+    {"PgUp/PgDn", "scroll the log a page (Space too)"},
+    {"Left/Right", "scroll the log sideways (h/l)"},
+    {"Home/End", "the log's start / end (g/G)"},
     {NULL, NULL}};
 
 const tui_screen scr_compile = {.title = "Compile",

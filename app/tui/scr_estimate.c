@@ -518,14 +518,12 @@ static void est_cleanup(tui *t)
 }
 
 static const tui_keyhelp est_help[] = {
-    {"F5 / r", "estimate the model (nanobench estimate -p --json)"},
-    {"Up/Down j/k PgUp/PgDn", "move in the task table"},
-    {"< >", "sort by the previous / next column"},
-    {"s", "reverse the sort"},
-    {"/ n N", "search the tasks, next / previous match"},
-    {"m", "the activation arena map (tensors over task order and offset) / the table"},
-    {"j/k (map)", "pick the next / previous tensor in the map"},
+    {"F5 r", "estimate (nanobench estimate -p --json)"},
+    {"m", "the arena map (tensors: task x offset) / the table"},
+    {"j/k (map)", "pick the next / previous tensor"},
     {"p (map)", "pick the largest tensor alive at the peak"},
+    {"red rows", "ops the NPU cannot run; the reason below"},
+    {"dim rows", "ops the compiler inserted"},
     {NULL, NULL}};
 
 const tui_screen scr_estimate = {.title = "Estimate",

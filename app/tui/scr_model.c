@@ -436,13 +436,10 @@ static void model_cleanup(tui *t)
 }
 
 static const tui_keyhelp model_help[] = {
-    {"o", "open a model (file picker, .onnx)"},
-    {"F5 / r", "read the model again (nanobench info)"},
+    {"o", "open a model (file picker, .onnx only)"},
+    {"F5 r", "read the model again (nanobench info --json)"},
     {"e", "edit --input_shape (dynamic dims) and read again"},
-    {"Up/Down j/k", "move in the operator table"},
-    {"< >", "sort the operator table by the previous / next column"},
-    {"s", "reverse the sort"},
-    {"/ n N", "search the operators, next / previous match"},
+    {"table", "operators by count; < > s sort, / search"},
     {NULL, NULL}};
 
 const tui_screen scr_model = {.title = "Model",

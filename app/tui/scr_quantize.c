@@ -452,12 +452,9 @@ static void q_cleanup(tui *t)
 }
 
 static const tui_keyhelp q_help[] = {
-    {"F5 / r / e", "the calibration form, then run (nanobench calibrate --json --progress)"},
-    {"Esc", "cancel a running calibration (its partial files are removed)"},
-    {"Up/Down j/k PgUp/PgDn", "move in the layer table (worst SQNR first)"},
-    {"< >", "sort by the previous / next column"},
-    {"s", "reverse the sort"},
-    {"/ n N", "search the layers, next / previous match"},
+    {"F5 r e", "the calibration form, then calibrate"},
+    {"Esc", "cancel a running calibration (nothing kept)"},
+    {"table", "worst SQNR first; < > s re-sort, / search"},
     {"colours", "SQNR under 20 dB yellow, under 10 dB red"},
     {NULL, NULL}};
 
