@@ -290,6 +290,10 @@ static int draw_summary(tui *t, WINDOW *w, est_data *d, int y, int wd, bool comp
                su_str(json_array_get(json_object_get(o, "layers"), (size_t)d->peak), "name"));
     else
         su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s)", a, b);
+    const json_t *notes = json_object_get(o, "notes"); /* e.g. a dynamic batch taken as 1 */
+    for (size_t i = 0; i < json_array_size(notes) && i < (wide ? 3u : 1u); i++)
+        su_put(t, w, r++, 2, inner, tui_tag_attr(t, VM_TAG_WARN), "note: %s",
+               json_string_value(json_array_get(notes, i)));
     int h = r - y + 1;
     su_box(t, w, y, 0, h, wd, title);
     return h;

@@ -414,6 +414,10 @@ static void model_draw(tui *t, WINDOW *w)
         if ((size_t)show < n)
             su_put(t, w, y++, 2, wd - 2, dim, "... %zu more", n - (size_t)show);
     }
+    const json_t *warns = json_object_get(o, "warnings"); /* the loader's, as room allows */
+    for (size_t i = 0; i < json_array_size(warns) && h - y > 10; i++)
+        su_put(t, w, y++, 0, wd, tui_tag_attr(t, VM_TAG_WARN), "warning: %s",
+               json_string_value(json_array_get(warns, i)));
     su_put(t, w, y++, 0, wd, bold, "Operators (%d types)", d->ops.nrows);
     d->table_y = y;
     d->table_h = h - y;

@@ -110,7 +110,7 @@ static void q_run(tui *t)
         {"Data types", d->data_types, sizeof d->data_types,
          "One per input, ';'-separated (float32, float16, int8, ...); empty: float32 for "
          "every input."},
-        {"Config file", d->config, sizeof d->config,
+        {"Config/overrides", d->config, sizeof d->config,
          "AMCT's calibration config (protobuf text): batch_num, activation_offset, "
          "skip_layers, and per-layer overrides (override_layer_types / "
          "override_layer_configs). Empty: AMCT's defaults with the batch_num below."},
