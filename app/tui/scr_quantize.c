@@ -34,6 +34,10 @@ typedef struct q_data {
     vm_table layers;
     char error[1024];
     int table_y, table_h;
+    char phase[32];         /* the progress phase seen last ("calibrate", "evaluate") */
+    double phase_t0;        /* when it began (monotonic s): its rate and ETA */
+    int64_t last_done;      /* the last batch count seen, and when it changed */
+    double last_change;
 } q_data;
 
 static q_data *data(tui *t)
@@ -192,6 +196,8 @@ static void q_run(tui *t)
     } else if (tui_run(t, STEP_QUANTIZE, su_parent(t, STEP_QUANTIZE), a.v, "calibrate")) {
         clear_results(d);
         t->deploy_model[0] = 0;
+        d->phase[0] = 0; /* the progress clock */
+        d->last_done = -1;
         tui_status(t, false, "calibrating %s", stem);
     }
     su_argv_free(&a);
@@ -279,14 +285,26 @@ static void q_job_done(tui *t, tui_job *j)
                    "%.5f; Compile is next", d->layers.nrows, d->layers.nrows == 1 ? "" : "s", q, c);
 }
 
-/* The progress of the running calibration. */
-static void draw_progress(tui *t, WINDOW *w, int y, int wd)
+/* The progress of the running calibration: batches of the current phase, its rate and ETA
+ * (timed from when the phase's first line arrived). */
+static void draw_progress(tui *t, q_data *d, WINDOW *w, int y, int wd)
 {
     const tui_job *j = t->job;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    double el = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - j->started, rate, eta;
-    vm_progress(j->progress_done, j->progress_total, el, &rate, &eta);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, rate, eta;
+    double el = now - j->started;
+    if (strcmp(d->phase, j->progress_what)) {
+        /* a new phase began when the last one's last batch was reported (the first at the
+           start) */
+        d->phase_t0 = d->phase[0] ? d->last_change : j->started;
+        snprintf(d->phase, sizeof d->phase, "%s", j->progress_what);
+    }
+    if (j->progress_done != d->last_done) {
+        d->last_done = j->progress_done;
+        d->last_change = now;
+    }
+    vm_progress(j->progress_done, j->progress_total, now - d->phase_t0, &rate, &eta);
     su_put(t, w, y++, 0, wd, A_BOLD, "Calibrating (nanobench calibrate)");
     y++;
     const char *what = j->progress_what[0] ? j->progress_what : "starting";
@@ -338,7 +356,7 @@ static void q_draw(tui *t, WINDOW *w)
         return;
     }
     if (t->job && t->job->step == STEP_QUANTIZE && !t->job->done) {
-        draw_progress(t, w, 0, wd);
+        draw_progress(t, d, w, 0, wd);
         return;
     }
     if (!d->res) {
