@@ -33,6 +33,11 @@ void cli_safe_name(const char *name, char *out, size_t len);
  * of a layer or tensor name become '?'. Returns s. */
 char *cli_plain(char *s);
 
+/* An --input value "random" or "random:SEED" (uniform in [-1, 1), infer's and run's smoke
+ * input): returns 0 with *seed set (0 for plain "random"), -1 when file is not one, 2 after
+ * printing the error for a bad seed (spec names the option in the message). */
+int cli_random_seed(const char *spec, const char *file, uint32_t *seed);
+
 /* Prints "nanobench: <message>" to stderr (one line), keeps it as the run's error, and
  * returns status. */
 int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -460,13 +460,9 @@ int cmd_infer(int argc, char **argv)
             goto out;
         }
         if (random) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long seed = file[6] == ':' ? strtoull(file + 7, &end, 10) : 0;
-            if (file[6] == ':' && (!end || *end || end == file + 7 || file[7] < '0' ||
-                                   file[7] > '9' || errno || seed > UINT32_MAX)) {
-                rc = cli_fail(2, "--input %s: the seed must be an integer from 0 to "
-                        "4294967295 (random:SEED)", spec);
+            uint32_t seed;
+            if (cli_random_seed(spec, file, &seed)) {
+                rc = 2;
                 goto out;
             }
             if (nb_tensor_new(v->dtype, v->rank, vdims, &tins[i], &st)) {
@@ -474,7 +470,7 @@ int cmd_infer(int argc, char **argv)
                 rc = cli_error(&st);
                 goto out;
             }
-            nb_tensor_fill_uniform(tins[i], (uint32_t)seed, -1.0, 1.0);
+            nb_tensor_fill_uniform(tins[i], seed, -1.0, 1.0);
         } else if (bin) {
             if (nb_bin_read(file, v->dtype, v->rank, vdims, &tins[i], &st)) {
                 rc = cli_error(&st);

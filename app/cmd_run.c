@@ -21,12 +21,13 @@
 
 static void help(void)
 {
-    printf("usage: nanobench run NAME.exeom [--input NAME=FILE.npy|FILE.bin ...]\n"
+    printf("usage: nanobench run NAME.exeom [--input NAME=FILE.npy|FILE.bin|random[:SEED] ...]\n"
            "                     [--output-dir DIR] [--dump acl.json] [--profile] [--json]\n"
            "Runs a compiled model on nanobench's simulated Nano NPU through the ACL API\n"
            "(include/acl/acl.h). Each input is a .npy (any numeric dtype, the input's shape)\n"
            "or a raw float32 .bin of the input's shape, converted to the model's input type\n"
-           "(fp16). NAME is the ONNX input name (from NAME.dbg next to the exeom) or its index;\n"
+           "(fp16); random[:SEED] gives infer's uniform [-1,1) values of that seed for a float\n"
+           "input. NAME is the ONNX input name (from NAME.dbg next to the exeom) or its index;\n"
            "with one input NAME= may be left out; no --input at all runs zeros. Outputs are\n"
            "written to DIR (default .) as <output name>.npy in float32. --dump takes the\n"
            "seed's acl.json with a \"dump\" section (dump files per task, share/proto/\n"
@@ -54,7 +55,18 @@ static int read_input(const char *file, const nb_exeom_tensor *t, float **vals)
     size_t fl = strlen(file);
     nb_status st = {0};
     nb_tensor *x = NULL;
-    if (fl > 4 && !strcmp(file + fl - 4, ".npy")) {
+    uint32_t seed;
+    int r = cli_random_seed(file, file, &seed);
+    if (r > 0)
+        return r;
+    if (r == 0) { /* the values infer's random:SEED gives a float32 input of this shape */
+        int64_t dims[6];
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        if (nb_tensor_new(NB_FLOAT, t->rank, dims, &x, &st))
+            return cli_fail(2, "%s", st.msg);
+        nb_tensor_fill_uniform(x, seed, -1.0, 1.0);
+    } else if (fl > 4 && !strcmp(file + fl - 4, ".npy")) {
         if (nb_npy_read(file, &x, &st))
             return cli_fail(2, "%s", st.msg);
     } else {

@@ -1,7 +1,9 @@
 /* nanobench: command-line entry point. */
 #include <errno.h>
 #include <math.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,24 @@ int cli_json_out(const char *cmd, json_t *o)
     if (r || fputc('\n', stdout) == EOF || fflush(stdout) || ferror(stdout))
         return cli_fail(2, "%s --json: cannot write to standard output: %s", cmd,
                         errno ? strerror(errno) : "out of memory");
+    return 0;
+}
+
+int cli_random_seed(const char *spec, const char *file, uint32_t *seed)
+{
+    if (strcmp(file, "random") != 0 && strncmp(file, "random:", 7) != 0)
+        return -1;
+    *seed = 0;
+    if (file[6] != ':')
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(file + 7, &end, 10);
+    if (!end || *end || end == file + 7 || file[7] < '0' || file[7] > '9' || errno ||
+        v > UINT32_MAX)
+        return cli_fail(2, "--input %s: the seed must be an integer from 0 to 4294967295 "
+                           "(random:SEED)", spec);
+    *seed = (uint32_t)v;
     return 0;
 }
 

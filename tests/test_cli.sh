@@ -414,6 +414,15 @@ npy "$T/run/bad.npy" '<f4' '(1, 3, 8, 7)' 672
 expect 2 "run: an input of another shape" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/bad.npy" --output-dir "$T/run/o2"; mentions "shape \[1,3,8,7\], the model's input is \[1,3,8,8\]"
 npy "$T/run/x.npy" '<f4' '(1, 3, 8, 8)' 768
 expect 2 "run: one input given twice" -- "$NB" run "$T/atc/deploy.exeom" --input "$T/run/x.npy" --input "0=$T/run/x.npy"; mentions "given twice"
+# random:SEED is infer's input of that seed: infer's dump of its input x, converted to .npy,
+# run gives the same output bytes as random:5 itself
+"$NB" infer "$T/conv.onnx" --input x=random:5 --output-dir "$T/run/rin" --dump "$T/run/rgold" >/dev/null 2>&1 &&
+    "$NB" compare convert -d "$(find "$T/run/rgold" -type f -name 'Input.*' | head -n 1)" --out "$T/run/rnpy" >/dev/null 2>&1 ||
+    { echo "FAIL: infer random:5 with its input dumped and converted"; fails=$((fails + 1)); }
+expect 0 "run: random:5" -- "$NB" run "$T/atc/deploy.exeom" --input x=random:5 --output-dir "$T/run/rr"
+expect 0 "run: infer's random:5 input as a file" -- "$NB" run "$T/atc/deploy.exeom" --input "x=$(ls "$T/run/rnpy"/*.npy | head -n 1)" --output-dir "$T/run/rf"
+cmp -s "$T/run/rr/y.npy" "$T/run/rf/y.npy" || { echo "FAIL: run random:5 differs from infer's random:5"; fails=$((fails + 1)); }
+expect 2 "run: a bad random seed" -- "$NB" run "$T/atc/deploy.exeom" --input x=random:x; mentions "the seed must be an integer"
 expect 2 "run: no such exeom" -- "$NB" run "$T/run/none.exeom"; mentions "Load file"
 cp "$T/atc/deploy.exeom" "$T/run/flip.exeom"
 printf 'X' | dd of="$T/run/flip.exeom" bs=1 seek=100 conv=notrunc 2>/dev/null
