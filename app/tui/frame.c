@@ -6,6 +6,7 @@
 #include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +41,16 @@ static volatile sig_atomic_t g_signal;
 static void on_signal(int sig)
 {
     g_signal = sig;
+}
+
+bool tui_hangup(void)
+{
+    if (g_signal)
+        return true;
+    /* a closed terminal: reads fail at once (getch returns ERR without waiting), and
+       SIGHUP may have gone to another process group */
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    return poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 /* ---- small helpers ---- */
@@ -789,7 +800,7 @@ int tui_main(int argc, char **argv, const char *db_path)
 
     wtimeout(stdscr, 100);
     while (!t->quit) {
-        if (g_signal) {
+        if (tui_hangup()) {
             g_signal = 0;
             if (t->job)
                 cancel_job(t);

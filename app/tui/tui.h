@@ -101,6 +101,9 @@ bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *t
 void tui_goto(tui *t, int step);
 /* The work folder of the current model: WORK/<stem>/sub, created; buf takes the path. */
 const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len);
+/* True once the terminal has closed or SIGINT/SIGTERM/SIGHUP arrived: every loop waiting
+ * for a key must give up (modal widgets then act as on Esc, the main loop quits). */
+bool tui_hangup(void);
 /* Redraws everything now (e.g. before a blocking dialog). */
 void tui_redraw(tui *t);
 /* Reads what the running job wrote so far, without finishing it (the main loop does that):

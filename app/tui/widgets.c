@@ -166,6 +166,10 @@ static int modal_key(tui *t, wint_t *wc)
     wtimeout(stdscr, 100);
     int r = wget_wch(stdscr, wc);
     if (r == ERR) {
+        if (tui_hangup()) { /* the terminal is gone or a signal came: close, as Esc does */
+            *wc = 27;
+            return OK;
+        }
         tui_tick(t);
         return ERR;
     }
