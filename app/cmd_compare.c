@@ -382,14 +382,16 @@ static const char *plain(const char *s)
 /* SQNR for the table and CSV: +-999 for +-infinity */
 static double sqnr_shown(double v) { return isinf(v) ? (v > 0 ? 999.0 : -999.0) : v; }
 
-static const char *likely_cause(const row *r)
+/* The likely cause of a row's error: of a layer over threshold (over = true), or of the
+   layer where the SQNR falls most (over = false: it may be within every threshold). */
+static const char *likely_cause(const row *r, bool over)
 {
     const char *op = r->npu->op_type;
     if (r->npu->saturations > 0 || r->m.sat_x > 0)
         return "fp16 saturation: results clamped at 65504 in this task";
     /* over only on RMSE or relative error (they grow with the values' scale: a Pow of values
        near 70 has an RMSE of 65 at 43 dB) while cosine and SQNR are good */
-    if (!strstr(r->reason, "cos") && !strstr(r->reason, "red") &&
+    if (over && !strstr(r->reason, "cos") && !strstr(r->reason, "red") &&
         !strstr(r->reason, "kl") && r->m.sqnr_db >= 30)
         return "none clear: over only a scale-dependent threshold (RMSE or relative error) "
                "at a good SQNR; see the largest SQNR drop";
@@ -896,7 +898,7 @@ static json_t *named_row_json(const row *rows, int i)
     json_object_set_new(o, "index", json_integer(i));
     json_object_set_new(o, "cosine", cli_jnum(r->m.cos));
     json_object_set_new(o, "sqnr_db", cli_jnum(r->m.sqnr_db));
-    json_object_set_new(o, "likely_cause", json_string(likely_cause(r)));
+    json_object_set_new(o, "likely_cause", json_string(likely_cause(r, r->fails)));
     return o;
 }
 
@@ -1119,6 +1121,11 @@ static int file_compare(int argc, char **argv)
             rec_metric("largest_drop_task", (double)rows[worst].npu->task_id, "");
     }
     bool inherited = first_bad >= 0 && prev >= 0 && rows[prev].fails;
+    /* not inherited, but the layer before was within 3 dB: the error grew gradually and
+       crosses the threshold here (accumulated), rather than appearing here (introduced) */
+    bool gradual = first_bad >= 0 && prev >= 0 && !inherited &&
+                   sqnr_shown(rows[prev].m.sqnr_db) - sqnr_shown(rows[first_bad].m.sqnr_db) < 3.0;
+    const char *origin = inherited ? "inherited" : gradual ? "accumulated" : "introduced";
     if (json) {
         json_object_set_new(jo, "npu_dumps", nb_json_string(mdir));
         json_object_set_new(jo, "golden_dumps", nb_json_string(gdir));
@@ -1131,7 +1138,7 @@ static int file_compare(int argc, char **argv)
         json_object_set_new(jo, "not_compared", json_integer(nr - n_cmp));
         json_t *fb = first_bad >= 0 ? named_row_json(rows, first_bad) : json_null();
         if (first_bad >= 0)
-            json_object_set_new(fb, "origin", json_string(inherited ? "inherited" : "introduced"));
+            json_object_set_new(fb, "origin", json_string(origin));
         json_object_set_new(jo, "first_over_threshold", fb);
         json_t *wd = worst >= 0 ? named_row_json(rows, worst) : json_null();
         if (worst >= 0)
@@ -1161,8 +1168,10 @@ static int file_compare(int argc, char **argv)
             const row *b = &rows[first_bad];
             printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
                    "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
-                   b->npu->task_id, b->m.cos, b->m.sqnr_db, likely_cause(b),
+                   b->npu->task_id, b->m.cos, b->m.sqnr_db, likely_cause(b, true),
                    inherited ? "inherited from the layer before"
+                   : gradual ? "accumulated: the error grew gradually (within 3 dB of the layer "
+                               "before, which is within the thresholds) and crosses here"
                              : "introduced here (the layer before is within the thresholds)");
         }
         if (worst >= 0) {
@@ -1170,7 +1179,7 @@ static int file_compare(int argc, char **argv)
             printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
                    "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
                    w->npu->task_id, sqnr_shown(w->m.sqnr_db),
-                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w));
+                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w, w->fails));
         }
         if (iso_line[0])
             printf("%s\n", iso_line);

@@ -261,8 +261,11 @@ static int cmd_show(nb_db *db, int argc, char **argv)
     }
     printf("artifacts (%d)\n", na);
     for (int i = 0; i < na; i++) {
-        printf("  %-9s %10lld B  %.12s  ", a[i].role, (long long)a[i].bytes,
-               a[i].sha256 ? a[i].sha256 : "-");
+        if (a[i].bytes < 0) /* a folder */
+            printf("  %-9s %12s  %-12s  ", a[i].role, "folder", "-");
+        else
+            printf("  %-9s %10lld B  %.12s  ", a[i].role, (long long)a[i].bytes,
+                   a[i].sha256 ? a[i].sha256 : "-");
         cli_put_escaped(stdout, a[i].path);
         printf("\n");
     }

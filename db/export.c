@@ -279,7 +279,7 @@ static nb_err run_json(nb_db *db, const nb_run_row *r, json_t **out, nb_status *
         json_object_set_new(x, "role", jstr(a[i].role));
         json_object_set_new(x, "path", jstr(a[i].path));
         json_object_set_new(x, "sha256", jstr(a[i].sha256));
-        json_object_set_new(x, "bytes", json_integer(a[i].bytes));
+        json_object_set_new(x, "bytes", a[i].bytes < 0 ? json_null() : json_integer(a[i].bytes));
         json_array_append_new(aa, x);
     }
     nb_artifact_rows_free(a, na);

@@ -334,7 +334,7 @@ static void read_artifact(sqlite3_stmt *s, void *row)
     a->role = dup_text(s, 0);
     a->path = dup_text(s, 1);
     a->sha256 = dup_col(s, 2);
-    a->bytes = sqlite3_column_int64(s, 3);
+    a->bytes = sqlite3_column_type(s, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 3);
 }
 
 nb_err nb_db_artifacts(nb_db *db, int64_t run, nb_artifact_row **rows, int *n,

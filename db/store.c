@@ -578,9 +578,14 @@ nb_err nb_run_artifact(nb_run *r, const char *role, const char *path, nb_status 
     rec_artifact *a = &r->a[r->n_a];
     memset(a, 0, sizeof *a);
     char abs[PATH_MAX];
-    nb_err e = nb_sha256_file(path, a->sha, &a->bytes, st);
-    if (e)
-        return e;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        a->bytes = -1; /* a folder (a dump tree): recorded by path, no hash nor size */
+    } else {
+        nb_err e = nb_sha256_file(path, a->sha, &a->bytes, st);
+        if (e)
+            return e;
+    }
     a->role = strdup(role);
     a->path = strdup(realpath(path, abs) ? abs : path);
     if (!a->role || !a->path) {
@@ -656,8 +661,13 @@ static nb_err end_body(nb_db *db, void *arg, nb_status *st)
         sqlite3_bind_int64(s, 1, r->id);
         sqlite3_bind_text(s, 2, r->a[i].role, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(s, 3, r->a[i].path, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(s, 4, r->a[i].sha, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(s, 5, r->a[i].bytes);
+        if (r->a[i].bytes < 0) { /* a folder */
+            sqlite3_bind_null(s, 4);
+            sqlite3_bind_null(s, 5);
+        } else {
+            sqlite3_bind_text(s, 4, r->a[i].sha, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(s, 5, r->a[i].bytes);
+        }
         STEP();
     }
     PREP("UPDATE runs SET params = ?, finished = ?, wall_ms = ?, status = ?, error = ? "

@@ -100,6 +100,25 @@ static void test_record_and_read(void **state)
     assert_int_equal(nb_run_begin(db, "infer", model, 0, NULL, &r, &st), NB_OK);
     int64_t bad = nb_run_id(r);
     assert_int_equal(nb_run_end(r, false, "m.onnx: node 'x': broken", &st), NB_OK);
+    /* a folder artifact (a dump tree): path kept, no hash, size -1; a file: its hash */
+    char dir[512];
+    path_of(dir, sizeof dir, "dumps");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(nb_run_begin(db, "compare", NULL, 0, NULL, &r, &st), NB_OK);
+    int64_t withdir = nb_run_id(r);
+    assert_int_equal(nb_run_artifact(r, "dump", dir, &st), NB_OK);
+    assert_int_equal(nb_run_artifact(r, "output", other, &st), NB_OK);
+    assert_int_equal(nb_run_end(r, true, NULL, &st), NB_OK);
+    nb_artifact_row *ar;
+    int na;
+    assert_int_equal(nb_db_artifacts(db, withdir, &ar, &na, &st), NB_OK);
+    assert_int_equal(na, 2);
+    assert_string_equal(ar[0].role, "dump");
+    assert_null(ar[0].sha256);
+    assert_int_equal(ar[0].bytes, -1);
+    assert_int_equal(ar[1].bytes, 12); /* "another file" */
+    assert_non_null(ar[1].sha256);
+    nb_artifact_rows_free(ar, na);
     nb_run_row row;
     assert_int_equal(nb_db_get(db, bad, &row, &st), NB_OK);
     assert_string_equal(row.status, "error");

@@ -67,7 +67,8 @@ nb_err nb_run_metric(nb_run *r, const char *name, double value, const char *unit
 /* One layer of the run's report, in order: n metrics (names[i] = values[i]). */
 nb_err nb_run_layer(nb_run *r, const char *layer, const char *op_type, int n,
                     const char *const *names, const double *values, nb_status *st);
-/* A file the run read or wrote; its SHA-256 and size are taken now. */
+/* A file the run read or wrote; its SHA-256 and size are taken now (a folder, e.g. a dump
+ * tree, is recorded by path with no hash nor size). */
 nb_err nb_run_artifact(nb_run *r, const char *role, const char *path, nb_status *st);
 /* Ends the run: status 'ok' or 'error' (with error, one line), finished time, wall time,
  * and everything added since nb_run_begin, in one transaction. Frees r in every case. */
@@ -121,8 +122,8 @@ nb_err nb_db_layers(nb_db *db, int64_t run, nb_layer_row **rows, int *n, nb_stat
 void nb_layer_rows_free(nb_layer_row *rows, int n);
 
 typedef struct nb_artifact_row {
-    char *role, *path, *sha256;
-    int64_t bytes;
+    char *role, *path, *sha256; /* sha256 NULL for a folder */
+    int64_t bytes;              /* -1 for a folder */
 } nb_artifact_row;
 nb_err nb_db_artifacts(nb_db *db, int64_t run, nb_artifact_row **rows, int *n,
                        nb_status *st);
