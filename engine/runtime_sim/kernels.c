@@ -952,7 +952,10 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
 }
 
 /* ReduceSum/Mean/Max/Min/L2, GlobalAverage/MaxPool: one pass over x in row-major order,
-   each output accumulating its elements in that order, rounded to fp16 after every add */
+   each output accumulating its elements in that order, rounded to fp16 after every add.
+   A mean (ReduceMean, GlobalAveragePool) multiplies each element by fp16(1/n) before it
+   is added (CANN's ReduceMeanD on an fp16 vector unit: vmuls, then sum), so the running
+   sum stays in the range of the mean instead of n times it (npu-numerics.md). */
 static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
@@ -976,6 +979,7 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
     for (int d = 0; d < x->rank; d++)
         if (mask >> d & 1)
             count *= x->dims[d];
+    double inv = count ? f16r(1.0 / (double)count) : 0; /* the mean's vmuls factor */
     for (int64_t e = 0; e < nx; e++) {
         int64_t o = 0;
         for (int d = 0; d < x->rank; d++)
@@ -986,6 +990,7 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
         case K_RMAX: acc[o] = (v > acc[o] || isnan(v)) ? v : acc[o]; break;
         case K_RMIN: acc[o] = (v < acc[o] || isnan(v)) ? v : acc[o]; break;
         case K_RL2: acc[o] = f16r(acc[o] + f16r(v * v)); break;
+        case K_RMEAN: acc[o] = f16r(acc[o] + f16r(v * inv)); break;
         default: acc[o] = f16r(acc[o] + v); break;
         }
         odo_inc(idx, x->dims, x->rank);
@@ -993,8 +998,8 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
     int64_t iy[6];
     for (int64_t o = 0; o < ny; o++) {
         double v = acc[o];
-        if (kid == K_RMEAN)
-            v = count ? v / (double)count : NAN;
+        if (kid == K_RMEAN && !count)
+            v = NAN; /* the mean of nothing */
         else if (kid == K_RL2)
             v = sqrt(v);
         flat_to_idx(o, y, iy);

@@ -1004,7 +1004,11 @@ static void profile_task(nb_sim_model *m, int ki, const nb_cycle_params *cp)
         pr->macs = (uint64_t)macs;
         compute += 2 * padded / ops_pc;
     } else {
-        double cost = table_op(k->kid) ? cp->vector_table_cost : math_op(k->kid) ? cp->vector_math_cost : 1;
+        /* a mean is two simple ops per element: the multiply by 1/n, then the add */
+        double cost = table_op(k->kid)  ? cp->vector_table_cost
+                      : math_op(k->kid) ? cp->vector_math_cost
+                      : k->kid == K_RMEAN || k->kid == K_GAP ? 2
+                                                            : 1;
         compute = ceil((double)max_elems / cp->vector_lanes) * cost;
     }
     double move = (double)(pr->bytes_in + pr->bytes_out) / cp->act_bytes_per_cycle +
