@@ -452,6 +452,30 @@ static void test_reduce_mean(void **state)
     assert_int_equal(sat, 0);
 }
 
+/* A Clip whose lower bound the model computes (melspectrogram's top_db floor: Clip(x,
+ * ReduceMax(x) - 80)) reads it from its operand; a constant bound is a parameter. Here
+ * y = Clip(x, ReduceMax(x), +inf) = max(x) everywhere. */
+static void test_clip_runtime_bound(void **state)
+{
+    (void)state;
+    xt t[4] = {{1, 2, 0, 2, {1, 4}, 0}, {1, 2, 2, 2, {1, 1}, 0}, {1, 2, 3, 0, {0}, 0},
+               {1, 2, 1, 2, {1, 4}, 0}};
+    xk k[2] = {{40, 0, 1, 1, {0}, {1}, {0}}, {26, 0, 3, 1, {0, 1, 2}, {3}, {0}}};
+    k[0].params[0] = 2, k[0].params[1] = 1; /* ReduceMax over axis 1, keepdims */
+    float lo = -INFINITY, hi = INFINITY;     /* what the compiler writes for a run-time bound */
+    memcpy(k[1].params, &lo, 4);
+    memcpy(k[1].params + 4, &hi, 4);
+    uint8_t w[32] = {0};
+    put16(w, 0x7C00); /* the max: a weight (fp16 +inf), read as the parameter */
+    size_t len;
+    uint8_t *f = build(t, 4, k, 2, w, sizeof w, 32, &len);
+    double in[4] = {1, -2, 3.5, 0}, out[4];
+    run_model(f, len, in, 4, out, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(out[i] == 3.5);
+    free(f);
+}
+
 /* The cycle model's defaults are the documented ones (share/npu-cycles.conf). */
 static void test_cycle_params(void **state)
 {
@@ -479,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_reduce_mean),
+        cmocka_unit_test(test_clip_runtime_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -773,13 +773,15 @@ static inline double ew_op(const sim_task *k, const double *a, int n)
     case K_LOG: return log(a[0]);
     case K_ABS: return fabs(a[0]);
     case K_NEG: return -a[0];
-    case K_CLIP:
+    case K_CLIP: {
+        double lo = k->clip_rt & 1 ? a[1] : k->f[0], hi = k->clip_rt & 2 ? a[2] : k->f[1];
         v = a[0];
-        if (v < k->f[0])
-            v = k->f[0];
-        if (v > k->f[1])
-            v = k->f[1];
+        if (v < lo)
+            v = lo;
+        if (v > hi)
+            v = hi;
         return v;
+    }
     case K_SQRT: return sqrt(a[0]);
     case K_ROUND: return nearbyint(a[0]);
     case K_ELU: return a[0] < 0 ? (double)k->f[0] * (exp(a[0]) - 1) : a[0];
@@ -797,7 +799,8 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *y = TD(k->out[0]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
-    int n = k->kid == K_CLIP ? 1 : k->n_in; /* Clip's bounds are parameters */
+    /* Clip's constant bounds are parameters; one the model computes is read as an operand */
+    int n = k->kid != K_CLIP ? k->n_in : k->clip_rt & 2 ? 3 : k->clip_rt & 1 ? 2 : 1;
     const nb_exeom_tensor *in[NB_EXEOM_MAX_IN];
     const uint8_t *ip[NB_EXEOM_MAX_IN];
     bool scalar[NB_EXEOM_MAX_IN], fast = true;

@@ -852,6 +852,10 @@ static nb_err check_task(vctx *v)
         memcpy(&k->f[0], p, 4), memcpy(&k->f[1], p + 4, 4);
         if (isnan(k->f[0]) || isnan(k->f[1]))
             return BAD("task %d (Clip): NaN bound", v->k);
+        /* a bound the model computes (not a weight): read from its tensor, broadcast */
+        for (int i = 1; i < k->n_in && i < 3; i++)
+            if (k->in[i] >= 0 && T(v, k->in[i])->role != ROLE_W)
+                k->clip_rt |= 1 << (i - 1);
     }
     if (kid == K_WHERE && T(v, k->in[0])->dtype != DT_BOOL)
         return BAD("task %d (Where): condition not BOOL", v->k);
