@@ -485,6 +485,8 @@ static int by_row(const void *a, const void *b)
 /* ---- --isolate: one layer on the simulator with the golden input ---- */
 typedef struct iso_ctx {
     int k0, k1, out_t;
+    double out_scale, out_offset; /* what the output holds of its value (--nb_input_scale) */
+    double in_scale[NB_EXEOM_MAX_IN], in_offset[NB_EXEOM_MAX_IN];
     int in_t[NB_EXEOM_MAX_IN];
     const nb_dump_tensor *gin[NB_EXEOM_MAX_IN];
     int n_in;
@@ -501,7 +503,8 @@ static void iso_hook(void *user, const nb_sim_model *cm, int k, bool before)
         for (int j = 0; j < c->n_in; j++) {
             uint8_t *p = nb_sim_tensor_data_mut(m, c->in_t[j]);
             for (int64_t e = 0; p && e < c->gin[j]->numel; e++)
-                nb_sim_set(&x->t[c->in_t[j]], p, e, c->gin[j]->v[e]);
+                nb_sim_set(&x->t[c->in_t[j]], p, e,
+                           c->gin[j]->v[e] * c->in_scale[j] + c->in_offset[j]);
         }
     if (!before && k == c->k1) {
         const nb_exeom_tensor *t = &x->t[c->out_t];
@@ -509,7 +512,7 @@ static void iso_hook(void *user, const nb_sim_model *cm, int k, bool before)
         c->n_got = nb_sim_numel(t);
         c->got = malloc(sizeof(double) * ((size_t)c->n_got + 1));
         for (int64_t e = 0; c->got && p && e < c->n_got; e++)
-            c->got[e] = nb_sim_get(t, p, e);
+            c->got[e] = (nb_sim_get(t, p, e) - c->out_offset) / c->out_scale;
     }
 }
 
@@ -567,6 +570,8 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
             if (o != NB_EXEOM_NONE && nb_acl_tensor_onnx(id, o)[0])
                 c.k1 = (int)k, c.out_t = o;
         }
+    if (c.k1 >= 0)
+        nb_acl_tensor_scale(id, c.out_t, &c.out_scale, &c.out_offset);
     if (c.k0 < 0 || c.k1 < 0) {
         rc = cli_fail(2, "--isolate %s: no task of %s computes it (a task name or an ONNX node "
                       "of NAME.dbg)", layer, exeom);
@@ -582,6 +587,7 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
         const nb_dump_tensor *g = golden_by_value(vi, gd, nb_acl_tensor_onnx(id, t), &owner);
         if (!g || !g->v || g->numel != nb_sim_numel(&x->t[t]))
             continue;
+        nb_acl_tensor_scale(id, t, &c.in_scale[c.n_in], &c.in_offset[c.n_in]);
         c.in_t[c.n_in] = t, c.gin[c.n_in++] = g;
     }
     if (c.n_in == 0) {
