@@ -372,11 +372,28 @@ static const char *plain(const char *s)
 /* SQNR for the table and CSV: +-999 for +-infinity */
 static double sqnr_shown(double v) { return isinf(v) ? (v > 0 ? 999.0 : -999.0) : v; }
 
-static const char *likely_cause(const row *r)
+/* One line (buf holds it when it has numbers in it). */
+static const char *likely_cause(const row *r, char *buf, size_t len)
 {
     const char *op = r->npu->op_type;
-    if (r->npu->saturations > 0 || r->m.sat_x > 0)
-        return "fp16 saturation: results clamped at 65504 in this task";
+    if (r->npu->saturations > 0 || r->m.sat_x > 0) {
+        /* values beyond fp16: a cube op's output (or what grows from it) can take a scale
+           (atc --nb_input_scale); a sum of the model's own input cannot; a Log's -inf is 0 in */
+        char n[64];
+        if (r->npu->saturations > 0)
+            snprintf(n, sizeof n, "%llu results clamped at 65504 in this task",
+                     (unsigned long long)r->npu->saturations);
+        else
+            snprintf(n, sizeof n, "%lld values at 65504 in its output", (long long)r->m.sat_x);
+        if (!strcmp(op, "Log"))
+            snprintf(buf, len, "fp16 saturation (%s): the log of 0, -inf (its input holds zeros: "
+                     "quantized to 0, or below fp16's smallest value 6e-8)", n);
+        else
+            snprintf(buf, len, "fp16 saturation (%s): values beyond fp16's range (a long sum, "
+                     "large products); when they grow from a cube op's output, atc "
+                     "--nb_input_scale scales them down (atc suggests a value)", n);
+        return buf;
+    }
     /* over only on RMSE or relative error (they grow with the values' scale: a Pow of values
        near 70 has an RMSE of 65 at 43 dB) while cosine and SQNR are good */
     if (!strstr(r->reason, "cos") && !strstr(r->reason, "red") &&
@@ -895,6 +912,7 @@ static int file_compare(int argc, char **argv)
         printf("verdict: global consistency (every compared layer within the thresholds)\n");
     } else {
         const row *b = &rows[first_bad];
+        char cause[400];
         bool carries = last_cmp >= 0 && rows[last_cmp].fails;
         printf("verdict: %s\n", carries ? "problem node (the failure carries to the network "
                                          "output)" : "single-point error (the network output is "
@@ -906,7 +924,7 @@ static int file_compare(int argc, char **argv)
                 prev = i;
         printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
                "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type), b->npu->task_id,
-               b->m.cos, b->m.sqnr_db, likely_cause(b),
+               b->m.cos, b->m.sqnr_db, likely_cause(b, cause, sizeof cause),
                prev >= 0 && rows[prev].fails ? "inherited from the layer before"
                                              : "introduced here (the layer before is within the "
                                                "thresholds)");
@@ -930,7 +948,7 @@ static int file_compare(int argc, char **argv)
             printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
                    "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
                    w->npu->task_id, sqnr_shown(w->m.sqnr_db),
-                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w));
+                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w, cause, sizeof cause));
             rec_metric("largest_drop_task", (double)w->npu->task_id, "");
         }
     }
