@@ -3,7 +3,11 @@
 # calibrated on the demo's speech clips (IFMR, 20 clips) and compiled as scripts/demo.sh does
 # (cut at its first-stage score Sigmoid_28), then run on the evaluation clips: per clip the
 # float model's score, the NPU's, and the fp16 results the NPU clamped at 65504; over the
-# clips the cosine and SQNR of the NPU's scores against the float ones.
+# clips the cosine and SQNR of the NPU's scores against the float ones. Then melspectrogram
+# calibrated on the demo's 20 audio clips and compiled without and with --nb_input_scale
+# (the value atc advises, and 2^-15), run on the evaluation clips: per clip the cosine and
+# SQNR of its output against the float model's, for the fake-quant model (the quantization's
+# own error) and the NPU, and the fp16 results the NPU clamped.
 # usage: bench/fp16_range.sh [BUILD_DIR] [CLIPS]   (needs node; the demo's data, or espeak-ng
 # and sox to make it)
 set -eu
@@ -69,3 +73,41 @@ for f in $(ls "$data/eval/hey_jarvis" | head -n "$clips"); do
     printf '%-6s %10s %10s %s\n' "$c" "$r" "$x" "${s:-0}"
 done
 echo "scores, NPU against float over the clips: cosine SQNR dB = $(node "$work/metrics.js" --pairs <"$work/hj.pairs")"
+
+echo
+echo "== melspectrogram (input [1,16000], int16-scaled audio) on $clips evaluation clips"
+"$nb" --no-record calibrate --model "$models/melspectrogram.onnx" --input_shape "input:1,16000" \
+    --save_path "$work/mel/q" --data_dir "$data/calib/mel" --batch_num 20 >"$work/mel.cal" 2>&1 ||
+    { cat "$work/mel.cal"; exit 1; }
+atc_mel() { # NAME [--nb_input_scale=...]
+    (cd "$work/mel" && "$nb" --no-record atc --mode=30 --framework=5 --soc_version=Ascend035A \
+        --model=q_deploy_model.onnx --output="$1" --input_fp16_nodes="input" \
+        --input_shape="input:1,16000" --output_type=FP16 ${2:+"$2"} >"$1.atc" 2>&1) ||
+        { cat "$work/mel/$1.atc"; exit 1; }
+}
+atc_mel plain
+grep "fp16 range" "$work/mel/plain.atc" || true
+advised=$(sed -n 's/.*--nb_input_scale="input:\(2^-[0-9]*\)".*/\1/p' "$work/mel/plain.atc" | head -n 1)
+scales="${advised:-2^-12} 2^-15"
+for s in $scales; do atc_mel "s${s#2^-}" "--nb_input_scale=input:$s"; done
+printf '%-6s %-26s' clip "fake-quant vs float"
+printf ' %-40s' "NPU unscaled vs float"
+for s in $scales; do printf ' %-40s' "NPU x $s vs float"; done
+printf ' %s\n' "NPU x ${scales%% *} vs fake-quant"
+for f in $(ls "$data/eval/mel" | head -n "$clips"); do
+    c=${f%.bin}
+    "$nb" --no-record infer "$models/melspectrogram.onnx" --input_shape "input:1,16000" \
+        --input "input=$data/eval/mel/$f" --output-dir "$work/mel/ref_$c" >/dev/null
+    "$nb" --no-record infer "$work/mel/q_fake_quant_model.onnx" --input_shape "input:1,16000" \
+        --input "input=$data/eval/mel/$f" --output-dir "$work/mel/fq_$c" >/dev/null
+    printf '%-6s %-26s' "$c" "$(node "$work/metrics.js" "$work/mel/ref_$c/output.npy" "$work/mel/fq_$c/output.npy")"
+    for e in plain $(for s in $scales; do echo "s${s#2^-}"; done); do
+        "$nb" --no-record run "$work/mel/$e.exeom" --input "input=$data/eval/mel/$f" \
+            --output-dir "$work/mel/${e}_$c" >"$work/mel/${e}_$c.log" 2>&1
+        s=$(sat "$work/mel/${e}_$c.log")
+        printf ' %-40s' "$(node "$work/metrics.js" "$work/mel/ref_$c/output.npy" "$work/mel/${e}_$c/output.npy"), clamped ${s:-0}"
+    done
+    first=${scales%% *}
+    printf ' %s\n' "$(node "$work/metrics.js" "$work/mel/fq_$c/output.npy" "$work/mel/s${first#2^-}_$c/output.npy")"
+done
+echo "(cosine, SQNR dB of the output [1,1,97,32] against the float model; clamped: fp16 results at 65504 in the run)"
