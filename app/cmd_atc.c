@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +27,17 @@ static void help(void)
            "                     --output=NAME --input_fp16_nodes=\"x;y\" --output_type=FP16\n"
            "                     [--input_shape=\"x:1,16,96;y:...\"] [--out_nodes=\"node:0;...\"]\n"
            "                     [--log=debug|info|warning|error|null]\n"
+           "                     [--nb_input_scale=\"x:2^-15;...\"]\n"
            "The vendor's ATC command line for the Nano (mode 30). The model is the quantized\n"
            "one: nanobench calibrate's PREFIX_deploy_model.onnx, or QuantizeLinear /\n"
            "DequantizeLinear pairs. Every float input must be in --input_fp16_nodes and float\n"
            "outputs leave as FP16. --out_nodes cuts the graph at those outputs (the first\n"
            "stage of a model whose tail the NPU cannot run). Writes NAME.exeom (share/doc/\n"
-           "exeom.md) and NAME.dbg (share/proto/dbg.proto); --log=info lists the passes.\n");
+           "exeom.md) and NAME.dbg (share/proto/dbg.proto); --log=info lists the passes.\n"
+           "--nb_input_scale (a nanobench extension, not an ATC flag): the model computes\n"
+           "with s x that input (s a power of two, 2^-24 .. 2^24) where fp16 would clamp its\n"
+           "values, and takes s back before the outputs (docs/fp16-range.md); atc suggests\n"
+           "a value when a calibrated range is beyond fp16's 65504.\n");
 }
 
 /* ATC's name rule for --model / --output: the file name is letters, digits, _ - . */
@@ -76,6 +82,7 @@ int cmd_atc(int argc, char **argv)
 {
     const char *mode = NULL, *framework = NULL, *soc = NULL, *model = NULL, *output = NULL;
     const char *fp16 = NULL, *otype = NULL, *shape = NULL, *out_nodes = NULL, *log = "null";
+    const char *scale = NULL;
     struct {
         const char *flag;
         const char **dst;
@@ -83,7 +90,8 @@ int cmd_atc(int argc, char **argv)
                 {"--soc_version", &soc},    {"--model", &model},
                 {"--output", &output},      {"--input_fp16_nodes", &fp16},
                 {"--output_type", &otype},  {"--input_shape", &shape},
-                {"--out_nodes", &out_nodes}, {"--log", &log}};
+                {"--out_nodes", &out_nodes}, {"--log", &log},
+                {"--nb_input_scale", &scale}};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             help();
@@ -147,11 +155,16 @@ int cmd_atc(int argc, char **argv)
     if (rc)
         return rc;
     rec_param("soc_version", "%s", soc);
+    if (scale)
+        rec_param("nb_input_scale", "%s", scale);
     nb_status st = {0};
     nb_npu_input in = {0};
     nb_model *m = NULL;
     nb_op_table ops = {0};
     nb_estimate est = {0};
+    nb_scale_plan plan = {0};
+    nb_scale_advice *adv = NULL;
+    int n_adv = 0;
     char work[4200] = "", work_a[4300], work_b[4300];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -249,6 +262,40 @@ int cmd_atc(int argc, char **argv)
                       n_unq == 1 ? "s" : "", unq, n_unq > 8 ? ", ..." : "");
         goto out;
     }
+    /* fp16 range: calibrated ranges beyond 65504, and what --nb_input_scale would do */
+    if (nb_input_scale_advise(m, in.layers, in.n_layers, &adv, &n_adv, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    if (scale && nb_input_scale_apply(m, in.layers, in.n_layers, scale, &plan, &st)) {
+        rc = cli_error(&st);
+        goto out;
+    }
+    for (int i = 0; i < n_adv; i++) {
+        const nb_scale_advice *a = &adv[i];
+        double given = a->input[0] ? nb_scale_plan_input(&plan, a->input) : 0;
+        if (!a->input[0])
+            fprintf(stderr, "nanobench: warning: fp16 range: %s's input was calibrated to "
+                    "%.3g, beyond fp16's 65504, and no cube op before it could take a scale: "
+                    "--nb_input_scale cannot help\n", a->layer, a->range);
+        else if (!given || given > a->suggest)
+            fprintf(stderr, "nanobench: warning: fp16 range: %s's input was calibrated to "
+                    "%.3g, beyond fp16's 65504: the fp16 ops before it clamp%s; "
+                    "--nb_input_scale=\"%s:2^%d\" (a nanobench extension, not an ATC flag) "
+                    "brings it to %.0f%s\n", a->layer, a->range,
+                    given ? " at the scale given" : "", a->input, (int)lround(log2(a->suggest)),
+                    a->range * pow(a->suggest, a->power),
+                    a->undoable ? "" : " (but its scale cannot be taken back before every "
+                                       "output: atc says where)");
+    }
+    if (scale) {
+        printf("nb_input_scale: %s: %d change%s, outputs as the model's%s\n", scale,
+               plan.n_notes, plan.n_notes == 1 ? "" : "s",
+               plan.n_reset ? " (some cube outputs left unscaled)" : "");
+        bool notes = !strcmp(log, "info") || !strcmp(log, "debug");
+        for (int i = 0; notes && i < plan.n_notes; i++)
+            printf("[INFO] nb_input_scale: %s\n", plan.notes[i]);
+    }
     if (nb_op_table_load(nb_op_table_default_path(), &ops, &st)) {
         rc = cli_error(&st);
         goto out;
@@ -314,7 +361,7 @@ int cmd_atc(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
-    if (nb_dbg_write(dbg, model, m, &est, path, &st)) {
+    if (nb_dbg_write(dbg, model, m, &est, path, scale ? &plan : NULL, &st)) {
         remove(path); /* both files or none */
         rc = cli_error(&st);
         goto out;
@@ -341,6 +388,8 @@ out:
         rmdir(work);
     }
     nb_estimate_free(&est);
+    nb_scale_plan_free(&plan);
+    free(adv);
     nb_op_table_free(&ops);
     nb_model_free(m);
     nb_npu_input_free(&in);

@@ -382,13 +382,30 @@ static const char *plain(const char *s)
 /* SQNR for the table and CSV: +-999 for +-infinity */
 static double sqnr_shown(double v) { return isinf(v) ? (v > 0 ? 999.0 : -999.0) : v; }
 
-/* The likely cause of a row's error: of a layer over threshold (over = true), or of the
-   layer where the SQNR falls most (over = false: it may be within every threshold). */
-static const char *likely_cause(const row *r, bool over)
+/* The likely cause of a row's error, one line (buf holds it when it has numbers in it): of
+   a layer over threshold (over = true), or of the layer where the SQNR falls most (over =
+   false: it may be within every threshold). */
+static const char *likely_cause(const row *r, bool over, char *buf, size_t len)
 {
     const char *op = r->npu->op_type;
-    if (r->npu->saturations > 0 || r->m.sat_x > 0)
-        return "fp16 saturation: results clamped at 65504 in this task";
+    if (r->npu->saturations > 0 || r->m.sat_x > 0) {
+        /* values beyond fp16: a cube op's output (or what grows from it) can take a scale
+           (atc --nb_input_scale); a sum of the model's own input cannot; a Log's -inf is 0 in */
+        char n[64];
+        if (r->npu->saturations > 0)
+            snprintf(n, sizeof n, "%llu results clamped at 65504 in this task",
+                     (unsigned long long)r->npu->saturations);
+        else
+            snprintf(n, sizeof n, "%lld values at 65504 in its output", (long long)r->m.sat_x);
+        if (!strcmp(op, "Log"))
+            snprintf(buf, len, "fp16 saturation (%s): the log of 0, -inf (its input holds zeros: "
+                     "quantized to 0, or below fp16's smallest value 6e-8)", n);
+        else
+            snprintf(buf, len, "fp16 saturation (%s): values beyond fp16's range (a long sum, "
+                     "large products); when they grow from a cube op's output, atc "
+                     "--nb_input_scale scales them down (atc suggests a value)", n);
+        return buf;
+    }
     /* over only on RMSE or relative error (they grow with the values' scale: a Pow of values
        near 70 has an RMSE of 65 at 43 dB) while cosine and SQNR are good */
     if (over && !strstr(r->reason, "cos") && !strstr(r->reason, "red") &&
@@ -631,6 +648,8 @@ fail:
 /* ---- --isolate: one layer on the simulator with the golden input ---- */
 typedef struct iso_ctx {
     int k0, k1, out_t;
+    double out_scale, out_offset; /* what the output holds of its value (--nb_input_scale) */
+    double in_scale[NB_EXEOM_MAX_IN], in_offset[NB_EXEOM_MAX_IN];
     int in_t[NB_EXEOM_MAX_IN];
     const nb_dump_tensor *gin[NB_EXEOM_MAX_IN];
     int n_in;
@@ -647,7 +666,8 @@ static void iso_hook(void *user, const nb_sim_model *cm, int k, bool before)
         for (int j = 0; j < c->n_in; j++) {
             uint8_t *p = nb_sim_tensor_data_mut(m, c->in_t[j]);
             for (int64_t e = 0; p && e < c->gin[j]->numel; e++)
-                nb_sim_set(&x->t[c->in_t[j]], p, e, c->gin[j]->v[e]);
+                nb_sim_set(&x->t[c->in_t[j]], p, e,
+                           c->gin[j]->v[e] * c->in_scale[j] + c->in_offset[j]);
         }
     if (!before && k == c->k1) {
         const nb_exeom_tensor *t = &x->t[c->out_t];
@@ -655,7 +675,7 @@ static void iso_hook(void *user, const nb_sim_model *cm, int k, bool before)
         c->n_got = nb_sim_numel(t);
         c->got = malloc(sizeof(double) * ((size_t)c->n_got + 1));
         for (int64_t e = 0; c->got && p && e < c->n_got; e++)
-            c->got[e] = nb_sim_get(t, p, e);
+            c->got[e] = (nb_sim_get(t, p, e) - c->out_offset) / c->out_scale;
     }
 }
 
@@ -724,6 +744,8 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
             if (o != NB_EXEOM_NONE && nb_acl_tensor_onnx(id, o)[0])
                 c.k1 = (int)k, c.out_t = o;
         }
+    if (c.k1 >= 0)
+        nb_acl_tensor_scale(id, c.out_t, &c.out_scale, &c.out_offset);
     if (c.k0 < 0 || c.k1 < 0) {
         rc = cli_fail(2, "--isolate %s: no task of %s computes it (a task name or an ONNX node "
                       "of NAME.dbg)", layer, exeom);
@@ -739,6 +761,7 @@ static int isolate(const char *layer, const char *exeom, nb_dump *gd, int ng,
         const nb_dump_tensor *g = golden_by_value(vi, gd, nb_acl_tensor_onnx(id, t), &owner);
         if (!g || !g->v || g->numel != nb_sim_numel(&x->t[t]))
             continue;
+        nb_acl_tensor_scale(id, t, &c.in_scale[c.n_in], &c.in_offset[c.n_in]);
         c.in_t[c.n_in] = t, c.gin[c.n_in++] = g;
     }
     if (c.n_in == 0) {
@@ -898,7 +921,8 @@ static json_t *named_row_json(const row *rows, int i)
     json_object_set_new(o, "index", json_integer(i));
     json_object_set_new(o, "cosine", cli_jnum(r->m.cos));
     json_object_set_new(o, "sqnr_db", cli_jnum(r->m.sqnr_db));
-    json_object_set_new(o, "likely_cause", json_string(likely_cause(r, r->fails)));
+    char cause[400];
+    json_object_set_new(o, "likely_cause", json_string(likely_cause(r, r->fails, cause, sizeof cause)));
     return o;
 }
 
@@ -1163,12 +1187,13 @@ static int file_compare(int argc, char **argv)
         json_object_set_new(jo, "rows", jrows);
         jrows = NULL;
     } else {
+        char cause[400];
         printf("verdict: %s\n", verdict_text);
         if (first_bad >= 0) {
             const row *b = &rows[first_bad];
             printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
                    "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
-                   b->npu->task_id, b->m.cos, b->m.sqnr_db, likely_cause(b, true),
+                   b->npu->task_id, b->m.cos, b->m.sqnr_db, likely_cause(b, true, cause, sizeof cause),
                    inherited ? "inherited from the layer before"
                    : gradual ? "accumulated: the error grew gradually (within 3 dB of the layer "
                                "before, which is within the thresholds) and crosses here"
@@ -1179,7 +1204,7 @@ static int file_compare(int argc, char **argv)
             printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
                    "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
                    w->npu->task_id, sqnr_shown(w->m.sqnr_db),
-                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w, w->fails));
+                   sqnr_shown(rows[worst_prev].m.sqnr_db), likely_cause(w, w->fails, cause, sizeof cause));
         }
         if (iso_line[0])
             printf("%s\n", iso_line);

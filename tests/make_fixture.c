@@ -22,10 +22,16 @@
  *   sum_sat      y = ReduceSum(x [1,256]) -> [1,1]: saturates fp16 for large x
  *   tanh_tiny    y = Tanh(x [1,64]): the table's small-input error
  *   sigmoid_tiny y = Sigmoid(x [1,64]): the same for Sigmoid
+ *   stft_db      melspectrogram's shape of graph on int16-scaled samples x FLOAT [1,1,64]:
+ *                Conv "stft" (W [4,1,16], stride 16, w[c][k] = cos(pi c k / 8)) -> Transpose
+ *                (0,2,1) -> Pow 2 -> MatMul "mel" (W [4,2] of 0.5 and 0.25) -> Clip(1e-10,
+ *                inf) -> Log -> Mul 10 -> Div ln 10 -> Sub 0 -> y [1,4,2] (dB): the STFT and
+ *                power of loud audio are beyond fp16 (atc --nb_input_scale)
  *   matmul_sample the vendor's teaching sample "cascaded MatMul" (share/samples/matmul):
  *                y = MatMul(MatMul(x, W1), W2), x FLOAT [1,4], W1 [4,4], W2 [4,2], nodes
  *                matmul_1 and matmul_2; integer weights whose every column's largest
  *                magnitude is 127, so that ARQ's weight scales are exactly 1 */
+#define _DEFAULT_SOURCE /* M_PI */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -195,6 +201,47 @@ int main(int argc, char **argv)
         mb_init_floats(m, "W", 4, dw, w, sizeof w / sizeof w[0]);
         mb_node(m, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL});
         mb_node(m, "Relu", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
+    } else if (!strcmp(kind, "stft_db")) {
+        const int64_t dx[] = {1, 1, 64}, dw[] = {4, 1, 16}, dm[] = {4, 2}, dy[] = {1, 4, 2},
+                      d0[] = {0};
+        static float w[4 * 16];
+        for (int c = 0; c < 4; c++)
+            for (int k = 0; k < 16; k++)
+                w[c * 16 + k] = (float)cos(M_PI * c * k / 8);
+        const float mel[8] = {0.5f, 0.25f, 0.5f, 0.25f, 0.25f, 0.5f, 0.25f, 0.5f};
+        const float two = 2, lo = 1e-10f, hi = INFINITY, ten = 10, ln10 = 2.3025851249694824f,
+                    zero = 0;
+        mb_input(m, "x", 1, 3, dx);
+        mb_output(m, "y", 1, 3, dy);
+        mb_init_floats(m, "W", 3, dw, w, 64);
+        mb_init_floats(m, "melW", 2, dm, mel, 8);
+        mb_init_floats(m, "two", 0, d0, &two, 1);
+        mb_init_floats(m, "lo", 0, d0, &lo, 1);
+        mb_init_floats(m, "hi", 0, d0, &hi, 1);
+        mb_init_floats(m, "ten", 0, d0, &ten, 1);
+        mb_init_floats(m, "ln10", 0, d0, &ln10, 1);
+        mb_init_floats(m, "zero", 0, d0, &zero, 1);
+        Onnx__NodeProto *cv = mb_node(m, "Conv", (const char *[]){"x", "W", NULL},
+                                      (const char *[]){"c", NULL});
+        cv->name = "stft";
+        mb_attr_ints(cv, "strides", 1, (const int64_t[]){16});
+        Onnx__NodeProto *tr = mb_node(m, "Transpose", (const char *[]){"c", NULL},
+                                      (const char *[]){"t", NULL});
+        tr->name = "tr";
+        mb_attr_ints(tr, "perm", 3, (const int64_t[]){0, 2, 1});
+        mb_node(m, "Pow", (const char *[]){"t", "two", NULL}, (const char *[]){"p", NULL})->name =
+            "pow";
+        mb_node(m, "MatMul", (const char *[]){"p", "melW", NULL}, (const char *[]){"s", NULL})
+            ->name = "mel";
+        mb_node(m, "Clip", (const char *[]){"s", "lo", "hi", NULL}, (const char *[]){"q", NULL})
+            ->name = "clip";
+        mb_node(m, "Log", (const char *[]){"q", NULL}, (const char *[]){"l", NULL})->name = "log";
+        mb_node(m, "Mul", (const char *[]){"l", "ten", NULL}, (const char *[]){"u", NULL})->name =
+            "mul";
+        mb_node(m, "Div", (const char *[]){"u", "ln10", NULL}, (const char *[]){"d", NULL})
+            ->name = "div";
+        mb_node(m, "Sub", (const char *[]){"d", "zero", NULL}, (const char *[]){"y", NULL})
+            ->name = "sub";
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

@@ -492,7 +492,8 @@ json_ok "run --json: dump folder and files" "j.dump.files === $n && j.dump.files
     eq(j.tasks.map(t => t.op_type), ['TransData', 'AscendQuant', 'Conv', 'AscendDequant', 'TransData']) &&
     j.tasks[2].macs > 0 && j.saturation.total === 0"
 expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
-grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation" "$T/out" ||
+# 256 adds of 1000: the 66th passes 65504 (65 x 1000 = 65000), so 256 - 65 = 191 clamp
+grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation (191 results clamped at 65504 in this task): values beyond fp16's range (a long sum, large products); when they grow from a cube op's output, atc --nb_input_scale scales them down (atc suggests a value); introduced here" "$T/out" ||
     { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
 # --json of the same: y = 65504 against 256000, by hand: |error| 190496, relative 190496 /
 # 256000 = 0.744125 (over red = 0.05; under mre = 1 until --threshold mre=0.5), RMSE 190496
@@ -623,6 +624,60 @@ expect 0 "atc: LSTM and GRU" -- "$NB" atc $A --model="$T/rnn/out/r_deploy_model.
 expect 2 "atc: an If is listed" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16; mentions "1 op the NPU cannot run (cut it away with --out_nodes, or rewrite it): If_[0-9]* (If): If is not in the Nano's op list"
 expect 0 "atc: --out_nodes cuts before the If" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --out_nodes="ReduceMax_0:0"
 grep -q "0 quantized layers" "$T/out" || { echo "FAIL: atc cut"; cat "$T/out"; fails=$((fails + 1)); }
+
+# fp16 range (docs/fp16-range.md): melspectrogram's shape of graph on loud int16-scaled
+# samples (make_fixture stft_db): the STFT and its power are beyond fp16; atc names the layer
+# and the --nb_input_scale that brings its calibrated input under 65504, and with it the NPU
+# holds the model's values (compare reads the dumps back in the model's units)
+mkdir -p "$T/sc/data"
+"$FIX" stft_db "$T/sc/stft.onnx" || { echo "FAIL: make_fixture stft_db"; fails=$((fails + 1)); }
+node -e '
+const fs = require("fs");
+for (let b = 0; b < 4; b++) {
+  const x = Float32Array.from({length: 64}, (_, i) => Math.round(20000 * Math.sin(0.3 * (b + 1) * i) + 3000 * Math.sin(2.9 * i + b)));
+  fs.writeFileSync(process.argv[1] + "/" + b + ".bin", Buffer.from(x.buffer));
+}' "$T/sc/data"
+"$NB" calibrate --model "$T/sc/stft.onnx" --save_path "$T/sc/q/s" --data_dir "$T/sc/data" --batch_num 4 >/dev/null 2>&1 ||
+    { echo "FAIL: calibrate stft_db"; fails=$((fails + 1)); }
+S="--mode=30 --framework=5 --soc_version=Ascend035A --model=$T/sc/q/s_deploy_model.onnx --input_fp16_nodes=x --output_type=FP16"
+expect 0 "atc: a calibrated range beyond fp16 named, with the input scale that fits it" -- "$NB" atc $S --output="$T/sc/plain"
+grep -q "warning: fp16 range: mel's input was calibrated to 2.4e+10, beyond fp16's 65504: .*--nb_input_scale=\"x:2^-10\" (a nanobench extension, not an ATC flag) brings it to 22859" "$T/err" ||
+    { echo "FAIL: atc: no --nb_input_scale advice"; cat "$T/err"; fails=$((fails + 1)); }
+expect 2 "atc: --nb_input_scale not a power of two" -- "$NB" atc $S --output="$T/sc/bad" --nb_input_scale="x:3"; mentions "E10001: Value \[x:3\] for parameter \[--nb_input_scale\] is invalid"
+expect 2 "atc: --nb_input_scale naming no input" -- "$NB" atc $S --output="$T/sc/bad" --nb_input_scale="nope:2^-10"; mentions "names 'nope', which is not an input"
+[ ! -e "$T/sc/bad.exeom" ] || { echo "FAIL: atc --nb_input_scale: an exeom left after a refusal"; fails=$((fails + 1)); }
+expect 0 "atc --nb_input_scale" -- "$NB" atc $S --output="$T/sc/scaled" --nb_input_scale="x:2^-10" --log=info
+grep -q "^nb_input_scale: x:2^-10: 5 changes, outputs as the model's" "$T/out" &&
+    grep -q "^\[INFO\] nb_input_scale: stft: deq_scale x 2^-10" "$T/out" &&
+    grep -q "^\[INFO\] nb_input_scale: sub: constant zero 0 -> -60.206" "$T/out" && ! grep -q "fp16 range" "$T/err" ||
+    { echo "FAIL: atc --nb_input_scale: its changes"; cat "$T/out" "$T/err"; fails=$((fails + 1)); }
+"$NB" infer "$T/sc/stft.onnx" --input "x=$T/sc/data/1.bin" --output-dir "$T/sc/ref" --dump "$T/sc/gold" >/dev/null 2>&1
+for e in plain scaled; do
+    printf '{"dump": {"dump_list": [{"model_name": "%s"}], "dump_path": "%s"}}\n' "$e" "$T/sc/d_$e" >"$T/sc/$e.json"
+    "$NB" run "$T/sc/$e.exeom" --input "x=$T/sc/data/1.bin" --output-dir "$T/sc/o_$e" --dump "$T/sc/$e.json" >"$T/sc/run_$e.out" 2>&1
+done
+grep -q "fp16 saturation: .*stft/AscendDequant" "$T/sc/run_plain.out" && ! grep -q "fp16 saturation" "$T/sc/run_scaled.out" ||
+    { echo "FAIL: run: the STFT clamps unscaled, not scaled"; cat "$T/sc/run_plain.out" "$T/sc/run_scaled.out"; fails=$((fails + 1)); }
+# the dB output against the float model: within 0.25 dB scaled (the int8 quantization), off
+# by more than 100 dB unscaled (a constant -28448)
+node -e '
+const fs = require("fs");
+const npy = f => { const b = fs.readFileSync(f), h = b.readUInt16LE(8); return new Float32Array(b.buffer.slice(b.byteOffset + 10 + h, b.byteOffset + b.length)); };
+const r = npy(process.argv[1]), a = npy(process.argv[2]), s = npy(process.argv[3]);
+const d = (x) => Math.max(...x.map((v, i) => Math.abs(v - r[i])));
+process.exit(r.length === 8 && d(s) < 0.25 && d(a) > 100 ? 0 : (console.log(d(a), d(s)), 1));' \
+    "$T/sc/ref/y.npy" "$T/sc/o_plain/y.npy" "$T/sc/o_scaled/y.npy" ||
+    { echo "FAIL: run --nb_input_scale: the output against the float model"; fails=$((fails + 1)); }
+# (RMSE off: the input's fp16 rounding of 20000s, 8 at most, is over the default RMSE of 1)
+expect 0 "compare: the unscaled STFT's clamps named, with the fix" -- "$NB" compare file_compare -m "$T/sc/d_plain" -g "$T/sc/gold" -out "$T/sc/c" --threshold rmse=1e9
+grep -q "^first layer over threshold: stft/AscendDequant (AscendDequant, task 3).*likely cause: fp16 saturation ([0-9]* results clamped at 65504 in this task): .*atc --nb_input_scale scales them down" "$T/out" ||
+    { echo "FAIL: compare: the STFT's saturation and its fix not named"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "compare: scaled dumps read in the model's units" -- "$NB" compare file_compare -m "$T/sc/d_scaled" -g "$T/sc/gold" -out "$T/sc/c"
+awk '$2 == "Pow" && $3 == "pow" && $4 >= 0.9999 && $6 > 40 { ok = 1 } END { exit !ok }' "$T/out" ||
+    { echo "FAIL: compare: the scaled power spectrum not matched in the model's units"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "compare --isolate on a scaled layer" -- "$NB" compare file_compare -m "$T/sc/d_scaled" -g "$T/sc/gold" -out "$T/sc/c" --isolate mel --exeom "$T/sc/scaled.exeom"
+grep -q "^isolated mel (tasks .*golden input): cosine 0.99" "$T/out" ||
+    { echo "FAIL: compare --isolate on a scaled layer"; cat "$T/out"; fails=$((fails + 1)); }
 
 # an unusable database: the command still does its job, with one warning, unless required
 head -c 5000 /dev/urandom >"$T/corrupt.db"

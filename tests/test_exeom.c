@@ -230,6 +230,215 @@ static void test_sim_conv(void **state)
     nb_model_free(m);
 }
 
+/* y = 10 log10(Conv(x, W)^2): a 4-tap "STFT" of int16-scaled samples, its power, the Log
+ * and the dB scaling of melspectrogram (Transpose, Pow 2, Clip(p, 1e-10), Log, Mul 10,
+ * Div ln 10, Sub 0). The layer: int8 W [1, 1, 1, 1], AscendQuant scale 1/256, deq_scale
+ * 256. */
+static nb_model *stft_db_model(const char *tail_op)
+{
+    const int64_t dx[] = {1, 1, 4}, dw[] = {1, 1, 4}, dy[] = {1, 1, 1}, d0[] = {0};
+    const float w[4] = {1, 1, 1, 1}, two = 2, lo = 1e-10f, hi = INFINITY, ten = 10,
+                ln10 = 2.3025851249694824f, zero = 0;
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, dx);
+    mb_output(mm, "y", 1, 3, dy);
+    mb_init_floats(mm, "W", 3, dw, w, 4);
+    mb_init_floats(mm, "two", 0, d0, &two, 1);
+    mb_init_floats(mm, "lo", 0, d0, &lo, 1);
+    mb_init_floats(mm, "hi", 0, d0, &hi, 1);
+    mb_init_floats(mm, "ten", 0, d0, &ten, 1);
+    mb_init_floats(mm, "ln10", 0, d0, &ln10, 1);
+    mb_init_floats(mm, "zero", 0, d0, &zero, 1);
+    mb_node(mm, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL})->name =
+        "stft";
+    if (tail_op) { /* y = tail_op(c): an op the scale cannot go through */
+        mb_node(mm, tail_op, (const char *[]){"c", NULL}, (const char *[]){"y", NULL})->name =
+            "tail";
+        return load_folded(mm);
+    }
+    Onnx__NodeProto *tr = mb_node(mm, "Transpose", (const char *[]){"c", NULL},
+                                  (const char *[]){"t", NULL});
+    tr->name = "tr";
+    mb_attr_ints(tr, "perm", 3, (const int64_t[]){0, 2, 1});
+    mb_node(mm, "Pow", (const char *[]){"t", "two", NULL}, (const char *[]){"p", NULL})->name =
+        "pow";
+    mb_node(mm, "Clip", (const char *[]){"p", "lo", "hi", NULL}, (const char *[]){"q", NULL})
+        ->name = "clip";
+    mb_node(mm, "Log", (const char *[]){"q", NULL}, (const char *[]){"l", NULL})->name = "log";
+    mb_node(mm, "Mul", (const char *[]){"l", "ten", NULL}, (const char *[]){"m", NULL})->name =
+        "mul";
+    mb_node(mm, "Div", (const char *[]){"m", "ln10", NULL}, (const char *[]){"d", NULL})->name =
+        "div";
+    mb_node(mm, "Sub", (const char *[]){"d", "zero", NULL}, (const char *[]){"y", NULL})->name =
+        "sub";
+    return load_folded(mm);
+}
+
+/* Compiles m with its layer (scaled by spec, or not), runs x = 25600 x 4; returns y and the
+ * clamped fp16 results of the run. */
+static double run_stft_db(nb_model *m, const char *spec, nb_scale_plan *plan, uint64_t *sat,
+                          uint64_t *deq_bits)
+{
+    int8_t wq[4] = {1, 1, 1, 1};
+    int32_t b[1] = {0};
+    uint64_t dq[1] = {0x43800000u}; /* 256.0f */
+    nb_npu_layer l = {.node = "stft", .quant_scale = 1.0f / 256, .quant_offset = 0,
+                      .act_bits = 8, .w_rank = 3, .w_dims = {1, 1, 4}, .w_numel = 4, .w = wq,
+                      .channels = 1, .bias = b, .deq_scale = dq};
+    nb_status st = {0};
+    if (spec && nb_input_scale_apply(m, &l, 1, spec, plan, &st))
+        fail_msg("%s", st.msg);
+    assert_true(l.quant_scale == 1.0f / 256); /* it reads the input: the same int8 values */
+    *deq_bits = dq[0];
+    nb_estimate e;
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(m, &ops, &o, &e, &st))
+        fail_msg("%s", st.msg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/stft_db.exeom", tmpdir);
+    int64_t bytes = 0;
+    if (nb_exeom_write(path, m, &e, &l, 1, "Ascend035A", &bytes, &st))
+        fail_msg("%s", st.msg);
+    /* NAME.dbg: the power spectrum's tensor holds 2^-20 x its value, the output as it is */
+    char dbg[600];
+    snprintf(dbg, sizeof dbg, "%s/stft_db.dbg", tmpdir);
+    if (nb_dbg_write(dbg, "t.onnx", m, &e, path, spec ? plan : NULL, &st))
+        fail_msg("%s", st.msg);
+    size_t dl;
+    uint8_t *db = slurp(dbg, &dl);
+    Nanobench__Dbg__Dbg *d = nanobench__dbg__dbg__unpack(NULL, dl, db);
+    assert_non_null(d);
+    int seen = 0;
+    for (size_t i = 0; i < d->n_tensors; i++) {
+        const Nanobench__Dbg__Tensor *t = d->tensors[i];
+        if (!strcmp(t->onnx_value, "p"))
+            assert_true(t->value_scale == (spec ? ldexp(1, -20) : 0) && t->value_offset == 0), seen++;
+        if (!strcmp(t->onnx_value, "d"))
+            assert_true(spec ? fabs(t->value_offset - -60.20599913) < 1e-6 && t->value_scale == 1
+                             : t->value_scale == 0), seen++;
+        if (!strcmp(t->onnx_value, "y"))
+            assert_true(t->value_scale == 0 && t->value_offset == 0), seen++;
+    }
+    assert_true(seen >= 3);
+    nanobench__dbg__dbg__free_unpacked(d, NULL);
+    free(db);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    nb_sim_model *sm = NULL;
+    if (nb_sim_load(buf, len, NULL, &sm, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];
+    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes);
+    for (int i = 0; i < 4; i++)
+        nb_sim_set(ti, in, i, 25600);
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    double y = nb_sim_get(to, out, 0);
+    *sat = 0;
+    for (uint32_t k = 0; k < x->n_tasks; k++)
+        *sat += nb_sim_task_saturations(sm, (int)k);
+    free(in), free(out), free(buf);
+    nb_sim_free(sm);
+    nb_estimate_free(&e);
+    return y;
+}
+
+/* --nb_input_scale on melspectrogram's shape of graph, worked by hand. x = 25600 x 4
+ * quantizes to 100 x 4 (scale 1/256), the cube sums 400, x 256 = 102400: beyond fp16.
+ * The float model: 20 log10(102400) = 100.206. */
+static void test_input_scale(void **state)
+{
+    (void)state;
+    uint64_t sat, deq_bits;
+    nb_scale_plan plan = {0};
+    /* unscaled: the Conv clamps at 65504, so does its square (2 clamped results); ln 65504 = 11.0899 -> fp16
+       11.09375 (ulp 2^-7), x 10 = 110.9375, x fp16(1/ln 10) = 0.43432617 -> 48.18 -> 48.1875
+       (ulp 2^-5) */
+    nb_model *m = stft_db_model(NULL);
+    assert_true(run_stft_db(m, NULL, NULL, &sat, &deq_bits) == 48.1875);
+    assert_int_equal(sat, 2);
+    nb_model_free(m);
+    /* x 2^-10: deq_scale 256 x 2^-10 = 0.25 (0x3E800000), the Conv gives 100, its square
+       10000 (both exact); ln 10000 = 9.21034 -> 9.2109375, x 10 = 92.109375 -> 92.125
+       (ulp 2^-4), x 0.43432617 = 40.0123 -> 40; the Sub's constant 0 becomes 10 ln(2^-20) /
+       ln 10 = -60.206, in fp16 -60.21875: 40 + 60.21875 = 100.21875, a tie between 100.1875
+       and 100.25 (ulp 2^-4): 100.25, 0.044 from the float model's 100.206 */
+    m = stft_db_model(NULL);
+    assert_true(run_stft_db(m, "x:2^-10", &plan, &sat, &deq_bits) == 100.25);
+    assert_int_equal(sat, 0);
+    assert_int_equal(deq_bits, 0x3E800000u);
+    /* what the NPU holds of each value: c x 2^-10, p x 2^-20, then offsets from the Log */
+    double s, o;
+    assert_true(nb_scale_plan_get(&plan, m->graph, "c", &s, &o) && s == ldexp(1, -10) && o == 0);
+    assert_true(nb_scale_plan_get(&plan, m->graph, "t", &s, &o) && s == ldexp(1, -10) && o == 0);
+    assert_true(nb_scale_plan_get(&plan, m->graph, "q", &s, &o) && s == ldexp(1, -20) && o == 0);
+    assert_true(nb_scale_plan_get(&plan, m->graph, "l", &s, &o) && s == 1 &&
+                fabs(o - 20 * log(0.5)) < 1e-12);
+    assert_true(nb_scale_plan_get(&plan, m->graph, "d", &s, &o) && s == 1 &&
+                fabs(o - -60.20599913) < 1e-6);
+    assert_false(nb_scale_plan_get(&plan, m->graph, "y", &s, &o)); /* the output: as the model */
+    assert_false(nb_scale_plan_get(&plan, m->graph, "x", &s, &o)); /* the input too */
+    assert_true(nb_scale_plan_input(&plan, "x") == ldexp(1, -10));
+    /* the Clip's bound and the Sub's constant are new constants; the old ones kept */
+    const nb_node *sub = NULL, *clip = NULL;
+    for (int i = 0; i < m->graph->n_nodes; i++) {
+        if (!strcmp(m->graph->nodes[i].name, "sub"))
+            sub = &m->graph->nodes[i];
+        if (!strcmp(m->graph->nodes[i].name, "clip"))
+            clip = &m->graph->nodes[i];
+    }
+    assert_non_null(sub);
+    assert_non_null(clip);
+    const nb_value *k = &m->graph->values[sub->in[1]];
+    assert_string_equal(k->name, "zero/nb_input_scale");
+    assert_true(nb_tensor_get_f64(k->const_val, 0) == (double)(float)-60.20599913279624);
+    assert_true(nb_tensor_get_f64(m->graph->values[clip->in[1]].const_val, 0) ==
+                (double)(float)(1e-10f * ldexp(1, -20)));
+    assert_int_equal(plan.n_reset, 0);
+    assert_int_equal(plan.n_notes, 4); /* the Conv, the Clip's two bounds, the Sub */
+    nb_scale_plan_free(&plan);
+    nb_model_free(m);
+    /* a scale an op cannot carry (Sigmoid): the Conv's output stays unscaled */
+    m = stft_db_model("Sigmoid");
+    int8_t wq[4] = {1, 1, 1, 1};
+    int32_t b[1] = {0};
+    uint64_t dq[1] = {0x43800000u};
+    nb_npu_layer l = {.node = "stft", .quant_scale = 1.0f / 256, .act_bits = 8, .w_rank = 3,
+                      .w_dims = {1, 1, 4}, .w_numel = 4, .w = wq, .channels = 1, .bias = b,
+                      .deq_scale = dq};
+    nb_status st = {0};
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:2^-10", &plan, &st), NB_OK);
+    assert_int_equal(plan.n_reset, 1);
+    assert_true(dq[0] == 0x43800000u && l.quant_scale == 1.0f / 256);
+    nb_scale_plan_free(&plan);
+    /* refused: not a power of two, out of range, not an input, no cube op reached */
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:3", &plan, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "power of two"));
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:2^-25", &plan, &st), NB_ERR_ARG);
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "W:2^-10", &plan, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "not an input"));
+    assert_int_equal(nb_input_scale_apply(m, &l, 0, "x:2^-10", &plan, &st),
+                     NB_ERR_UNSUPPORTED);
+    assert_non_null(strstr(st.msg, "reaches no cube op"));
+    nb_model_free(m);
+    /* the advice: the layer's calibrated input range, 127 x 256 = 32512 in fp16's range */
+    m = stft_db_model(NULL);
+    nb_scale_advice *adv = NULL;
+    int n_adv = 0;
+    l.quant_scale = 1.0f / 1e6f; /* a range of 1.27e8: beyond 65504 before any cube op */
+    if (nb_input_scale_advise(m, &l, 1, &adv, &n_adv, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(n_adv, 1);
+    assert_string_equal(adv[0].layer, "stft");
+    assert_int_equal(adv[0].power, 0); /* the input itself: no scale can reach it */
+    free(adv);
+    nb_model_free(m);
+}
+
 /* The same inputs give the same bytes. */
 static void test_deterministic(void **state)
 {
@@ -310,7 +519,7 @@ static void test_dbg(void **state)
     nb_npu_layer l = conv_layer();
     int64_t bytes;
     if (nb_exeom_write(ex, m, &e, &l, 1, "Ascend035B", &bytes, &st) ||
-        nb_dbg_write(dbg, "bn.onnx", m, &e, ex, &st))
+        nb_dbg_write(dbg, "bn.onnx", m, &e, ex, NULL, &st))
         fail_msg("%s", st.msg);
     size_t len;
     uint8_t *buf = slurp(dbg, &len);
@@ -432,6 +641,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
+        cmocka_unit_test(test_input_scale),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_dbg),

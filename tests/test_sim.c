@@ -388,6 +388,94 @@ static void test_dequant_paths(void **state)
     free(f);
 }
 
+/* One reduction over the last axis of an fp16 [1, n] input (kernel 39 ReduceMean or 42
+ * ReduceSum, keepdims), n copies of v: returns the result, *sat the clamped results. */
+static double reduce_row(int kernel, int n, double v, uint64_t *sat)
+{
+    xt t[2] = {{1, 2, 0, 2, {1, n}, 0}, {1, 2, 1, 2, {1, 1}, 0}};
+    xk k[1] = {{kernel, 0, 1, 1, {0}, {1}, {0}}};
+    k[0].params[0] = 2, k[0].params[1] = 1; /* axes {1}, keepdims */
+    uint8_t w[32] = {0};
+    size_t len;
+    uint8_t *f = build(t, 2, k, 1, w, sizeof w, 0, &len);
+    nb_sim_model *m = NULL;
+    nb_status st = {0};
+    if (nb_sim_load(f, len, NULL, &m, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(m);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(m, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(m, 0)];
+    uint8_t *ib = calloc(1, ti->bytes), *ob = calloc(1, to->bytes);
+    for (int i = 0; i < n; i++)
+        nb_sim_set(ti, ib, i, v);
+    const void *ins[1] = {ib};
+    void *outs[1] = {ob};
+    if (nb_sim_execute(m, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    double y = nb_sim_get(to, ob, 0);
+    *sat = nb_sim_task_saturations(m, 0);
+    free(ib), free(ob), free(f);
+    nb_sim_free(m);
+    return y;
+}
+
+/* A mean multiplies by fp16(1/n) before the fp16 running sum (hey_jarvis's LayerNorm
+ * variance: 128 squares near 70^2); a plain sum of the same values saturates. */
+static void test_reduce_mean(void **state)
+{
+    (void)state;
+    uint64_t sat;
+    /* ReduceSum of 128 x 4096: 15 adds reach 61440, the 16th is 65536 > 65504 and clamps,
+       as do the 112 after it: 113 clamped results, 65504 */
+    assert_true(reduce_row(42, 128, 4096, &sat) == 65504.0);
+    assert_int_equal(sat, 113);
+    /* ReduceMean of the same: 4096 x 2^-7 = 32 exactly (1/128 is an fp16), and 128 adds
+       of 32 stay exact (multiples of 32 up to 4096 have 8 significant bits): 4096, where
+       the sum-then-divide order gave 65504 / 128 = 511.75 */
+    assert_true(reduce_row(39, 128, 4096, &sat) == 4096.0);
+    assert_int_equal(sat, 0);
+    /* 128 x 4900 (70^2): the terms are 4900 / 128 = 38.28125 = 1225 x 2^-5, exact; the sum
+       rounds to its own ulp at each add: the first 26 adds land on 998 (ulp 2^-4 .. 0.5:
+       38.25 .. 38.5 per add), then every add in [1024, 4096) is +38 (ulp 1, then 2: 38.28
+       rounds to 38), 81 adds to 998 + 3078 = 4076, then in [4096, 8192) ulp 4 rounds it to
+       +40, 21 adds to 4076 + 840 = 4916 (float: 4900, 0.33% off; the plain sum clamps at
+       the 14th add: 13 x 4900 = 63700, 14 x 4900 = 68600) */
+    assert_true(reduce_row(39, 128, 4900, &sat) == 4916.0);
+    assert_int_equal(sat, 0);
+    assert_true(reduce_row(42, 128, 4900, &sat) == 65504.0);
+    assert_int_equal(sat, 115);
+    /* n = 3: 1/3 rounds to the fp16 0.33325195 (0x3555); 3 x 0.33325195 = 0.99975586 lies
+       halfway between the fp16s 0.99951172 and 1 (2047.5 ulps of 2^-11): ties to even, 1;
+       three terms of 1 add up to 3 exactly */
+    assert_true(nb_sim_f16(1.0 / 3) == 0x3555);
+    assert_true(reduce_row(39, 3, 3.0, &sat) == 3.0);
+    assert_int_equal(sat, 0);
+}
+
+/* A Clip whose lower bound the model computes (melspectrogram's top_db floor: Clip(x,
+ * ReduceMax(x) - 80)) reads it from its operand; a constant bound is a parameter. Here
+ * y = Clip(x, ReduceMax(x), +inf) = max(x) everywhere. */
+static void test_clip_runtime_bound(void **state)
+{
+    (void)state;
+    xt t[4] = {{1, 2, 0, 2, {1, 4}, 0}, {1, 2, 2, 2, {1, 1}, 0}, {1, 2, 3, 0, {0}, 0},
+               {1, 2, 1, 2, {1, 4}, 0}};
+    xk k[2] = {{40, 0, 1, 1, {0}, {1}, {0}}, {26, 0, 3, 1, {0, 1, 2}, {3}, {0}}};
+    k[0].params[0] = 2, k[0].params[1] = 1; /* ReduceMax over axis 1, keepdims */
+    float lo = -INFINITY, hi = INFINITY;     /* what the compiler writes for a run-time bound */
+    memcpy(k[1].params, &lo, 4);
+    memcpy(k[1].params + 4, &hi, 4);
+    uint8_t w[32] = {0};
+    put16(w, 0x7C00); /* the max: a weight (fp16 +inf), read as the parameter */
+    size_t len;
+    uint8_t *f = build(t, 4, k, 2, w, sizeof w, 32, &len);
+    double in[4] = {1, -2, 3.5, 0}, out[4];
+    run_model(f, len, in, 4, out, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(out[i] == 3.5);
+    free(f);
+}
+
 /* The cycle model's defaults are the documented ones (share/npu-cycles.conf). */
 static void test_cycle_params(void **state)
 {
@@ -414,7 +502,8 @@ int main(void)
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
-        cmocka_unit_test(test_dequant_paths),
+        cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_reduce_mean),
+        cmocka_unit_test(test_clip_runtime_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

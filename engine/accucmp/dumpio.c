@@ -1,6 +1,7 @@
 /* nanobench accuracy comparison: reading dump files (the simulator's and golden ones) and
  * writing golden dumps (include/nb/accucmp.h; format share/proto/dump.proto). */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,15 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
         t->dtype = dup0(s->dtype);
         t->format = dup0(s->format);
         t->saturated = s->stats ? s->stats->saturated : 0;
+        t->value_scale = 1, t->value_offset = 0;
+        if (s->value_scale != 0) {
+            if (!isfinite(s->value_scale) || !isfinite(s->value_offset)) {
+                e = nb_fail(st, NB_ERR_DATA, "%s: tensor %zu: value scale %g, offset %g", path,
+                            i, s->value_scale, s->value_offset);
+                break;
+            }
+            t->value_scale = s->value_scale, t->value_offset = s->value_offset;
+        }
         nb_exeom_tensor x = {0};
         int dt = code_of(s->dtype, false), fmt = code_of(s->format, true);
         if (s->n_shape > 6 || dt < 0 || fmt < 0) {
@@ -136,6 +146,9 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
             break;
         }
         nb_sim_get_all(&x, s->data.data, t->v);
+        if (t->value_scale != 1 || t->value_offset != 0) /* back to the value's units */
+            for (int64_t k = 0; k < t->numel; k++)
+                t->v[k] = (t->v[k] - t->value_offset) / t->value_scale;
     }
     nanobench__dump__dump__free_unpacked(p, NULL);
     if (e)

@@ -741,7 +741,8 @@ void nb_exeom_free(nb_exeom *x)
 static const char *format_name(nb_format f) { return nb_format_name(f); }
 
 nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
-                    const nb_estimate *e, const char *exeom_path, nb_status *st)
+                    const nb_estimate *e, const char *exeom_path, const nb_scale_plan *scale,
+                    nb_status *st)
 {
     uint8_t *ex = NULL;
     size_t ex_len = 0;
@@ -783,6 +784,10 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         }
         ts[i].format = (char *)format_name(t->format);
         ts[i].dtype = (char *)(t->dtype == NB_NPU_INT4 ? "INT4" : nb_dtype_name(t->dtype));
+        double vs, vo; /* --nb_input_scale: what a float tensor holds of its value */
+        if ((t->dtype == NB_FLOAT16 || t->dtype == NB_FLOAT) && ts[i].onnx_value[0] &&
+            nb_scale_plan_get(scale, m->graph, ts[i].onnx_value, &vs, &vo))
+            ts[i].value_scale = vs, ts[i].value_offset = vo;
         tp[i] = &ts[i];
     }
     for (int i = 0; ok && i < g->n_k; i++) {

@@ -930,6 +930,12 @@ const char *nb_acl_tensor_onnx(uint32_t modelId, int t)
     return m ? sim_dbg_tensor_onnx(m->dbg, t) : "";
 }
 
+void nb_acl_tensor_scale(uint32_t modelId, int t, double *scale, double *offset)
+{
+    rt_model *m = find_model(modelId);
+    sim_dbg_tensor_scale(m ? m->dbg : NULL, t, scale, offset);
+}
+
 int nb_acl_task_covers(uint32_t modelId, int k, int i, const char **node)
 {
     rt_model *m = find_model(modelId);

@@ -203,6 +203,14 @@ const char *sim_dbg_tensor_onnx(const void *dbg, int t)
     return x ? x->onnx_value : "";
 }
 
+void sim_dbg_tensor_scale(const void *dbg, int t, double *scale, double *offset)
+{
+    const Nanobench__Dbg__Tensor *x = dbg_tensor(dbg, t);
+    bool set = x && x->value_scale != 0 && isfinite(x->value_scale) && isfinite(x->value_offset);
+    *scale = set ? x->value_scale : 1;
+    *offset = set ? x->value_offset : 0;
+}
+
 /* Does task k match a layer name of the list (its own name, its ONNX node or any node it
    covers)? */
 static bool layer_selected(const sim_dump_model *dm, const void *dbg, int k)
@@ -324,6 +332,10 @@ static void fill_tensor(Nanobench__Dump__Tensor *o, Nanobench__Dump__Stats *s,
     o->original_name = (char *)sim_dbg_tensor_onnx(dbg, t);
     const Nanobench__Dbg__Tensor *dt = dbg_tensor(dbg, t);
     o->tensor_name = dt ? dt->name : "";
+    double vs, vo; /* --nb_input_scale: in what units data holds the value */
+    sim_dbg_tensor_scale(dbg, t, &vs, &vo);
+    if (vs != 1 || vo != 0)
+        o->value_scale = vs, o->value_offset = vo;
     o->exeom_tensor = (uint32_t)t;
     if (!stats_only && data) {
         o->data.data = (uint8_t *)data;

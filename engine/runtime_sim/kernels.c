@@ -773,13 +773,15 @@ static inline double ew_op(const sim_task *k, const double *a, int n)
     case K_LOG: return log(a[0]);
     case K_ABS: return fabs(a[0]);
     case K_NEG: return -a[0];
-    case K_CLIP:
+    case K_CLIP: {
+        double lo = k->clip_rt & 1 ? a[1] : k->f[0], hi = k->clip_rt & 2 ? a[2] : k->f[1];
         v = a[0];
-        if (v < k->f[0])
-            v = k->f[0];
-        if (v > k->f[1])
-            v = k->f[1];
+        if (v < lo)
+            v = lo;
+        if (v > hi)
+            v = hi;
         return v;
+    }
     case K_SQRT: return sqrt(a[0]);
     case K_ROUND: return nearbyint(a[0]);
     case K_ELU: return a[0] < 0 ? (double)k->f[0] * (exp(a[0]) - 1) : a[0];
@@ -797,7 +799,8 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *y = TD(k->out[0]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
-    int n = k->kid == K_CLIP ? 1 : k->n_in; /* Clip's bounds are parameters */
+    /* Clip's constant bounds are parameters; one the model computes is read as an operand */
+    int n = k->kid != K_CLIP ? k->n_in : k->clip_rt & 2 ? 3 : k->clip_rt & 1 ? 2 : 1;
     const nb_exeom_tensor *in[NB_EXEOM_MAX_IN];
     const uint8_t *ip[NB_EXEOM_MAX_IN];
     bool scalar[NB_EXEOM_MAX_IN], fast = true;
@@ -952,7 +955,10 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
 }
 
 /* ReduceSum/Mean/Max/Min/L2, GlobalAverage/MaxPool: one pass over x in row-major order,
-   each output accumulating its elements in that order, rounded to fp16 after every add */
+   each output accumulating its elements in that order, rounded to fp16 after every add.
+   A mean (ReduceMean, GlobalAveragePool) multiplies each element by fp16(1/n) before it
+   is added (CANN's ReduceMeanD on an fp16 vector unit: vmuls, then sum), so the running
+   sum stays in the range of the mean instead of n times it (npu-numerics.md). */
 static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
@@ -976,6 +982,7 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
     for (int d = 0; d < x->rank; d++)
         if (mask >> d & 1)
             count *= x->dims[d];
+    double inv = count ? f16r(1.0 / (double)count) : 0; /* the mean's vmuls factor */
     for (int64_t e = 0; e < nx; e++) {
         int64_t o = 0;
         for (int d = 0; d < x->rank; d++)
@@ -986,6 +993,7 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
         case K_RMAX: acc[o] = (v > acc[o] || isnan(v)) ? v : acc[o]; break;
         case K_RMIN: acc[o] = (v < acc[o] || isnan(v)) ? v : acc[o]; break;
         case K_RL2: acc[o] = f16r(acc[o] + f16r(v * v)); break;
+        case K_RMEAN: acc[o] = f16r(acc[o] + f16r(v * inv)); break;
         default: acc[o] = f16r(acc[o] + v); break;
         }
         odo_inc(idx, x->dims, x->rank);
@@ -993,8 +1001,8 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
     int64_t iy[6];
     for (int64_t o = 0; o < ny; o++) {
         double v = acc[o];
-        if (kid == K_RMEAN)
-            v = count ? v / (double)count : NAN;
+        if (kid == K_RMEAN && !count)
+            v = NAN; /* the mean of nothing */
         else if (kid == K_RL2)
             v = sqrt(v);
         flat_to_idx(o, y, iy);

@@ -852,6 +852,10 @@ static nb_err check_task(vctx *v)
         memcpy(&k->f[0], p, 4), memcpy(&k->f[1], p + 4, 4);
         if (isnan(k->f[0]) || isnan(k->f[1]))
             return BAD("task %d (Clip): NaN bound", v->k);
+        /* a bound the model computes (not a weight): read from its tensor, broadcast */
+        for (int i = 1; i < k->n_in && i < 3; i++)
+            if (k->in[i] >= 0 && T(v, k->in[i])->role != ROLE_W)
+                k->clip_rt |= 1 << (i - 1);
     }
     if (kid == K_WHERE && T(v, k->in[0])->dtype != DT_BOOL)
         return BAD("task %d (Where): condition not BOOL", v->k);
@@ -1004,7 +1008,11 @@ static void profile_task(nb_sim_model *m, int ki, const nb_cycle_params *cp)
         pr->macs = (uint64_t)macs;
         compute += 2 * padded / ops_pc;
     } else {
-        double cost = table_op(k->kid) ? cp->vector_table_cost : math_op(k->kid) ? cp->vector_math_cost : 1;
+        /* a mean is two simple ops per element: the multiply by 1/n, then the add */
+        double cost = table_op(k->kid)  ? cp->vector_table_cost
+                      : math_op(k->kid) ? cp->vector_math_cost
+                      : k->kid == K_RMEAN || k->kid == K_GAP ? 2
+                                                            : 1;
         compute = ceil((double)max_elems / cp->vector_lanes) * cost;
     }
     double move = (double)(pr->bytes_in + pr->bytes_out) / cp->act_bytes_per_cycle +

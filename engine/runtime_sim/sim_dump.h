@@ -36,6 +36,8 @@ void *sim_dbg_read(const char *path, uint32_t exeom_bytes, uint32_t exeom_crc, c
                    size_t len);
 void sim_dbg_free(void *dbg);
 const char *sim_dbg_tensor_onnx(const void *dbg, int t);
+/* What tensor t holds of its ONNX value (atc --nb_input_scale): scale x v + offset */
+void sim_dbg_tensor_scale(const void *dbg, int t, double *scale, double *offset);
 /* Task k's covers from the dbg: the count; *node the i-th. */
 int sim_dbg_task_covers(const void *dbg, int k, int i, const char **node);
 /* Task k's name and op type from the dbg; 0, or -1 when it has none. */

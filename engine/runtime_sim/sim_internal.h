@@ -37,6 +37,7 @@ typedef struct sim_task {
     int in[NB_EXEOM_MAX_IN], out[NB_EXEOM_MAX_OUT]; /* tensor indices, -1 absent */
     /* decoded parameters */
     float f[4];        /* quant: scale, offset; leaky/elu alpha; clip lo, hi; eps */
+    int clip_rt;       /* clip: bit 0 / 1: min / max from the run-time tensor of input 1 / 2 */
     int bits;          /* quant: 8 / 16 */
     int act;           /* dequant: fused activation */
     int deq;           /* dequant: tensor of its deq_scale; -1 */

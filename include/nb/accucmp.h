@@ -95,8 +95,11 @@ typedef struct nb_dump_tensor {
     char *dtype, *format;
     int rank;
     int64_t dims[6];
-    double *v;            /* the logical values (NCHW / ND order, fp16 widened); NULL for a
-                             stats-only dump */
+    double *v;            /* the logical values (NCHW / ND order, fp16 widened), in the ONNX
+                             value's units ((data - value_offset) / value_scale); NULL for
+                             a stats-only dump */
+    double value_scale, value_offset; /* what the data holds of the value (atc
+                             --nb_input_scale): 1, 0 unless scaled */
     int64_t numel;
     uint64_t saturated;   /* values at +-65504 (from the file's stats) */
 } nb_dump_tensor;

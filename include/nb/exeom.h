@@ -61,6 +61,59 @@ typedef struct nb_exeom {
 int nb_exeom_kernel_id(const char *op_type);
 const char *nb_exeom_kernel_name(int id);
 
+/* ---- --nb_input_scale (a nanobench extension of the compiler, not an ATC flag) ---- */
+
+/* What the compiled model holds of each ONNX value v: scale x v + offset (1, 0: as the
+ * model), after nb_input_scale_apply. */
+typedef struct nb_scale_plan {
+    int n_values;          /* value ids of the model's graph covered */
+    double *scale, *offset;
+    int n_notes;
+    char **notes;          /* each change, one line ("Conv_2: AscendQuant scale / 2^-15 ...") */
+    int n_reset;           /* cube ops whose output was left unscaled */
+    int n_inputs;          /* the inputs scaled, as the spec gave them */
+    char **inputs;
+    double *input_scale;
+} nb_scale_plan;
+
+/* Applies spec ("name:2^-15;name2:..." or "name:0.000030517578125": each a power of two from
+ * 2^-24 to 2^24, for a float input of m) to m (the float form of the compiler's input, loaded
+ * and folded) and its quantized layers, before the lowering: the compiled model then holds
+ * s x its input downstream of it and takes the scale back where the math allows
+ * (engine/compile/input_scale.c, share/doc/exeom.md): each cube op's AscendQuant scale is
+ * divided by the factor its input carries and its deq_scale multiplied by what its output
+ * carries on; constants added to scaled tensors and Clip bounds are scaled (new constants
+ * "<name>/nb_input_scale"); a Log's offset is absorbed by the next Add/Sub of a constant.
+ * Every model output is as the model's. Errors: NB_ERR_ARG (E10001) for a bad spec or a name
+ * that is no float input; NB_ERR_UNSUPPORTED naming the op where the scale cannot be taken
+ * back (an op that is not linear with no cube op before it to leave unscaled, a model
+ * output); NB_ERR_NOMEM. On error p is empty (m and ls may be partly changed only on
+ * NB_ERR_NOMEM). */
+nb_err nb_input_scale_apply(nb_model *m, nb_npu_layer *ls, int n_layers, const char *spec,
+                            nb_scale_plan *p, nb_status *st);
+void nb_scale_plan_free(nb_scale_plan *p);
+/* The scale the spec gave input (0 when none). */
+double nb_scale_plan_input(const nb_scale_plan *p, const char *input);
+/* The scale and offset the NPU holds value (a value name of g) with; true when not 1, 0. */
+bool nb_scale_plan_get(const nb_scale_plan *p, const nb_graph *g, const char *value,
+                       double *scale, double *offset);
+
+/* A quantized layer whose calibrated input range (from its AscendQuant) is beyond fp16's
+ * 65504: the fp16 ops that make its input clamp. */
+typedef struct nb_scale_advice {
+    const char *layer;   /* the layer (a string of the layers given) */
+    double range;        /* its input's calibrated magnitude */
+    const char *input;   /* the float input whose scale reaches it ("" if none does) */
+    int power;           /* it reaches it as s^power (a Pow(x, 2) between: 2) */
+    double suggest;      /* the largest power of two s with range x s^power <= 32752 */
+    bool undoable;       /* nb_input_scale_apply would take that input's scale back */
+} nb_scale_advice;
+/* The layers of ls whose calibrated input range is beyond 65504, each with the input whose
+ * scale reaches it with the highest power and the scale that brings it to 32752 (one binade
+ * under 65504). *out NULL and *n 0 when none. Errors: NB_ERR_NOMEM. */
+nb_err nb_input_scale_advise(const nb_model *m, const nb_npu_layer *ls, int n_layers,
+                             nb_scale_advice **out, int *n, nb_status *st);
+
 /* Writes path (through path.tmp and a rename): the lowering e of model m (the float form of
  * the compiler's input) with the quantized layers' data (int8 weights packed into their
  * FRACTAL layout, int32 bias, deq_scale, AscendQuant parameters). *bytes: the size written,
@@ -83,10 +136,12 @@ void nb_exeom_free(nb_exeom *x);
 /* Writes NAME.dbg (share/proto/dbg.proto, protobuf): for every tensor and task of the exeom
  * at exeom_path (by index) its compiler name, the ONNX value or node it comes from, the ONNX
  * nodes a task covers (a Conv with a folded BatchNormalization: both), whether the compiler
- * inserted it; the lowering's rewrites; the exeom's size and CRC-32 to pair the two files.
- * Through path.tmp and a rename. Errors: NB_ERR_IO, NB_ERR_NOMEM. */
+ * inserted it; the lowering's rewrites; the exeom's size and CRC-32 to pair the two files;
+ * with scale (nb_input_scale_apply, or NULL), the scale and offset a float tensor holds its
+ * ONNX value with. Through path.tmp and a rename. Errors: NB_ERR_IO, NB_ERR_NOMEM. */
 nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
-                    const nb_estimate *e, const char *exeom_path, nb_status *st);
+                    const nb_estimate *e, const char *exeom_path, const nb_scale_plan *scale,
+                    nb_status *st);
 
 #ifdef __cplusplus
 }

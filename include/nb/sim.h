@@ -168,6 +168,9 @@ const char *nb_acl_last_dump(uint32_t modelId, uint32_t *files);
 const char *nb_acl_dump_note(uint32_t modelId);
 /* The ONNX value tensor t of model modelId holds (NAME.dbg), or "". */
 const char *nb_acl_tensor_onnx(uint32_t modelId, int t);
+/* What tensor t holds of that value (NAME.dbg, atc --nb_input_scale): scale x v + offset
+ * (1, 0 when not scaled or without NAME.dbg). */
+void nb_acl_tensor_scale(uint32_t modelId, int t, double *scale, double *offset);
 /* Task k's covered ONNX nodes (NAME.dbg): their count, and node i's name ("" if none). */
 int nb_acl_task_covers(uint32_t modelId, int k, int i, const char **node);
 /* aclmdlExecute's run with a hook before and after each task (nb_sim_execute's); no
