@@ -40,27 +40,29 @@ static void help(void)
            "           [--soc_version V] [--input_fp16_nodes \"x;y\"] [--output_type FP16]\n"
            "           [--out_nodes \"node:0\"] [--threshold cos=0.99,...]\n"
            "           [--fail-under-cosine X] [--json]\n"
-           "Brings a model up on the Nano in one command: estimate -> calibrate -> atc -> run on\n"
-           "the simulated NPU on K evaluation inputs -> infer (the float reference) on the same\n"
-           "inputs -> compare every layer (the first evaluation input), each step the CLI's own\n"
-           "command, recorded as a child of this bringup's run. Prints a one-screen summary:\n"
-           "the five estimate items, the calibration algorithm and its 3 worst layers, the exeom\n"
-           "size, NPU cycles and ms at 64/200 MHz, fp16 saturation, the network output's cosine\n"
-           "and SQNR against float (mean and worst over the K inputs), the verdict and the first\n"
-           "layer over threshold with its likely cause, the run ids and the folder. --json\n"
-           "prints the summary as one JSON object instead; DIR/summary.json holds it too.\n"
-           "Calibration flags are calibrate's (every file of --data_dir when neither --batch_num\n"
-           "nor --calibration_config is given); --eval_dir is passed to calibrate as well. The\n"
-           "evaluation inputs: the first K files of --eval_dir, else the last K of --data_dir\n"
-           "(K = --eval_count, default 5). ATC's flags pass through (default: every float input\n"
-           "fp16, FP16 outputs, Ascend035A); --threshold is compare's. DIR defaults to\n"
-           "./bringup_<model name>. A progress line per step goes to stderr.\n"
-           "An output of one value per input (a score) is also compared over the K inputs\n"
-           "together, and that cosine is its worst: a cosine of one value is 1.\n"
+           "Brings a model up on the Nano in one command: estimate -> calibrate -> atc ->\n"
+           "run on the simulated NPU (K evaluation inputs) -> infer, the float reference (the\n"
+           "same inputs) -> compare every layer (the first input). Each step is the CLI's own\n"
+           "command, recorded as a child of this bringup's run (nanobench history show RUN).\n"
+           "Prints a one-screen summary: the five estimate items, the calibration algorithm\n"
+           "and its 3 worst layers, the exeom size, NPU cycles and ms at 64/200 MHz, fp16\n"
+           "saturation, the network output's cosine and SQNR against float (mean and worst\n"
+           "over the K inputs), the verdict and the first layer over threshold with its\n"
+           "likely cause, the run ids and the folder; --json prints it as one JSON object\n"
+           "(DIR/summary.json holds it too). A progress line per step goes to stderr.\n"
+           "Calibration flags are calibrate's; every file of --data_dir is used when neither\n"
+           "--batch_num nor --calibration_config is given; --eval_dir goes to calibrate too.\n"
+           "Evaluation inputs: the first K files of --eval_dir, else the last K of --data_dir\n"
+           "(K = --eval_count, default 5). ATC's flags pass through (default: every float\n"
+           "input fp16, FP16 outputs, Ascend035A); --threshold is compare's. DIR defaults to\n"
+           "./bringup_<model name>. An output of one value per input (a score) is also\n"
+           "compared over the K inputs together, and that cosine is its worst (a cosine of\n"
+           "one value is 1).\n"
            "Exit status: 0 when every stage ran, whatever the accuracy; 2 bad input (the\n"
            "stage's own error: \"bringup: STAGE failed: ...\"); 3 with --fail-under-cosine X\n"
            "when the worst network-output cosine is below X (or not defined); 130 on Ctrl-C\n"
-           "(the running step is interrupted and removes its partial files).\n");
+           "(the running step is interrupted; calibrate, atc, run and compare remove their\n"
+           "partial files).\n");
 }
 
 /* ---- a child's argument list ---- */
@@ -746,6 +748,293 @@ static void print_text(const bu *b, const json_t *s)
     put("out", 2, "%s/summary.json, compare/, log/", b->outdir);
 }
 
+/* ---- the summary's parts ---- */
+
+/* The network outputs against float: accucmp's metrics on each evaluation input's .npy
+ * files (run's and infer's), per output the mean and worst over the inputs, and the metrics
+ * over the inputs together. *worst: the cosine --fail-under-cosine takes (NaN when one is
+ * not defined). NULL after the error line (*rc). */
+static json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
+{
+    json_t *outs = json_array();
+    double *px = NULL, *py = NULL, *x = NULL, *y = NULL;
+    bool undefined = false;
+    *worst = INFINITY;
+    for (size_t o = 0; o < json_array_size(outs0); o++) {
+        const char *name = str(json_array_get(outs0, o), "name");
+        double cmean = 0, cworst = INFINITY, smean = 0, sworst = INFINITY, maxabs = 0;
+        bool c_nan = false;
+        int64_t pn = 0, numel = 0;
+        char shape[128] = "";
+        json_t *per = json_array(), *jo = json_object();
+        json_object_set_new(jo, "name", nb_json_string(name));
+        json_array_append_new(outs, jo); /* owned by outs from here */
+        for (int k = 0; k < b->n_eval; k++) {
+            const json_t *ro = json_array_get(
+                json_object_get(json_array_get(b->runs, (size_t)k), "outputs"), o);
+            char ref[3400], refdir[3400];
+            int64_t nx = 0, ny = 0;
+            snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
+            if (!manifest_file(refdir, name, ref, sizeof ref)) {
+                *rc = cli_fail(1, "bringup: infer wrote no tensor '%s' into %s", name, refdir);
+                goto fail;
+            }
+            if ((*rc = read_npy(str(ro, "file"), &x, &nx, shape, sizeof shape)) ||
+                (*rc = read_npy(ref, &y, &ny, NULL, 0)))
+                goto fail;
+            if (nx != ny) {
+                *rc = cli_fail(1, "bringup: output '%s': %lld values from the NPU, %lld from the "
+                               "reference", name, (long long)nx, (long long)ny);
+                goto fail;
+            }
+            nb_cmp_metrics m;
+            nb_cmp_metrics_compute(x, y, nx, &m);
+            numel = nx;
+            double *gx = realloc(px, sizeof(double) * (size_t)(pn + nx + 1));
+            if (gx)
+                px = gx;
+            double *gy = gx ? realloc(py, sizeof(double) * (size_t)(pn + nx + 1)) : NULL;
+            if (gy)
+                py = gy;
+            if (!gx || !gy) {
+                *rc = cli_fail(1, "out of memory");
+                goto fail;
+            }
+            memcpy(px + pn, x, sizeof(double) * (size_t)nx);
+            memcpy(py + pn, y, sizeof(double) * (size_t)nx);
+            pn += nx;
+            free(x);
+            free(y);
+            x = y = NULL;
+            c_nan |= isnan(m.cos);
+            cmean += m.cos / b->n_eval;
+            cworst = m.cos < cworst ? m.cos : cworst;
+            smean += m.sqnr_db / b->n_eval;
+            sworst = m.sqnr_db < sworst ? m.sqnr_db : sworst;
+            maxabs = m.max_abs > maxabs ? m.max_abs : maxabs;
+            json_t *pi = json_object(), *files = json_array();
+            for (int i = 0; i < b->n_in; i++)
+                json_array_append_new(files, nb_json_string(b->eval[k * b->n_in + i]));
+            json_object_set_new(pi, "inputs", files);
+            json_object_set_new(pi, "npu", nb_json_string(str(ro, "file")));
+            json_object_set_new(pi, "reference", nb_json_string(ref));
+            json_object_set_new(pi, "cosine", cli_jnum(m.cos));
+            json_object_set_new(pi, "sqnr_db", cli_jnum(m.sqnr_db));
+            json_object_set_new(pi, "max_abs_error", cli_jnum(m.max_abs));
+            if (m.note[0])
+                json_object_set_new(pi, "note", nb_json_string(m.note));
+            json_array_append_new(per, pi);
+        }
+        nb_cmp_metrics pm; /* the K inputs together */
+        nb_cmp_metrics_compute(px, py, pn, &pm);
+        free(px);
+        free(py);
+        px = py = NULL;
+        if (c_nan)
+            cworst = cmean = NAN;
+        /* a cosine of one value is 1: a score's is taken over the K inputs together */
+        double gate = numel == 1 ? pm.cos : cworst;
+        if (isnan(gate))
+            undefined = true;
+        else if (gate < *worst)
+            *worst = gate;
+        json_object_set_new(jo, "shape", json_string(shape));
+        json_object_set_new(jo, "numel", json_integer(numel));
+        json_object_set_new(jo, "cosine_mean", cli_jnum(cmean));
+        json_object_set_new(jo, "cosine_worst", cli_jnum(cworst));
+        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(smean));
+        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(sworst));
+        json_object_set_new(jo, "max_abs_error", cli_jnum(maxabs));
+        json_object_set_new(jo, "pooled_cosine", cli_jnum(pm.cos));
+        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(pm.sqnr_db));
+        json_object_set_new(jo, "worst_cosine", cli_jnum(gate));
+        json_object_set_new(jo, "per_input", per);
+        continue;
+    fail:
+        json_decref(per);
+        free(x);
+        free(y);
+        free(px);
+        free(py);
+        json_decref(outs);
+        return NULL;
+    }
+    if (undefined || isinf(*worst))
+        *worst = NAN;
+    return outs;
+}
+
+/* fp16 saturation over the K runs: per task, its count and on how many inputs */
+static json_t *saturation_json(const bu *b, double *total)
+{
+    json_t *tasks = json_array();
+    *total = 0;
+    for (size_t k = 0; k < json_array_size(b->runs); k++) {
+        const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
+                                                           "saturation"), "tasks");
+        for (size_t i = 0; i < json_array_size(ts); i++) {
+            const json_t *t = json_array_get(ts, i);
+            json_t *hit = NULL;
+            for (size_t q = 0; q < json_array_size(tasks) && !hit; q++)
+                if (!strcmp(str(json_array_get(tasks, q), "name"), str(t, "name")))
+                    hit = json_array_get(tasks, q);
+            if (!hit) {
+                hit = json_object();
+                json_object_set_new(hit, "name", nb_json_string(str(t, "name")));
+                json_object_set_new(hit, "op_type", nb_json_string(str(t, "op_type")));
+                json_object_set_new(hit, "index", json_integer(json_integer_value(
+                                                      json_object_get(t, "index"))));
+                json_object_set_new(hit, "count", json_integer(0));
+                json_object_set_new(hit, "inputs", json_integer(0));
+                json_array_append_new(tasks, hit);
+            }
+            json_int_t c = json_integer_value(json_object_get(t, "count"));
+            json_object_set_new(hit, "count",
+                                json_integer(json_integer_value(json_object_get(hit, "count")) + c));
+            json_object_set_new(hit, "inputs",
+                                json_integer(json_integer_value(json_object_get(hit, "inputs")) + 1));
+            *total += (double)c;
+        }
+    }
+    json_t *s = json_object();
+    json_object_set_new(s, "total", json_integer((json_int_t)*total));
+    json_object_set_new(s, "tasks", tasks);
+    return s;
+}
+
+/* The calibration: its algorithm(s), batches, the 3 layers of lowest SQNR alone (the layer
+ * on fake-quantized operands against its float output), the fake-quant network output. */
+static json_t *calibration_json(const bu *b)
+{
+    json_t *jc = json_object();
+    const json_t *layers = json_object_get(b->cal, "layers");
+    char algos[256] = "";
+    double batches = NAN;
+    int order[3] = {-1, -1, -1};
+    for (size_t i = 0; i < json_array_size(layers); i++) {
+        const json_t *l = json_array_get(layers, i);
+        const char *al = str(l, "algorithm");
+        bool seen = false;
+        for (const char *p = algos; *p && !seen;) {
+            size_t n = strcspn(p, ",");
+            seen = n == strlen(al) && !strncmp(p, al, n);
+            p += n + (p[n] == ',');
+        }
+        if (!seen && *al && strlen(algos) + strlen(al) + 2 < sizeof algos)
+            snprintf(algos + strlen(algos), sizeof algos - strlen(algos), "%s%s",
+                     algos[0] ? "," : "", al);
+        if (isnan(batches))
+            batches = num(l, "batches");
+        double s = num(l, "output_sqnr_db");
+        if (isnan(s))
+            continue;
+        for (int q = 0; q < 3; q++)
+            if (order[q] < 0 ||
+                s < num(json_array_get(layers, (size_t)order[q]), "output_sqnr_db")) {
+                for (int z = 2; z > q; z--)
+                    order[z] = order[z - 1];
+                order[q] = (int)i;
+                break;
+            }
+    }
+    json_object_set_new(jc, "algorithm", json_string(algos[0] ? algos : "none (no layer)"));
+    json_object_set_new(jc, "requested", b->algo ? nb_json_string(b->algo) : json_null());
+    json_object_set_new(jc, "batches", cli_jnum(batches));
+    json_object_set_new(jc, "layers", json_integer((json_int_t)json_array_size(layers)));
+    json_t *jw = json_array();
+    for (int q = 0; q < 3 && order[q] >= 0; q++) {
+        const json_t *l = json_array_get(layers, (size_t)order[q]);
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", nb_json_string(str(l, "layer")));
+        json_object_set_new(x, "op_type", nb_json_string(str(l, "op_type")));
+        json_object_set_new(x, "sqnr_db", cli_jnum(num(l, "output_sqnr_db")));
+        json_object_set_new(x, "cosine", cli_jnum(num(l, "output_cosine")));
+        json_array_append_new(jw, x);
+    }
+    json_object_set_new(jc, "worst_layers", jw);
+    json_object_set_new(jc, "output_sqnr_db", cli_jnum(num(b->cal, "output_sqnr_db")));
+    json_object_set_new(jc, "output_cosine", cli_jnum(num(b->cal, "output_cosine")));
+    json_object_set_new(jc, "eval_set", nb_json_string(str(b->cal, "eval_set")));
+    json_object_set_new(jc, "deploy_model", nb_json_string(b->deploy));
+    json_object_set_new(jc, "record", nb_json_string(str(b->cal, "record")));
+    return jc;
+}
+
+/* the value of key in o (a new reference), null when missing */
+static json_t *copy(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return v ? json_incref(v) : json_null();
+}
+
+/* The whole summary (what --json prints and DIR/summary.json holds); takes outs and sat. */
+static json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
+                            int64_t exeom_bytes, const char *dumped, double wall, bool below)
+{
+    const json_t *run0 = json_array_get(b->runs, 0);
+    json_t *s = json_object();
+    json_object_set_new(s, "model", nb_json_string(b->model));
+    json_object_set_new(s, "soc_version", nb_json_string(b->soc ? b->soc : "Ascend035A"));
+    json_object_set_new(s, "out", nb_json_string(b->outdir));
+    json_object_set_new(s, "wall_s", json_real(wall));
+    json_t *je = json_object();
+    static const char *const items[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE",
+                                        "TOTAL_NET_OP_TYPE", "NOT_SUPPORT_OP_TYPE", "macs"};
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+        json_object_set_new(je, items[i], copy(b->est, items[i]));
+    json_object_set_new(s, "estimate", je);
+    json_object_set_new(s, "calibration", calibration_json(b));
+    json_t *jx = json_object();
+    json_object_set_new(jx, "exeom", nb_json_string(b->exeom));
+    json_object_set_new(jx, "exeom_bytes", json_integer((json_int_t)exeom_bytes));
+    json_object_set_new(s, "compile", jx);
+    json_t *jn = json_object();
+    static const char *const npu[] = {"cycles", "ms_64mhz", "ms_200mhz", "macs"};
+    for (size_t i = 0; i < sizeof npu / sizeof npu[0]; i++)
+        json_object_set_new(jn, npu[i], copy(run0, npu[i]));
+    json_object_set_new(jn, "saturation", sat);
+    json_object_set_new(jn, "dump", nb_json_string(dumped));
+    json_object_set_new(s, "npu", jn);
+    json_t *jev = json_object(), *jin = json_array();
+    json_object_set_new(jev, "count", json_integer(b->n_eval));
+    json_object_set_new(jev, "source", json_string(b->eval_from_dir ? "eval_dir" : "data_dir"));
+    for (int i = 0; i < b->n_in; i++)
+        json_array_append_new(jin, nb_json_string(b->in_name[i]));
+    json_object_set_new(jev, "model_inputs", jin);
+    json_object_set_new(s, "evaluation", jev);
+    json_object_set_new(s, "outputs", outs);
+    json_object_set_new(s, "worst_cosine", cli_jnum(worst));
+    json_t *jcm = json_object();
+    static const char *const ck[] = {"verdict", "verdict_text", "tensors", "compared",
+                                     "over_threshold", "thresholds", "first_over_threshold",
+                                     "largest_sqnr_drop", "csv"};
+    for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++)
+        json_object_set_new(jcm, ck[i], copy(b->cmp, ck[i]));
+    json_object_set_new(jcm, "golden_dump", nb_json_string(b->gold));
+    json_object_set_new(s, "compare", jcm);
+    json_t *jr = json_object();
+    json_object_set_new(jr, "bringup", jid(g_rec.run_id));
+    json_object_set_new(jr, "estimate", jid(b->id_est));
+    json_object_set_new(jr, "calibrate", jid(b->id_cal));
+    json_object_set_new(jr, "compile", jid(b->id_atc));
+    json_object_set_new(jr, "run", jids(b->id_run, b->n_eval));
+    json_object_set_new(jr, "infer", jids(b->id_inf, b->n_eval));
+    json_object_set_new(jr, "compare", jid(b->id_cmp));
+    json_object_set_new(s, "runs", jr);
+    json_t *jst = json_array();
+    for (int k = 0; k < N_STEPS; k++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "step", json_string(step_name[k]));
+        json_object_set_new(x, "ms", json_real(b->step_ms[k]));
+        json_array_append_new(jst, x);
+    }
+    json_object_set_new(s, "steps", jst);
+    json_object_set_new(s, "fail_under_cosine", b->has_fail_cos ? json_real(b->fail_cos)
+                                                                : json_null());
+    json_object_set_new(s, "status", json_string(below ? "below_cosine" : "ok"));
+    return s;
+}
+
 /* ---- the steps ---- */
 
 int cmd_bringup(int argc, char **argv)
@@ -1172,291 +1461,14 @@ int cmd_bringup(int argc, char **argv)
         goto out;
     step_done(b, 5, "");
 
-    /* ---- the network outputs: accucmp's metrics on the .npy files ---- */
-    summary = json_object();
-    json_t *jouts = json_array();
-    double worst_cos = INFINITY;
-    bool undefined_cos = false;
-    for (size_t o = 0; o < json_array_size(outs0); o++) {
-        const char *name = str(json_array_get(outs0, o), "name");
-        double cmean = 0, cworst = INFINITY, smean = 0, sworst = INFINITY, maxabs = 0;
-        bool c_nan = false;
-        double *px = NULL, *py = NULL; /* the K inputs' values together */
-        int64_t pn = 0, numel = 0;
-        char shape[128] = "";
-        json_t *per = json_array();
-        for (int k = 0; k < b->n_eval; k++) {
-            const json_t *ro = json_array_get(json_object_get(json_array_get(b->runs, (size_t)k),
-                                                              "outputs"), o);
-            char ref[3400], refdir[3400];
-            snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
-            if (!manifest_file(refdir, name, ref, sizeof ref)) {
-                rc = cli_fail(1, "bringup: infer wrote no tensor '%s' into %s", name, refdir);
-                json_decref(per);
-                free(px);
-                free(py);
-                json_decref(jouts);
-                goto out;
-            }
-            double *x = NULL, *y = NULL;
-            int64_t nx = 0, ny = 0;
-            if ((rc = read_npy(str(ro, "file"), &x, &nx, shape, sizeof shape)) ||
-                (rc = read_npy(ref, &y, &ny, NULL, 0))) {
-                free(x);
-                json_decref(per);
-                free(px);
-                free(py);
-                json_decref(jouts);
-                goto out;
-            }
-            if (nx != ny) {
-                rc = cli_fail(1, "bringup: output '%s': %lld values from the NPU, %lld from the "
-                              "reference", name, (long long)nx, (long long)ny);
-                free(x);
-                free(y);
-                json_decref(per);
-                free(px);
-                free(py);
-                json_decref(jouts);
-                goto out;
-            }
-            nb_cmp_metrics m;
-            nb_cmp_metrics_compute(x, y, nx, &m);
-            numel = nx;
-            double *gx = realloc(px, sizeof(double) * (size_t)(pn + nx + 1));
-            double *gy = gx ? realloc(py, sizeof(double) * (size_t)(pn + nx + 1)) : NULL;
-            if (gx)
-                px = gx;
-            if (gy)
-                py = gy;
-            if (!gx || !gy) {
-                rc = cli_fail(1, "out of memory");
-                free(x);
-                free(y);
-                json_decref(per);
-                free(px);
-                free(py);
-                json_decref(jouts);
-                goto out;
-            }
-            memcpy(px + pn, x, sizeof(double) * (size_t)nx);
-            memcpy(py + pn, y, sizeof(double) * (size_t)nx);
-            pn += nx;
-            free(x);
-            free(y);
-            c_nan |= isnan(m.cos);
-            cmean += m.cos / b->n_eval;
-            cworst = m.cos < cworst ? m.cos : cworst;
-            smean += m.sqnr_db / b->n_eval;
-            sworst = m.sqnr_db < sworst ? m.sqnr_db : sworst;
-            maxabs = m.max_abs > maxabs ? m.max_abs : maxabs;
-            json_t *pi = json_object(), *files = json_array();
-            for (int i = 0; i < b->n_in; i++)
-                json_array_append_new(files, nb_json_string(b->eval[k * b->n_in + i]));
-            json_object_set_new(pi, "inputs", files);
-            json_object_set_new(pi, "npu", nb_json_string(str(ro, "file")));
-            json_object_set_new(pi, "reference", nb_json_string(ref));
-            json_object_set_new(pi, "cosine", cli_jnum(m.cos));
-            json_object_set_new(pi, "sqnr_db", cli_jnum(m.sqnr_db));
-            json_object_set_new(pi, "max_abs_error", cli_jnum(m.max_abs));
-            if (m.note[0])
-                json_object_set_new(pi, "note", nb_json_string(m.note));
-            json_array_append_new(per, pi);
-        }
-        nb_cmp_metrics pm;
-        nb_cmp_metrics_compute(px, py, pn, &pm);
-        free(px);
-        free(py);
-        if (c_nan)
-            cworst = cmean = NAN;
-        /* a cosine of one value is 1: a score's is taken over the K inputs together */
-        double gate = numel == 1 ? pm.cos : cworst;
-        if (isnan(gate))
-            undefined_cos = true;
-        else if (gate < worst_cos)
-            worst_cos = gate;
-        json_t *jo = json_object();
-        json_object_set_new(jo, "name", nb_json_string(name));
-        json_object_set_new(jo, "shape", json_string(shape));
-        json_object_set_new(jo, "numel", json_integer(numel));
-        json_object_set_new(jo, "cosine_mean", cli_jnum(cmean));
-        json_object_set_new(jo, "cosine_worst", cli_jnum(cworst));
-        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(smean));
-        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(sworst));
-        json_object_set_new(jo, "max_abs_error", cli_jnum(maxabs));
-        json_object_set_new(jo, "pooled_cosine", cli_jnum(pm.cos));
-        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(pm.sqnr_db));
-        json_object_set_new(jo, "worst_cosine", cli_jnum(gate));
-        json_object_set_new(jo, "per_input", per);
-        json_array_append_new(jouts, jo);
-        if (o == 0) { /* the first output's, for history diff */
-            rec_metric("output_cosine_mean", cmean, "");
-            rec_metric("output_cosine_worst", cworst, "");
-            rec_metric("output_sqnr_db_mean", smean, "dB");
-            rec_metric("output_sqnr_db_worst", sworst, "dB");
-            rec_metric("output_pooled_cosine", pm.cos, "");
-        }
-    }
-    if (undefined_cos)
-        worst_cos = NAN;
-
-    /* fp16 saturation over the K runs: per task, its count and on how many inputs */
-    json_t *sat_tasks = json_array();
-    double sat_total = 0;
-    for (size_t k = 0; k < json_array_size(b->runs); k++) {
-        const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
-                                                           "saturation"), "tasks");
-        for (size_t i = 0; i < json_array_size(ts); i++) {
-            const json_t *t = json_array_get(ts, i);
-            json_t *hit = NULL;
-            for (size_t q = 0; q < json_array_size(sat_tasks) && !hit; q++)
-                if (!strcmp(str(json_array_get(sat_tasks, q), "name"), str(t, "name")))
-                    hit = json_array_get(sat_tasks, q);
-            if (!hit) {
-                hit = json_object();
-                json_object_set_new(hit, "name", nb_json_string(str(t, "name")));
-                json_object_set_new(hit, "op_type", nb_json_string(str(t, "op_type")));
-                json_object_set_new(hit, "index", json_integer(json_integer_value(
-                                                      json_object_get(t, "index"))));
-                json_object_set_new(hit, "count", json_integer(0));
-                json_object_set_new(hit, "inputs", json_integer(0));
-                json_array_append_new(sat_tasks, hit);
-            }
-            json_int_t c = json_integer_value(json_object_get(t, "count"));
-            json_object_set_new(hit, "count",
-                                json_integer(json_integer_value(json_object_get(hit, "count")) + c));
-            json_object_set_new(hit, "inputs",
-                                json_integer(json_integer_value(json_object_get(hit, "inputs")) + 1));
-            sat_total += (double)c;
-        }
-    }
-
-    /* ---- the summary ---- */
-    double wall = now_s() - b->t0;
-    json_object_set_new(summary, "model", nb_json_string(b->model));
-    json_object_set_new(summary, "soc_version", json_string(b->soc ? b->soc : "Ascend035A"));
-    json_object_set_new(summary, "out", nb_json_string(b->outdir));
-    json_object_set_new(summary, "wall_s", json_real(wall));
-    json_t *je = json_object();
-    static const char *const items[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE",
-                                        "TOTAL_NET_OP_TYPE", "NOT_SUPPORT_OP_TYPE"};
-    for (int i = 0; i < 5; i++) {
-        json_t *v = json_object_get(b->est, items[i]);
-        json_object_set(je, items[i], v ? v : json_null());
-    }
-    json_object_set(je, "macs", json_object_get(b->est, "macs") ? json_object_get(b->est, "macs")
-                                                               : json_null());
-    json_object_set_new(summary, "estimate", je);
-    /* calibration: the algorithm(s), batches, the 3 layers of lowest SQNR alone */
-    json_t *jc = json_object();
-    const json_t *layers = json_object_get(b->cal, "layers");
-    char algos[256] = "";
-    double batches = NAN;
-    int order[3] = {-1, -1, -1};
-    for (size_t i = 0; i < json_array_size(layers); i++) {
-        const json_t *l = json_array_get(layers, i);
-        const char *al = str(l, "algorithm");
-        char key[64];
-        snprintf(key, sizeof key, "%s", al);
-        bool seen = false;
-        for (const char *p = algos; *p && !seen;) {
-            size_t n = strcspn(p, ",");
-            seen = n == strlen(key) && !strncmp(p, key, n);
-            p += n + (p[n] == ',');
-        }
-        if (!seen && *al && strlen(algos) + strlen(al) + 2 < sizeof algos)
-            snprintf(algos + strlen(algos), sizeof algos - strlen(algos), "%s%s",
-                     algos[0] ? "," : "", al);
-        if (isnan(batches))
-            batches = num(l, "batches");
-        double s = num(l, "output_sqnr_db");
-        if (isnan(s))
-            continue;
-        for (int q = 0; q < 3; q++) {
-            if (order[q] < 0 || s < num(json_array_get(layers, (size_t)order[q]), "output_sqnr_db")) {
-                for (int z = 2; z > q; z--)
-                    order[z] = order[z - 1];
-                order[q] = (int)i;
-                break;
-            }
-        }
-    }
-    json_object_set_new(jc, "algorithm", json_string(algos[0] ? algos : "none (no layer to quantize)"));
-    json_object_set_new(jc, "requested", b->algo ? json_string(b->algo) : json_null());
-    json_object_set_new(jc, "batches", cli_jnum(batches));
-    json_object_set_new(jc, "layers", json_integer((json_int_t)json_array_size(layers)));
-    json_t *jw = json_array();
-    for (int q = 0; q < 3 && order[q] >= 0; q++) {
-        const json_t *l = json_array_get(layers, (size_t)order[q]);
-        json_t *x = json_object();
-        json_object_set_new(x, "layer", nb_json_string(str(l, "layer")));
-        json_object_set_new(x, "op_type", nb_json_string(str(l, "op_type")));
-        json_object_set_new(x, "sqnr_db", cli_jnum(num(l, "output_sqnr_db")));
-        json_object_set_new(x, "cosine", cli_jnum(num(l, "output_cosine")));
-        json_array_append_new(jw, x);
-    }
-    json_object_set_new(jc, "worst_layers", jw);
-    json_object_set_new(jc, "output_sqnr_db", cli_jnum(num(b->cal, "output_sqnr_db")));
-    json_object_set_new(jc, "output_cosine", cli_jnum(num(b->cal, "output_cosine")));
-    json_object_set_new(jc, "eval_set", json_string(str(b->cal, "eval_set")));
-    json_object_set_new(jc, "deploy_model", nb_json_string(b->deploy));
-    json_object_set_new(jc, "record", nb_json_string(str(b->cal, "record")));
-    json_object_set_new(summary, "calibration", jc);
-    json_t *jx = json_object();
-    json_object_set_new(jx, "exeom", nb_json_string(b->exeom));
-    json_object_set_new(jx, "exeom_bytes", json_integer((json_int_t)sb.st_size));
-    json_object_set_new(summary, "compile", jx);
-    json_t *jn = json_object();
-    json_object_set_new(jn, "cycles", cli_jnum(num(run0, "cycles")));
-    json_object_set_new(jn, "ms_64mhz", cli_jnum(num(run0, "ms_64mhz")));
-    json_object_set_new(jn, "ms_200mhz", cli_jnum(num(run0, "ms_200mhz")));
-    json_object_set_new(jn, "macs", cli_jnum(num(run0, "macs")));
-    json_t *js = json_object();
-    json_object_set_new(js, "total", json_integer((json_int_t)sat_total));
-    json_object_set_new(js, "tasks", sat_tasks);
-    json_object_set_new(jn, "saturation", js);
-    json_object_set_new(jn, "dump", nb_json_string(dumped));
-    json_object_set_new(summary, "npu", jn);
-    json_t *jev = json_object(), *jin = json_array();
-    json_object_set_new(jev, "count", json_integer(b->n_eval));
-    json_object_set_new(jev, "source", json_string(b->eval_from_dir ? "eval_dir" : "data_dir"));
-    for (int i = 0; i < b->n_in; i++)
-        json_array_append_new(jin, nb_json_string(b->in_name[i]));
-    json_object_set_new(jev, "model_inputs", jin);
-    json_object_set_new(summary, "evaluation", jev);
-    json_object_set_new(summary, "outputs", jouts);
-    json_object_set_new(summary, "worst_cosine", cli_jnum(worst_cos));
-    json_t *jcm = json_object();
-    static const char *const ck[] = {"verdict", "verdict_text", "tensors", "compared",
-                                     "over_threshold", "thresholds", "first_over_threshold",
-                                     "largest_sqnr_drop", "csv"};
-    for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++) {
-        json_t *v = json_object_get(b->cmp, ck[i]);
-        json_object_set(jcm, ck[i], v ? v : json_null());
-    }
-    json_object_set_new(jcm, "golden_dump", nb_json_string(b->gold));
-    json_object_set_new(summary, "compare", jcm);
-    json_t *jr = json_object();
-    json_object_set_new(jr, "bringup", jid(g_rec.run_id));
-    json_object_set_new(jr, "estimate", jid(b->id_est));
-    json_object_set_new(jr, "calibrate", jid(b->id_cal));
-    json_object_set_new(jr, "compile", jid(b->id_atc));
-    json_object_set_new(jr, "run", jids(b->id_run, b->n_eval));
-    json_object_set_new(jr, "infer", jids(b->id_inf, b->n_eval));
-    json_object_set_new(jr, "compare", jid(b->id_cmp));
-    json_object_set_new(summary, "runs", jr);
-    json_t *jst = json_array();
-    for (int s = 0; s < N_STEPS; s++) {
-        json_t *x = json_object();
-        json_object_set_new(x, "step", json_string(step_name[s]));
-        json_object_set_new(x, "ms", json_real(b->step_ms[s]));
-        json_array_append_new(jst, x);
-    }
-    json_object_set_new(summary, "steps", jst);
+    double worst_cos = NAN, sat_total = 0;
+    json_t *outs = output_metrics(b, outs0, &worst_cos, &rc);
+    if (!outs)
+        goto out;
+    json_t *sat = saturation_json(b, &sat_total);
     bool below = b->has_fail_cos && (isnan(worst_cos) || worst_cos < b->fail_cos);
-    json_object_set_new(summary, "fail_under_cosine", b->has_fail_cos ? json_real(b->fail_cos)
-                                                                      : json_null());
-    json_object_set_new(summary, "status", json_string(below ? "below_cosine" : "ok"));
+    double wall = now_s() - b->t0;
+    summary = summary_json(b, outs, worst_cos, sat, (int64_t)sb.st_size, dumped, wall, below);
 
     char sp[3400];
     snprintf(sp, sizeof sp, "%s/summary.json", b->outdir);
@@ -1473,6 +1485,12 @@ int cmd_bringup(int argc, char **argv)
     rec_metric("npu_ms_64mhz", num(run0, "ms_64mhz"), "ms");
     rec_metric("npu_ms_200mhz", num(run0, "ms_200mhz"), "ms");
     rec_metric("fp16_saturations", sat_total, "");
+    const json_t *o0 = json_array_get(outs, 0); /* the first output's, for history diff */
+    rec_metric("output_cosine_mean", num(o0, "cosine_mean"), "");
+    rec_metric("output_cosine_worst", num(o0, "cosine_worst"), "");
+    rec_metric("output_sqnr_db_mean", num(o0, "sqnr_db_mean"), "dB");
+    rec_metric("output_sqnr_db_worst", num(o0, "sqnr_db_worst"), "dB");
+    rec_metric("output_pooled_cosine", num(o0, "pooled_cosine"), "");
     rec_metric("eval_inputs", b->n_eval, "");
     rec_metric("worst_output_cosine", worst_cos, "");
     rec_metric("layers_over_threshold", num(b->cmp, "over_threshold"), "");
