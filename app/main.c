@@ -174,6 +174,11 @@ static void usage(FILE *f)
             "        per-layer metrics of the NPU's dumps against the reference's (infer --dump)\n"
             "  compare layer -m NPU_DUMPS -g GOLDEN_DUMPS --layer NAME [--bins N] [--json]\n"
             "        one layer in detail: worst elements, first values, histogram of the error\n"
+            "  bringup MODEL --data_dir \"d1;d2\" [--input_shape ...] [--calibration_config CFG |\n"
+            "          --batch_num N] [--eval_dir \"e1;e2\"] [--eval_count K] [--out DIR] [atc flags]\n"
+            "          [--threshold ...] [--fail-under-cosine X] [--json]\n"
+            "        estimate -> calibrate -> atc -> run -> infer -> compare in one command and a\n"
+            "        one-screen summary; exit 3 when the worst output cosine is below X\n"
             "  history [list|show RUN|diff RUN_A RUN_B|export|rm RUN] ...\n"
             "        browse, compare and export the recorded runs\n"
             "\n"
@@ -186,7 +191,8 @@ static void usage(FILE *f)
             "  --require-record  fail (exit 2) when the run cannot be recorded\n"
             "  --parent RUN      record this run as derived from run RUN (lineage)\n"
             "\n"
-            "Exit status: 0 success, 2 bad input (model, flag, data), 1 internal error.\n",
+            "Exit status: 0 success, 2 bad input (model, flag, data), 1 internal error;\n"
+            "bringup: 3 under --fail-under-cosine, 130 when interrupted.\n",
             NB_VERSION);
 }
 
@@ -280,6 +286,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_run(argc - 1, argv + 1);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "bringup"))
+        rc = cmd_bringup(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
     else

@@ -678,6 +678,161 @@ awk '$2 == "Pow" && $3 == "pow" && $4 >= 0.9999 && $6 > 40 { ok = 1 } END { exit
 expect 0 "compare --isolate on a scaled layer" -- "$NB" compare file_compare -m "$T/sc/d_scaled" -g "$T/sc/gold" -out "$T/sc/c" --isolate mel --exeom "$T/sc/scaled.exeom"
 grep -q "^isolated mel (tasks .*golden input): cosine 0.99" "$T/out" ||
     { echo "FAIL: compare --isolate on a scaled layer"; cat "$T/out"; fails=$((fails + 1)); }
+# bringup (issue 10): the conv fixture (Relu(Conv), nonzero weights) from ONNX to a verdict in
+# one command. Calibration data, x FLOAT [1,3,8,8]: 6 batches of pseudo-random values in
+# [-1, 1) (an LCG); and 2 batches whose top-left 3x3 patch of every channel is +-10000 with the
+# signs of output channel 0's weights (make_fixture conv: w[i] = ((7 i) % 11 - 5) / 8), so
+# that y[0,0,0,0] = 10000 * sum|w| = 93750 goes past fp16's 65504
+BU="$T/bu"
+mkdir -p "$BU/x" "$BU/sat"
+"$FIX" conv "$BU/conv.onnx" || { echo "FAIL: make_fixture conv"; fails=$((fails + 1)); }
+bu_data() {
+    node -e 'const fs = require("fs"), [dir, prefix, n, A] = process.argv.slice(1);
+        let s = 12345;
+        const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 1073741824 - 1;
+        for (let f = 0; f < Number(n); f++) {
+            const x = new Float32Array(192);
+            for (let i = 0; i < 192; i++) x[i] = rnd();
+            if (Number(A) > 0)
+                for (let i = 0; i < 27; i++)
+                    x[Math.floor(i / 9) * 64 + Math.floor(i / 3) % 3 * 8 + i % 3] =
+                        Math.sign((7 * i) % 11 - 5) * Number(A);
+            fs.writeFileSync(`${dir}/${prefix}${f}.bin`, Buffer.from(x.buffer));
+        }' "$@"
+}
+bu_data "$BU/x" b 6 0 && bu_data "$BU/sat" s 2 10000 || { echo "FAIL: bringup data"; fails=$((fails + 1)); }
+"$NB" --no-record estimate -m "$BU/conv.onnx" --json >"$BU/estimate.json" 2>/dev/null
+# bu_fails STATUS DESCRIPTION MESSAGE -- command: exit STATUS, nothing on stdout, stderr the
+# progress lines ("[N/6] step ...") then one error line that starts with MESSAGE
+bu_fails() {
+    want=$1; what=$2; msg=$3; shift 4
+    "$@" >"$T/out" 2>"$T/err"; got=$?
+    last=$(tail -n 1 "$T/err"); others=$(sed '$d' "$T/err" | grep -vc '^\[[1-6]/6\] ')
+    case $last in "$msg"*) m=1 ;; *) m= ;; esac
+    if [ "$got" = "$want" ] && [ -n "$m" ] && [ "$others" = 0 ] && [ ! -s "$T/out" ]; then
+        echo "ok: $what"
+    else
+        echo "FAIL: $what: exit $got (expected $want), stderr:"; cat "$T/err"; fails=$((fails + 1))
+    fi
+}
+expect 0 "bringup --json: the conv fixture" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_count 2 --out "$BU/o" --json
+cp "$T/out" "$BU/o.json"
+# the estimate's five items, the whole calibration (6 files: every file without --batch_num),
+# the exeom of the estimate's size, the cycles of the first run, the evaluation inputs (the
+# last 2 calibration files), the network output's metrics against the .npy files of run and
+# infer computed again here (cosine, SQNR 10 log10(sum y^2 / sum (x - y)^2)), mean and worst
+json_ok "bringup --json: the summary's values" 'const fs = require("fs"), d = process.argv[1].replace(/out$/, "bu/");
+    const est = JSON.parse(fs.readFileSync(d + "estimate.json", "utf8"));
+    const run0 = JSON.parse(fs.readFileSync(d + "o/log/4-run-0.out", "utf8"));
+    const npy = f => { const b = fs.readFileSync(f), hl = b.readUInt16LE(8);
+        return Array.from(new Float32Array(b.buffer.slice(b.byteOffset + 10 + hl, b.byteOffset + b.length))); };
+    const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+    const o = j.outputs[0], pi = o.per_input;
+    const mine = pi.map(p => { const x = npy(p.npu), y = npy(p.reference);
+        let xy = 0, xx = 0, yy = 0, e = 0;
+        x.forEach((v, i) => { xy += v * y[i]; xx += v * v; yy += y[i] * y[i]; e += (v - y[i]) ** 2; });
+        return [x.length, xy / Math.sqrt(xx * yy), 10 * Math.log10(yy / e)]; });
+    ["TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE", "TOTAL_NET_OP_TYPE", "NOT_SUPPORT_OP_TYPE"]
+        .every(k => eq(j.estimate[k], est[k])) && eq(j.estimate.TOTAL_NET_OP_TYPE, {Conv: 1, Relu: 1}) &&
+    j.calibration.algorithm === "ifmr" && j.calibration.batches === 6 && j.calibration.layers === 1 &&
+    j.calibration.worst_layers.length === 1 && j.calibration.worst_layers[0].layer === "Conv_0" &&
+    j.calibration.worst_layers[0].sqnr_db > 30 &&
+    j.compile.exeom_bytes === est.TOTAL_EXEOM_SIZE && fs.statSync(j.compile.exeom).size === est.TOTAL_EXEOM_SIZE &&
+    j.npu.cycles === run0.cycles && j.npu.cycles > 0 && near(j.npu.ms_64mhz, j.npu.cycles / 64e3) &&
+    near(j.npu.ms_200mhz, j.npu.cycles / 200e3) && j.npu.saturation.total === 0 &&
+    j.evaluation.count === 2 && j.evaluation.source === "data_dir" && eq(j.evaluation.model_inputs, ["x"]) &&
+    eq(pi.map(p => p.inputs[0].replace(/.*\//, "")), ["b4.bin", "b5.bin"]) &&
+    j.outputs.length === 1 && o.name === "y" && o.shape === "1x8x6x6" && o.numel === 288 &&
+    mine.every((m, k) => m[0] === 288 && near(pi[k].cosine, m[1]) && near(pi[k].sqnr_db, m[2])) &&
+    near(o.cosine_mean, (mine[0][1] + mine[1][1]) / 2) && o.cosine_worst === Math.min(pi[0].cosine, pi[1].cosine) &&
+    near(o.sqnr_db_mean, (mine[0][2] + mine[1][2]) / 2) && o.sqnr_db_worst === Math.min(pi[0].sqnr_db, pi[1].sqnr_db) &&
+    o.cosine_worst > 0.999 && o.cosine_worst < 1 && j.worst_cosine === o.cosine_worst &&
+    ["global_consistency", "problem_node", "single_point_error"].includes(j.compare.verdict) &&
+    j.compare.compared > 0 && fs.existsSync(j.compare.csv) && j.status === "ok" &&
+    fs.existsSync(d + "o/summary.json") && eq(JSON.parse(fs.readFileSync(d + "o/summary.json", "utf8")).outputs, j.outputs)'
+# the lineage: estimate's parent is the bringup, then each step's the one before (every run
+# of the compile, each infer the run of its input, the compare the first infer)
+"$NB" history export --format json >"$BU/runs.json" 2>/dev/null
+node -e 'const fs = require("fs"), j = JSON.parse(fs.readFileSync(process.argv[1], "utf8")).runs,
+        all = JSON.parse(fs.readFileSync(process.argv[2], "utf8")), p = {}, k = {};
+    all.forEach(r => { p[r.run_id] = r.parent_id; k[r.run_id] = r.kind; });
+    const ok = k[j.bringup] === "bringup" && p[j.estimate] === j.bringup && k[j.estimate] === "estimate" &&
+        p[j.calibrate] === j.estimate && k[j.calibrate] === "calibrate" && p[j.compile] === j.calibrate &&
+        k[j.compile] === "compile" && j.run.length === 2 && j.run.every(r => p[r] === j.compile && k[r] === "run") &&
+        j.infer.every((r, i) => p[r] === j.run[i] && k[r] === "infer") && p[j.compare] === j.infer[0] &&
+        k[j.compare] === "compare";
+    if (!ok) { console.log(JSON.stringify(j)); process.exit(1); }' "$BU/o.json" "$BU/runs.json" ||
+    { echo "FAIL: bringup: the lineage of the steps"; fails=$((fails + 1)); }
+bid=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).runs.bringup)' "$BU/o.json")
+"$NB" history show "$bid" >"$T/out" 2>/dev/null
+grep -q "^kind       bringup$" "$T/out" && grep -q "^status     ok$" "$T/out" &&
+    grep -q "^descendants $((bid + 1)), $((bid + 2)), $((bid + 3)), $((bid + 4)), $((bid + 5)), $((bid + 6)), $((bid + 7)), $((bid + 8))$" "$T/out" &&
+    grep -q "^  worst_output_cosine " "$T/out" ||
+    { echo "FAIL: history show of the bringup run"; cat "$T/out"; fails=$((fails + 1)); }
+# the text summary: one screen (at most 22 lines of at most 79 characters), the numbers of the
+# JSON; --fail-under-cosine 1 (no int8 model is exact): exit 3 after the summary, the run an error
+expect 3 "bringup: text summary, --fail-under-cosine 1" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_count 2 --out "$BU/o" --fail-under-cosine 1
+node -e 'const fs = require("fs"), t = fs.readFileSync(process.argv[1], "utf8").trimEnd().split("\n"),
+        j = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+    const has = re => t.some(l => re.test(l));
+    const bad = [];
+    if (t.length > 22 || t.some(l => l.length > 79)) bad.push("not one screen: " + t.length + " lines");
+    if (!has(new RegExp(`^estimate +TOTAL_WEIGHT_SIZE ${j.estimate.TOTAL_WEIGHT_SIZE}, TOTAL_MEM_SIZE ${j.estimate.TOTAL_MEM_SIZE}`))) bad.push("estimate");
+    if (!has(/^ +TOTAL_NET_OP_TYPE 2: Conv\(1\), Relu\(1\)$/) || !has(/^ +NOT_SUPPORT_OP_TYPE 0$/)) bad.push("op types");
+    if (!has(/^calibrate +ifmr on 6 batches/) || !has(/^ +worst layers: Conv_0 [0-9.]+ dB$/)) bad.push("calibrate");
+    if (!has(new RegExp(`^compile .*conv\\.exeom: ${j.compile.exeom_bytes} bytes$`))) bad.push("compile");
+    if (!has(new RegExp(`^NPU +${j.npu.cycles} cycles = ${j.npu.ms_64mhz.toFixed(3)} ms at 64 MHz`))) bad.push("NPU");
+    if (!has(/^output +y \[1x8x6x6\], 2 inputs: cosine mean 0\.99[0-9]{3} worst 0\.99[0-9]{3}$/)) bad.push("output");
+    if (!has(/^compare /) || !has(/^runs +bringup [0-9]+: estimate [0-9]+, calibrate [0-9]+, compile [0-9]+, run [0-9]+\.\.[0-9]+,/)) bad.push("compare/runs");
+    if (bad.length) { console.log(bad.join("; ")); console.log(t.join("\n")); process.exit(1); }' "$T/out" "$BU/o.json" ||
+    { echo "FAIL: bringup: the text summary"; fails=$((fails + 1)); }
+grep -q "^nanobench: bringup: the worst network-output cosine 0\.99[0-9]* is below --fail-under-cosine 1$" "$T/err" &&
+    "$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " error .*is below --fail-under-cosine 1" ||
+    { echo "FAIL: bringup --fail-under-cosine: message or recorded error"; cat "$T/err"; fails=$((fails + 1)); }
+expect 0 "bringup: --fail-under-cosine 0.9 passes" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_count 1 --out "$BU/o1" --fail-under-cosine 0.9 --json
+json_ok "bringup: one evaluation input, the status ok" 'j.evaluation.count === 1 && j.outputs[0].per_input.length === 1 &&
+    j.outputs[0].per_input[0].inputs[0].endsWith("/b5.bin") && j.fail_under_cosine === 0.9 && j.status === "ok"'
+# fp16 saturation: y[0,0,0,0] = 93750 clamps at 65504 in the Conv's AscendDequant on both
+# inputs (the evaluation set: --eval_dir); compare names it as the first layer's cause
+expect 0 "bringup --json: fp16 saturation" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/sat" --eval_dir "$BU/sat" --out "$BU/s" --json
+json_ok "bringup: the saturating task named with its cause" 'const s = j.npu.saturation, f = j.compare.first_over_threshold;
+    s.tasks.length >= 1 && s.tasks[0].name === "Conv_0/AscendDequant" && s.tasks[0].inputs === 2 &&
+    s.total === s.tasks.reduce((a, t) => a + t.count, 0) && s.total >= 2 &&
+    j.evaluation.source === "eval_dir" && eq(j.outputs[0].per_input.map(p => p.inputs[0].replace(/.*\//, "")), ["s0.bin", "s1.bin"]) &&
+    j.outputs[0].max_abs_error >= 93750 - 65504 - 1 && f.layer === "Conv_0/AscendDequant" &&
+    f.likely_cause.startsWith("fp16 saturation") && j.compare.verdict === "problem_node"'
+# bad input: the flags before any step (one line); a step that fails names itself with its own
+# message, the bringup recorded as an error
+expect 2 "bringup: no --data_dir" -- "$NB" bringup "$BU/conv.onnx"; mentions "--data_dir is required"
+expect 2 "bringup: config and batch_num" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --batch_num 2 --calibration_config "$T/cal/cfg"; mentions "exclusive"
+expect 2 "bringup: --eval_count 0" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_count 0; mentions "--eval_count"
+expect 2 "bringup: --fail-under-cosine 2" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --fail-under-cosine 2; mentions "--fail-under-cosine"
+expect 2 "bringup: a bad --threshold" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --threshold cos=x; mentions "not NAME=NUMBER"
+bu_fails 2 "bringup: a missing model" "nanobench: bringup: estimate failed: $BU/nope.onnx" -- "$NB" bringup "$BU/nope.onnx" --data_dir "$BU/x" --out "$BU/e0"
+bu_fails 2 "bringup: a missing --data_dir folder" "nanobench: bringup: calibrate failed: --data_dir $BU/nosuch: No such file or directory" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/nosuch" --out "$BU/e1"
+"$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " error .*(bringup: calibrate failed: --data_dir $BU/nosuch: No such file or directory)$" ||
+    { echo "FAIL: bringup: the failed run not recorded as an error"; "$NB" history list --kind bringup --limit 1; fails=$((fails + 1)); }
+bu_fails 2 "bringup: atc's own error" "nanobench: bringup: atc failed: E10001: Value [FP32] for parameter [--output_type] is invalid" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --output_type FP32 --out "$BU/e2"
+bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: atc failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node 'nosuch'"
+# Ctrl-C: SIGINT to the bringup (each child runs in its own process group) during the
+# calibration's evaluation (the 6000 batches of $T/cal/many; its three .part files exist):
+# the child is interrupted and removes them, the bringup exits 130, recorded as an error
+"$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_dir "$T/cal/many" --out "$BU/k" >/dev/null 2>"$BU/k.err" &
+pid=$!
+parts=0; i=0
+while [ $i -lt 600 ] && [ "$parts" -lt 3 ]; do
+    parts=$(ls "$BU/k/quant" 2>/dev/null | grep -c '\.part$'); sleep 0.05; i=$((i + 1))
+done
+kill -s INT "$pid"
+{ wait "$pid"; } 2>/dev/null; status=$?
+left=$(ls -A "$BU/k/quant" 2>/dev/null)
+if [ "$parts" = 3 ] && [ "$status" = 130 ] && [ -z "$left" ] &&
+    [ "$(tail -n 1 "$BU/k.err")" = "nanobench: bringup: interrupted (SIGINT) during calibrate" ] &&
+    "$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " error .*interrupted (SIGINT) during calibrate"; then
+    echo "ok: bringup: Ctrl-C during the calibration (3 .part files at the signal, none after, exit 130)"
+else
+    echo "FAIL: bringup: Ctrl-C: $parts .part file(s) at the signal, exit $status, left: $left"; cat "$BU/k.err"; fails=$((fails + 1))
+fi
 
 # an unusable database: the command still does its job, with one warning, unless required
 head -c 5000 /dev/urandom >"$T/corrupt.db"
