@@ -16,7 +16,7 @@
 #                               on the models of tests/oracle/estimate_expected.tsv; it is
 #                               deterministic, so one run: median and min..max over models
 #   compare vs cat              bench/compare_bench.sh on MB megabytes of dumps
-# Settings lighter than the scripts' defaults (about 6 minutes for RUNS=5 on 2 cores),
+# Settings lighter than the scripts' defaults (RUNS=5 took 4.5 minutes on 2 busy cores),
 # overridable from the environment: SECS=1 (run.sh and sim_bench.sh MIN_SECONDS),
 # EST_RUNS=3 (estimate_bench.sh RUNS), CLIPS=20 (quant_bench.sh), MB=100 (compare_bench.sh).
 # The table goes to stdout, progress to stderr.
@@ -36,6 +36,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export NANOBENCH_DB="$work/runs.db" # nothing the benchmarks record lands in the user's store
 start=$(date +%s)
+when=$(date -u '+%Y-%m-%d %H:%M UTC')
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # target OP VALUE from a script's header comment ("(target <= 2.0)", "(target >= 0.5)")
@@ -94,7 +95,7 @@ took=$(( $(date +%s) - start ))
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ] && commit="$commit (with uncommitted changes)"
 cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n 1)
-echo "nanobench benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit"
+echo "nanobench benchmarks, started $when, commit $commit"
 echo "machine: $(nproc) cores, ${cpu:-CPU model unknown}; load average (1, 5, 15 min): $load0 at start, $load1 at end"
 echo "runs: $runs (median, min..max over them); SECS=$SECS EST_RUNS=$EST_RUNS CLIPS=$CLIPS MB=$MB; took ${took}s"
 echo
