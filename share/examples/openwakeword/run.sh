@@ -119,7 +119,8 @@ speech "$c/c09.raw" en-us+f3 160 $floor good morning jarvis
 speech "$c/c10.raw" en-gb+m3 190 $floor open the garage door
 noise "$c/c11.raw" brown 0.1
 noise "$c/c12.raw" white 0.01
-echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration (other voices), in $work/clips"
+echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration (other"
+echo "   voices), in $work/clips"
 
 # ---- 2. the float pipeline: calibration data in the streaming shapes, the evaluation clips ----
 node "$here/oww_float.js" "$ort" "$models" --calib "$work/calib" --calib-n $ncal "$work/clips/calib"/*.raw \
