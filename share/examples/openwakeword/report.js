@@ -133,7 +133,7 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ) {
       'the clip\'s frames; clamped: fp16 results at +-65504 over the clip, in each exeom)', '', ' ');
   console.log('');
   console.log(`== pipeline summary: ${n} clips (${lab.filter(l => l[1] === 'positive').length} "hey jarvis"), ` +
-              `detection at ${THRESHOLD} of the first-stage score`);
+              `detection at ${THRESHOLD}`);
   say(`detection agreement with float: NPU ${agree.N} of ${n} clips (with the melspectrogram as is: ` +
       `${agree.B} of ${n}); NPU* (float melspectrogram) ${agree.M} of ${n}`);
   say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}, NPU* ${right.M}`);

@@ -119,8 +119,8 @@ speech "$c/c09.raw" en-us+f3 160 $floor good morning jarvis
 speech "$c/c10.raw" en-gb+m3 190 $floor open the garage door
 noise "$c/c11.raw" brown 0.1
 noise "$c/c12.raw" white 0.01
-echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration (other"
-echo "   voices), in $work/clips"
+echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration"
+echo "   (other voices), in $work/clips"
 
 # ---- 2. the float pipeline: calibration data in the streaming shapes, the evaluation clips ----
 node "$here/oww_float.js" "$ort" "$models" --calib "$work/calib" --calib-n $ncal "$work/clips/calib"/*.raw \
@@ -129,8 +129,8 @@ clips=$(cut -f 1 "$list" | sed "s|.*|$work/clips/eval/&.raw|")
 # shellcheck disable=SC2086 # the clip paths have no spaces (names above, $work checked above)
 node "$here/oww_float.js" "$ort" "$models" --scores --mel-out "$work/float_mel" --calib "$work/evalin" \
     --calib-n $neval --loud-first $clips >"$work/float.txt" 2>"$work/float.err" || { cat "$work/float.err"; die "oww_float.js failed"; }
-echo "== float pipeline (ONNX Runtime): $ncal calibration inputs per model in its streaming shape from the"
-echo "   calibration clips; the evaluation clips scored, $neval evaluation inputs per model from them"
+echo "== float pipeline (ONNX Runtime): $ncal calibration inputs per model in its streaming shape"
+echo "   from the calibration clips; the evaluation clips scored, $neval evaluation inputs per model"
 
 # ---- 3. bring-up ---------------------------------------------------------------------------
 # bring_up NAME MODEL DATA SHAPE [FLAGS...]: `nanobench bringup` of MODEL on the calibration
@@ -194,7 +194,7 @@ node -e 'const fs = require("fs");
 "$npu" --scores "$mel0_x" "$emb_x" "$ww_x" $clips >"$work/npu_before.txt" 2>"$work/npu.err" ||
     { cat "$work/npu.err"; die "oww_npu (melspectrogram as is) failed"; }
 
-echo "== streaming check: $(wc -l <"$list") evaluation clips, 80 ms frames, peak first-stage score (Sigmoid_28)"
+echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak first-stage score (Sigmoid_28)"
 node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
     "$work/npu/hey_jarvis/summary.json" || die "report.js pipeline failed"
