@@ -38,7 +38,8 @@ static void help(void)
            "           [--data_types T] [--calibration_config CFG | --batch_num N] [--algo A]\n"
            "           [--eval_dir \"e_x;e_y\"] [--eval_count K] [--out DIR]\n"
            "           [--soc_version V] [--input_fp16_nodes \"x;y\"] [--output_type FP16]\n"
-           "           [--out_nodes \"node:0\"] [--threshold cos=0.99,...]\n"
+           "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"]\n"
+           "           [--threshold cos=0.99,...]\n"
            "           [--fail-under-cosine X] [--json]\n"
            "Brings a model up on the Nano in one command: estimate -> calibrate -> atc ->\n"
            "run on the simulated NPU (K evaluation inputs) -> infer, the float reference (the\n"
@@ -54,7 +55,9 @@ static void help(void)
            "--batch_num nor --calibration_config is given; --eval_dir goes to calibrate too.\n"
            "Evaluation inputs: the first K files of --eval_dir, else the last K of --data_dir\n"
            "(K = --eval_count, default 5). ATC's flags pass through (default: every float\n"
-           "input fp16, FP16 outputs, Ascend035A); --threshold is compare's. DIR defaults to\n"
+           "input fp16, FP16 outputs, Ascend035A), and atc's --nb_input_scale; atc's\n"
+           "warnings are in the summary, with the --nb_input_scale it suggests when a\n"
+           "calibrated range is beyond fp16. --threshold is compare's. DIR defaults to\n"
            "./bringup_<model name>. An output of one value per input (a score) is also\n"
            "compared over the K inputs together, and that cosine is its worst (a cosine of\n"
            "one value is 1).\n"
@@ -106,7 +109,7 @@ static void args_free(bu_argv *a)
 typedef struct bu {
     /* flags */
     const char *model, *data_dir, *shape, *types, *cfg, *batch, *algo, *eval_dir, *out, *soc,
-        *fp16, *otype, *out_nodes, *threshold;
+        *fp16, *otype, *out_nodes, *in_scale, *threshold;
     int eval_count;
     double fail_cos;
     bool has_fail_cos, json;
@@ -123,6 +126,8 @@ typedef struct bu {
     int n_logs;
     /* results */
     json_t *est, *cal, *cmp, *runs; /* the children's JSON; runs: one per evaluation input */
+    json_t *atc_warn;               /* atc's warning lines, without "nanobench: warning: " */
+    char suggest[256];              /* the --nb_input_scale atc suggests, "" if none */
     int64_t id_est, id_cal, id_atc, id_cmp;
     int64_t id_run[MAX_EVAL], id_inf[MAX_EVAL];
     double step_ms[N_STEPS];
@@ -269,6 +274,49 @@ static json_t *job_json(const tui_job *j, const char *stage, int *rc)
         return NULL;
     }
     return o;
+}
+
+/* atc's warnings (its stderr lines "nanobench: warning: ...") into b->atc_warn, and the
+ * --nb_input_scale values they suggest into b->suggest, one per input ("x:2^-12;y:2^-3"; the
+ * smallest for an input that several warnings name: it brings every range under 65504). */
+static void atc_warnings(bu *b, const char *err)
+{
+    static const char pre[] = "nanobench: warning: ", opt[] = "--nb_input_scale=\"";
+    char names[8][128];
+    int pw[8], n = 0;
+    b->atc_warn = json_array();
+    for (const char *p = err ? err : ""; *p;) {
+        size_t len = strcspn(p, "\n");
+        if (len > sizeof pre - 1 && !strncmp(p, pre, sizeof pre - 1)) {
+            char *w = strndup(p + sizeof pre - 1, len - (sizeof pre - 1));
+            if (w) {
+                json_array_append_new(b->atc_warn, nb_json_string(w));
+                const char *o = strstr(w, opt);
+                char name[128];
+                int k, used = 0;
+                /* NAME:2^K" (a name without ':' or '"': atc's own advice) */
+                if (o && sscanf(o + sizeof opt - 1, "%127[^:\"]:2^%d\"%n", name, &k, &used) == 2 &&
+                    used > 0) {
+                    int q = 0;
+                    while (q < n && strcmp(names[q], name))
+                        q++;
+                    if (q == n && n < 8) {
+                        snprintf(names[n], sizeof names[n], "%s", name);
+                        pw[n++] = k;
+                    } else if (q < n && k < pw[q]) {
+                        pw[q] = k;
+                    }
+                }
+                free(w);
+            }
+        }
+        p += len + (p[len] == '\n');
+    }
+    size_t at = 0;
+    b->suggest[0] = 0;
+    for (int q = 0; q < n && at < sizeof b->suggest; q++)
+        at += (size_t)snprintf(b->suggest + at, sizeof b->suggest - at, "%s%s:2^%d",
+                               q ? ";" : "", names[q], pw[q]);
 }
 
 static double num(const json_t *o, const char *key)
@@ -666,7 +714,28 @@ static void print_text(const bu *b, const json_t *s)
                                str(l, "layer"), num(l, "sqnr_db"));
     }
     put("", 2, "worst layers: %s", t1[0] ? t1 : "none evaluated");
-    put("compile", 1, "%s: %.0f bytes", str(x, "exeom"), num(x, "exeom_bytes"));
+    const char *xb = strrchr(str(x, "exeom"), '/');
+    const char *scale = str(x, "nb_input_scale");
+    put("compile", 1, "%s: %.0f bytes%s%s%s", xb ? xb + 1 : str(x, "exeom"),
+        num(x, "exeom_bytes"), *scale ? ", --nb_input_scale=\"" : "", scale, *scale ? "\"" : "");
+    /* atc's warnings: the fp16-range one shortened to its layer, range and suggestion */
+    const json_t *aw = json_object_get(x, "warnings");
+    bool atc_line = json_array_size(aw) > 0;
+    if (atc_line) {
+        const char *w0 = json_string_value(json_array_get(aw, 0)), *sg = str(x,
+            "suggested_nb_input_scale");
+        char layer[256];
+        double range;
+        int used = 0;
+        if (*sg && w0 && sscanf(w0, "fp16 range: %255[^']'s input was calibrated to %lg,%n", layer,
+                          &range, &used) == 2 && used > 0)
+            put("", 2, "atc: %s's input calibrated to %.3g > 65504; it suggests "
+                "--nb_input_scale=\"%s\"%s", layer, range, sg,
+                json_array_size(aw) > 1 ? " (all warnings: summary.json)" : "");
+        else
+            put("", 2, "atc: %s%s", w0 ? w0 : "", json_array_size(aw) > 1 ? " (more: summary.json)"
+                                                                          : "");
+    }
     put("NPU", 1, "%.0f cycles = %.3f ms at 64 MHz, %.3f ms at 200 MHz", num(n, "cycles"),
         num(n, "ms_64mhz"), num(n, "ms_200mhz"));
     const json_t *st = json_object_get(json_object_get(n, "saturation"), "tasks");
@@ -710,13 +779,13 @@ static void print_text(const bu *b, const json_t *s)
             str(fb, "layer"), str(fb, "op_type"), cos_str(num(fb, "cosine"), t2, sizeof t2),
             db_str(num(fb, "sqnr_db"), t3, sizeof t3), num(cm, "over_threshold"),
             num(cm, "compared"));
-        put("", 3, "cause: %s", str(fb, "likely_cause"));
+        put("", atc_line ? 2 : 3, "cause: %s", str(fb, "likely_cause"));
         const json_t *wd = json_object_get(cm, "largest_sqnr_drop");
         /* and the largest SQNR drop when it is another layer (its cause when compare
            names one) */
         if (json_is_object(wd) && strcmp(str(wd, "layer"), str(fb, "layer"))) {
             const char *why = str(wd, "likely_cause");
-            put("", 2, "largest SQNR drop: %s (%s), %s -> %s%s%s", str(wd, "layer"),
+            put("", atc_line ? 1 : 2, "largest SQNR drop: %s (%s), %s -> %s%s%s", str(wd, "layer"),
                 str(wd, "op_type"), db_str(num(wd, "previous_sqnr_db"), t2, sizeof t2),
                 db_str(num(wd, "sqnr_db"), t3, sizeof t3),
                 strncmp(why, "none clear", 10) ? ": " : "", strncmp(why, "none clear", 10) ? why : "");
@@ -987,6 +1056,11 @@ static json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat
     json_t *jx = json_object();
     json_object_set_new(jx, "exeom", nb_json_string(b->exeom));
     json_object_set_new(jx, "exeom_bytes", json_integer((json_int_t)exeom_bytes));
+    json_object_set_new(jx, "nb_input_scale", b->in_scale ? nb_json_string(b->in_scale)
+                                                          : json_null());
+    json_object_set_new(jx, "warnings", b->atc_warn ? json_incref(b->atc_warn) : json_array());
+    json_object_set_new(jx, "suggested_nb_input_scale", b->suggest[0] ? nb_json_string(b->suggest)
+                                                                      : json_null());
     json_object_set_new(s, "compile", jx);
     json_t *jn = json_object();
     static const char *const npu[] = {"cycles", "ms_64mhz", "ms_200mhz", "macs"};
@@ -1055,6 +1129,7 @@ int cmd_bringup(int argc, char **argv)
                 {"--input_fp16_nodes", &b->fp16},
                 {"--output_type", &b->otype},
                 {"--out_nodes", &b->out_nodes},
+                {"--nb_input_scale", &b->in_scale},
                 {"--threshold", &b->threshold}};
     const char *eval_count = NULL, *fail_cos = NULL;
     for (int i = 1; i < argc; i++) {
@@ -1152,7 +1227,7 @@ int cmd_bringup(int argc, char **argv)
                            {"algo", b->algo},          {"eval_dir", b->eval_dir},
                            {"soc_version", b->soc},    {"input_fp16_nodes", b->fp16},
                            {"output_type", b->otype},  {"out_nodes", b->out_nodes},
-                           {"threshold", b->threshold}};
+                           {"nb_input_scale", b->in_scale}, {"threshold", b->threshold}};
     for (size_t k = 0; k < sizeof pv / sizeof pv[0]; k++)
         if (pv[k][1])
             rec_param(pv[k][0], "%s", pv[k][1]);
@@ -1298,11 +1373,14 @@ int cmd_bringup(int argc, char **argv)
         arg(&a, "--input_shape=%s", b->shape);
     if (b->out_nodes)
         arg(&a, "--out_nodes=%s", b->out_nodes);
+    if (b->in_scale)
+        arg(&a, "--nb_input_scale=%s", b->in_scale);
     int64_t parent = b->id_cal > 0 ? b->id_cal : b->id_est > 0 ? b->id_est : g_rec.run_id;
     STEP_TIMER(2, child(b, 2, "", "3-atc", parent, &a, &j));
     if (rc)
         goto out;
     b->id_atc = j->run_id;
+    atc_warnings(b, j->err);
     tui_job_free(j);
     j = NULL;
     struct stat sb;
@@ -1516,6 +1594,7 @@ out:
     json_decref(b->cal);
     json_decref(b->cmp);
     json_decref(b->runs);
+    json_decref(b->atc_warn);
     for (int i = 0; i < b->n_in; i++)
         free(b->in_name[i]);
     for (int k = 0; b->eval && k < b->n_eval * b->n_in; k++)

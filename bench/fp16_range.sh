@@ -1,14 +1,14 @@
 #!/bin/sh
 # fp16 range on the simulated NPU (docs/fp16-range.md): openWakeWord's hey_jarvis_v0.1
-# calibrated on the demo's speech clips (IFMR, 20 clips) and compiled as scripts/demo.sh does
+# calibrated on 20 speech clips (make_data.js; IFMR) and compiled with the vendor's ATC flags
 # (cut at its first-stage score Sigmoid_28), then run on the evaluation clips: per clip the
 # float model's score, the NPU's, and the fp16 results the NPU clamped at 65504; over the
 # clips the cosine and SQNR of the NPU's scores against the float ones. Then melspectrogram
-# calibrated on the demo's 20 audio clips and compiled without and with --nb_input_scale
+# calibrated on those 20 audio clips and compiled without and with --nb_input_scale
 # (the value atc advises, and 2^-15), run on the evaluation clips: per clip the cosine and
 # SQNR of its output against the float model's, for the fake-quant model (the quantization's
 # own error) and the NPU, and the fp16 results the NPU clamped.
-# usage: bench/fp16_range.sh [BUILD_DIR] [CLIPS]   (needs node; the demo's data, or espeak-ng
+# usage: bench/fp16_range.sh [BUILD_DIR] [CLIPS]   (needs node; the clips, or espeak-ng
 # and sox to make it)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +17,7 @@ build=$(cd "${1:-$root/build}" && pwd)
 clips=${2:-20}
 nb="$build/app/nanobench"
 models=$("$root/tests/data/fetch_models.sh" | tail -n 1)
-data="$(dirname "$models")/owwdata-r20" # the demo's (scripts/demo.sh)
+data="$(dirname "$models")/owwdata-r20" # made here when missing (make_data.js)
 [ -d "$data/eval/hey_jarvis" ] || node "$root/share/examples/openwakeword/make_data.js" "$nb" "$models" "$data" 20 >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -678,6 +678,20 @@ awk '$2 == "Pow" && $3 == "pow" && $4 >= 0.9999 && $6 > 40 { ok = 1 } END { exit
 expect 0 "compare --isolate on a scaled layer" -- "$NB" compare file_compare -m "$T/sc/d_scaled" -g "$T/sc/gold" -out "$T/sc/c" --isolate mel --exeom "$T/sc/scaled.exeom"
 grep -q "^isolated mel (tasks .*golden input): cosine 0.99" "$T/out" ||
     { echo "FAIL: compare --isolate on a scaled layer"; cat "$T/out"; fails=$((fails + 1)); }
+# bringup passes --nb_input_scale to atc and shows atc's advice: unscaled, the summary names
+# the fp16-range warning and the scale atc suggests (summary.json: compile.warnings,
+# compile.suggested_nb_input_scale); with that scale, no warning and no clamped result
+expect 0 "bringup: atc's --nb_input_scale advice in the summary" -- "$NB" bringup "$T/sc/stft.onnx" --data_dir "$T/sc/data" --out "$T/sc/bu0"
+grep -q "^ *atc: mel's input calibrated to 2.4e+10 > 65504; it suggests" "$T/out" &&
+    grep -q '^ *--nb_input_scale="x:2^-10"$' "$T/out" &&
+    node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).compile;
+        process.exit(c.suggested_nb_input_scale === "x:2^-10" && c.nb_input_scale === null &&
+            c.warnings.length === 1 && c.warnings[0].startsWith("fp16 range: mel") ? 0 : 1)' "$T/sc/bu0/summary.json" ||
+    { echo "FAIL: bringup: atc's advice"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "bringup --nb_input_scale" -- "$NB" bringup "$T/sc/stft.onnx" --data_dir "$T/sc/data" --out "$T/sc/bu1" --nb_input_scale "x:2^-10" --json
+json_ok "bringup --nb_input_scale: passed to atc, no warning, no clamp" 'j.compile.nb_input_scale === "x:2^-10" &&
+    j.compile.warnings.length === 0 && j.compile.suggested_nb_input_scale === null && j.npu.saturation.total === 0 &&
+    j.outputs[0].cosine_worst > 0.999'
 # bringup (issue 10): the conv fixture (Relu(Conv), nonzero weights) from ONNX to a verdict in
 # one command. Calibration data, x FLOAT [1,3,8,8]: 6 batches of pseudo-random values in
 # [-1, 1) (an LCG); and 2 batches whose top-left 3x3 patch of every channel is +-10000 with the

@@ -18,13 +18,15 @@
 // is >= its threshold, else the first's) is printed beside it.
 //
 // usage: node oww_float.js ORT_DIR MODELS_DIR [--wakeword NAME] [--stage1 TENSOR] [--scores]
-//                          [--calib DIR --calib-n N] [--mel-out DIR] CLIP.raw ...
+//                          [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR] CLIP.raw ...
 // prints, per clip:
 //   clip PATH frames F scored S peak P at FRAME full_peak Q
 // with --scores, one line per scored frame before it: `score FRAME P Q`.
 // --calib DIR writes calibration inputs in the streaming shapes, N of each evenly spaced over
 // all the clips' frames, as raw float32 .bin: DIR/mel/NNNN.bin [1,1760],
-// DIR/embedding/NNNN.bin [1,76,32,1], DIR/wakeword/NNNN.bin [1,16,96].
+// DIR/embedding/NNNN.bin [1,76,32,1], DIR/wakeword/NNNN.bin [1,16,96]. --loud-first writes each
+// model's N in the order of their frame's audio energy, loudest first (a bring-up compares
+// every layer on its first evaluation input: speech rather than a quiet lead-in).
 // --mel-out DIR writes each clip's new mel frames, transformed (mel / 10 + 2), 8 x 32 per frame,
 // as raw float32 DIR/CLIP.mel (CLIP: the clip's file name without .raw): oww_npu --mel-from
 // DIR runs the NPU pipeline on them instead of its melspectrogram exeom's.
@@ -37,7 +39,7 @@ const MEL_BANDS = 32, MEL_NEW = 8, EMB_FRAMES = 76, EMB = 96, WW_FRAMES = 16;
 
 function usage() {
   console.error('usage: node oww_float.js ORT_DIR MODELS_DIR [--wakeword NAME] [--stage1 TENSOR]' +
-                ' [--scores] [--calib DIR --calib-n N] [--mel-out DIR] CLIP.raw ...');
+                ' [--scores] [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR] CLIP.raw ...');
   process.exit(2);
 }
 
@@ -45,7 +47,7 @@ const argv = process.argv.slice(2);
 if (argv.length < 3) usage();
 const [ortDir, modelsDir] = argv;
 let wakeword = 'hey_jarvis_v0.1', stage1 = 'p1.1', scores = false, calibDir = null, calibN = 0;
-let melOut = null;
+let melOut = null, loudFirst = false;
 const clips = [];
 for (let i = 2; i < argv.length; i++) {
   const a = argv[i];
@@ -54,6 +56,7 @@ for (let i = 2; i < argv.length; i++) {
   else if (a === '--scores') scores = true;
   else if (a === '--calib' && i + 1 < argv.length) calibDir = argv[++i];
   else if (a === '--calib-n' && i + 1 < argv.length) calibN = Number(argv[++i]);
+  else if (a === '--loud-first') loudFirst = true;
   else if (a === '--mel-out' && i + 1 < argv.length) melOut = argv[++i];
   else if (a.startsWith('--')) usage();
   else clips.push(a);
@@ -157,14 +160,17 @@ const writeBin = (file, f32) =>
         new ort.Tensor('float32', melBuf.slice(), [1, EMB_FRAMES, MEL_BANDS, 1]) });
       feats.push(Float32Array.from(e[emb.outputNames[0]].data));
       if (feats.length > WW_FRAMES) feats.shift();
+      // the frame's audio energy (its 1280 new samples), for --loud-first
+      let energy = 0;
+      for (let i = WIN - FRAME; i < WIN; i++) energy += win[i] * win[i];
       if (calibDir) {
-        calib.mel.push(win);
-        calib.embedding.push(melBuf.slice());
+        calib.mel.push({ x: win, energy });
+        calib.embedding.push({ x: melBuf.slice(), energy });
       }
       if (feats.length < WW_FRAMES) continue;
       const x = new Float32Array(WW_FRAMES * EMB);
       feats.forEach((v, i) => x.set(v, i * EMB));
-      if (calibDir) calib.wakeword.push(x.slice());
+      if (calibDir) calib.wakeword.push({ x: x.slice(), energy });
       const o = await ww.run({ [ww.inputNames[0]]: new ort.Tensor('float32', x, [1, WW_FRAMES, EMB]) });
       const s = o[stage1].data[0], full = wwFull ? o[wwFull].data[0] : NaN;
       scored++;
@@ -184,9 +190,10 @@ const writeBin = (file, f32) =>
       const dir = path.join(calibDir, name);
       fs.mkdirSync(dir, { recursive: true });
       const n = Math.min(calibN, list.length);
-      for (let k = 0; k < n; k++) // evenly spaced over all frames of all clips
-        writeBin(path.join(dir, String(k).padStart(4, '0') + '.bin'),
-                 list[Math.floor((k + 0.5) * list.length / n)]);
+      // evenly spaced over all frames of all clips
+      const pick = Array.from({ length: n }, (_, k) => list[Math.floor((k + 0.5) * list.length / n)]);
+      if (loudFirst) pick.sort((p, q) => q.energy - p.energy);
+      pick.forEach((p, k) => writeBin(path.join(dir, String(k).padStart(4, '0') + '.bin'), p.x));
       console.error(`oww_float: ${n} calibration inputs of ${list.length} in ${dir}`);
     }
   }

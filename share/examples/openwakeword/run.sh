@@ -1,28 +1,37 @@
 #!/bin/sh
 # Pipeline check: does openWakeWord's hey_jarvis pipeline (melspectrogram -> embedding_model ->
-# hey_jarvis_v0.1 first stage) still detect the wake word once it runs on the simulated Nano NPU?
+# hey_jarvis_v0.1 first stage) still detect the wake word once it runs on the simulated Nano NPU,
+# and if not, which layer breaks it?
 #   1. synthesizes clips with espeak-ng and sox (16 kHz mono s16le, 1 s of lead-in and 0.8 s of
 #      tail, a microphone-like noise floor): evaluation clips, "hey jarvis" in 10 voice/speed
 #      combinations (2 of them in noise) and 8 negatives (other phrases, a near miss, noise,
 #      silence), and calibration clips in other voices and phrases;
 #   2. runs the float pipeline (oww_float.js, ONNX Runtime) over the calibration clips and keeps
 #      inputs in each model's streaming shape (mel [1,1760], embedding [1,76,32,1],
-#      hey_jarvis [1,16,96]) as calibration data;
-#   3. brings up each model (bring_up below: calibrate + atc with scripts/demo.sh's flags; the
-#      mel model compiled for [1,1760], hey_jarvis cut at its first-stage score Sigmoid_28);
-#   4. runs every evaluation clip through the float pipeline and through the NPU pipeline
-#      (oww_npu: the three exeoms chained through the ACL API), 80 ms frames, and prints per
-#      clip the peak first-stage score of both and the detections at 0.5, then the detection
-#      agreement, the largest score difference and the NPU cycles per 80 ms frame at 64 MHz.
-# Both sides score hey_jarvis's first stage (tensor p1.1, Sigmoid_28): the NPU runs only that
-# (the If that runs the second stage is CPU-only); the float model's full output is shown too.
+#      hey_jarvis [1,16,96]) as calibration data, and over the evaluation clips: their float
+#      scores, and 12 evaluation inputs per model for the bring-ups (evenly spaced over their
+#      frames, the loudest first: each bring-up compares every layer on its first);
+#   3. brings up each model with `nanobench bringup` (estimate -> calibrate -> atc -> run on the
+#      simulated NPU -> infer -> compare, one summary each): melspectrogram first as is (the
+#      summary names the layer that saturates fp16 and atc's advice), then with the
+#      --nb_input_scale that atc suggested (read from that bring-up's summary.json) and the
+#      effect side by side; embedding_model; hey_jarvis cut at its first-stage score Sigmoid_28
+#      (its If is CPU-only);
+#   4. runs every evaluation clip through the NPU pipeline (oww_npu: the three exeoms chained
+#      through the ACL API), 80 ms frames: with the fixed melspectrogram, with the float
+#      melspectrogram's frames (the front end on the host) and with the melspectrogram as is;
+#      prints per clip the peak first-stage score of float and NPU and the detections at 0.5,
+#      then the pipeline summary: detection agreement, the largest score difference, the NPU
+#      cycles per 80 ms frame at 64 MHz and the real-time margin, and where NPU and float
+#      disagree, what the bring-ups' compare and calibration name (report.js).
+# Both sides score hey_jarvis's first stage (tensor p1.1, Sigmoid_28): the NPU runs only that.
+# Every bring-up is recorded in the run history (nanobench history; --db / NANOBENCH_DB).
 #
 # usage: share/examples/openwakeword/run.sh
 # env:   NANOBENCH_CACHE  models in $NANOBENCH_CACHE/models, ONNX Runtime in .../ort
 #                         (tests/data/fetch_models.sh --with-ort)
 #        NANOBENCH_BUILD  the build folder (default: the repository's build/)
 #        OWW_WORK         the work folder (default ${TMPDIR:-/tmp}/nanobench-oww), rebuilt
-#        OWW_BRINGUP=1    bring the models up with `nanobench bringup` (when it exists)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -34,6 +43,7 @@ models=$cache/models
 ort=$cache/ort
 work=${OWW_WORK:-${TMPDIR:-/tmp}/nanobench-oww}
 ncal=32 # calibration inputs per model
+neval=12 # evaluation inputs per model for the bring-ups (from the evaluation clips, loudest first)
 t_start=$(date +%s)
 
 die() { echo "run.sh: $*" >&2; exit 2; }
@@ -109,112 +119,84 @@ speech "$c/c09.raw" en-us+f3 160 $floor good morning jarvis
 speech "$c/c10.raw" en-gb+m3 190 $floor open the garage door
 noise "$c/c11.raw" brown 0.1
 noise "$c/c12.raw" white 0.01
-echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration (other voices), in $work/clips"
+echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration"
+echo "   (other voices), in $work/clips"
 
-# ---- 2. calibration data in the streaming shapes ---------------------------------------------
+# ---- 2. the float pipeline: calibration data in the streaming shapes, the evaluation clips ----
 node "$here/oww_float.js" "$ort" "$models" --calib "$work/calib" --calib-n $ncal "$work/clips/calib"/*.raw \
     >"$work/calib.log" 2>&1 || { cat "$work/calib.log"; die "oww_float.js --calib failed"; }
-echo "== calibration data: $ncal inputs per model from the float pipeline on the calibration clips"
-
-# ---- 3. bring-up ---------------------------------------------------------------------------
-# bring_up NAME MODEL DATA INPUT SHAPE [ATC FLAGS...]: MODEL calibrated on the inputs in folder
-# DATA and compiled to $work/npu/NAME/NAME.exeom. The one place that turns into `nanobench bringup`.
-bring_up() {
-    name=$1 model=$2 data=$3 input=$4 shape=$5
-    shift 5
-    dir=$work/npu/$name
-    mkdir -p "$dir"
-    if [ "${OWW_BRINGUP:-0}" = 1 ]; then # issue 10's command (not in nanobench yet)
-        "$nb" bringup "$model" --data_dir "$data" --input_shape "$shape" --out "$dir" \
-            --batch_num $ncal --output="$dir/$name" --input_fp16_nodes="$input" --output_type=FP16 "$@" \
-            >"$dir/bringup.log" 2>&1 || { cat "$dir/bringup.log"; die "nanobench bringup $model failed"; }
-    else
-        "$nb" calibrate --model "$model" --save_path "$dir/$name" --data_dir "$data" \
-            --input_shape "$shape" --batch_num $ncal >"$dir/calibrate.log" 2>&1 ||
-            { cat "$dir/calibrate.log"; die "nanobench calibrate $model failed"; }
-        cal_run=$(sed -n 's/^recorded as run \([0-9]*\) .*/\1/p' "$dir/calibrate.log")
-        "$nb" ${cal_run:+--parent $cal_run} atc --mode=30 --framework=5 --soc_version=Ascend035A \
-            --model="$dir/${name}_deploy_model.onnx" --output="$dir/$name" --input_fp16_nodes="$input" \
-            --input_shape="$shape" --output_type=FP16 "$@" >"$dir/atc.log" 2>&1 ||
-            { cat "$dir/atc.log"; die "nanobench atc $model failed"; }
-    fi
-    [ -f "$dir/$name.exeom" ] || die "no $dir/$name.exeom"
-    printf '   %-11s %s: %s bytes; calibration: %s\n' "$name" "$dir/$name.exeom" \
-        "$(wc -c <"$dir/$name.exeom" | tr -d ' ')" \
-        "$(sed -n 's/^network output[^:]*: *//p' "$dir/calibrate.log" "$dir/bringup.log" 2>/dev/null | head -n 1)"
-}
-echo "== bring-up (calibrate + atc) of the three models"
-bring_up mel "$models/melspectrogram.onnx" "$work/calib/mel" input "input:1,1760"
-bring_up embedding "$models/embedding_model.onnx" "$work/calib/embedding" input_1 "input_1:1,76,32,1"
-bring_up hey_jarvis "$models/hey_jarvis_v0.1.onnx" "$work/calib/wakeword" x.1 "x.1:1,16,96" --out_nodes="Sigmoid_28:0"
-
-# ---- 4. both pipelines on the evaluation clips ---------------------------------------------
 clips=$(cut -f 1 "$list" | sed "s|.*|$work/clips/eval/&.raw|")
 # shellcheck disable=SC2086 # the clip paths have no spaces (names above, $work checked above)
-node "$here/oww_float.js" "$ort" "$models" --scores --mel-out "$work/float_mel" $clips >"$work/float.txt" 2>"$work/float.err" ||
-    { cat "$work/float.err"; die "oww_float.js failed"; }
-# shellcheck disable=SC2086
-"$npu" --scores "$work/npu/mel/mel.exeom" "$work/npu/embedding/embedding.exeom" \
-    "$work/npu/hey_jarvis/hey_jarvis.exeom" $clips >"$work/npu.txt" 2>"$work/npu.err" ||
-    { cat "$work/npu.err"; die "oww_npu failed"; }
-# the same with the float pipeline's mel frames: the embedding and hey_jarvis exeoms alone
-# shellcheck disable=SC2086
-"$npu" --scores --mel-from "$work/float_mel" "$work/npu/mel/mel.exeom" "$work/npu/embedding/embedding.exeom" \
-    "$work/npu/hey_jarvis/hey_jarvis.exeom" $clips >"$work/npu_float_mel.txt" 2>"$work/npu.err" ||
-    { cat "$work/npu.err"; die "oww_npu --mel-from failed"; }
+node "$here/oww_float.js" "$ort" "$models" --scores --mel-out "$work/float_mel" --calib "$work/evalin" \
+    --calib-n $neval --loud-first $clips >"$work/float.txt" 2>"$work/float.err" || { cat "$work/float.err"; die "oww_float.js failed"; }
+echo "== float pipeline (ONNX Runtime): $ncal calibration inputs per model in its streaming shape"
+echo "   from the calibration clips; the evaluation clips scored, $neval evaluation inputs per model"
 
-echo "== per clip: peak first-stage score (hey_jarvis Sigmoid_28) over the clip's 80 ms frames"
-echo "   (NPU: the three exeoms; NPU/float mel: embedding and hey_jarvis exeoms on the float pipeline's"
-echo "    mel frames; max|diff|: the largest |float - NPU| over the clip's frames; fp16 sat.: results"
-echo "    clamped at +-65504 over the clip in each exeom; float full: the model's own output, with its"
-echo "    CPU-only second stage)"
-awk -v list="$list" -v fl="$work/float.txt" -v np="$work/npu.txt" -v nm="$work/npu_float_mel.txt" '
-# scores FILE TAG: the "score FRAME S" lines into sc[TAG, clip, frame], the "clip" lines into
-# peak[TAG, clip] (and the line`s fields k, v after "scored" into ex[TAG, clip, k] = v)
-function scores(file, tag,    line, a, na, k, j) {
-    k = 1
-    while ((getline line < file) > 0) {
-        na = split(line, a, " ")
-        if (a[1] == "score") sc[tag, k, a[2]] = a[3]
-        else if (a[1] == "clip") {
-            peak[tag, k] = a[8]
-            for (j = 9; j < na; j += 2) ex[tag, k, a[j]] = a[j + 1]
-            k++
-        } else if (a[1] == "npu:") budget[tag] = substr(line, 6)
-    }
-    close(file)
+# ---- 3. bring-up ---------------------------------------------------------------------------
+# bring_up NAME MODEL DATA SHAPE [FLAGS...]: `nanobench bringup` of MODEL on the calibration
+# inputs in $work/calib/DATA, evaluated on $work/evalin/DATA, into $work/npu/NAME (the exeom,
+# summary.json, log/); its text summary in $work/npu/NAME.txt, its progress in NAME.err
+bring_up() {
+    name=$1 model=$2 data=$3 shape=$4
+    shift 4
+    echo "== nanobench bringup $(basename "$model") --input_shape $shape${*:+ $*}"
+    "$nb" bringup "$model" --data_dir "$work/calib/$data" --eval_dir "$work/evalin/$data" \
+        --eval_count $neval --input_shape "$shape" --out "$work/npu/$name" "$@" \
+        >"$work/npu/$name.txt" 2>"$work/npu/$name.err" ||
+        { cat "$work/npu/$name.txt" "$work/npu/$name.err"; die "nanobench bringup $model failed"; }
 }
-# the largest |float - TAG| over clip i`s frames
-function maxdiff(tag, i,    key, p, d, m) {
-    m = 0
-    for (key in sc) {
-        split(key, p, SUBSEP)
-        if (p[1] != "f" || p[2] != i || !(("" tag, i, p[3]) in sc)) continue
-        d = sc["f", i, p[3]] - sc[tag, i, p[3]]
-        if (d < 0) d = -d
-        if (d > m) m = d
-    }
-    return m
-}
-function yn(x) { return x >= 0.5 ? "yes" : "no" }
-BEGIN {
-    n = 0
-    while ((getline line < list) > 0) { split(line, a, "\t"); n++; name[n] = a[1]; want[n] = a[2] == "positive" ? "yes" : "no"; lab[n] = a[2] }
-    scores(fl, "f"); scores(np, "n"); scores(nm, "m")
-    printf "%-24s %-8s %8s %8s %8s %9s %6s %6s %8s  %s\n", "clip", "expected", "float", "NPU", "NPU/", "max|diff|", "float", "NPU", "float", "NPU fp16 sat."
-    printf "%-24s %-8s %8s %8s %8s %9s %6s %6s %8s  %s\n", "", "", "peak", "peak", "float mel", "frames", "@0.5", "@0.5", "full", "mel/emb/hj"
-    for (i = 1; i <= n; i++) {
-        d = maxdiff("n", i); dm = maxdiff("m", i)
-        fd = yn(peak["f", i]); nd = yn(peak["n", i]); md = yn(peak["m", i])
-        agree += fd == nd; agree_m += fd == md
-        fok += fd == want[i]; nok += nd == want[i]; mok += md == want[i]
-        if (d >= maxd) { maxd = d; maxc = name[i] }
-        if (dm >= maxdm) { maxdm = dm; maxcm = name[i] }
-        printf "%-24s %-8s %8.4f %8.4f %8.4f %9.4f %6s %6s %8.4f  %s\n", name[i], lab[i], peak["f", i], peak["n", i], peak["m", i], d, fd, nd, ex["f", i, "full_peak"], ex["n", i, "sat"]
-    }
-    printf "detection agreement with float at 0.5: NPU %d of %d clips; NPU on float mel %d of %d\n", agree, n, agree_m, n
-    printf "right against the label: float %d of %d, NPU %d of %d, NPU on float mel %d of %d\n", fok, n, nok, n, mok, n
-    printf "max |score difference| over all frames: NPU %.4f (%s); NPU on float mel %.4f (%s)\n", maxd, maxc, maxdm, maxcm
-    printf "NPU budget: %s\n", budget["n"]
-}'
-echo "== took $(( $(date +%s) - t_start )) s; outputs in $work (float.txt, npu.txt, npu_float_mel.txt: per-frame scores)"
+# the summary's key lines: the estimate, the run ids and the folder left out
+key_lines() { awk '/^[^ ]/ { lab = $1 } lab != "estimate" && lab != "runs" && lab != "out"' "$1"; }
+exeom() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).compile.exeom)' "$1"; }
+mkdir -p "$work/npu"
+# melspectrogram's values are int16-scaled audio and a power spectrum up to 1e11: compare's
+# thresholds that grow with the values' scale (RMSE 1, max relative error 1) flag every layer,
+# its input's fp16 rounding included; cosine, relative Euclidean distance and KL stay
+mel_thr="--threshold=rmse=1e30,mre=1e30"
+bring_up mel_as_is "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr"
+cat "$work/npu/mel_as_is.txt"
+scale=$(node "$here/report.js" suggest "$work/npu/mel_as_is/summary.json")
+if [ -n "$scale" ]; then
+    echo "== atc's advice, read from that summary (compile.suggested_nb_input_scale): --nb_input_scale=\"$scale\""
+    bring_up mel "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" --nb_input_scale="$scale"
+    key_lines "$work/npu/mel.txt"
+    node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel/summary.json"
+else
+    echo "== atc suggested no --nb_input_scale: melspectrogram stays as it is"
+    cp -r "$work/npu/mel_as_is" "$work/npu/mel"
+fi
+bring_up embedding "$models/embedding_model.onnx" embedding "input_1:1,76,32,1"
+key_lines "$work/npu/embedding.txt"
+bring_up hey_jarvis "$models/hey_jarvis_v0.1.onnx" wakeword "x.1:1,16,96" --out_nodes="Sigmoid_28:0"
+key_lines "$work/npu/hey_jarvis.txt"
+mel_x=$(exeom "$work/npu/mel/summary.json")
+mel0_x=$(exeom "$work/npu/mel_as_is/summary.json")
+emb_x=$(exeom "$work/npu/embedding/summary.json")
+ww_x=$(exeom "$work/npu/hey_jarvis/summary.json")
+# shellcheck disable=SC2016 # JavaScript, not the shell
+node -e 'const fs = require("fs");
+    const ids = process.argv.slice(1).map(f => JSON.parse(fs.readFileSync(f, "utf8")).runs.bringup).filter(Boolean);
+    console.log(ids.length ? `== recorded in the run history: bringup runs ${ids.join(", ")} (nanobench history show RUN: its steps)`
+                           : "== not recorded in the run history");' \
+    "$work/npu/mel_as_is/summary.json" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
+    "$work/npu/hey_jarvis/summary.json"
+
+# ---- 4. the NPU pipeline on the evaluation clips --------------------------------------------
+# shellcheck disable=SC2086
+"$npu" --scores "$mel_x" "$emb_x" "$ww_x" $clips >"$work/npu.txt" 2>"$work/npu.err" ||
+    { cat "$work/npu.err"; die "oww_npu failed"; }
+# the embedding and hey_jarvis exeoms on the float pipeline's mel frames
+# shellcheck disable=SC2086
+"$npu" --scores --mel-from "$work/float_mel" "$mel_x" "$emb_x" "$ww_x" $clips >"$work/npu_float_mel.txt" 2>"$work/npu.err" ||
+    { cat "$work/npu.err"; die "oww_npu --mel-from failed"; }
+# the melspectrogram as is (before atc's advice)
+# shellcheck disable=SC2086
+"$npu" --scores "$mel0_x" "$emb_x" "$ww_x" $clips >"$work/npu_before.txt" 2>"$work/npu.err" ||
+    { cat "$work/npu.err"; die "oww_npu (melspectrogram as is) failed"; }
+
+echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak first-stage score (Sigmoid_28)"
+node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
+    "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
+    "$work/npu/hey_jarvis/summary.json" || die "report.js pipeline failed"
+echo "== took $(( $(date +%s) - t_start )) s; outputs in $work (npu/*.txt: the bring-ups' summaries;"
+echo "   float.txt, npu*.txt: per-frame scores)"

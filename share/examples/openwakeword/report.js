@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+// report.js: the parts of run.sh that read JSON or several score files at once (node, as
+// oww_float.js: no jq, no python needed).
+//   node report.js suggest SUMMARY.json
+//       the --nb_input_scale that atc suggested in a `nanobench bringup` (summary.json's
+//       compile.suggested_nb_input_scale), nothing when atc suggested none
+//   node report.js effect BEFORE.json AFTER.json
+//       two bringups of one model side by side: fp16 results clamped, the first layer over
+//       threshold, the network output's cosine and SQNR against float
+//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json
+//       the streaming check: per clip the peak first-stage score of float and NPU, the
+//       detections at 0.5, the largest per-frame difference; then the detection agreement,
+//       the largest difference, the NPU cycles per 80 ms frame and the real-time margin, and
+//       where the NPU and float disagree, what the bringups' compare and calibration say.
+//       LIST: clip <tab> positive|negative; FLOAT: oww_float.js --scores; NPU: oww_npu --scores
+//       with the three exeoms; NPU_FLOAT_MEL: oww_npu --mel-from (the float melspectrogram);
+//       NPU_BEFORE: oww_npu with the melspectrogram exeom compiled as is.
+'use strict';
+const fs = require('fs');
+
+const THRESHOLD = 0.5, MHZ = 64, FRAME_MS = 80;
+const summary = f => JSON.parse(fs.readFileSync(f, 'utf8'));
+const f4 = v => (v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(4));
+const db = v => (v === null || v === undefined ? 'undefined' : v.toFixed(1) + ' dB');
+const cos = v => (v === null || v === undefined ? 'undefined' : v.toFixed(4));
+
+// text word-wrapped at 79 columns, the first line after `first`, the others after `rest`
+function say(text, first = '', rest = '    ') {
+  const words = text.split(' ');
+  let line = first;
+  const lines = [];
+  for (const w of words) {
+    if (line.length > rest.length && line !== first && line.length + 1 + w.length > 79) {
+      lines.push(line);
+      line = rest + w;
+    } else {
+      line += (line === first || line === rest ? '' : ' ') + w;
+    }
+  }
+  lines.push(line);
+  console.log(lines.join('\n'));
+}
+
+function suggest(file) {
+  const s = summary(file).compile.suggested_nb_input_scale;
+  if (s) console.log(s);
+}
+
+function firstOver(s) {
+  const f = s.compare.first_over_threshold;
+  return f ? `${f.layer} ${db(f.sqnr_db)}` : 'none';
+}
+
+function effect(a, b) {
+  const A = summary(a), B = summary(b), oa = A.outputs[0], ob = B.outputs[0];
+  const scale = s => (s.compile.nb_input_scale ? `--nb_input_scale=${s.compile.nb_input_scale}` : 'as is');
+  const rows = [
+    ['', scale(A), scale(B)],
+    ['fp16 results clamped (all tasks)', String(A.npu.saturation.total), String(B.npu.saturation.total)],
+    ['  in the STFT (Conv_2/Conv_3)', stft(A), stft(B)],
+    ['first layer over threshold', firstOver(A), firstOver(B)].map(x => x.replace('/AscendDequant', '/Deq')),
+    ['output cosine mean / worst', `${cos(oa.cosine_mean)} / ${cos(oa.cosine_worst)}`,
+     `${cos(ob.cosine_mean)} / ${cos(ob.cosine_worst)}`],
+    ['output SQNR mean / worst', `${db(oa.sqnr_db_mean)} / ${db(oa.sqnr_db_worst)}`,
+     `${db(ob.sqnr_db_mean)} / ${db(ob.sqnr_db_worst)}`],
+    ['max |NPU - float|', oa.max_abs_error.toPrecision(4), ob.max_abs_error.toPrecision(4)],
+  ];
+  console.log(`   effect on ${oa.name} [${oa.shape}], ${A.evaluation.count} evaluation inputs:`);
+  for (const r of rows) console.log(`   ${r[0].padEnd(33)} ${r[1].padEnd(21)} ${r[2]}`);
+}
+
+// results clamped in the tasks of the STFT's two Convs
+function stft(s) {
+  return String(s.npu.saturation.tasks.filter(t => /^Conv_[23]\//.test(t.name))
+    .reduce((n, t) => n + t.count, 0));
+}
+
+// "score F P [Q]" and "clip PATH ... peak P ... [sat A/B/C]" lines of oww_float.js / oww_npu
+function scores(file) {
+  const clips = [];
+  let cur = {}, budget = null;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const a = line.split(' ');
+    if (a[0] === 'score') cur[a[1]] = Number(a[2]);
+    else if (a[0] === 'clip') {
+      const c = { frames: cur, peak: Number(a[a.indexOf('peak') + 1]) };
+      const s = a.indexOf('sat');
+      if (s > 0) c.sat = a[s + 1];
+      clips.push(c);
+      cur = {};
+    } else if (a[0] === 'npu:') budget = line.slice(5);
+  }
+  return { clips, budget };
+}
+
+function maxDiff(f, n) {
+  let m = 0;
+  for (const k of Object.keys(f.frames))
+    if (k in n.frames) m = Math.max(m, Math.abs(f.frames[k] - n.frames[k]));
+  return m;
+}
+
+function cause(c) {
+  return c || 'none named';
+}
+
+function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ) {
+  const lab = fs.readFileSync(list, 'utf8').trim().split('\n').map(l => l.split('\t'));
+  const F = scores(fl), N = scores(np), M = scores(nm), B = scores(nb);
+  const n = lab.length;
+  for (const [x, what] of [[F, 'float'], [N, 'NPU'], [M, 'NPU on float mel'], [B, 'NPU before']])
+    if (x.clips.length !== n) throw new Error(`${what}: ${x.clips.length} clips scored, ${n} listed`);
+  const yn = p => (p >= THRESHOLD ? 'yes' : 'no');
+  console.log('clip                     float    NPU   NPU*  max|diff|  detected    NPU clamped');
+  console.log('                         peak    peak   peak   NPU/NPU*  fl/NPU/NPU* mel/emb/hj');
+  const agree = { N: 0, M: 0, B: 0 }, right = { F: 0, N: 0, M: 0 }, dis = [];
+  let maxN = [0, ''], maxM = [0, ''];
+  for (let i = 0; i < n; i++) {
+    const [name, want] = lab[i], w = want === 'positive' ? 'yes' : 'no';
+    const f = F.clips[i], p = N.clips[i], m = M.clips[i], b = B.clips[i];
+    const dN = maxDiff(f, p), dM = maxDiff(f, m);
+    if (dN >= maxN[0]) maxN = [dN, name];
+    if (dM >= maxM[0]) maxM = [dM, name];
+    const fd = yn(f.peak), nd = yn(p.peak), md = yn(m.peak);
+    agree.N += fd === nd; agree.M += fd === md; agree.B += fd === yn(b.peak);
+    right.F += fd === w; right.N += nd === w; right.M += md === w;
+    if (fd !== nd) dis.push(name);
+    console.log(`${name.padEnd(23)} ${f4(f.peak)} ${f4(p.peak)} ${f4(m.peak)}  ${dN.toFixed(2)}/` +
+                `${dM.toFixed(2)}  ${`${fd}/${nd}/${md}`.padEnd(11)} ${p.sat || '-'}`);
+  }
+  say('(NPU: the three exeoms chained; NPU*: the embedding and hey_jarvis exeoms on the float ' +
+      'melspectrogram\'s frames, the front end on the host; max|diff|: the largest |float - NPU| over ' +
+      'the clip\'s frames; clamped: fp16 results at +-65504 over the clip, in each exeom)', '', ' ');
+  console.log('');
+  console.log(`== pipeline summary: ${n} clips (${lab.filter(l => l[1] === 'positive').length} "hey jarvis"), ` +
+              `detection at ${THRESHOLD}`);
+  say(`detection agreement with float: NPU ${agree.N} of ${n} clips (with the melspectrogram as is: ` +
+      `${agree.B} of ${n}); NPU* (float melspectrogram) ${agree.M} of ${n}`);
+  say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}, NPU* ${right.M}`);
+  say(`max |score difference| over all frames: NPU ${maxN[0].toFixed(4)} (${maxN[1]}), ` +
+      `NPU* ${maxM[0].toFixed(4)} (${maxM[1]})`);
+  const bm = /cycles per 80 ms frame: melspectrogram (\d+) \+ embedding (\d+) \+ wake word (\d+) = (\d+)/
+    .exec(N.budget || '');
+  if (bm) {
+    const [mel, emb, ww, all] = bm.slice(1, 5).map(Number), ms = c => c / (MHZ * 1e3);
+    say(`NPU cycles per 80 ms frame at ${MHZ} MHz: melspectrogram ${mel} + embedding ${emb} + ` +
+                `hey_jarvis ${ww} = ${all} = ${ms(all).toFixed(2)} ms, ${(100 * ms(all) / FRAME_MS).toFixed(1)}% ` +
+                `of the frame: real-time margin ${(FRAME_MS - ms(all)).toFixed(2)} ms ` +
+                `(NPU*: ${emb + ww} = ${ms(emb + ww).toFixed(2)} ms, margin ${(FRAME_MS - ms(emb + ww)).toFixed(2)} ms)`);
+  } else {
+    console.log(`NPU budget: ${N.budget || 'not reported'}`);
+  }
+  // where they disagree: what the bringups name
+  if (!dis.length) {
+    console.log('NPU and float agree on every clip.');
+    return;
+  }
+  say(`NPU and float disagree on ${dis.length}: ${dis.join(', ')}.`);
+  const melOnly = dis.every(c => { const i = lab.findIndex(l => l[0] === c); return yn(F.clips[i].peak) === yn(M.clips[i].peak); });
+  if (melOnly)
+    say('With the float melspectrogram (NPU*) they agree on all of these: the melspectrogram exeom ' +
+        'makes the difference.');
+  console.log(`What the bring-ups say (on ${summary(melJ).evaluation.count} inputs from the evaluation clips):`);
+  for (const [label, file] of [['melspectrogram', melJ], ['embedding', embJ], ['hey_jarvis', wwJ]]) {
+    const s = summary(file), o = s.outputs[0], c = s.compare, fo = c.first_over_threshold,
+      ld = c.largest_sqnr_drop, cal = s.calibration;
+    say(`${label}${s.compile.nb_input_scale ? ` (--nb_input_scale=${s.compile.nb_input_scale})` : ''}: ` +
+        `output SQNR mean ${db(o.sqnr_db_mean)}, worst ${db(o.sqnr_db_worst)} against float; ` +
+        `the fake-quant model's (int8, computed in float: no NPU) ${db(cal.output_sqnr_db)}`, '- ', '  ');
+    if (fo) say(`compare, first over threshold: ${fo.layer} (${fo.op_type}) at ${db(fo.sqnr_db)}: ${cause(fo.likely_cause)}`, '  ', '    ');
+    if (ld && (!fo || ld.layer !== fo.layer))
+      say(`largest SQNR drop: ${ld.layer} (${ld.op_type}), ${db(ld.previous_sqnr_db)} -> ${db(ld.sqnr_db)}: ` +
+          cause(ld.likely_cause), '  ', '    ');
+    if (label === 'melspectrogram') melSteps(s);
+  }
+}
+
+// the melspectrogram's quantization steps, from its calibration (the bring-up's log)
+function melSteps(s) {
+  let cal;
+  try {
+    cal = JSON.parse(fs.readFileSync(s.out + '/log/2-calibrate.out', 'utf8'));
+  } catch (e) {
+    return;
+  }
+  const layer = l => cal.layers.find(x => x.layer === l);
+  const a = layer('Conv_2'), p = layer('MatMul_15');
+  if (a && p)
+    say(`its int8 steps (calibration): the audio into Conv_2 ${a.scale_d.toPrecision(3)}, the power spectrum ` +
+        `into MatMul_15 ${p.scale_d.toPrecision(3)} (a range of ${(p.scale_d * 255).toPrecision(3)} in 256 ` +
+        'steps): the quieter power bins round to 0, a mel bin of only such bins is 0, and its Log -inf', '  ', '    ');
+}
+
+const [cmd, ...args] = process.argv.slice(2);
+try {
+  if (cmd === 'suggest' && args.length === 1) suggest(args[0]);
+  else if (cmd === 'effect' && args.length === 2) effect(args[0], args[1]);
+  else if (cmd === 'pipeline' && args.length === 8) pipeline(...args);
+  else {
+    console.error('usage: node report.js suggest SUMMARY.json | effect BEFORE.json AFTER.json |\n' +
+                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json');
+    process.exit(2);
+  }
+} catch (e) {
+  console.error('report.js: ' + (e && e.message || e));
+  process.exit(1);
+}
