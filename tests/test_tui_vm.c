@@ -164,17 +164,17 @@ static void test_fmt(void **state)
     vm_fmt_bytes(b, sizeof b, 1023);
     assert_string_equal(b, "1023 B");
     vm_fmt_bytes(b, sizeof b, 1024);
-    assert_string_equal(b, "1.00 KB");
+    assert_string_equal(b, "1.00 KiB");
     vm_fmt_bytes(b, sizeof b, 1536);
-    assert_string_equal(b, "1.50 KB");
+    assert_string_equal(b, "1.50 KiB");
     vm_fmt_bytes(b, sizeof b, 14.2 * 1024);
-    assert_string_equal(b, "14.2 KB");
+    assert_string_equal(b, "14.2 KiB");
     vm_fmt_bytes(b, sizeof b, 102400);
-    assert_string_equal(b, "100 KB");
+    assert_string_equal(b, "100 KiB");
     vm_fmt_bytes(b, sizeof b, 1.34 * 1048576);
-    assert_string_equal(b, "1.34 MB");
+    assert_string_equal(b, "1.34 MiB");
     vm_fmt_bytes(b, sizeof b, 3.0 * 1073741824);
-    assert_string_equal(b, "3.00 GB");
+    assert_string_equal(b, "3.00 GiB");
     vm_fmt_bytes(b, sizeof b, NAN);
     assert_string_equal(b, "nan");
     vm_fmt_bytes(b, 4, 1536); /* truncated, terminated */

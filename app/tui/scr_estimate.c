@@ -353,7 +353,7 @@ static void draw_map(tui *t, WINDOW *w, est_data *d, int y, int h, int wd)
     vm_fmt_bytes(b, sizeof b, (double)d->peak_bytes);
     su_put(t, w, y++, 0, wd, A_BOLD, "Arena %s, peak %s live at task %d (%d tensors, %d tasks)",
            a, b, d->peak, d->nts, d->ntasks);
-    int axis = 8;                 /* offset labels */
+    int axis = 9;                 /* offset labels ("1.27 MiB") */
     int rows = h - 4, cols = wd - axis - 1;
     if (rows < 2 || cols < 4)
         return;

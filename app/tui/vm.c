@@ -343,7 +343,7 @@ static void fmt3(char *buf, size_t len, double v, const char *unit)
 
 void vm_fmt_bytes(char *buf, size_t len, double bytes)
 {
-    static const char *const units[] = {"KB", "MB", "GB", "TB", "PB"};
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
     if (!len)
         return;
     if (isnan(bytes)) {

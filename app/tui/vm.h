@@ -66,7 +66,8 @@ int vm_table_find(const vm_table *t, const char *text, int from, int dir);
 
 /* ---- formatting ---- */
 
-/* Bytes as "812 B", "14.2 KB", "1.34 MB" (1 KB = 1024 B, three significant digits). */
+/* Bytes as "812 B", "14.2 KiB", "1.34 MiB" (1 KiB = 1024 B, three significant digits), the
+ * units the CLI prints. */
 void vm_fmt_bytes(char *buf, size_t len, double bytes);
 /* A number in at most width characters: %.*g with as many digits as fit, "nan"/"inf". */
 void vm_fmt_num(char *buf, size_t len, double v, int width);
