@@ -107,9 +107,15 @@ bringup() {
     text "dequant"
     keys Enter
     wait_for "search found" "/dequant: row [0-9]+ of [0-9]+"
-    # settings: a form with the work folder; Esc leaves it unchanged
+    # settings: a form with the work folder; a threshold compare does not know is refused
+    # in the form (it stays open); Esc leaves everything unchanged
     keys F2
     wait_for "settings" "Work folder +$D/work"
+    keys Down Down Down
+    text "cos=0.99,max_abs=0.1"
+    keys F10
+    wait_for "settings: a bad threshold refused" "unknown metric 'max_abs'"
+    expect "settings: the hint names the metrics" "Thresholds +cos=0.99,max_abs"
     keys Escape
     # Tab to the sidebar, j, Enter: the next step; a click on a step opens it
     keys Tab j Enter

@@ -18,6 +18,7 @@
 
 #include <ncursesw/panel.h>
 
+#include "nb/accucmp.h"
 #include "nb/db.h"
 #include "tui.h"
 
@@ -453,6 +454,20 @@ static void show_help(tui *t)
     free(txt);
 }
 
+/* The Thresholds field: empty, or what compare's --threshold accepts (its own parser). */
+static bool check_thresholds(const char *value, char *err, size_t errlen)
+{
+    if (!*value)
+        return true;
+    nb_cmp_thresholds th;
+    nb_status st = {0};
+    nb_cmp_thresholds_default(&th);
+    if (nb_cmp_thresholds_parse(value, &th, &st) == NB_OK)
+        return true;
+    snprintf(err, errlen, "%s", st.msg[0] ? st.msg : "not NAME=NUMBER,...");
+    return false;
+}
+
 static void settings(tui *t)
 {
     char work[PATH_MAX], db[PATH_MAX], soc[sizeof t->soc_version], thr[sizeof t->thresholds];
@@ -462,11 +477,15 @@ static void settings(tui *t)
     snprintf(thr, sizeof thr, "%s", t->thresholds);
     tui_field f[] = {
         {"Work folder", work, sizeof work,
-         "Where a bring-up's files go: WORK/<model>/{quant,run,npu_dump,golden,compare,export}."},
-        {"Database", db, sizeof db, "The run history (SQLite); every step is recorded in it."},
-        {"soc_version", soc, sizeof soc, "atc --soc_version (the simulated Nano: Ascend035A)."},
+         "Where a bring-up's files go: WORK/<model>/{quant,run,npu_dump,golden,compare,export}.",
+         NULL},
+        {"Database", db, sizeof db, "The run history (SQLite); every step is recorded in it.",
+         NULL},
+        {"soc_version", soc, sizeof soc, "atc --soc_version (the simulated Nano: Ascend035A).",
+         NULL},
         {"Thresholds", thr, sizeof thr,
-         "compare --threshold, e.g. cos=0.99,max_abs=0.1 (empty: the defaults)."},
+         "compare --threshold: NAME=NUMBER,... of cos, red, kl, rmse, mre (empty: the "
+         "defaults cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1).", check_thresholds},
     };
     if (!tui_form(t, "Settings", f, 4))
         return;

@@ -125,16 +125,16 @@ static void c_run(tui *t)
     tui_field f[] = {
         {"Model", d->in_model, sizeof d->in_model,
          "The quantized model: Quantize's deploy model, or a model with QuantizeLinear / "
-         "DequantizeLinear pairs. A float Conv/MatMul is refused: calibrate first."},
-        {"soc_version", d->soc, sizeof d->soc, "Ascend035A or Ascend035B (mode 30: the Nano)."},
+         "DequantizeLinear pairs. A float Conv/MatMul is refused: calibrate first.", NULL},
+        {"soc_version", d->soc, sizeof d->soc, "Ascend035A or Ascend035B (mode 30: the Nano).", NULL},
         {"input_fp16_nodes", d->fp16, sizeof d->fp16,
-         "Every float input, ';'-separated: they arrive as fp16 (ATC requires all of them)."},
-        {"output_type", d->otype, sizeof d->otype, "FP16: the Nano's float outputs leave as fp16."},
+         "Every float input, ';'-separated: they arrive as fp16 (ATC requires all of them).", NULL},
+        {"output_type", d->otype, sizeof d->otype, "FP16: the Nano's float outputs leave as fp16.", NULL},
         {"input_shape", d->shape, sizeof d->shape,
-         "name:n,c,h,w;name2:... for dynamic dims (from the Model step); empty when static."},
+         "name:n,c,h,w;name2:... for dynamic dims (from the Model step); empty when static.", NULL},
         {"out_nodes", d->out_nodes, sizeof d->out_nodes,
          "Cut the graph at these outputs (node:0;node2:0): the first stage of a model whose "
-         "tail the NPU cannot run. Empty: the model's outputs."},
+         "tail the NPU cannot run. Empty: the model's outputs.", NULL},
     };
     if (!tui_form(t, "Compile: ATC flags (mode 30, ONNX)", f, (int)(sizeof f / sizeof f[0])))
         return;

@@ -471,7 +471,7 @@ static void export_runs(tui *t)
     tui_field fields[] = {
         {"format", fmt, sizeof fmt,
          "empty or csv: one row per run; json: runs with their metrics, layers and artifacts; "
-         "layers: a CSV of the per-layer results"},
+         "layers: a CSV of the per-layer results", NULL},
     };
     if (!tui_form(t, "Export the listed runs", fields, 1))
         return;
@@ -536,11 +536,13 @@ static void filter_form(tui *t)
     snprintf(limit, sizeof limit, "%s", h->limit);
     tui_field fields[] = {
         {"kind", kind, sizeof kind,
-         "info, infer, estimate, calibrate, compile, run, compare, bringup; empty: any"},
-        {"model", model, sizeof model, "a model path or 6+ hex digits of its SHA-256; empty: any"},
-        {"status", status, sizeof status, "ok, error, running or crashed; empty: any"},
-        {"since", since, sizeof since, "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC); empty: any"},
-        {"limit", limit, sizeof limit, "the newest N runs; 0: all"},
+         "info, infer, estimate, calibrate, compile, run, compare, bringup; empty: any", NULL},
+        {"model", model, sizeof model, "a model path or 6+ hex digits of its SHA-256; empty: any",
+         NULL},
+        {"status", status, sizeof status, "ok, error, running or crashed; empty: any", NULL},
+        {"since", since, sizeof since, "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC); empty: any",
+         NULL},
+        {"limit", limit, sizeof limit, "the newest N runs; 0: all", NULL},
     };
     if (!tui_form(t, "History filter", fields, 5))
         return;

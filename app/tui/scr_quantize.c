@@ -110,23 +110,23 @@ static void q_run(tui *t)
              "taken in name order.",
              t->model_inputs[0] ? " (" : "", t->model_inputs, t->model_inputs[0] ? ")" : "");
     tui_field f[] = {
-        {"Data folder(s)", d->data_dir, sizeof d->data_dir, ninputs},
+        {"Data folder(s)", d->data_dir, sizeof d->data_dir, ninputs, NULL},
         {"Data types", d->data_types, sizeof d->data_types,
          "One per input, ';'-separated (float32, float16, int8, ...); empty: float32 for "
-         "every input."},
+         "every input.", NULL},
         {"Config/overrides", d->config, sizeof d->config,
          "AMCT's calibration config (protobuf text): batch_num, activation_offset, "
          "skip_layers, and per-layer overrides (override_layer_types / "
-         "override_layer_configs). Empty: AMCT's defaults with the batch_num below."},
+         "override_layer_configs). Empty: AMCT's defaults with the batch_num below.", NULL},
         {"batch_num", d->batch_num, sizeof d->batch_num,
          "Batches to calibrate on (AMCT's default is 1); leave empty when the config file "
-         "sets it: a config file and batch_num together are refused."},
+         "sets it: a config file and batch_num together are refused.", NULL},
         {"Algorithm", d->algo, sizeof d->algo,
          "Activation algorithm: ifmr, hfmg, minmax, percentile, kl, or auto (per layer, the "
-         "best activation SQNR). Empty: the config's (ifmr by default)."},
+         "best activation SQNR). Empty: the config's (ifmr by default).", NULL},
         {"Eval folder(s)", d->eval_dir, sizeof d->eval_dir,
          "Optional: a separate evaluation set, one folder per input as the data folders. "
-         "Empty: the first calibration batches."},
+         "Empty: the first calibration batches.", NULL},
     };
     if (!tui_form(t, "Quantize: calibration (AMCT flags)", f, (int)(sizeof f / sizeof f[0])))
         return;

@@ -120,13 +120,17 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
  * reverse sort, '/' search (prompts on the status line), 'n'/'N' next/previous match. page is
  * the visible row count. Returns true when used. */
 bool tui_table_key(tui *t, vm_table *tb, int ch, int page);
-/* A modal form (libform): fields with labels and initial values; Enter/F10 accepts,
- * Esc cancels. values[i] (len each) take the edited text. Returns true when accepted. */
+/* A modal form (libform): fields with labels and initial values; Enter/F10 accepts (once
+ * every field's check passes), Esc cancels. values[i] (len each) take the edited text,
+ * without leading and trailing blanks. Returns true when accepted. */
 typedef struct tui_field {
     const char *label;
     char *value;   /* in: initial, out: edited */
     size_t len;
     const char *hint; /* shown under the form when the field is focused */
+    /* NULL, or checks the (trimmed) text when the form is accepted: false with err set
+       keeps the form open on this field with err shown in place of the hint */
+    bool (*check)(const char *value, char *err, size_t errlen);
 } tui_field;
 bool tui_form(tui *t, const char *title, tui_field *fields, int n);
 /* A one-line prompt on the status line; true when accepted (Enter), false on Esc. */

@@ -752,6 +752,22 @@ void tui_show_text(tui *t, const char *title, const char *text)
 
 /* ---- forms ---- */
 
+/* The text of a form field without leading and trailing blanks (a path never starts with
+   one) into buf. */
+static void field_text(FIELD *f, char *buf, size_t len)
+{
+    const char *b = field_buffer(f, 0);
+    snprintf(buf, len, "%s", b ? b : "");
+    size_t l = strlen(buf);
+    while (l && buf[l - 1] == ' ')
+        buf[--l] = 0;
+    size_t s = 0;
+    while (buf[s] == ' ')
+        s++;
+    if (s)
+        memmove(buf, buf + s, l - s + 1);
+}
+
 bool tui_form(tui *t, const char *title, tui_field *fields, int n)
 {
     if (n <= 0)
@@ -808,6 +824,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     form_driver(form, REQ_END_LINE);
     curs_set(1);
     int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
+    char bad[256] = ""; /* a failed check's message, shown for field bad_field */
+    int bad_field = -1;
     for (;;) {
         int cur = field_index(current_field(form));
         for (int i = 0; i < n; i++)
@@ -821,9 +839,13 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
         for (int i = n + 1; i < H - 1; i++)
             mvwhline(win, i, 1, ' ', W - 2);
         char hl[6][256];
-        int nh = hint_lines ? wrap(fields[cur].hint, W - 4, hl, hint_lines) : 0;
+        const char *hint = bad[0] && bad_field == cur ? bad : fields[cur].hint;
+        int nh = hint_lines ? wrap(hint, W - 4, hl, hint_lines) : 0;
         for (int i = 0; i < nh; i++)
-            tui_put(t, win, n + 2 + i, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM), hl[i]);
+            tui_put(t, win, n + 2 + i, 2, W - 4,
+                    hint == bad ? tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD
+                                : tui_tag_attr(t, VM_TAG_DIM),
+                    hl[i]);
         tui_put(t, win, H - 2, 2, W - 4, 0,
                 "Tab/arrows: field  Enter: next (last: OK)  F10: OK  Esc: cancel");
         tui_redraw(t);
@@ -838,9 +860,27 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             break;
         if ((r == KEY_CODE_YES && wc == KEY_F(10)) || (is_enter(r, wc) && cur == n - 1)) {
             form_driver(form, REQ_VALIDATION);
+            /* each field's check: the first that fails keeps the form open on it */
+            bad[0] = 0;
+            for (int i = 0; i < n && !bad[0]; i++) {
+                if (!fields[i].check)
+                    continue;
+                char v[1024];
+                field_text(ff[i], v, sizeof v);
+                if (!fields[i].check(v, bad, sizeof bad)) {
+                    if (!bad[0])
+                        snprintf(bad, sizeof bad, "%s: not valid", fields[i].label);
+                    bad_field = i;
+                    set_current_field(form, ff[i]);
+                    form_driver(form, REQ_END_LINE);
+                }
+            }
+            if (bad[0])
+                continue;
             ok = true;
             break;
         }
+        bad[0] = 0; /* any other key: the hint again */
         if (is_enter(r, wc) || (r == OK && wc == '\t') ||
             (r == KEY_CODE_YES && wc == KEY_DOWN)) {
             form_driver(form, REQ_NEXT_FIELD);
@@ -906,21 +946,9 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
         }
     }
     if (ok)
-        for (int i = 0; i < n; i++) {
-            const char *b = field_buffer(ff[i], 0);
-            if (!fields[i].value || !fields[i].len)
-                continue;
-            snprintf(fields[i].value, fields[i].len, "%s", b ? b : "");
-            size_t l = strlen(fields[i].value);
-            while (l && fields[i].value[l - 1] == ' ')
-                fields[i].value[--l] = 0;
-            /* leading blanks too: a path never starts with one */
-            size_t s = 0;
-            while (fields[i].value[s] == ' ')
-                s++;
-            if (s)
-                memmove(fields[i].value, fields[i].value + s, l - s + 1);
-        }
+        for (int i = 0; i < n; i++)
+            if (fields[i].value && fields[i].len)
+                field_text(ff[i], fields[i].value, fields[i].len);
 out:
     if (form) {
         unpost_form(form);
