@@ -113,8 +113,9 @@ void tui_tick(tui *t);
 /* ---- widgets (widgets.c) ---- */
 
 /* Draws table tb in w at rows y..y+h-1, columns x..x+wd-1: a header row (the sort column
- * marked ^ or v), then rows from tb->top, the selection highlighted, row and cell tags
- * coloured (monochrome: BAD rows bold, selection reverse). */
+ * marked after a space, vm_header), then rows from tb->top, the selection highlighted, row
+ * and cell tags coloured (monochrome: BAD rows bold, selection reverse); a keep_tail
+ * column's long names cut at the start (vm_fit_tail). */
 void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, int wd);
 /* The common table keys: arrows/j/k, PgUp/PgDn, Home/End, '<' '>' sort column, 's'
  * reverse sort, '/' search (prompts on the status line), 'n'/'N' next/previous match. page is

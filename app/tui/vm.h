@@ -20,6 +20,8 @@ typedef struct vm_col {
     char title[24];
     int width;    /* display width in cells (the frame may shrink the last column) */
     bool numeric; /* sorts by the number, right-aligned */
+    bool keep_tail; /* a name too long for the column loses its start, not its end
+                       (vm_fit_tail): layer, task and tensor names differ at the end */
 } vm_col;
 
 typedef struct vm_table {
@@ -63,6 +65,18 @@ void vm_table_select(vm_table *t, int pos, int page);
  * from and wrapping (dir +1 forward, -1 backward). Returns the display position found or
  * -1. */
 int vm_table_find(const vm_table *t, const char *text, int from, int dir);
+
+/* ---- fitting text into a column ---- */
+
+/* s in at most width cells, keeping its end: s itself when it fits, else a mark ("\u2026"
+ * when utf8, else "~") and the last width-1 characters. Characters are counted as cells
+ * (UTF-8 sequences as one when utf8, bytes otherwise). out gets at most len-1 bytes;
+ * returns the cells of out. */
+int vm_fit_tail(char *out, size_t len, const char *s, int width, bool utf8);
+/* A column header in at most width cells: the title, and when sort is not 0 a space and
+ * the sort mark (ascending sort > 0: "\u25b2" or "^", descending: "\u25bc" or "v"), the
+ * title shortened to keep the mark. Returns the cells of out. */
+int vm_header(char *out, size_t len, const char *title, int width, int sort, bool utf8);
 
 /* ---- formatting ---- */
 

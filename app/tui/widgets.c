@@ -268,12 +268,11 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
     mvwhline(w, y, x, ' ', wd);
     wattr_off(w, (attr_t)ha, NULL);
     for (int c = 0; c < nvis; c++) {
-        char title[40];
+        char title[64];
         const vm_col *col = &tb->cols[c];
-        if (tb->sort_col == c)
-            snprintf(title, sizeof title, "%s%c", col->title, tb->sort_desc ? 'v' : '^');
-        else
-            snprintf(title, sizeof title, "%s", col->title);
+        /* the sort mark a space after the title ("cycles v"), never read as a letter of it */
+        vm_header(title, sizeof title, col->title, cw[c],
+                  tb->sort_col == c ? (tb->sort_desc ? -1 : 1) : 0, t->utf8);
         int n = text_cells(t, title);
         int off = col->numeric && n < cw[c] ? cw[c] - n : 0;
         tui_put(t, w, y, x + cx[c] + off, cw[c] - off, ha, title);
@@ -305,12 +304,17 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
             int a = ct ? tui_tag_attr(t, ct) : ra;
             if (sel)
                 a = sela | (ct == VM_TAG_BAD || (!ct && tb->tags[row] == VM_TAG_BAD) ? A_BOLD : 0);
+            char tail[512];
             int n = text_cells(t, s);
+            if (tb->cols[c].keep_tail && n > cw[c]) { /* the name's end: "...conv2d_8/Conv2D" */
+                n = vm_fit_tail(tail, sizeof tail, s, cw[c], t->utf8);
+                s = tail;
+            }
             int off = tb->cols[c].numeric && n < cw[c] ? cw[c] - n : 0;
             int drawn = tui_put(t, w, ry, x + cx[c] + off, cw[c] - off, a, s);
             /* monochrome: a mark after a cell over its threshold */
             int mx = cx[c] + off + drawn;
-            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd &&
+            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd && cw[c] > 1 &&
                 (c + 1 >= nvis || mx < cx[c + 1]))
                 tui_put(t, w, ry, x + mx, 1, sel ? sela : (int)A_BOLD, ct == VM_TAG_BAD ? "!" : "~");
         }
