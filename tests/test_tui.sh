@@ -151,12 +151,14 @@ bringup() {
     wait_for "run" "Run +ok" || return
     expect "run cycles" "[0-9]+ cycles"
     expect "run profile" "Conv_0"
+    expect "run profile: the sort mark apart from its title" "cycles (v|▼)"
 
     # Compare: infer (golden) then file_compare, one row per layer, cosine column
     keys 6 F5
     wait_for "compare" "Compare +(ok|!!)" 40 || return
     expect "compare cosine column" "cosine"
     expect "compare first layer" "Conv_0"
+    expect "compare: layers over threshold marked without colour" "# ! op|over +layer"
     # Enter opens the selected layer: the NPU tasks fused into it, its metrics
     keys Enter
     wait_for "compare layer view" "NPU tasks fused into this layer" || return

@@ -24,7 +24,9 @@
 #include "scr_util.h"
 #include "tui.h"
 
-enum { CC_IDX, CC_OP, CC_COS, CC_ABS, CC_REL, CC_SQNR, CC_RED, CC_RMSE, CC_KL, CC_OVER,
+/* CC_MARK: "!" on a layer over threshold (the over column names them on a wide pane), so
+   that it shows without colour */
+enum { CC_IDX, CC_MARK, CC_OP, CC_COS, CC_ABS, CC_REL, CC_SQNR, CC_RED, CC_RMSE, CC_KL, CC_OVER,
        CC_LAYER, CC_N };
 
 typedef enum { PH_IDLE, PH_INFER, PH_COMPARE, PH_LAYER } phase;
@@ -77,24 +79,6 @@ static const char *float_model(tui *t)
 
 /* ---- the table ---- */
 
-/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
- * leave out where room is short; 0 when none. */
-static size_t common_prefix(const char *const *names, int n)
-{
-    if (n < 2)
-        return 0;
-    size_t len = strlen(names[0]);
-    for (int i = 1; i < n; i++) {
-        size_t k = 0;
-        while (k < len && names[i][k] == names[0][k])
-            k++;
-        len = k;
-    }
-    while (len > 0 && names[0][len - 1] != '/')
-        len--;
-    return len;
-}
-
 /* The CC_* column a name of over[] (cos, red, kl, rmse, mre...) colours, -1 for none. */
 static int over_col(const char *m)
 {
@@ -125,9 +109,10 @@ static void fmt_cell(char *buf, size_t len, double v, int width, bool sqnr)
         vm_fmt_num(buf, len, v, width);
 }
 
-/* (Re)builds the table from res for a pane wd cells wide: narrow (#, op, cosine, max abs,
- * max rel, SQNR, layer) or wide (+ RED, RMSE, KL, over). Keeps the sort (by title) and the
- * selected row. */
+/* (Re)builds the table from res for a pane wd cells wide: narrow (#, !, op, cosine, max abs,
+ * max rel from 72 cells, SQNR, layer) or wide (#, op, cosine, max abs, max rel, SQNR, RED,
+ * RMSE, KL, over, layer). The layer column keeps the end of long names. Keeps the sort (by
+ * title) and the selected row. */
 static void build(tui *t, cmp_scr *s, int wd)
 {
     (void)t;
@@ -144,22 +129,24 @@ static void build(tui *t, cmp_scr *s, int wd)
             sel_row = vm_table_row_of(&s->tb, s->tb.sel);
         vm_table_free(&s->tb);
     }
-    static const char *const all_t[CC_N] = {"#", "op", "cosine", "max abs", "max rel", "SQNR",
-                                            "RED", "RMSE", "KL", "over", "layer"};
-    static const int all_w[CC_N] = {3, 13, 8, 7, 7, 5, 8, 8, 8, 18, 30};
+    static const char *const all_t[CC_N] = {"#", "!", "op", "cosine", "max abs", "max rel",
+                                            "SQNR", "RED", "RMSE", "KL", "over", "layer"};
+    static const int all_w[CC_N] = {3, 1, 13, 8, 7, 7, 5, 8, 8, 8, 18, 30};
     const char *titles[CC_N];
     int widths[CC_N];
     bool numeric[CC_N];
     int nc = 0;
     for (int c = 0; c < CC_N; c++) {
-        if (!wide && (c == CC_RED || c == CC_RMSE || c == CC_KL || c == CC_OVER)) {
+        if ((!wide && (c == CC_RED || c == CC_RMSE || c == CC_KL || c == CC_OVER ||
+                       (c == CC_REL && wd < 72))) ||
+            (wide && c == CC_MARK)) {
             s->col[c] = -1;
             continue;
         }
         s->col[c] = nc;
         titles[nc] = all_t[c];
         widths[nc] = all_w[c];
-        numeric[nc] = c != CC_OP && c != CC_OVER && c != CC_LAYER;
+        numeric[nc] = c != CC_OP && c != CC_OVER && c != CC_LAYER && c != CC_MARK;
         nc++;
     }
     if (wide) { /* room: the op column as wide as the longest op names */
@@ -169,6 +156,7 @@ static void build(tui *t, cmp_scr *s, int wd)
         widths[s->col[CC_SQNR]] = 6;
     }
     vm_table_init(&s->tb, nc, titles, widths, numeric);
+    s->tb.cols[s->col[CC_LAYER]].keep_tail = true;
     s->init = true;
     s->wide = wide;
     su_fit_cols(&s->tb, nc - 1, wd, 10);
@@ -202,16 +190,22 @@ static void build(tui *t, cmp_scr *s, int wd)
             snprintf(over + at, sizeof over - at, "%s%s", at ? "," : "",
                      json_string_value(m) ? json_string_value(m) : "?");
         }
+        /* narrow: without the prefix every name shares, and without a last component that
+           repeats the op column ("conv2d_8/Conv2D" for ".../conv2d_8/Conv2D/AscendDequant")
+           so that the names that differ only in the middle differ in the cell's tail */
+        char shortname[1024];
         const char *lname = su_str(o, "layer");
-        if (!wide && strlen(lname) > s->prefix)
-            lname += s->prefix;
+        if (!wide)
+            lname = su_short_name(lname, s->prefix, su_str(o, "op_type"), shortname,
+                                  sizeof shortname);
         const char *cells[CC_N];
         double nums[CC_N];
         for (int c = 0; c < CC_N; c++) {
             if (s->col[c] < 0)
                 continue;
             cells[s->col[c]] = c == CC_OP ? su_str(o, "op_type") : c == CC_LAYER
-                                   ? lname : c == CC_OVER ? over : txt[c];
+                                   ? lname : c == CC_OVER ? over
+                                   : c == CC_MARK ? (json_array_size(ov) ? "!" : "") : txt[c];
             nums[s->col[c]] = v[c];
         }
         int row = vm_table_add(&s->tb, cells, nums,
@@ -221,8 +215,9 @@ static void build(tui *t, cmp_scr *s, int wd)
         bool any = json_array_size(ov) > 0;
         if (any) {
             s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_IDX]] = VM_TAG_BAD;
-            if (s->col[CC_OVER] >= 0)
-                s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_OVER]] = VM_TAG_BAD;
+            for (int c = CC_MARK; c <= CC_OVER; c += CC_OVER - CC_MARK)
+                if (s->col[c] >= 0)
+                    s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[c]] = VM_TAG_BAD;
         }
         json_array_foreach(ov, k, m) {
             int c = json_string_value(m) ? over_col(json_string_value(m)) : -1;
@@ -296,7 +291,7 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
     if (names) {
         for (int k = 0; k < s->nrows; k++)
             names[k] = su_str(s->rows[k], "layer");
-        s->prefix = common_prefix(names, s->nrows);
+        s->prefix = su_common_prefix(names, s->nrows);
         free(names);
     }
     if (s->first_over < 0) /* no name given: the first row with something over */

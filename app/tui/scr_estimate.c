@@ -25,7 +25,9 @@ typedef struct est_data {
     int nts, ntasks, peak; /* peak: the task where the live bytes are largest, -1 */
     int64_t arena, peak_bytes;
     int n_unsup;
-    int name_w;            /* the longest task name */
+    int name_w;            /* the longest task name (as shown) */
+    size_t prefix;         /* the "model/" every task name shares */
+    int short_names;       /* the layer cells: 1 short (a narrow pane), 0 full, -1 not set */
     bool map;              /* 'm': the arena map instead of the table */
     int map_sel;           /* the tensor picked in the map */
     char error[1024];
@@ -44,6 +46,7 @@ static est_data *data(tui *t)
         static const int widths[C_N] = {24, 13, 6, 10, 8, 9, 16, 40};
         static const bool numeric[C_N] = {false, false, false, true, true, true, false, false};
         vm_table_init(&d->layers, C_N, titles, widths, numeric);
+        d->layers.cols[C_LAYER].keep_tail = true;
         d->peak = -1;
         t->scr[STEP_ESTIMATE] = d;
     }
@@ -58,6 +61,7 @@ static void clear_results(est_data *d)
     free(d->ts);
     d->ts = NULL;
     d->nts = d->ntasks = d->n_unsup = 0;
+    d->short_names = -1;
     d->peak = -1;
     d->arena = d->peak_bytes = 0;
     d->map_sel = 0;
@@ -117,6 +121,32 @@ static void tensor_text(const json_t *tn, char *buf, size_t len)
     snprintf(buf, len, "%s", sh);
 }
 
+/* The layer column's cells: the task names, short on a narrow pane (su_short_name); the
+   longest one in name_w. */
+static void set_names(est_data *d, bool shortn)
+{
+    if (d->short_names == shortn)
+        return;
+    d->short_names = shortn;
+    const json_t *ls = json_object_get(d->res, "layers");
+    int nc = d->layers.ncols;
+    d->name_w = 5;
+    for (int r = 0; r < d->layers.nrows && (size_t)r < json_array_size(ls); r++) {
+        const json_t *l = json_array_get(ls, (size_t)r);
+        char buf[1024];
+        const char *name = su_str(l, "name");
+        if (shortn)
+            name = su_short_name(name, d->prefix, su_str(l, "op_type"), buf, sizeof buf);
+        char *c = strdup(name);
+        if (c) {
+            free(d->layers.cells[r * nc + C_LAYER]);
+            d->layers.cells[r * nc + C_LAYER] = c;
+        }
+        int nl = (int)strlen(name);
+        d->name_w = nl > d->name_w ? nl : d->name_w;
+    }
+}
+
 static void fill(est_data *d)
 {
     vm_table_clear(&d->layers);
@@ -146,12 +176,20 @@ static void fill(est_data *d)
                                   w > 0 ? wb : "-", ob, shape, reason};
         double nums[C_N] = {NAN, NAN, NAN, m, w, o, NAN, NAN};
         d->n_unsup += cpu;
-        int nl = (int)strlen(cells[C_LAYER]);
-        d->name_w = nl > d->name_w ? nl : d->name_w;
         vm_table_add(&d->layers, cells, nums,
                      cpu ? VM_TAG_BAD : inserted ? VM_TAG_DIM : VM_TAG_NONE);
     }
     vm_table_select(&d->layers, 0, 1);
+    const char **names = malloc(sizeof(char *) * (json_array_size(ls) + 1));
+    d->prefix = 0;
+    if (names) {
+        for (size_t i = 0; i < json_array_size(ls); i++)
+            names[i] = su_str(json_array_get(ls, i), "name");
+        d->prefix = su_common_prefix(names, (int)json_array_size(ls));
+        free(names);
+    }
+    d->short_names = -1;
+    set_names(d, false);
     /* the arena map */
     const json_t *am = json_object_get(d->res, "arena_map");
     free(d->ts);
@@ -459,8 +497,10 @@ static void est_draw(tui *t, WINDOW *w)
         d->table_h = h - y;
         detail = 0;
     }
-    /* the layer name takes what the numbers leave, up to its longest; the reason the rest */
-    int lw = wd - 110 > (wd - 40 < 40 ? wd - 40 : 40) ? wd - 110 : (wd - 40 < 40 ? wd - 40 : 40);
+    /* the layer name takes what the numbers leave, up to its longest (short names on a
+       narrow pane); the reason the rest */
+    set_names(d, wd < 100);
+    int lw = wd - 110 > (wd - 41 < 40 ? wd - 41 : 40) ? wd - 110 : (wd - 41 < 40 ? wd - 41 : 40);
     lw = lw < 18 ? 18 : lw > d->name_w ? d->name_w : lw;
     d->layers.cols[C_LAYER].width = lw;
     int used = 0;

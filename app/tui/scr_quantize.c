@@ -50,10 +50,11 @@ static q_data *data(tui *t)
         static const char *const titles[C_N] = {"layer", "SQNR dB", "cosine", "op", "algo",
                                                 "clip min", "clip max", "scale", "offset",
                                                 "act SQNR", "wts SQNR"};
-        static const int widths[C_N] = {24, 8, 8, 8, 6, 9, 9, 9, 6, 8, 8};
+        static const int widths[C_N] = {24, 9, 8, 8, 6, 9, 9, 9, 6, 8, 8};
         static const bool numeric[C_N] = {false, true, true, false, false, true, true, true,
                                           true, true, true};
         vm_table_init(&d->layers, C_N, titles, widths, numeric);
+        d->layers.cols[C_LAYER].keep_tail = true;
         t->scr[STEP_QUANTIZE] = d;
     }
     return d;

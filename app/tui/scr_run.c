@@ -215,24 +215,6 @@ static void input_arg(const run_input *in, char *buf, size_t len)
 
 /* ---- the tables ---- */
 
-/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
- * leave out where room is short; 0 when none. */
-static size_t common_prefix(const char *const *names, int n)
-{
-    if (n < 2)
-        return 0;
-    size_t len = strlen(names[0]);
-    for (int i = 1; i < n; i++) {
-        size_t k = 0;
-        while (k < len && names[i][k] == names[0][k])
-            k++;
-        len = k;
-    }
-    while (len > 0 && names[0][len - 1] != '/')
-        len--;
-    return len;
-}
-
 static void outs_build(run_scr *s)
 {
     static const char *const titles[] = {"output", "shape", "min", "max", "mean", "first values"};
@@ -240,6 +222,7 @@ static void outs_build(run_scr *s)
     static const bool numeric[] = {false, false, true, true, true, false};
     if (!s->outs_init) {
         vm_table_init(&s->outs, 6, titles, widths, numeric);
+        s->outs.cols[0].keep_tail = true;
         s->outs_init = true;
     }
     vm_table_clear(&s->outs);
@@ -314,6 +297,7 @@ static void prof_build(tui *t, run_scr *s, int width)
         nc++;
     }
     vm_table_init(&s->prof, nc, titles, widths, numeric);
+    s->prof.cols[col[PC_NAME]].keep_tail = true;
     s->prof_init = true;
     s->prof_wide = wide;
     su_fit_cols(&s->prof, nc - 1, width, 12);
@@ -331,7 +315,7 @@ static void prof_build(tui *t, run_scr *s, int width)
     if (names) {
         json_array_foreach(tasks, i, o)
             names[i] = su_str(o, "name");
-        prefix = common_prefix(names, (int)json_array_size(tasks));
+        prefix = su_common_prefix(names, (int)json_array_size(tasks));
         free(names);
     }
     const char *block = t->utf8 ? "\xe2\x96\x88" : "#";
@@ -351,9 +335,11 @@ static void prof_build(tui *t, run_scr *s, int width)
         int bl = isnan(v[PC_CYCLES]) ? 0 : vm_bar_len(v[PC_CYCLES], maxc, barw);
         for (int k = 0; k < bl; k++)
             strcat(bar, block);
+        char shortname[1024];
         const char *tname = su_str(o, "name");
-        if (!wide && strlen(tname) > prefix)
-            tname += prefix;
+        if (!wide) /* without the shared prefix and a last component that repeats the op */
+            tname = su_short_name(tname, prefix, su_str(o, "op_type"), shortname,
+                                  sizeof shortname);
         const char *cells[PC_N];
         double nums[PC_N];
         for (int c = 0; c < PC_N; c++) {

@@ -295,6 +295,34 @@ int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
     return lines;
 }
 
+/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
+ * leave out where room is short; 0 when none. */
+size_t su_common_prefix(const char *const *names, int n)
+{
+    if (n < 2)
+        return 0;
+    size_t len = strlen(names[0]);
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < len && names[i][k] == names[0][k])
+            k++;
+        len = k;
+    }
+    while (len > 0 && names[0][len - 1] != '/')
+        len--;
+    return len;
+}
+
+const char *su_short_name(const char *name, size_t prefix, const char *op, char *buf,
+                          size_t len)
+{
+    snprintf(buf, len, "%s", strlen(name) > prefix ? name + prefix : name);
+    char *last = strrchr(buf, '/');
+    if (last && last > buf && op && *op && !strcmp(last + 1, op))
+        *last = 0;
+    return buf;
+}
+
 void su_fit_cols(vm_table *tb, int flex, int total, int minw)
 {
     if (flex < 0 || flex >= tb->ncols)

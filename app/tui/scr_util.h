@@ -58,6 +58,18 @@ void su_box(const tui *t, WINDOW *w, int y, int x, int h, int wd, const char *ti
 int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
             const char *text);
 
+/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
+ * leave out where room is short; 0 when none. */
+size_t su_common_prefix(const char *const *names, int n);
+
+/* A layer or task name for a narrow table: without its first prefix bytes (the "model/"
+ * every name shares) and without a last component that repeats the row's op type
+ * ("conv2d_8/Conv2D" for "model/conv2d_8/Conv2D/AscendDequant" of an AscendDequant), so
+ * that names that differ only in the middle keep the difference at their end. Into buf;
+ * returns buf. */
+const char *su_short_name(const char *name, size_t prefix, const char *op, char *buf,
+                          size_t len);
+
 /* Sets the width of column flex of tb to what is left of total (one space between
  * columns), at least minw; columns after flex that no longer fit keep their width (the
  * table draws what fits). */
