@@ -450,7 +450,7 @@ static void show_help(tui *t)
 #undef ADD
     char title[64];
     snprintf(title, sizeof title, "Help: %s", s->title ? s->title : "");
-    tui_show_text(t, title, txt);
+    tui_show_wrapped(t, title, txt);
     free(txt);
 }
 

@@ -832,7 +832,7 @@ static void show_layer(tui *t, json_t *o)
     fclose(f);
     char title[96];
     snprintf(title, sizeof title, "layer %.80s", layer);
-    tui_show_text(t, title, text ? text : "");
+    tui_show_wrapped(t, title, text ? text : "");
     free(text);
 }
 

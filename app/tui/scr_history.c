@@ -417,7 +417,7 @@ static void show_details(tui *t, int64_t id)
     snprintf(title, sizeof title, "run %lld (%s)", (long long)r.id, r.kind);
     nb_run_row_clear(&r);
     nb_db_close(db);
-    tui_show_text(t, title, text ? text : "");
+    tui_show_wrapped(t, title, text ? text : "");
     free(text);
 }
 

@@ -144,6 +144,9 @@ bool tui_pick_file(tui *t, const char *title, const char *start, const char *suf
 /* A modal text window (panel) over the main pane: lines, scrollable, any key but arrows
  * closes. */
 void tui_show_text(tui *t, const char *title, const char *text);
+/* As tui_show_text, with lines longer than the window wrapped at blanks, continuations
+ * indented under the line's text (help, layer details, paths). */
+void tui_show_wrapped(tui *t, const char *title, const char *text);
 /* Yes/no question; true for yes. */
 bool tui_confirm(tui *t, const char *question);
 

@@ -188,18 +188,38 @@ static bool is_backspace(int r, wint_t wc)
     return (r == OK && (wc == 127 || wc == 8)) || (r == KEY_CODE_YES && wc == KEY_BACKSPACE);
 }
 
-/* a framed window centred on the screen, in a panel on top */
+/* The width a modal window of w cells gets: the whole screen's when less than 3 cells a
+   side would be left (a column or two of the pane beside a dialog reads as debris). */
+static int modal_w(int w)
+{
+    if (w > COLS || COLS - w < 6)
+        w = COLS;
+    return w < 10 ? 10 : w;
+}
+
+/* Where a modal window of h x w goes: centred; from the top row when at most 3 rows would
+   be left (the status line and the key bar stay in view under it). */
+static void modal_pos(int h, int w, int *y, int *x)
+{
+    *y = LINES - h <= 3 ? 0 : (LINES - h) / 2;
+    *x = (COLS - w) / 2;
+    if (*y < 0)
+        *y = 0;
+    if (*x < 0)
+        *x = 0;
+}
+
+/* a framed window centred on the screen (modal_w, modal_pos), in a panel on top */
 static WINDOW *modal_open(int h, int w, PANEL **p)
 {
     if (h > LINES)
         h = LINES;
-    if (w > COLS)
-        w = COLS;
+    w = modal_w(w);
     if (h < 3)
         h = 3;
-    if (w < 10)
-        w = 10;
-    WINDOW *win = newwin(h, w, (LINES - h) / 2, (COLS - w) / 2);
+    int y, x;
+    modal_pos(h, w, &y, &x);
+    WINDOW *win = newwin(h, w, y, x);
     if (!win)
         return NULL;
     *p = new_panel(win);
@@ -238,10 +258,10 @@ static void modal_frame(const tui *t, WINDOW *win, const char *title)
 /* keeps a modal window on the screen after a resize */
 static void modal_recentre(WINDOW *win, PANEL *p)
 {
-    int h, w;
+    int h, w, y, x;
     getmaxyx(win, h, w);
-    int y = (LINES - h) / 2, x = (COLS - w) / 2;
-    move_panel(p, y < 0 ? 0 : y, x < 0 ? 0 : x);
+    modal_pos(h, w, &y, &x);
+    move_panel(p, y, x);
 }
 
 /* ---- the table ---- */
@@ -539,7 +559,7 @@ bool tui_prompt(tui *t, const char *label, char *buf, size_t len)
 bool tui_confirm(tui *t, const char *question)
 {
     char lines[4][256];
-    int w = COLS - 4 < 60 ? COLS - 4 : 60;
+    int w = modal_w(COLS - 4 < 60 ? COLS - 4 : 60);
     int nl = wrap(question, w - 4, lines, 4);
     PANEL *p = NULL;
     WINDOW *win = modal_open(nl + 4, w, &p);
@@ -574,7 +594,103 @@ bool tui_confirm(tui *t, const char *question)
 
 /* ---- the text viewer ---- */
 
+/* the bytes of the longest start of s that fits in width cells (at least one character) */
+static size_t fit_bytes(const tui *t, const char *s, int width)
+{
+    size_t i = 0;
+    int cells = 0;
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    while (s[i]) {
+        size_t n = 1;
+        int cw = 1;
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80 && t->utf8) {
+            wchar_t wc;
+            n = mbrtowc(&wc, s + i, strlen(s + i), &ms);
+            if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+                memset(&ms, 0, sizeof ms);
+                n = 1;
+            } else {
+                cw = wcwidth(wc);
+                cw = cw < 0 ? 1 : cw;
+            }
+        }
+        if (cells + cw > width && i > 0)
+            break;
+        cells += cw;
+        i += n;
+    }
+    return i;
+}
+
+/* The hanging indent of a long line's continuations: where its text starts after the last
+   run of two or more blanks in the first half of width ("  F5 r        run this step",
+   "  NPU     /a/long/path"), else its own indent and two more. */
+static int hang_indent(const char *s, int width)
+{
+    int lead = (int)strspn(s, " "), at = -1;
+    for (int i = lead; s[i] && i < width / 2; i++)
+        if (s[i] == ' ' && s[i + 1] == ' ') {
+            int j = i;
+            while (s[j] == ' ')
+                j++;
+            if (s[j] && j < width / 2)
+                at = j;
+            i = j - 1;
+        }
+    return at > 0 ? at : lead + 2 < width / 2 ? lead + 2 : 0;
+}
+
+/* Lines src[nsrc] wrapped at blanks into width cells (hang_indent), into a new text. */
+static char *wrap_text(const tui *t, char *const *src, int nsrc, int width)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    for (int i = 0; i < nsrc; i++) {
+        const char *s = src[i];
+        if (text_cells(t, s) <= width) {
+            fprintf(f, "%s\n", s);
+            continue;
+        }
+        int ind = hang_indent(s, width);
+        for (bool first = true; *s; first = false) {
+            int room = first ? width : width - ind;
+            size_t take = fit_bytes(t, s, room);
+            if (s[take]) { /* not the end: break at the last blank when there is one */
+                size_t b = take;
+                while (b > 0 && s[b] != ' ')
+                    b--;
+                if (b > take / 3)
+                    take = b;
+            }
+            fprintf(f, "%*s%.*s\n", first ? 0 : ind, "", (int)take, s);
+            s += take;
+            while (*s == ' ')
+                s++;
+        }
+    }
+    fclose(f);
+    return out;
+}
+
+static void show_text(tui *t, const char *title, const char *text, bool wrapped);
+
 void tui_show_text(tui *t, const char *title, const char *text)
+{
+    show_text(t, title, text, false);
+}
+
+void tui_show_wrapped(tui *t, const char *title, const char *text)
+{
+    show_text(t, title, text, true);
+}
+
+/* the viewer; wrapped: long lines wrapped to the window (again after a resize) */
+static void show_text(tui *t, const char *title, const char *text, bool wrapped)
 {
     /* the lines, tabs as spaces */
     size_t tl = strlen(text ? text : "");
@@ -621,11 +737,40 @@ void tui_show_text(tui *t, const char *title, const char *text)
     PANEL *p = NULL;
     WINDOW *win = NULL;
     int wh = 0, ww = 0;
+    /* wrapped: the source lines, and the lines shown made of them for the width wrap_w */
+    char **src = lines, *wtext = NULL, **wlines = NULL;
+    int nsrc = nlines, wrap_w = -1;
     for (;;) {
-        int want_h = nlines + 3 > LINES - 2 ? LINES - 2 : nlines + 3;
         int want_w = maxw + 4 > COLS - 2 ? COLS - 2 : maxw + 4;
         if (want_w < 50)
             want_w = COLS - 2 < 50 ? COLS - 2 : 50;
+        want_w = modal_w(want_w);
+        if (wrapped && want_w - 4 != wrap_w) {
+            char *nt = wrap_text(t, src, nsrc, want_w - 4);
+            int n = 0;
+            for (char *q = nt; q && *q; q++)
+                n += *q == '\n';
+            char **nl = nt ? malloc((size_t)(n > 0 ? n : 1) * sizeof *nl) : NULL;
+            if (nl) {
+                char *q = nt;
+                for (int i = 0; i < n; i++) {
+                    nl[i] = q;
+                    q = strchr(q, '\n');
+                    *q++ = 0;
+                }
+                free(wtext);
+                free(wlines);
+                wtext = nt;
+                wlines = nl;
+                lines = nl;
+                nlines = n;
+                wrap_w = want_w - 4;
+            } else {
+                free(nt);
+                wrapped = false; /* out of memory: the lines as they are */
+            }
+        }
+        int want_h = nlines + 3 > LINES - 2 ? LINES - 2 : nlines + 3;
         if (want_h < 5)
             want_h = 5;
         if (!win || want_h != wh || want_w != ww) { /* first time, or a resize */
@@ -750,7 +895,9 @@ void tui_show_text(tui *t, const char *title, const char *text)
         break; /* q, Esc, Enter, any other key */
     }
     modal_close(t, win, p);
-    free(lines);
+    free(src);
+    free(wlines);
+    free(wtext);
     free(copy);
 }
 
@@ -779,6 +926,7 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     int W = COLS - 4 > 78 ? 78 : COLS - 4;
     if (W < 30)
         W = COLS;
+    W = modal_w(W);
     int L = 0;
     for (int i = 0; i < n; i++) {
         int l = (int)strlen(fields[i].label ? fields[i].label : "");
@@ -1059,6 +1207,7 @@ bool tui_pick_file(tui *t, const char *title, const char *start, const char *suf
             H = LINES;
         if (W < 30)
             W = COLS;
+        W = modal_w(W);
         int extra = save ? 1 : 0; /* save: "[ new file name... ]" first */
         int nitems = ne + extra;
         char **names = calloc((size_t)nitems + 1, sizeof *names);
