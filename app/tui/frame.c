@@ -127,7 +127,7 @@ bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *t
     tui_job *j = tui_job_start(t->db, parent, argv, title, err, sizeof err);
     if (!j) {
         tui_status(t, true, "%s: %s", title ? title : "job", err);
-        tui_set_state(t, step, ST_FAILED, "could not start");
+        tui_set_state(t, step, ST_FAILED, "not started");
         return false;
     }
     j->step = step;
@@ -277,9 +277,9 @@ static void draw_sidebar(tui *t)
         int ma = sel ? base : state_attr(t, t->state[s]) | base;
         tui_put(t, w, y, cw - 2, 2, ma, state_mark(t->state[s]));
         y++;
-        if (notes) {
+        if (notes) { /* from the third cell: 13 cells at 80 columns ("exeom 402 KiB") */
             if (t->state_note[s][0] && y < h)
-                tui_put(t, w, y, 3, cw - 3, tui_tag_attr(t, VM_TAG_DIM), t->state_note[s]);
+                tui_put(t, w, y, 2, cw - 2, tui_tag_attr(t, VM_TAG_DIM), t->state_note[s]);
             y++;
         }
     }
@@ -518,7 +518,7 @@ static void finish_job(tui *t)
             if (j->cancelled)
                 tui_set_state(t, step, ST_NOT_RUN, "cancelled");
             else if (j->status != 0)
-                tui_set_state(t, step, ST_FAILED, tui_job_error(j));
+                tui_set_state(t, step, ST_FAILED, "failed"); /* the why: the status line */
             else
                 tui_set_state(t, step, ST_OK, "");
         }

@@ -423,20 +423,24 @@ static void draw(tui *t, WINDOW *w)
                 "compares every NPU task's output with its ONNX tensor.");
         return;
     }
-    /* summary */
-    char verdict[256];
-    snprintf(verdict, sizeof verdict, "%s", wd >= 100 && *su_str(s->res, "verdict_text")
+    /* summary: the counts and the verdict's text, wrapped */
+    char verdict[512];
+    snprintf(verdict, sizeof verdict, "%s", *su_str(s->res, "verdict_text")
                                                 ? su_str(s->res, "verdict_text")
                                                 : su_str(s->res, "verdict"));
     for (char *p = verdict; *p; p++)
         *p = *p == '_' ? ' ' : *p;
-    int c1 = su_put(t, w, y, 0, wd, A_BOLD, "%d layers, %d over threshold", s->nrows, s->n_over);
-    if (strcmp(s->dump_of, t->npu_dump)) /* the Run step ran again since */
-        su_put(t, w, y, c1, wd - c1, tui_tag_attr(t, VM_TAG_WARN),
+    if (strcmp(s->dump_of, t->npu_dump)) { /* the Run step ran again since */
+        int c1 = su_put(t, w, y, 0, wd, A_BOLD, "%d layers, %d over threshold", s->nrows,
+                        s->n_over);
+        su_put(t, w, y++, c1, wd - c1, tui_tag_attr(t, VM_TAG_WARN),
                "; of an older run (F5: the new one)");
-    else
-        su_put(t, w, y, c1, wd - c1, A_BOLD, "%s%s", *verdict ? "; " : "", verdict);
-    y++;
+    } else {
+        char head[700];
+        snprintf(head, sizeof head, "%d layers, %d over threshold%s%s", s->nrows, s->n_over,
+                 *verdict ? "; " : "", verdict);
+        y += su_wrap(t, w, y, 0, wd, h > 30 ? 3 : 2, A_BOLD, head);
+    }
     /* the sparkline of cosine along the depth */
     int c0 = su_put(t, w, y, 0, wd, dim, "cosine ");
     draw_spark(t, s, w, y, c0, wd - c0);
@@ -889,11 +893,12 @@ static void job_done(tui *t, tui_job *j)
                                                           : t->golden_dump);
     char note[96];
     if (s->n_over) {
-        snprintf(note, sizeof note, "%d over threshold", s->n_over);
+        snprintf(note, sizeof note, "%d over", s->n_over);
         tui_set_state(t, STEP_COMPARE, ST_WARN, note);
         json_t *fo = json_object_get(o, "first_over_threshold");
-        tui_status(t, false, "%d of %d layers over threshold; first: %s", s->n_over, s->nrows,
-                   su_str(fo, "layer"));
+        const char *first = su_str(fo, "layer");
+        tui_status(t, false, "%d of %d layers over threshold; first (x): %s", s->n_over, s->nrows,
+                   strlen(first) > s->prefix ? first + s->prefix : first);
     } else {
         snprintf(note, sizeof note, "%d layers ok", s->nrows);
         tui_set_state(t, STEP_COMPARE, ST_OK, note);

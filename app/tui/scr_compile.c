@@ -182,7 +182,7 @@ static void c_run(tui *t)
     } else if (tui_run(t, STEP_COMPILE, su_parent(t, STEP_COMPILE), a.v, "atc")) {
         clear_results(d);
         t->exeom[0] = 0;
-        tui_status(t, false, "compiling %s", d->in_model);
+        tui_status(t, false, "compiling %s", su_stem(d->in_model, NULL, stem, sizeof stem));
     }
     su_argv_free(&a);
 }
@@ -275,7 +275,7 @@ static void c_job_done(tui *t, tui_job *j)
         find_named(d);
         char note[96];
         if (d->unsupported)
-            snprintf(note, sizeof note, "%d op%s not on NPU", d->nnamed, d->nnamed == 1 ? "" : "s");
+            snprintf(note, sizeof note, "%d not on NPU", d->nnamed);
         else
             snprintf(note, sizeof note, "failed");
         tui_set_state(t, STEP_COMPILE, ST_FAILED, note);
@@ -301,7 +301,9 @@ static void c_job_done(tui *t, tui_job *j)
     vm_fmt_bytes(sz, sizeof sz, d->exeom);
     snprintf(note, sizeof note, "exeom %s", isnan(d->exeom) ? "?" : sz);
     tui_set_state(t, STEP_COMPILE, ST_OK, note);
-    tui_status(t, false, "compiled: %s (%s); Run is next", t->exeom, isnan(d->exeom) ? "?" : sz);
+    char stem[256];
+    tui_status(t, false, "compiled %s (%s); Run is next", su_stem(t->exeom, NULL, stem, sizeof stem),
+               isnan(d->exeom) ? "?" : sz);
 }
 
 static int line_attr(const tui *t, const char *l)

@@ -105,7 +105,10 @@ static void est_run(tui *t)
     if (a.oom)
         tui_status(t, true, "out of memory");
     else if (tui_run(t, STEP_ESTIMATE, su_parent(t, STEP_ESTIMATE), a.v, "estimate"))
-        tui_status(t, false, "estimating %s", t->model);
+    {
+        char stem[256];
+        tui_status(t, false, "estimating %s", su_stem(t->model, NULL, stem, sizeof stem));
+    }
     su_argv_free(&a);
 }
 
@@ -237,11 +240,10 @@ static void est_job_done(tui *t, tui_job *j)
     char note[96], size[32];
     vm_fmt_bytes(size, sizeof size, su_num(o, "TOTAL_EXEOM_SIZE"));
     if (d->n_unsup) {
-        snprintf(note, sizeof note, "%d unsupported", d->n_unsup);
+        snprintf(note, sizeof note, "%d not on NPU", d->n_unsup);
         tui_set_state(t, STEP_ESTIMATE, ST_WARN, note);
-        tui_status(t, true, "estimate: %d op%s the NPU cannot run (highlighted; see the reason "
-                   "column): cut them away with --out_nodes at Compile", d->n_unsup,
-                   d->n_unsup == 1 ? "" : "s");
+        tui_status(t, true, "estimate: %d op%s not on the NPU (red rows): cut with out_nodes at "
+                   "Compile", d->n_unsup, d->n_unsup == 1 ? "" : "s");
         /* the first unsupported op selected */
         for (int p = 0; p < d->layers.nrows; p++)
             if (d->layers.tags[vm_table_row_of(&d->layers, p)] == VM_TAG_BAD) {
@@ -259,19 +261,29 @@ static void est_job_done(tui *t, tui_job *j)
     }
 }
 
-/* "Conv(20) LeakyRelu(19) ..." of a {op: count} object. */
-static void counts_text(const json_t *c, char *buf, size_t len)
+/* "5: Conv(20) LeakyRelu(19) ..." of a {op: count} object in at most width characters:
+   the ops that do not fit as " +N more". */
+static void counts_text(const json_t *c, char *buf, size_t len, int width)
 {
-    size_t o = (size_t)snprintf(buf, len, "%zu%s", json_object_size(c),
-                                json_object_size(c) ? ":" : "");
+    size_t n = json_object_size(c), k = 0;
+    size_t o = (size_t)snprintf(buf, len, "%zu%s", n, n ? ":" : "");
     const char *op;
     const json_t *v;
     json_object_foreach((json_t *)c, op, v) {
         if (o >= len)
             break;
-        o += (size_t)snprintf(buf + o, len - o, " %s(%lld)", op, (long long)json_integer_value(v));
+        char item[160], more[32];
+        snprintf(item, sizeof item, " %s(%lld)", op, (long long)json_integer_value(v));
+        /* the room for " +N more" after it unless it is the last one */
+        int keep = k + 1 < n ? snprintf(more, sizeof more, " +%zu more", n - k - 1) : 0;
+        if ((int)(o + strlen(item)) + keep > width) {
+            snprintf(buf + o, len - o, " +%zu more", n - k);
+            return;
+        }
+        o += (size_t)snprintf(buf + o, len - o, "%s", item);
+        k++;
     }
-    if (!json_object_size(c) && o < len)
+    if (!n && o < len)
         snprintf(buf + o, len - o, " (none)");
 }
 
@@ -314,24 +326,31 @@ static int draw_summary(tui *t, WINDOW *w, est_data *d, int y, int wd, bool comp
         }
     }
     int r = y0 + (wide ? 1 : 2);
-    counts_text(json_object_get(o, "TOTAL_NET_OP_TYPE"), buf, sizeof buf);
+    counts_text(json_object_get(o, "TOTAL_NET_OP_TYPE"), buf, sizeof buf, inner - 20);
     su_put(t, w, r, 2, inner, 0, "TOTAL_NET_OP_TYPE   ");
     su_put(t, w, r++, 22, inner - 20, 0, "%s", buf);
-    counts_text(json_object_get(o, "NOT_SUPPORT_OP_TYPE"), buf, sizeof buf);
+    counts_text(json_object_get(o, "NOT_SUPPORT_OP_TYPE"), buf, sizeof buf, inner - 20);
     su_put(t, w, r, 2, inner, 0, "NOT_SUPPORT_OP_TYPE ");
     su_put(t, w, r++, 22, inner - 20, d->n_unsup ? bad : 0, "%s", buf);
     vm_fmt_bytes(a, sizeof a, su_num(mem, "arena"));
     vm_fmt_bytes(b, sizeof b, su_num(mem, "arena_lower_bound"));
-    if (d->peak >= 0 && d->peak < d->ntasks)
-        su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s), peak at task %d %s; m: map",
-               a, b, d->peak,
-               su_str(json_array_get(json_object_get(o, "layers"), (size_t)d->peak), "name"));
-    else
+    if (d->peak >= 0 && d->peak < d->ntasks) {
+        /* the peak task's name when it fits */
+        const char *pn = su_str(json_array_get(json_object_get(o, "layers"), (size_t)d->peak),
+                                "name");
+        snprintf(buf, sizeof buf, "arena %s (lower bound %s), peak at task %d %s; m: map", a, b,
+                 d->peak, pn);
+        if ((int)strlen(buf) > inner)
+            snprintf(buf, sizeof buf, "arena %s (lower bound %s), peak at task %d; m: map", a, b,
+                     d->peak);
+        su_put(t, w, r++, 2, inner, dim, "%s", buf);
+    } else
         su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s)", a, b);
     const json_t *notes = json_object_get(o, "notes"); /* e.g. a dynamic batch taken as 1 */
-    for (size_t i = 0; i < json_array_size(notes) && i < (wide ? 3u : 1u); i++)
-        su_put(t, w, r++, 2, inner, tui_tag_attr(t, VM_TAG_WARN), "note: %s",
-               json_string_value(json_array_get(notes, i)));
+    for (size_t i = 0; i < json_array_size(notes) && i < (wide ? 3u : 1u); i++) {
+        snprintf(buf, sizeof buf, "note: %s", json_string_value(json_array_get(notes, i)));
+        r += su_wrap(t, w, r, 2, inner, 2, tui_tag_attr(t, VM_TAG_WARN), buf);
+    }
     int h = r - y + 1;
     su_box(t, w, y, 0, h, wd, title);
     return h;

@@ -277,13 +277,13 @@ static void q_job_done(tui *t, tui_job *j)
     if (isnan(q))
         snprintf(note, sizeof note, "%d layers", d->layers.nrows);
     else
-        snprintf(note, sizeof note, "out SQNR %.1f dB", q);
+        snprintf(note, sizeof note, "SQNR %.1f dB", q);
     tui_set_state(t, STEP_QUANTIZE, !isnan(q) && q < WARN_DB ? ST_WARN : ST_OK, note);
     if (isnan(q))
         tui_status(t, false, "calibrated %d layers; Compile is next", d->layers.nrows);
     else
-        tui_status(t, false, "calibrated %d layer%s: network output SQNR %.1f dB, cosine "
-                   "%.5f; Compile is next", d->layers.nrows, d->layers.nrows == 1 ? "" : "s", q, c);
+        tui_status(t, false, "calibrated: output SQNR %.1f dB, cosine %.5f; Compile is next", q,
+                   c);
 }
 
 /* The progress of the running calibration: batches of the current phase, its rate and ETA

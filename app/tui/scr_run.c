@@ -597,16 +597,15 @@ static void job_done(tui *t, tui_job *j)
     char note[96], m64[32];
     vm_fmt_ms(m64, sizeof m64, su_num(o, "ms_64mhz"));
     if (s->sat_tasks || s->warn[0]) {
-        snprintf(note, sizeof note, "saturation in %d task%s", s->sat_tasks,
-                 s->sat_tasks == 1 ? "" : "s");
+        snprintf(note, sizeof note, "%d saturated", s->sat_tasks);
         tui_set_state(t, STEP_RUN, ST_WARN, note);
         tui_status(t, false, "run: %s at 64 MHz; fp16 saturation in %d task%s", m64,
                    s->sat_tasks, s->sat_tasks == 1 ? "" : "s");
     } else {
-        snprintf(note, sizeof note, "%s @64MHz", m64);
+        snprintf(note, sizeof note, "%s", m64);
         tui_set_state(t, STEP_RUN, ST_OK, note);
-        tui_status(t, false, "run: %s at 64 MHz%s%s", m64, t->npu_dump[0] ? "; dumped to " : "",
-                   t->npu_dump);
+        tui_status(t, false, "run: %s at 64 MHz%s", m64,
+                   t->npu_dump[0] ? "; Compare is next (every task dumped)" : "");
     }
     /* an earlier comparison is of another run now */
     if (t->state[STEP_COMPARE] != ST_NOT_RUN && t->state[STEP_COMPARE] != ST_RUNNING)
@@ -683,7 +682,8 @@ static bool key(tui *t, int ch)
             s->res = NULL;
             s->err[0] = 0;
             tui_set_state(t, STEP_RUN, ST_NOT_RUN, "");
-            tui_status(t, false, "exeom %s: F5 runs it", path);
+            char stem[256];
+            tui_status(t, false, "%s: F5 runs it", su_stem(path, NULL, stem, sizeof stem));
         }
         return true;
     }

@@ -73,7 +73,8 @@ struct tui {
     char golden_dump[PATH_MAX];  /* infer --dump folder */
     int64_t run_id[STEP_N];      /* the last recorded run of each step, 0 when none */
     tui_state state[STEP_N];
-    char state_note[STEP_N][96]; /* e.g. "2 unsupported ops", "3 layers over threshold" */
+    char state_note[STEP_N][96]; /* e.g. "2 not on NPU", "31 over": at most 13 characters,
+                                    the sidebar's room at 80 columns */
     /* settings (F2) */
     char soc_version[16];        /* Ascend035A */
     char thresholds[128];        /* compare's --threshold, "" = defaults */
