@@ -65,6 +65,16 @@ wait_for() {
 # halves of a redraw)
 expect() { wait_for "$1" "$2" 5; }
 
+# absent WHAT ERE: after a moment the screen does not match (a stale text is gone)
+absent() {
+    sleep 0.3
+    if screen | grep -Eq -- "$2"; then
+        echo "FAIL [$size]: $1 (/$2/ still on the screen):"
+        screen | sed 's/^/    | /'
+        fails=$((fails + 1))
+    fi
+}
+
 keys() { tm send-keys -t nb "$@"; }
 # click X Y (1-based): a button-1 press as the terminal reports it (X10 mouse protocol)
 click() {
@@ -165,10 +175,13 @@ bringup() {
     expect "compare layer metrics" "cosine"
     keys q
     wait_for "layer view closed" "F1Help"
+    # the sidebar's History count follows the runs before History is opened
+    expect "the sidebar's run count" "^  [0-9]+ runs +(│|x)"
 
     # History: the export through the save dialog (format form, then a new name)
     keys 7
     wait_for "history" "History: [0-9]+ runs" || return
+    absent "the Compare step's message after the switch" "^layer Conv_0"
     expect "history lists the compare" "compare +ok"
     # Enter: the newest run's details with its lineage up to the model
     keys Enter

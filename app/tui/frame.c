@@ -141,6 +141,12 @@ void tui_goto(tui *t, int step)
 {
     if (step < 0 || step >= STEP_N)
         return;
+    if (step != t->step) { /* another screen's message does not stay */
+        if (job_running(t))
+            tui_status(t, false, "%s is running (Esc cancels)", t->job->title);
+        else
+            tui_status(t, false, "%s", "");
+    }
     t->step = step;
     F.side_sel = step;
     if (screens[step]->enter)
@@ -526,6 +532,10 @@ static void finish_job(tui *t)
             tui_status(t, false, "%s: cancelled", j->title);
         else if (!j->cancelled && j->status != 0 && !again && !t->status_error)
             tui_status(t, true, "%s", tui_job_error(j));
+        /* a run was recorded: the screens that list runs (History's count) reread them */
+        for (int s = 0; s < STEP_N; s++)
+            if (s != step && screens[s]->reread)
+                screens[s]->reread(t);
     }
     tui_job_free(j);
 }

@@ -200,6 +200,17 @@ static void enter(tui *t)
     reload(t);
 }
 
+/* another step's job ended: the list and the sidebar's count, without a message (a
+   database that cannot be read says so when History is opened) */
+static void reread(tui *t)
+{
+    char keep[sizeof t->status];
+    bool keep_error = t->status_error;
+    snprintf(keep, sizeof keep, "%s", t->status);
+    reload(t);
+    tui_status(t, keep_error, "%s", keep);
+}
+
 static void draw(tui *t, WINDOW *w)
 {
     hist *h = H(t);
@@ -224,7 +235,7 @@ static void draw(tui *t, WINDOW *w)
                (long long)h->mark[0]);
     else
         su_put(t, w, 1, 0, ww, dim,
-               "Enter details  space mark  d diff  f filter  x export  ? keys");
+               "Enter details  space mark+down  d diff  f filter  x export  ? keys");
     h->table_y = 2;
     int th = hh - h->table_y;
     if (th < 2)
@@ -676,7 +687,7 @@ static void cleanup(tui *t)
 
 static const tui_keyhelp help[] = {
     {"Enter", "details of the run: parameters, metrics, artifacts, lineage"},
-    {"space", "mark the run (two marks: the older one goes on a third)"},
+    {"space", "mark the run and move down (two marks: the older one goes on a third)"},
     {"d", "diff the two marked runs (history diff)"},
     {"f", "filter: kind, model, status, since (date), limit"},
     {"m", "only the current model's runs (again: any model)"},
@@ -699,4 +710,5 @@ const tui_screen scr_history = {
     .mouse = mouse,
     .help = help,
     .cleanup = cleanup,
+    .reread = reread,
 };

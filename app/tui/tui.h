@@ -52,6 +52,8 @@ typedef struct tui_screen {
     void (*mouse)(tui *t, int y, int x);    /* a click at (y, x) in the pane */
     const tui_keyhelp *help;                /* this screen's keys, {NULL, NULL}-terminated */
     void (*cleanup)(tui *t);                /* at exit: frees t->scr[step] (may be NULL) */
+    void (*reread)(tui *t);                 /* a job of another step ended: reread what the
+                                               screen lists from the database (may be NULL) */
 } tui_screen;
 
 extern const tui_screen scr_model, scr_estimate, scr_quantize, scr_compile, scr_run,
