@@ -31,6 +31,7 @@ typedef struct run_input {
     char file[PATH_MAX];  /* IN_FILE, IN_CALIB */
     unsigned seed;        /* IN_RANDOM */
     int calib_idx, calib_n; /* IN_CALIB: sample calib_idx of calib_n */
+    bool eval;            /* IN_CALIB: of the evaluation set (--eval_dir), not the calibration one */
 } run_input;
 
 enum { PC_TASK, PC_CYCLES, PC_BAR, PC_COMPUTE, PC_MOVE, PC_MACS, PC_SAT, PC_OP, PC_NAME, PC_N };
@@ -59,10 +60,11 @@ static run_scr *R(tui *t)
 
 /* ---- the calibration data folder of the Quantize step ---- */
 
-/* The i-th ';'-separated --data_dir folder of the calibrate run that made the model (the
- * Quantize step's run, else the newest calibrate run of t->model) into dir; false when
- * none is known. */
-static bool calib_dir(tui *t, int i, char *dir, size_t len)
+/* The i-th ';'-separated folder of the calibrate run that made the model (the Quantize
+ * step's run, else the newest calibrate run of t->model) into dir: its --eval_dir when it
+ * had one (*eval set; data the model was not calibrated on), else its --data_dir; false
+ * when none is known. */
+static bool calib_dir(tui *t, int i, char *dir, size_t len, bool *eval)
 {
     nb_db *db = NULL;
     nb_status st = {0};
@@ -86,14 +88,20 @@ static bool calib_dir(tui *t, int i, char *dir, size_t len)
         json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
         json_t *av = json_object_get(p, "argv");
         const char *dirs = NULL;
-        for (size_t k = 0; k < json_array_size(av) && !dirs; k++) {
-            const char *a = json_string_value(json_array_get(av, k));
-            if (!a)
-                continue;
-            if (!strcmp(a, "--data_dir"))
-                dirs = json_string_value(json_array_get(av, k + 1));
-            else if (!strncmp(a, "--data_dir=", 11))
-                dirs = a + 11;
+        static const char *const opts[] = {"--eval_dir", "--data_dir"};
+        for (int o = 0; o < 2 && !dirs; o++) {
+            size_t ol = strlen(opts[o]);
+            for (size_t k = 0; k < json_array_size(av) && !dirs; k++) {
+                const char *a = json_string_value(json_array_get(av, k));
+                if (!a)
+                    continue;
+                if (!strcmp(a, opts[o]))
+                    dirs = json_string_value(json_array_get(av, k + 1));
+                else if (!strncmp(a, opts[o], ol) && a[ol] == '=')
+                    dirs = a + ol + 1;
+            }
+            if (eval)
+                *eval = dirs && o == 0;
         }
         for (int k = 0; dirs && k < i; k++) {
             dirs = strchr(dirs, ';');
@@ -118,7 +126,8 @@ static bool calib_sample(tui *t, int i, int k)
 {
     run_scr *s = R(t);
     char dir[PATH_MAX];
-    if (!calib_dir(t, i, dir, sizeof dir)) {
+    bool eval = false;
+    if (!calib_dir(t, i, dir, sizeof dir, &eval)) {
         tui_status(t, true, "no calibration folder known (run Quantize first): pick a file (f)");
         return false;
     }
@@ -143,6 +152,7 @@ static bool calib_sample(tui *t, int i, int k)
     k = ((k % files) + files) % files;
     run_input *in = &s->in[i];
     in->kind = IN_CALIB;
+    in->eval = eval;
     in->calib_idx = k;
     in->calib_n = files;
     snprintf(in->file, sizeof in->file, "%s/%s", dir, e[k].name);
@@ -151,7 +161,8 @@ static bool calib_sample(tui *t, int i, int k)
 }
 
 /* The input list from t->model_inputs (one unnamed input when unknown); each input starts
- * as the first calibration sample when there is one. */
+ * as the first sample of the evaluation set, else of the calibration set, when Quantize
+ * ran. */
 static void sync_inputs(tui *t)
 {
     run_scr *s = R(t);
@@ -174,7 +185,7 @@ static void sync_inputs(tui *t)
         s->nin = 1;
     char dir[PATH_MAX];
     for (int i = 0; i < s->nin; i++)
-        if (calib_dir(t, i, dir, sizeof dir))
+        if (calib_dir(t, i, dir, sizeof dir, NULL))
             calib_sample(t, i, 0);
 }
 
@@ -184,7 +195,7 @@ static void input_text(const run_input *in, char *buf, size_t len)
     b = b ? b + 1 : in->file;
     switch (in->kind) {
     case IN_NONE:
-        snprintf(buf, len, "(not set: f file, a random, c calibration sample)");
+        snprintf(buf, len, "(not set: f file, a random, c a sample of Quantize's data)");
         break;
     case IN_FILE:
         snprintf(buf, len, "%s", in->file);
@@ -193,7 +204,8 @@ static void input_text(const run_input *in, char *buf, size_t len)
         snprintf(buf, len, "random, seed %u", in->seed);
         break;
     case IN_CALIB:
-        snprintf(buf, len, "calibration sample %d/%d: %s", in->calib_idx + 1, in->calib_n, b);
+        snprintf(buf, len, "%s sample %d/%d: %s", in->eval ? "evaluation" : "calibration",
+                 in->calib_idx + 1, in->calib_n, b);
         break;
     }
 }
@@ -385,10 +397,11 @@ static void enter(tui *t)
     if (!s)
         return;
     sync_inputs(t);
-    /* an input not chosen yet takes the first calibration sample once Quantize has run */
+    /* an input not chosen yet takes the first evaluation (else calibration) sample once
+       Quantize has run */
     char dir[PATH_MAX];
     for (int i = 0; i < s->nin; i++)
-        if (s->in[i].kind == IN_NONE && calib_dir(t, i, dir, sizeof dir))
+        if (s->in[i].kind == IN_NONE && calib_dir(t, i, dir, sizeof dir, NULL))
             calib_sample(t, i, 0);
 }
 
@@ -428,7 +441,8 @@ static void draw(tui *t, WINDOW *w)
         if (!s->err[0])
             su_wrap(t, w, y + 1, 0, wd, 4, dim,
                     "F5 runs the model on the simulated NPU (every task dumped for Compare). "
-                    "f: an input file, a: random data, c: the next calibration sample, "
+                    "f: an input file, a: random data, c: the next sample of Quantize's "
+                    "evaluation (else calibration) data, "
                     "o: another .exeom.");
         return;
     }
@@ -497,7 +511,7 @@ static void run(tui *t)
     }
     for (int i = 0; i < s->nin; i++)
         if (s->in[i].kind == IN_NONE) {
-            tui_status(t, true, "input %s not chosen: f file, a random, c calibration sample",
+            tui_status(t, true, "input %s not chosen: f file, a random, c a data sample",
                        s->in[i].name[0] ? s->in[i].name : "0");
             return;
         }
@@ -783,7 +797,8 @@ static const tui_keyhelp help[] = {
     {"F5, r", "run the compiled model on the simulated NPU (dumps every task)"},
     {"f", "input: a .npy or raw float32 .bin file (file picker)"},
     {"a", "input: random data (again: the next seed)"},
-    {"c, C", "input: the next / previous sample of the calibration folder"},
+    {"c, C", "input: the next / previous sample of Quantize's evaluation folder (else its "
+             "calibration folder)"},
     {"[ ] + -", "the input to set (models with several inputs)"},
     {"o", "open another compiled model (.exeom)"},
     {"Enter", "all outputs with their first values"},
