@@ -195,6 +195,12 @@ bringup() {
     expect "history lineage" "run +ok"
     keys q
     wait_for "details closed" "F1Help"
+    # m: this model's bring-up, the runs recorded under the deploy model, the exeom or no
+    # model included; the export takes the same runs
+    keys m
+    wait_for "history: this model" "model conv.onnx and derived" || return
+    expect "this model: its compare run" "compare +ok"
+    expect "this model: its run on the NPU" " run +ok"
     keys x
     wait_for "export format form" "Export the listed runs" || return
     keys Enter
@@ -202,13 +208,15 @@ bringup() {
     keys Enter
     wait_for "file name prompt" "^File name:" || return
     keys Enter
-    wait_for "export" "exported to" || return
+    wait_for "export" "exported [0-9]+ runs? to" || return
     f="$D/work/conv/export/runs.csv"
     if [ -s "$f" ]; then
         head -1 "$f" | grep -q "^run_id,kind,status,model" ||
             { echo "FAIL [$size]: export header: $(head -1 "$f")"; fails=$((fails + 1)); }
         grep -q ",compare,ok," "$f" ||
             { echo "FAIL [$size]: the export lacks the compare run"; fails=$((fails + 1)); }
+        grep -q ",run,ok," "$f" ||
+            { echo "FAIL [$size]: the export lacks the run on the NPU"; fails=$((fails + 1)); }
     else
         echo "FAIL [$size]: no $f"
         fails=$((fails + 1))

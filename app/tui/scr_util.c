@@ -118,6 +118,72 @@ bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, siz
     return found;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool has_id(const int64_t *ids, int n, int64_t id)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st)
+{
+    *ids = NULL;
+    nb_run_filter f = {.model = model};
+    nb_run_row *rows = NULL;
+    int n = 0;
+    if (nb_db_list(db, &f, &rows, &n, st))
+        return -1;
+    int64_t *out = NULL;
+    int cnt = 0, cap = 0, rc = 0;
+    /* oldest first: a run already in the set came down from an earlier one, and so did its
+       own descendants */
+    for (int i = n - 1; i >= 0 && rc == 0; i--) {
+        if (has_id(out, cnt, rows[i].id))
+            continue;
+        int64_t *up = NULL, *down = NULL;
+        int nu = 0, nd = 0;
+        if (nb_db_lineage(db, rows[i].id, &up, &nu, &down, &nd, st)) {
+            rc = -1;
+            break;
+        }
+        if (cnt + nd + 1 > cap) {
+            int nc = (cnt + nd + 1) * 2;
+            int64_t *g = realloc(out, sizeof *out * (size_t)nc);
+            if (!g) {
+                snprintf(st->msg, sizeof st->msg, "out of memory");
+                rc = -1;
+            } else {
+                out = g;
+                cap = nc;
+            }
+        }
+        if (rc == 0) {
+            out[cnt++] = rows[i].id;
+            for (int k = 0; k < nd; k++)
+                if (!has_id(out, cnt, down[k]))
+                    out[cnt++] = down[k];
+        }
+        free(up);
+        free(down);
+    }
+    nb_run_rows_free(rows, n);
+    if (rc) {
+        free(out);
+        return -1;
+    }
+    if (cnt)
+        qsort(out, (size_t)cnt, sizeof *out, cmp_id);
+    *ids = out;
+    return cnt;
+}
+
 const char *su_stem(const char *path, const char *suffix, char *buf, size_t len)
 {
     const char *base = strrchr(path, '/');

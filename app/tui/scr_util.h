@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "nb/db.h"
+
 #include "tui.h"
 
 /* A child's argument list: each entry malloc'd, NULL-terminated (v[n] == NULL). */
@@ -34,6 +36,12 @@ bool su_db_metric(const tui *t, int64_t run, const char *name, double *value);
 /* The path of a recorded run's artifact with this role ("deploy_model", "exeom"); false
  * when none. */
 bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, size_t len);
+
+/* The runs of a model (a path or a SHA-256 prefix, as nb_run_filter.model) and every run
+ * derived from them in the lineage (its compile, run and compare runs are recorded under
+ * the deploy model, the exeom or no model): their ids, ascending, each once, in *ids
+ * (malloc'd, NULL when none). Returns the count, -1 with st set on an error. */
+int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st);
 
 /* The file name of path without its folder and without suffix (".onnx"), into buf. */
 const char *su_stem(const char *path, const char *suffix, char *buf, size_t len);
