@@ -227,6 +227,28 @@ bringup() {
     wait_for "quit" "nanobench exited 0"
 }
 
+# the same model opened again (same work folder and database): the deploy model, exeom and
+# run of the session before are taken up, so Run and Compare go on from them
+resume() {
+    size="resume $1x$2"
+    D="$T/$1x$2"
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x "$1" -y "$2" \
+        "env $3 NANOBENCH_WORK='$D/work' ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} \
+         '$NB' --db '$D/runs.db' '$T/conv.onnx'; sleep 600" ||
+        { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
+    wait_for "model info" "Model +ok" || return
+    expect "taken up" "taken up from earlier sessions: Quantize, Compile, Run"
+    expect "the sidebar: Quantize" "Quantize +(ok|!!)"
+    expect "the sidebar: Compile" "Compile +ok"
+    expect "the sidebar: Run" "Run +ok"
+    keys 5
+    wait_for "Run: the exeom of the earlier session" "Run conv.exeom" || return
+    expect "Run: the earlier run" "of an earlier session"
+    keys 6 F5
+    wait_for "compare of the earlier run" "Compare +(ok|!!)" 40
+}
+
 # a model whose only dynamic dim is the batch: taken as 1 (as estimate does), the Model
 # step ok; one with another dynamic dim: a warning until --input_shape is set
 dynamic() {
@@ -242,6 +264,7 @@ dynamic() {
 }
 
 bringup 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
+resume 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
 bringup 200 50 "LC_ALL=C NO_COLOR=1 TERM=screen"
 dynamic shared_dim "a dynamic batch taken as 1, the step ok" "Model +ok"
 expect "the batch as 1 in --input_shape" "│--input_shape a:1,3;b:1,3"

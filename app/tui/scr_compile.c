@@ -376,6 +376,12 @@ static void c_draw(tui *t, WINDOW *w)
                d->in_model[0] ? d->in_model : "(none yet: run Quantize first)");
         su_put(t, w, y++, 0, wd, dim, "soc_version %s  input_fp16_nodes %s  output_type %s",
                d->soc, d->fp16[0] ? d->fp16 : "-", d->otype);
+        if (t->exeom[0] && t->run_id[STEP_COMPILE] > 0) { /* taken up from an earlier session */
+            y++;
+            su_put(t, w, y++, 0, wd, 0, "run %lld of an earlier session compiled:",
+                   (long long)t->run_id[STEP_COMPILE]);
+            su_put(t, w, y++, 2, wd - 2, 0, "%s", t->exeom);
+        }
         return;
     }
     if (d->failed) {

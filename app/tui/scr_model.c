@@ -21,6 +21,8 @@ typedef struct model_data {
     char float_inputs[512];   /* ';'-separated */
     char dyn_hint[512];       /* a dynamic dim without --input_shape, "" when none */
     char batch_note[512];     /* a dynamic batch taken as 1 (as estimate does), "" when none */
+    char resumed[128];        /* the steps taken up from earlier sessions (su_resume) */
+    char resumed_of[PATH_MAX];/* the model su_resume ran for */
     char suggest[512];        /* --input_shape with unknown dims as 1 */
     int table_y, table_h;     /* where the op table was drawn */
     int bar_w;                /* the share column's bar width the cells were made for */
@@ -105,6 +107,11 @@ static void model_run(tui *t)
     if (strcmp(d->model, t->model)) { /* opened by `nanobench MODEL.onnx` or the picker */
         clear_results(d);
         snprintf(d->model, sizeof d->model, "%s", t->model);
+    }
+    if (strcmp(d->resumed_of, t->model)) { /* a model just opened: what earlier sessions made
+                                              of it, and the input_shape used last */
+        snprintf(d->resumed_of, sizeof d->resumed_of, "%s", t->model);
+        su_resume(t, d->resumed, sizeof d->resumed);
     }
     su_argv a = {0};
     su_arg(&a, "info");
@@ -273,11 +280,18 @@ static void model_job_done(tui *t, tui_job *j)
         else
             snprintf(note, sizeof note, "opset %d", (int)su_num(o, "opset"));
         tui_set_state(t, STEP_MODEL, unsup ? ST_WARN : ST_OK, note);
-        if (d->batch_note[0])
+        const char *next = t->run_id[STEP_RUN] > 0       ? "Compare"
+                           : t->run_id[STEP_COMPILE] > 0  ? "Run"
+                           : t->run_id[STEP_QUANTIZE] > 0 ? "Compile" : "Estimate";
+        if (d->resumed[0])
+            tui_status(t, false, "taken up from earlier sessions: %s; %s is next", d->resumed,
+                       next);
+        else if (d->batch_note[0])
             tui_status(t, false, "dynamic batch taken as 1; Estimate is next");
         else
             tui_status(t, false, "opset %d, %d nodes; Estimate is next", (int)su_num(o, "opset"),
                        nodes);
+        d->resumed[0] = 0;
     }
 }
 

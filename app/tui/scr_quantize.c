@@ -68,6 +68,38 @@ static void clear_results(q_data *d)
     d->error[0] = 0;
 }
 
+/* The form's fields from a recorded calibrate run's argv (an earlier session's). */
+static void settings_of(tui *t, q_data *d, int64_t id)
+{
+    nb_db *db = NULL;
+    nb_status st = {0};
+    nb_run_row r;
+    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st))
+        return;
+    if (!nb_db_get(db, id, &r, &st)) {
+        json_error_t je;
+        json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
+        struct {
+            const char *opt;
+            char *v;
+            size_t len;
+        } f[] = {{"--data_dir", d->data_dir, sizeof d->data_dir},
+                 {"--data_types", d->data_types, sizeof d->data_types},
+                 {"--calibration_config", d->config, sizeof d->config},
+                 {"--batch_num", d->batch_num, sizeof d->batch_num},
+                 {"--algo", d->algo, sizeof d->algo},
+                 {"--eval_dir", d->eval_dir, sizeof d->eval_dir},
+                 {"--save_path", d->save, sizeof d->save}};
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            const char *v = su_argv_opt(p, f[k].opt);
+            snprintf(f[k].v, f[k].len, "%s", v ? v : "");
+        }
+        json_decref(p);
+        nb_run_row_clear(&r);
+    }
+    nb_db_close(db);
+}
+
 static void q_enter(tui *t)
 {
     q_data *d = data(t);
@@ -76,6 +108,8 @@ static void q_enter(tui *t)
         d->data_dir[0] = d->data_types[0] = d->config[0] = d->batch_num[0] = 0;
         d->algo[0] = d->eval_dir[0] = d->save[0] = 0;
         snprintf(d->model, sizeof d->model, "%s", t->model);
+        if (t->run_id[STEP_QUANTIZE] > 0) /* taken up from an earlier session */
+            settings_of(t, d, t->run_id[STEP_QUANTIZE]);
     }
 }
 
@@ -383,12 +417,19 @@ static void q_draw(tui *t, WINDOW *w)
             su_put(t, w, y++, 0, wd, dim, "inputs: %s", t->model_inputs);
         if (d->data_dir[0]) { /* the last settings: F5 starts from them */
             y++;
+            if (t->deploy_model[0] && t->run_id[STEP_QUANTIZE] > 0)
+                su_put(t, w, y++, 0, wd, 0, "run %lld of an earlier session: %s",
+                       (long long)t->run_id[STEP_QUANTIZE], strrchr(t->deploy_model, '/')
+                                                              ? strrchr(t->deploy_model, '/') + 1
+                                                              : t->deploy_model);
             su_put(t, w, y++, 0, wd, 0, "data     %s", d->data_dir);
             if (d->config[0])
                 su_put(t, w, y++, 0, wd, 0, "config   %s", d->config);
             else
                 su_put(t, w, y++, 0, wd, 0, "batches  %s", d->batch_num);
             su_put(t, w, y++, 0, wd, 0, "algo     %s", d->algo[0] ? d->algo : "(config's)");
+            if (d->eval_dir[0])
+                su_put(t, w, y++, 0, wd, 0, "eval     %s", d->eval_dir);
         }
         return;
     }

@@ -438,6 +438,16 @@ static void draw(tui *t, WINDOW *w)
         y += su_wrap(t, w, y, 0, wd, 3, tui_tag_attr(t, VM_TAG_BAD), s->err);
     }
     if (!s->res) {
+        if (!s->err[0] && t->run_id[STEP_RUN] > 0 &&
+            (t->state[STEP_RUN] == ST_OK || t->state[STEP_RUN] == ST_WARN)) {
+            char line[160];
+            snprintf(line, sizeof line, t->npu_dump[0]
+                                            ? "Run %lld of an earlier session: its NPU dump is "
+                                              "what Compare takes until F5 runs again."
+                                            : "Run %lld of an earlier session (its dump is gone).",
+                     (long long)t->run_id[STEP_RUN]);
+            y += 1 + su_wrap(t, w, y + 1, 0, wd, 2, 0, line);
+        }
         if (!s->err[0])
             su_wrap(t, w, y + 1, 0, wd, 4, dim,
                     "F5 runs the model on the simulated NPU (every task dumped for Compare). "

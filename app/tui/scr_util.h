@@ -43,6 +43,18 @@ bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, siz
  * (malloc'd, NULL when none). Returns the count, -1 with st set on an error. */
 int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st);
 
+/* A model opened again picks up what earlier sessions made of it, from the run database:
+ * the newest ok calibrate, compile and run runs among the model's runs and their
+ * descendants (su_model_runs) whose files are still there set t->deploy_model, t->exeom,
+ * t->npu_dump (the run's dump folder) and the steps' run ids, states and notes; an empty
+ * t->input_shape takes the one of the model's newest info or estimate run. what (len)
+ * takes "Quantize, Compile, Run" (the steps taken up), "" when none. */
+void su_resume(tui *t, char *what, size_t len);
+
+/* The string value of option opt ("--data_dir" or "--data_dir=...") in a recorded run's
+ * argv (its params' "argv" array); NULL when absent. */
+const char *su_argv_opt(const json_t *params, const char *opt);
+
 /* The file name of path without its folder and without suffix (".onnx"), into buf. */
 const char *su_stem(const char *path, const char *suffix, char *buf, size_t len);
 
