@@ -247,6 +247,11 @@ resume() {
     expect "Run: the earlier run" "of an earlier session"
     keys 6 F5
     wait_for "compare of the earlier run" "Compare +(ok|!!)" 40
+    # the same model, input and shape: the golden dumps of the session before, not a new set
+    expect "the golden dumps reused" "^golden reused: "
+    g=$(ls "$D/work/conv/golden" | tr '\n' ' ')
+    [ "$g" = "dump manifest.json " ] ||
+        { echo "FAIL [$size]: golden folder holds '$g', not one dump folder"; fails=$((fails + 1)); }
 }
 
 # a model whose only dynamic dim is the batch: taken as 1 (as estimate does), the Model

@@ -1,7 +1,9 @@
 /* nanobench TUI: the Compare screen, the per-layer diff browser. F5 runs the float model
  * on the Run step's input (`nanobench infer MODEL --input ... --dump WORK/<stem>/golden/..`)
  * and, when it ends, `nanobench compare file_compare -m NPU_DUMP -g GOLDEN -out
- * WORK/<stem>/compare --json`. The table shows one row per matched layer in network order
+ * WORK/<stem>/compare --json`. The golden dumps stay in WORK/<stem>/golden/dump with a
+ * manifest (the model, the inputs and input_shape they are of, files by size and time): F5
+ * on the same takes them again, a new golden run replaces them once it succeeded. The table shows one row per matched layer in network order
  * (op type, cosine, max abs / max relative error, SQNR; a cell over its threshold in the
  * bad colour) with a sparkline of cosine along the depth above it; the first layer over
  * threshold is selected with its likely cause. Enter runs `compare layer ... --json` for
@@ -11,10 +13,12 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +51,9 @@ typedef struct cmp_scr {
     phase ph;
     char model[PATH_MAX]; /* the float model when t->model is not set ('m') */
     char golden[PATH_MAX];/* the golden dump folder of the running or last infer */
+    char gbase[PATH_MAX]; /* WORK/<stem>/golden: dump/ and manifest.json */
+    json_t *manifest;     /* what the running infer dumps (model, inputs, input_shape) */
+    bool reused;          /* the comparison being made takes the golden dumps there were */
     char layer[1024];     /* the layer of the running `compare layer` */
     int64_t compare_id;   /* the recorded file_compare run */
     int64_t run_of;       /* the Run step's run the comparison is of */
@@ -544,6 +551,107 @@ static int run_inputs(tui *t, char **v, int max)
     return n;
 }
 
+/* ---- the golden dumps: one folder, kept while the model, input and shape stay ---- */
+
+static void start_compare(tui *t);
+
+/* A file's identity for the manifest: path, size and modification time. */
+static json_t *file_id(const char *path)
+{
+    struct stat st;
+    json_t *o = json_object();
+    json_object_set_new(o, "path", nb_json_string(path));
+    if (stat(path, &st) == 0) {
+        json_object_set_new(o, "bytes", json_integer((json_int_t)st.st_size));
+        json_object_set_new(o, "mtime", json_integer((json_int_t)st.st_mtime));
+        json_object_set_new(o, "mtime_ns", json_integer((json_int_t)st.st_mtim.tv_nsec));
+    }
+    return o;
+}
+
+/* What a golden run of model on the --input values in[n] with shape dumps: the manifest
+   kept next to the dumps (a run on the same is not made again). */
+static json_t *golden_manifest(const char *model, char *const *in, int n, const char *shape)
+{
+    json_t *m = json_object(), *ins = json_array();
+    json_object_set_new(m, "model", file_id(model));
+    for (int i = 0; i < n; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "input", nb_json_string(in[i]));
+        /* NAME=FILE or FILE: the file's identity too (random:SEED is the same each time) */
+        const char *eq = strchr(in[i], '='), *file = eq ? eq + 1 : in[i];
+        if (strncmp(file, "random", 6))
+            json_object_set_new(e, "file", file_id(file));
+        json_array_append_new(ins, e);
+    }
+    json_object_set_new(m, "inputs", ins);
+    json_object_set_new(m, "input_shape", nb_json_string(shape));
+    return m;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p) != 0 && errno != ENOENT;
+}
+
+/* rm -rf of one of our own folders */
+static void rm_tree(const char *path)
+{
+    if (access(path, F_OK) == 0)
+        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The golden folder of a successful infer takes the place of the old one; the manifest
+   says what it holds. Earlier sessions' folders of one run each (runN_STAMP) go too. */
+static void golden_keep(tui *t, cmp_scr *s)
+{
+    char dump[PATH_MAX + 8], mf[PATH_MAX + 16];
+    snprintf(dump, sizeof dump, "%s/dump", s->gbase);
+    snprintf(mf, sizeof mf, "%s/manifest.json", s->gbase);
+    remove(mf);
+    rm_tree(dump);
+    if (rename(s->golden, dump) != 0) { /* keep it where it is, without a manifest */
+        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", s->golden);
+        return;
+    }
+    snprintf(t->golden_dump, sizeof t->golden_dump, "%s", dump);
+    if (s->manifest)
+        json_dump_file(s->manifest, mf, JSON_INDENT(2) | JSON_SORT_KEYS);
+    vm_dirent *e = NULL;
+    int n = vm_list_dir(s->gbase, NULL, &e);
+    for (int i = 0; i < n; i++) {
+        unsigned long long id, stamp;
+        char rest;
+        if (e[i].dir && sscanf(e[i].name, "run%llu_%llu%c", &id, &stamp, &rest) >= 2) {
+            char p[PATH_MAX + 300];
+            snprintf(p, sizeof p, "%s/%s", s->gbase, e[i].name);
+            rm_tree(p);
+        }
+    }
+    free(e);
+}
+
+/* True when WORK/<stem>/golden/dump holds the dumps of manifest m (set as t->golden_dump). */
+static bool golden_reuse(tui *t, cmp_scr *s, const json_t *m)
+{
+    char dump[PATH_MAX + 8], mf[PATH_MAX + 16];
+    snprintf(dump, sizeof dump, "%s/dump", s->gbase);
+    snprintf(mf, sizeof mf, "%s/manifest.json", s->gbase);
+    json_error_t je;
+    json_t *old = json_load_file(mf, 0, &je);
+    vm_dirent *e = NULL;
+    int n = old ? vm_list_dir(dump, NULL, &e) : -1;
+    free(e);
+    bool same = old && json_equal(old, m) && n > 1; /* ".." and a dump at least */
+    json_decref(old);
+    if (same)
+        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", dump);
+    return same;
+}
+
 static void run(tui *t)
 {
     cmp_scr *s = C(t);
@@ -572,16 +680,24 @@ static void run(tui *t)
         tui_status(t, true, "no work folder for this model");
         return;
     }
-    /* a folder of its own per comparison: golden dumps of two runs must not mix */
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm tmv;
-    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", localtime_r(&now, &tmv));
-    snprintf(s->golden, sizeof s->golden, "%s/run%lld_%s", gbase,
-             (long long)t->run_id[STEP_RUN], stamp);
-    for (int k = 2; access(s->golden, F_OK) == 0 && k < 100; k++)
-        snprintf(s->golden, sizeof s->golden, "%s/run%lld_%s_%d", gbase,
-                 (long long)t->run_id[STEP_RUN], stamp, k);
+    /* the golden dumps of the same model, input and shape are there already: compared
+       again without a new golden run (19 MB of dumps each time) */
+    snprintf(s->gbase, sizeof s->gbase, "%s", gbase);
+    json_decref(s->manifest);
+    s->manifest = golden_manifest(model, inputs, nin, t->input_shape);
+    s->err[0] = 0;
+    s->run_of = t->run_id[STEP_RUN];
+    snprintf(s->pending_dump, sizeof s->pending_dump, "%s", t->npu_dump);
+    s->reused = golden_reuse(t, s, s->manifest);
+    if (s->reused) {
+        for (int i = 0; i < nin; i++)
+            free(inputs[i]);
+        start_compare(t);
+        return;
+    }
+    /* a new folder for the dumps, in the old one's place once the run succeeded */
+    snprintf(s->golden, sizeof s->golden, "%s/dump.new", gbase);
+    rm_tree(s->golden);
     su_argv a = {0};
     su_arg(&a, "infer");
     su_arg(&a, "%s", model);
@@ -607,9 +723,6 @@ static void run(tui *t)
         tui_status(t, true, "out of memory");
         return;
     }
-    s->err[0] = 0;
-    s->run_of = t->run_id[STEP_RUN];
-    snprintf(s->pending_dump, sizeof s->pending_dump, "%s", t->npu_dump);
     if (tui_run(t, STEP_COMPARE, t->run_id[STEP_RUN], a.v, "golden: infer")) {
         s->ph = PH_INFER;
         tui_set_state(t, STEP_COMPARE, ST_RUNNING, "golden run");
@@ -854,9 +967,10 @@ static void job_done(tui *t, tui_job *j)
                      j->cancelled ? "cancelled" : tui_job_error(j));
             tui_status(t, true, "%s", s->err);
             tui_set_state(t, STEP_COMPARE, ST_FAILED, "golden failed");
+            rm_tree(s->golden);
             return;
         }
-        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", s->golden);
+        golden_keep(t, s);
         start_compare(t);
         return;
     }
@@ -896,13 +1010,15 @@ static void job_done(tui *t, tui_job *j)
         snprintf(note, sizeof note, "%d over", s->n_over);
         tui_set_state(t, STEP_COMPARE, ST_WARN, note);
         json_t *fo = json_object_get(o, "first_over_threshold");
-        const char *first = su_str(fo, "layer");
-        tui_status(t, false, "%d of %d layers over threshold; first (x): %s", s->n_over, s->nrows,
-                   strlen(first) > s->prefix ? first + s->prefix : first);
+        char first[1024];
+        su_short_name(su_str(fo, "layer"), s->prefix, su_str(fo, "op_type"), first, sizeof first);
+        tui_status(t, false, "%s%d of %d layers over threshold; first (x): %s",
+                   s->reused ? "golden reused: " : "", s->n_over, s->nrows, first);
     } else {
         snprintf(note, sizeof note, "%d layers ok", s->nrows);
         tui_set_state(t, STEP_COMPARE, ST_OK, note);
-        tui_status(t, false, "every one of %d layers within the thresholds", s->nrows);
+        tui_status(t, false, "%severy one of %d layers within the thresholds",
+                   s->reused ? "golden reused: " : "", s->nrows);
     }
 }
 
@@ -972,6 +1088,7 @@ static void cleanup(tui *t)
     if (!s)
         return;
     clear_result(s);
+    json_decref(s->manifest);
     if (s->init)
         vm_table_free(&s->tb);
     free(s);
@@ -979,7 +1096,8 @@ static void cleanup(tui *t)
 }
 
 static const tui_keyhelp help[] = {
-    {"F5, r", "golden run of the float model on the run's input, then the comparison"},
+    {"F5, r", "golden run of the float model on the run's input (kept while the model, input "
+              "and shape stay the same), then the comparison"},
     {"Enter", "the layer: error histogram, ten worst elements, golden vs NPU, fused tasks"},
     {"x", "back to the first layer over threshold"},
     {"w", "the next layer over threshold"},
