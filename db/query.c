@@ -176,12 +176,29 @@ nb_err nb_db_list(nb_db *db, const nb_run_filter *f, nb_run_row **rows, int *n,
     if (f->since && !valid_since(f->since))
         return nb_fail(st, NB_ERR_ARG, "--since %s: expected a UTC date YYYY-MM-DD or "
                        "YYYY-MM-DDTHH:MM[:SS]", f->since);
+    /* the id set as a JSON array for json_each */
+    char *ids = NULL;
+    if (f->n_ids > 0) {
+        size_t cap = (size_t)f->n_ids * 21 + 3, o = 0;
+        if (!f->ids || !(ids = malloc(cap)))
+            return f->ids ? nb_fail(st, NB_ERR_NOMEM, "out of memory")
+                          : nb_fail(st, NB_ERR_ARG, "run filter: n_ids without ids");
+        ids[o++] = '[';
+        for (int i = 0; i < f->n_ids; i++)
+            o += (size_t)snprintf(ids + o, cap - o, "%s%lld", i ? "," : "", (long long)f->ids[i]);
+        snprintf(ids + o, cap - o, "]");
+    }
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db->h, RUN_COLS
                            "WHERE (?1 IS NULL OR r.kind = ?1) AND (?2 IS NULL OR m.path = ?2 "
                            "OR m.sha256 LIKE ?3) AND (?4 IS NULL OR r.started >= ?4) "
-                           "ORDER BY r.id DESC LIMIT ?5", -1, &s, NULL) != SQLITE_OK)
+                           "AND (?6 IS NULL OR r.id IN (SELECT value FROM json_each(?6))) "
+                           "ORDER BY r.id DESC LIMIT ?5", -1, &s, NULL) != SQLITE_OK) {
+        free(ids);
         return nb_db_fail(db, st, "cannot read");
+    }
+    if (ids)
+        sqlite3_bind_text(s, 6, ids, -1, free);
     char like[80];
     if (f->kind)
         sqlite3_bind_text(s, 1, f->kind, -1, SQLITE_TRANSIENT);

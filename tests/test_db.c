@@ -156,6 +156,18 @@ static void test_record_and_read(void **state)
     assert_int_equal(nb_db_list(db, &f, &rows, &n, &st), NB_ERR_ARG);
     f = (nb_run_filter){.kind = "bake"};
     assert_int_equal(nb_db_list(db, &f, &rows, &n, &st), NB_ERR_ARG);
+    /* a set of ids, with the other filters on top */
+    const int64_t set[] = {cmp, run, 999999};
+    f = (nb_run_filter){.ids = set, .n_ids = 3};
+    assert_int_equal(nb_db_list(db, &f, &rows, &n, &st), NB_OK);
+    assert_int_equal(n, 2);
+    assert_true(rows[0].id == run && rows[1].id == cmp);
+    nb_run_rows_free(rows, n);
+    f = (nb_run_filter){.ids = set, .n_ids = 3, .kind = "compile"};
+    assert_int_equal(nb_db_list(db, &f, &rows, &n, &st), NB_OK);
+    assert_int_equal(n, 1);
+    assert_true(rows[0].id == cmp);
+    nb_run_rows_free(rows, n);
     /* lineage: compare <- run <- compile <- calibrate; calibrate -> both compiles -> ... */
     int64_t *up, *down;
     int nu, nd;

@@ -65,6 +65,16 @@ wait_for() {
 # halves of a redraw)
 expect() { wait_for "$1" "$2" 5; }
 
+# absent WHAT ERE: after a moment the screen does not match (a stale text is gone)
+absent() {
+    sleep 0.3
+    if screen | grep -Eq -- "$2"; then
+        echo "FAIL [$size]: $1 (/$2/ still on the screen):"
+        screen | sed 's/^/    | /'
+        fails=$((fails + 1))
+    fi
+}
+
 keys() { tm send-keys -t nb "$@"; }
 # click X Y (1-based): a button-1 press as the terminal reports it (X10 mouse protocol)
 click() {
@@ -107,9 +117,15 @@ bringup() {
     text "dequant"
     keys Enter
     wait_for "search found" "/dequant: row [0-9]+ of [0-9]+"
-    # settings: a form with the work folder; Esc leaves it unchanged
+    # settings: a form with the work folder; a threshold compare does not know is refused
+    # in the form (it stays open); Esc leaves everything unchanged
     keys F2
     wait_for "settings" "Work folder +$D/work"
+    keys Down Down Down
+    text "cos=0.99,max_abs=0.1"
+    keys F10
+    wait_for "settings: a bad threshold refused" "unknown metric 'max_abs'"
+    expect "settings: the hint names the metrics" "Thresholds +cos=0.99,max_abs"
     keys Escape
     # Tab to the sidebar, j, Enter: the next step; a click on a step opens it
     keys Tab j Enter
@@ -117,12 +133,15 @@ bringup() {
     click 2 10
     wait_for "a click in the sidebar" ">4 Compile"
 
-    # Quantize: the form (data folder, the other fields left as they are), then the table
+    # Quantize: the form (data folder, the same folder as the evaluation set, the other
+    # fields left as they are), then the table
     keys 3 F5
     wait_for "quantize form" "Data folder" || return
     text "$T/calib"
+    keys Down Down Down Down Down
+    text "$T/calib"
     keys F10
-    wait_for "quantize" "Quantize +ok" || return
+    wait_for "quantize" "Quantize +(ok|!!)" || return
     expect "quantize table" "Conv_0 .*Conv"
 
     # Compile: the ATC form as filled in from the model, then the log
@@ -137,30 +156,38 @@ bringup() {
     # a resize on the way keeps every step's state
     tm resize-window -t nb -x $(($1 - 2)) -y $(($2 - 1))
     wait_for "after a resize" "Compile +ok"
-    expect "after a resize: earlier steps" "Quantize +ok"
+    expect "after a resize: earlier steps" "Quantize +(ok|!!)"
     tm resize-window -t nb -x "$1" -y "$2"
 
-    # Run on the simulator: the cycle count and the profile
-    keys 5 F5
+    # Run on the simulator: the input is the evaluation set's first sample; the cycle count
+    # and the profile
+    keys 5
+    wait_for "run input" "input_?[a-z0-9]* = evaluation sample 1/4: b0.bin|x = evaluation sample 1/4" || return
+    keys F5
     wait_for "run" "Run +ok" || return
     expect "run cycles" "[0-9]+ cycles"
     expect "run profile" "Conv_0"
+    expect "run profile: the sort mark apart from its title" "cycles (v|▼)"
 
     # Compare: infer (golden) then file_compare, one row per layer, cosine column
     keys 6 F5
     wait_for "compare" "Compare +(ok|!!)" 40 || return
     expect "compare cosine column" "cosine"
     expect "compare first layer" "Conv_0"
+    expect "compare: layers over threshold marked without colour" "# ! op|over +layer"
     # Enter opens the selected layer: the NPU tasks fused into it, its metrics
     keys Enter
     wait_for "compare layer view" "NPU tasks fused into this layer" || return
     expect "compare layer metrics" "cosine"
     keys q
     wait_for "layer view closed" "F1Help"
+    # the sidebar's History count follows the runs before History is opened
+    expect "the sidebar's run count" "^  [0-9]+ runs +(│|x)"
 
     # History: the export through the save dialog (format form, then a new name)
     keys 7
     wait_for "history" "History: [0-9]+ runs" || return
+    absent "the Compare step's message after the switch" "^layer Conv_0"
     expect "history lists the compare" "compare +ok"
     # Enter: the newest run's details with its lineage up to the model
     keys Enter
@@ -168,6 +195,12 @@ bringup() {
     expect "history lineage" "run +ok"
     keys q
     wait_for "details closed" "F1Help"
+    # m: this model's bring-up, the runs recorded under the deploy model, the exeom or no
+    # model included; the export takes the same runs
+    keys m
+    wait_for "history: this model" "model conv.onnx and derived" || return
+    expect "this model: its compare run" "compare +ok"
+    expect "this model: its run on the NPU" " run +ok"
     keys x
     wait_for "export format form" "Export the listed runs" || return
     keys Enter
@@ -175,13 +208,15 @@ bringup() {
     keys Enter
     wait_for "file name prompt" "^File name:" || return
     keys Enter
-    wait_for "export" "exported to" || return
+    wait_for "export" "exported [0-9]+ runs? to" || return
     f="$D/work/conv/export/runs.csv"
     if [ -s "$f" ]; then
         head -1 "$f" | grep -q "^run_id,kind,status,model" ||
             { echo "FAIL [$size]: export header: $(head -1 "$f")"; fails=$((fails + 1)); }
         grep -q ",compare,ok," "$f" ||
             { echo "FAIL [$size]: the export lacks the compare run"; fails=$((fails + 1)); }
+        grep -q ",run,ok," "$f" ||
+            { echo "FAIL [$size]: the export lacks the run on the NPU"; fails=$((fails + 1)); }
     else
         echo "FAIL [$size]: no $f"
         fails=$((fails + 1))
@@ -192,8 +227,55 @@ bringup() {
     wait_for "quit" "nanobench exited 0"
 }
 
+# the same model opened again (same work folder and database): the deploy model, exeom and
+# run of the session before are taken up, so Run and Compare go on from them
+resume() {
+    size="resume $1x$2"
+    D="$T/$1x$2"
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x "$1" -y "$2" \
+        "env $3 NANOBENCH_WORK='$D/work' ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} \
+         '$NB' --db '$D/runs.db' '$T/conv.onnx'; sleep 600" ||
+        { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
+    wait_for "model info" "Model +ok" || return
+    expect "taken up" "taken up from earlier sessions: Quantize, Compile, Run"
+    expect "the sidebar: Quantize" "Quantize +(ok|!!)"
+    expect "the sidebar: Compile" "Compile +ok"
+    expect "the sidebar: Run" "Run +ok"
+    keys 5
+    wait_for "Run: the exeom of the earlier session" "Run conv.exeom" || return
+    expect "Run: the earlier run" "of an earlier session"
+    keys 6 F5
+    wait_for "compare of the earlier run" "Compare +(ok|!!)" 40
+    # the same model, input and shape: the golden dumps of the session before, not a new set
+    expect "the golden dumps reused" "^golden reused: "
+    g=$(ls "$D/work/conv/golden" | tr '\n' ' ')
+    [ "$g" = "dump manifest.json " ] ||
+        { echo "FAIL [$size]: golden folder holds '$g', not one dump folder"; fails=$((fails + 1)); }
+}
+
+# a model whose only dynamic dim is the batch: taken as 1 (as estimate does), the Model
+# step ok; one with another dynamic dim: a warning until --input_shape is set
+dynamic() {
+    size="dynamic $1"
+    "$FIX" "$1" "$T/$1.onnx" || { echo "FAIL: make_fixture $1"; fails=$((fails + 1)); return; }
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x 80 -y 24 \
+        "env LC_ALL=C.UTF-8 TERM=screen-256color NANOBENCH_WORK='$T/dyn/work' \
+         ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/dyn.db' '$T/$1.onnx'; \
+         sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
+    wait_for "model info" "Model +(ok|!!)" || return
+    expect "$2" "$3"
+}
+
 bringup 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
+resume 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
 bringup 200 50 "LC_ALL=C NO_COLOR=1 TERM=screen"
+dynamic shared_dim "a dynamic batch taken as 1, the step ok" "Model +ok"
+expect "the batch as 1 in --input_shape" "│--input_shape a:1,3;b:1,3"
+expect "the note on the sidebar" "batch as 1"
+dynamic dyn_time "a dynamic time dim: a warning" "Model +!!"
+expect "the hint to set --input_shape" "press e to set --input_shape"
 
 # not a terminal: refused with a one-line message, exit 2
 out=$("$NB" --db "$T/x.db" "$T/conv.onnx" </dev/null 2>&1)

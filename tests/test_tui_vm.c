@@ -164,17 +164,17 @@ static void test_fmt(void **state)
     vm_fmt_bytes(b, sizeof b, 1023);
     assert_string_equal(b, "1023 B");
     vm_fmt_bytes(b, sizeof b, 1024);
-    assert_string_equal(b, "1.00 KB");
+    assert_string_equal(b, "1.00 KiB");
     vm_fmt_bytes(b, sizeof b, 1536);
-    assert_string_equal(b, "1.50 KB");
+    assert_string_equal(b, "1.50 KiB");
     vm_fmt_bytes(b, sizeof b, 14.2 * 1024);
-    assert_string_equal(b, "14.2 KB");
+    assert_string_equal(b, "14.2 KiB");
     vm_fmt_bytes(b, sizeof b, 102400);
-    assert_string_equal(b, "100 KB");
+    assert_string_equal(b, "100 KiB");
     vm_fmt_bytes(b, sizeof b, 1.34 * 1048576);
-    assert_string_equal(b, "1.34 MB");
+    assert_string_equal(b, "1.34 MiB");
     vm_fmt_bytes(b, sizeof b, 3.0 * 1073741824);
-    assert_string_equal(b, "3.00 GB");
+    assert_string_equal(b, "3.00 GiB");
     vm_fmt_bytes(b, sizeof b, NAN);
     assert_string_equal(b, "nan");
     vm_fmt_bytes(b, 4, 1536); /* truncated, terminated */
@@ -214,6 +214,37 @@ static void test_fmt(void **state)
 }
 
 /* levels over [0, 8]: lo 0, hi 7, the middle 4 -> 4, 3.5 -> 3, outside clamped, NaN -1. */
+/* long names keep their end; sort marks stay apart from the title */
+static void test_fit(void **state)
+{
+    (void)state;
+    char b[64];
+    assert_int_equal(vm_fit_tail(b, sizeof b, "tf.math.maximum_6/Maximum", 30, false), 25);
+    assert_string_equal(b, "tf.math.maximum_6/Maximum");
+    assert_int_equal(vm_fit_tail(b, sizeof b, "tf.math.maximum_6/Maximum", 12, false), 12);
+    assert_string_equal(b, "~m_6/Maximum");
+    assert_int_equal(vm_fit_tail(b, sizeof b, "tf.math.maximum_6/Maximum", 12, true), 12);
+    assert_string_equal(b, "\u2026m_6/Maximum");
+    /* UTF-8 counted as characters: "\u00e9" is one */
+    assert_int_equal(vm_fit_tail(b, sizeof b, "caf\u00e9/conv_\u00e9", 5, true), 5);
+    assert_string_equal(b, "\u2026nv_\u00e9");
+    assert_int_equal(vm_fit_tail(b, sizeof b, "abc", 0, true), 0);
+    assert_string_equal(b, "");
+
+    assert_int_equal(vm_header(b, sizeof b, "cycles", 9, -1, false), 8);
+    assert_string_equal(b, "cycles v");
+    assert_int_equal(vm_header(b, sizeof b, "main", 6, 1, false), 6);
+    assert_string_equal(b, "main ^");
+    assert_int_equal(vm_header(b, sizeof b, "SQNR dB", 8, 1, true), 8);
+    assert_string_equal(b, "SQNR d \u25b2"); /* shortened: the mark stays, a space before it */
+    assert_int_equal(vm_header(b, sizeof b, "SQNR dB", 9, -1, true), 9);
+    assert_string_equal(b, "SQNR dB \u25bc");
+    assert_int_equal(vm_header(b, sizeof b, "layer", 3, 0, false), 3);
+    assert_string_equal(b, "lay");
+    assert_int_equal(vm_header(b, sizeof b, "#", 1, 1, false), 1);
+    assert_string_equal(b, "^");
+}
+
 static void test_spark(void **state)
 {
     (void)state;
@@ -403,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_spark),    cmocka_unit_test(test_bar),
         cmocka_unit_test(test_hist),     cmocka_unit_test(test_arena),
         cmocka_unit_test(test_progress), cmocka_unit_test(test_list_dir),
+        cmocka_unit_test(test_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 
 #include <ncursesw/panel.h>
 
+#include "nb/accucmp.h"
 #include "nb/db.h"
 #include "tui.h"
 
@@ -126,7 +127,7 @@ bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *t
     tui_job *j = tui_job_start(t->db, parent, argv, title, err, sizeof err);
     if (!j) {
         tui_status(t, true, "%s: %s", title ? title : "job", err);
-        tui_set_state(t, step, ST_FAILED, "could not start");
+        tui_set_state(t, step, ST_FAILED, "not started");
         return false;
     }
     j->step = step;
@@ -140,6 +141,12 @@ void tui_goto(tui *t, int step)
 {
     if (step < 0 || step >= STEP_N)
         return;
+    if (step != t->step) { /* another screen's message does not stay */
+        if (job_running(t))
+            tui_status(t, false, "%s is running (Esc cancels)", t->job->title);
+        else
+            tui_status(t, false, "%s", "");
+    }
     t->step = step;
     F.side_sel = step;
     if (screens[step]->enter)
@@ -276,9 +283,9 @@ static void draw_sidebar(tui *t)
         int ma = sel ? base : state_attr(t, t->state[s]) | base;
         tui_put(t, w, y, cw - 2, 2, ma, state_mark(t->state[s]));
         y++;
-        if (notes) {
+        if (notes) { /* from the third cell: 13 cells at 80 columns ("exeom 402 KiB") */
             if (t->state_note[s][0] && y < h)
-                tui_put(t, w, y, 3, cw - 3, tui_tag_attr(t, VM_TAG_DIM), t->state_note[s]);
+                tui_put(t, w, y, 2, cw - 2, tui_tag_attr(t, VM_TAG_DIM), t->state_note[s]);
             y++;
         }
     }
@@ -449,8 +456,22 @@ static void show_help(tui *t)
 #undef ADD
     char title[64];
     snprintf(title, sizeof title, "Help: %s", s->title ? s->title : "");
-    tui_show_text(t, title, txt);
+    tui_show_wrapped(t, title, txt);
     free(txt);
+}
+
+/* The Thresholds field: empty, or what compare's --threshold accepts (its own parser). */
+static bool check_thresholds(const char *value, char *err, size_t errlen)
+{
+    if (!*value)
+        return true;
+    nb_cmp_thresholds th;
+    nb_status st = {0};
+    nb_cmp_thresholds_default(&th);
+    if (nb_cmp_thresholds_parse(value, &th, &st) == NB_OK)
+        return true;
+    snprintf(err, errlen, "%s", st.msg[0] ? st.msg : "not NAME=NUMBER,...");
+    return false;
 }
 
 static void settings(tui *t)
@@ -462,11 +483,15 @@ static void settings(tui *t)
     snprintf(thr, sizeof thr, "%s", t->thresholds);
     tui_field f[] = {
         {"Work folder", work, sizeof work,
-         "Where a bring-up's files go: WORK/<model>/{quant,run,npu_dump,golden,compare,export}."},
-        {"Database", db, sizeof db, "The run history (SQLite); every step is recorded in it."},
-        {"soc_version", soc, sizeof soc, "atc --soc_version (the simulated Nano: Ascend035A)."},
+         "Where a bring-up's files go: WORK/<model>/{quant,run,npu_dump,golden,compare,export}.",
+         NULL},
+        {"Database", db, sizeof db, "The run history (SQLite); every step is recorded in it.",
+         NULL},
+        {"soc_version", soc, sizeof soc, "atc --soc_version (the simulated Nano: Ascend035A).",
+         NULL},
         {"Thresholds", thr, sizeof thr,
-         "compare --threshold, e.g. cos=0.99,max_abs=0.1 (empty: the defaults)."},
+         "compare --threshold: NAME=NUMBER,... of cos, red, kl, rmse, mre (empty: the "
+         "defaults cos=0.99,red=0.05,kl=0.005,rmse=1,mre=1).", check_thresholds},
     };
     if (!tui_form(t, "Settings", f, 4))
         return;
@@ -499,7 +524,7 @@ static void finish_job(tui *t)
             if (j->cancelled)
                 tui_set_state(t, step, ST_NOT_RUN, "cancelled");
             else if (j->status != 0)
-                tui_set_state(t, step, ST_FAILED, tui_job_error(j));
+                tui_set_state(t, step, ST_FAILED, "failed"); /* the why: the status line */
             else
                 tui_set_state(t, step, ST_OK, "");
         }
@@ -507,6 +532,10 @@ static void finish_job(tui *t)
             tui_status(t, false, "%s: cancelled", j->title);
         else if (!j->cancelled && j->status != 0 && !again && !t->status_error)
             tui_status(t, true, "%s", tui_job_error(j));
+        /* a run was recorded: the screens that list runs (History's count) reread them */
+        for (int s = 0; s < STEP_N; s++)
+            if (s != step && screens[s]->reread)
+                screens[s]->reread(t);
     }
     tui_job_free(j);
 }

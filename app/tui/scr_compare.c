@@ -1,7 +1,9 @@
 /* nanobench TUI: the Compare screen, the per-layer diff browser. F5 runs the float model
  * on the Run step's input (`nanobench infer MODEL --input ... --dump WORK/<stem>/golden/..`)
  * and, when it ends, `nanobench compare file_compare -m NPU_DUMP -g GOLDEN -out
- * WORK/<stem>/compare --json`. The table shows one row per matched layer in network order
+ * WORK/<stem>/compare --json`. The golden dumps stay in WORK/<stem>/golden/dump with a
+ * manifest (the model, the inputs and input_shape they are of, files by size and time): F5
+ * on the same takes them again, a new golden run replaces them once it succeeded. The table shows one row per matched layer in network order
  * (op type, cosine, max abs / max relative error, SQNR; a cell over its threshold in the
  * bad colour) with a sparkline of cosine along the depth above it; the first layer over
  * threshold is selected with its likely cause. Enter runs `compare layer ... --json` for
@@ -11,10 +13,12 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +28,9 @@
 #include "scr_util.h"
 #include "tui.h"
 
-enum { CC_IDX, CC_OP, CC_COS, CC_ABS, CC_REL, CC_SQNR, CC_RED, CC_RMSE, CC_KL, CC_OVER,
+/* CC_MARK: "!" on a layer over threshold (the over column names them on a wide pane), so
+   that it shows without colour */
+enum { CC_IDX, CC_MARK, CC_OP, CC_COS, CC_ABS, CC_REL, CC_SQNR, CC_RED, CC_RMSE, CC_KL, CC_OVER,
        CC_LAYER, CC_N };
 
 typedef enum { PH_IDLE, PH_INFER, PH_COMPARE, PH_LAYER } phase;
@@ -45,6 +51,9 @@ typedef struct cmp_scr {
     phase ph;
     char model[PATH_MAX]; /* the float model when t->model is not set ('m') */
     char golden[PATH_MAX];/* the golden dump folder of the running or last infer */
+    char gbase[PATH_MAX]; /* WORK/<stem>/golden: dump/ and manifest.json */
+    json_t *manifest;     /* what the running infer dumps (model, inputs, input_shape) */
+    bool reused;          /* the comparison being made takes the golden dumps there were */
     char layer[1024];     /* the layer of the running `compare layer` */
     int64_t compare_id;   /* the recorded file_compare run */
     int64_t run_of;       /* the Run step's run the comparison is of */
@@ -77,24 +86,6 @@ static const char *float_model(tui *t)
 
 /* ---- the table ---- */
 
-/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
- * leave out where room is short; 0 when none. */
-static size_t common_prefix(const char *const *names, int n)
-{
-    if (n < 2)
-        return 0;
-    size_t len = strlen(names[0]);
-    for (int i = 1; i < n; i++) {
-        size_t k = 0;
-        while (k < len && names[i][k] == names[0][k])
-            k++;
-        len = k;
-    }
-    while (len > 0 && names[0][len - 1] != '/')
-        len--;
-    return len;
-}
-
 /* The CC_* column a name of over[] (cos, red, kl, rmse, mre...) colours, -1 for none. */
 static int over_col(const char *m)
 {
@@ -125,9 +116,10 @@ static void fmt_cell(char *buf, size_t len, double v, int width, bool sqnr)
         vm_fmt_num(buf, len, v, width);
 }
 
-/* (Re)builds the table from res for a pane wd cells wide: narrow (#, op, cosine, max abs,
- * max rel, SQNR, layer) or wide (+ RED, RMSE, KL, over). Keeps the sort (by title) and the
- * selected row. */
+/* (Re)builds the table from res for a pane wd cells wide: narrow (#, !, op, cosine, max abs,
+ * max rel from 72 cells, SQNR, layer) or wide (#, op, cosine, max abs, max rel, SQNR, RED,
+ * RMSE, KL, over, layer). The layer column keeps the end of long names. Keeps the sort (by
+ * title) and the selected row. */
 static void build(tui *t, cmp_scr *s, int wd)
 {
     (void)t;
@@ -144,22 +136,24 @@ static void build(tui *t, cmp_scr *s, int wd)
             sel_row = vm_table_row_of(&s->tb, s->tb.sel);
         vm_table_free(&s->tb);
     }
-    static const char *const all_t[CC_N] = {"#", "op", "cosine", "max abs", "max rel", "SQNR",
-                                            "RED", "RMSE", "KL", "over", "layer"};
-    static const int all_w[CC_N] = {3, 13, 8, 7, 7, 5, 8, 8, 8, 18, 30};
+    static const char *const all_t[CC_N] = {"#", "!", "op", "cosine", "max abs", "max rel",
+                                            "SQNR", "RED", "RMSE", "KL", "over", "layer"};
+    static const int all_w[CC_N] = {3, 1, 13, 8, 7, 7, 5, 8, 8, 8, 18, 30};
     const char *titles[CC_N];
     int widths[CC_N];
     bool numeric[CC_N];
     int nc = 0;
     for (int c = 0; c < CC_N; c++) {
-        if (!wide && (c == CC_RED || c == CC_RMSE || c == CC_KL || c == CC_OVER)) {
+        if ((!wide && (c == CC_RED || c == CC_RMSE || c == CC_KL || c == CC_OVER ||
+                       (c == CC_REL && wd < 72))) ||
+            (wide && c == CC_MARK)) {
             s->col[c] = -1;
             continue;
         }
         s->col[c] = nc;
         titles[nc] = all_t[c];
         widths[nc] = all_w[c];
-        numeric[nc] = c != CC_OP && c != CC_OVER && c != CC_LAYER;
+        numeric[nc] = c != CC_OP && c != CC_OVER && c != CC_LAYER && c != CC_MARK;
         nc++;
     }
     if (wide) { /* room: the op column as wide as the longest op names */
@@ -169,6 +163,7 @@ static void build(tui *t, cmp_scr *s, int wd)
         widths[s->col[CC_SQNR]] = 6;
     }
     vm_table_init(&s->tb, nc, titles, widths, numeric);
+    s->tb.cols[s->col[CC_LAYER]].keep_tail = true;
     s->init = true;
     s->wide = wide;
     su_fit_cols(&s->tb, nc - 1, wd, 10);
@@ -202,16 +197,22 @@ static void build(tui *t, cmp_scr *s, int wd)
             snprintf(over + at, sizeof over - at, "%s%s", at ? "," : "",
                      json_string_value(m) ? json_string_value(m) : "?");
         }
+        /* narrow: without the prefix every name shares, and without a last component that
+           repeats the op column ("conv2d_8/Conv2D" for ".../conv2d_8/Conv2D/AscendDequant")
+           so that the names that differ only in the middle differ in the cell's tail */
+        char shortname[1024];
         const char *lname = su_str(o, "layer");
-        if (!wide && strlen(lname) > s->prefix)
-            lname += s->prefix;
+        if (!wide)
+            lname = su_short_name(lname, s->prefix, su_str(o, "op_type"), shortname,
+                                  sizeof shortname);
         const char *cells[CC_N];
         double nums[CC_N];
         for (int c = 0; c < CC_N; c++) {
             if (s->col[c] < 0)
                 continue;
             cells[s->col[c]] = c == CC_OP ? su_str(o, "op_type") : c == CC_LAYER
-                                   ? lname : c == CC_OVER ? over : txt[c];
+                                   ? lname : c == CC_OVER ? over
+                                   : c == CC_MARK ? (json_array_size(ov) ? "!" : "") : txt[c];
             nums[s->col[c]] = v[c];
         }
         int row = vm_table_add(&s->tb, cells, nums,
@@ -221,8 +222,9 @@ static void build(tui *t, cmp_scr *s, int wd)
         bool any = json_array_size(ov) > 0;
         if (any) {
             s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_IDX]] = VM_TAG_BAD;
-            if (s->col[CC_OVER] >= 0)
-                s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_OVER]] = VM_TAG_BAD;
+            for (int c = CC_MARK; c <= CC_OVER; c += CC_OVER - CC_MARK)
+                if (s->col[c] >= 0)
+                    s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[c]] = VM_TAG_BAD;
         }
         json_array_foreach(ov, k, m) {
             int c = json_string_value(m) ? over_col(json_string_value(m)) : -1;
@@ -296,7 +298,7 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
     if (names) {
         for (int k = 0; k < s->nrows; k++)
             names[k] = su_str(s->rows[k], "layer");
-        s->prefix = common_prefix(names, s->nrows);
+        s->prefix = su_common_prefix(names, s->nrows);
         free(names);
     }
     if (s->first_over < 0) /* no name given: the first row with something over */
@@ -428,20 +430,24 @@ static void draw(tui *t, WINDOW *w)
                 "compares every NPU task's output with its ONNX tensor.");
         return;
     }
-    /* summary */
-    char verdict[256];
-    snprintf(verdict, sizeof verdict, "%s", wd >= 100 && *su_str(s->res, "verdict_text")
+    /* summary: the counts and the verdict's text, wrapped */
+    char verdict[512];
+    snprintf(verdict, sizeof verdict, "%s", *su_str(s->res, "verdict_text")
                                                 ? su_str(s->res, "verdict_text")
                                                 : su_str(s->res, "verdict"));
     for (char *p = verdict; *p; p++)
         *p = *p == '_' ? ' ' : *p;
-    int c1 = su_put(t, w, y, 0, wd, A_BOLD, "%d layers, %d over threshold", s->nrows, s->n_over);
-    if (strcmp(s->dump_of, t->npu_dump)) /* the Run step ran again since */
-        su_put(t, w, y, c1, wd - c1, tui_tag_attr(t, VM_TAG_WARN),
+    if (strcmp(s->dump_of, t->npu_dump)) { /* the Run step ran again since */
+        int c1 = su_put(t, w, y, 0, wd, A_BOLD, "%d layers, %d over threshold", s->nrows,
+                        s->n_over);
+        su_put(t, w, y++, c1, wd - c1, tui_tag_attr(t, VM_TAG_WARN),
                "; of an older run (F5: the new one)");
-    else
-        su_put(t, w, y, c1, wd - c1, A_BOLD, "%s%s", *verdict ? "; " : "", verdict);
-    y++;
+    } else {
+        char head[700];
+        snprintf(head, sizeof head, "%d layers, %d over threshold%s%s", s->nrows, s->n_over,
+                 *verdict ? "; " : "", verdict);
+        y += su_wrap(t, w, y, 0, wd, h > 30 ? 3 : 2, A_BOLD, head);
+    }
     /* the sparkline of cosine along the depth */
     int c0 = su_put(t, w, y, 0, wd, dim, "cosine ");
     draw_spark(t, s, w, y, c0, wd - c0);
@@ -545,6 +551,107 @@ static int run_inputs(tui *t, char **v, int max)
     return n;
 }
 
+/* ---- the golden dumps: one folder, kept while the model, input and shape stay ---- */
+
+static void start_compare(tui *t);
+
+/* A file's identity for the manifest: path, size and modification time. */
+static json_t *file_id(const char *path)
+{
+    struct stat st;
+    json_t *o = json_object();
+    json_object_set_new(o, "path", nb_json_string(path));
+    if (stat(path, &st) == 0) {
+        json_object_set_new(o, "bytes", json_integer((json_int_t)st.st_size));
+        json_object_set_new(o, "mtime", json_integer((json_int_t)st.st_mtime));
+        json_object_set_new(o, "mtime_ns", json_integer((json_int_t)st.st_mtim.tv_nsec));
+    }
+    return o;
+}
+
+/* What a golden run of model on the --input values in[n] with shape dumps: the manifest
+   kept next to the dumps (a run on the same is not made again). */
+static json_t *golden_manifest(const char *model, char *const *in, int n, const char *shape)
+{
+    json_t *m = json_object(), *ins = json_array();
+    json_object_set_new(m, "model", file_id(model));
+    for (int i = 0; i < n; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "input", nb_json_string(in[i]));
+        /* NAME=FILE or FILE: the file's identity too (random:SEED is the same each time) */
+        const char *eq = strchr(in[i], '='), *file = eq ? eq + 1 : in[i];
+        if (strncmp(file, "random", 6))
+            json_object_set_new(e, "file", file_id(file));
+        json_array_append_new(ins, e);
+    }
+    json_object_set_new(m, "inputs", ins);
+    json_object_set_new(m, "input_shape", nb_json_string(shape));
+    return m;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p) != 0 && errno != ENOENT;
+}
+
+/* rm -rf of one of our own folders */
+static void rm_tree(const char *path)
+{
+    if (access(path, F_OK) == 0)
+        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The golden folder of a successful infer takes the place of the old one; the manifest
+   says what it holds. Earlier sessions' folders of one run each (runN_STAMP) go too. */
+static void golden_keep(tui *t, cmp_scr *s)
+{
+    char dump[PATH_MAX + 8], mf[PATH_MAX + 16];
+    snprintf(dump, sizeof dump, "%s/dump", s->gbase);
+    snprintf(mf, sizeof mf, "%s/manifest.json", s->gbase);
+    remove(mf);
+    rm_tree(dump);
+    if (rename(s->golden, dump) != 0) { /* keep it where it is, without a manifest */
+        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", s->golden);
+        return;
+    }
+    snprintf(t->golden_dump, sizeof t->golden_dump, "%s", dump);
+    if (s->manifest)
+        json_dump_file(s->manifest, mf, JSON_INDENT(2) | JSON_SORT_KEYS);
+    vm_dirent *e = NULL;
+    int n = vm_list_dir(s->gbase, NULL, &e);
+    for (int i = 0; i < n; i++) {
+        unsigned long long id, stamp;
+        char rest;
+        if (e[i].dir && sscanf(e[i].name, "run%llu_%llu%c", &id, &stamp, &rest) >= 2) {
+            char p[PATH_MAX + 300];
+            snprintf(p, sizeof p, "%s/%s", s->gbase, e[i].name);
+            rm_tree(p);
+        }
+    }
+    free(e);
+}
+
+/* True when WORK/<stem>/golden/dump holds the dumps of manifest m (set as t->golden_dump). */
+static bool golden_reuse(tui *t, cmp_scr *s, const json_t *m)
+{
+    char dump[PATH_MAX + 8], mf[PATH_MAX + 16];
+    snprintf(dump, sizeof dump, "%s/dump", s->gbase);
+    snprintf(mf, sizeof mf, "%s/manifest.json", s->gbase);
+    json_error_t je;
+    json_t *old = json_load_file(mf, 0, &je);
+    vm_dirent *e = NULL;
+    int n = old ? vm_list_dir(dump, NULL, &e) : -1;
+    free(e);
+    bool same = old && json_equal(old, m) && n > 1; /* ".." and a dump at least */
+    json_decref(old);
+    if (same)
+        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", dump);
+    return same;
+}
+
 static void run(tui *t)
 {
     cmp_scr *s = C(t);
@@ -573,16 +680,24 @@ static void run(tui *t)
         tui_status(t, true, "no work folder for this model");
         return;
     }
-    /* a folder of its own per comparison: golden dumps of two runs must not mix */
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm tmv;
-    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", localtime_r(&now, &tmv));
-    snprintf(s->golden, sizeof s->golden, "%s/run%lld_%s", gbase,
-             (long long)t->run_id[STEP_RUN], stamp);
-    for (int k = 2; access(s->golden, F_OK) == 0 && k < 100; k++)
-        snprintf(s->golden, sizeof s->golden, "%s/run%lld_%s_%d", gbase,
-                 (long long)t->run_id[STEP_RUN], stamp, k);
+    /* the golden dumps of the same model, input and shape are there already: compared
+       again without a new golden run (19 MB of dumps each time) */
+    snprintf(s->gbase, sizeof s->gbase, "%s", gbase);
+    json_decref(s->manifest);
+    s->manifest = golden_manifest(model, inputs, nin, t->input_shape);
+    s->err[0] = 0;
+    s->run_of = t->run_id[STEP_RUN];
+    snprintf(s->pending_dump, sizeof s->pending_dump, "%s", t->npu_dump);
+    s->reused = golden_reuse(t, s, s->manifest);
+    if (s->reused) {
+        for (int i = 0; i < nin; i++)
+            free(inputs[i]);
+        start_compare(t);
+        return;
+    }
+    /* a new folder for the dumps, in the old one's place once the run succeeded */
+    snprintf(s->golden, sizeof s->golden, "%s/dump.new", gbase);
+    rm_tree(s->golden);
     su_argv a = {0};
     su_arg(&a, "infer");
     su_arg(&a, "%s", model);
@@ -608,9 +723,6 @@ static void run(tui *t)
         tui_status(t, true, "out of memory");
         return;
     }
-    s->err[0] = 0;
-    s->run_of = t->run_id[STEP_RUN];
-    snprintf(s->pending_dump, sizeof s->pending_dump, "%s", t->npu_dump);
     if (tui_run(t, STEP_COMPARE, t->run_id[STEP_RUN], a.v, "golden: infer")) {
         s->ph = PH_INFER;
         tui_set_state(t, STEP_COMPARE, ST_RUNNING, "golden run");
@@ -837,7 +949,7 @@ static void show_layer(tui *t, json_t *o)
     fclose(f);
     char title[96];
     snprintf(title, sizeof title, "layer %.80s", layer);
-    tui_show_text(t, title, text ? text : "");
+    tui_show_wrapped(t, title, text ? text : "");
     free(text);
 }
 
@@ -855,9 +967,10 @@ static void job_done(tui *t, tui_job *j)
                      j->cancelled ? "cancelled" : tui_job_error(j));
             tui_status(t, true, "%s", s->err);
             tui_set_state(t, STEP_COMPARE, ST_FAILED, "golden failed");
+            rm_tree(s->golden);
             return;
         }
-        snprintf(t->golden_dump, sizeof t->golden_dump, "%s", s->golden);
+        golden_keep(t, s);
         start_compare(t);
         return;
     }
@@ -894,15 +1007,18 @@ static void job_done(tui *t, tui_job *j)
                                                           : t->golden_dump);
     char note[96];
     if (s->n_over) {
-        snprintf(note, sizeof note, "%d over threshold", s->n_over);
+        snprintf(note, sizeof note, "%d over", s->n_over);
         tui_set_state(t, STEP_COMPARE, ST_WARN, note);
         json_t *fo = json_object_get(o, "first_over_threshold");
-        tui_status(t, false, "%d of %d layers over threshold; first: %s", s->n_over, s->nrows,
-                   su_str(fo, "layer"));
+        char first[1024];
+        su_short_name(su_str(fo, "layer"), s->prefix, su_str(fo, "op_type"), first, sizeof first);
+        tui_status(t, false, "%s%d of %d layers over threshold; first (x): %s",
+                   s->reused ? "golden reused: " : "", s->n_over, s->nrows, first);
     } else {
         snprintf(note, sizeof note, "%d layers ok", s->nrows);
         tui_set_state(t, STEP_COMPARE, ST_OK, note);
-        tui_status(t, false, "every one of %d layers within the thresholds", s->nrows);
+        tui_status(t, false, "%severy one of %d layers within the thresholds",
+                   s->reused ? "golden reused: " : "", s->nrows);
     }
 }
 
@@ -972,6 +1088,7 @@ static void cleanup(tui *t)
     if (!s)
         return;
     clear_result(s);
+    json_decref(s->manifest);
     if (s->init)
         vm_table_free(&s->tb);
     free(s);
@@ -979,7 +1096,8 @@ static void cleanup(tui *t)
 }
 
 static const tui_keyhelp help[] = {
-    {"F5, r", "golden run of the float model on the run's input, then the comparison"},
+    {"F5, r", "golden run of the float model on the run's input (kept while the model, input "
+              "and shape stay the same), then the comparison"},
     {"Enter", "the layer: error histogram, ten worst elements, golden vs NPU, fused tasks"},
     {"x", "back to the first layer over threshold"},
     {"w", "the next layer over threshold"},

@@ -125,16 +125,16 @@ static void c_run(tui *t)
     tui_field f[] = {
         {"Model", d->in_model, sizeof d->in_model,
          "The quantized model: Quantize's deploy model, or a model with QuantizeLinear / "
-         "DequantizeLinear pairs. A float Conv/MatMul is refused: calibrate first."},
-        {"soc_version", d->soc, sizeof d->soc, "Ascend035A or Ascend035B (mode 30: the Nano)."},
+         "DequantizeLinear pairs. A float Conv/MatMul is refused: calibrate first.", NULL},
+        {"soc_version", d->soc, sizeof d->soc, "Ascend035A or Ascend035B (mode 30: the Nano).", NULL},
         {"input_fp16_nodes", d->fp16, sizeof d->fp16,
-         "Every float input, ';'-separated: they arrive as fp16 (ATC requires all of them)."},
-        {"output_type", d->otype, sizeof d->otype, "FP16: the Nano's float outputs leave as fp16."},
+         "Every float input, ';'-separated: they arrive as fp16 (ATC requires all of them).", NULL},
+        {"output_type", d->otype, sizeof d->otype, "FP16: the Nano's float outputs leave as fp16.", NULL},
         {"input_shape", d->shape, sizeof d->shape,
-         "name:n,c,h,w;name2:... for dynamic dims (from the Model step); empty when static."},
+         "name:n,c,h,w;name2:... for dynamic dims (from the Model step); empty when static.", NULL},
         {"out_nodes", d->out_nodes, sizeof d->out_nodes,
          "Cut the graph at these outputs (node:0;node2:0): the first stage of a model whose "
-         "tail the NPU cannot run. Empty: the model's outputs."},
+         "tail the NPU cannot run. Empty: the model's outputs.", NULL},
     };
     if (!tui_form(t, "Compile: ATC flags (mode 30, ONNX)", f, (int)(sizeof f / sizeof f[0])))
         return;
@@ -182,7 +182,7 @@ static void c_run(tui *t)
     } else if (tui_run(t, STEP_COMPILE, su_parent(t, STEP_COMPILE), a.v, "atc")) {
         clear_results(d);
         t->exeom[0] = 0;
-        tui_status(t, false, "compiling %s", d->in_model);
+        tui_status(t, false, "compiling %s", su_stem(d->in_model, NULL, stem, sizeof stem));
     }
     su_argv_free(&a);
 }
@@ -275,7 +275,7 @@ static void c_job_done(tui *t, tui_job *j)
         find_named(d);
         char note[96];
         if (d->unsupported)
-            snprintf(note, sizeof note, "%d op%s not on NPU", d->nnamed, d->nnamed == 1 ? "" : "s");
+            snprintf(note, sizeof note, "%d not on NPU", d->nnamed);
         else
             snprintf(note, sizeof note, "failed");
         tui_set_state(t, STEP_COMPILE, ST_FAILED, note);
@@ -301,7 +301,9 @@ static void c_job_done(tui *t, tui_job *j)
     vm_fmt_bytes(sz, sizeof sz, d->exeom);
     snprintf(note, sizeof note, "exeom %s", isnan(d->exeom) ? "?" : sz);
     tui_set_state(t, STEP_COMPILE, ST_OK, note);
-    tui_status(t, false, "compiled: %s (%s); Run is next", t->exeom, isnan(d->exeom) ? "?" : sz);
+    char stem[256];
+    tui_status(t, false, "compiled %s (%s); Run is next", su_stem(t->exeom, NULL, stem, sizeof stem),
+               isnan(d->exeom) ? "?" : sz);
 }
 
 static int line_attr(const tui *t, const char *l)
@@ -374,6 +376,12 @@ static void c_draw(tui *t, WINDOW *w)
                d->in_model[0] ? d->in_model : "(none yet: run Quantize first)");
         su_put(t, w, y++, 0, wd, dim, "soc_version %s  input_fp16_nodes %s  output_type %s",
                d->soc, d->fp16[0] ? d->fp16 : "-", d->otype);
+        if (t->exeom[0] && t->run_id[STEP_COMPILE] > 0) { /* taken up from an earlier session */
+            y++;
+            su_put(t, w, y++, 0, wd, 0, "run %lld of an earlier session compiled:",
+                   (long long)t->run_id[STEP_COMPILE]);
+            su_put(t, w, y++, 2, wd - 2, 0, "%s", t->exeom);
+        }
         return;
     }
     if (d->failed) {

@@ -25,7 +25,9 @@ typedef struct est_data {
     int nts, ntasks, peak; /* peak: the task where the live bytes are largest, -1 */
     int64_t arena, peak_bytes;
     int n_unsup;
-    int name_w;            /* the longest task name */
+    int name_w;            /* the longest task name (as shown) */
+    size_t prefix;         /* the "model/" every task name shares */
+    int short_names;       /* the layer cells: 1 short (a narrow pane), 0 full, -1 not set */
     bool map;              /* 'm': the arena map instead of the table */
     int map_sel;           /* the tensor picked in the map */
     char error[1024];
@@ -44,6 +46,7 @@ static est_data *data(tui *t)
         static const int widths[C_N] = {24, 13, 6, 10, 8, 9, 16, 40};
         static const bool numeric[C_N] = {false, false, false, true, true, true, false, false};
         vm_table_init(&d->layers, C_N, titles, widths, numeric);
+        d->layers.cols[C_LAYER].keep_tail = true;
         d->peak = -1;
         t->scr[STEP_ESTIMATE] = d;
     }
@@ -58,6 +61,7 @@ static void clear_results(est_data *d)
     free(d->ts);
     d->ts = NULL;
     d->nts = d->ntasks = d->n_unsup = 0;
+    d->short_names = -1;
     d->peak = -1;
     d->arena = d->peak_bytes = 0;
     d->map_sel = 0;
@@ -101,7 +105,10 @@ static void est_run(tui *t)
     if (a.oom)
         tui_status(t, true, "out of memory");
     else if (tui_run(t, STEP_ESTIMATE, su_parent(t, STEP_ESTIMATE), a.v, "estimate"))
-        tui_status(t, false, "estimating %s", t->model);
+    {
+        char stem[256];
+        tui_status(t, false, "estimating %s", su_stem(t->model, NULL, stem, sizeof stem));
+    }
     su_argv_free(&a);
 }
 
@@ -115,6 +122,32 @@ static void tensor_text(const json_t *tn, char *buf, size_t len)
     }
     su_shape(json_object_get(tn, "shape"), sh, sizeof sh);
     snprintf(buf, len, "%s", sh);
+}
+
+/* The layer column's cells: the task names, short on a narrow pane (su_short_name); the
+   longest one in name_w. */
+static void set_names(est_data *d, bool shortn)
+{
+    if (d->short_names == shortn)
+        return;
+    d->short_names = shortn;
+    const json_t *ls = json_object_get(d->res, "layers");
+    int nc = d->layers.ncols;
+    d->name_w = 5;
+    for (int r = 0; r < d->layers.nrows && (size_t)r < json_array_size(ls); r++) {
+        const json_t *l = json_array_get(ls, (size_t)r);
+        char buf[1024];
+        const char *name = su_str(l, "name");
+        if (shortn)
+            name = su_short_name(name, d->prefix, su_str(l, "op_type"), buf, sizeof buf);
+        char *c = strdup(name);
+        if (c) {
+            free(d->layers.cells[r * nc + C_LAYER]);
+            d->layers.cells[r * nc + C_LAYER] = c;
+        }
+        int nl = (int)strlen(name);
+        d->name_w = nl > d->name_w ? nl : d->name_w;
+    }
 }
 
 static void fill(est_data *d)
@@ -146,12 +179,20 @@ static void fill(est_data *d)
                                   w > 0 ? wb : "-", ob, shape, reason};
         double nums[C_N] = {NAN, NAN, NAN, m, w, o, NAN, NAN};
         d->n_unsup += cpu;
-        int nl = (int)strlen(cells[C_LAYER]);
-        d->name_w = nl > d->name_w ? nl : d->name_w;
         vm_table_add(&d->layers, cells, nums,
                      cpu ? VM_TAG_BAD : inserted ? VM_TAG_DIM : VM_TAG_NONE);
     }
     vm_table_select(&d->layers, 0, 1);
+    const char **names = malloc(sizeof(char *) * (json_array_size(ls) + 1));
+    d->prefix = 0;
+    if (names) {
+        for (size_t i = 0; i < json_array_size(ls); i++)
+            names[i] = su_str(json_array_get(ls, i), "name");
+        d->prefix = su_common_prefix(names, (int)json_array_size(ls));
+        free(names);
+    }
+    d->short_names = -1;
+    set_names(d, false);
     /* the arena map */
     const json_t *am = json_object_get(d->res, "arena_map");
     free(d->ts);
@@ -199,11 +240,10 @@ static void est_job_done(tui *t, tui_job *j)
     char note[96], size[32];
     vm_fmt_bytes(size, sizeof size, su_num(o, "TOTAL_EXEOM_SIZE"));
     if (d->n_unsup) {
-        snprintf(note, sizeof note, "%d unsupported", d->n_unsup);
+        snprintf(note, sizeof note, "%d not on NPU", d->n_unsup);
         tui_set_state(t, STEP_ESTIMATE, ST_WARN, note);
-        tui_status(t, true, "estimate: %d op%s the NPU cannot run (highlighted; see the reason "
-                   "column): cut them away with --out_nodes at Compile", d->n_unsup,
-                   d->n_unsup == 1 ? "" : "s");
+        tui_status(t, true, "estimate: %d op%s not on the NPU (red rows): cut with out_nodes at "
+                   "Compile", d->n_unsup, d->n_unsup == 1 ? "" : "s");
         /* the first unsupported op selected */
         for (int p = 0; p < d->layers.nrows; p++)
             if (d->layers.tags[vm_table_row_of(&d->layers, p)] == VM_TAG_BAD) {
@@ -221,19 +261,29 @@ static void est_job_done(tui *t, tui_job *j)
     }
 }
 
-/* "Conv(20) LeakyRelu(19) ..." of a {op: count} object. */
-static void counts_text(const json_t *c, char *buf, size_t len)
+/* "5: Conv(20) LeakyRelu(19) ..." of a {op: count} object in at most width characters:
+   the ops that do not fit as " +N more". */
+static void counts_text(const json_t *c, char *buf, size_t len, int width)
 {
-    size_t o = (size_t)snprintf(buf, len, "%zu%s", json_object_size(c),
-                                json_object_size(c) ? ":" : "");
+    size_t n = json_object_size(c), k = 0;
+    size_t o = (size_t)snprintf(buf, len, "%zu%s", n, n ? ":" : "");
     const char *op;
     const json_t *v;
     json_object_foreach((json_t *)c, op, v) {
         if (o >= len)
             break;
-        o += (size_t)snprintf(buf + o, len - o, " %s(%lld)", op, (long long)json_integer_value(v));
+        char item[160], more[32];
+        snprintf(item, sizeof item, " %s(%lld)", op, (long long)json_integer_value(v));
+        /* the room for " +N more" after it unless it is the last one */
+        int keep = k + 1 < n ? snprintf(more, sizeof more, " +%zu more", n - k - 1) : 0;
+        if ((int)(o + strlen(item)) + keep > width) {
+            snprintf(buf + o, len - o, " +%zu more", n - k);
+            return;
+        }
+        o += (size_t)snprintf(buf + o, len - o, "%s", item);
+        k++;
     }
-    if (!json_object_size(c) && o < len)
+    if (!n && o < len)
         snprintf(buf + o, len - o, " (none)");
 }
 
@@ -276,24 +326,31 @@ static int draw_summary(tui *t, WINDOW *w, est_data *d, int y, int wd, bool comp
         }
     }
     int r = y0 + (wide ? 1 : 2);
-    counts_text(json_object_get(o, "TOTAL_NET_OP_TYPE"), buf, sizeof buf);
+    counts_text(json_object_get(o, "TOTAL_NET_OP_TYPE"), buf, sizeof buf, inner - 20);
     su_put(t, w, r, 2, inner, 0, "TOTAL_NET_OP_TYPE   ");
     su_put(t, w, r++, 22, inner - 20, 0, "%s", buf);
-    counts_text(json_object_get(o, "NOT_SUPPORT_OP_TYPE"), buf, sizeof buf);
+    counts_text(json_object_get(o, "NOT_SUPPORT_OP_TYPE"), buf, sizeof buf, inner - 20);
     su_put(t, w, r, 2, inner, 0, "NOT_SUPPORT_OP_TYPE ");
     su_put(t, w, r++, 22, inner - 20, d->n_unsup ? bad : 0, "%s", buf);
     vm_fmt_bytes(a, sizeof a, su_num(mem, "arena"));
     vm_fmt_bytes(b, sizeof b, su_num(mem, "arena_lower_bound"));
-    if (d->peak >= 0 && d->peak < d->ntasks)
-        su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s), peak at task %d %s; m: map",
-               a, b, d->peak,
-               su_str(json_array_get(json_object_get(o, "layers"), (size_t)d->peak), "name"));
-    else
+    if (d->peak >= 0 && d->peak < d->ntasks) {
+        /* the peak task's name when it fits */
+        const char *pn = su_str(json_array_get(json_object_get(o, "layers"), (size_t)d->peak),
+                                "name");
+        snprintf(buf, sizeof buf, "arena %s (lower bound %s), peak at task %d %s; m: map", a, b,
+                 d->peak, pn);
+        if ((int)strlen(buf) > inner)
+            snprintf(buf, sizeof buf, "arena %s (lower bound %s), peak at task %d; m: map", a, b,
+                     d->peak);
+        su_put(t, w, r++, 2, inner, dim, "%s", buf);
+    } else
         su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s)", a, b);
     const json_t *notes = json_object_get(o, "notes"); /* e.g. a dynamic batch taken as 1 */
-    for (size_t i = 0; i < json_array_size(notes) && i < (wide ? 3u : 1u); i++)
-        su_put(t, w, r++, 2, inner, tui_tag_attr(t, VM_TAG_WARN), "note: %s",
-               json_string_value(json_array_get(notes, i)));
+    for (size_t i = 0; i < json_array_size(notes) && i < (wide ? 3u : 1u); i++) {
+        snprintf(buf, sizeof buf, "note: %s", json_string_value(json_array_get(notes, i)));
+        r += su_wrap(t, w, r, 2, inner, 2, tui_tag_attr(t, VM_TAG_WARN), buf);
+    }
     int h = r - y + 1;
     su_box(t, w, y, 0, h, wd, title);
     return h;
@@ -353,7 +410,7 @@ static void draw_map(tui *t, WINDOW *w, est_data *d, int y, int h, int wd)
     vm_fmt_bytes(b, sizeof b, (double)d->peak_bytes);
     su_put(t, w, y++, 0, wd, A_BOLD, "Arena %s, peak %s live at task %d (%d tensors, %d tasks)",
            a, b, d->peak, d->nts, d->ntasks);
-    int axis = 8;                 /* offset labels */
+    int axis = 9;                 /* offset labels ("1.27 MiB") */
     int rows = h - 4, cols = wd - axis - 1;
     if (rows < 2 || cols < 4)
         return;
@@ -459,8 +516,10 @@ static void est_draw(tui *t, WINDOW *w)
         d->table_h = h - y;
         detail = 0;
     }
-    /* the layer name takes what the numbers leave, up to its longest; the reason the rest */
-    int lw = wd - 110 > (wd - 40 < 40 ? wd - 40 : 40) ? wd - 110 : (wd - 40 < 40 ? wd - 40 : 40);
+    /* the layer name takes what the numbers leave, up to its longest (short names on a
+       narrow pane); the reason the rest */
+    set_names(d, wd < 100);
+    int lw = wd - 110 > (wd - 41 < 40 ? wd - 41 : 40) ? wd - 110 : (wd - 41 < 40 ? wd - 41 : 40);
     lw = lw < 18 ? 18 : lw > d->name_w ? d->name_w : lw;
     d->layers.cols[C_LAYER].width = lw;
     int used = 0;

@@ -1,8 +1,9 @@
 /* nanobench TUI: the History screen. The run list straight from the run database
  * (nb_db_list), filtered by kind, model, status and date; a detail view per run
  * (parameters, metrics, artifacts, lineage up and down); the diff of two marked runs
- * (`nanobench history diff A B` as a job); export to CSV or JSON through a save dialog
- * (`nanobench history export ... --out PATH` as a job). Needs no model. */
+ * (`nanobench history diff A B` as a job); export of the listed runs to CSV or JSON through
+ * a save dialog (the run store's nb_db_export_csv/json on their ids). The model filter ('m':
+ * the open model) lists the model's runs and every run derived from them. Needs no model. */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
@@ -33,8 +34,7 @@ typedef struct hist {
     char err[256];         /* why the list is empty */
     int page;              /* visible table rows at the last draw */
     int table_y;           /* the pane row of the table's header at the last draw */
-    char export_path[PATH_MAX];
-    int job_kind;          /* 1 diff, 2 export */
+    int job_kind;          /* 1 diff */
     int64_t diff_ids[2];
 } hist;
 
@@ -125,11 +125,23 @@ static void reload(tui *t)
     nb_status st = {0};
     nb_run_row *rows = NULL;
     int n = 0;
+    /* a model: its runs and every run derived from them (the whole bring-up) */
     nb_run_filter f = {.kind = h->kind[0] ? h->kind : NULL,
-                       .model = h->model[0] ? h->model : NULL,
                        .since = h->since[0] ? h->since : NULL,
                        .limit = atoi(h->limit)};
-    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st) || nb_db_list(db, &f, &rows, &n, &st)) {
+    int64_t *set = NULL;
+    int nset = 0;
+    bool failed = nb_db_open(t->db[0] ? t->db : NULL, &db, &st) != NB_OK;
+    if (!failed && h->model[0]) {
+        nset = su_model_runs(db, h->model, &set, &st);
+        failed = nset < 0;
+        f.ids = set;
+        f.n_ids = nset;
+    }
+    if (!failed && (!h->model[0] || nset > 0))
+        failed = nb_db_list(db, &f, &rows, &n, &st) != NB_OK;
+    free(set);
+    if (failed) {
         snprintf(h->err, sizeof h->err, "%s", st.msg[0] ? st.msg : "cannot read the database");
         tui_status(t, true, "history: %s", h->err);
         nb_db_close(db);
@@ -200,6 +212,17 @@ static void enter(tui *t)
     reload(t);
 }
 
+/* another step's job ended: the list and the sidebar's count, without a message (a
+   database that cannot be read says so when History is opened) */
+static void reread(tui *t)
+{
+    char keep[sizeof t->status];
+    bool keep_error = t->status_error;
+    snprintf(keep, sizeof keep, "%s", t->status);
+    reload(t);
+    tui_status(t, keep_error, "%s", keep);
+}
+
 static void draw(tui *t, WINDOW *w)
 {
     hist *h = H(t);
@@ -211,9 +234,10 @@ static void draw(tui *t, WINDOW *w)
         h->wide = ww >= 100;
         reload(t);
     }
-    su_put(t, w, 0, 0, ww, A_BOLD, "History: %d run%s   kind %s  model %s  status %s  since %s",
+    su_put(t, w, 0, 0, ww, A_BOLD, "History: %d run%s   kind %s  model %s%s  status %s  since %s",
            h->tb.nrows, h->tb.nrows == 1 ? "" : "s", h->kind[0] ? h->kind : "any",
-           h->model[0] ? base_name(h->model) : "any", h->status[0] ? h->status : "any",
+           h->model[0] ? base_name(h->model) : "any", h->model[0] ? " and derived" : "",
+           h->status[0] ? h->status : "any",
            h->since[0] ? h->since : "any");
     int dim = tui_tag_attr(t, VM_TAG_DIM);
     if (h->mark[0] && h->mark[1])
@@ -224,7 +248,7 @@ static void draw(tui *t, WINDOW *w)
                (long long)h->mark[0]);
     else
         su_put(t, w, 1, 0, ww, dim,
-               "Enter details  space mark  d diff  f filter  x export  ? keys");
+               "Enter details  space mark+down  d diff  f filter  x export  ? keys");
     h->table_y = 2;
     int th = hh - h->table_y;
     if (th < 2)
@@ -417,7 +441,7 @@ static void show_details(tui *t, int64_t id)
     snprintf(title, sizeof title, "run %lld (%s)", (long long)r.id, r.kind);
     nb_run_row_clear(&r);
     nb_db_close(db);
-    tui_show_text(t, title, text ? text : "");
+    tui_show_wrapped(t, title, text ? text : "");
     free(text);
 }
 
@@ -471,8 +495,12 @@ static void export_runs(tui *t)
     tui_field fields[] = {
         {"format", fmt, sizeof fmt,
          "empty or csv: one row per run; json: runs with their metrics, layers and artifacts; "
-         "layers: a CSV of the per-layer results"},
+         "layers: a CSV of the per-layer results", NULL},
     };
+    if (!h->nids) {
+        tui_status(t, true, "export: no runs listed");
+        return;
+    }
     if (!tui_form(t, "Export the listed runs", fields, 1))
         return;
     size_t fl = strlen(fmt);
@@ -496,33 +524,30 @@ static void export_runs(tui *t)
                                                                                    : "runs.csv");
     if (!tui_pick_file(t, "Export to", start, ext, true, path, sizeof path))
         return;
-    char *argv[20];
-    int n = 0;
-    argv[n++] = "history";
-    argv[n++] = "export";
-    argv[n++] = "--format";
-    argv[n++] = layers ? "csv" : fmt;
-    argv[n++] = "--out";
-    argv[n++] = path;
-    if (layers)
-        argv[n++] = "--layers";
-    if (h->kind[0]) {
-        argv[n++] = "--kind";
-        argv[n++] = h->kind;
+    /* exactly the listed runs (every filter, the model's derived runs, the limit), through
+       the run store's own export */
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        tui_status(t, true, "export: cannot write %s: %s", path, strerror(errno));
+        return;
     }
-    if (h->model[0]) {
-        argv[n++] = "--model";
-        argv[n++] = h->model;
+    nb_db *db = NULL;
+    nb_status st = {0};
+    nb_run_filter f = {.ids = h->ids, .n_ids = h->nids};
+    nb_err e = nb_db_open(t->db[0] ? t->db : NULL, &db, &st);
+    if (!e)
+        e = !strcmp(fmt, "json") ? nb_db_export_json(db, &f, out, &st)
+                                 : nb_db_export_csv(db, &f, layers, out, &st);
+    nb_db_close(db);
+    if (fclose(out) != 0 && !e) {
+        e = NB_ERR_IO;
+        snprintf(st.msg, sizeof st.msg, "%s: %s", path, strerror(errno));
     }
-    if (h->since[0]) {
-        argv[n++] = "--since";
-        argv[n++] = h->since;
+    if (e) {
+        tui_status(t, true, "export: %s", st.msg[0] ? st.msg : "failed");
+        return;
     }
-    argv[n] = NULL;
-    snprintf(h->export_path, sizeof h->export_path, "%s", path);
-    h->job_kind = 2;
-    if (!tui_run(t, STEP_HISTORY, 0, argv, "history export"))
-        h->job_kind = 0;
+    tui_status(t, false, "exported %d run%s to %s", h->nids, h->nids == 1 ? "" : "s", path);
 }
 
 static void filter_form(tui *t)
@@ -536,11 +561,14 @@ static void filter_form(tui *t)
     snprintf(limit, sizeof limit, "%s", h->limit);
     tui_field fields[] = {
         {"kind", kind, sizeof kind,
-         "info, infer, estimate, calibrate, compile, run, compare, bringup; empty: any"},
-        {"model", model, sizeof model, "a model path or 6+ hex digits of its SHA-256; empty: any"},
-        {"status", status, sizeof status, "ok, error, running or crashed; empty: any"},
-        {"since", since, sizeof since, "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC); empty: any"},
-        {"limit", limit, sizeof limit, "the newest N runs; 0: all"},
+         "info, infer, estimate, calibrate, compile, run, compare, bringup; empty: any", NULL},
+        {"model", model, sizeof model,
+         "a model path or 6+ hex digits of its SHA-256: its runs and every run derived from "
+         "them (compile, run, compare); empty: any", NULL},
+        {"status", status, sizeof status, "ok, error, running or crashed; empty: any", NULL},
+        {"since", since, sizeof since, "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC); empty: any",
+         NULL},
+        {"limit", limit, sizeof limit, "the newest N runs; 0: all", NULL},
     };
     if (!tui_form(t, "History filter", fields, 5))
         return;
@@ -643,11 +671,7 @@ static void job_done(tui *t, tui_job *j)
         tui_show_text(t, title, j->out ? j->out : "");
     }
     reload(t);
-    if (kind == 2)
-        tui_status(t, false, "exported to %s%s", h->export_path,
-                   h->status[0] ? " (runs of every status: export filters by kind, model and "
-                                  "date)" : "");
-    else if (kind == 1)
+    if (kind == 1)
         tui_status(t, false, "diff of runs %lld and %lld", (long long)h->diff_ids[0],
                    (long long)h->diff_ids[1]);
 }
@@ -674,12 +698,13 @@ static void cleanup(tui *t)
 
 static const tui_keyhelp help[] = {
     {"Enter", "details of the run: parameters, metrics, artifacts, lineage"},
-    {"space", "mark the run (two marks: the older one goes on a third)"},
+    {"space", "mark the run and move down (two marks: the older one goes on a third)"},
     {"d", "diff the two marked runs (history diff)"},
     {"f", "filter: kind, model, status, since (date), limit"},
-    {"m", "only the current model's runs (again: any model)"},
+    {"m", "the current model's bring-up: its runs and every run derived from them (again: "
+          "any model)"},
     {"c", "clear the filters"},
-    {"x", "export the listed runs to CSV, JSON or a per-layer CSV (save dialog)"},
+    {"x", "export the listed runs (as filtered) to CSV, JSON or a per-layer CSV (save dialog)"},
     {"g, F5, r", "reload from the database"},
     {"arrows j k PgUp PgDn", "move"},
     {"< > s", "sort column left/right, reverse"},
@@ -697,4 +722,5 @@ const tui_screen scr_history = {
     .mouse = mouse,
     .help = help,
     .cleanup = cleanup,
+    .reread = reread,
 };

@@ -20,6 +20,9 @@ typedef struct model_data {
     char error[512];          /* the last failure, "" when none */
     char float_inputs[512];   /* ';'-separated */
     char dyn_hint[512];       /* a dynamic dim without --input_shape, "" when none */
+    char batch_note[512];     /* a dynamic batch taken as 1 (as estimate does), "" when none */
+    char resumed[128];        /* the steps taken up from earlier sessions (su_resume) */
+    char resumed_of[PATH_MAX];/* the model su_resume ran for */
     char suggest[512];        /* --input_shape with unknown dims as 1 */
     int table_y, table_h;     /* where the op table was drawn */
     int bar_w;                /* the share column's bar width the cells were made for */
@@ -47,7 +50,7 @@ static void clear_results(model_data *d)
     json_decref(d->info);
     d->info = NULL;
     vm_table_clear(&d->ops);
-    d->error[0] = d->float_inputs[0] = d->dyn_hint[0] = d->suggest[0] = 0;
+    d->error[0] = d->float_inputs[0] = d->dyn_hint[0] = d->suggest[0] = d->batch_note[0] = 0;
 }
 
 const char *scr_model_float_inputs(const tui *t)
@@ -104,6 +107,11 @@ static void model_run(tui *t)
     if (strcmp(d->model, t->model)) { /* opened by `nanobench MODEL.onnx` or the picker */
         clear_results(d);
         snprintf(d->model, sizeof d->model, "%s", t->model);
+    }
+    if (strcmp(d->resumed_of, t->model)) { /* a model just opened: what earlier sessions made
+                                              of it, and the input_shape used last */
+        snprintf(d->resumed_of, sizeof d->resumed_of, "%s", t->model);
+        su_resume(t, d->resumed, sizeof d->resumed);
     }
     su_argv a = {0};
     su_arg(&a, "info");
@@ -190,6 +198,8 @@ static void fill(tui *t, model_data *d)
     const json_t *ins = json_object_get(d->info, "inputs");
     size_t on = 0, of = 0, os = 0;
     t->model_inputs[0] = d->float_inputs[0] = d->dyn_hint[0] = d->suggest[0] = 0;
+    d->batch_note[0] = 0;
+    char batch_in[256] = ""; /* the first input whose only dynamic dim is the batch */
     for (size_t i = 0; i < json_array_size(ins); i++) {
         const json_t *in = json_array_get(ins, i);
         const char *name = su_str(in, "name"), *dt = su_str(in, "dtype");
@@ -213,10 +223,25 @@ static void fill(tui *t, model_data *d)
                                            ? (long long)json_integer_value(dim) : 1LL);
             }
         }
-        if (!known && !d->dyn_hint[0] && !t->input_shape[0])
+        /* only the batch (the first dim) dynamic: taken as 1, as estimate does; any other
+           dynamic dim needs --input_shape */
+        bool batch_only = !known && json_array_size(sh) > 0;
+        for (size_t k = 1; batch_only && k < json_array_size(sh); k++) {
+            const json_t *dim = json_array_get(sh, k);
+            batch_only = json_is_integer(dim) && json_integer_value(dim) >= 0;
+        }
+        if (batch_only && !batch_in[0])
+            snprintf(batch_in, sizeof batch_in, "%s", name);
+        if (!known && !batch_only && !d->dyn_hint[0] && !t->input_shape[0])
             snprintf(d->dyn_hint, sizeof d->dyn_hint,
                      "input '%s' has a dynamic dim %s: press e to set --input_shape", name,
                      shape);
+    }
+    /* the batch taken as 1 for every step (calibrate, atc and infer want the shape given) */
+    if (batch_in[0] && !d->dyn_hint[0] && !t->input_shape[0]) {
+        snprintf(t->input_shape, sizeof t->input_shape, "%s", d->suggest);
+        snprintf(d->batch_note, sizeof d->batch_note,
+                 "dynamic batch of '%s' taken as 1, as estimate does (e changes it)", batch_in);
     }
 }
 
@@ -246,16 +271,27 @@ static void model_job_done(tui *t, tui_job *j)
     if (d->dyn_hint[0]) {
         snprintf(note, sizeof note, "dynamic dims");
         tui_set_state(t, STEP_MODEL, ST_WARN, note);
-        tui_status(t, false, "%s", d->dyn_hint);
+        tui_status(t, false, "dynamic dims: press e to set --input_shape");
     } else {
         if (unsup)
-            snprintf(note, sizeof note, "%zu op%s not in reference", unsup, unsup == 1 ? "" : "s");
+            snprintf(note, sizeof note, "%zu not in ref", unsup);
+        else if (d->batch_note[0])
+            snprintf(note, sizeof note, "batch as 1");
         else
-            snprintf(note, sizeof note, "opset %d, %d nodes", (int)su_num(o, "opset"), nodes);
+            snprintf(note, sizeof note, "opset %d", (int)su_num(o, "opset"));
         tui_set_state(t, STEP_MODEL, unsup ? ST_WARN : ST_OK, note);
-        char stem[256];
-        tui_status(t, false, "%s: opset %d, %d nodes; Estimate is next",
-                   su_stem(t->model, NULL, stem, sizeof stem), (int)su_num(o, "opset"), nodes);
+        const char *next = t->run_id[STEP_RUN] > 0       ? "Compare"
+                           : t->run_id[STEP_COMPILE] > 0  ? "Run"
+                           : t->run_id[STEP_QUANTIZE] > 0 ? "Compile" : "Estimate";
+        if (d->resumed[0])
+            tui_status(t, false, "taken up from earlier sessions: %s; %s is next", d->resumed,
+                       next);
+        else if (d->batch_note[0])
+            tui_status(t, false, "dynamic batch taken as 1; Estimate is next");
+        else
+            tui_status(t, false, "opset %d, %d nodes; Estimate is next", (int)su_num(o, "opset"),
+                       nodes);
+        d->resumed[0] = 0;
     }
 }
 
@@ -376,6 +412,8 @@ static void model_draw(tui *t, WINDOW *w)
     su_put(t, w, y, 0, wd, 0, "--input_shape ");
     su_put(t, w, y++, 14, wd - 14, t->input_shape[0] ? bold : dim, "%s",
            t->input_shape[0] ? t->input_shape : "(none; e to set)");
+    if (d->batch_note[0] && t->input_shape[0])
+        y += su_wrap(t, w, y, 2, wd - 2, 2, dim, d->batch_note);
     if (d->dyn_hint[0]) {
         int n = su_wrap(t, w, y, 0, wd, 2, tui_tag_attr(t, VM_TAG_WARN) | A_BOLD, d->dyn_hint);
         y += n;

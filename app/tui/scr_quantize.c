@@ -50,10 +50,11 @@ static q_data *data(tui *t)
         static const char *const titles[C_N] = {"layer", "SQNR dB", "cosine", "op", "algo",
                                                 "clip min", "clip max", "scale", "offset",
                                                 "act SQNR", "wts SQNR"};
-        static const int widths[C_N] = {24, 8, 8, 8, 6, 9, 9, 9, 6, 8, 8};
+        static const int widths[C_N] = {24, 9, 8, 8, 6, 9, 9, 9, 6, 8, 8};
         static const bool numeric[C_N] = {false, true, true, false, false, true, true, true,
                                           true, true, true};
         vm_table_init(&d->layers, C_N, titles, widths, numeric);
+        d->layers.cols[C_LAYER].keep_tail = true;
         t->scr[STEP_QUANTIZE] = d;
     }
     return d;
@@ -67,6 +68,38 @@ static void clear_results(q_data *d)
     d->error[0] = 0;
 }
 
+/* The form's fields from a recorded calibrate run's argv (an earlier session's). */
+static void settings_of(tui *t, q_data *d, int64_t id)
+{
+    nb_db *db = NULL;
+    nb_status st = {0};
+    nb_run_row r;
+    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st))
+        return;
+    if (!nb_db_get(db, id, &r, &st)) {
+        json_error_t je;
+        json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
+        struct {
+            const char *opt;
+            char *v;
+            size_t len;
+        } f[] = {{"--data_dir", d->data_dir, sizeof d->data_dir},
+                 {"--data_types", d->data_types, sizeof d->data_types},
+                 {"--calibration_config", d->config, sizeof d->config},
+                 {"--batch_num", d->batch_num, sizeof d->batch_num},
+                 {"--algo", d->algo, sizeof d->algo},
+                 {"--eval_dir", d->eval_dir, sizeof d->eval_dir},
+                 {"--save_path", d->save, sizeof d->save}};
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            const char *v = su_argv_opt(p, f[k].opt);
+            snprintf(f[k].v, f[k].len, "%s", v ? v : "");
+        }
+        json_decref(p);
+        nb_run_row_clear(&r);
+    }
+    nb_db_close(db);
+}
+
 static void q_enter(tui *t)
 {
     q_data *d = data(t);
@@ -75,6 +108,8 @@ static void q_enter(tui *t)
         d->data_dir[0] = d->data_types[0] = d->config[0] = d->batch_num[0] = 0;
         d->algo[0] = d->eval_dir[0] = d->save[0] = 0;
         snprintf(d->model, sizeof d->model, "%s", t->model);
+        if (t->run_id[STEP_QUANTIZE] > 0) /* taken up from an earlier session */
+            settings_of(t, d, t->run_id[STEP_QUANTIZE]);
     }
 }
 
@@ -110,23 +145,23 @@ static void q_run(tui *t)
              "taken in name order.",
              t->model_inputs[0] ? " (" : "", t->model_inputs, t->model_inputs[0] ? ")" : "");
     tui_field f[] = {
-        {"Data folder(s)", d->data_dir, sizeof d->data_dir, ninputs},
+        {"Data folder(s)", d->data_dir, sizeof d->data_dir, ninputs, NULL},
         {"Data types", d->data_types, sizeof d->data_types,
          "One per input, ';'-separated (float32, float16, int8, ...); empty: float32 for "
-         "every input."},
+         "every input.", NULL},
         {"Config/overrides", d->config, sizeof d->config,
          "AMCT's calibration config (protobuf text): batch_num, activation_offset, "
          "skip_layers, and per-layer overrides (override_layer_types / "
-         "override_layer_configs). Empty: AMCT's defaults with the batch_num below."},
+         "override_layer_configs). Empty: AMCT's defaults with the batch_num below.", NULL},
         {"batch_num", d->batch_num, sizeof d->batch_num,
          "Batches to calibrate on (AMCT's default is 1); leave empty when the config file "
-         "sets it: a config file and batch_num together are refused."},
+         "sets it: a config file and batch_num together are refused.", NULL},
         {"Algorithm", d->algo, sizeof d->algo,
          "Activation algorithm: ifmr, hfmg, minmax, percentile, kl, or auto (per layer, the "
-         "best activation SQNR). Empty: the config's (ifmr by default)."},
+         "best activation SQNR). Empty: the config's (ifmr by default).", NULL},
         {"Eval folder(s)", d->eval_dir, sizeof d->eval_dir,
          "Optional: a separate evaluation set, one folder per input as the data folders. "
-         "Empty: the first calibration batches."},
+         "Empty: the first calibration batches.", NULL},
     };
     if (!tui_form(t, "Quantize: calibration (AMCT flags)", f, (int)(sizeof f / sizeof f[0])))
         return;
@@ -276,13 +311,13 @@ static void q_job_done(tui *t, tui_job *j)
     if (isnan(q))
         snprintf(note, sizeof note, "%d layers", d->layers.nrows);
     else
-        snprintf(note, sizeof note, "out SQNR %.1f dB", q);
+        snprintf(note, sizeof note, "SQNR %.1f dB", q);
     tui_set_state(t, STEP_QUANTIZE, !isnan(q) && q < WARN_DB ? ST_WARN : ST_OK, note);
     if (isnan(q))
         tui_status(t, false, "calibrated %d layers; Compile is next", d->layers.nrows);
     else
-        tui_status(t, false, "calibrated %d layer%s: network output SQNR %.1f dB, cosine "
-                   "%.5f; Compile is next", d->layers.nrows, d->layers.nrows == 1 ? "" : "s", q, c);
+        tui_status(t, false, "calibrated: output SQNR %.1f dB, cosine %.5f; Compile is next", q,
+                   c);
 }
 
 /* The progress of the running calibration: batches of the current phase, its rate and ETA
@@ -382,12 +417,19 @@ static void q_draw(tui *t, WINDOW *w)
             su_put(t, w, y++, 0, wd, dim, "inputs: %s", t->model_inputs);
         if (d->data_dir[0]) { /* the last settings: F5 starts from them */
             y++;
+            if (t->deploy_model[0] && t->run_id[STEP_QUANTIZE] > 0)
+                su_put(t, w, y++, 0, wd, 0, "run %lld of an earlier session: %s",
+                       (long long)t->run_id[STEP_QUANTIZE], strrchr(t->deploy_model, '/')
+                                                              ? strrchr(t->deploy_model, '/') + 1
+                                                              : t->deploy_model);
             su_put(t, w, y++, 0, wd, 0, "data     %s", d->data_dir);
             if (d->config[0])
                 su_put(t, w, y++, 0, wd, 0, "config   %s", d->config);
             else
                 su_put(t, w, y++, 0, wd, 0, "batches  %s", d->batch_num);
             su_put(t, w, y++, 0, wd, 0, "algo     %s", d->algo[0] ? d->algo : "(config's)");
+            if (d->eval_dir[0])
+                su_put(t, w, y++, 0, wd, 0, "eval     %s", d->eval_dir);
         }
         return;
     }

@@ -31,6 +31,7 @@ typedef struct run_input {
     char file[PATH_MAX];  /* IN_FILE, IN_CALIB */
     unsigned seed;        /* IN_RANDOM */
     int calib_idx, calib_n; /* IN_CALIB: sample calib_idx of calib_n */
+    bool eval;            /* IN_CALIB: of the evaluation set (--eval_dir), not the calibration one */
 } run_input;
 
 enum { PC_TASK, PC_CYCLES, PC_BAR, PC_COMPUTE, PC_MOVE, PC_MACS, PC_SAT, PC_OP, PC_NAME, PC_N };
@@ -59,10 +60,11 @@ static run_scr *R(tui *t)
 
 /* ---- the calibration data folder of the Quantize step ---- */
 
-/* The i-th ';'-separated --data_dir folder of the calibrate run that made the model (the
- * Quantize step's run, else the newest calibrate run of t->model) into dir; false when
- * none is known. */
-static bool calib_dir(tui *t, int i, char *dir, size_t len)
+/* The i-th ';'-separated folder of the calibrate run that made the model (the Quantize
+ * step's run, else the newest calibrate run of t->model) into dir: its --eval_dir when it
+ * had one (*eval set; data the model was not calibrated on), else its --data_dir; false
+ * when none is known. */
+static bool calib_dir(tui *t, int i, char *dir, size_t len, bool *eval)
 {
     nb_db *db = NULL;
     nb_status st = {0};
@@ -86,14 +88,20 @@ static bool calib_dir(tui *t, int i, char *dir, size_t len)
         json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
         json_t *av = json_object_get(p, "argv");
         const char *dirs = NULL;
-        for (size_t k = 0; k < json_array_size(av) && !dirs; k++) {
-            const char *a = json_string_value(json_array_get(av, k));
-            if (!a)
-                continue;
-            if (!strcmp(a, "--data_dir"))
-                dirs = json_string_value(json_array_get(av, k + 1));
-            else if (!strncmp(a, "--data_dir=", 11))
-                dirs = a + 11;
+        static const char *const opts[] = {"--eval_dir", "--data_dir"};
+        for (int o = 0; o < 2 && !dirs; o++) {
+            size_t ol = strlen(opts[o]);
+            for (size_t k = 0; k < json_array_size(av) && !dirs; k++) {
+                const char *a = json_string_value(json_array_get(av, k));
+                if (!a)
+                    continue;
+                if (!strcmp(a, opts[o]))
+                    dirs = json_string_value(json_array_get(av, k + 1));
+                else if (!strncmp(a, opts[o], ol) && a[ol] == '=')
+                    dirs = a + ol + 1;
+            }
+            if (eval)
+                *eval = dirs && o == 0;
         }
         for (int k = 0; dirs && k < i; k++) {
             dirs = strchr(dirs, ';');
@@ -118,7 +126,8 @@ static bool calib_sample(tui *t, int i, int k)
 {
     run_scr *s = R(t);
     char dir[PATH_MAX];
-    if (!calib_dir(t, i, dir, sizeof dir)) {
+    bool eval = false;
+    if (!calib_dir(t, i, dir, sizeof dir, &eval)) {
         tui_status(t, true, "no calibration folder known (run Quantize first): pick a file (f)");
         return false;
     }
@@ -143,6 +152,7 @@ static bool calib_sample(tui *t, int i, int k)
     k = ((k % files) + files) % files;
     run_input *in = &s->in[i];
     in->kind = IN_CALIB;
+    in->eval = eval;
     in->calib_idx = k;
     in->calib_n = files;
     snprintf(in->file, sizeof in->file, "%s/%s", dir, e[k].name);
@@ -151,7 +161,8 @@ static bool calib_sample(tui *t, int i, int k)
 }
 
 /* The input list from t->model_inputs (one unnamed input when unknown); each input starts
- * as the first calibration sample when there is one. */
+ * as the first sample of the evaluation set, else of the calibration set, when Quantize
+ * ran. */
 static void sync_inputs(tui *t)
 {
     run_scr *s = R(t);
@@ -174,7 +185,7 @@ static void sync_inputs(tui *t)
         s->nin = 1;
     char dir[PATH_MAX];
     for (int i = 0; i < s->nin; i++)
-        if (calib_dir(t, i, dir, sizeof dir))
+        if (calib_dir(t, i, dir, sizeof dir, NULL))
             calib_sample(t, i, 0);
 }
 
@@ -184,7 +195,7 @@ static void input_text(const run_input *in, char *buf, size_t len)
     b = b ? b + 1 : in->file;
     switch (in->kind) {
     case IN_NONE:
-        snprintf(buf, len, "(not set: f file, a random, c calibration sample)");
+        snprintf(buf, len, "(not set: f file, a random, c a sample of Quantize's data)");
         break;
     case IN_FILE:
         snprintf(buf, len, "%s", in->file);
@@ -193,7 +204,8 @@ static void input_text(const run_input *in, char *buf, size_t len)
         snprintf(buf, len, "random, seed %u", in->seed);
         break;
     case IN_CALIB:
-        snprintf(buf, len, "calibration sample %d/%d: %s", in->calib_idx + 1, in->calib_n, b);
+        snprintf(buf, len, "%s sample %d/%d: %s", in->eval ? "evaluation" : "calibration",
+                 in->calib_idx + 1, in->calib_n, b);
         break;
     }
 }
@@ -215,24 +227,6 @@ static void input_arg(const run_input *in, char *buf, size_t len)
 
 /* ---- the tables ---- */
 
-/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
- * leave out where room is short; 0 when none. */
-static size_t common_prefix(const char *const *names, int n)
-{
-    if (n < 2)
-        return 0;
-    size_t len = strlen(names[0]);
-    for (int i = 1; i < n; i++) {
-        size_t k = 0;
-        while (k < len && names[i][k] == names[0][k])
-            k++;
-        len = k;
-    }
-    while (len > 0 && names[0][len - 1] != '/')
-        len--;
-    return len;
-}
-
 static void outs_build(run_scr *s)
 {
     static const char *const titles[] = {"output", "shape", "min", "max", "mean", "first values"};
@@ -240,6 +234,7 @@ static void outs_build(run_scr *s)
     static const bool numeric[] = {false, false, true, true, true, false};
     if (!s->outs_init) {
         vm_table_init(&s->outs, 6, titles, widths, numeric);
+        s->outs.cols[0].keep_tail = true;
         s->outs_init = true;
     }
     vm_table_clear(&s->outs);
@@ -314,6 +309,7 @@ static void prof_build(tui *t, run_scr *s, int width)
         nc++;
     }
     vm_table_init(&s->prof, nc, titles, widths, numeric);
+    s->prof.cols[col[PC_NAME]].keep_tail = true;
     s->prof_init = true;
     s->prof_wide = wide;
     su_fit_cols(&s->prof, nc - 1, width, 12);
@@ -331,7 +327,7 @@ static void prof_build(tui *t, run_scr *s, int width)
     if (names) {
         json_array_foreach(tasks, i, o)
             names[i] = su_str(o, "name");
-        prefix = common_prefix(names, (int)json_array_size(tasks));
+        prefix = su_common_prefix(names, (int)json_array_size(tasks));
         free(names);
     }
     const char *block = t->utf8 ? "\xe2\x96\x88" : "#";
@@ -351,9 +347,11 @@ static void prof_build(tui *t, run_scr *s, int width)
         int bl = isnan(v[PC_CYCLES]) ? 0 : vm_bar_len(v[PC_CYCLES], maxc, barw);
         for (int k = 0; k < bl; k++)
             strcat(bar, block);
+        char shortname[1024];
         const char *tname = su_str(o, "name");
-        if (!wide && strlen(tname) > prefix)
-            tname += prefix;
+        if (!wide) /* without the shared prefix and a last component that repeats the op */
+            tname = su_short_name(tname, prefix, su_str(o, "op_type"), shortname,
+                                  sizeof shortname);
         const char *cells[PC_N];
         double nums[PC_N];
         for (int c = 0; c < PC_N; c++) {
@@ -399,10 +397,11 @@ static void enter(tui *t)
     if (!s)
         return;
     sync_inputs(t);
-    /* an input not chosen yet takes the first calibration sample once Quantize has run */
+    /* an input not chosen yet takes the first evaluation (else calibration) sample once
+       Quantize has run */
     char dir[PATH_MAX];
     for (int i = 0; i < s->nin; i++)
-        if (s->in[i].kind == IN_NONE && calib_dir(t, i, dir, sizeof dir))
+        if (s->in[i].kind == IN_NONE && calib_dir(t, i, dir, sizeof dir, NULL))
             calib_sample(t, i, 0);
 }
 
@@ -439,10 +438,21 @@ static void draw(tui *t, WINDOW *w)
         y += su_wrap(t, w, y, 0, wd, 3, tui_tag_attr(t, VM_TAG_BAD), s->err);
     }
     if (!s->res) {
+        if (!s->err[0] && t->run_id[STEP_RUN] > 0 &&
+            (t->state[STEP_RUN] == ST_OK || t->state[STEP_RUN] == ST_WARN)) {
+            char line[160];
+            snprintf(line, sizeof line, t->npu_dump[0]
+                                            ? "Run %lld of an earlier session: its NPU dump is "
+                                              "what Compare takes until F5 runs again."
+                                            : "Run %lld of an earlier session (its dump is gone).",
+                     (long long)t->run_id[STEP_RUN]);
+            y += 1 + su_wrap(t, w, y + 1, 0, wd, 2, 0, line);
+        }
         if (!s->err[0])
             su_wrap(t, w, y + 1, 0, wd, 4, dim,
                     "F5 runs the model on the simulated NPU (every task dumped for Compare). "
-                    "f: an input file, a: random data, c: the next calibration sample, "
+                    "f: an input file, a: random data, c: the next sample of Quantize's "
+                    "evaluation (else calibration) data, "
                     "o: another .exeom.");
         return;
     }
@@ -511,7 +521,7 @@ static void run(tui *t)
     }
     for (int i = 0; i < s->nin; i++)
         if (s->in[i].kind == IN_NONE) {
-            tui_status(t, true, "input %s not chosen: f file, a random, c calibration sample",
+            tui_status(t, true, "input %s not chosen: f file, a random, c a data sample",
                        s->in[i].name[0] ? s->in[i].name : "0");
             return;
         }
@@ -611,16 +621,15 @@ static void job_done(tui *t, tui_job *j)
     char note[96], m64[32];
     vm_fmt_ms(m64, sizeof m64, su_num(o, "ms_64mhz"));
     if (s->sat_tasks || s->warn[0]) {
-        snprintf(note, sizeof note, "saturation in %d task%s", s->sat_tasks,
-                 s->sat_tasks == 1 ? "" : "s");
+        snprintf(note, sizeof note, "%d saturated", s->sat_tasks);
         tui_set_state(t, STEP_RUN, ST_WARN, note);
         tui_status(t, false, "run: %s at 64 MHz; fp16 saturation in %d task%s", m64,
                    s->sat_tasks, s->sat_tasks == 1 ? "" : "s");
     } else {
-        snprintf(note, sizeof note, "%s @64MHz", m64);
+        snprintf(note, sizeof note, "%s", m64);
         tui_set_state(t, STEP_RUN, ST_OK, note);
-        tui_status(t, false, "run: %s at 64 MHz%s%s", m64, t->npu_dump[0] ? "; dumped to " : "",
-                   t->npu_dump);
+        tui_status(t, false, "run: %s at 64 MHz%s", m64,
+                   t->npu_dump[0] ? "; Compare is next (every task dumped)" : "");
     }
     /* an earlier comparison is of another run now */
     if (t->state[STEP_COMPARE] != ST_NOT_RUN && t->state[STEP_COMPARE] != ST_RUNNING)
@@ -697,7 +706,8 @@ static bool key(tui *t, int ch)
             s->res = NULL;
             s->err[0] = 0;
             tui_set_state(t, STEP_RUN, ST_NOT_RUN, "");
-            tui_status(t, false, "exeom %s: F5 runs it", path);
+            char stem[256];
+            tui_status(t, false, "%s: F5 runs it", su_stem(path, NULL, stem, sizeof stem));
         }
         return true;
     }
@@ -797,7 +807,8 @@ static const tui_keyhelp help[] = {
     {"F5, r", "run the compiled model on the simulated NPU (dumps every task)"},
     {"f", "input: a .npy or raw float32 .bin file (file picker)"},
     {"a", "input: random data (again: the next seed)"},
-    {"c, C", "input: the next / previous sample of the calibration folder"},
+    {"c, C", "input: the next / previous sample of Quantize's evaluation folder (else its "
+             "calibration folder)"},
     {"[ ] + -", "the input to set (models with several inputs)"},
     {"o", "open another compiled model (.exeom)"},
     {"Enter", "all outputs with their first values"},

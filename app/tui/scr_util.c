@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "nb/db.h"
@@ -116,6 +119,237 @@ bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, siz
     nb_artifact_rows_free(rows, n);
     nb_db_close(db);
     return found;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool has_id(const int64_t *ids, int n, int64_t id)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st)
+{
+    *ids = NULL;
+    nb_run_filter f = {.model = model};
+    nb_run_row *rows = NULL;
+    int n = 0;
+    if (nb_db_list(db, &f, &rows, &n, st))
+        return -1;
+    int64_t *out = NULL;
+    int cnt = 0, cap = 0, rc = 0;
+    /* oldest first: a run already in the set came down from an earlier one, and so did its
+       own descendants */
+    for (int i = n - 1; i >= 0 && rc == 0; i--) {
+        if (has_id(out, cnt, rows[i].id))
+            continue;
+        int64_t *up = NULL, *down = NULL;
+        int nu = 0, nd = 0;
+        if (nb_db_lineage(db, rows[i].id, &up, &nu, &down, &nd, st)) {
+            rc = -1;
+            break;
+        }
+        if (cnt + nd + 1 > cap) {
+            int nc = (cnt + nd + 1) * 2;
+            int64_t *g = realloc(out, sizeof *out * (size_t)nc);
+            if (!g) {
+                snprintf(st->msg, sizeof st->msg, "out of memory");
+                rc = -1;
+            } else {
+                out = g;
+                cap = nc;
+            }
+        }
+        if (rc == 0) {
+            out[cnt++] = rows[i].id;
+            for (int k = 0; k < nd; k++)
+                if (!has_id(out, cnt, down[k]))
+                    out[cnt++] = down[k];
+        }
+        free(up);
+        free(down);
+    }
+    nb_run_rows_free(rows, n);
+    if (rc) {
+        free(out);
+        return -1;
+    }
+    if (cnt)
+        qsort(out, (size_t)cnt, sizeof *out, cmp_id);
+    *ids = out;
+    return cnt;
+}
+
+const char *su_argv_opt(const json_t *params, const char *opt)
+{
+    const json_t *av = json_object_get(params, "argv");
+    size_t ol = strlen(opt);
+    for (size_t k = 0; k < json_array_size(av); k++) {
+        const char *a = json_string_value(json_array_get(av, k));
+        if (a && !strcmp(a, opt))
+            return json_string_value(json_array_get(av, k + 1));
+        if (a && !strncmp(a, opt, ol) && a[ol] == '=')
+            return a + ol + 1;
+    }
+    return NULL;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS" (UTC) of a time */
+static void utc_text(time_t tt, char *buf, size_t len)
+{
+    struct tm tmv;
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%S", gmtime_r(&tt, &tmv));
+}
+
+/* The dump folder a recorded run wrote: a folder under the dump_path of its --dump config
+   made while it ran (its time within the run's start and end, 2 s either side). */
+static bool run_dump_folder(const nb_run_row *r, const json_t *params, char *out, size_t len)
+{
+    const char *acl = su_argv_opt(params, "--dump");
+    json_error_t je;
+    json_t *cfg = acl ? json_load_file(acl, 0, &je) : NULL;
+    const char *base = su_str(json_object_get(cfg, "dump"), "dump_path");
+    bool found = false;
+    char best[PATH_MAX] = "";
+    time_t best_t = 0;
+    vm_dirent *e = NULL;
+    int n = *base ? vm_list_dir(base, NULL, &e) : -1;
+    for (int i = 0; i < n; i++) {
+        if (!e[i].dir || !strcmp(e[i].name, ".."))
+            continue;
+        char p[PATH_MAX], lo[32], hi[32];
+        snprintf(p, sizeof p, "%s/%s", base, e[i].name);
+        struct stat st;
+        if (stat(p, &st) != 0)
+            continue;
+        utc_text(st.st_mtime + 2, hi, sizeof hi);
+        utc_text(st.st_mtime - 2, lo, sizeof lo);
+        if (strncmp(hi, r->started, 19) >= 0 && r->finished[0] &&
+            strncmp(lo, r->finished, 19) <= 0 && (!found || st.st_mtime > best_t)) {
+            snprintf(best, sizeof best, "%s", p);
+            best_t = st.st_mtime;
+            found = true;
+        }
+    }
+    free(e);
+    json_decref(cfg);
+    if (found)
+        snprintf(out, len, "%s", best);
+    return found;
+}
+
+/* The path of run id's artifact role into out when the file is still there. */
+static bool live_artifact(nb_db *db, int64_t id, const char *role, char *out, size_t len)
+{
+    nb_artifact_row *a = NULL;
+    int n = 0;
+    nb_status st = {0};
+    bool found = false;
+    if (!nb_db_artifacts(db, id, &a, &n, &st))
+        for (int i = 0; i < n && !found; i++)
+            if (!strcmp(a[i].role, role) && a[i].path && !access(a[i].path, R_OK)) {
+                snprintf(out, len, "%s", a[i].path);
+                found = true;
+            }
+    nb_artifact_rows_free(a, n);
+    return found;
+}
+
+/* A metric of run id, NaN when it has none. */
+static double run_metric(nb_db *db, int64_t id, const char *name)
+{
+    nb_metric_row *m = NULL;
+    int n = 0;
+    nb_status st = {0};
+    double v = NAN;
+    if (!nb_db_metrics(db, id, &m, &n, &st))
+        for (int i = 0; i < n; i++)
+            if (!strcmp(m[i].name, name))
+                v = m[i].value;
+    nb_metric_rows_free(m, n);
+    return v;
+}
+
+void su_resume(tui *t, char *what, size_t len)
+{
+    what[0] = 0;
+    if (!t->model[0])
+        return;
+    nb_db *db = NULL;
+    nb_status st = {0};
+    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st))
+        return;
+    int64_t *set = NULL;
+    int nset = su_model_runs(db, t->model, &set, &st);
+    nb_run_row *rows = NULL;
+    int n = 0;
+    nb_run_filter f = {.ids = set, .n_ids = nset};
+    if (nset <= 0 || nb_db_list(db, &f, &rows, &n, &st)) {
+        free(set);
+        nb_db_close(db);
+        return;
+    }
+    free(set);
+    bool shape_seen = t->input_shape[0] != 0, cal = false, comp = false, run = false;
+    for (int i = 0; i < n; i++) { /* newest first */
+        const nb_run_row *r = &rows[i];
+        if (strcmp(r->status, "ok"))
+            continue;
+        json_error_t je;
+        json_t *p = r->params ? json_loads(r->params, 0, &je) : NULL;
+        char note[96], path[PATH_MAX];
+        if (!shape_seen && (!strcmp(r->kind, "info") || !strcmp(r->kind, "estimate"))) {
+            shape_seen = true; /* the newest one's shape, none included */
+            snprintf(t->input_shape, sizeof t->input_shape, "%s", su_str(p, "input_shape"));
+        } else if (!cal && !strcmp(r->kind, "calibrate") &&
+                   live_artifact(db, r->id, "deploy_model", path, sizeof path)) {
+            cal = true;
+            snprintf(t->deploy_model, sizeof t->deploy_model, "%s", path);
+            t->run_id[STEP_QUANTIZE] = r->id;
+            double q = run_metric(db, r->id, "output_sqnr_db");
+            if (isnan(q))
+                snprintf(note, sizeof note, "earlier");
+            else
+                snprintf(note, sizeof note, "SQNR %.1f dB", q);
+            tui_set_state(t, STEP_QUANTIZE, !isnan(q) && q < 20.0 ? ST_WARN : ST_OK, note);
+        } else if (!comp && !strcmp(r->kind, "compile") &&
+                   live_artifact(db, r->id, "exeom", path, sizeof path)) {
+            comp = true;
+            snprintf(t->exeom, sizeof t->exeom, "%s", path);
+            t->run_id[STEP_COMPILE] = r->id;
+            double b = run_metric(db, r->id, "exeom_bytes");
+            char sz[32];
+            vm_fmt_bytes(sz, sizeof sz, b);
+            snprintf(note, sizeof note, "exeom %s", isnan(b) ? "?" : sz);
+            tui_set_state(t, STEP_COMPILE, ST_OK, note);
+        } else if (!run && !strcmp(r->kind, "run")) {
+            run = true;
+            t->run_id[STEP_RUN] = r->id;
+            if (!run_dump_folder(r, p, t->npu_dump, sizeof t->npu_dump))
+                t->npu_dump[0] = 0;
+            const char *in = su_argv_opt(p, "--input"), *eq = in ? strchr(in, '=') : NULL;
+            snprintf(t->run_input, sizeof t->run_input, "%s",
+                     !in || strstr(in, "random") ? "" : eq ? eq + 1 : in);
+            double ms = run_metric(db, r->id, "npu_ms_64mhz"),
+                   sat = run_metric(db, r->id, "fp16_saturations");
+            vm_fmt_ms(note, sizeof note, ms);
+            if (sat > 0)
+                snprintf(note, sizeof note, "saturated");
+            tui_set_state(t, STEP_RUN, sat > 0 ? ST_WARN : ST_OK, isnan(ms) ? "earlier" : note);
+        }
+        json_decref(p);
+    }
+    nb_run_rows_free(rows, n);
+    nb_db_close(db);
+    snprintf(what, len, "%s%s%s%s%s", cal ? "Quantize" : "", cal && (comp || run) ? ", " : "",
+             comp ? "Compile" : "", comp && run ? ", " : "", run ? "Run" : "");
 }
 
 const char *su_stem(const char *path, const char *suffix, char *buf, size_t len)
@@ -293,6 +527,34 @@ int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
             break;
     }
     return lines;
+}
+
+/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
+ * leave out where room is short; 0 when none. */
+size_t su_common_prefix(const char *const *names, int n)
+{
+    if (n < 2)
+        return 0;
+    size_t len = strlen(names[0]);
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < len && names[i][k] == names[0][k])
+            k++;
+        len = k;
+    }
+    while (len > 0 && names[0][len - 1] != '/')
+        len--;
+    return len;
+}
+
+const char *su_short_name(const char *name, size_t prefix, const char *op, char *buf,
+                          size_t len)
+{
+    snprintf(buf, len, "%s", strlen(name) > prefix ? name + prefix : name);
+    char *last = strrchr(buf, '/');
+    if (last && last > buf && op && *op && !strcmp(last + 1, op))
+        *last = 0;
+    return buf;
 }
 
 void su_fit_cols(vm_table *tb, int flex, int total, int minw)

@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "nb/db.h"
+
 #include "tui.h"
 
 /* A child's argument list: each entry malloc'd, NULL-terminated (v[n] == NULL). */
@@ -35,6 +37,24 @@ bool su_db_metric(const tui *t, int64_t run, const char *name, double *value);
  * when none. */
 bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, size_t len);
 
+/* The runs of a model (a path or a SHA-256 prefix, as nb_run_filter.model) and every run
+ * derived from them in the lineage (its compile, run and compare runs are recorded under
+ * the deploy model, the exeom or no model): their ids, ascending, each once, in *ids
+ * (malloc'd, NULL when none). Returns the count, -1 with st set on an error. */
+int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st);
+
+/* A model opened again picks up what earlier sessions made of it, from the run database:
+ * the newest ok calibrate, compile and run runs among the model's runs and their
+ * descendants (su_model_runs) whose files are still there set t->deploy_model, t->exeom,
+ * t->npu_dump (the run's dump folder) and the steps' run ids, states and notes; an empty
+ * t->input_shape takes the one of the model's newest info or estimate run. what (len)
+ * takes "Quantize, Compile, Run" (the steps taken up), "" when none. */
+void su_resume(tui *t, char *what, size_t len);
+
+/* The string value of option opt ("--data_dir" or "--data_dir=...") in a recorded run's
+ * argv (its params' "argv" array); NULL when absent. */
+const char *su_argv_opt(const json_t *params, const char *opt);
+
 /* The file name of path without its folder and without suffix (".onnx"), into buf. */
 const char *su_stem(const char *path, const char *suffix, char *buf, size_t len);
 
@@ -57,6 +77,18 @@ void su_box(const tui *t, WINDOW *w, int y, int x, int h, int wd, const char *ti
  * when the text does not fit). Returns the lines drawn. */
 int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
             const char *text);
+
+/* The length of the folder-like prefix ("model/") that every name of names[n] shares, to
+ * leave out where room is short; 0 when none. */
+size_t su_common_prefix(const char *const *names, int n);
+
+/* A layer or task name for a narrow table: without its first prefix bytes (the "model/"
+ * every name shares) and without a last component that repeats the row's op type
+ * ("conv2d_8/Conv2D" for "model/conv2d_8/Conv2D/AscendDequant" of an AscendDequant), so
+ * that names that differ only in the middle keep the difference at their end. Into buf;
+ * returns buf. */
+const char *su_short_name(const char *name, size_t prefix, const char *op, char *buf,
+                          size_t len);
 
 /* Sets the width of column flex of tb to what is left of total (one space between
  * columns), at least minw; columns after flex that no longer fit keep their width (the

@@ -52,6 +52,8 @@ typedef struct tui_screen {
     void (*mouse)(tui *t, int y, int x);    /* a click at (y, x) in the pane */
     const tui_keyhelp *help;                /* this screen's keys, {NULL, NULL}-terminated */
     void (*cleanup)(tui *t);                /* at exit: frees t->scr[step] (may be NULL) */
+    void (*reread)(tui *t);                 /* a job of another step ended: reread what the
+                                               screen lists from the database (may be NULL) */
 } tui_screen;
 
 extern const tui_screen scr_model, scr_estimate, scr_quantize, scr_compile, scr_run,
@@ -73,7 +75,8 @@ struct tui {
     char golden_dump[PATH_MAX];  /* infer --dump folder */
     int64_t run_id[STEP_N];      /* the last recorded run of each step, 0 when none */
     tui_state state[STEP_N];
-    char state_note[STEP_N][96]; /* e.g. "2 unsupported ops", "3 layers over threshold" */
+    char state_note[STEP_N][96]; /* e.g. "2 not on NPU", "31 over": at most 13 characters,
+                                    the sidebar's room at 80 columns */
     /* settings (F2) */
     char soc_version[16];        /* Ascend035A */
     char thresholds[128];        /* compare's --threshold, "" = defaults */
@@ -113,20 +116,25 @@ void tui_tick(tui *t);
 /* ---- widgets (widgets.c) ---- */
 
 /* Draws table tb in w at rows y..y+h-1, columns x..x+wd-1: a header row (the sort column
- * marked ^ or v), then rows from tb->top, the selection highlighted, row and cell tags
- * coloured (monochrome: BAD rows bold, selection reverse). */
+ * marked after a space, vm_header), then rows from tb->top, the selection highlighted, row
+ * and cell tags coloured (monochrome: BAD rows bold, selection reverse); a keep_tail
+ * column's long names cut at the start (vm_fit_tail). */
 void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, int wd);
 /* The common table keys: arrows/j/k, PgUp/PgDn, Home/End, '<' '>' sort column, 's'
  * reverse sort, '/' search (prompts on the status line), 'n'/'N' next/previous match. page is
  * the visible row count. Returns true when used. */
 bool tui_table_key(tui *t, vm_table *tb, int ch, int page);
-/* A modal form (libform): fields with labels and initial values; Enter/F10 accepts,
- * Esc cancels. values[i] (len each) take the edited text. Returns true when accepted. */
+/* A modal form (libform): fields with labels and initial values; Enter/F10 accepts (once
+ * every field's check passes), Esc cancels. values[i] (len each) take the edited text,
+ * without leading and trailing blanks. Returns true when accepted. */
 typedef struct tui_field {
     const char *label;
     char *value;   /* in: initial, out: edited */
     size_t len;
     const char *hint; /* shown under the form when the field is focused */
+    /* NULL, or checks the (trimmed) text when the form is accepted: false with err set
+       keeps the form open on this field with err shown in place of the hint */
+    bool (*check)(const char *value, char *err, size_t errlen);
 } tui_field;
 bool tui_form(tui *t, const char *title, tui_field *fields, int n);
 /* A one-line prompt on the status line; true when accepted (Enter), false on Esc. */
@@ -139,6 +147,9 @@ bool tui_pick_file(tui *t, const char *title, const char *start, const char *suf
 /* A modal text window (panel) over the main pane: lines, scrollable, any key but arrows
  * closes. */
 void tui_show_text(tui *t, const char *title, const char *text);
+/* As tui_show_text, with lines longer than the window wrapped at blanks, continuations
+ * indented under the line's text (help, layer details, paths). */
+void tui_show_wrapped(tui *t, const char *title, const char *text);
 /* Yes/no question; true for yes. */
 bool tui_confirm(tui *t, const char *question);
 

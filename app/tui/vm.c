@@ -341,9 +341,75 @@ static void fmt3(char *buf, size_t len, double v, const char *unit)
         snprintf(buf, len, "%.0f %s", v, unit);
 }
 
+/* ---- fitting text into a column ---- */
+
+/* the characters of s: UTF-8 sequences (lead bytes) when utf8, else bytes */
+static int chars_of(const char *s, bool utf8)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += !utf8 || ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* the byte offset of character k of s */
+static size_t char_at(const char *s, int k, bool utf8)
+{
+    size_t i = 0;
+    if (!utf8)
+        return (size_t)k;
+    for (int c = 0; s[i]; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == k)
+            break;
+    return i;
+}
+
+int vm_fit_tail(char *out, size_t len, const char *s, int width, bool utf8)
+{
+    if (!len)
+        return 0;
+    out[0] = 0;
+    if (!s || width <= 0)
+        return 0;
+    int n = chars_of(s, utf8);
+    if (n <= width) {
+        snprintf(out, len, "%s", s);
+        return n;
+    }
+    const char *mark = utf8 ? "\u2026" : "~";
+    snprintf(out, len, "%s%s", mark, s + char_at(s, n - (width - 1), utf8));
+    return width;
+}
+
+int vm_header(char *out, size_t len, const char *title, int width, int sort, bool utf8)
+{
+    if (!len)
+        return 0;
+    out[0] = 0;
+    if (width <= 0)
+        return 0;
+    if (!title)
+        title = "";
+    int n = chars_of(title, utf8);
+    if (!sort) {
+        size_t b = char_at(title, n < width ? n : width, utf8);
+        snprintf(out, len, "%.*s", (int)b, title);
+        return n < width ? n : width;
+    }
+    const char *mark = sort > 0 ? (utf8 ? "\u25b2" : "^") : (utf8 ? "\u25bc" : "v");
+    if (width < 2 || !n) { /* the mark alone */
+        snprintf(out, len, "%s", mark);
+        return 1;
+    }
+    int keep = n < width - 2 ? n : width - 2;
+    size_t b = char_at(title, keep, utf8);
+    snprintf(out, len, "%.*s%s%s", (int)b, title, keep ? " " : "", mark);
+    return keep + (keep ? 2 : 1);
+}
+
 void vm_fmt_bytes(char *buf, size_t len, double bytes)
 {
-    static const char *const units[] = {"KB", "MB", "GB", "TB", "PB"};
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
     if (!len)
         return;
     if (isnan(bytes)) {

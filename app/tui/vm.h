@@ -20,6 +20,8 @@ typedef struct vm_col {
     char title[24];
     int width;    /* display width in cells (the frame may shrink the last column) */
     bool numeric; /* sorts by the number, right-aligned */
+    bool keep_tail; /* a name too long for the column loses its start, not its end
+                       (vm_fit_tail): layer, task and tensor names differ at the end */
 } vm_col;
 
 typedef struct vm_table {
@@ -64,9 +66,22 @@ void vm_table_select(vm_table *t, int pos, int page);
  * -1. */
 int vm_table_find(const vm_table *t, const char *text, int from, int dir);
 
+/* ---- fitting text into a column ---- */
+
+/* s in at most width cells, keeping its end: s itself when it fits, else a mark ("\u2026"
+ * when utf8, else "~") and the last width-1 characters. Characters are counted as cells
+ * (UTF-8 sequences as one when utf8, bytes otherwise). out gets at most len-1 bytes;
+ * returns the cells of out. */
+int vm_fit_tail(char *out, size_t len, const char *s, int width, bool utf8);
+/* A column header in at most width cells: the title, and when sort is not 0 a space and
+ * the sort mark (ascending sort > 0: "\u25b2" or "^", descending: "\u25bc" or "v"), the
+ * title shortened to keep the mark. Returns the cells of out. */
+int vm_header(char *out, size_t len, const char *title, int width, int sort, bool utf8);
+
 /* ---- formatting ---- */
 
-/* Bytes as "812 B", "14.2 KB", "1.34 MB" (1 KB = 1024 B, three significant digits). */
+/* Bytes as "812 B", "14.2 KiB", "1.34 MiB" (1 KiB = 1024 B, three significant digits), the
+ * units the CLI prints. */
 void vm_fmt_bytes(char *buf, size_t len, double bytes);
 /* A number in at most width characters: %.*g with as many digits as fit, "nan"/"inf". */
 void vm_fmt_num(char *buf, size_t len, double v, int width);

@@ -188,18 +188,38 @@ static bool is_backspace(int r, wint_t wc)
     return (r == OK && (wc == 127 || wc == 8)) || (r == KEY_CODE_YES && wc == KEY_BACKSPACE);
 }
 
-/* a framed window centred on the screen, in a panel on top */
+/* The width a modal window of w cells gets: the whole screen's when less than 3 cells a
+   side would be left (a column or two of the pane beside a dialog reads as debris). */
+static int modal_w(int w)
+{
+    if (w > COLS || COLS - w < 6)
+        w = COLS;
+    return w < 10 ? 10 : w;
+}
+
+/* Where a modal window of h x w goes: centred; from the top row when at most 3 rows would
+   be left (the status line and the key bar stay in view under it). */
+static void modal_pos(int h, int w, int *y, int *x)
+{
+    *y = LINES - h <= 3 ? 0 : (LINES - h) / 2;
+    *x = (COLS - w) / 2;
+    if (*y < 0)
+        *y = 0;
+    if (*x < 0)
+        *x = 0;
+}
+
+/* a framed window centred on the screen (modal_w, modal_pos), in a panel on top */
 static WINDOW *modal_open(int h, int w, PANEL **p)
 {
     if (h > LINES)
         h = LINES;
-    if (w > COLS)
-        w = COLS;
+    w = modal_w(w);
     if (h < 3)
         h = 3;
-    if (w < 10)
-        w = 10;
-    WINDOW *win = newwin(h, w, (LINES - h) / 2, (COLS - w) / 2);
+    int y, x;
+    modal_pos(h, w, &y, &x);
+    WINDOW *win = newwin(h, w, y, x);
     if (!win)
         return NULL;
     *p = new_panel(win);
@@ -238,10 +258,10 @@ static void modal_frame(const tui *t, WINDOW *win, const char *title)
 /* keeps a modal window on the screen after a resize */
 static void modal_recentre(WINDOW *win, PANEL *p)
 {
-    int h, w;
+    int h, w, y, x;
     getmaxyx(win, h, w);
-    int y = (LINES - h) / 2, x = (COLS - w) / 2;
-    move_panel(p, y < 0 ? 0 : y, x < 0 ? 0 : x);
+    modal_pos(h, w, &y, &x);
+    move_panel(p, y, x);
 }
 
 /* ---- the table ---- */
@@ -268,12 +288,11 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
     mvwhline(w, y, x, ' ', wd);
     wattr_off(w, (attr_t)ha, NULL);
     for (int c = 0; c < nvis; c++) {
-        char title[40];
+        char title[64];
         const vm_col *col = &tb->cols[c];
-        if (tb->sort_col == c)
-            snprintf(title, sizeof title, "%s%c", col->title, tb->sort_desc ? 'v' : '^');
-        else
-            snprintf(title, sizeof title, "%s", col->title);
+        /* the sort mark a space after the title ("cycles v"), never read as a letter of it */
+        vm_header(title, sizeof title, col->title, cw[c],
+                  tb->sort_col == c ? (tb->sort_desc ? -1 : 1) : 0, t->utf8);
         int n = text_cells(t, title);
         int off = col->numeric && n < cw[c] ? cw[c] - n : 0;
         tui_put(t, w, y, x + cx[c] + off, cw[c] - off, ha, title);
@@ -305,12 +324,17 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
             int a = ct ? tui_tag_attr(t, ct) : ra;
             if (sel)
                 a = sela | (ct == VM_TAG_BAD || (!ct && tb->tags[row] == VM_TAG_BAD) ? A_BOLD : 0);
+            char tail[512];
             int n = text_cells(t, s);
+            if (tb->cols[c].keep_tail && n > cw[c]) { /* the name's end: "...conv2d_8/Conv2D" */
+                n = vm_fit_tail(tail, sizeof tail, s, cw[c], t->utf8);
+                s = tail;
+            }
             int off = tb->cols[c].numeric && n < cw[c] ? cw[c] - n : 0;
             int drawn = tui_put(t, w, ry, x + cx[c] + off, cw[c] - off, a, s);
             /* monochrome: a mark after a cell over its threshold */
             int mx = cx[c] + off + drawn;
-            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd &&
+            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd && cw[c] > 1 &&
                 (c + 1 >= nvis || mx < cx[c + 1]))
                 tui_put(t, w, ry, x + mx, 1, sel ? sela : (int)A_BOLD, ct == VM_TAG_BAD ? "!" : "~");
         }
@@ -535,7 +559,7 @@ bool tui_prompt(tui *t, const char *label, char *buf, size_t len)
 bool tui_confirm(tui *t, const char *question)
 {
     char lines[4][256];
-    int w = COLS - 4 < 60 ? COLS - 4 : 60;
+    int w = modal_w(COLS - 4 < 60 ? COLS - 4 : 60);
     int nl = wrap(question, w - 4, lines, 4);
     PANEL *p = NULL;
     WINDOW *win = modal_open(nl + 4, w, &p);
@@ -570,7 +594,103 @@ bool tui_confirm(tui *t, const char *question)
 
 /* ---- the text viewer ---- */
 
+/* the bytes of the longest start of s that fits in width cells (at least one character) */
+static size_t fit_bytes(const tui *t, const char *s, int width)
+{
+    size_t i = 0;
+    int cells = 0;
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    while (s[i]) {
+        size_t n = 1;
+        int cw = 1;
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80 && t->utf8) {
+            wchar_t wc;
+            n = mbrtowc(&wc, s + i, strlen(s + i), &ms);
+            if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+                memset(&ms, 0, sizeof ms);
+                n = 1;
+            } else {
+                cw = wcwidth(wc);
+                cw = cw < 0 ? 1 : cw;
+            }
+        }
+        if (cells + cw > width && i > 0)
+            break;
+        cells += cw;
+        i += n;
+    }
+    return i;
+}
+
+/* The hanging indent of a long line's continuations: where its text starts after the last
+   run of two or more blanks in the first half of width ("  F5 r        run this step",
+   "  NPU     /a/long/path"), else its own indent and two more. */
+static int hang_indent(const char *s, int width)
+{
+    int lead = (int)strspn(s, " "), at = -1;
+    for (int i = lead; s[i] && i < width / 2; i++)
+        if (s[i] == ' ' && s[i + 1] == ' ') {
+            int j = i;
+            while (s[j] == ' ')
+                j++;
+            if (s[j] && j < width / 2)
+                at = j;
+            i = j - 1;
+        }
+    return at > 0 ? at : lead + 2 < width / 2 ? lead + 2 : 0;
+}
+
+/* Lines src[nsrc] wrapped at blanks into width cells (hang_indent), into a new text. */
+static char *wrap_text(const tui *t, char *const *src, int nsrc, int width)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    for (int i = 0; i < nsrc; i++) {
+        const char *s = src[i];
+        if (text_cells(t, s) <= width) {
+            fprintf(f, "%s\n", s);
+            continue;
+        }
+        int ind = hang_indent(s, width);
+        for (bool first = true; *s; first = false) {
+            int room = first ? width : width - ind;
+            size_t take = fit_bytes(t, s, room);
+            if (s[take]) { /* not the end: break at the last blank when there is one */
+                size_t b = take;
+                while (b > 0 && s[b] != ' ')
+                    b--;
+                if (b > take / 3)
+                    take = b;
+            }
+            fprintf(f, "%*s%.*s\n", first ? 0 : ind, "", (int)take, s);
+            s += take;
+            while (*s == ' ')
+                s++;
+        }
+    }
+    fclose(f);
+    return out;
+}
+
+static void show_text(tui *t, const char *title, const char *text, bool wrapped);
+
 void tui_show_text(tui *t, const char *title, const char *text)
+{
+    show_text(t, title, text, false);
+}
+
+void tui_show_wrapped(tui *t, const char *title, const char *text)
+{
+    show_text(t, title, text, true);
+}
+
+/* the viewer; wrapped: long lines wrapped to the window (again after a resize) */
+static void show_text(tui *t, const char *title, const char *text, bool wrapped)
 {
     /* the lines, tabs as spaces */
     size_t tl = strlen(text ? text : "");
@@ -617,11 +737,40 @@ void tui_show_text(tui *t, const char *title, const char *text)
     PANEL *p = NULL;
     WINDOW *win = NULL;
     int wh = 0, ww = 0;
+    /* wrapped: the source lines, and the lines shown made of them for the width wrap_w */
+    char **src = lines, *wtext = NULL, **wlines = NULL;
+    int nsrc = nlines, wrap_w = -1;
     for (;;) {
-        int want_h = nlines + 3 > LINES - 2 ? LINES - 2 : nlines + 3;
         int want_w = maxw + 4 > COLS - 2 ? COLS - 2 : maxw + 4;
         if (want_w < 50)
             want_w = COLS - 2 < 50 ? COLS - 2 : 50;
+        want_w = modal_w(want_w);
+        if (wrapped && want_w - 4 != wrap_w) {
+            char *nt = wrap_text(t, src, nsrc, want_w - 4);
+            int n = 0;
+            for (char *q = nt; q && *q; q++)
+                n += *q == '\n';
+            char **nl = nt ? malloc((size_t)(n > 0 ? n : 1) * sizeof *nl) : NULL;
+            if (nl) {
+                char *q = nt;
+                for (int i = 0; i < n; i++) {
+                    nl[i] = q;
+                    q = strchr(q, '\n');
+                    *q++ = 0;
+                }
+                free(wtext);
+                free(wlines);
+                wtext = nt;
+                wlines = nl;
+                lines = nl;
+                nlines = n;
+                wrap_w = want_w - 4;
+            } else {
+                free(nt);
+                wrapped = false; /* out of memory: the lines as they are */
+            }
+        }
+        int want_h = nlines + 3 > LINES - 2 ? LINES - 2 : nlines + 3;
         if (want_h < 5)
             want_h = 5;
         if (!win || want_h != wh || want_w != ww) { /* first time, or a resize */
@@ -746,11 +895,29 @@ void tui_show_text(tui *t, const char *title, const char *text)
         break; /* q, Esc, Enter, any other key */
     }
     modal_close(t, win, p);
-    free(lines);
+    free(src);
+    free(wlines);
+    free(wtext);
     free(copy);
 }
 
 /* ---- forms ---- */
+
+/* The text of a form field without leading and trailing blanks (a path never starts with
+   one) into buf. */
+static void field_text(FIELD *f, char *buf, size_t len)
+{
+    const char *b = field_buffer(f, 0);
+    snprintf(buf, len, "%s", b ? b : "");
+    size_t l = strlen(buf);
+    while (l && buf[l - 1] == ' ')
+        buf[--l] = 0;
+    size_t s = 0;
+    while (buf[s] == ' ')
+        s++;
+    if (s)
+        memmove(buf, buf + s, l - s + 1);
+}
 
 bool tui_form(tui *t, const char *title, tui_field *fields, int n)
 {
@@ -759,6 +926,7 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     int W = COLS - 4 > 78 ? 78 : COLS - 4;
     if (W < 30)
         W = COLS;
+    W = modal_w(W);
     int L = 0;
     for (int i = 0; i < n; i++) {
         int l = (int)strlen(fields[i].label ? fields[i].label : "");
@@ -808,6 +976,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     form_driver(form, REQ_END_LINE);
     curs_set(1);
     int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
+    char bad[256] = ""; /* a failed check's message, shown for field bad_field */
+    int bad_field = -1;
     for (;;) {
         int cur = field_index(current_field(form));
         for (int i = 0; i < n; i++)
@@ -821,9 +991,13 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
         for (int i = n + 1; i < H - 1; i++)
             mvwhline(win, i, 1, ' ', W - 2);
         char hl[6][256];
-        int nh = hint_lines ? wrap(fields[cur].hint, W - 4, hl, hint_lines) : 0;
+        const char *hint = bad[0] && bad_field == cur ? bad : fields[cur].hint;
+        int nh = hint_lines ? wrap(hint, W - 4, hl, hint_lines) : 0;
         for (int i = 0; i < nh; i++)
-            tui_put(t, win, n + 2 + i, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM), hl[i]);
+            tui_put(t, win, n + 2 + i, 2, W - 4,
+                    hint == bad ? tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD
+                                : tui_tag_attr(t, VM_TAG_DIM),
+                    hl[i]);
         tui_put(t, win, H - 2, 2, W - 4, 0,
                 "Tab/arrows: field  Enter: next (last: OK)  F10: OK  Esc: cancel");
         tui_redraw(t);
@@ -838,9 +1012,27 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             break;
         if ((r == KEY_CODE_YES && wc == KEY_F(10)) || (is_enter(r, wc) && cur == n - 1)) {
             form_driver(form, REQ_VALIDATION);
+            /* each field's check: the first that fails keeps the form open on it */
+            bad[0] = 0;
+            for (int i = 0; i < n && !bad[0]; i++) {
+                if (!fields[i].check)
+                    continue;
+                char v[1024];
+                field_text(ff[i], v, sizeof v);
+                if (!fields[i].check(v, bad, sizeof bad)) {
+                    if (!bad[0])
+                        snprintf(bad, sizeof bad, "%s: not valid", fields[i].label);
+                    bad_field = i;
+                    set_current_field(form, ff[i]);
+                    form_driver(form, REQ_END_LINE);
+                }
+            }
+            if (bad[0])
+                continue;
             ok = true;
             break;
         }
+        bad[0] = 0; /* any other key: the hint again */
         if (is_enter(r, wc) || (r == OK && wc == '\t') ||
             (r == KEY_CODE_YES && wc == KEY_DOWN)) {
             form_driver(form, REQ_NEXT_FIELD);
@@ -906,21 +1098,9 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
         }
     }
     if (ok)
-        for (int i = 0; i < n; i++) {
-            const char *b = field_buffer(ff[i], 0);
-            if (!fields[i].value || !fields[i].len)
-                continue;
-            snprintf(fields[i].value, fields[i].len, "%s", b ? b : "");
-            size_t l = strlen(fields[i].value);
-            while (l && fields[i].value[l - 1] == ' ')
-                fields[i].value[--l] = 0;
-            /* leading blanks too: a path never starts with one */
-            size_t s = 0;
-            while (fields[i].value[s] == ' ')
-                s++;
-            if (s)
-                memmove(fields[i].value, fields[i].value + s, l - s + 1);
-        }
+        for (int i = 0; i < n; i++)
+            if (fields[i].value && fields[i].len)
+                field_text(ff[i], fields[i].value, fields[i].len);
 out:
     if (form) {
         unpost_form(form);
@@ -1027,6 +1207,7 @@ bool tui_pick_file(tui *t, const char *title, const char *start, const char *suf
             H = LINES;
         if (W < 30)
             W = COLS;
+        W = modal_w(W);
         int extra = save ? 1 : 0; /* save: "[ new file name... ]" first */
         int nitems = ne + extra;
         char **names = calloc((size_t)nitems + 1, sizeof *names);

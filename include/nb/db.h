@@ -95,6 +95,9 @@ typedef struct nb_run_filter {
     const char *model; /* a path (matched after realpath) or a SHA-256 prefix (>= 6 hex) */
     const char *since; /* 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM[:SS]' (UTC) */
     int limit;         /* <= 0: no limit */
+    const int64_t *ids; /* n_ids > 0: only these runs (a set no other filter can express, e.g.
+                           a model's runs with every run derived from them) */
+    int n_ids;
 } nb_run_filter;
 
 /* Runs matching f, newest first. Errors: NB_ERR_ARG for a malformed since or kind. */
