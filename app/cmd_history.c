@@ -467,7 +467,10 @@ static int cmd_export(nb_db *db, int argc, char **argv)
         const char *dst = outp;
         if (lstat(outp, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(outp, target))
             dst = target;
-        if (stat(dst, &sb) == 0 && !S_ISREG(sb.st_mode))
+        if (nb_db_owns_file(db, dst))
+            rc = cli_fail(2, "%s: that is the run database itself; export to another file",
+                          outp);
+        else if (stat(dst, &sb) == 0 && !S_ISREG(sb.st_mode))
             rc = cli_fail(2, "%s: not a regular file; for a device or a pipe write to standard "
                           "output ('> %s')", outp, outp);
         else if (nb_write_file_atomic(dst, buf, len, &st))

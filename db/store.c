@@ -58,6 +58,21 @@ void nb_db_now(char out[32])
     snprintf(out, 32, "%s.%03dZ", b, (int)(ts.tv_nsec / 1000000));
 }
 
+bool nb_db_owns_file(const nb_db *db, const char *path)
+{
+    struct stat a, b;
+    if (!db || stat(path, &a) != 0)
+        return false;
+    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (int i = 0; i < 4; i++) {
+        char f[PATH_MAX];
+        snprintf(f, sizeof f, "%s%s", nb_db_path(db), suffix[i]);
+        if (stat(f, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            return true;
+    }
+    return false;
+}
+
 static double mono_ms(void)
 {
     struct timespec ts;

@@ -370,6 +370,11 @@ expect 2 "history show of a bad id" -- "$NB" history show 12x
 expect 2 "history: bad --since" -- "$NB" history --since yesterday; mentions "YYYY-MM-DD"
 expect 2 "history rm without a terminal or --yes" -- "$NB" history rm "$child" </dev/null
 expect 0 "history rm --yes" -- "$NB" history rm "$child" --yes
+# --out naming the database itself (or its WAL) would wipe it: refused, the runs still there
+n_before=$("$NB" history list --limit 1000 2>/dev/null | wc -l)
+expect 2 "history export over the run database" -- "$NB" history export --format csv --out "$NANOBENCH_DB"; mentions "that is the run database itself"
+[ "$("$NB" history list --limit 1000 2>/dev/null | wc -l)" = "$n_before" ] ||
+    { echo "FAIL: history export over the database changed it"; fails=$((fails + 1)); }
 expect 2 "history export to a folder that does not exist" -- "$NB" history export --out "$T/no/such/dir/x.csv"
 [ ! -e "$T/no" ] || { echo "FAIL: export created a folder"; fails=$((fails + 1)); }
 mkfifo "$T/pipe.csv"

@@ -43,6 +43,10 @@ nb_err nb_db_open(const char *path, nb_db **out, nb_status *st);
 nb_err nb_db_open_version(const char *path, int version, nb_db **out, nb_status *st);
 void nb_db_close(nb_db *db);
 const char *nb_db_path(const nb_db *db);
+/* True when path is the database's own file, or its -wal or -shm file (same device and
+ * inode; links followed): an export must not be written over it. False when path does not
+ * exist. */
+bool nb_db_owns_file(const nb_db *db, const char *path);
 /* PRAGMA user_version of the open database. */
 int nb_db_version(const nb_db *db);
 
