@@ -165,6 +165,8 @@ int cmd_atc(int argc, char **argv)
     nb_scale_plan plan = {0};
     nb_scale_advice *adv = NULL;
     int n_adv = 0;
+    const char **act16 = NULL; /* the layers with int16 activations (dst_bits 16) */
+    int n_act16 = 0;
     char work[4200] = "", work_a[4300], work_b[4300];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -262,6 +264,24 @@ int cmd_atc(int argc, char **argv)
                       n_unq == 1 ? "s" : "", unq, n_unq > 8 ? ", ..." : "");
         goto out;
     }
+    /* int16 activations (a layer's dst_bits 16): the cube's s16 x s8 for a Conv, MatMul or
+       Gemm's x; an RNN's x and state enter its cube task as int8 */
+    act16 = calloc((size_t)in.n_layers + 1, sizeof *act16);
+    if (!act16) {
+        rc = cli_fail(1, "out of memory");
+        goto out;
+    }
+    for (int k = 0; k < in.n_layers; k++) {
+        if (in.layers[k].act_bits != 16)
+            continue;
+        if (in.layers[k].r) {
+            rc = cli_fail(2, "%s: layer '%s' (LSTM/GRU) has int16 activations: the compiler "
+                          "runs an RNN's input and state as int8 (calibrate it with dst_type "
+                          "INT8)", model, in.layers[k].node);
+            goto out;
+        }
+        act16[n_act16++] = in.layers[k].node;
+    }
     /* fp16 range: calibrated ranges beyond 65504, and what --nb_input_scale would do */
     if (nb_input_scale_advise(m, in.layers, in.n_layers, &adv, &n_adv, &st)) {
         rc = cli_error(&st);
@@ -300,7 +320,8 @@ int cmd_atc(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
-    nb_npu_opts no = {.weight_bits = 8, .soc_version = soc, .input_fp16_nodes = fp16};
+    nb_npu_opts no = {.weight_bits = 8, .soc_version = soc, .input_fp16_nodes = fp16,
+                      .act16_nodes = act16, .n_act16_nodes = n_act16};
     if (nb_estimate_model(m, &ops, &no, &est, &st)) {
         rc = cli_error(&st);
         goto out;
@@ -390,6 +411,7 @@ out:
     nb_estimate_free(&est);
     nb_scale_plan_free(&plan);
     free(adv);
+    free(act16);
     nb_op_table_free(&ops);
     nb_model_free(m);
     nb_npu_input_free(&in);

@@ -697,6 +697,28 @@ expect 0 "bringup --nb_input_scale" -- "$NB" bringup "$T/sc/stft.onnx" --data_di
 json_ok "bringup --nb_input_scale: passed to atc, no warning, no clamp" 'j.compile.nb_input_scale === "x:2^-10" &&
     j.compile.warnings.length === 0 && j.compile.suggested_nb_input_scale === null && j.npu.saturation.total === 0 &&
     j.outputs[0].cosine_worst > 0.999'
+# int16 activations end to end: the same fixture with the mel MatMul's input at int16 (a
+# config override, the cube's s16 x s8): calibrated, compiled (its AscendQuant writes int16,
+# the file is the TOTAL_EXEOM_SIZE atc prints), loaded and run; the dB output within two fp16
+# steps at 100 dB (0.125) of the fake-quant model's and 0.25 of the float model's
+printf 'batch_num: 4\noverride_layer_configs { layer_name: "mel" calibration_config { ifmr_quantize { dst_type: INT16 } } }\n' >"$T/sc/c16.cfg"
+"$NB" calibrate --model "$T/sc/stft.onnx" --save_path "$T/sc/q16/s" --data_dir "$T/sc/data" --calibration_config "$T/sc/c16.cfg" >/dev/null 2>&1 &&
+    grep -q 'act_type: "INT16"' "$T/sc/q16/s_quant_record.txt" ||
+    { echo "FAIL: calibrate stft_db with an int16 layer"; fails=$((fails + 1)); }
+expect 0 "atc: a layer with int16 activations" -- "$NB" atc --mode=30 --framework=5 --soc_version=Ascend035A --model="$T/sc/q16/s_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/sc/s16" --nb_input_scale="x:2^-10" --log=info
+grep -q "^\[INFO\] pass: MatMul 'mel': int16 input (dst_bits 16), the cube's s16 x s8" "$T/out" &&
+    [ "$(wc -c <"$T/sc/s16.exeom")" = "$(awk '/^TOTAL_EXEOM_SIZE:/ {print $2}' "$T/out")" ] ||
+    { echo "FAIL: atc of an int16 layer: its note or its size"; cat "$T/out"; ls -l "$T/sc"; fails=$((fails + 1)); }
+expect 0 "run: an exeom with an int16 layer" -- "$NB" run "$T/sc/s16.exeom" --input "x=$T/sc/data/1.bin" --output-dir "$T/sc/o16"
+"$NB" infer "$T/sc/q16/s_fake_quant_model.onnx" --input "x=$T/sc/data/1.bin" --output-dir "$T/sc/f16" >/dev/null 2>&1
+node -e '
+const fs = require("fs");
+const npy = f => { const b = fs.readFileSync(f), h = b.readUInt16LE(8); return new Float32Array(b.buffer.slice(b.byteOffset + 10 + h, b.byteOffset + b.length)); };
+const r = npy(process.argv[1]), f = npy(process.argv[2]), a = npy(process.argv[3]);
+const d = (x, y) => Math.max(...x.map((v, i) => Math.abs(v - y[i])));
+process.exit(r.length === 8 && f.length === 8 && a.length === 8 && d(a, f) < 0.125 && d(a, r) < 0.25 ? 0 : (console.log(d(a, f), d(a, r)), 1));' \
+    "$T/sc/ref/y.npy" "$T/sc/f16/y.npy" "$T/sc/o16/y.npy" ||
+    { echo "FAIL: run of the int16 layer against the fake-quant and float models"; fails=$((fails + 1)); }
 # bringup (issue 10): the conv fixture (Relu(Conv), nonzero weights) from ONNX to a verdict in
 # one command. Calibration data, x FLOAT [1,3,8,8]: 6 batches of pseudo-random values in
 # [-1, 1) (an LCG); and 2 batches whose top-left 3x3 patch of every channel is +-10000 with the

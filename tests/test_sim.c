@@ -19,7 +19,8 @@
 #include "nb/sim.h"
 
 /* ---- a tiny exeom built byte by byte (share/doc/exeom.md), for the kernels the compiler
-   does not emit yet (int16 activations, int4 weights) and for hand-checked layouts ---- */
+   does not emit yet (int4 weights), for int16 activations (the compiler's own in test_exeom's
+   test_sim_matmul_int16) and for hand-checked layouts ---- */
 typedef struct xt {
     int dtype, format, role, rank, dims[6];
     uint32_t place;

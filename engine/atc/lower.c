@@ -234,30 +234,43 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
     return o;
 }
 
-/* The int8 version of activation v in format f for a cube op (an AscendQuant, made once per
- * value and format). */
-static int quant_in(lctx *c, int v, nb_format f, const char *consumer)
+/* The int8 (dt NB_INT8) or int16 (NB_INT16: the cube's s16 x s8) version of activation v
+ * in format f for a cube op (an AscendQuant, made once per value, format and type). */
+static int quant_in(lctx *c, int v, nb_format f, const char *consumer, nb_dtype dt)
 {
     c = owner(c, &v);
     if (v < 0)
         return -1;
-    if (c->vq[v] >= 0 && c->n->t[c->vq[v]].format == f)
+    if (c->vq[v] >= 0 && c->n->t[c->vq[v]].format == f && c->n->t[c->vq[v]].dtype == dt)
         return c->vq[v];
     int src = tensor_in(c, v, f == NB_FMT_FRACTAL_NZ ? NB_FMT_ND : f, consumer);
     if (src < 0)
         return -1;
-    if (c->n->t[src].dtype == NB_INT8 || c->n->t[src].dtype == NB_UINT8)
+    nb_dtype sd = c->n->t[src].dtype;
+    if (dt == NB_INT8 ? sd == NB_INT8 || sd == NB_UINT8 : sd == dt)
         return src;
     const nb_npu_tensor s = c->n->t[src]; /* a copy: add_tensor may move the array */
     int k = add_task(c, dupf("%s/AscendQuant", consumer), "AscendQuant", "AscendQuant",
                      NB_TASK_VECTOR, true);
-    int o = add_tensor(c, dupf("%s/int8", s.name), NB_INT8, f, s.rank, s.dims,
-                       NB_T_ACTIVATION, -1);
+    int o = add_tensor(c, dupf("%s/%s", s.name, dt == NB_INT16 ? "int16" : "int8"), dt, f,
+                       s.rank, s.dims, NB_T_ACTIVATION, -1);
     task_in(c, k, src);
     task_out(c, k, o);
     c->n->n_quant++;
     c->vq[v] = o;
     return o;
+}
+
+/* The type of the cube op n's quantized input x: int16 when the options name it (its
+ * layer's dst_bits 16), int8 otherwise. */
+static nb_dtype act_type(const lctx *c, const nb_node *n, const char *name)
+{
+    for (int i = 0; i < c->o->n_act16_nodes && c->o->act16_nodes; i++) {
+        const char *a = c->o->act16_nodes[i];
+        if (a && ((n->name && !strcmp(a, n->name)) || !strcmp(a, name)))
+            return NB_INT16;
+    }
+    return NB_INT8;
 }
 
 /* The quantized cube weight of constant value v, with the logical shape dims (N x K for
@@ -795,8 +808,11 @@ static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
             rewrite(c, "Gemm '%s' with a constant B kept as one cube op", name);
     }
     /* the AscendQuant (and TransData) of the operands come before the cube task */
-    int xq = quant_in(c, n->in[0], fx, name);
-    int wq = wconst ? -1 : quant_in(c, n->in[wi], NB_FMT_FRACTAL_NZ, name);
+    nb_dtype xt = act_type(c, n, name);
+    if (xt == NB_INT16)
+        rewrite(c, "%s '%s': int16 input (dst_bits 16), the cube's s16 x s8", op, name);
+    int xq = quant_in(c, n->in[0], fx, name, xt);
+    int wq = wconst ? -1 : quant_in(c, n->in[wi], NB_FMT_FRACTAL_NZ, name, NB_INT8);
     int k = add_task(c, strdup(name), op, op, NB_TASK_CUBE, false);
     if (k < 0)
         return;
@@ -935,7 +951,7 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
         c->n->t[bq].gen = 3, c->n->t[dsq].gen = 4;
     int pq = lstm && n->n_in > 7 && n->in[7] >= 0 ? tensor_in(c, n->in[7], NB_FMT_ND, name)
                                                    : -1;
-    int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, name);
+    int xq = quant_in(c, n->in[0], NB_FMT_FRACTAL_NZ, name, NB_INT8);
     int64_t hd[3] = {dirs, batch, hid}; /* the state of each direction */
     int h = n->n_in > 5 && n->in[5] >= 0 ? tensor_in(c, n->in[5], NB_FMT_ND, name) : -1;
     int cst = lstm && n->n_in > 6 && n->in[6] >= 0 ? tensor_in(c, n->in[6], NB_FMT_ND, name)

@@ -168,7 +168,13 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         state = state && l->r;
         putf(p, state ? l->h_scale : l->quant_scale);
         putf(p + 4, state ? l->h_offset : l->quant_offset);
-        p[8] = (uint8_t)(state ? 8 : l->act_bits);
+        int bits = state ? 8 : l->act_bits;
+        nb_dtype want = bits == 16 ? NB_INT16 : NB_INT8;
+        if (k->n_out && ng->t[k->out[0]].dtype != want)
+            return nb_fail(st, NB_ERR_INTERNAL, "task '%s': the layer's dst_bits %d, its "
+                           "output is %s (the lowering was not told of the int16 layer)",
+                           k->name, bits, nb_dtype_name(ng->t[k->out[0]].dtype));
+        p[8] = (uint8_t)bits;
         return NB_OK;
     }
     if (!strcmp(op, "AscendDequant")) { /* the activation fused into it, if any */
@@ -776,7 +782,8 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         static const char *const fmts[] = {"/ND", "/NC1HWC0", "/FRACTAL_NZ", "/NCHW"};
         for (size_t f = 0; !ts[i].onnx_value[0] && !t->gen && f < 4; f++) {
             size_t nl = strlen(t->name), fl = strlen(fmts[f]);
-            if (nl > fl && !strcmp(t->name + nl - fl, fmts[f]) && t->dtype != NB_INT8) {
+            if (nl > fl && !strcmp(t->name + nl - fl, fmts[f]) && t->dtype != NB_INT8 &&
+                t->dtype != NB_INT16) {
                 onnx_copy[i] = strndup(t->name, nl - fl);
                 if (onnx_copy[i] && nb_graph_find(m->graph, onnx_copy[i]) >= 0)
                     ts[i].onnx_value = onnx_copy[i];

@@ -176,6 +176,12 @@ typedef struct nb_npu_opts {
     /* ATC's --output_type FP32: float outputs leave through a Cast to float32 (default
      * false: FP16). */
     bool output_fp32;
+    /* The cube ops (ONNX node names) whose input x is quantized to int16: a calibrated
+     * layer's dst_bits 16 (AMCT's dst_type INT16, the cube's s16 x s8 mode). Their
+     * AscendQuant writes int16 (C0 16 in NC1HWC0 and FRACTAL_NZ, 2 bytes a value); every
+     * other cube op's, int8. NULL: none. */
+    const char *const *act16_nodes;
+    int n_act16_nodes;
 } nb_npu_opts;
 
 typedef struct nb_npu_graph {
@@ -195,7 +201,8 @@ typedef struct nb_npu_graph {
  *   constant B kept as one cube op; LSTM/GRU with seq_len > 1 unrolled into one task per
  *   step sharing one weight copy;
  * - cube ops take int8 (or int4) weights and int8 activations (an AscendQuant inserted
- *   unless the producer yields int8), int32 bias, deq_scale, and an AscendDequant to fp16;
+ *   unless the producer yields int8; int16 for the ops o->act16_nodes names), int32 bias,
+ *   deq_scale, and an AscendDequant to fp16;
  * - vector ops run in fp16; a float32 graph input or output is fp16 at the boundary (ATC's
  *   --input_fp16_nodes / --output_type FP16);
  * - 4-D (and N,C,L) activations of spatial ops are NC1HWC0, conv weights FRACTAL_Z, matrix
