@@ -715,6 +715,12 @@ grep -q "^ *atc: mel's input calibrated to 2.4e+10 > 65504; it suggests" "$T/out
         process.exit(c.suggested_nb_input_scale === "x:2^-10" && c.nb_input_scale === null &&
             c.warnings.length === 1 && c.warnings[0].startsWith("fp16 range: mel") ? 0 : 1)' "$T/sc/bu0/summary.json" ||
     { echo "FAIL: bringup: atc's advice"; cat "$T/out"; fails=$((fails + 1)); }
+# and calibrate's INT16 advice for mel, one line; summary.json: calibration.suggested_int16
+grep -q "^ *int8 rounds 2[0-9]% of mel's nonzero input to 0: INT16 suggested$" "$T/out" &&
+    node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).calibration;
+        process.exit(c.suggested_int16.length === 1 && c.suggested_int16[0].layer === "mel" &&
+            c.suggested_int16[0].override.startsWith("override_layer_configs { layer_name: \"mel\"") ? 0 : 1)' "$T/sc/bu0/summary.json" ||
+    { echo "FAIL: bringup: calibrate's INT16 advice"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "bringup --nb_input_scale" -- "$NB" bringup "$T/sc/stft.onnx" --data_dir "$T/sc/data" --out "$T/sc/bu1" --nb_input_scale "x:2^-10" --json
 json_ok "bringup --nb_input_scale: passed to atc, no warning, no clamp" 'j.compile.nb_input_scale === "x:2^-10" &&
     j.compile.warnings.length === 0 && j.compile.suggested_nb_input_scale === null && j.npu.saturation.total === 0 &&
@@ -741,6 +747,10 @@ const d = (x, y) => Math.max(...x.map((v, i) => Math.abs(v - y[i])));
 process.exit(r.length === 8 && f.length === 8 && a.length === 8 && d(a, f) < 0.125 && d(a, r) < 0.25 ? 0 : (console.log(d(a, f), d(a, r)), 1));' \
     "$T/sc/ref/y.npy" "$T/sc/f16/y.npy" "$T/sc/o16/y.npy" ||
     { echo "FAIL: run of the int16 layer against the fake-quant and float models"; fails=$((fails + 1)); }
+# bringup takes the override (--calibration_config) with the scale: no advice left
+expect 0 "bringup --calibration_config with the INT16 override" -- "$NB" bringup "$T/sc/stft.onnx" --data_dir "$T/sc/data" --out "$T/sc/bu16" --nb_input_scale "x:2^-10" --calibration_config "$T/sc/c16.cfg" --json
+json_ok "bringup with the INT16 override: no suggestion, no warning" 'eq(j.calibration.suggested_int16, []) &&
+    j.compile.warnings.length === 0 && j.outputs[0].cosine_worst > 0.999'
 # bringup (issue 10): the conv fixture (Relu(Conv), nonzero weights) from ONNX to a verdict in
 # one command. Calibration data, x FLOAT [1,3,8,8]: 6 batches of pseudo-random values in
 # [-1, 1) (an LCG); and 2 batches whose top-left 3x3 patch of every channel is +-10000 with the
