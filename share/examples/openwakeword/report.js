@@ -223,7 +223,7 @@ function melSteps(s) {
   const layer = l => cal.layers.find(x => x.layer === l);
   const a = layer('Conv_2'), p = layer('MatMul_15');
   if (a && p && p.act_bits === 16)
-    say(`its steps (calibration): the audio into Conv_2 ${a.scale_d.toPrecision(3)} (int8), the power spectrum ` +
+    say(`its steps (calibration): the audio into Conv_2 ${a.scale_d.toPrecision(3)} (int${a.act_bits}), the power spectrum ` +
         `into MatMul_15 ${p.scale_d.toPrecision(3)} (int16: a range of ${(p.scale_d * 65535).toPrecision(3)} in ` +
         `65536 steps): ${(p.zeroed_fraction * 100).toFixed(1)}% of its nonzero values still round to 0`, '  ', '    ');
   else if (a && p)
