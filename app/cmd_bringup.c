@@ -57,7 +57,9 @@ static void help(void)
            "(K = --eval_count, default 5). ATC's flags pass through (default: every float\n"
            "input fp16, FP16 outputs, Ascend035A), and atc's --nb_input_scale; atc's\n"
            "warnings are in the summary, with the --nb_input_scale it suggests when a\n"
-           "calibrated range is beyond fp16. --threshold is compare's. DIR defaults to\n"
+           "calibrated range is beyond fp16, and calibrate's INT16 advice (a layer whose\n"
+           "int8 input rounds its small values to 0; --calibration_config takes the\n"
+           "override). --threshold is compare's. DIR defaults to\n"
            "./bringup_<model name>. An output of one value per input (a score) is also\n"
            "compared over the K inputs together, and that cosine is its worst (a cosine of\n"
            "one value is 1).\n"
@@ -714,6 +716,23 @@ static void print_text(const bu *b, const json_t *s)
                                str(l, "layer"), num(l, "sqnr_db"));
     }
     put("", 2, "worst layers: %s", t1[0] ? t1 : "none evaluated");
+    /* calibrate's INT16 advice: the layers whose int8 input loses its small values */
+    const json_t *sg16 = json_object_get(c, "suggested_int16");
+    if (json_array_size(sg16)) {
+        at = 0;
+        t1[0] = 0;
+        for (size_t i = 0; i < json_array_size(sg16) && at < sizeof t1; i++) {
+            const json_t *l = json_array_get(sg16, i);
+            at += (size_t)snprintf(t1 + at, sizeof t1 - at, "%s%s (%.0f%%)", i ? ", " : "",
+                                   str(l, "layer"), 100 * num(l, "zeroed_fraction"));
+        }
+        const json_t *l0 = json_array_get(sg16, 0);
+        if (json_array_size(sg16) == 1)
+            put("", 2, "int8 rounds %.0f%% of %s's nonzero input to 0: INT16 suggested",
+                100 * num(l0, "zeroed_fraction"), str(l0, "layer"));
+        else
+            put("", 2, "int8 rounds nonzero inputs to 0 in %s: INT16 suggested", t1);
+    }
     const char *xb = strrchr(str(x, "exeom"), '/');
     const char *scale = str(x, "nb_input_scale");
     put("compile", 1, "%s: %.0f bytes%s%s%s", xb ? xb + 1 : str(x, "exeom"),
@@ -1021,6 +1040,11 @@ static json_t *calibration_json(const bu *b)
         json_array_append_new(jw, x);
     }
     json_object_set_new(jc, "worst_layers", jw);
+    /* calibrate's advice: layers whose int8 input loses its small values, with the config
+       line that calibrates them at INT16 (the text summary names them) */
+    const json_t *sg = json_object_get(b->cal, "suggested_int16");
+    json_object_set_new(jc, "suggested_int16", json_is_array(sg) ? json_deep_copy(sg)
+                                                                 : json_array());
     json_object_set_new(jc, "output_sqnr_db", cli_jnum(num(b->cal, "output_sqnr_db")));
     json_object_set_new(jc, "output_cosine", cli_jnum(num(b->cal, "output_cosine")));
     json_object_set_new(jc, "eval_set", nb_json_string(str(b->cal, "eval_set")));

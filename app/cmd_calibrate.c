@@ -84,6 +84,8 @@ typedef struct layer {
     const nb_tensor *w;    /* constant weights */
     const nb_calib_cfg *cfg;
     nb_hist hist;
+    double zeros;          /* calibration values of the input exactly 0 */
+    double zeroed;         /* the fraction of its nonzero values that round to 0 at q */
     nb_qparams q;
     nb_act_algo algo;
     double act_sqnr, w_sqnr;
@@ -258,6 +260,13 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
         if (e) {
             c->failed = l->act;
             return e;
+        }
+        if (!c->eval) {
+            const float *x = t->data;
+            int64_t z = 0;
+            for (int64_t k = 0; k < t->numel; k++)
+                z += x[k] == 0.0f;
+            l->zeros += (double)z;
         }
         /* the mean of each input channel (conv: dim 1; matrices: the last dim), for the
            bias correction */
@@ -713,6 +722,63 @@ static void warn_tiny(const layer *l)
                 l->node->name, (long long)zeroed, zeroed == 1 ? "" : "s", l->cfg->weight_bits);
 }
 
+/* The fraction of the input's nonzero calibration values that round to 0 at the chosen
+ * scale (|x| <= scale / 2: AscendQuant's round half to even), from the histogram (mass
+ * uniform per bin) and the count of exact zeros (all inside, whatever their bin): how much
+ * of the input the int8 steps lose when its dynamic range is wider than 256 steps (a power
+ * spectrum: its quiet bins become 0, a Log after it -inf). 0 when every value is 0. */
+static double zeroed_fraction(const layer *l)
+{
+    const nb_hist *h = &l->hist;
+    double nonzero = h->total - l->zeros, a = l->q.scale / 2.0;
+    if (h->total <= 0 || nonzero <= 0.5)
+        return 0;
+    if (!(h->hi > h->lo))
+        return h->lo != 0 && fabs(h->lo) <= a ? 1 : 0;
+    double w = (h->hi - h->lo) / h->bins, in = 0;
+    int zb = (int)floor((0 - h->lo) / w); /* the bin that holds 0, if any */
+    if (zb == h->bins && h->hi == 0)
+        zb = h->bins - 1;
+    for (int i = 0; i < h->bins; i++) {
+        double bl = h->lo + i * w, ov = fmin(bl + w, a) - fmax(bl, -a), c = h->count[i];
+        if (i == zb) /* its zeros are inside; the rest spread over the bin */
+            c = fmax(c - l->zeros, 0);
+        if (ov > 0)
+            in += c * fmin(ov / w, 1.0);
+    }
+    return fmin(fmax(in / nonzero, 0), 1);
+}
+
+/* The config line that calibrates a layer's input at int16 (its algorithm's section) */
+static void int16_override(const layer *l, char *buf, size_t n)
+{
+    snprintf(buf, n, "override_layer_configs { layer_name: \"%s\" calibration_config { %s { "
+             "dst_type: INT16 } } }", l->node->name,
+             l->algo == NB_ACT_HFMG ? "hfmg_quantize" : "ifmr_quantize");
+}
+
+/* int8 too coarse for the input's dynamic range: more than this fraction of its nonzero
+   values round to 0 (an LSTM/GRU is left out: its input enters the cube as int8). 20%: on
+   openWakeWord, melspectrogram's power spectrum (MatMul_15) is at 97% and its audio (the
+   STFT Convs) at 59%, while embedding_model's Convs, at 27 dB from float with int8, reach
+   10% (bell-shaped activations: the values within half a step of 0) */
+#define ZEROED_WARN 0.2
+static bool suggests_int16(const layer *l)
+{
+    return l->q.bits == 8 && !l->rnn && l->zeroed > ZEROED_WARN;
+}
+
+static void warn_zeroed(const layer *l)
+{
+    if (!suggests_int16(l))
+        return;
+    char ov[600];
+    int16_override(l, ov, sizeof ov);
+    fprintf(stderr, "nanobench: warning: %s: %.0f%% of its nonzero input values round to 0 at "
+            "int8 (step %.3g, range %.3g): calibrate it at INT16 (--calibration_config): %s\n",
+            l->node->name, 100 * l->zeroed, (double)l->q.scale, l->q.clip_max - l->q.clip_min, ov);
+}
+
 /* A warning for a tensor that two layers quantize with different parameters (the input of
  * one and the input or the state of another, or configs that differ): the compiler then
  * makes one AscendQuant per distinct scale, and the estimate counted one. */
@@ -1071,6 +1137,7 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
         for (int64_t c = 0; c < l->channels; c++)
             json_array_append_new(sw, json_real(l->scale_w[c]));
         json_object_set_new(j, "scale_w", sw);
+        json_object_set_new(j, "zeroed_fraction", jreal(l->zeroed));
         json_object_set_new(j, "act_sqnr_db", isfinite(l->act_sqnr) ? json_real(l->act_sqnr)
                                                                      : json_null());
         json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
@@ -1091,6 +1158,22 @@ static void print_json(const layer *ls, int n, const char *record, double net_sq
         json_array_append_new(arr, j);
     }
     json_object_set_new(o, "layers", arr);
+    json_t *sug = json_array();
+    for (int i = 0; i < n; i++) {
+        const layer *l = &ls[i];
+        if (!suggests_int16(l))
+            continue;
+        char ov[600];
+        int16_override(l, ov, sizeof ov);
+        json_t *j = json_object();
+        json_object_set_new(j, "layer", json_string(l->node->name));
+        json_object_set_new(j, "zeroed_fraction", jreal(l->zeroed));
+        json_object_set_new(j, "int8_step", jreal(l->q.scale));
+        json_object_set_new(j, "range", jreal(l->q.clip_max - l->q.clip_min));
+        json_object_set_new(j, "override", json_string(ov));
+        json_array_append_new(sug, j);
+    }
+    json_object_set_new(o, "suggested_int16", sug);
     json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
@@ -1434,8 +1517,11 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
-    for (int i = 0; i < nl; i++)
+    for (int i = 0; i < nl; i++) {
         warn_tiny(&ls[i]);
+        ls[i].zeroed = zeroed_fraction(&ls[i]);
+        warn_zeroed(&ls[i]);
+    }
     warn_shared(ls, nl);
     /* everything that can be refused is checked before a file is written */
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;

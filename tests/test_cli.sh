@@ -644,6 +644,33 @@ for (let b = 0; b < 4; b++) {
 }' "$T/sc/data"
 "$NB" calibrate --model "$T/sc/stft.onnx" --save_path "$T/sc/q/s" --data_dir "$T/sc/data" --batch_num 4 >/dev/null 2>&1 ||
     { echo "FAIL: calibrate stft_db"; fails=$((fails + 1)); }
+# int8 too coarse for an input's dynamic range: mel's input (the power, 0 to 2.4e10) in 255
+# int8 steps of 9.4e7; the 12 of its 64 values at or under a half step (4.7e7: an STFT bin
+# under 6856) round to 0, 18.75% counted exactly here (the STFT: w[c][k] = cos(pi c k / 8),
+# 16 samples a frame, squared); calibrate estimates it from the histogram (mass uniform per
+# bin, bins re-spread as the range widens: 23%) and names the INT16 override; the STFT's own
+# input (int8 step 181 on +-23000) loses none
+expect 0 "calibrate: int8 too coarse for mel's input, the INT16 override named" -- "$NB" calibrate --model "$T/sc/stft.onnx" --save_path "$T/sc/qz/s" --data_dir "$T/sc/data" --batch_num 4 --json
+grep -q '^nanobench: warning: mel: 2[0-9]% of its nonzero input values round to 0 at int8 (step 9.4e+07, range 2.4e+10): calibrate it at INT16 (--calibration_config): override_layer_configs { layer_name: "mel" calibration_config { ifmr_quantize { dst_type: INT16 } } }$' "$T/err" &&
+    [ "$(grep -c 'round to 0' "$T/err")" = 1 ] ||
+    { echo "FAIL: calibrate: no INT16 advice for mel"; cat "$T/err"; fails=$((fails + 1)); }
+exact=$(node -e '
+const fs = require("fs"), half = Number(process.argv[2]) / 2;
+let n = 0, z = 0;
+for (let b = 0; b < 4; b++) {
+  const x = new Float32Array(fs.readFileSync(`${process.argv[1]}/${b}.bin`).buffer.slice(0));
+  for (let f = 0; f < 4; f++) for (let c = 0; c < 4; c++) {
+    let s = 0;
+    for (let k = 0; k < 16; k++) s += Math.cos(Math.PI * c * k / 8) * x[f * 16 + k];
+    n++; z += s * s !== 0 && s * s <= half;
+  }
+}
+console.log(z / n);' "$T/sc/data" "$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).layers[1].scale_d)' "$T/out")")
+json_ok "calibrate --json: zeroed_fraction per layer (within 0.06 of the exact $exact), suggested_int16" "const m = j.layers[1], e = $exact;
+    e === 0.1875 && j.layers[0].layer === 'stft' && j.layers[0].zeroed_fraction < 0.05 && m.layer === 'mel' &&
+    Math.abs(m.zeroed_fraction - e) <= 0.06 && j.suggested_int16.length === 1 && j.suggested_int16[0].layer === 'mel' &&
+    j.suggested_int16[0].zeroed_fraction === m.zeroed_fraction && j.suggested_int16[0].int8_step === m.scale_d &&
+    j.suggested_int16[0].override === 'override_layer_configs { layer_name: \"mel\" calibration_config { ifmr_quantize { dst_type: INT16 } } }'"
 S="--mode=30 --framework=5 --soc_version=Ascend035A --model=$T/sc/q/s_deploy_model.onnx --input_fp16_nodes=x --output_type=FP16"
 expect 0 "atc: a calibrated range beyond fp16 named, with the input scale that fits it" -- "$NB" atc $S --output="$T/sc/plain"
 grep -q "warning: fp16 range: mel's input was calibrated to 2.4e+10, beyond fp16's 65504: .*--nb_input_scale=\"x:2^-10\" (a nanobench extension, not an ATC flag) brings it to 22859" "$T/err" ||
@@ -693,6 +720,12 @@ grep -q "^ *atc: mel's input calibrated to 2.4e+10 > 65504; it suggests" "$T/out
         process.exit(c.suggested_nb_input_scale === "x:2^-10" && c.nb_input_scale === null &&
             c.warnings.length === 1 && c.warnings[0].startsWith("fp16 range: mel") ? 0 : 1)' "$T/sc/bu0/summary.json" ||
     { echo "FAIL: bringup: atc's advice"; cat "$T/out"; fails=$((fails + 1)); }
+# and calibrate's INT16 advice for mel, one line; summary.json: calibration.suggested_int16
+grep -q "^ *int8 rounds 2[0-9]% of mel's nonzero input to 0: INT16 suggested$" "$T/out" &&
+    node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).calibration;
+        process.exit(c.suggested_int16.length === 1 && c.suggested_int16[0].layer === "mel" &&
+            c.suggested_int16[0].override.startsWith("override_layer_configs { layer_name: \"mel\"") ? 0 : 1)' "$T/sc/bu0/summary.json" ||
+    { echo "FAIL: bringup: calibrate's INT16 advice"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "bringup --nb_input_scale" -- "$NB" bringup "$T/sc/stft.onnx" --data_dir "$T/sc/data" --out "$T/sc/bu1" --nb_input_scale "x:2^-10" --json
 json_ok "bringup --nb_input_scale: passed to atc, no warning, no clamp" 'j.compile.nb_input_scale === "x:2^-10" &&
     j.compile.warnings.length === 0 && j.compile.suggested_nb_input_scale === null && j.npu.saturation.total === 0 &&
@@ -719,6 +752,10 @@ const d = (x, y) => Math.max(...x.map((v, i) => Math.abs(v - y[i])));
 process.exit(r.length === 8 && f.length === 8 && a.length === 8 && d(a, f) < 0.125 && d(a, r) < 0.25 ? 0 : (console.log(d(a, f), d(a, r)), 1));' \
     "$T/sc/ref/y.npy" "$T/sc/f16/y.npy" "$T/sc/o16/y.npy" ||
     { echo "FAIL: run of the int16 layer against the fake-quant and float models"; fails=$((fails + 1)); }
+# bringup takes the override (--calibration_config) with the scale: no advice left
+expect 0 "bringup --calibration_config with the INT16 override" -- "$NB" bringup "$T/sc/stft.onnx" --data_dir "$T/sc/data" --out "$T/sc/bu16" --nb_input_scale "x:2^-10" --calibration_config "$T/sc/c16.cfg" --json
+json_ok "bringup with the INT16 override: no suggestion, no warning" 'eq(j.calibration.suggested_int16, []) &&
+    j.compile.warnings.length === 0 && j.outputs[0].cosine_worst > 0.999'
 # bringup (issue 10): the conv fixture (Relu(Conv), nonzero weights) from ONNX to a verdict in
 # one command. Calibration data, x FLOAT [1,3,8,8]: 6 batches of pseudo-random values in
 # [-1, 1) (an LCG); and 2 batches whose top-left 3x3 patch of every channel is +-10000 with the
@@ -742,6 +779,10 @@ bu_data() {
         }' "$@"
 }
 bu_data "$BU/x" b 6 0 && bu_data "$BU/sat" s 2 10000 || { echo "FAIL: bringup data"; fails=$((fails + 1)); }
+# int8 is fine on the conv's input (uniform in [-1, 1), int8 step 2/255): no INT16 advice
+expect 0 "calibrate: no INT16 advice where int8 holds the input" -- "$NB" calibrate --model "$BU/conv.onnx" --save_path "$BU/q8/c" --data_dir "$BU/x" --batch_num 6 --json
+! grep -q "round to 0" "$T/err" || { echo "FAIL: calibrate: INT16 advice on the conv"; cat "$T/err"; fails=$((fails + 1)); }
+json_ok "calibrate --json: no suggested_int16 on the conv" 'eq(j.suggested_int16, []) && j.layers[0].zeroed_fraction < 0.01'
 "$NB" --no-record estimate -m "$BU/conv.onnx" --json >"$BU/estimate.json" 2>/dev/null
 # bu_fails STATUS DESCRIPTION MESSAGE -- command: exit STATUS, nothing on stdout, stderr the
 # progress lines ("[N/6] step ...") then one error line that starts with MESSAGE

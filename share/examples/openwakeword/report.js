@@ -4,17 +4,22 @@
 //   node report.js suggest SUMMARY.json
 //       the --nb_input_scale that atc suggested in a `nanobench bringup` (summary.json's
 //       compile.suggested_nb_input_scale), nothing when atc suggested none
-//   node report.js effect BEFORE.json AFTER.json
-//       two bringups of one model side by side: fp16 results clamped, the first layer over
-//       threshold, the network output's cosine and SQNR against float
-//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json
+//   node report.js suggest-int16 SUMMARY.json
+//       the config lines that calibrate suggested in a `nanobench bringup` (summary.json's
+//       calibration.suggested_int16[].override: a layer at INT16), one a line, or nothing
+//   node report.js effect A.json B.json [C.json]
+//       bringups of one model side by side: how each was brought up (the input scale, the
+//       layers calibrated at INT16), fp16 results clamped, the first layer over threshold,
+//       calibrate's INT16 advice, the network output's cosine and SQNR against float
+//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE]
 //       the streaming check: per clip the peak first-stage score of float and NPU, the
 //       detections at 0.5, the largest per-frame difference; then the detection agreement,
 //       the largest difference, the NPU cycles per 80 ms frame and the real-time margin, and
 //       where the NPU and float disagree, what the bringups' compare and calibration say.
 //       LIST: clip <tab> positive|negative; FLOAT: oww_float.js --scores; NPU: oww_npu --scores
 //       with the three exeoms; NPU_FLOAT_MEL: oww_npu --mel-from (the float melspectrogram);
-//       NPU_BEFORE: oww_npu with the melspectrogram exeom compiled as is.
+//       NPU_BEFORE: oww_npu with the melspectrogram exeom compiled as is; NPU_SCALE: with the
+//       melspectrogram with atc's input scale alone (int8 throughout).
 'use strict';
 const fs = require('fs');
 
@@ -51,22 +56,48 @@ function firstOver(s) {
   return f ? `${f.layer} ${db(f.sqnr_db)}` : 'none';
 }
 
-function effect(a, b) {
-  const A = summary(a), B = summary(b), oa = A.outputs[0], ob = B.outputs[0];
-  const scale = s => (s.compile.nb_input_scale ? `--nb_input_scale=${s.compile.nb_input_scale}` : 'as is');
+function suggestInt16(file) {
+  for (const x of summary(file).calibration.suggested_int16 || []) console.log(x.override);
+}
+
+// the layers a bringup calibrated at INT16 (its calibrate's log: act_bits 16)
+function int16Layers(s) {
+  try {
+    const cal = JSON.parse(fs.readFileSync(s.out + '/log/2-calibrate.out', 'utf8'));
+    return cal.layers.filter(l => l.act_bits === 16).map(l => l.layer);
+  } catch (e) {
+    return [];
+  }
+}
+
+function effect(...files) {
+  const S = files.map(summary), O = S.map(s => s.outputs[0]), tag = 'abc';
+  const how = s => {
+    const i16 = int16Layers(s);
+    return (s.compile.nb_input_scale ? `--nb_input_scale=${s.compile.nb_input_scale}` : 'as is') +
+      (i16.length ? `, ${i16.join(', ')} at INT16` : ', int8 throughout');
+  };
+  const advice = s => {
+    const a = [...(s.calibration.suggested_int16 || [])].sort((x, y) => y.zeroed_fraction - x.zeroed_fraction);
+    return a.length ? `${a[0].layer} ${(100 * a[0].zeroed_fraction).toFixed(0)}%${a.length > 1 ? ` +${a.length - 1}` : ''}` : 'none';
+  };
   const rows = [
-    ['', scale(A), scale(B)],
-    ['fp16 results clamped (all tasks)', String(A.npu.saturation.total), String(B.npu.saturation.total)],
-    ['  in the STFT (Conv_2/Conv_3)', stft(A), stft(B)],
-    ['first layer over threshold', firstOver(A), firstOver(B)].map(x => x.replace('/AscendDequant', '/Deq')),
-    ['output cosine mean / worst', `${cos(oa.cosine_mean)} / ${cos(oa.cosine_worst)}`,
-     `${cos(ob.cosine_mean)} / ${cos(ob.cosine_worst)}`],
-    ['output SQNR mean / worst', `${db(oa.sqnr_db_mean)} / ${db(oa.sqnr_db_worst)}`,
-     `${db(ob.sqnr_db_mean)} / ${db(ob.sqnr_db_worst)}`],
-    ['max |NPU - float|', oa.max_abs_error.toPrecision(4), ob.max_abs_error.toPrecision(4)],
+    ['', ...S.map((s, i) => `(${tag[i]})`)],
+    ['fp16 results clamped (all tasks)', ...S.map(s => String(s.npu.saturation.total))],
+    ['  in the STFT (Conv_2/Conv_3)', ...S.map(stft)],
+    ['first layer over threshold', ...S.map(firstOver)].map(x => x.replace('/AscendDequant', '/Deq')),
+    ['INT16 advice (int8 zeroes, +more)', ...S.map(advice)],
+    ['output cosine mean', ...O.map(o => cos(o.cosine_mean))],
+    ['output cosine worst', ...O.map(o => cos(o.cosine_worst))],
+    ['output SQNR mean', ...O.map(o => db(o.sqnr_db_mean))],
+    ['output SQNR worst', ...O.map(o => db(o.sqnr_db_worst))],
+    ['max |NPU - float|', ...O.map(o => o.max_abs_error.toPrecision(4))],
   ];
-  console.log(`   effect on ${oa.name} [${oa.shape}], ${A.evaluation.count} evaluation inputs:`);
-  for (const r of rows) console.log(`   ${r[0].padEnd(33)} ${r[1].padEnd(21)} ${r[2]}`);
+  console.log(`   effect on ${O[0].name} [${O[0].shape}], ${S[0].evaluation.count} evaluation inputs:`);
+  S.forEach((s, i) => console.log(`   (${tag[i]}) ${how(s)}`));
+  const w = S.length > 2 ? 18 : 21;
+  for (const r of rows)
+    console.log(`   ${r[0].padEnd(33)} ${r.slice(1, -1).map(x => x.padEnd(w)).join(' ')} ${r[r.length - 1]}`);
 }
 
 // results clamped in the tasks of the STFT's two Convs
@@ -104,16 +135,17 @@ function cause(c) {
   return c || 'none named';
 }
 
-function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ) {
+function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
   const lab = fs.readFileSync(list, 'utf8').trim().split('\n').map(l => l.split('\t'));
-  const F = scores(fl), N = scores(np), M = scores(nm), B = scores(nb);
+  const F = scores(fl), N = scores(np), M = scores(nm), B = scores(nb), C = ns ? scores(ns) : null;
   const n = lab.length;
-  for (const [x, what] of [[F, 'float'], [N, 'NPU'], [M, 'NPU on float mel'], [B, 'NPU before']])
+  for (const [x, what] of [[F, 'float'], [N, 'NPU'], [M, 'NPU on float mel'], [B, 'NPU before'],
+                           ...(C ? [[C, 'NPU with the scale alone']] : [])])
     if (x.clips.length !== n) throw new Error(`${what}: ${x.clips.length} clips scored, ${n} listed`);
   const yn = p => (p >= THRESHOLD ? 'yes' : 'no');
   console.log('clip                     float    NPU   NPU*  max|diff|  detected    NPU clamped');
   console.log('                         peak    peak   peak   NPU/NPU*  fl/NPU/NPU* mel/emb/hj');
-  const agree = { N: 0, M: 0, B: 0 }, right = { F: 0, N: 0, M: 0 }, dis = [];
+  const agree = { N: 0, M: 0, B: 0, C: 0 }, right = { F: 0, N: 0, M: 0 }, dis = [];
   let maxN = [0, ''], maxM = [0, ''];
   for (let i = 0; i < n; i++) {
     const [name, want] = lab[i], w = want === 'positive' ? 'yes' : 'no';
@@ -123,6 +155,7 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ) {
     if (dM >= maxM[0]) maxM = [dM, name];
     const fd = yn(f.peak), nd = yn(p.peak), md = yn(m.peak);
     agree.N += fd === nd; agree.M += fd === md; agree.B += fd === yn(b.peak);
+    if (C) agree.C += fd === yn(C.clips[i].peak);
     right.F += fd === w; right.N += nd === w; right.M += md === w;
     if (fd !== nd) dis.push(name);
     console.log(`${name.padEnd(23)} ${f4(f.peak)} ${f4(p.peak)} ${f4(m.peak)}  ${dN.toFixed(2)}/` +
@@ -134,8 +167,11 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ) {
   console.log('');
   console.log(`== pipeline summary: ${n} clips (${lab.filter(l => l[1] === 'positive').length} "hey jarvis"), ` +
               `detection at ${THRESHOLD}`);
-  say(`detection agreement with float: NPU ${agree.N} of ${n} clips (with the melspectrogram as is: ` +
-      `${agree.B} of ${n}); NPU* (float melspectrogram) ${agree.M} of ${n}`);
+  const i16 = int16Layers(summary(melJ)), melHow = summary(melJ).compile.nb_input_scale;
+  say(`detection agreement with float: NPU ${agree.N} of ${n} clips (melspectrogram ` +
+      `${melHow ? `with --nb_input_scale=${melHow}` : 'as is'}${i16.length ? ` and ${i16.join(', ')} at INT16` : ''}; ` +
+      `as is: ${agree.B} of ${n}${C ? `; with the scale alone: ${agree.C} of ${n}` : ''}); ` +
+      `NPU* (float melspectrogram) ${agree.M} of ${n}`);
   say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}, NPU* ${right.M}`);
   say(`max |score difference| over all frames: NPU ${maxN[0].toFixed(4)} (${maxN[1]}), ` +
       `NPU* ${maxM[0].toFixed(4)} (${maxM[1]})`);
@@ -166,7 +202,8 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ) {
       ld = c.largest_sqnr_drop, cal = s.calibration;
     say(`${label}${s.compile.nb_input_scale ? ` (--nb_input_scale=${s.compile.nb_input_scale})` : ''}: ` +
         `output SQNR mean ${db(o.sqnr_db_mean)}, worst ${db(o.sqnr_db_worst)} against float; ` +
-        `the fake-quant model's (int8, computed in float: no NPU) ${db(cal.output_sqnr_db)}`, '- ', '  ');
+        `the fake-quant model's (${int16Layers(s).length ? `int8, ${int16Layers(s).join(', ')} int16` : 'int8'}, ` +
+        `computed in float: no NPU) ${db(cal.output_sqnr_db)}`, '- ', '  ');
     if (fo) say(`compare, first over threshold: ${fo.layer} (${fo.op_type}) at ${db(fo.sqnr_db)}: ${cause(fo.likely_cause)}`, '  ', '    ');
     if (ld && (!fo || ld.layer !== fo.layer))
       say(`largest SQNR drop: ${ld.layer} (${ld.op_type}), ${db(ld.previous_sqnr_db)} -> ${db(ld.sqnr_db)}: ` +
@@ -185,7 +222,11 @@ function melSteps(s) {
   }
   const layer = l => cal.layers.find(x => x.layer === l);
   const a = layer('Conv_2'), p = layer('MatMul_15');
-  if (a && p)
+  if (a && p && p.act_bits === 16)
+    say(`its steps (calibration): the audio into Conv_2 ${a.scale_d.toPrecision(3)} (int${a.act_bits}), the power spectrum ` +
+        `into MatMul_15 ${p.scale_d.toPrecision(3)} (int16: a range of ${(p.scale_d * 65535).toPrecision(3)} in ` +
+        `65536 steps): ${(p.zeroed_fraction * 100).toFixed(1)}% of its nonzero values still round to 0`, '  ', '    ');
+  else if (a && p)
     say(`its int8 steps (calibration): the audio into Conv_2 ${a.scale_d.toPrecision(3)}, the power spectrum ` +
         `into MatMul_15 ${p.scale_d.toPrecision(3)} (a range of ${(p.scale_d * 255).toPrecision(3)} in 256 ` +
         'steps): the quieter power bins round to 0, a mel bin of only such bins is 0, and its Log -inf', '  ', '    ');
@@ -194,11 +235,13 @@ function melSteps(s) {
 const [cmd, ...args] = process.argv.slice(2);
 try {
   if (cmd === 'suggest' && args.length === 1) suggest(args[0]);
-  else if (cmd === 'effect' && args.length === 2) effect(args[0], args[1]);
-  else if (cmd === 'pipeline' && args.length === 8) pipeline(...args);
+  else if (cmd === 'suggest-int16' && args.length === 1) suggestInt16(args[0]);
+  else if (cmd === 'effect' && (args.length === 2 || args.length === 3)) effect(...args);
+  else if (cmd === 'pipeline' && (args.length === 8 || args.length === 9)) pipeline(...args);
   else {
-    console.error('usage: node report.js suggest SUMMARY.json | effect BEFORE.json AFTER.json |\n' +
-                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json');
+    console.error('usage: node report.js suggest SUMMARY.json | suggest-int16 SUMMARY.json |\n' +
+                  '       effect A.json B.json [C.json] |\n' +
+                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE]');
     process.exit(2);
   }
 } catch (e) {

@@ -13,13 +13,15 @@
 #      frames, the loudest first: each bring-up compares every layer on its first);
 #   3. brings up each model with `nanobench bringup` (estimate -> calibrate -> atc -> run on the
 #      simulated NPU -> infer -> compare, one summary each): melspectrogram first as is (the
-#      summary names the layer that saturates fp16 and atc's advice), then with the
-#      --nb_input_scale that atc suggested (read from that bring-up's summary.json) and the
-#      effect side by side; embedding_model; hey_jarvis cut at its first-stage score Sigmoid_28
-#      (its If is CPU-only);
+#      summary names the layer that saturates fp16 and atc's advice), then (b) with the
+#      --nb_input_scale that atc suggested (read from that bring-up's summary.json), then (c)
+#      with it and the layers calibrate suggested at INT16 (a config written from (b)'s
+#      summary.json: calibration.suggested_int16), the effect of (a), (b), (c) side by side;
+#      embedding_model; hey_jarvis cut at its first-stage score Sigmoid_28 (its If is CPU-only);
 #   4. runs every evaluation clip through the NPU pipeline (oww_npu: the three exeoms chained
-#      through the ACL API), 80 ms frames: with the fixed melspectrogram, with the float
-#      melspectrogram's frames (the front end on the host) and with the melspectrogram as is;
+#      through the ACL API), 80 ms frames: with the fixed melspectrogram (c), with the float
+#      melspectrogram's frames (the front end on the host), with the melspectrogram as is (a)
+#      and with the scale alone (b);
 #      prints per clip the peak first-stage score of float and NPU and the detections at 0.5,
 #      then the pipeline summary: detection agreement, the largest score difference, the NPU
 #      cycles per 80 ms frame at 64 MHz and the real-time margin, and where NPU and float
@@ -158,12 +160,32 @@ cat "$work/npu/mel_as_is.txt"
 scale=$(node "$here/report.js" suggest "$work/npu/mel_as_is/summary.json")
 if [ -n "$scale" ]; then
     echo "== atc's advice, read from that summary (compile.suggested_nb_input_scale): --nb_input_scale=\"$scale\""
-    bring_up mel "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" --nb_input_scale="$scale"
-    key_lines "$work/npu/mel.txt"
-    node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel/summary.json"
+    bring_up mel_scaled "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" --nb_input_scale="$scale"
+    key_lines "$work/npu/mel_scaled.txt"
+    scale_flag="--nb_input_scale=$scale"
 else
     echo "== atc suggested no --nb_input_scale: melspectrogram stays as it is"
-    cp -r "$work/npu/mel_as_is" "$work/npu/mel"
+    cp -r "$work/npu/mel_as_is" "$work/npu/mel_scaled"
+    scale_flag=
+fi
+# calibrate's advice (the same calibration in both: the scale is atc's): the layers whose int8
+# input rounds its small values to 0, each with its config line; a config of them, batch_num
+# the calibration files (bringup's default without a config: every file)
+node "$here/report.js" suggest-int16 "$work/npu/mel_scaled/summary.json" >"$work/npu/mel_int16.lines"
+if [ -s "$work/npu/mel_int16.lines" ]; then
+    { echo "batch_num: $(find "$work/calib/mel" -maxdepth 1 -type f | wc -l)"; cat "$work/npu/mel_int16.lines"; } >"$work/npu/mel_int16.cfg"
+    echo "== calibrate's advice, read from that summary (calibration.suggested_int16): $work/npu/mel_int16.cfg"
+    sed 's/^/   /' "$work/npu/mel_int16.cfg"
+    # shellcheck disable=SC2086 # scale_flag: one word or none
+    bring_up mel "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" $scale_flag \
+        --calibration_config="$work/npu/mel_int16.cfg"
+    key_lines "$work/npu/mel.txt"
+    node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json" \
+        "$work/npu/mel/summary.json"
+else
+    echo "== calibrate suggested no INT16 layer: melspectrogram stays int8"
+    cp -r "$work/npu/mel_scaled" "$work/npu/mel"
+    node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json"
 fi
 bring_up embedding "$models/embedding_model.onnx" embedding "input_1:1,76,32,1"
 key_lines "$work/npu/embedding.txt"
@@ -171,15 +193,16 @@ bring_up hey_jarvis "$models/hey_jarvis_v0.1.onnx" wakeword "x.1:1,16,96" --out_
 key_lines "$work/npu/hey_jarvis.txt"
 mel_x=$(exeom "$work/npu/mel/summary.json")
 mel0_x=$(exeom "$work/npu/mel_as_is/summary.json")
+mel1_x=$(exeom "$work/npu/mel_scaled/summary.json")
 emb_x=$(exeom "$work/npu/embedding/summary.json")
 ww_x=$(exeom "$work/npu/hey_jarvis/summary.json")
 # shellcheck disable=SC2016 # JavaScript, not the shell
 node -e 'const fs = require("fs");
-    const ids = process.argv.slice(1).map(f => JSON.parse(fs.readFileSync(f, "utf8")).runs.bringup).filter(Boolean);
+    const ids = [...new Set(process.argv.slice(1).map(f => JSON.parse(fs.readFileSync(f, "utf8")).runs.bringup).filter(Boolean))];
     console.log(ids.length ? `== recorded in the run history: bringup runs ${ids.join(", ")} (nanobench history show RUN: its steps)`
                            : "== not recorded in the run history");' \
-    "$work/npu/mel_as_is/summary.json" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
-    "$work/npu/hey_jarvis/summary.json"
+    "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json" "$work/npu/mel/summary.json" \
+    "$work/npu/embedding/summary.json" "$work/npu/hey_jarvis/summary.json"
 
 # ---- 4. the NPU pipeline on the evaluation clips --------------------------------------------
 # shellcheck disable=SC2086
@@ -193,10 +216,14 @@ node -e 'const fs = require("fs");
 # shellcheck disable=SC2086
 "$npu" --scores "$mel0_x" "$emb_x" "$ww_x" $clips >"$work/npu_before.txt" 2>"$work/npu.err" ||
     { cat "$work/npu.err"; die "oww_npu (melspectrogram as is) failed"; }
+# the melspectrogram with the input scale alone (int8 throughout)
+# shellcheck disable=SC2086
+"$npu" --scores "$mel1_x" "$emb_x" "$ww_x" $clips >"$work/npu_scaled.txt" 2>"$work/npu.err" ||
+    { cat "$work/npu.err"; die "oww_npu (melspectrogram with the scale alone) failed"; }
 
 echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak first-stage score (Sigmoid_28)"
 node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
-    "$work/npu/hey_jarvis/summary.json" || die "report.js pipeline failed"
+    "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" || die "report.js pipeline failed"
 echo "== took $(( $(date +%s) - t_start )) s; outputs in $work (npu/*.txt: the bring-ups' summaries;"
 echo "   float.txt, npu*.txt: per-frame scores)"
