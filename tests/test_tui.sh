@@ -127,6 +127,24 @@ bringup() {
     wait_for "settings: a bad threshold refused" "unknown metric 'max_abs'"
     expect "settings: the hint names the metrics" "Thresholds +cos=0.99,max_abs"
     keys Escape
+    # a form shrunk under its size (Tab there), then grown back: rebuilt with its values,
+    # still working (was: fields[-1] read, a crash in libformw)
+    keys F2
+    wait_for "settings again" "Work folder" || return
+    keys Down
+    tm resize-window -t nb -x 40 -y 10
+    sleep 0.3
+    keys Tab
+    sleep 0.3
+    tm resize-window -t nb -x 60 -y 20
+    sleep 0.3
+    keys Tab
+    sleep 0.3
+    tm resize-window -t nb -x "$1" -y "$2"
+    wait_for "a form after a shrink and a grow" "Work folder +$D/work" || return
+    keys Tab Escape
+    wait_for "the form closed after the resizes" "F1Help" || return
+    keys Escape
     # Tab to the sidebar, j, Enter: the next step; a click on a step opens it
     keys Tab j Enter
     wait_for "sidebar navigation" ">3 Quantize"

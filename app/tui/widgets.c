@@ -919,10 +919,13 @@ static void field_text(FIELD *f, char *buf, size_t len)
         memmove(buf, buf + s, l - s + 1);
 }
 
-bool tui_form(tui *t, const char *title, tui_field *fields, int n)
+/* One showing of a form at the terminal's current size, on the working values vals
+   (sizes vlen), the focus on field *curi. Returns 1 accepted, 0 cancelled, 2 the terminal
+   was resized (vals and *curi hold the edits so far: the caller builds it again at the new
+   size), -1 the form does not fit. */
+static int form_pass(tui *t, const char *title, tui_field *fields, int n, char **vals,
+                     const size_t *vlen, int *curi)
 {
-    if (n <= 0)
-        return false;
     int W = COLS - 4 > 78 ? 78 : COLS - 4;
     if (W < 30)
         W = COLS;
@@ -953,7 +956,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     WINDOW *sub = derwin(win, n, fw, 1, L + 4);
     FIELD **ff = calloc((size_t)n + 1, sizeof *ff);
     FORM *form = NULL;
-    bool ok = false, built = sub && ff;
+    int ok = 0;
+    bool built = sub && ff;
     for (int i = 0; built && i < n; i++) {
         ff[i] = new_field(1, fw, i, 0, 0, 0);
         if (!ff[i]) {
@@ -961,8 +965,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             break;
         }
         field_opts_off(ff[i], O_AUTOSKIP | O_STATIC);
-        set_max_field(ff[i], fields[i].len > 1 ? (int)fields[i].len - 1 : 1);
-        set_field_buffer(ff[i], 0, fields[i].value ? fields[i].value : "");
+        set_max_field(ff[i], vlen[i] > 1 ? (int)vlen[i] - 1 : 1);
+        set_field_buffer(ff[i], 0, vals[i]);
     }
     if (built) {
         form = new_form(ff);
@@ -970,9 +974,11 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
                 post_form(form) == E_OK;
     }
     if (!built) {
-        tui_status(t, true, "%s: the form does not fit this terminal", title ? title : "form");
+        ok = -1;
         goto out;
     }
+    if (*curi > 0 && *curi < n)
+        set_current_field(form, ff[*curi]);
     form_driver(form, REQ_END_LINE);
     curs_set(1);
     int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
@@ -980,6 +986,9 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     int bad_field = -1;
     for (;;) {
         int cur = field_index(current_field(form));
+        if (cur < 0 || cur >= n) /* never an index: -1 when the form lost its field */
+            cur = 0;
+        *curi = cur;
         for (int i = 0; i < n; i++)
             set_field_back(ff[i], (chtype)(i == cur ? cur_a : (int)A_UNDERLINE));
         /* the frame around the form's fields */
@@ -1029,7 +1038,7 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             }
             if (bad[0])
                 continue;
-            ok = true;
+            ok = 1;
             break;
         }
         bad[0] = 0; /* any other key: the hint again */
@@ -1065,8 +1074,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             case KEY_DC:
                 form_driver(form, REQ_DEL_CHAR);
                 break;
-            case KEY_RESIZE:
-                modal_recentre(win, p);
+            case KEY_RESIZE: /* built again at the new size, with the edits so far */
+                ok = 2;
                 break;
             case KEY_MOUSE: {
                 MEVENT ev;
@@ -1082,6 +1091,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             default:
                 break;
             }
+            if (ok == 2)
+                break;
             continue;
         }
         if (r == OK) {
@@ -1097,10 +1108,11 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
                 form_driver_w(form, OK, (wchar_t)wc);
         }
     }
-    if (ok)
+    if (ok == 1 || ok == 2) {
+        form_driver(form, REQ_VALIDATION);
         for (int i = 0; i < n; i++)
-            if (fields[i].value && fields[i].len)
-                field_text(ff[i], fields[i].value, fields[i].len);
+            field_text(ff[i], vals[i], vlen[i]);
+    }
 out:
     if (form) {
         unpost_form(form);
@@ -1115,6 +1127,64 @@ out:
     if (sub)
         delwin(sub);
     modal_close(t, win, p);
+    return ok;
+}
+
+bool tui_form(tui *t, const char *title, tui_field *fields, int n)
+{
+    if (n <= 0)
+        return false;
+    char **vals = calloc((size_t)n, sizeof *vals);
+    size_t *vlen = calloc((size_t)n, sizeof *vlen);
+    bool ok = false;
+    if (!vals || !vlen)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        vlen[i] = fields[i].value && fields[i].len ? fields[i].len : 1024;
+        vals[i] = calloc(vlen[i], 1);
+        if (!vals[i])
+            goto done;
+        if (fields[i].value && fields[i].len)
+            snprintf(vals[i], vlen[i], "%s", fields[i].value);
+    }
+    int cur = 0;
+    bool resized = false;
+    for (;;) {
+        int r = form_pass(t, title, fields, n, vals, vlen, &cur);
+        if (r == 2) {
+            resized = true;
+            continue;
+        }
+        if (r == -1 && resized) {
+            /* shrunk below the form: wait for a bigger terminal, the edits kept */
+            tui_status(t, true, "%s: enlarge the terminal to go on (Esc: cancel)",
+                       title ? title : "form");
+            tui_redraw(t);
+            doupdate();
+            wint_t wc;
+            int k;
+            while ((k = modal_key(t, &wc)) == ERR || (k == KEY_CODE_YES && wc != KEY_RESIZE) ||
+                   (k == OK && wc != KEY_ESC))
+                ;
+            if (k == KEY_CODE_YES)
+                continue; /* resized: try again */
+            break;
+        }
+        if (r == -1)
+            tui_status(t, true, "%s: the form does not fit this terminal", title ? title : "form");
+        ok = r == 1;
+        break;
+    }
+    if (ok)
+        for (int i = 0; i < n; i++)
+            if (fields[i].value && fields[i].len)
+                snprintf(fields[i].value, fields[i].len, "%s", vals[i]);
+done:
+    if (vals)
+        for (int i = 0; i < n; i++)
+            free(vals[i]);
+    free(vals);
+    free(vlen);
     return ok;
 }
 
