@@ -532,6 +532,20 @@ static void finish_job(tui *t)
             tui_status(t, false, "%s: cancelled", j->title);
         else if (!j->cancelled && j->status != 0 && !again && !t->status_error)
             tui_status(t, true, "%s", tui_job_error(j));
+        /* the child could not record its run (locked, read-only or corrupt database): a
+           warning, never a silent ok; a chained job carries it on */
+        if (!j->cancelled && j->not_recorded[0]) {
+            if (again) {
+                if (!t->job->not_recorded[0])
+                    snprintf(t->job->not_recorded, sizeof t->job->not_recorded, "%s",
+                             j->not_recorded);
+            } else if (j->status == 0) {
+                if (t->state[step] == ST_OK || t->state[step] == ST_WARN ||
+                    t->state[step] == ST_RUNNING)
+                    tui_set_state(t, step, ST_WARN, "not recorded");
+                tui_status(t, true, "%s: not recorded: %s", j->title, j->not_recorded);
+            }
+        }
         /* a run was recorded: the screens that list runs (History's count) reread them */
         for (int s = 0; s < STEP_N; s++)
             if (s != step && screens[s]->reread)
