@@ -474,6 +474,17 @@ static bool check_thresholds(const char *value, char *err, size_t errlen)
     return false;
 }
 
+/* a leading ~ (alone or ~/...) as $HOME, as the file picker reads it */
+static void expand_home(char *v, size_t len)
+{
+    const char *home = getenv("HOME");
+    if (v[0] != '~' || (v[1] && v[1] != '/') || !home || !*home)
+        return;
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s%s", home, v + 1);
+    snprintf(v, len, "%s", tmp);
+}
+
 static void settings(tui *t)
 {
     char work[PATH_MAX], db[PATH_MAX], soc[sizeof t->soc_version], thr[sizeof t->thresholds];
@@ -499,8 +510,26 @@ static void settings(tui *t)
         tui_status(t, true, "settings: the work folder, database and soc_version cannot be empty");
         return;
     }
+    expand_home(work, sizeof work);
+    expand_home(db, sizeof db);
+    bool db_changed = strcmp(db, t->db) != 0;
+    if (db_changed && t->job) {
+        /* its run goes to the old database: its id would be taken for one of the new */
+        tui_status(t, true, "settings: %s is running: wait for it or cancel it (Esc) before "
+                   "changing the database", t->job->title);
+        return;
+    }
     snprintf(t->work, sizeof t->work, "%s", work);
     snprintf(t->db, sizeof t->db, "%s", db);
+    if (db_changed) {
+        /* the run ids remembered are the old database's: --parent would name no run, or an
+           unrelated one; the screens that list runs read the new one */
+        for (int s = 0; s < STEP_N; s++)
+            t->run_id[s] = 0;
+        for (int s = 0; s < STEP_N; s++)
+            if (screens[s]->reread)
+                screens[s]->reread(t);
+    }
     snprintf(t->soc_version, sizeof t->soc_version, "%s", soc);
     snprintf(t->thresholds, sizeof t->thresholds, "%s", thr);
     tui_status(t, false, "settings saved for this session");

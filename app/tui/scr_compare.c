@@ -790,6 +790,8 @@ static void open_layer(tui *t)
     su_arg(&a, "--json");
     s->saved_state = t->state[STEP_COMPARE];
     snprintf(s->saved_note, sizeof s->saved_note, "%s", t->state_note[STEP_COMPARE]);
+    if (t->run_id[STEP_COMPARE] != s->compare_id) /* another database since: not its run */
+        s->compare_id = 0;
     if (!a.oom && tui_run(t, STEP_COMPARE, s->compare_id, a.v, "compare layer"))
         s->ph = PH_LAYER;
     su_argv_free(&a);
