@@ -294,6 +294,12 @@ expect "the batch as 1 in --input_shape" "│--input_shape a:1,3;b:1,3"
 expect "the note on the sidebar" "batch as 1"
 dynamic dyn_time "a dynamic time dim: a warning" "Model +!!"
 expect "the hint to set --input_shape" "press e to set --input_shape"
+# the picker: a name with a control character is shown escaped; the list still opens
+cp "$T/conv.onnx" "$T/$(printf 'tab\there.onnx')"
+keys o
+wait_for "the picker: a name with a tab, escaped" 'tab\\there\.onnx' &&
+    expect "the picker: the other names" "conv\.onnx"
+keys Escape
 
 # not a terminal: refused with a one-line message, exit 2
 out=$("$NB" --db "$T/x.db" "$T/conv.onnx" </dev/null 2>&1)

@@ -1220,6 +1220,36 @@ static void parent_of(char *dir)
         *sl = 0;
 }
 
+/* a file name as the picker shows it: control characters as \t \n \e \xNN; all bytes
+   past ASCII as \xNN too when ascii */
+static void pick_escape(const char *in, char *out, size_t len, bool ascii)
+{
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)in; *c && o + 5 < len; c++) {
+        if (*c == '\t')
+            o += (size_t)snprintf(out + o, len - o, "\\t");
+        else if (*c == '\n')
+            o += (size_t)snprintf(out + o, len - o, "\\n");
+        else if (*c == 27)
+            o += (size_t)snprintf(out + o, len - o, "\\e");
+        else if (*c < 0x20 || *c == 0x7f || (ascii && *c >= 0x80))
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *c);
+        else
+            out[o++] = (char)*c;
+    }
+    out[o] = 0;
+}
+
+/* s cut to at most n bytes, never inside a UTF-8 sequence */
+static void cut_utf8(char *s, size_t n)
+{
+    if (strlen(s) <= n)
+        return;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    s[n] = 0;
+}
+
 bool tui_pick_file(tui *t, const char *title, const char *start, const char *suffix, bool save,
                    char *path, size_t len)
 {
@@ -1295,10 +1325,23 @@ bool tui_pick_file(tui *t, const char *title, const char *start, const char *suf
                 const vm_dirent *e = &ents[i - extra];
                 snprintf(nm, sizeof nm, "%s%s", e->name, e->dir ? "/" : "");
             }
-            if ((int)strlen(nm) > iw) /* the menu refuses items wider than its window */
-                nm[iw] = 0;
-            names[i] = strdup(nm);
+            /* control characters (tab, ESC, newline) shown escaped: libmenu refuses them,
+               and one such name must not take the whole list down (the item opens the
+               real name, by its index) */
+            char shown[sizeof nm * 4];
+            pick_escape(nm, shown, sizeof shown, false);
+            if ((int)strlen(shown) > iw) /* the menu refuses items wider than its window */
+                cut_utf8(shown, (size_t)iw);
+            names[i] = strdup(shown);
             items[i] = names[i] ? new_item(names[i], "") : NULL;
+            if (!items[i] && names[i]) { /* still refused (bad UTF-8): every byte past ASCII */
+                pick_escape(nm, shown, sizeof shown, true);
+                if ((int)strlen(shown) > iw)
+                    cut_utf8(shown, (size_t)iw);
+                free(names[i]);
+                names[i] = strdup(shown);
+                items[i] = names[i] ? new_item(names[i], "") : NULL;
+            }
             if (!items[i])
                 ok = 0;
         }
