@@ -168,8 +168,10 @@ bringup() {
     keys F10
     wait_for "compile" "Compile +ok" || return
     expect "atc log" "ATC run success"
-    [ -s "$D/work/conv/conv.exeom" ] ||
-        { echo "FAIL [$size]: no $D/work/conv/conv.exeom"; fails=$((fails + 1)); }
+    # the work folder: <stem>-<8 hex of the model path's hash>
+    WD=$(ls -d "$D"/work/conv-???????? 2>/dev/null | head -1)
+    [ -n "$WD" ] && [ -s "$WD/conv.exeom" ] ||
+        { echo "FAIL [$size]: no $D/work/conv-XXXXXXXX/conv.exeom"; fails=$((fails + 1)); }
 
     # a resize on the way keeps every step's state
     tm resize-window -t nb -x $(($1 - 2)) -y $(($2 - 1))
@@ -227,7 +229,7 @@ bringup() {
     wait_for "file name prompt" "^File name:" || return
     keys Enter
     wait_for "export" "exported [0-9]+ runs? to" || return
-    f="$D/work/conv/export/runs.csv"
+    f="$WD/export/runs.csv"
     if [ -s "$f" ]; then
         head -1 "$f" | grep -q "^run_id,kind,status,model" ||
             { echo "FAIL [$size]: export header: $(head -1 "$f")"; fails=$((fails + 1)); }
@@ -267,7 +269,7 @@ resume() {
     wait_for "compare of the earlier run" "Compare +(ok|!!)" 40
     # the same model, input and shape: the golden dumps of the session before, not a new set
     expect "the golden dumps reused" "^golden reused: "
-    g=$(ls "$D/work/conv/golden" | tr '\n' ' ')
+    g=$(ls "$D"/work/conv-????????/golden | tr '\n' ' ')
     [ "$g" = "dump manifest.json " ] ||
         { echo "FAIL [$size]: golden folder holds '$g', not one dump folder"; fails=$((fails + 1)); }
 }

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,19 +154,37 @@ void tui_goto(tui *t, int step)
         screens[step]->enter(t);
 }
 
+const char *tui_stem(const tui *t, char *buf, size_t len)
+{
+    const char *base = strrchr(t->model, '/');
+    base = base ? base + 1 : t->model;
+    snprintf(buf, len, "%s", *base ? base : "unnamed");
+    size_t sl = strlen(buf);
+    if (sl > 5 && !strcmp(buf + sl - 5, ".onnx"))
+        buf[sl - 5] = 0;
+    /* ATC's name rule (it refuses other file names): letters, digits, '_', '-', '.' */
+    for (char *c = buf; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-' || *c == '.'))
+            *c = '_';
+    if (!buf[0] || !strcmp(buf, ".") || !strcmp(buf, ".."))
+        snprintf(buf, len, "unnamed");
+    return buf;
+}
+
 const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len)
 {
     char stem[256];
-    const char *base = strrchr(t->model, '/');
-    base = base ? base + 1 : t->model;
-    snprintf(stem, sizeof stem, "%s", *base ? base : "unnamed");
-    size_t sl = strlen(stem);
-    if (sl > 5 && !strcmp(stem + sl - 5, ".onnx"))
-        stem[sl - 5] = 0;
+    tui_stem(t, stem, sizeof stem);
+    /* <stem>-<8 hex of the model's path> (FNV-1a): two models of the same file name in
+       different folders get folders of their own */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)t->model; *c; c++)
+        h = (h ^ *c) * 16777619u;
     if (sub && *sub)
-        snprintf(buf, len, "%s/%s/%s", t->work, stem, sub);
+        snprintf(buf, len, "%s/%s-%08x/%s", t->work, stem, (unsigned)h, sub);
     else
-        snprintf(buf, len, "%s/%s", t->work, stem);
+        snprintf(buf, len, "%s/%s-%08x", t->work, stem, (unsigned)h);
     if (!mkdirs(buf))
         tui_status(t, true, "cannot make %s: %s", buf, strerror(errno));
     return buf;

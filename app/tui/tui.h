@@ -102,7 +102,11 @@ void tui_set_state(tui *t, int step, tui_state s, const char *note);
 bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *title);
 /* Switches the main pane to step. */
 void tui_goto(tui *t, int step);
-/* The work folder of the current model: WORK/<stem>/sub, created; buf takes the path. */
+/* The current model's file name without .onnx, every character but letters, digits, '_',
+ * '-' and '.' as '_' (ATC's rule for file names). */
+const char *tui_stem(const tui *t, char *buf, size_t len);
+/* The work folder of the current model: WORK/<stem>-<8 hex of the model path's hash>/sub,
+ * created; buf takes the path. */
 const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len);
 /* True once the terminal has closed or SIGINT/SIGTERM/SIGHUP arrived: every loop waiting
  * for a key must give up (modal widgets then act as on Esc, the main loop quits). */
