@@ -127,6 +127,7 @@ bringup() {
     wait_for "settings: a bad threshold refused" "unknown metric 'max_abs'"
     expect "settings: the hint names the metrics" "Thresholds +cos=0.99,max_abs"
     keys Escape
+    absent "settings closed" "Thresholds +cos"
     # a form shrunk under its size (Tab there), then grown back: rebuilt with its values,
     # still working (was: fields[-1] read, a crash in libformw)
     keys F2
@@ -142,9 +143,10 @@ bringup() {
     sleep 0.3
     tm resize-window -t nb -x "$1" -y "$2"
     wait_for "a form after a shrink and a grow" "Work folder +$D/work" || return
-    keys Tab Escape
-    wait_for "the form closed after the resizes" "F1Help" || return
+    keys Tab
+    sleep 0.2
     keys Escape
+    absent "the form closed after the resizes" "Thresholds +cos"
     # Tab to the sidebar, j, Enter: the next step; a click on a step opens it
     keys Tab j Enter
     wait_for "sidebar navigation" ">3 Quantize"
@@ -302,6 +304,22 @@ keys o
 wait_for "the picker: a name with a tab, escaped" 'tab\\there\.onnx' &&
     expect "the picker: the other names" "conv\.onnx"
 keys Escape
+
+# TERM=vt100 has no F5: ESC [ 1 5 ~ arrives as Esc then text; it runs the step, never a
+# cancel; an Alt+key (ESC x) is no cancel either
+size="vt100"
+tm kill-session -t nb >/dev/null 2>&1
+tm new-session -d -s nb -x 80 -y 24 \
+    "env LC_ALL=C TERM=vt100 NANOBENCH_WORK='$T/vt/work' \
+     ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/vt.db' '$T/conv.onnx'; \
+     sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
+if wait_for "model info" "Model +ok"; then
+    keys 2
+    text "$(printf '\033[15~')"
+    wait_for "vt100: ESC [15~ runs the step" "Estimate +ok"
+    text "$(printf '\033x')"
+    absent "vt100: Alt+x is no cancel" "cancel"
+fi
 
 # not a terminal: refused with a one-line message, exit 2
 out=$("$NB" --db "$T/x.db" "$T/conv.onnx" </dev/null 2>&1)

@@ -190,6 +190,46 @@ const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len)
     return buf;
 }
 
+int tui_esc_follow(void)
+{
+    /* a key within ~50 ms after Esc: Alt+key, or a function key the terminfo does not name
+       (TERM=vt100: F5 is ESC [ 1 5 ~) - never a cancel */
+    wtimeout(stdscr, 50);
+    int c = wgetch(stdscr), key = ERR;
+    if (c == ERR) {
+        key = 27; /* Esc alone */
+    } else if (c == '[' || c == 'O') {
+        char seq[16];
+        int n = 0;
+        int d;
+        while (n < (int)sizeof seq - 1 && (d = wgetch(stdscr)) != ERR) {
+            seq[n++] = (char)d;
+            if (d >= 0x40 && d <= 0x7e && !(c == '[' && n == 1 && d == '['))
+                break;
+        }
+        seq[n] = 0;
+        static const int fkeys[] = {0, 1, 2, 3, 4, 5, 0, 6, 7, 8, 9, 10, 0, 11, 12};
+        int num;
+        char fin;
+        if (c == 'O' && n == 1 && seq[0] >= 'P' && seq[0] <= 'S')
+            key = KEY_F(1 + seq[0] - 'P');
+        else if (c == '[' && n == 2 && seq[0] == '[' && seq[1] >= 'A' && seq[1] <= 'E')
+            key = KEY_F(1 + seq[1] - 'A'); /* the Linux console's F1-F5 */
+        else if (c == '[' && sscanf(seq, "%d%c", &num, &fin) == 2 && fin == '~' && num >= 11 &&
+                 num <= 24 && fkeys[num - 10])
+            key = KEY_F(fkeys[num - 10]);
+    } else {
+        wtimeout(stdscr, 0); /* Alt+key: the rest of a UTF-8 character too */
+        int d;
+        while ((d = wgetch(stdscr)) != ERR && d >= 0x80 && d <= 0xbf)
+            ;
+        if (d != ERR)
+            ungetch(d);
+    }
+    wtimeout(stdscr, 100);
+    return key;
+}
+
 void tui_tick(tui *t)
 {
     if (t->job && !t->job->done)
@@ -904,6 +944,8 @@ int tui_main(int argc, char **argv, const char *db_path)
             finish_job(t);
         if (ch == 13 || ch == KEY_ENTER) /* nonl: Enter arrives as CR */
             ch = '\n';
+        if (ch == 27)
+            ch = tui_esc_follow();
         handle_key(t, ch);
     }
 

@@ -100,6 +100,10 @@ void tui_set_state(tui *t, int step, tui_state s, const char *note);
 /* Starts a job for step (refused with a status message while another runs). argv is
  * NULL-terminated, without the program. Returns true when started. */
 bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *title);
+/* After an Esc read from stdscr: 27 when no key follows within ~50 ms (a real Esc); the
+ * function key of an escape sequence the terminfo does not name (ESC [ 1 5 ~: F5); ERR for
+ * Alt+key and other sequences (swallowed). Leaves stdscr's timeout at 100 ms. */
+int tui_esc_follow(void);
 /* Switches the main pane to step. */
 void tui_goto(tui *t, int step);
 /* The current model's file name without .onnx, every character but letters, digits, '_',

@@ -175,6 +175,15 @@ static int modal_key(tui *t, wint_t *wc)
     }
     if (r == OK && *wc == '\r')
         *wc = '\n';
+    if (r == OK && *wc == KEY_ESC) { /* Alt+key or an unnamed function key: not an Esc */
+        int k = tui_esc_follow();
+        if (k == ERR)
+            return ERR;
+        if (k != KEY_ESC) {
+            *wc = (wint_t)k;
+            return KEY_CODE_YES;
+        }
+    }
     return r;
 }
 
