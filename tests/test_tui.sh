@@ -321,6 +321,17 @@ if wait_for "model info" "Model +ok"; then
     absent "vt100: Alt+x is no cancel" "cancel"
 fi
 
+# a terminal without cursor addressing, or one terminfo does not know: one line, exit 2
+for term in dumb no-such-term; do
+    size="TERM=$term"
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x 80 -y 24 \
+        "env TERM=$term '$NB' --db '$T/x.db' '$T/conv.onnx'; echo \"nanobench exited \$?\"; \
+         sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); continue; }
+    wait_for "refused" "^nanobench: the terminal '$term' cannot run the workbench" &&
+        expect "exit 2" "^nanobench exited 2"
+done
+
 # not a terminal: refused with a one-line message, exit 2
 out=$("$NB" --db "$T/x.db" "$T/conv.onnx" </dev/null 2>&1)
 rc=$?

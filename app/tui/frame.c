@@ -898,8 +898,22 @@ int tui_main(int argc, char **argv, const char *db_path)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
 
-    if (!initscr()) {
-        fprintf(stderr, "nanobench: cannot start curses on this terminal\n");
+    /* newterm, not initscr: an unknown terminal returns here instead of exiting */
+    const char *term = getenv("TERM");
+    SCREEN *scr = term && *term ? newterm(NULL, stdout, stdin) : NULL;
+    const char *cup = scr ? tigetstr("cup") : NULL;
+    if (!scr || !cup || cup == (char *)-1) {
+        if (scr) {
+            endwin();
+            delscreen(scr);
+        }
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        fprintf(stderr,
+                "nanobench: the terminal '%s' cannot run the workbench (needs cursor "
+                "addressing; try TERM=xterm-256color)\n",
+                term ? term : "");
         free(t);
         return 2;
     }
@@ -959,6 +973,7 @@ int tui_main(int argc, char **argv, const char *db_path)
             screens[s]->cleanup(t);
     free_windows(t);
     endwin();
+    delscreen(scr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
