@@ -964,9 +964,15 @@ static void job_done(tui *t, tui_job *j)
     s->ph = PH_IDLE;
     char err[512] = "";
     if (ph == PH_INFER) {
-        if (j->cancelled || j->status != 0) {
-            snprintf(s->err, sizeof s->err, "the golden run failed: %s",
-                     j->cancelled ? "cancelled" : tui_job_error(j));
+        if (j->cancelled) { /* not a failure: not run, as Quantize shows it */
+            snprintf(s->err, sizeof s->err, "the golden run was cancelled");
+            tui_status(t, false, "%s", s->err);
+            tui_set_state(t, STEP_COMPARE, ST_NOT_RUN, "cancelled");
+            rm_tree(s->golden);
+            return;
+        }
+        if (j->status != 0) {
+            snprintf(s->err, sizeof s->err, "the golden run failed: %s", tui_job_error(j));
             tui_status(t, true, "%s", s->err);
             tui_set_state(t, STEP_COMPARE, ST_FAILED, "golden failed");
             rm_tree(s->golden);
@@ -991,9 +997,15 @@ static void job_done(tui *t, tui_job *j)
     }
     json_t *o = su_job_json(j, err, sizeof err);
     if (!o) {
+        if (j->cancelled) {
+            snprintf(s->err, sizeof s->err, "compare cancelled");
+            tui_status(t, false, "%s", s->err);
+            tui_set_state(t, STEP_COMPARE, ST_NOT_RUN, "cancelled");
+            return;
+        }
         snprintf(s->err, sizeof s->err, "compare failed: %s", err);
         tui_status(t, true, "%s", s->err);
-        tui_set_state(t, STEP_COMPARE, ST_FAILED, j->cancelled ? "cancelled" : "failed");
+        tui_set_state(t, STEP_COMPARE, ST_FAILED, "failed");
         return;
     }
     s->err[0] = 0;
