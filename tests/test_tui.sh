@@ -244,6 +244,18 @@ bringup() {
         fails=$((fails + 1))
     fi
 
+    # a limit under the runs listed: the header says so, the export form too
+    keys f
+    wait_for "filter form" "History filter" || return
+    keys Down Down Down Down C-u
+    text "1"
+    keys F10
+    wait_for "history: the limit said" "History: 1 run \(newest 1 of [0-9]+; f: limit\)" || return
+    keys x
+    wait_for "export form: not all" "Export the listed runs \(1 of [0-9]+" || return
+    keys Escape
+    sleep 0.3
+
     # quit
     keys q
     wait_for "quit" "nanobench exited 0"
