@@ -333,6 +333,20 @@ if wait_for "model info" "Model +ok"; then
     absent "vt100: Alt+x is no cancel" "cancel"
 fi
 
+# a database the children cannot record in: the step is a warning, the reason on the
+# status line (was: ok, the run silently lost)
+size="bad db"
+printf 'this is not a sqlite database at all, just text padding padding\n' >"$T/bad.db"
+tm kill-session -t nb >/dev/null 2>&1
+tm new-session -d -s nb -x 120 -y 30 \
+    "env LC_ALL=C TERM=screen NANOBENCH_WORK='$T/bad/work' \
+     ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/bad.db' '$T/conv.onnx'; \
+     sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
+if wait_for "model info" "Model +!!"; then
+    expect "the reason on the status line" "not recorded: .*not a database"
+    expect "the sidebar's note" "not recorded"
+fi
+
 # a terminal without cursor addressing, or one terminfo does not know: one line, exit 2
 for term in dumb no-such-term; do
     size="TERM=$term"
