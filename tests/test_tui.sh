@@ -339,12 +339,23 @@ size="bad db"
 printf 'this is not a sqlite database at all, just text padding padding\n' >"$T/bad.db"
 tm kill-session -t nb >/dev/null 2>&1
 tm new-session -d -s nb -x 120 -y 30 \
-    "env LC_ALL=C TERM=screen NANOBENCH_WORK='$T/bad/work' \
+    "env LC_ALL=C TERM=screen HOME='$T/home' NANOBENCH_WORK='$T/bad/work' \
      ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/bad.db' '$T/conv.onnx'; \
      sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
 if wait_for "model info" "Model +!!"; then
     expect "the reason on the status line" "not recorded: .*not a database"
     expect "the sidebar's note" "not recorded"
+    # Settings: ~ in the work folder is $HOME, as the picker reads it
+    keys F2
+    wait_for "settings" "Work folder" && {
+        keys C-u
+        text "~/nbwork"
+        keys F10
+        sleep 0.3
+        keys F2
+        wait_for "settings: ~ expanded" "Work folder +$T/home/nbwork"
+        keys Escape
+    }
 fi
 
 # a terminal without cursor addressing, or one terminfo does not know: one line, exit 2
