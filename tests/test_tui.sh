@@ -127,6 +127,26 @@ bringup() {
     wait_for "settings: a bad threshold refused" "unknown metric 'max_abs'"
     expect "settings: the hint names the metrics" "Thresholds +cos=0.99,max_abs"
     keys Escape
+    absent "settings closed" "Thresholds +cos"
+    # a form shrunk under its size (Tab there), then grown back: rebuilt with its values,
+    # still working (was: fields[-1] read, a crash in libformw)
+    keys F2
+    wait_for "settings again" "Work folder" || return
+    keys Down
+    tm resize-window -t nb -x 40 -y 10
+    sleep 0.3
+    keys Tab
+    sleep 0.3
+    tm resize-window -t nb -x 60 -y 20
+    sleep 0.3
+    keys Tab
+    sleep 0.3
+    tm resize-window -t nb -x "$1" -y "$2"
+    wait_for "a form after a shrink and a grow" "Work folder +$D/work" || return
+    keys Tab
+    sleep 0.2
+    keys Escape
+    absent "the form closed after the resizes" "Thresholds +cos"
     # Tab to the sidebar, j, Enter: the next step; a click on a step opens it
     keys Tab j Enter
     wait_for "sidebar navigation" ">3 Quantize"
@@ -150,8 +170,10 @@ bringup() {
     keys F10
     wait_for "compile" "Compile +ok" || return
     expect "atc log" "ATC run success"
-    [ -s "$D/work/conv/conv.exeom" ] ||
-        { echo "FAIL [$size]: no $D/work/conv/conv.exeom"; fails=$((fails + 1)); }
+    # the work folder: <stem>-<8 hex of the model path's hash>
+    WD=$(ls -d "$D"/work/conv-???????? 2>/dev/null | head -1)
+    [ -n "$WD" ] && [ -s "$WD/conv.exeom" ] ||
+        { echo "FAIL [$size]: no $D/work/conv-XXXXXXXX/conv.exeom"; fails=$((fails + 1)); }
 
     # a resize on the way keeps every step's state
     tm resize-window -t nb -x $(($1 - 2)) -y $(($2 - 1))
@@ -209,7 +231,7 @@ bringup() {
     wait_for "file name prompt" "^File name:" || return
     keys Enter
     wait_for "export" "exported [0-9]+ runs? to" || return
-    f="$D/work/conv/export/runs.csv"
+    f="$WD/export/runs.csv"
     if [ -s "$f" ]; then
         head -1 "$f" | grep -q "^run_id,kind,status,model" ||
             { echo "FAIL [$size]: export header: $(head -1 "$f")"; fails=$((fails + 1)); }
@@ -221,6 +243,18 @@ bringup() {
         echo "FAIL [$size]: no $f"
         fails=$((fails + 1))
     fi
+
+    # a limit under the runs listed: the header says so, the export form too
+    keys f
+    wait_for "filter form" "History filter" || return
+    keys Down Down Down Down C-u
+    text "1"
+    keys F10
+    wait_for "history: the limit said" "History: 1 run \(newest 1 of [0-9]+; f: limit\)" || return
+    keys x
+    wait_for "export form: not all" "Export the listed runs \(1 of [0-9]+" || return
+    keys Escape
+    sleep 0.3
 
     # quit
     keys q
@@ -249,7 +283,7 @@ resume() {
     wait_for "compare of the earlier run" "Compare +(ok|!!)" 40
     # the same model, input and shape: the golden dumps of the session before, not a new set
     expect "the golden dumps reused" "^golden reused: "
-    g=$(ls "$D/work/conv/golden" | tr '\n' ' ')
+    g=$(ls "$D"/work/conv-????????/golden | tr '\n' ' ')
     [ "$g" = "dump manifest.json " ] ||
         { echo "FAIL [$size]: golden folder holds '$g', not one dump folder"; fails=$((fails + 1)); }
 }
@@ -276,6 +310,64 @@ expect "the batch as 1 in --input_shape" "│--input_shape a:1,3;b:1,3"
 expect "the note on the sidebar" "batch as 1"
 dynamic dyn_time "a dynamic time dim: a warning" "Model +!!"
 expect "the hint to set --input_shape" "press e to set --input_shape"
+# the picker: a name with a control character is shown escaped; the list still opens
+cp "$T/conv.onnx" "$T/$(printf 'tab\there.onnx')"
+keys o
+wait_for "the picker: a name with a tab, escaped" 'tab\\there\.onnx' &&
+    expect "the picker: the other names" "conv\.onnx"
+keys Escape
+
+# TERM=vt100 has no F5: ESC [ 1 5 ~ arrives as Esc then text; it runs the step, never a
+# cancel; an Alt+key (ESC x) is no cancel either
+size="vt100"
+tm kill-session -t nb >/dev/null 2>&1
+tm new-session -d -s nb -x 80 -y 24 \
+    "env LC_ALL=C TERM=vt100 NANOBENCH_WORK='$T/vt/work' \
+     ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/vt.db' '$T/conv.onnx'; \
+     sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
+if wait_for "model info" "Model +ok"; then
+    keys 2
+    text "$(printf '\033[15~')"
+    wait_for "vt100: ESC [15~ runs the step" "Estimate +ok"
+    text "$(printf '\033x')"
+    absent "vt100: Alt+x is no cancel" "cancel"
+fi
+
+# a database the children cannot record in: the step is a warning, the reason on the
+# status line (was: ok, the run silently lost)
+size="bad db"
+printf 'this is not a sqlite database at all, just text padding padding\n' >"$T/bad.db"
+tm kill-session -t nb >/dev/null 2>&1
+tm new-session -d -s nb -x 120 -y 30 \
+    "env LC_ALL=C TERM=screen HOME='$T/home' NANOBENCH_WORK='$T/bad/work' \
+     ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/bad.db' '$T/conv.onnx'; \
+     sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
+if wait_for "model info" "Model +!!"; then
+    expect "the reason on the status line" "not recorded: .*not a database"
+    expect "the sidebar's note" "not recorded"
+    # Settings: ~ in the work folder is $HOME, as the picker reads it
+    keys F2
+    wait_for "settings" "Work folder" && {
+        keys C-u
+        text "~/nbwork"
+        keys F10
+        sleep 0.3
+        keys F2
+        wait_for "settings: ~ expanded" "Work folder +$T/home/nbwork"
+        keys Escape
+    }
+fi
+
+# a terminal without cursor addressing, or one terminfo does not know: one line, exit 2
+for term in dumb no-such-term; do
+    size="TERM=$term"
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x 80 -y 24 \
+        "env TERM=$term '$NB' --db '$T/x.db' '$T/conv.onnx'; echo \"nanobench exited \$?\"; \
+         sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); continue; }
+    wait_for "refused" "^nanobench: the terminal '$term' cannot run the workbench" &&
+        expect "exit 2" "^nanobench exited 2"
+done
 
 # not a terminal: refused with a one-line message, exit 2
 out=$("$NB" --db "$T/x.db" "$T/conv.onnx" </dev/null 2>&1)

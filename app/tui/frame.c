@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,22 +154,80 @@ void tui_goto(tui *t, int step)
         screens[step]->enter(t);
 }
 
+const char *tui_stem(const tui *t, char *buf, size_t len)
+{
+    const char *base = strrchr(t->model, '/');
+    base = base ? base + 1 : t->model;
+    snprintf(buf, len, "%s", *base ? base : "unnamed");
+    size_t sl = strlen(buf);
+    if (sl > 5 && !strcmp(buf + sl - 5, ".onnx"))
+        buf[sl - 5] = 0;
+    /* ATC's name rule (it refuses other file names): letters, digits, '_', '-', '.' */
+    for (char *c = buf; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-' || *c == '.'))
+            *c = '_';
+    if (!buf[0] || !strcmp(buf, ".") || !strcmp(buf, ".."))
+        snprintf(buf, len, "unnamed");
+    return buf;
+}
+
 const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len)
 {
     char stem[256];
-    const char *base = strrchr(t->model, '/');
-    base = base ? base + 1 : t->model;
-    snprintf(stem, sizeof stem, "%s", *base ? base : "unnamed");
-    size_t sl = strlen(stem);
-    if (sl > 5 && !strcmp(stem + sl - 5, ".onnx"))
-        stem[sl - 5] = 0;
+    tui_stem(t, stem, sizeof stem);
+    /* <stem>-<8 hex of the model's path> (FNV-1a): two models of the same file name in
+       different folders get folders of their own */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)t->model; *c; c++)
+        h = (h ^ *c) * 16777619u;
     if (sub && *sub)
-        snprintf(buf, len, "%s/%s/%s", t->work, stem, sub);
+        snprintf(buf, len, "%s/%s-%08x/%s", t->work, stem, (unsigned)h, sub);
     else
-        snprintf(buf, len, "%s/%s", t->work, stem);
+        snprintf(buf, len, "%s/%s-%08x", t->work, stem, (unsigned)h);
     if (!mkdirs(buf))
         tui_status(t, true, "cannot make %s: %s", buf, strerror(errno));
     return buf;
+}
+
+int tui_esc_follow(void)
+{
+    /* a key within ~50 ms after Esc: Alt+key, or a function key the terminfo does not name
+       (TERM=vt100: F5 is ESC [ 1 5 ~) - never a cancel */
+    wtimeout(stdscr, 50);
+    int c = wgetch(stdscr), key = ERR;
+    if (c == ERR) {
+        key = 27; /* Esc alone */
+    } else if (c == '[' || c == 'O') {
+        char seq[16];
+        int n = 0;
+        int d;
+        while (n < (int)sizeof seq - 1 && (d = wgetch(stdscr)) != ERR) {
+            seq[n++] = (char)d;
+            if (d >= 0x40 && d <= 0x7e && !(c == '[' && n == 1 && d == '['))
+                break;
+        }
+        seq[n] = 0;
+        static const int fkeys[] = {0, 1, 2, 3, 4, 5, 0, 6, 7, 8, 9, 10, 0, 11, 12};
+        int num;
+        char fin;
+        if (c == 'O' && n == 1 && seq[0] >= 'P' && seq[0] <= 'S')
+            key = KEY_F(1 + seq[0] - 'P');
+        else if (c == '[' && n == 2 && seq[0] == '[' && seq[1] >= 'A' && seq[1] <= 'E')
+            key = KEY_F(1 + seq[1] - 'A'); /* the Linux console's F1-F5 */
+        else if (c == '[' && sscanf(seq, "%d%c", &num, &fin) == 2 && fin == '~' && num >= 11 &&
+                 num <= 24 && fkeys[num - 10])
+            key = KEY_F(fkeys[num - 10]);
+    } else {
+        wtimeout(stdscr, 0); /* Alt+key: the rest of a UTF-8 character too */
+        int d;
+        while ((d = wgetch(stdscr)) != ERR && d >= 0x80 && d <= 0xbf)
+            ;
+        if (d != ERR)
+            ungetch(d);
+    }
+    wtimeout(stdscr, 100);
+    return key;
 }
 
 void tui_tick(tui *t)
@@ -474,6 +533,17 @@ static bool check_thresholds(const char *value, char *err, size_t errlen)
     return false;
 }
 
+/* a leading ~ (alone or ~/...) as $HOME, as the file picker reads it */
+static void expand_home(char *v, size_t len)
+{
+    const char *home = getenv("HOME");
+    if (v[0] != '~' || (v[1] && v[1] != '/') || !home || !*home)
+        return;
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s%s", home, v + 1);
+    snprintf(v, len, "%s", tmp);
+}
+
 static void settings(tui *t)
 {
     char work[PATH_MAX], db[PATH_MAX], soc[sizeof t->soc_version], thr[sizeof t->thresholds];
@@ -499,8 +569,26 @@ static void settings(tui *t)
         tui_status(t, true, "settings: the work folder, database and soc_version cannot be empty");
         return;
     }
+    expand_home(work, sizeof work);
+    expand_home(db, sizeof db);
+    bool db_changed = strcmp(db, t->db) != 0;
+    if (db_changed && t->job) {
+        /* its run goes to the old database: its id would be taken for one of the new */
+        tui_status(t, true, "settings: %s is running: wait for it or cancel it (Esc) before "
+                   "changing the database", t->job->title);
+        return;
+    }
     snprintf(t->work, sizeof t->work, "%s", work);
     snprintf(t->db, sizeof t->db, "%s", db);
+    if (db_changed) {
+        /* the run ids remembered are the old database's: --parent would name no run, or an
+           unrelated one; the screens that list runs read the new one */
+        for (int s = 0; s < STEP_N; s++)
+            t->run_id[s] = 0;
+        for (int s = 0; s < STEP_N; s++)
+            if (screens[s]->reread)
+                screens[s]->reread(t);
+    }
     snprintf(t->soc_version, sizeof t->soc_version, "%s", soc);
     snprintf(t->thresholds, sizeof t->thresholds, "%s", thr);
     tui_status(t, false, "settings saved for this session");
@@ -532,6 +620,20 @@ static void finish_job(tui *t)
             tui_status(t, false, "%s: cancelled", j->title);
         else if (!j->cancelled && j->status != 0 && !again && !t->status_error)
             tui_status(t, true, "%s", tui_job_error(j));
+        /* the child could not record its run (locked, read-only or corrupt database): a
+           warning, never a silent ok; a chained job carries it on */
+        if (!j->cancelled && j->not_recorded[0]) {
+            if (again) {
+                if (!t->job->not_recorded[0])
+                    snprintf(t->job->not_recorded, sizeof t->job->not_recorded, "%s",
+                             j->not_recorded);
+            } else if (j->status == 0) {
+                if (t->state[step] == ST_OK || t->state[step] == ST_WARN ||
+                    t->state[step] == ST_RUNNING)
+                    tui_set_state(t, step, ST_WARN, "not recorded");
+                tui_status(t, true, "%s: not recorded: %s", j->title, j->not_recorded);
+            }
+        }
         /* a run was recorded: the screens that list runs (History's count) reread them */
         for (int s = 0; s < STEP_N; s++)
             if (s != step && screens[s]->reread)
@@ -796,8 +898,22 @@ int tui_main(int argc, char **argv, const char *db_path)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
 
-    if (!initscr()) {
-        fprintf(stderr, "nanobench: cannot start curses on this terminal\n");
+    /* newterm, not initscr: an unknown terminal returns here instead of exiting */
+    const char *term = getenv("TERM");
+    SCREEN *scr = term && *term ? newterm(NULL, stdout, stdin) : NULL;
+    const char *cup = scr ? tigetstr("cup") : NULL;
+    if (!scr || !cup || cup == (char *)-1) {
+        if (scr) {
+            endwin();
+            delscreen(scr);
+        }
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        fprintf(stderr,
+                "nanobench: the terminal '%s' cannot run the workbench (needs cursor "
+                "addressing; try TERM=xterm-256color)\n",
+                term ? term : "");
         free(t);
         return 2;
     }
@@ -842,6 +958,8 @@ int tui_main(int argc, char **argv, const char *db_path)
             finish_job(t);
         if (ch == 13 || ch == KEY_ENTER) /* nonl: Enter arrives as CR */
             ch = '\n';
+        if (ch == 27)
+            ch = tui_esc_follow();
         handle_key(t, ch);
     }
 
@@ -855,6 +973,7 @@ int tui_main(int argc, char **argv, const char *db_path)
             screens[s]->cleanup(t);
     free_windows(t);
     endwin();
+    delscreen(scr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);

@@ -175,6 +175,21 @@ static void take_line(tui_job *j, const char *s, size_t n)
             return;
         }
     }
+    const char *nr = strstr(line, "not recorded");
+    if (nr && !strncmp(line, "nanobench: warning: ", 20)) {
+        /* the run went unrecorded: the reason is what comes before "; the run is ..." */
+        const char *r = line + 20;
+        const char *semi = strstr(r, "; ");
+        size_t rl = semi && semi < nr ? (size_t)(semi - r) : (size_t)(nr - r);
+        if (rl >= sizeof j->not_recorded)
+            rl = sizeof j->not_recorded - 1;
+        if (!j->not_recorded[0]) {
+            memcpy(j->not_recorded, r, rl);
+            j->not_recorded[rl] = 0;
+            if (!rl)
+                snprintf(j->not_recorded, sizeof j->not_recorded, "database warning");
+        }
+    }
     const char *rec = strstr(line, "recorded as run ");
     if (rec) {
         long long id = strtoll(rec + 16, NULL, 10);

@@ -23,6 +23,9 @@ typedef struct tui_job {
     bool done, cancelled;
     int status;               /* exit status (128 + signal when killed) once done */
     int64_t run_id;           /* from "recorded as run N", 0 when none */
+    /* from "nanobench: warning: REASON; the run is not recorded" (a locked, read-only or
+       corrupt database): REASON, "" when none */
+    char not_recorded[256];
     int step;                 /* the step that started it */
     char title[128];
 } tui_job;

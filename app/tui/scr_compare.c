@@ -790,6 +790,8 @@ static void open_layer(tui *t)
     su_arg(&a, "--json");
     s->saved_state = t->state[STEP_COMPARE];
     snprintf(s->saved_note, sizeof s->saved_note, "%s", t->state_note[STEP_COMPARE]);
+    if (t->run_id[STEP_COMPARE] != s->compare_id) /* another database since: not its run */
+        s->compare_id = 0;
     if (!a.oom && tui_run(t, STEP_COMPARE, s->compare_id, a.v, "compare layer"))
         s->ph = PH_LAYER;
     su_argv_free(&a);
@@ -962,9 +964,15 @@ static void job_done(tui *t, tui_job *j)
     s->ph = PH_IDLE;
     char err[512] = "";
     if (ph == PH_INFER) {
-        if (j->cancelled || j->status != 0) {
-            snprintf(s->err, sizeof s->err, "the golden run failed: %s",
-                     j->cancelled ? "cancelled" : tui_job_error(j));
+        if (j->cancelled) { /* not a failure: not run, as Quantize shows it */
+            snprintf(s->err, sizeof s->err, "the golden run was cancelled");
+            tui_status(t, false, "%s", s->err);
+            tui_set_state(t, STEP_COMPARE, ST_NOT_RUN, "cancelled");
+            rm_tree(s->golden);
+            return;
+        }
+        if (j->status != 0) {
+            snprintf(s->err, sizeof s->err, "the golden run failed: %s", tui_job_error(j));
             tui_status(t, true, "%s", s->err);
             tui_set_state(t, STEP_COMPARE, ST_FAILED, "golden failed");
             rm_tree(s->golden);
@@ -989,9 +997,15 @@ static void job_done(tui *t, tui_job *j)
     }
     json_t *o = su_job_json(j, err, sizeof err);
     if (!o) {
+        if (j->cancelled) {
+            snprintf(s->err, sizeof s->err, "compare cancelled");
+            tui_status(t, false, "%s", s->err);
+            tui_set_state(t, STEP_COMPARE, ST_NOT_RUN, "cancelled");
+            return;
+        }
         snprintf(s->err, sizeof s->err, "compare failed: %s", err);
         tui_status(t, true, "%s", s->err);
-        tui_set_state(t, STEP_COMPARE, ST_FAILED, j->cancelled ? "cancelled" : "failed");
+        tui_set_state(t, STEP_COMPARE, ST_FAILED, "failed");
         return;
     }
     s->err[0] = 0;

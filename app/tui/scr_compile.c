@@ -104,14 +104,6 @@ static void c_enter(tui *t)
     }
 }
 
-/* ATC's name rule for --output: letters, digits, '_', '-', '.' */
-static void safe_name(char *s)
-{
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
-            *s = '_';
-}
-
 static void c_run(tui *t)
 {
     c_data *d = data(t);
@@ -158,8 +150,7 @@ static void c_run(tui *t)
         *slash = 0;
     if (realpath(dir, abs))
         snprintf(dir, sizeof dir, "%s", abs);
-    su_stem(t->model, ".onnx", stem, sizeof stem);
-    safe_name(stem);
+    tui_stem(t, stem, sizeof stem);
     snprintf(d->output, sizeof d->output, "%s/%s", dir, stem);
     su_argv a = {0};
     su_arg(&a, "atc");

@@ -28,6 +28,7 @@ typedef struct hist {
     bool init, wide;       /* wide: full dates and an error column */
     int64_t *ids;          /* per table row: the run id */
     int nids;
+    int total;             /* the runs the filters match without the limit, -1 when all are listed */
     int64_t mark[2];       /* the marked runs, 0 when none; mark[0] the older mark */
     /* filters */
     char kind[16], model[PATH_MAX], status[16], since[32], limit[12];
@@ -140,6 +141,23 @@ static void reload(tui *t)
     }
     if (!failed && (!h->model[0] || nset > 0))
         failed = nb_db_list(db, &f, &rows, &n, &st) != NB_OK;
+    h->total = -1;
+    if (!failed && f.limit > 0 && n >= f.limit) {
+        /* the limit cut the list: how many there are, for the header (never silent) */
+        nb_run_filter g = f;
+        g.limit = 0;
+        nb_run_row *all = NULL;
+        int na = 0;
+        nb_status st2 = {0};
+        if (nb_db_list(db, &g, &all, &na, &st2) == NB_OK) {
+            int c = 0;
+            for (int i = 0; i < na; i++)
+                if (!h->status[0] || !strcmp(h->status, all[i].status))
+                    c++;
+            h->total = c;
+            nb_run_rows_free(all, na);
+        }
+    }
     free(set);
     if (failed) {
         snprintf(h->err, sizeof h->err, "%s", st.msg[0] ? st.msg : "cannot read the database");
@@ -234,8 +252,14 @@ static void draw(tui *t, WINDOW *w)
         h->wide = ww >= 100;
         reload(t);
     }
-    su_put(t, w, 0, 0, ww, A_BOLD, "History: %d run%s   kind %s  model %s%s  status %s  since %s",
-           h->tb.nrows, h->tb.nrows == 1 ? "" : "s", h->kind[0] ? h->kind : "any",
+    char shown[96];
+    if (h->total > h->tb.nrows) /* the limit cut the list: say so */
+        snprintf(shown, sizeof shown, "%d run%s (newest %s of %d; f: limit)", h->tb.nrows,
+                 h->tb.nrows == 1 ? "" : "s", h->limit, h->total);
+    else
+        snprintf(shown, sizeof shown, "%d run%s", h->tb.nrows, h->tb.nrows == 1 ? "" : "s");
+    su_put(t, w, 0, 0, ww, A_BOLD, "History: %s   kind %s  model %s%s  status %s  since %s",
+           shown, h->kind[0] ? h->kind : "any",
            h->model[0] ? base_name(h->model) : "any", h->model[0] ? " and derived" : "",
            h->status[0] ? h->status : "any",
            h->since[0] ? h->since : "any");
@@ -501,7 +525,13 @@ static void export_runs(tui *t)
         tui_status(t, true, "export: no runs listed");
         return;
     }
-    if (!tui_form(t, "Export the listed runs", fields, 1))
+    char title[96];
+    if (h->total > h->nids) /* exactly the listed ones, and the title says they are not all */
+        snprintf(title, sizeof title, "Export the listed runs (%d of %d: f sets the limit)",
+                 h->nids, h->total);
+    else
+        snprintf(title, sizeof title, "Export the listed runs (%d)", h->nids);
+    if (!tui_form(t, title, fields, 1))
         return;
     size_t fl = strlen(fmt);
     while (fl && fmt[fl - 1] == ' ')

@@ -322,6 +322,12 @@ static bool model_key(tui *t, int ch)
     model_data *d = data(t);
     if (!d)
         return false;
+    if ((ch == 'o' || ch == 'e') && t->job) {
+        /* the running job's results would be taken for the new model or shape */
+        tui_status(t, true, "%s is running: wait for it or cancel it (Esc) before %s",
+                   t->job->title, ch == 'o' ? "opening another model" : "changing --input_shape");
+        return true;
+    }
     switch (ch) {
     case 'o':
         if (pick(t))

@@ -204,7 +204,7 @@ static void q_run(tui *t)
         tui_status(t, true, "cannot make the work folder for the quantized model");
         return;
     }
-    snprintf(d->save, sizeof d->save, "%s/%s", dir, su_stem(t->model, ".onnx", stem, sizeof stem));
+    snprintf(d->save, sizeof d->save, "%s/%s", dir, tui_stem(t, stem, sizeof stem));
     su_argv a = {0};
     su_arg(&a, "calibrate");
     su_arg(&a, "--model");

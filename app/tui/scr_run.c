@@ -593,8 +593,14 @@ static void job_done(tui *t, tui_job *j)
         s->res = NULL;
         s->warn[0] = 0;
         t->npu_dump[0] = 0;
+        if (j->cancelled) { /* not a failure: not run, as Quantize shows it */
+            snprintf(s->err, sizeof s->err, "run cancelled");
+            tui_status(t, false, "run cancelled: its partial outputs were removed");
+            tui_set_state(t, STEP_RUN, ST_NOT_RUN, "cancelled");
+            return;
+        }
         tui_status(t, true, "run: %s", err);
-        tui_set_state(t, STEP_RUN, ST_FAILED, j->cancelled ? "cancelled" : "failed");
+        tui_set_state(t, STEP_RUN, ST_FAILED, "failed");
         return;
     }
     json_decref(s->res);

@@ -100,9 +100,17 @@ void tui_set_state(tui *t, int step, tui_state s, const char *note);
 /* Starts a job for step (refused with a status message while another runs). argv is
  * NULL-terminated, without the program. Returns true when started. */
 bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *title);
+/* After an Esc read from stdscr: 27 when no key follows within ~50 ms (a real Esc); the
+ * function key of an escape sequence the terminfo does not name (ESC [ 1 5 ~: F5); ERR for
+ * Alt+key and other sequences (swallowed). Leaves stdscr's timeout at 100 ms. */
+int tui_esc_follow(void);
 /* Switches the main pane to step. */
 void tui_goto(tui *t, int step);
-/* The work folder of the current model: WORK/<stem>/sub, created; buf takes the path. */
+/* The current model's file name without .onnx, every character but letters, digits, '_',
+ * '-' and '.' as '_' (ATC's rule for file names). */
+const char *tui_stem(const tui *t, char *buf, size_t len);
+/* The work folder of the current model: WORK/<stem>-<8 hex of the model path's hash>/sub,
+ * created; buf takes the path. */
 const char *tui_workdir(tui *t, const char *sub, char *buf, size_t len);
 /* True once the terminal has closed or SIGINT/SIGTERM/SIGHUP arrived: every loop waiting
  * for a key must give up (modal widgets then act as on Esc, the main loop quits). */

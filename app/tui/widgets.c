@@ -175,6 +175,15 @@ static int modal_key(tui *t, wint_t *wc)
     }
     if (r == OK && *wc == '\r')
         *wc = '\n';
+    if (r == OK && *wc == KEY_ESC) { /* Alt+key or an unnamed function key: not an Esc */
+        int k = tui_esc_follow();
+        if (k == ERR)
+            return ERR;
+        if (k != KEY_ESC) {
+            *wc = (wint_t)k;
+            return KEY_CODE_YES;
+        }
+    }
     return r;
 }
 
@@ -919,10 +928,13 @@ static void field_text(FIELD *f, char *buf, size_t len)
         memmove(buf, buf + s, l - s + 1);
 }
 
-bool tui_form(tui *t, const char *title, tui_field *fields, int n)
+/* One showing of a form at the terminal's current size, on the working values vals
+   (sizes vlen), the focus on field *curi. Returns 1 accepted, 0 cancelled, 2 the terminal
+   was resized (vals and *curi hold the edits so far: the caller builds it again at the new
+   size), -1 the form does not fit. */
+static int form_pass(tui *t, const char *title, tui_field *fields, int n, char **vals,
+                     const size_t *vlen, int *curi)
 {
-    if (n <= 0)
-        return false;
     int W = COLS - 4 > 78 ? 78 : COLS - 4;
     if (W < 30)
         W = COLS;
@@ -953,7 +965,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     WINDOW *sub = derwin(win, n, fw, 1, L + 4);
     FIELD **ff = calloc((size_t)n + 1, sizeof *ff);
     FORM *form = NULL;
-    bool ok = false, built = sub && ff;
+    int ok = 0;
+    bool built = sub && ff;
     for (int i = 0; built && i < n; i++) {
         ff[i] = new_field(1, fw, i, 0, 0, 0);
         if (!ff[i]) {
@@ -961,8 +974,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             break;
         }
         field_opts_off(ff[i], O_AUTOSKIP | O_STATIC);
-        set_max_field(ff[i], fields[i].len > 1 ? (int)fields[i].len - 1 : 1);
-        set_field_buffer(ff[i], 0, fields[i].value ? fields[i].value : "");
+        set_max_field(ff[i], vlen[i] > 1 ? (int)vlen[i] - 1 : 1);
+        set_field_buffer(ff[i], 0, vals[i]);
     }
     if (built) {
         form = new_form(ff);
@@ -970,9 +983,11 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
                 post_form(form) == E_OK;
     }
     if (!built) {
-        tui_status(t, true, "%s: the form does not fit this terminal", title ? title : "form");
+        ok = -1;
         goto out;
     }
+    if (*curi > 0 && *curi < n)
+        set_current_field(form, ff[*curi]);
     form_driver(form, REQ_END_LINE);
     curs_set(1);
     int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
@@ -980,6 +995,9 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
     int bad_field = -1;
     for (;;) {
         int cur = field_index(current_field(form));
+        if (cur < 0 || cur >= n) /* never an index: -1 when the form lost its field */
+            cur = 0;
+        *curi = cur;
         for (int i = 0; i < n; i++)
             set_field_back(ff[i], (chtype)(i == cur ? cur_a : (int)A_UNDERLINE));
         /* the frame around the form's fields */
@@ -1029,7 +1047,7 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             }
             if (bad[0])
                 continue;
-            ok = true;
+            ok = 1;
             break;
         }
         bad[0] = 0; /* any other key: the hint again */
@@ -1065,8 +1083,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             case KEY_DC:
                 form_driver(form, REQ_DEL_CHAR);
                 break;
-            case KEY_RESIZE:
-                modal_recentre(win, p);
+            case KEY_RESIZE: /* built again at the new size, with the edits so far */
+                ok = 2;
                 break;
             case KEY_MOUSE: {
                 MEVENT ev;
@@ -1082,6 +1100,8 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
             default:
                 break;
             }
+            if (ok == 2)
+                break;
             continue;
         }
         if (r == OK) {
@@ -1097,10 +1117,11 @@ bool tui_form(tui *t, const char *title, tui_field *fields, int n)
                 form_driver_w(form, OK, (wchar_t)wc);
         }
     }
-    if (ok)
+    if (ok == 1 || ok == 2) {
+        form_driver(form, REQ_VALIDATION);
         for (int i = 0; i < n; i++)
-            if (fields[i].value && fields[i].len)
-                field_text(ff[i], fields[i].value, fields[i].len);
+            field_text(ff[i], vals[i], vlen[i]);
+    }
 out:
     if (form) {
         unpost_form(form);
@@ -1115,6 +1136,64 @@ out:
     if (sub)
         delwin(sub);
     modal_close(t, win, p);
+    return ok;
+}
+
+bool tui_form(tui *t, const char *title, tui_field *fields, int n)
+{
+    if (n <= 0)
+        return false;
+    char **vals = calloc((size_t)n, sizeof *vals);
+    size_t *vlen = calloc((size_t)n, sizeof *vlen);
+    bool ok = false;
+    if (!vals || !vlen)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        vlen[i] = fields[i].value && fields[i].len ? fields[i].len : 1024;
+        vals[i] = calloc(vlen[i], 1);
+        if (!vals[i])
+            goto done;
+        if (fields[i].value && fields[i].len)
+            snprintf(vals[i], vlen[i], "%s", fields[i].value);
+    }
+    int cur = 0;
+    bool resized = false;
+    for (;;) {
+        int r = form_pass(t, title, fields, n, vals, vlen, &cur);
+        if (r == 2) {
+            resized = true;
+            continue;
+        }
+        if (r == -1 && resized) {
+            /* shrunk below the form: wait for a bigger terminal, the edits kept */
+            tui_status(t, true, "%s: enlarge the terminal to go on (Esc: cancel)",
+                       title ? title : "form");
+            tui_redraw(t);
+            doupdate();
+            wint_t wc;
+            int k;
+            while ((k = modal_key(t, &wc)) == ERR || (k == KEY_CODE_YES && wc != KEY_RESIZE) ||
+                   (k == OK && wc != KEY_ESC))
+                ;
+            if (k == KEY_CODE_YES)
+                continue; /* resized: try again */
+            break;
+        }
+        if (r == -1)
+            tui_status(t, true, "%s: the form does not fit this terminal", title ? title : "form");
+        ok = r == 1;
+        break;
+    }
+    if (ok)
+        for (int i = 0; i < n; i++)
+            if (fields[i].value && fields[i].len)
+                snprintf(fields[i].value, fields[i].len, "%s", vals[i]);
+done:
+    if (vals)
+        for (int i = 0; i < n; i++)
+            free(vals[i]);
+    free(vals);
+    free(vlen);
     return ok;
 }
 
@@ -1148,6 +1227,36 @@ static void parent_of(char *dir)
         dir[1] = 0;
     else
         *sl = 0;
+}
+
+/* a file name as the picker shows it: control characters as \t \n \e \xNN; all bytes
+   past ASCII as \xNN too when ascii */
+static void pick_escape(const char *in, char *out, size_t len, bool ascii)
+{
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)in; *c && o + 5 < len; c++) {
+        if (*c == '\t')
+            o += (size_t)snprintf(out + o, len - o, "\\t");
+        else if (*c == '\n')
+            o += (size_t)snprintf(out + o, len - o, "\\n");
+        else if (*c == 27)
+            o += (size_t)snprintf(out + o, len - o, "\\e");
+        else if (*c < 0x20 || *c == 0x7f || (ascii && *c >= 0x80))
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *c);
+        else
+            out[o++] = (char)*c;
+    }
+    out[o] = 0;
+}
+
+/* s cut to at most n bytes, never inside a UTF-8 sequence */
+static void cut_utf8(char *s, size_t n)
+{
+    if (strlen(s) <= n)
+        return;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    s[n] = 0;
 }
 
 bool tui_pick_file(tui *t, const char *title, const char *start, const char *suffix, bool save,
@@ -1225,10 +1334,23 @@ bool tui_pick_file(tui *t, const char *title, const char *start, const char *suf
                 const vm_dirent *e = &ents[i - extra];
                 snprintf(nm, sizeof nm, "%s%s", e->name, e->dir ? "/" : "");
             }
-            if ((int)strlen(nm) > iw) /* the menu refuses items wider than its window */
-                nm[iw] = 0;
-            names[i] = strdup(nm);
+            /* control characters (tab, ESC, newline) shown escaped: libmenu refuses them,
+               and one such name must not take the whole list down (the item opens the
+               real name, by its index) */
+            char shown[sizeof nm * 4];
+            pick_escape(nm, shown, sizeof shown, false);
+            if ((int)strlen(shown) > iw) /* the menu refuses items wider than its window */
+                cut_utf8(shown, (size_t)iw);
+            names[i] = strdup(shown);
             items[i] = names[i] ? new_item(names[i], "") : NULL;
+            if (!items[i] && names[i]) { /* still refused (bad UTF-8): every byte past ASCII */
+                pick_escape(nm, shown, sizeof shown, true);
+                if ((int)strlen(shown) > iw)
+                    cut_utf8(shown, (size_t)iw);
+                free(names[i]);
+                names[i] = strdup(shown);
+                items[i] = names[i] ? new_item(names[i], "") : NULL;
+            }
             if (!items[i])
                 ok = 0;
         }
