@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "nb/db.h"
+#include "nb/tensor.h"
 #include "scr_util.h"
 #include "tui.h"
 
@@ -555,24 +556,34 @@ static void export_runs(tui *t)
     if (!tui_pick_file(t, "Export to", start, ext, true, path, sizeof path))
         return;
     /* exactly the listed runs (every filter, the model's derived runs, the limit), through
-       the run store's own export */
-    FILE *out = fopen(path, "w");
-    if (!out) {
-        tui_status(t, true, "export: cannot write %s: %s", path, strerror(errno));
-        return;
-    }
+       the run store's own export, into memory first: the file is written whole (renamed
+       into place) or not at all, and never over the database itself */
     nb_db *db = NULL;
     nb_status st = {0};
     nb_run_filter f = {.ids = h->ids, .n_ids = h->nids};
+    char *buf = NULL;
+    size_t len = 0;
     nb_err e = nb_db_open(t->db[0] ? t->db : NULL, &db, &st);
-    if (!e)
-        e = !strcmp(fmt, "json") ? nb_db_export_json(db, &f, out, &st)
-                                 : nb_db_export_csv(db, &f, layers, out, &st);
-    nb_db_close(db);
-    if (fclose(out) != 0 && !e) {
-        e = NB_ERR_IO;
-        snprintf(st.msg, sizeof st.msg, "%s: %s", path, strerror(errno));
+    if (!e && nb_db_owns_file(db, path)) {
+        e = NB_ERR_ARG;
+        snprintf(st.msg, sizeof st.msg, "%s is the run database itself; pick another file",
+                 path);
     }
+    if (!e) {
+        FILE *out = open_memstream(&buf, &len);
+        if (!out) {
+            e = NB_ERR_NOMEM;
+            snprintf(st.msg, sizeof st.msg, "out of memory");
+        } else {
+            e = !strcmp(fmt, "json") ? nb_db_export_json(db, &f, out, &st)
+                                     : nb_db_export_csv(db, &f, layers, out, &st);
+            fclose(out);
+        }
+    }
+    nb_db_close(db);
+    if (!e)
+        e = nb_write_file_atomic(path, buf, len, &st);
+    free(buf);
     if (e) {
         tui_status(t, true, "export: %s", st.msg[0] ? st.msg : "failed");
         return;
