@@ -11,6 +11,7 @@
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
 NB=$(realpath "$1")
 FIX=$2
+SRC=$(cd "$(dirname "$0")/.." && pwd) # the source tree (tests/lsan.supp)
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nb_tui.XXXXXX")
 SOCK="$T/tmux.sock"
@@ -363,7 +364,7 @@ for term in dumb no-such-term; do
     size="TERM=$term"
     tm kill-session -t nb >/dev/null 2>&1
     tm new-session -d -s nb -x 80 -y 24 \
-        "env TERM=$term '$NB' --db '$T/x.db' '$T/conv.onnx'; echo \"nanobench exited \$?\"; \
+        "env TERM=$term LSAN_OPTIONS=suppressions='$SRC/tests/lsan.supp' '$NB' --db '$T/x.db' '$T/conv.onnx'; echo \"nanobench exited \$?\"; \
          sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); continue; }
     wait_for "refused" "^nanobench: the terminal '$term' cannot run the workbench" &&
         expect "exit 2" "^nanobench exited 2"
