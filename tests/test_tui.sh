@@ -164,6 +164,10 @@ bringup() {
     keys F10
     wait_for "quantize" "Quantize +(ok|!!)" || return
     expect "quantize table" "Conv_0 .*Conv"
+    # batch_num left as the form has it ("all"): every one of the 4 calibration files
+    cal=$("$NB" --db "$D/runs.db" history list --kind calibrate --limit 1 2>/dev/null | awk 'NR == 2 { print $1 }')
+    "$NB" --db "$D/runs.db" history show "$cal" 2>/dev/null | grep -q '^  batch_num  *4$' ||
+        { echo "FAIL [$size]: batch_num 'all' is not the 4 files of the data folder"; "$NB" --db "$D/runs.db" history show "$cal" | head -20; fails=$((fails + 1)); }
 
     # Compile: the ATC form as filled in from the model, then the log
     keys 4 F5

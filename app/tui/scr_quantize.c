@@ -137,7 +137,7 @@ static void q_run(tui *t)
     }
     q_enter(t);
     if (!d->batch_num[0] && !d->config[0])
-        snprintf(d->batch_num, sizeof d->batch_num, "1");
+        snprintf(d->batch_num, sizeof d->batch_num, "all");
     char ninputs[600];
     snprintf(ninputs, sizeof ninputs,
              "One folder per model input, ';'-separated, in input order%s%s%s: each holds that "
@@ -154,8 +154,9 @@ static void q_run(tui *t)
          "skip_layers, and per-layer overrides (override_layer_types / "
          "override_layer_configs). Empty: AMCT's defaults with the batch_num below.", NULL},
         {"batch_num", d->batch_num, sizeof d->batch_num,
-         "Batches to calibrate on (AMCT's default is 1); leave empty when the config file "
-         "sets it: a config file and batch_num together are refused.", NULL},
+         "Batches to calibrate on: all (every file of the first data folder, as bringup "
+         "does) or a number (AMCT's default is 1); leave empty when the config file sets "
+         "it: a config file and batch_num together are refused.", NULL},
         {"Algorithm", d->algo, sizeof d->algo,
          "Activation algorithm: ifmr, hfmg, minmax, percentile, kl, or auto (per layer, the "
          "best activation SQNR). Empty: the config's (ifmr by default).", NULL},
@@ -174,6 +175,20 @@ static void q_run(tui *t)
         tui_status(t, true, "give a config file or batch_num, not both (the config sets "
                    "batch_num)");
         return;
+    }
+    if (!strcmp(d->batch_num, "all")) { /* every batch file of the first data folder */
+        char first[PATH_MAX];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(d->data_dir, ";"), d->data_dir);
+        vm_dirent *ents = NULL;
+        int n = vm_list_dir(first, NULL, &ents), files = 0;
+        for (int k = 0; k < n; k++)
+            files += !ents[k].dir;
+        free(ents);
+        if (files < 1) {
+            tui_status(t, true, "the data folder %s holds no batch files", first);
+            return;
+        }
+        snprintf(d->batch_num, sizeof d->batch_num, "%d", files);
     }
     if (d->batch_num[0]) {
         char *end;
