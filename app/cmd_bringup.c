@@ -396,23 +396,6 @@ static int split_dirs(const char *dirs, char **parts, int max)
     return n;
 }
 
-/* The fewest files over the folders of dirs (0 when one cannot be read). */
-static int min_files(const char *dirs)
-{
-    char *parts[MAX_IN];
-    int nd = split_dirs(dirs, parts, MAX_IN), least = -1;
-    for (int i = 0; i < nd; i++) {
-        char **f = NULL;
-        int n = parts[i] ? list_files(parts[i], &f) : -1;
-        files_free(f, n > 0 ? n : 0);
-        if (n < 0)
-            n = 0;
-        least = least < 0 || n < least ? n : least;
-        free(parts[i]);
-    }
-    return least < 0 ? 0 : least;
-}
-
 /* The evaluation inputs: file k of each folder of --eval_dir (the first K), else of
  * --data_dir (the last K). */
 static int pick_eval(bu *b)
@@ -1330,11 +1313,10 @@ int cmd_bringup(int argc, char **argv)
 
     /* 2. calibrate */
     char detail[128] = "";
-    int all_files = b->cfg || b->batch ? 0 : min_files(b->data_dir);
     if (b->batch)
         snprintf(detail, sizeof detail, "(%s batch%s)", b->batch, strcmp(b->batch, "1") ? "es" : "");
-    else if (all_files)
-        snprintf(detail, sizeof detail, "(%d batch%s)", all_files, all_files == 1 ? "" : "es");
+    else if (!b->cfg)
+        snprintf(detail, sizeof detail, "(every batch)");
     step_line(b, 1, detail, "");
     char save[3400];
     snprintf(save, sizeof save, "%s/quant/%s", b->outdir, b->stem);
@@ -1354,8 +1336,8 @@ int cmd_bringup(int argc, char **argv)
         arg(&a, "--calibration_config=%s", b->cfg);
     if (b->batch)
         arg(&a, "--batch_num=%s", b->batch);
-    else if (all_files > 0 && !b->cfg)
-        arg(&a, "--batch_num=%d", all_files);
+    else if (!b->cfg)
+        arg(&a, "--batch_num=all");
     if (b->algo)
         arg(&a, "--algo=%s", b->algo);
     if (b->eval_dir)

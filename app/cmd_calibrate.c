@@ -25,7 +25,7 @@ static void help(void)
 {
     printf("usage: nanobench calibrate --model M.onnx --save_path DIR/PREFIX --data_dir \"dir_x;dir_y\"\n"
            "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
-           "           [--calibration_config CFG | --batch_num N]\n"
+           "           [--calibration_config CFG | --batch_num N|all]\n"
            "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--eval_dir \"e_x;e_y\"] [--json]\n"
            "           [--progress]\n"
            "       nanobench calibrate --from_qdq QAT.onnx --save_path DIR/PREFIX\n"
@@ -33,7 +33,8 @@ static void help(void)
            "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
            "--calibration_config is AMCT's protobuf text config (batch_num, activation_offset,\n"
            "skip_layers, common_config, override_layer_types/configs, ...); --batch_num alone\n"
-           "sets the batches (default 1). --algo replaces the config's activation algorithm\n"
+           "sets the batches (default 1; all: every file, as many as the folder with the\n"
+           "fewest). --algo replaces the config's activation algorithm\n"
            "(auto: per layer, the best activation SQNR). Writes DIR/PREFIX_quant_record.txt\n"
            "(scale_d, offset_d, scale_w, offset_w per layer), the deploy and fake-quant models,\n"
            "and prints the per-layer report; --eval_dir (every file, as --data_dir) evaluates the\n"
@@ -1330,13 +1331,14 @@ int cmd_calibrate(int argc, char **argv)
         forced = all[k];
     }
     long batch_num = 1;
-    if (batch) {
+    bool batch_all = batch && !strcmp(batch, "all"); /* every batch: the fewest files of a folder */
+    if (batch && !batch_all) {
         char *end;
         errno = 0;
         batch_num = strtol(batch, &end, 10);
         if (errno || *end || end == batch || batch_num < 1 || batch_num > 1000000)
-            return cli_usage_error("calibrate", "--batch_num is a whole number from 1, not '%s'",
-                                   batch);
+            return cli_usage_error("calibrate", "--batch_num is a whole number from 1 or all, "
+                                   "not '%s'", batch);
     }
     int rc = rec_start_model("calibrate", model, shape, argc, argv);
     if (rc)
@@ -1402,6 +1404,22 @@ int cmd_calibrate(int argc, char **argv)
             for (int i = 0; i < n_in; i++)
                 order[i] = nb_graph_find(g, ov[i].name);
         nb_shape_overrides_free(ov, nov);
+    }
+    if (batch_all) { /* --batch_num all: as many batches as the folder with the fewest files */
+        cfg.batch_num = 0;
+        for (int i = 0; i < n_in; i++) {
+            char **all = NULL;
+            int cnt = 0;
+            if (list_batches(dparts[i], -1, &all, &cnt, &st)) {
+                cfg.batch_num = 1; /* the listing below reports the folder */
+                break;
+            }
+            for (int k = 0; k < cnt; k++)
+                free(all[k]);
+            free(all);
+            if (cfg.batch_num == 0 || cnt < cfg.batch_num)
+                cfg.batch_num = cnt;
+        }
     }
     for (int i = 0; i < n_in; i++) {
         const nb_value *v = &g->values[order[i]];

@@ -338,6 +338,11 @@ expect 2 "calibrate: --eval_dir missing" -- "$NB" calibrate --model "$T/conv.onn
 expect 2 "calibrate: --save_path is a folder" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/" --data_dir "$T/cal/x"; mentions "give DIR/PREFIX"
 expect 2 "calibrate: config and batch_num" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 1 --calibration_config "$T/cal/cfg"; mentions "exclusive"
 expect 2 "calibrate: too few files" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/x" --batch_num 3; mentions "2 files for batch_num 3"
+# --batch_num all: every file, as many batches as the folder holds (cal/x: 2 files, recorded
+# as batch_num 2); a word other than all is refused
+expect 0 "calibrate --batch_num all" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/all/c" --data_dir "$T/cal/x" --batch_num all --json
+json_ok "calibrate --batch_num all: both files" 'j.layers.every(l => l.batches === 2)'
+expect 2 "calibrate: --batch_num some" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/all/d" --data_dir "$T/cal/x" --batch_num some; mentions "from 1 or all"
 head -c 100 /dev/zero >"$T/cal/bad/short.bin"
 expect 2 "calibrate: file of the wrong size" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/out/c" --data_dir "$T/cal/bad"; mentions "short.bin"
 printf '\000\000\300\177' >"$T/cal/nan/n.bin"

@@ -154,8 +154,8 @@ static void q_run(tui *t)
          "skip_layers, and per-layer overrides (override_layer_types / "
          "override_layer_configs). Empty: AMCT's defaults with the batch_num below.", NULL},
         {"batch_num", d->batch_num, sizeof d->batch_num,
-         "Batches to calibrate on: all (every file of the first data folder, as bringup "
-         "does) or a number (AMCT's default is 1); leave empty when the config file sets "
+         "Batches to calibrate on: all (every file, as bringup does; calibrate counts "
+         "them) or a number (AMCT's default is 1); leave empty when the config file sets "
          "it: a config file and batch_num together are refused.", NULL},
         {"Algorithm", d->algo, sizeof d->algo,
          "Activation algorithm: ifmr, hfmg, minmax, percentile, kl, or auto (per layer, the "
@@ -176,25 +176,12 @@ static void q_run(tui *t)
                    "batch_num)");
         return;
     }
-    if (!strcmp(d->batch_num, "all")) { /* every batch file of the first data folder */
-        char first[PATH_MAX];
-        snprintf(first, sizeof first, "%.*s", (int)strcspn(d->data_dir, ";"), d->data_dir);
-        vm_dirent *ents = NULL;
-        int n = vm_list_dir(first, NULL, &ents), files = 0;
-        for (int k = 0; k < n; k++)
-            files += !ents[k].dir;
-        free(ents);
-        if (files < 1) {
-            tui_status(t, true, "the data folder %s holds no batch files", first);
-            return;
-        }
-        snprintf(d->batch_num, sizeof d->batch_num, "%d", files);
-    }
-    if (d->batch_num[0]) {
+    if (d->batch_num[0] && strcmp(d->batch_num, "all")) { /* all: calibrate counts the files */
         char *end;
         long n = strtol(d->batch_num, &end, 10);
         if (*end || n < 1) {
-            tui_status(t, true, "batch_num is a whole number from 1, not '%s'", d->batch_num);
+            tui_status(t, true, "batch_num is a whole number from 1 or all, not '%s'",
+                       d->batch_num);
             return;
         }
     }
