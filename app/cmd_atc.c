@@ -183,7 +183,7 @@ int cmd_atc(int argc, char **argv)
     cli_cleanup_add(work_a);
     cli_cleanup_add(work_b);
     cli_cleanup_add(work);
-    nb_err re = nb_read_npu_input(model, out_nodes, work, &in, &st);
+    nb_err re = nb_read_npu_input(model, shape, out_nodes, work, &in, &st);
     remove(work_a), remove(work_b), rmdir(work);
     work[0] = 0;
     cli_cleanup_clear();

@@ -1,6 +1,7 @@
 /* nanobench structural fuzzer: the mutator (issue 25).
  *
  * usage: mutate_onnx IN.onnx OUT.onnx SEED
+ *        mutate_onnx IN.onnx OUT.onnx ACTION:PATH
  *
  * Decodes IN as an ONNX ModelProto, applies ONE message-level mutation chosen by SEED, and
  * writes the re-encoded model to OUT; the mutation is printed on stdout as one line
@@ -18,7 +19,11 @@
  *  - drop:      one element of a repeated field removed (a node, an input, an
  *               initializer, a dim, an attribute);
  *  - duplicate: one element of a repeated field repeated.
- * The same SEED on the same IN gives the same mutant. Exit 0 when OUT is written, 1 when
+ * The same SEED on the same IN gives the same mutant. The second form applies one named
+ * mutation (the regression tests build the models that crashed this way): ACTION is clear,
+ * empty, drop or dup; PATH is a field as the first form prints it ("graph.node[3].op_type",
+ * "graph.input[0].type.tensor_type.elem_type"), with [k] after a repeated field for one
+ * element ("graph.node[1].input[0]": empty sets it to "", drop removes it). Exit 0 when OUT is written, 1 when
  * IN cannot be decoded or the mutation had nothing to act on, 2 on a usage error.
  *
  * The mutated message shares sub-messages (duplicate) and is never freed: the process
@@ -329,10 +334,78 @@ static bool mutate(site *s, char *how, size_t len)
     }
 }
 
+/* The second form: ACTION:PATH. */
+static bool named(const char *spec, char *how, size_t len)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon)
+        return false;
+    char action[16], path[200];
+    snprintf(action, sizeof action, "%.*s", (int)(colon - spec), spec);
+    snprintf(path, sizeof path, "%s", colon + 1);
+    long k = -1;
+    size_t pl = strlen(path);
+    site *s = NULL;
+    for (size_t i = 0; i < n_sites && !s; i++)
+        if (!strcmp(sites[i].path, path))
+            s = &sites[i];
+    if (!s && pl && path[pl - 1] == ']') { /* one element of a repeated field */
+        char *br = strrchr(path, '[');
+        if (br) {
+            k = strtol(br + 1, NULL, 10);
+            *br = 0;
+            for (size_t i = 0; i < n_sites && !s; i++)
+                if (!strcmp(sites[i].path, path) && sites[i].fd->label == PROTOBUF_C_LABEL_REPEATED)
+                    s = &sites[i];
+        }
+    }
+    if (!s)
+        return false;
+    ProtobufCMessage *m = s->msg;
+    const ProtobufCFieldDescriptor *fd = s->fd;
+    void *p = field_ptr(m, fd);
+    if (k >= 0) {
+        size_t *n = count_ptr(m, fd), es = elem_size(fd->type);
+        char **arr = (char **)p;
+        if ((size_t)k >= *n)
+            return false;
+        if (!strcmp(action, "drop")) {
+            memmove(*arr + k * es, *arr + (k + 1) * es, (*n - (size_t)k - 1) * es);
+            (*n)--;
+        } else if (!strcmp(action, "dup")) {
+            char *grown = xrealloc(NULL, (*n + 1) * es);
+            memcpy(grown, *arr, *n * es);
+            memcpy(grown + *n * es, *arr + k * es, es);
+            *arr = grown;
+            (*n)++;
+        } else if (!strcmp(action, "empty") && fd->type == PROTOBUF_C_TYPE_STRING) {
+            ((char **)*arr)[k] = "";
+        } else {
+            return false;
+        }
+    } else if (!strcmp(action, "clear")) {
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED)
+            *count_ptr(m, fd) = 0;
+        else if (fd->type == PROTOBUF_C_TYPE_STRING || fd->type == PROTOBUF_C_TYPE_MESSAGE)
+            *(void **)p = NULL;
+        else if (fd->type == PROTOBUF_C_TYPE_BYTES)
+            ((ProtobufCBinaryData *)p)->len = 0;
+        else
+            set_scalar(p, fd->type, 0);
+        set_has(m, fd, false);
+    } else if (!strcmp(action, "empty") && fd->type == PROTOBUF_C_TYPE_STRING) {
+        *(char **)p = "";
+    } else {
+        return false;
+    }
+    snprintf(how, len, "%s: %s", spec + (colon - spec) + 1, action);
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: mutate_onnx IN.onnx OUT.onnx SEED\n");
+        fprintf(stderr, "usage: mutate_onnx IN.onnx OUT.onnx SEED|ACTION:PATH\n");
         return 2;
     }
     rng = strtoull(argv[3], NULL, 10) * 0x2545F4914F6CDD1Dull + 1;
@@ -359,9 +432,16 @@ int main(int argc, char **argv)
     walk(&mp->base, "");
     char how[400] = "";
     bool done = false;
+    if (strchr(argv[3], ':')) {
+        if (!named(argv[3], how, sizeof how)) {
+            fprintf(stderr, "%s: no field %s to mutate\n", argv[1], argv[3]);
+            return 1;
+        }
+        done = true;
+    }
     /* the weights' value arrays and doc strings are most of the sites and the least
        interesting: a site is drawn again (up to 3 times) when it is one of those */
-    for (int tries = 0; tries < 64 && !done; tries++) {
+    for (int tries = 0; tries < 64 && !done && n_sites; tries++) {
         site *s = &sites[pick(n_sites)];
         bool dull = strstr(s->fd->name, "_data") || !strcmp(s->fd->name, "doc_string");
         if (dull && tries < 3)

@@ -476,7 +476,7 @@ static void test_deploy_bias(void **state)
        and AscendQuant (scale 2, offset 3), and a standard Gemm on x in the float form */
     nb_npu_input in;
     nb_status st = {0};
-    if (nb_read_npu_input(dst, NULL, tmpdir, &in, &st))
+    if (nb_read_npu_input(dst, NULL, NULL, tmpdir, &in, &st))
         fail_msg("%s", st.msg);
     assert_int_equal(in.form, 1);
     assert_int_equal(in.n_layers, 1);

@@ -24,6 +24,9 @@
 #include "ir_internal.h"
 #include "onnx.pb-c.h"
 
+/* the gate walks no deeper than the file was checked to nest (check_depth) */
+#define NB_PB_MAX_DEPTH_GATE 256
+
 typedef struct import_ctx {
     nb_model *m;
     const char *path; /* for messages */
@@ -224,6 +227,267 @@ nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_stat
         *name = strdup(tp->name ? tp->name : "");
     onnx__tensor_proto__free_unpacked(tp, NULL);
     return e;
+}
+
+/* ---------------------------------------------------------------- the gate */
+
+static const char *attr_type_name(nb_attr_type t);
+
+/* Every optional string field of the message tree that is absent (NULL) becomes "": code
+ * reading the protobuf after the gate compares names, op types and domains without a NULL
+ * check (issue 25: atc and calibrate crashed on a node without op_type, an attribute
+ * without name). The walk follows protobuf-c's descriptors, so it covers every message
+ * type of onnx.proto. The "" is malloc'ed: free_unpacked frees it with the rest. */
+static bool fill_strings(ProtobufCMessage *m, int depth)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    if (depth > NB_PB_MAX_DEPTH_GATE)
+        return true;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)((const char *)m + fd->quantifier_offset) != fd->id)
+            continue;
+        void *p = (char *)m + fd->offset;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)((const char *)m + fd->quantifier_offset);
+            if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+                ProtobufCMessage **arr = *(ProtobufCMessage ***)p;
+                for (size_t i = 0; i < n; i++)
+                    if (arr[i] && !fill_strings(arr[i], depth + 1))
+                        return false;
+            } else if (fd->type == PROTOBUF_C_TYPE_STRING) {
+                char **arr = *(char ***)p;
+                for (size_t i = 0; i < n; i++)
+                    if (!arr[i] && !(arr[i] = calloc(1, 1)))
+                        return false;
+            }
+        } else if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+            ProtobufCMessage *sub = *(ProtobufCMessage **)p;
+            if (sub && !fill_strings(sub, depth + 1))
+                return false;
+        } else if (fd->type == PROTOBUF_C_TYPE_STRING && !*(char **)p) {
+            if (!(*(char **)p = calloc(1, 1)))
+                return false;
+        }
+    }
+    return true;
+}
+
+typedef struct gate_ctx {
+    const char *path;
+    nb_status *st;
+    int node_counter; /* as import_graph counts, for the same generated names */
+} gate_ctx;
+
+/* A TensorProto's element type, rank, dims and payload size, as decode_tensor reads them
+ * (checked before any reader looks at the values). */
+static nb_err gate_tensor(gate_ctx *c, const Onnx__TensorProto *tp, const char *what)
+{
+    nb_status *st = c->st;
+    nb_dtype dt = tp->has_data_type ? (nb_dtype)tp->data_type : NB_UNDEFINED;
+    if (!tp->has_data_type || tp->data_type == 0)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: %s has no data_type", c->path, what);
+    if (!nb_dtype_supported(dt))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: %s has element type %s, which nanobench "
+                       "and the Nano do not support", c->path, what, nb_dtype_name(dt));
+    if (tp->n_dims > NB_MAX_RANK)
+        return nb_fail(st, NB_ERR_SHAPE, "%s: %s has rank %zu (max %d)", c->path, what,
+                       tp->n_dims, NB_MAX_RANK);
+    int64_t numel;
+    if (nb_shape_numel((int)tp->n_dims, tp->dims, nb_dtype_size(dt), &numel, st))
+        return nb_prefix(st, "%s: %s", c->path, what);
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return NB_OK; /* its size is checked against the file when it is read */
+    size_t es = nb_dtype_size(dt);
+    if (tp->has_raw_data) {
+        if (tp->raw_data.len != (size_t)numel * es || (tp->raw_data.len && !tp->raw_data.data))
+            return nb_fail(st, NB_ERR_DATA, "%s: %s: raw_data is %zu bytes, but %s dims need "
+                           "%zu", c->path, what, tp->raw_data.len, nb_dtype_name(dt),
+                           (size_t)numel * es);
+        return NB_OK;
+    }
+    size_t have;
+    switch (dt) {
+    case NB_FLOAT: have = tp->n_float_data; break;
+    case NB_INT64: have = tp->n_int64_data; break;
+    case NB_DOUBLE: have = tp->n_double_data; break;
+    case NB_UINT32: case NB_UINT64: have = tp->n_uint64_data; break;
+    default: have = tp->n_int32_data; break;
+    }
+    if (have != (size_t)numel)
+        return nb_fail(st, NB_ERR_DATA, "%s: %s: has %zu values, dims need %" PRId64, c->path,
+                       what, have, numel);
+    return NB_OK;
+}
+
+static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where);
+
+/* The value_infos of a graph: a name each (inputs and outputs), and a type whose oneof
+ * member is there when its case is set. */
+static nb_err gate_value_info(gate_ctx *c, const Onnx__ValueInfoProto *vi, const char *what,
+                              size_t i, const char *where, bool named)
+{
+    if (named && !vi->name[0])
+        return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s%s%s %zu has no name", c->path, where,
+                       *where ? ": " : "", what, i);
+    for (const Onnx__TypeProto *t = vi->type; t;) {
+        switch (t->value_case) {
+        case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+            if (!t->tensor_type)
+                return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s '%s' has an empty type", c->path,
+                               what, vi->name);
+            if (t->tensor_type->shape)
+                for (size_t d = 0; d < t->tensor_type->shape->n_dim; d++)
+                    if (!t->tensor_type->shape->dim[d])
+                        return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s '%s' has an empty dim",
+                                       c->path, what, vi->name);
+            t = NULL;
+            break;
+        case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+            t = t->sequence_type ? t->sequence_type->elem_type : NULL;
+            break;
+        case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+            t = t->optional_type ? t->optional_type->elem_type : NULL;
+            break;
+        default:
+            t = NULL;
+            break;
+        }
+    }
+    return NB_OK;
+}
+
+/* One attribute: a name, a known type (deduced from the field set when an old model left
+ * it out, and written back so that later readers can switch on it), and the field that its
+ * type names (ONNX checker: "Attribute should contain one and only one value field"). */
+static nb_err gate_attr(gate_ctx *c, const Onnx__NodeProto *np, const char *node_name,
+                        Onnx__AttributeProto *ap, size_t k)
+{
+    nb_status *st = c->st;
+    if (!ap->name[0])
+        return nb_fail(st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute %zu has no name",
+                       c->path, node_name, np->op_type, k);
+    for (size_t j = 0; j < k; j++)
+        if (!strcmp(np->attribute[j]->name, ap->name))
+            return nb_fail(st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute '%s' is given "
+                           "twice", c->path, node_name, np->op_type, ap->name);
+    if (ap->ref_attr_name[0])
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s' (%s): attribute '%s' refers to "
+                       "the function attribute '%s' (only model functions may)", c->path,
+                       node_name, np->op_type, ap->name, ap->ref_attr_name);
+    int type = ap->has_type ? (int)ap->type : 0;
+    if (!type) { /* as import_attr deduces it */
+        if (ap->g) type = NB_ATTR_GRAPH;
+        else if (ap->t) type = NB_ATTR_TENSOR;
+        else if (ap->n_floats) type = NB_ATTR_FLOATS;
+        else if (ap->n_ints) type = NB_ATTR_INTS;
+        else if (ap->n_strings) type = NB_ATTR_STRINGS;
+        else if (ap->has_s) type = NB_ATTR_STRING;
+        else if (ap->has_f) type = NB_ATTR_FLOAT;
+        else if (ap->has_i) type = NB_ATTR_INT;
+        else if (ap->n_tensors) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+        else if (ap->n_graphs) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+        else if (ap->sparse_tensor) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
+        else if (ap->tp) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+        if (!type)
+            return nb_fail(st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute '%s' has neither "
+                           "a type nor a value", c->path, node_name, np->op_type, ap->name);
+        ap->has_type = 1;
+        ap->type = (Onnx__AttributeProto__AttributeType)type;
+    }
+    bool present;
+    switch (type) {
+    case NB_ATTR_FLOAT: present = ap->has_f; break;
+    case NB_ATTR_INT: present = ap->has_i; break;
+    case NB_ATTR_STRING: present = ap->has_s; break;
+    case NB_ATTR_TENSOR: present = ap->t != NULL; break;
+    case NB_ATTR_GRAPH: present = ap->g != NULL; break;
+    case NB_ATTR_FLOATS: case NB_ATTR_INTS: case NB_ATTR_STRINGS: present = true; break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: present = ap->sparse_tensor; break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: present = ap->tp; break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+        present = true;
+        break;
+    default:
+        return nb_fail(st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute '%s' has type %d, which "
+                       "is not an ONNX attribute type", c->path, node_name, np->op_type,
+                       ap->name, type);
+    }
+    if (!present)
+        return nb_fail(st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute '%s' is of type %s but "
+                       "has no such value", c->path, node_name, np->op_type, ap->name,
+                       attr_type_name((nb_attr_type)type));
+    char what[700];
+    snprintf(what, sizeof what, "node '%s' attribute '%s'", node_name, ap->name);
+    nb_err e;
+    if (ap->t && (e = gate_tensor(c, ap->t, what)))
+        return e;
+    for (size_t i = 0; i < ap->n_tensors; i++)
+        if ((e = gate_tensor(c, ap->tensors[i], what)))
+            return e;
+    if (ap->g && (e = gate_graph(c, ap->g, what)))
+        return e;
+    for (size_t i = 0; i < ap->n_graphs; i++)
+        if ((e = gate_graph(c, ap->graphs[i], what)))
+            return e;
+    return NB_OK;
+}
+
+static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
+{
+    nb_err e;
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name[0])
+            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s%sinitializer %zu has no name", c->path,
+                           where, *where ? ": " : "", i);
+        char what[700];
+        snprintf(what, sizeof what, "initializer '%s'", tp->name);
+        if ((e = gate_tensor(c, tp, what)))
+            return e;
+    }
+    for (size_t i = 0; i < gp->n_input; i++)
+        if ((e = gate_value_info(c, gp->input[i], "graph input", i, where, true)))
+            return e;
+    for (size_t i = 0; i < gp->n_output; i++)
+        if ((e = gate_value_info(c, gp->output[i], "graph output", i, where, true)))
+            return e;
+    for (size_t i = 0; i < gp->n_value_info; i++)
+        if ((e = gate_value_info(c, gp->value_info[i], "value_info", i, where, false)))
+            return e;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        Onnx__NodeProto *np = gp->node[i];
+        char gen[96];
+        int counter = c->node_counter++;
+        const char *node_name = np->name;
+        if (!node_name[0]) {
+            snprintf(gen, sizeof gen, "%.60s_%d", np->op_type[0] ? np->op_type : "node", counter);
+            node_name = gen;
+        }
+        if (!np->op_type[0])
+            return nb_fail(c->st, NB_ERR_FORMAT, "%s: node '%s' has no op_type", c->path,
+                           node_name);
+        for (size_t k = 0; k < np->n_attribute; k++)
+            if ((e = gate_attr(c, np, node_name, np->attribute[k], k)))
+                return e;
+    }
+    return NB_OK;
+}
+
+nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, nb_status *st)
+{
+    if (!path)
+        path = "<memory>";
+    if (!fill_strings(&mp->base, 0))
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (!mp->graph)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (no graph)", path);
+    gate_ctx c = {.path = path, .st = st};
+    return gate_graph(&c, mp->graph, "");
 }
 
 /* ---------------------------------------------------------------- graphs */
@@ -896,6 +1160,29 @@ static nb_err check_depth(const uint8_t *data, size_t len, const char *path, nb_
     return NB_OK;
 }
 
+nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__ModelProto **out,
+                      nb_status *st)
+{
+    *out = NULL;
+    if (!path)
+        path = "<memory>";
+    if (len == 0)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: empty file, not an ONNX model", path);
+    nb_err e = check_depth(data, len, path, st);
+    if (e)
+        return e;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
+    if (!mp)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (protobuf decoding failed: "
+                       "truncated, corrupt, or another kind of file)", path);
+    if ((e = nb_onnx_gate(mp, path, st))) {
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return e;
+    }
+    *out = mp;
+    return NB_OK;
+}
+
 nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_msgs,
                          const char *dir, const nb_load_opts *opts, nb_model **out,
                          nb_status *st)
@@ -905,16 +1192,10 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
         opts = &no_opts;
     const char *path = path_for_msgs ? path_for_msgs : "<memory>";
     *out = NULL;
-    if (len == 0)
-        return nb_fail(st, NB_ERR_FORMAT, "%s: empty file, not an ONNX model", path);
-    nb_err de = check_depth(data, len, path, st);
-    if (de)
-        return de;
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
-    if (!mp)
-        return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (protobuf decoding failed: "
-                       "truncated, corrupt, or another kind of file)", path);
-    nb_err e = NB_OK;
+    Onnx__ModelProto *mp;
+    nb_err e = nb_onnx_decode(data, len, path, &mp, st);
+    if (e)
+        return e;
     nb_model *m = calloc(1, sizeof *m);
     if (!m) {
         onnx__model_proto__free_unpacked(mp, NULL);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nb/ir.h"
 #include "nb/quant.h"
 #include "onnx.pb-c.h"
 
@@ -284,13 +285,11 @@ static nb_err load_proto(const char *src, Onnx__ModelProto **out, int64_t *opset
     nb_err e = nb_read_file(src, &buf, &len, st);
     if (e)
         return e;
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    Onnx__ModelProto *mp; /* through the importer's gate: nothing here reads a field first */
+    e = nb_onnx_decode(buf, len, src, &mp, st);
     free(buf);
-    if (!mp || !mp->graph) {
-        if (mp)
-            onnx__model_proto__free_unpacked(mp, NULL);
-        return nb_fail(st, NB_ERR_FORMAT, "%s: cannot be decoded as an ONNX model", src);
-    }
+    if (e)
+        return e;
     *opset = 0;
     for (size_t i = 0; i < mp->n_opset_import; i++)
         if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0])
@@ -866,12 +865,10 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
         }
         if (ok) { /* the cube op: int8 x, int8 W, int32 bias -> int32, in the NPU domain */
             nd = ng->node[at + 1];
-            char **in = realloc(nd->input, sizeof(char *) * 3);
+            char **in = malloc(sizeof(char *) * 3); /* the node's inputs replaced whole */
             char *nx = strdup(p_x), *nw = strdup(p_w), *nbias = strdup(p_b), *nacc = strdup(p_acc);
             char *dom = strdup(NB_NPU_DOMAIN);
-            ok = in && nx && nw && nbias && nacc && dom;
-            if (in)
-                nd->input = in;
+            ok = in && nx && nw && nbias && nacc && dom && nd->n_output >= 1;
             if (ok) {
                 for (size_t a = 0; a < nd->n_attribute; a++) /* folded into deq_scale, bias */
                     if ((!strcmp(nd->attribute[a]->name, "alpha") ||
@@ -879,6 +876,8 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
                         nd->attribute[a]->f = 1.0f;
                 for (size_t i = 0; i < nd->n_input; i++)
                     free(nd->input[i]);
+                free(nd->input);
+                nd->input = in;
                 in[0] = nx, in[1] = nw, in[2] = nbias;
                 nd->n_input = 3;
                 free(nd->output[0]);
@@ -886,7 +885,7 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
                 free(nd->domain);
                 nd->domain = dom;
             } else {
-                free(nx), free(nw), free(nbias), free(nacc), free(dom);
+                free(in), free(nx), free(nw), free(nbias), free(nacc), free(dom);
             }
         }
         free(wsum), free(bias), free(deq);
@@ -1920,8 +1919,8 @@ static bool has_npu_node(const Onnx__GraphProto *g)
     return false;
 }
 
-nb_err nb_read_npu_input(const char *src, const char *out_nodes, const char *work_dir,
-                         nb_npu_input *out, nb_status *st)
+nb_err nb_read_npu_input(const char *src, const char *input_shape, const char *out_nodes,
+                         const char *work_dir, nb_npu_input *out, nb_status *st)
 {
     memset(out, 0, sizeof *out);
     Onnx__ModelProto *mp = NULL;
@@ -1930,6 +1929,16 @@ nb_err nb_read_npu_input(const char *src, const char *out_nodes, const char *wor
     if (e)
         return e;
     bool deploy = has_npu_node(mp->graph), qdq = false; /* by the nodes, not the imports */
+    if (!deploy) { /* the importer's every check first, as every other command has it */
+        nb_load_opts lo = {.input_shape = input_shape};
+        nb_model *valid = NULL;
+        e = nb_model_load(src, &lo, &valid, st);
+        nb_model_free(valid);
+        if (e) {
+            onnx__model_proto__free_unpacked(mp, NULL);
+            return e;
+        }
+    }
     for (size_t i = 0; i < mp->graph->n_node; i++)
         qdq |= !strcmp(mp->graph->node[i]->op_type, "QuantizeLinear") ||
                !strcmp(mp->graph->node[i]->op_type, "DequantizeLinear");

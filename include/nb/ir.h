@@ -146,6 +146,29 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
                          nb_status *st);
 void nb_model_free(nb_model *m);
 
+/* The gate (issue 25): every reader of an ONNX protobuf calls it on the decoded model
+ * before it looks at any field (the importer here, and engine/quant's deploy, fake-quant and
+ * Q/DQ readers). It makes every absent string field "" (so that no reader meets a NULL
+ * name, op_type or domain), writes back an attribute's type where an old model left it out
+ * (deduced from the field set), and refuses, with one message naming the file and the node
+ * or tensor: a model without graph; a node without op_type; an attribute without name,
+ * given twice, of no known type, without the value its type names, or referring to a
+ * function attribute; an initializer without name; a tensor (initializer or attribute, in
+ * every subgraph) without data_type, of an element type nanobench does not read, of rank
+ * over NB_MAX_RANK, with a negative or overflowing dim, or whose raw_data or typed values
+ * do not fill its dims; a graph input or output without name; a value type whose tensor
+ * type or dim is an empty message. Rules: ONNX IR (docs/IR.md) and the ONNX checker's
+ * attribute rule. Errors: NB_ERR_FORMAT, NB_ERR_ATTR, NB_ERR_DATA, NB_ERR_SHAPE,
+ * NB_ERR_UNSUPPORTED, NB_ERR_NOMEM. mp is modified (the fills), never freed. */
+typedef struct Onnx__ModelProto Onnx__ModelProto;
+nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, nb_status *st);
+/* Decodes a ModelProto from len bytes and passes it through the gate: the nesting depth
+ * checked first (protobuf-c decodes recursively), then unpacked, then nb_onnx_gate. On
+ * success *out is the model (onnx__model_proto__free_unpacked). Errors: the gate's, and
+ * NB_ERR_FORMAT for bytes that are not a ModelProto. */
+nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__ModelProto **out,
+                      nb_status *st);
+
 /* Decodes a serialized onnx.TensorProto file (the backend tests' input_N.pb).
  * Errors: NB_ERR_IO, NB_ERR_FORMAT, NB_ERR_DATA, NB_ERR_UNSUPPORTED (dtype). */
 nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_status *st);

@@ -307,9 +307,12 @@ typedef struct nb_npu_input {
  * two files (removed again). Every constant a layer reads must hold its dims' data and its
  * AscendQuant a positive finite scale, an integer offset and 8 or 16 bits. Errors: those of the readers; NB_ERR_GRAPH for an
  * NPU op without its AscendQuant/AscendDequant; NB_ERR_ARG (E10001 message) for a bad
- * --out_nodes entry; NB_ERR_NOMEM. */
-nb_err nb_read_npu_input(const char *src, const char *out_nodes, const char *work_dir,
-                         nb_npu_input *out, nb_status *st);
+ * --out_nodes entry; NB_ERR_NOMEM. The file passes the importer's gate (nb_onnx_decode)
+ * before anything here reads it; a float or Q/DQ model (no op of the NPU domain) is loaded
+ * whole by the importer first (nb_model_load with input_shape, NULL for the declared
+ * shapes), so that it meets every check every other command makes. */
+nb_err nb_read_npu_input(const char *src, const char *input_shape, const char *out_nodes,
+                         const char *work_dir, nb_npu_input *out, nb_status *st);
 void nb_npu_input_free(nb_npu_input *in);
 
 /* The ONNX domain of the NPU's own ops in the deploy model. */
