@@ -89,12 +89,20 @@ void rec_error(const char *fmt, va_list ap);
 /* Ends the run with rc's status; returns the exit status. */
 int rec_finish(int rc);
 
-/* Output files being written: on SIGINT, SIGTERM or SIGHUP, each registered path, its
- * ".tmp" and ".tmp.PID" are removed (and a registered empty folder) before the process
- * dies of the signal (app/cleanup.c). install once in main; add before writing (up to 10
- * paths); clear once they are renamed or removed. */
+/* What a command is writing: on SIGINT, SIGTERM or SIGHUP it is removed before the process
+ * dies of the signal (app/cleanup.c); only what this process made, never a final output
+ * that may be a previous run's. install once in main; clear once the outputs are renamed
+ * into place or removed.
+ * cli_cleanup_add: a file or folder this process creates itself (a scratch folder, a
+ *   .part file, a name it claimed with O_EXCL), with its ".tmp" and ".tmp.PID";
+ * cli_cleanup_add_tmp: the temporary FINAL.tmp.PID of an output FINAL (nb_tmp_path), and
+ *   that temporary's own FINAL.tmp.PID.tmp.PID; FINAL itself is left;
+ * cli_cleanup_add_sweep: under DIR (6 levels), every entry named "*.tmp.PID" of this
+ *   process (a dump's folder, whose final name is known only as it is made). */
 void cli_cleanup_install(void);
 void cli_cleanup_add(const char *path);
+void cli_cleanup_add_tmp(const char *final);
+void cli_cleanup_add_sweep(const char *dir);
 void cli_cleanup_clear(void);
 
 int cmd_info(int argc, char **argv);

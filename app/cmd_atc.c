@@ -374,16 +374,21 @@ int cmd_atc(int argc, char **argv)
         }
     }
     int64_t written = 0;
-    char dbg[4200];
+    char dbg[4200], tmp_x[4300], tmp_d[4300];
     snprintf(dbg, sizeof dbg, "%s.dbg", output);
-    cli_cleanup_add(path); /* Ctrl-C: neither file */
-    cli_cleanup_add(dbg);
-    if (nb_exeom_write(path, m, &est, in.layers, in.n_layers, soc, &written, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    if (nb_dbg_write(dbg, model, m, &est, path, scale ? &plan : NULL, &st)) {
-        remove(path); /* both files or none */
+    /* both files under this process's temporary names, then renamed as a pair (signals
+       held): a reader sees the old pair or the new one; a kill leaves the previous good
+       output, and the next run to NAME removes the killed run's temporaries */
+    nb_remove_stale_tmps(path);
+    nb_remove_stale_tmps(dbg);
+    nb_tmp_path(path, tmp_x, sizeof tmp_x);
+    nb_tmp_path(dbg, tmp_d, sizeof tmp_d);
+    cli_cleanup_add_tmp(path);
+    cli_cleanup_add_tmp(dbg);
+    if (nb_exeom_write(tmp_x, m, &est, in.layers, in.n_layers, soc, &written, &st) ||
+        nb_dbg_write(tmp_d, model, m, &est, tmp_x, scale ? &plan : NULL, &st) ||
+        nb_publish_pair(tmp_x, path, tmp_d, dbg, &st)) {
+        remove(tmp_x), remove(tmp_d);
         rc = cli_error(&st);
         goto out;
     }

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1628,15 +1629,21 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     const char *finals[3] = {record, fq, deploy};
-    for (int i = 0; i < 3; i++) /* a signal between two renames: none of the three */
-        cli_cleanup_add(finals[i]);
-    for (int i = 0; i < 3; i++)
+    /* the three renamed with the signals held: an interrupt cannot fall between two
+       renames, and never removes a previous run's good files */
+    sigset_t hold, old_mask;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
+    sigprocmask(SIG_BLOCK, &hold, &old_mask);
+    for (int i = 0; i < 3 && !rc; i++)
         if (rename(part[i], finals[i])) {
             rc = cli_fail(2, "%s: %s", finals[i], strerror(errno));
             for (int k = 0; k < i; k++) /* none of the three, rather than some */
                 remove(finals[k]);
-            goto out;
         }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    if (rc)
+        goto out;
     parts_made = false;
     cli_cleanup_clear();
     rec_artifact("record", record);

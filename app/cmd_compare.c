@@ -214,6 +214,14 @@ static void shape_str(const nb_dump_tensor *t, char *buf, size_t len)
 }
 
 /* ---- convert ---- */
+/* a file convert writes: <dump file>.<input|output>.<i>.<shape>.<npy|bin> */
+static bool converted_name(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 4 && (!strcmp(name + n - 4, ".npy") || !strcmp(name + n - 4, ".bin"))) &&
+           (strstr(name, ".output.") || strstr(name, ".input."));
+}
+
 static int convert(int argc, char **argv)
 {
     const char *src = NULL, *type = "npy", *out = NULL;
@@ -243,8 +251,18 @@ static int convert(int argc, char **argv)
     if (n < 0)
         return 2;
     int rc = 0, written = 0;
+    /* --out: the files go to OUT.tmp.PID, published as OUT when all are written (a full
+       disk leaves nothing under OUT, an earlier OUT's files stay) */
+    char otmp[4400] = "";
+    const char *final_out = out;
+    if (out) {
+        nb_remove_stale_tmps(out);
+        nb_tmp_path(out, otmp, sizeof otmp);
+        cli_cleanup_add_tmp(out);
+        out = otmp;
+    }
     if (out && nb_mkdir_p(out))
-        rc = cli_fail(2, "%s: cannot make the folder: %s", out, strerror(errno));
+        rc = cli_fail(2, "%s: cannot make the folder: %s", final_out, strerror(errno));
     for (int i = 0; i < n && !rc; i++) {
         for (int k = 0; k < d[i].n_t && !rc; k++) {
             const nb_dump_tensor *t = &d[i].t[k];
@@ -284,6 +302,14 @@ static int convert(int argc, char **argv)
     for (int i = 0; i < n; i++)
         nb_dump_free(&d[i]);
     free(d);
+    if (otmp[0]) {
+        nb_status pst = {0};
+        if (rc)
+            nb_remove_tree(otmp);
+        else if (nb_publish_dir(otmp, final_out, converted_name, &pst))
+            rc = cli_error(&pst);
+    }
+    cli_cleanup_clear();
     if (!rc)
         printf("%d tensor file(s) written\n", written);
     return rc;

@@ -358,6 +358,7 @@ int cmd_infer(int argc, char **argv)
     const char *names[NB_MAX_CLI_INPUTS];
     char *namebuf[NB_MAX_CLI_INPUTS] = {0};
     dump_ctx d = {0};
+    char gtmp[4400] = ""; /* --dump is written here, then published as golden_dir */
     int rc = rec_start_model("infer", model, shape, argc, argv);
     if (rc)
         return rc;
@@ -583,7 +584,10 @@ int cmd_infer(int argc, char **argv)
     if (rc != 0)
         goto out;
     if (golden_dir) { /* one golden dump per node, its float outputs, in graph order */
-        if (nb_mkdir_p(golden_dir) != 0) {
+        nb_remove_stale_tmps(golden_dir);
+        nb_tmp_path(golden_dir, gtmp, sizeof gtmp);
+        cli_cleanup_add_tmp(golden_dir);
+        if (nb_mkdir_p(gtmp) != 0) {
             rc = cli_fail(2, "%s: cannot create the dump folder: %s", golden_dir, strerror(errno));
             goto out;
         }
@@ -596,7 +600,7 @@ int cmd_infer(int argc, char **argv)
                 continue;
             const char *nm1[1] = {iv->name};
             const nb_tensor *tv1[1] = {t};
-            if (nb_dump_write_golden(golden_dir, iv->name, "Input", (uint32_t)(g->n_nodes + i),
+            if (nb_dump_write_golden(gtmp, iv->name, "Input", (uint32_t)(g->n_nodes + i),
                                      nm1, tv1, 1, &st)) {
                 rc = cli_error(&st);
                 goto out;
@@ -616,13 +620,20 @@ int cmd_infer(int argc, char **argv)
             }
             if (!k)
                 continue;
-            if (nb_dump_write_golden(golden_dir, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k,
+            if (nb_dump_write_golden(gtmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k,
                                      &st)) {
                 rc = cli_error(&st);
                 goto out;
             }
             n_dumps++;
         }
+        if (nb_publish_dir(gtmp, golden_dir, nb_is_dump_file_name, &st)) {
+            gtmp[0] = 0;
+            rc = cli_error(&st);
+            goto out;
+        }
+        gtmp[0] = 0;
+        cli_cleanup_clear();
         printf("golden dump: %d node(s) written to %s\n", n_dumps, golden_dir);
         rec_param("golden_dump", "%s", golden_dir);
     }
@@ -661,6 +672,9 @@ int cmd_infer(int argc, char **argv)
         rec_artifact("manifest", mp);
     }
 out:
+    if (gtmp[0]) /* a failed dump: nothing under the final name */
+        nb_remove_tree(gtmp);
+    cli_cleanup_clear();
     for (int i = 0; i < d.n; i++) {
         free(d.files[i].name);
         free(d.files[i].path);

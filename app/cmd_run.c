@@ -272,7 +272,10 @@ int cmd_run(int argc, char **argv)
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (nb_acl_dump_root()[0]) /* Ctrl-C: the execution's dump folder, not yet published */
+        cli_cleanup_add_sweep(nb_acl_dump_root());
     e = aclmdlExecuteV2(id, in, out, stream, NULL);
+    cli_cleanup_clear();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (e) {
         rc = acl_fail(exeom, e);
@@ -326,7 +329,7 @@ int cmd_run(int argc, char **argv)
             }
         snprintf(used[i], sizeof used[i], "%s", base);
         snprintf(path, sizeof path, "%s/%s.npy", outdir, base);
-        cli_cleanup_add(path);
+        cli_cleanup_add_tmp(path); /* an earlier run's PATH stays until the rename */
         nb_err we = nb_npy_write(path, y, &st);
         cli_cleanup_clear();
         char shape[128];

@@ -128,5 +128,124 @@ if [ -f "$cache/alexa_v0.1.onnx" ]; then
 fi
 echo "ok: $n models with one field cleared through info, estimate, infer, calibrate, atc, bringup"
 
+# ---- atc's two files as a pair, under interrupts
+# two different deploy models compiled in turn to the same NAME: after any interrupt the
+# folder holds A's pair or B's pair whole (compared byte for byte), no temporary, and the
+# previous good output is never removed
+"$FIX" conv_bn "$T/bn.onnx" || fail "make_fixture conv_bn"
+mkdir -p "$T/bnx"; npy "$T/bnx/b0.npy" "(1, 2, 4, 4)" 128
+"$NB" calibrate --model "$T/conv.onnx" --save_path "$T/pq/a" --data_dir "$T/x" >/dev/null 2>&1 &&
+"$NB" calibrate --model "$T/bn.onnx" --save_path "$T/pq/b" --data_dir "$T/bnx" >/dev/null 2>&1 ||
+    fail "calibrate the two deploy models"
+A=$T/pq/a_deploy_model.onnx; B=$T/pq/b_deploy_model.onnx
+mkdir -p "$T/ref"
+"$NB" atc $ATC --model="$A" --output="$T/ref/a" >/dev/null 2>&1 &&
+"$NB" atc $ATC --model="$B" --output="$T/ref/b" >/dev/null 2>&1 || fail "atc of the two models"
+mkdir -p "$T/pair"
+"$NB" atc $ATC --model="$A" --output="$T/pair/m" >/dev/null 2>&1 || fail "atc to the pair"
+pair_is() { cmp -s "$T/pair/m.exeom" "$T/ref/$1.exeom" && cmp -s "$T/pair/m.dbg" "$T/ref/$1.dbg"; }
+kills=0; mixed=0; lost=0; left=0; new=0
+for sig in INT TERM HUP; do
+    for k in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 22 25 30 40 60; do
+        if pair_is a; then src=$B; else src=$A; fi
+        "$NB" atc $ATC --model="$src" --output="$T/pair/m" >/dev/null 2>&1 &
+        pid=$!
+        sleep "0.$(printf '%03d' "$k")"
+        kill -s "$sig" "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        kills=$((kills + 1))
+        if [ ! -f "$T/pair/m.exeom" ] || [ ! -f "$T/pair/m.dbg" ]; then lost=$((lost + 1))
+        elif ! pair_is a && ! pair_is b; then mixed=$((mixed + 1))
+        elif { [ "$src" = "$A" ] && pair_is a; } || { [ "$src" = "$B" ] && pair_is b; }; then new=$((new + 1))
+        fi
+        [ -n "$(ls "$T/pair" | grep -v '^m\.exeom$\|^m\.dbg$')" ] && left=$((left + 1))
+    done
+done
+if [ $lost = 0 ] && [ $mixed = 0 ] && [ $left = 0 ]; then
+    echo "ok: atc: $kills interrupts (SIGINT, SIGTERM, SIGHUP at 0-60 ms): every pair whole, $new new, $((kills - new)) previous, no temporary left"
+else
+    fail "atc: $kills interrupts: $lost lost the previous output, $mixed mixed pairs, $left left temporaries: $(ls "$T/pair")"
+fi
+# SIGKILL: no handler runs; the next atc to the same NAME removes the killed run's
+# temporaries, and the pair it writes is whole
+stale=0
+for k in 0 2 4 6 8 10 12 15 20; do
+    "$NB" atc $ATC --model="$B" --output="$T/pair/m" >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(printf '%03d' "$k")"
+    kill -s KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    [ -n "$(ls "$T/pair" | grep '\.tmp\.')" ] && stale=$((stale + 1))
+done
+# a temporary of a process that is gone, as a crash leaves it
+sleep 30 & gone=$!; kill "$gone"; wait "$gone" 2>/dev/null
+echo partial >"$T/pair/m.exeom.tmp.$gone"; echo partial >"$T/pair/m.dbg.tmp.$gone"
+expect 0 "atc after SIGKILLs" -- "$NB" atc $ATC --model="$A" --output="$T/pair/m"
+if pair_is a && [ -z "$(ls "$T/pair" | grep '\.tmp\.')" ]; then
+    echo "ok: atc removes the temporaries of killed runs ($stale of 9 SIGKILLs left some)"
+else
+    fail "atc after SIGKILL: $(ls "$T/pair")"
+fi
+# a mismatched pair (a new NAME.dbg beside an old NAME.exeom): the runtime tells
+cp "$T/ref/b.dbg" "$T/pair/m.dbg"
+expect 0 "run: an exeom whose NAME.dbg is another's" -- "$NB" run "$T/pair/m.exeom" --output-dir "$T/pair_o"
+mentions "written for another exeom (size or CRC-32 differs)"
+rm -rf "$T/pair_o"
+
+# ---- dump folders whole: interrupted, or on a full disk (a file size limit: writes fail
+# with EFBIG, as ENOSPC does)
+printf '{"dump": {"dump_list": [{"model_name": "e"}], "dump_path": "%s", "dump_mode": "all"}}\n' "$T/rd" >"$T/rd.json"
+# embedding_model (88 tasks) when the cache has it: interrupts fall inside the execution
+cache=${NANOBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nanobench}/models
+E=$B; EATC=$ATC
+if [ -f "$cache/embedding_model.onnx" ]; then
+    mkdir -p "$T/ex"; npy "$T/ex/b0.npy" "(1, 76, 32, 1)" 9728
+    "$NB" calibrate --model "$cache/embedding_model.onnx" --input_shape "input_1:1,76,32,1" \
+        --save_path "$T/pq/e" --data_dir "$T/ex" >/dev/null 2>&1 || fail "calibrate embedding_model"
+    E=$T/pq/e_deploy_model.onnx
+    EATC="--mode=30 --framework=5 --soc_version=Ascend035A --output_type=FP16 --input_fp16_nodes=input_1 --input_shape=input_1:1,76,32,1"
+fi
+"$NB" atc $EATC --model="$E" --output="$T/rda/e" >/dev/null 2>&1 || fail "atc for the dump"
+expect 0 "run --dump" -- "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo" --dump "$T/rd.json"
+whole=$(find "$T/rd" -type f | wc -l)
+[ "$whole" -gt 0 ] || fail "run --dump wrote no file"
+rm -rf "$T/rd"
+bad=0; cut=0
+for k in 0 3 6 9 12 15 20 25 30 35 40 45 50 60 70 80 100 120 150; do
+    "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo" --dump "$T/rd.json" >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(printf '%03d' "$k")"
+    kill -s INT "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    [ $? = 130 ] && cut=$((cut + 1))
+    for dir in $(find "$T/rd" -mindepth 5 -maxdepth 5 -type d 2>/dev/null); do
+        case $dir in *.tmp.*) bad=$((bad + 1)); continue ;; esac
+        [ "$(find "$dir" -type f | wc -l)" = "$whole" ] || bad=$((bad + 1))
+    done
+done
+[ $bad = 0 ] && echo "ok: run --dump: 19 interrupts ($cut took effect), every dump folder whole ($whole files) or absent" ||
+    fail "run --dump under interrupts: $bad partial or temporary folders: $(find "$T/rd")"
+rm -rf "$T/rd"
+# files over 1 block (512 bytes) fail; the run database is left alone (--no-record)
+limited() { (trap '' XFSZ; ulimit -f 1; nb=$1; shift; "$nb" --no-record "$@"); }
+# sum_sat: y [1,1] = ReduceSum(x [1,256]): its output file is under the limit, the golden
+# dump of its input x (1 KB) over it
+"$FIX" sum_sat "$T/sum.onnx" || fail "make_fixture sum_sat"
+mkdir -p "$T/sx"; npy "$T/sx/b0.npy" "(1, 256)" 1024
+"$NB" infer "$T/sum.onnx" --input "$T/sx/b0.npy" --output-dir "$T/io" --dump "$T/gd0" >/dev/null 2>&1 ||
+    fail "infer --dump"
+expect 2 "run --dump on a full disk" -- limited "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo2" --dump "$T/rd.json"
+[ -z "$(find "$T/rd" -mindepth 1 2>/dev/null)" ] || fail "run --dump on a full disk left $(find "$T/rd")"
+expect 2 "infer --dump on a full disk" -- limited "$NB" infer "$T/sum.onnx" --input "$T/sx/b0.npy" --output-dir "$T/io2" --dump "$T/gd"
+[ ! -e "$T/gd" ] && [ -z "$(ls "$T" | grep '^gd\.tmp')" ] || fail "infer --dump on a full disk left $(ls "$T"/gd*)"
+# a new golden dump over an earlier one: the earlier one stays whole when the new one fails
+cp -r "$T/gd0" "$T/gd_keep"
+expect 2 "infer --dump on a full disk over an earlier dump" -- limited "$NB" infer "$T/sum.onnx" --input "$T/sx/b0.npy" --output-dir "$T/io3" --dump "$T/gd0"
+diff -r "$T/gd0" "$T/gd_keep" >/dev/null || fail "infer --dump on a full disk changed the earlier dump"
+expect 2 "compare convert on a full disk" -- limited "$NB" compare convert -d "$T/gd0" --out "$T/cv"
+[ ! -e "$T/cv" ] && [ -z "$(ls "$T" | grep '^cv\.tmp')" ] || fail "compare convert on a full disk left $(ls -d "$T"/cv*)"
+expect 0 "compare convert" -- "$NB" compare convert -d "$T/gd0" --out "$T/cv"
+[ "$(ls "$T/cv" | wc -l)" -gt 0 ] || fail "compare convert wrote nothing"
+
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

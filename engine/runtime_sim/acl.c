@@ -2,6 +2,7 @@
  * The runtime's handle tables are the only global state of nanobench's engines
  * (../shared/docs/DESIGN.md, Conventions). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -797,19 +798,31 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDatas
         outs[i] = b->data;
     }
     dump_run d = {m, "", ACL_SUCCESS};
+    char final_dir[2048] = "";
     bool dumping = m->dump && R.dump.enabled;
     bool selected = false;
     for (uint32_t k = 0; dumping && k < x->n_tasks && !selected; k++)
         selected = sim_dump_selects(&R.dump, m->name, m->dbg, (int)k);
     m->dump_dir[0] = 0;
     m->dump_files = 0;
-    if (selected && sim_dump_dir(&R.dump, m->name, modelId, m->iteration, d.dir, sizeof d.dir))
-        return fail(ACL_ERROR_WRITE_FILE, "dump: cannot make %s", d.dir);
-    if (selected)
-        snprintf(m->dump_dir, sizeof m->dump_dir, "%s", d.dir);
+    /* the dump goes to {final}.tmp.PID, published when the execution and every file of
+       it succeeded, else removed: never a partial folder under the final name */
+    if (selected && sim_dump_dir(&R.dump, m->name, modelId, m->iteration, d.dir, final_dir,
+                                 sizeof d.dir))
+        return fail(ACL_ERROR_WRITE_FILE, "dump: cannot make %s: %s", d.dir, strerror(errno));
     nb_status st = {0};
     nb_err e = nb_sim_execute(m->sim, ins, outs, selected ? dump_hook : NULL, &d, &st);
     m->iteration++;
+    if (selected) {
+        char why[600] = "";
+        bool ok = !e && d.err == ACL_SUCCESS;
+        if (sim_dump_finish(&R.dump, d.dir, final_dir, ok, why, sizeof why) && ok)
+            d.err = fail(ACL_ERROR_WRITE_FILE, "dump: %s", why);
+        if (ok && d.err == ACL_SUCCESS)
+            snprintf(m->dump_dir, sizeof m->dump_dir, "%s", final_dir);
+        else
+            m->dump_files = 0;
+    }
     if (e)
         return fail(e == NB_ERR_NOMEM ? ACL_ERROR_BAD_ALLOC : ACL_ERROR_INTERNAL_ERROR,
                     "aclmdlExecute: %s", st.msg);
@@ -916,6 +929,11 @@ const char *nb_acl_last_dump(uint32_t modelId, uint32_t *files)
     rt_model *m = find_model(modelId);
     *files = m ? m->dump_files : 0;
     return m ? m->dump_dir : "";
+}
+
+const char *nb_acl_dump_root(void)
+{
+    return R.dump.enabled && R.dump.path ? R.dump.path : "";
 }
 
 const char *nb_acl_dump_note(uint32_t modelId)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -300,7 +301,7 @@ void nb_sim_dump_file_name(char *out, size_t len, const char *dir, const char *o
 static int mkdirs(const char *dir) { return nb_mkdir_p(dir); }
 
 int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_id,
-                 uint32_t iteration, char *out, size_t len)
+                 uint32_t iteration, char *tmp, char *final, size_t len)
 {
     time_t now = time(NULL);
     struct tm tmv;
@@ -309,8 +310,38 @@ int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_i
     strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
     char name[256];
     clean(name, sizeof name, model_name, sizeof name);
-    snprintf(out, len, "%s/%s/0/%s/%u/%u", c->path, stamp, name, model_id, iteration);
-    return mkdirs(out);
+    snprintf(final, len, "%s/%s/0/%s/%u/%u", c->path, stamp, name, model_id, iteration);
+    nb_tmp_path(final, tmp, len);
+    if (mkdirs(tmp))
+        return -1;
+    nb_remove_stale_tmps(final);
+    return 0;
+}
+
+int sim_dump_finish(const sim_dump_cfg *c, const char *tmp, const char *final, bool ok,
+                    char *why, size_t len)
+{
+    if (ok) {
+        nb_status st = {0};
+        if (nb_publish_dir(tmp, final, NULL, &st) == NB_OK) /* replaced whole */
+            return 0;
+        snprintf(why, len, "%s", st.msg);
+    } else {
+        nb_remove_tree(tmp);
+    }
+    /* the parents made for it, when nothing else is in them: rmdir removes only empty ones */
+    char p[4096];
+    snprintf(p, sizeof p, "%s", final);
+    size_t root = strlen(c->path);
+    for (int up = 0; up < 4; up++) {
+        char *slash = strrchr(p, '/');
+        if (!slash || (size_t)(slash - p) <= root)
+            break;
+        *slash = 0;
+        if (rmdir(p) != 0)
+            break;
+    }
+    return ok ? -1 : 0;
 }
 
 static void fill_tensor(Nanobench__Dump__Tensor *o, Nanobench__Dump__Stats *s,

@@ -47,9 +47,17 @@ bool sim_dump_selects(const sim_dump_cfg *c, const char *model_name, const void 
 /* Why the dump list selects nothing or names layers model_name lacks ("" when fine): out. */
 void sim_dump_check(const sim_dump_cfg *c, const char *model_name, const void *dbg,
                     int n_tasks, char *out, size_t len);
-/* Makes {dump_path}/{YYYYMMDDhhmmss}/0/{model_name}/{model_id}/{iteration} in out. */
+/* The dump folder of one execution: final = {dump_path}/{YYYYMMDDhhmmss}/0/{model_name}/
+ * {model_id}/{iteration}; its parents are made and the folder itself as tmp = final.tmp.PID
+ * (the execution's files go there; sim_dump_finish publishes or removes it). Stale
+ * temporaries of killed runs beside it are removed. Returns 0, or -1 with errno. */
 int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_id,
-                 uint32_t iteration, char *out, size_t len);
+                 uint32_t iteration, char *tmp, char *final, size_t len);
+/* Ends an execution's dump: ok publishes tmp as final (renamed whole); else tmp is removed
+ * with the parents sim_dump_dir made that are left empty, up to the dump_path, so that a
+ * failed dump leaves no folder under its final name. Returns 0, or -1 (why in why). */
+int sim_dump_finish(const sim_dump_cfg *c, const char *tmp, const char *final, bool ok,
+                    char *why, size_t len);
 /* Writes one dump file of task k (its inputs and/or outputs as they are now). */
 int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name,
                   const nb_sim_model *m, const void *dbg, int k, bool inputs, bool outputs,

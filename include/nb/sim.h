@@ -163,6 +163,9 @@ void nb_sim_dump_file_name(char *out, size_t len, const char *dir, const char *o
  * share/doc: {dump_path}/{time}/0/{model}/{id}/{iteration}) and the number of dump files it
  * wrote there (*files). "" and 0 for an unknown id. */
 const char *nb_acl_last_dump(uint32_t modelId, uint32_t *files);
+/* The dump_path of the dump config in force ("" when no dump is on): an execution's dump
+ * folder is written under it as {folder}.tmp.PID and renamed whole when complete. */
+const char *nb_acl_dump_root(void);
 /* What of the dump list selects nothing in model modelId (no entry for its name, layers no
  * task covers), or "". */
 const char *nb_acl_dump_note(uint32_t modelId);

@@ -188,6 +188,34 @@ nb_err nb_read_file(const char *path, uint8_t **data, size_t *len, nb_status *st
 int nb_mkdir_p(const char *dir);
 /* Writes len bytes to path atomically (path.tmp.<pid> then rename). Errors: NB_ERR_IO. */
 nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_status *st);
+
+/* ---- outputs whole or not at all (engine/ir/outputs.c, issue 25) ----
+ * An output is written as FINAL.tmp.PID (this process's own temporary) and renamed into
+ * place when complete; a set of outputs is renamed with SIGINT/SIGTERM/SIGHUP held. */
+/* out = "final.tmp.<this pid>" */
+void nb_tmp_path(const char *final, char *out, size_t len);
+/* Removes path: a file, or a folder and everything in it (no symlink followed). */
+void nb_remove_tree(const char *path);
+/* Removes the stale temporaries of final: entries "BASE.tmp.PID..." beside it whose process
+ * PID no longer exists (a run killed by SIGKILL, a crash). Returns how many it removed. */
+int nb_remove_stale_tmps(const char *final);
+/* Renames tmp_b to b, then tmp_a to a, with the signals held: a reader sees the old pair or
+ * the new one, except after a SIGKILL or power loss between the two renames, when b is new
+ * and a is old (atc: NAME.dbg holds NAME.exeom's size and CRC-32, so the pair's reader tells,
+ * share/doc/exeom.md). On failure both temporaries are removed. Errors: NB_ERR_IO. */
+nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, const char *b,
+                       nb_status *st);
+/* Publishes the folder tmp as final, with the signals held: renamed whole when final does
+ * not exist; swapped with final in one atomic rename (RENAME_EXCHANGE) when final holds
+ * only regular files that ours() takes (an earlier output of the same kind; ours NULL:
+ * always), the earlier one then removed; else (the user's own files are in final) tmp's
+ * files are moved into final, replacing files of the same name, refused before any move
+ * when a folder is in the way. tmp is removed in every case. Errors: NB_ERR_IO. */
+nb_err nb_publish_dir(const char *tmp, const char *final, bool (*ours)(const char *name),
+                      nb_status *st);
+/* True for a dump file's name as nb_sim_dump_file_name makes it:
+ * {op_type}.{op_name}.{task}.0.{16 digits}. */
+bool nb_is_dump_file_name(const char *name);
 /* Writes s (NULL as "") as one CSV field, RFC 4180: in quotes, quotes doubled, when it holds
  * a comma, quote, CR or LF or starts with a space (so a spreadsheet keeps it as is), or
  * always when always_quote. */

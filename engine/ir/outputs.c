@@ -1,0 +1,255 @@
+/* nanobench: outputs whole or not at all (issue 25; include/nb/tensor.h).
+ *
+ * Every output a command makes is written under a temporary name of its own beside the
+ * final one, "FINAL.tmp.PID", and renamed into place once complete; renames in one
+ * folder are atomic (POSIX rename). A set of outputs (atc's NAME.exeom and NAME.dbg, the
+ * files of a dump folder) is renamed with SIGINT, SIGTERM and SIGHUP held, so that an
+ * interrupt cannot fall between two renames. Temporaries are named by the process that
+ * writes them: one whose process is gone (killed with SIGKILL, a crash) is "stale" and
+ * removed by the next run to the same name. */
+#define _GNU_SOURCE /* renameat2 */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nb/tensor.h"
+
+void nb_tmp_path(const char *final, char *out, size_t len)
+{
+    snprintf(out, len, "%s.tmp.%ld", final, (long)getpid());
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void nb_remove_tree(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return;
+    if (!S_ISDIR(sb.st_mode)) {
+        unlink(path);
+        return;
+    }
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* True when name is "<base>.tmp.<pid>..." and process pid does not exist. */
+static bool stale_name(const char *name, const char *base, size_t bl)
+{
+    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp.", 5) != 0)
+        return false;
+    char *end;
+    long pid = strtol(name + bl + 5, &end, 10);
+    if (end == name + bl + 5 || pid <= 0 || (*end && *end != '.'))
+        return false;
+    if (pid == (long)getpid())
+        return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int nb_remove_stale_tmps(const char *final)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", final);
+    char *slash = strrchr(dir, '/');
+    const char *base = final;
+    if (slash) {
+        base = final + (slash - dir) + 1;
+        if (slash == dir)
+            slash[1] = 0;
+        else
+            *slash = 0;
+    } else {
+        strcpy(dir, ".");
+    }
+    size_t bl = strlen(base);
+    if (!bl)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!stale_name(e->d_name, base, bl))
+            continue;
+        char p[8192];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        nb_remove_tree(p);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void hold_signals(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, old);
+}
+
+nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, const char *b,
+                       nb_status *st)
+{
+    sigset_t old;
+    hold_signals(&old);
+    nb_err e = NB_OK;
+    if (rename(tmp_b, b) != 0)
+        e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", b, strerror(errno));
+    else if (rename(tmp_a, a) != 0)
+        e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s (%s is new, %s is not: they do not "
+                    "belong together)", a, strerror(errno), b, a);
+    if (e) {
+        unlink(tmp_a);
+        unlink(tmp_b);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
+/* Swaps the folders a and b (RENAME_EXCHANGE; where the file system lacks it, a moved
+ * aside first). Returns 0 or -1 with errno. */
+static int exchange(const char *a, const char *b)
+{
+    if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    char aside[8192];
+    snprintf(aside, sizeof aside, "%s.old", a);
+    if (rename(b, aside) != 0)
+        return -1;
+    if (rename(a, b) != 0) {
+        int keep = errno;
+        rename(aside, b);
+        errno = keep;
+        return -1;
+    }
+    return rename(aside, a);
+}
+
+/* True when every entry of dir is a regular file that ours() takes (NULL: any entry). */
+static bool all_ours(const char *dir, bool (*ours)(const char *name))
+{
+    if (!ours)
+        return true;
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool all = true;
+    struct dirent *e;
+    while (all && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[8192];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        all = lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && ours(e->d_name);
+    }
+    closedir(d);
+    return all;
+}
+
+nb_err nb_publish_dir(const char *tmp, const char *final, bool (*ours)(const char *name),
+                      nb_status *st)
+{
+    struct stat sb;
+    nb_err e = NB_OK;
+    sigset_t old;
+    if (lstat(final, &sb) == 0 && S_ISDIR(sb.st_mode) && all_ours(final, ours)) {
+        /* an earlier output of the same kind: replaced whole, in one atomic swap */
+        hold_signals(&old);
+        if (exchange(tmp, final) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", final, strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        nb_remove_tree(tmp); /* the earlier output, or the new one that failed */
+        return e;
+    }
+    if (lstat(final, &sb) != 0) { /* new: the folder renamed whole */
+        hold_signals(&old);
+        if (rename(tmp, final) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", final, strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (e)
+            nb_remove_tree(tmp);
+        return e;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        nb_remove_tree(tmp);
+        return nb_fail(st, NB_ERR_IO, "%s: exists and is not a folder", final);
+    }
+    /* an existing folder: first every name checked (a folder in the way of a file would
+       fail halfway), then the files moved in with the signals held */
+    DIR *d = opendir(tmp);
+    if (!d) {
+        e = nb_fail(st, NB_ERR_IO, "%s: %s", tmp, strerror(errno));
+        nb_remove_tree(tmp);
+        return e;
+    }
+    struct dirent *ent;
+    char from[8192], to[8192];
+    while (!e && (ent = readdir(d))) {
+        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+            continue;
+        snprintf(to, sizeof to, "%s/%s", final, ent->d_name);
+        struct stat tb;
+        if (lstat(to, &tb) == 0 && S_ISDIR(tb.st_mode))
+            e = nb_fail(st, NB_ERR_IO, "%s: a folder is in the way of an output file; nothing "
+                        "was written", to);
+    }
+    if (!e) {
+        rewinddir(d);
+        hold_signals(&old);
+        while (!e && (ent = readdir(d))) {
+            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+                continue;
+            snprintf(from, sizeof from, "%s/%s", tmp, ent->d_name);
+            snprintf(to, sizeof to, "%s/%s", final, ent->d_name);
+            if (rename(from, to) != 0)
+                e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", to, strerror(errno));
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+    }
+    closedir(d);
+    nb_remove_tree(tmp);
+    return e;
+}
+
+bool nb_is_dump_file_name(const char *name)
+{
+    /* from the end: 16 digits, ".0.", digits, ".", then op_type.op_name (at least one '.') */
+    size_t n = strlen(name);
+    if (n < 16 + 3 + 1 + 1 + 3)
+        return false;
+    const char *p = name + n - 16;
+    for (int i = 0; i < 16; i++)
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+    if (strncmp(p - 3, ".0.", 3) != 0)
+        return false;
+    const char *q = p - 4;
+    if (*q < '0' || *q > '9')
+        return false;
+    while (q > name && *q >= '0' && *q <= '9')
+        q--;
+    return *q == '.' && memchr(name, '.', (size_t)(q - name)) != NULL;
+}
