@@ -128,6 +128,27 @@ if [ -f "$cache/alexa_v0.1.onnx" ]; then
 fi
 echo "ok: $n models with one field cleared through info, estimate, infer, calibrate, atc, bringup"
 
+# ---- the calibration config: a value that fails is never stored (UBSan: an invalid
+# _Bool was loaded), and the override list is read in linear time (a hash of the names)
+mkdir -p "$T/cfg"
+printf 'common_config { ifmr_quantize { asymmetric: e } }\n' >"$T/cfg/asym.cfg"
+expect 2 "calibrate: asymmetric: e" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cfg/o/c" --data_dir "$T/x" --calibration_config "$T/cfg/asym.cfg"
+mentions "asym.cfg:1:45: 'asymmetric' is true or false, not 'e'"
+printf 'common_config { hfmg_quantize { num_of_bins: x } }\n' >"$T/cfg/bins.cfg"
+expect 2 "calibrate: num_of_bins: x" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cfg/o/c" --data_dir "$T/x" --calibration_config "$T/cfg/bins.cfg"
+mentions "'num_of_bins' is an integer"
+printf 'batch_num: x\n' >"$T/cfg/batch.cfg"
+expect 2 "calibrate: batch_num: x" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cfg/o/c" --data_dir "$T/x" --calibration_config "$T/cfg/batch.cfg"
+# 50000 overrides, the last one naming the first's layer again: found by the hash, with
+# the first one's line (line 2: batch_num is line 1)
+awk 'BEGIN { print "batch_num: 1";
+             for (i = 0; i < 50000; i++)
+                 printf "override_layer_configs { layer_name: \"layer_%d\" calibration_config { arq_quantize { channel_wise: true } } }\n", i;
+             print "override_layer_configs { layer_name: \"layer_0\" calibration_config { } }" }' >"$T/cfg/big.cfg"
+expect 2 "calibrate: 50001 overrides, one name twice" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cfg/o/c" --data_dir "$T/x" --calibration_config "$T/cfg/big.cfg"
+mentions "big.cfg:50002:1: layer_name \"layer_0\" is given twice (first at line 2)"
+nothing_in "$T/cfg/o" "calibrate with a bad config"
+
 # ---- atc's two files as a pair, under interrupts
 # two different deploy models compiled in turn to the same NAME: after any interrupt the
 # folder holds A's pair or B's pair whole (compared byte for byte), no temporary, and the

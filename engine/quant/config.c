@@ -141,9 +141,14 @@ static nb_err quoted(parser *p, char **out)
 
 static pfield *add_kid(parser *p, pfield *m)
 {
-    if (!nb_grow((void **)&m->kids, &m->cap_kids, m->n_kids, sizeof *m->kids)) {
-        nb_fail(p->st, NB_ERR_NOMEM, "out of memory");
-        return NULL;
+    if (m->n_kids == m->cap_kids) { /* most messages hold 1-3 fields: start at 2 */
+        int nc = m->cap_kids ? m->cap_kids * 2 : 2;
+        pfield *k = realloc(m->kids, sizeof *k * (size_t)nc);
+        if (!k) {
+            nb_fail(p->st, NB_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        m->kids = k, m->cap_kids = nc;
     }
     pfield *f = &m->kids[m->n_kids++];
     memset(f, 0, sizeof *f);
@@ -393,7 +398,7 @@ static nb_err read_arq(parser *p, const pfield *m, nb_calib_cfg *c)
     for (int i = 0; i < m->n_kids; i++) {
         const pfield *f = &m->kids[i];
         nb_err e = once(p, m, f);
-        long v;
+        long v = 0;
         if (!e && !strcmp(f->name, "channel_wise"))
             e = get_bool(p, f, &c->channel_wise);
         else if (!e && !strcmp(f->name, "quant_bits")) {
@@ -401,7 +406,8 @@ static nb_err read_arq(parser *p, const pfield *m, nb_calib_cfg *c)
             if (!e && v != 4 && v != 8)
                 e = ferr(p, f, true, "quant_bits is 8 or 4 (the cube takes s8 and s4 weights), "
                          "not %ld", v);
-            c->weight_bits = (int)v;
+            if (!e)
+                c->weight_bits = (int)v;
         } else if (!e)
             e = unknown(p, f, "arq_quantize", "channel_wise, quant_bits");
         if (e)
@@ -413,10 +419,10 @@ static nb_err read_arq(parser *p, const pfield *m, nb_calib_cfg *c)
 /* The fields IFMR and HFMG share (asymmetric, dst_type): true when f is one (*e set). */
 static bool act_common(parser *p, const pfield *f, nb_calib_cfg *c, nb_err *e)
 {
-    bool b;
     if (!strcmp(f->name, "asymmetric")) {
-        *e = get_bool(p, f, &b);
-        c->asymmetric = b;
+        bool b = false;
+        if (!(*e = get_bool(p, f, &b))) /* nothing stored from a value that failed */
+            c->asymmetric = b;
         return true;
     }
     if (!strcmp(f->name, "dst_type")) {
@@ -465,14 +471,15 @@ static nb_err read_hfmg(parser *p, const pfield *m, nb_calib_cfg *c)
     for (int i = 0; i < m->n_kids; i++) {
         const pfield *f = &m->kids[i];
         nb_err e = once(p, m, f);
-        long v;
+        long v = 0;
         if (e)
             return e;
         if (!strcmp(f->name, "num_of_bins")) {
             e = get_int(p, f, 1, 1 << 20, &v);
             if (!e && v != 1024 && v != 2048 && v != 4096 && v != 8192)
                 e = ferr(p, f, true, "num_of_bins is 1024, 2048, 4096 or 8192, not %ld", v);
-            c->num_of_bins = (int)v;
+            if (!e)
+                c->num_of_bins = (int)v;
         } else if (!act_common(p, f, c, &e))
             e = unknown(p, f, "hfmg_quantize", "num_of_bins, asymmetric, dst_type");
         if (e)
@@ -514,9 +521,61 @@ static nb_err read_calib(parser *p, const pfield *m, nb_calib_cfg *c)
     return e;
 }
 
+/* The keys of an override list, hashed (open addressing, FNV-1a) so that a config of N
+ * overrides is read in O(N), not O(N^2) (issue 25: 200k entries took over a minute). The
+ * slots hold indices into the list + 1; the table is at most half full. */
+typedef struct keyset {
+    int *slot;
+    size_t cap;
+} keyset;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The index of key in list, or -1; with add (and key absent), key's index n is entered.
+ * False on NOMEM. */
+static bool keyset_find(keyset *k, const nb_calib_override *list, int n, const char *key,
+                        bool add, int *at)
+{
+    if (add && (size_t)(n + 1) * 2 > k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        while ((size_t)(n + 1) * 2 > cap)
+            cap *= 2;
+        int *slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return false;
+        for (int i = 0; i < n; i++) {
+            size_t h = (size_t)fnv1a(list[i].key) & (cap - 1);
+            while (slot[h])
+                h = (h + 1) & (cap - 1);
+            slot[h] = i + 1;
+        }
+        free(k->slot);
+        k->slot = slot, k->cap = cap;
+    }
+    *at = -1;
+    if (!k->cap)
+        return true;
+    size_t h = (size_t)fnv1a(key) & (k->cap - 1);
+    for (; k->slot[h]; h = (h + 1) & (k->cap - 1))
+        if (!strcmp(list[k->slot[h] - 1].key, key)) {
+            *at = k->slot[h] - 1;
+            return true;
+        }
+    if (add)
+        k->slot[h] = n + 1;
+    return true;
+}
+
 /* override_layer_types { layer_type: "T" calibration_config { ... } } (or layer_name). */
 static nb_err read_override(parser *p, const pfield *m, const char *key_name,
-                            const nb_calib_cfg *common, nb_calib_override **list, int *n)
+                            const nb_calib_cfg *common, nb_calib_override **list, int *n,
+                            int *cap, keyset *keys)
 {
     nb_err e = want_msg(p, m);
     if (e)
@@ -539,19 +598,23 @@ static nb_err read_override(parser *p, const pfield *m, const char *key_name,
         e = ferr(p, m, false, "%s without %s", m->name, key_name);
     if (!e && !cfg)
         e = ferr(p, m, false, "%s without calibration_config", m->name);
-    for (int i = 0; !e && i < *n; i++)
-        if (!strcmp((*list)[i].key, key))
-            e = ferr(p, m, false, "%s \"%s\" is given twice (first at line %d)", key_name, key,
-                     (*list)[i].line);
+    int twice = -1;
+    if (!e && !keyset_find(keys, *list, *n, key, false, &twice))
+        e = nb_fail(p->st, NB_ERR_NOMEM, "out of memory");
+    if (!e && twice >= 0)
+        e = ferr(p, m, false, "%s \"%s\" is given twice (first at line %d)", key_name, key,
+                 (*list)[twice].line);
     nb_calib_override o = {.key = key, .cfg = *common, .line = m->line};
     if (!e)
         e = read_calib(p, cfg, &o.cfg);
+    if (!e && !nb_grow((void **)list, cap, *n, sizeof **list))
+        e = nb_fail(p->st, NB_ERR_NOMEM, "out of memory");
     if (!e) {
-        nb_calib_override *l = realloc(*list, sizeof *l * (size_t)(*n + 1));
-        if (!l)
+        (*list)[*n] = o;
+        if (!keyset_find(keys, *list, *n, key, true, &twice))
             e = nb_fail(p->st, NB_ERR_NOMEM, "out of memory");
-        else
-            *list = l, l[(*n)++] = o;
+        (*n)++;
+        key = NULL; /* the list owns it */
     }
     if (e)
         free(key);
@@ -565,6 +628,8 @@ static nb_err read_config(parser *p, const pfield *root, nb_quant_config *c)
         "fakequant_precision_mode, do_fusion, skip_fusion_layers, common_config, "
         "override_layer_types, override_layer_configs, version";
     nb_err e = NB_OK;
+    keyset type_keys = {0}, name_keys = {0};
+    int type_cap = 0, name_cap = 0;
     /* common_config first: the overrides start from it wherever it is written */
     for (int i = 0; i < root->n_kids && !e; i++) {
         const pfield *f = &root->kids[i];
@@ -578,11 +643,12 @@ static nb_err read_config(parser *p, const pfield *root, nb_quant_config *c)
                         !strncmp(f->name, "override_layer_", 15);
         if (!repeated && (e = once(p, root, f)))
             break;
-        long v;
+        long v = 0;
         if (!strcmp(f->name, "batch_num")) {
-            e = get_int(p, f, 1, 1000000, &v);
-            c->batch_num = (int)v;
-            c->batch_num_set = true;
+            if (!(e = get_int(p, f, 1, 1000000, &v))) {
+                c->batch_num = (int)v;
+                c->batch_num_set = true;
+            }
         } else if (!strcmp(f->name, "activation_offset"))
             e = get_bool(p, f, &c->activation_offset);
         else if (!strcmp(f->name, "do_fusion"))
@@ -606,12 +672,16 @@ static nb_err read_config(parser *p, const pfield *root, nb_quant_config *c)
         else if (!strcmp(f->name, "common_config"))
             continue;
         else if (!strcmp(f->name, "override_layer_types"))
-            e = read_override(p, f, "layer_type", &c->common, &c->by_type, &c->n_by_type);
+            e = read_override(p, f, "layer_type", &c->common, &c->by_type, &c->n_by_type,
+                              &type_cap, &type_keys);
         else if (!strcmp(f->name, "override_layer_configs"))
-            e = read_override(p, f, "layer_name", &c->common, &c->by_name, &c->n_by_name);
+            e = read_override(p, f, "layer_name", &c->common, &c->by_name, &c->n_by_name,
+                              &name_cap, &name_keys);
         else
             e = unknown(p, f, "the config", known);
     }
+    free(type_keys.slot);
+    free(name_keys.slot);
     return e;
 }
 
