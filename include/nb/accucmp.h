@@ -133,6 +133,110 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
                             uint32_t index, const char *const *names,
                             const nb_tensor *const *ts, int n, nb_status *st);
 
+/* ---- file_compare: two dump sets matched and compared (engine/accucmp/compare.c) ---- */
+
+/* Reads every dump under the comma-separated files and folders of spec (a file named as a
+ * dump must parse; other files in the folders are passed over; ".tmp" files and
+ * manifest.tsv are skipped), the tensors of want, by workers threads (0: one per core, at
+ * most 4). Returns the count (> 0) with the dumps in *out (nb_dump_free each, then free),
+ * or -1 with the error in st: NB_ERR_IO (a path that cannot be read), NB_ERR_FORMAT /
+ * NB_ERR_DATA (a damaged dump, named), NB_ERR_ARG ("no dump file"), NB_ERR_NOMEM. */
+int nb_dumps_read(const char *spec, int want, int workers, nb_dump **out, nb_status *st);
+
+/* One row of the comparison: an output tensor of an NPU task, and the golden tensor it is
+ * compared with (share/doc/metrics.md, "Matching"). */
+typedef struct nb_cmp_row {
+    int di, ti;                  /* the NPU dump (index into md) and its tensor */
+    const nb_dump *npu;          /* that dump */
+    const nb_dump_tensor *x;     /* that output */
+    const nb_dump *gold;         /* the golden node's dump it is compared with, or NULL */
+    const nb_dump_tensor *y;     /* its tensor, or NULL */
+    char ground[512];            /* the CSV's GroundTruth: the golden node(s) */
+    nb_cmp_metrics m;
+    bool compared, fails;        /* compared: m holds the metrics; fails: over threshold */
+    char reason[256];            /* why not compared, what crossed, or a metric's note */
+} nb_cmp_row;
+
+typedef struct nb_compare_opts {
+    const char *npu_dumps;       /* nanobench run --dump's folder (or files), comma-separated */
+    const char *golden_dumps;    /* nanobench infer --dump's folder: one reference run */
+    nb_cmp_thresholds th;        /* nb_cmp_thresholds_default unless given */
+    const char *keep_layer;      /* NULL, or a layer whose NPU values stay (nb_cmp_pick_layer) */
+    int workers;                 /* reading threads; 0: one per core, at most 4 */
+} nb_compare_opts;
+
+/* The comparison and its verdict, as the vendor's analyser gives it (facts/accucmp.md). */
+typedef struct nb_comparison {
+    nb_dump *gd, *md;            /* golden dumps (sorted by node), NPU dumps */
+    int ng, nm;
+    void *golden_index;          /* the golden values by name (internal) */
+    nb_cmp_row *rows;            /* one per NPU task output, in task order */
+    int nr;
+    nb_cmp_thresholds th;
+    int n_compared, n_over;
+    /* "global_consistency" (no row over threshold), "problem_node" (the last compared row,
+       the network output, is over too) or "single_point_error"; with its sentence */
+    const char *verdict, *verdict_text;
+    int first_bad;               /* the first row over threshold, or -1 */
+    int prev;                    /* the compared row before it, or -1 */
+    /* first_bad's error: "inherited" (prev is over too), "accumulated" (prev is within
+       every threshold and within 3 dB of SQNR), else "introduced" */
+    const char *origin;
+    int worst, worst_prev;       /* the largest SQNR fall from one compared row to the next,
+                                    when over first_bad exists and the fall is >= 6 dB; or -1 */
+} nb_comparison;
+
+/* Reads o->golden_dumps (golden dumps of one reference run: two of one node refused) and
+ * o->npu_dumps (NPU dumps: each output matched to its golden tensor as it is read, through
+ * the last node a fused task covers, else the ONNX value it holds; compared; its values
+ * then freed but for o->keep_layer's), rows in task order, and the verdict above. A row
+ * with NaN or infinity in the NPU output fails whatever the thresholds. No row compared
+ * is not an error here (n_compared 0: the caller says so). Errors: those of
+ * nb_dumps_read, and NB_ERR_ARG for a golden folder holding NPU dumps or the reverse.
+ * c is freed on error. */
+nb_err nb_compare(const nb_compare_opts *o, nb_comparison *c, nb_status *st);
+void nb_comparison_free(nb_comparison *c);
+
+/* The likely cause of a row's error, one line: of a layer over threshold (over) or of the
+ * largest SQNR drop. In order: fp16 saturation (the task's clamp count or values at 65504;
+ * a Log's -inf told apart), "none clear" when only RMSE or relative error (scale-dependent)
+ * crosses at an SQNR of 30 dB or more, the Tanh/Sigmoid table, accumulated RNN error, else
+ * quantization noise. buf holds the text when it has numbers in it; returns the text. */
+const char *nb_cmp_likely_cause(const nb_cmp_row *r, bool over, char *buf, size_t len);
+
+/* The row of layer name: the task of that name (its first compared output), else the first
+ * row compared with the ONNX node of that name, else the last compared row of a task
+ * covering that node. Errors: NB_ERR_ARG naming the layer (not compared, with the reason;
+ * or no such layer in where). */
+nb_err nb_cmp_pick_layer(const nb_comparison *c, const char *name, const char *where,
+                         int *row, nb_status *st);
+/* The NPU tasks of d's layer: d and every task covering a node d covers, in task order,
+ * as indices into c->md (idx has room for c->nm). Returns their count. */
+int nb_cmp_layer_tasks(const nb_comparison *c, const nb_dump *d, int *idx);
+
+/* Claims a result file of its own in dir, result_{YYYYMMDDhhmmss}.csv (or _2, _3, ... in
+ * the same second), created empty with O_EXCL; the name into path. Errors: NB_ERR_IO. */
+nb_err nb_cmp_csv_claim(const char *dir, char *path, size_t len, nb_status *st);
+/* Writes the vendor's CSV (facts/accucmp.md: Index, OpType, NPUDump, DataType,
+ * GroundTruth, DataType, TensorIndex, Shape, OverFlow, the ten metrics, SQNR,
+ * CompareFailReason) of c's rows to path (written to path.tmp.PID, renamed over it: never a
+ * half CSV). Errors: NB_ERR_IO. */
+nb_err nb_cmp_write_csv(const nb_comparison *c, const char *path, nb_status *st);
+
+/* --isolate: a layer of the exeom run on the simulator with the golden values of its
+ * first task's inputs, its output compared with the golden output. */
+typedef struct nb_cmp_isolation {
+    int k0, k1;                  /* the layer's first task and the one writing its output */
+    nb_cmp_metrics m;            /* on golden input */
+    const nb_cmp_row *chain;     /* the row of task k1 in c (the NPU's own input), or NULL */
+    bool inherited;              /* chain's SQNR is over 3 dB below m's */
+} nb_cmp_isolation;
+/* Errors: NB_ERR_ARG (no NAME.dbg names the layers, no task computes layer, no golden dump
+ * of its input or output), the ACL's (NB_ERR_FORMAT naming the error). Uses the ACL
+ * runtime (aclInit .. aclFinalize) itself. */
+nb_err nb_cmp_isolate(const nb_comparison *c, const char *layer, const char *exeom,
+                      nb_cmp_isolation *iso, nb_status *st);
+
 #ifdef __cplusplus
 }
 #endif

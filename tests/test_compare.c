@@ -1,0 +1,315 @@
+/* file_compare's decisions through the engine's entry point (nb_compare, issue 18): the
+ * matching of NPU task outputs with golden tensors (by value, and a fused task at the last
+ * node it covers), the verdict (global consistency, single-point error, problem node), the
+ * origin of the first layer over threshold (introduced, accumulated), the
+ * largest SQNR drop, the likely cause, picking a layer and its tasks, and the CSV. The
+ * dump folders are written here: golden dumps with nb_dump_write_golden, NPU dumps packed
+ * as the simulator writes them (share/proto/dump.proto). Every number is worked by hand
+ * next to the test. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "dump.pb-c.h"
+#include "nb/accucmp.h"
+#include "nb/sim.h"
+#include "tmpdir.h"
+
+/* a golden dump of node (op) with one output value of 4 floats */
+static void golden(const char *dir, const char *node, const char *op, uint32_t index,
+                   const char *value, const float v[4])
+{
+    int64_t dims[1] = {4};
+    nb_tensor *t = NULL;
+    nb_status st = {0};
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 1, dims, &t, &st), NB_OK);
+    memcpy(t->data, v, 4 * sizeof(float));
+    const char *names[1] = {value};
+    const nb_tensor *ts[1] = {t};
+    assert_int_equal(nb_dump_write_golden(dir, node, op, index, names, ts, 1, &st), NB_OK);
+    nb_tensor_free(t);
+}
+
+/* an NPU dump of task (op, task id) covering the nodes covers (n_cov), whose one FLOAT ND
+ * output holds value (or "") with v, and sat fp16 clamps */
+static void npu(const char *dir, const char *task, const char *op, uint32_t id,
+                const char *const *covers, int n_cov, const char *value, const float v[4],
+                uint64_t sat)
+{
+    Nanobench__Dump__Dump d = NANOBENCH__DUMP__DUMP__INIT;
+    Nanobench__Dump__Tensor t = NANOBENCH__DUMP__TENSOR__INIT;
+    Nanobench__Dump__Stats s = NANOBENCH__DUMP__STATS__INIT;
+    int64_t shape[1] = {4};
+    t.dtype = "FLOAT";
+    t.format = "ND";
+    t.n_shape = 1;
+    t.shape = shape;
+    t.original_name = (char *)value;
+    t.tensor_name = (char *)value;
+    t.data.data = (uint8_t *)v;
+    t.data.len = 4 * sizeof(float);
+    s.count = 4;
+    t.stats = &s;
+    Nanobench__Dump__Tensor *out[1] = {&t};
+    d.version = 1;
+    d.op_name = (char *)task;
+    d.op_type = (char *)op;
+    d.task_id = id;
+    d.timestamp_us = 1000000 + id;
+    d.model_name = "m";
+    d.n_covers = (size_t)n_cov;
+    d.covers = (char **)covers;
+    d.n_output = 1;
+    d.output = out;
+    d.source = "npu";
+    d.saturations = sat;
+    size_t n = nanobench__dump__dump__get_packed_size(&d);
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    nanobench__dump__dump__pack(&d, buf);
+    char path[2048];
+    nb_sim_dump_file_name(path, sizeof path, dir, op, task, id, d.timestamp_us);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+    free(buf);
+}
+
+static void dirs(const char *name, char *g, char *m)
+{
+    sprintf(g, "%s/%s_golden", tmpdir, name);
+    sprintf(m, "%s/%s_npu", tmpdir, name);
+    mkdir(g, 0777);
+    mkdir(m, 0777);
+}
+
+/* thresholds with KL and the relative error out of the way: the cases turn on cosine,
+   RMSE and SQNR, which are worked by hand */
+static nb_compare_opts opts(const char *m, const char *g)
+{
+    nb_compare_opts o = {.npu_dumps = m, .golden_dumps = g, .workers = 2};
+    nb_cmp_thresholds_default(&o.th);
+    o.th.kl_max = 1e30;
+    o.th.mean_rel_max = 1e30;
+    return o;
+}
+
+static const char *const one_conv[1] = {"conv"};
+
+/* conv exact; sig off; out off:
+ *   sig: x = (0.5, 0.5, 0.5, -0.5), y = 0.5 each: cos = (3 x 0.25 - 0.25) / (1 x 1) = 0.5
+ *        (fails cos >= 0.99); SQNR = 10 log10(sum y^2 / sum (x - y)^2) = 10 log10(1 / 1) = 0
+ *   conv before it is exact (SQNR +inf, shown 999): 999 - 0 >= 3 dB, so "introduced";
+ *   out: x = (1, 1, 1, -1), y = 1 each: cos 0.5 again, the last compared row fails:
+ *   "problem_node"; the largest drop is conv -> sig (999 dB >= 6). */
+static void test_introduced_problem_node(void **state)
+{
+    (void)state;
+    char g[512], m[512];
+    dirs("a", g, m);
+    const float c[4] = {1, 2, 3, 4}, half[4] = {0.5f, 0.5f, 0.5f, 0.5f},
+                sig_npu[4] = {0.5f, 0.5f, 0.5f, -0.5f}, ones[4] = {1, 1, 1, 1},
+                out_npu[4] = {1, 1, 1, -1};
+    golden(g, "conv", "Conv", 0, "c", c);
+    golden(g, "sig", "Sigmoid", 1, "s", half);
+    golden(g, "out", "Mul", 2, "o", ones);
+    const char *const cs[1] = {"sig"}, *const co[1] = {"out"};
+    npu(m, "conv", "Conv", 0, one_conv, 1, "c", c, 0);
+    npu(m, "sig", "Sigmoid", 1, cs, 1, "s", sig_npu, 0);
+    npu(m, "out", "Mul", 2, co, 1, "o", out_npu, 0);
+    nb_compare_opts o = opts(m, g);
+    nb_comparison r;
+    nb_status st = {0};
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_int_equal(r.nr, 3);
+    assert_int_equal(r.n_compared, 3);
+    assert_int_equal(r.n_over, 2);
+    assert_string_equal(r.rows[0].npu->op_name, "conv"); /* task order */
+    assert_string_equal(r.rows[1].gold->op_name, "sig");
+    assert_true(isinf(r.rows[0].m.sqnr_db));
+    assert_float_equal(r.rows[1].m.cos, 0.5, 1e-12);
+    assert_float_equal(r.rows[1].m.sqnr_db, 0.0, 1e-9);
+    assert_string_equal(r.verdict, "problem_node");
+    assert_int_equal(r.first_bad, 1);
+    assert_int_equal(r.prev, 0);
+    assert_string_equal(r.origin, "introduced");
+    assert_int_equal(r.worst, 1);
+    assert_int_equal(r.worst_prev, 0);
+    char buf[400];
+    assert_string_equal(nb_cmp_likely_cause(&r.rows[1], true, buf, sizeof buf),
+                        "table-function error (the Tanh/Sigmoid table on small inputs)");
+    assert_string_equal(nb_cmp_likely_cause(&r.rows[2], true, buf, sizeof buf),
+                        "quantization noise");
+    /* the CSV: a header and three rows; sig's cosine 0.5, conv's SQNR shown 999 */
+    char csv[1024];
+    assert_int_equal(nb_cmp_csv_claim(tmpdir, csv, sizeof csv, &st), NB_OK);
+    assert_int_equal(nb_cmp_write_csv(&r, csv, &st), NB_OK);
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[2048];
+    int n = 0;
+    bool sig_row = false, conv_row = false;
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        sig_row |= strstr(line, "\"Sigmoid\",\"sig\"") && strstr(line, ",0.5,");
+        conv_row |= !strncmp(line, "0,\"Conv\",\"conv\"", 15) && strstr(line, ",999,");
+    }
+    fclose(f);
+    assert_int_equal(n, 4);
+    assert_true(sig_row);
+    assert_true(conv_row);
+    nb_comparison_free(&r);
+}
+
+/* y = 100 each. prev: x = y + (0.9, -0.9, 0.9, -0.9): RMSE 0.9 (passes 1), SQNR =
+ * 10 log10(40000 / (4 x 0.81)) = 40.915 dB; bad: x = y + (1.2, -1.2, ...): RMSE 1.2 (over
+ * 1), SQNR = 10 log10(40000 / 5.76) = 38.416 dB. cos = 40000 / (200 x sqrt(40000 + 5.76))
+ * = 0.99993 (passes). The fall is 2.5 dB < 3: "accumulated"; over only RMSE at an SQNR
+ * >= 30: "none clear". The last row exact: "single_point_error"; no fall reaches 6 dB
+ * but the last one's (38.4 -> 999), which is the largest drop. */
+static void test_accumulated_single_point(void **state)
+{
+    (void)state;
+    char g[512], m[512];
+    dirs("b", g, m);
+    const float y[4] = {100, 100, 100, 100}, p[4] = {100.9f, 99.1f, 100.9f, 99.1f},
+                b[4] = {101.2f, 98.8f, 101.2f, 98.8f};
+    golden(g, "n0", "Add", 0, "v0", y);
+    golden(g, "n1", "Add", 1, "v1", y);
+    golden(g, "n2", "Add", 2, "v2", y);
+    const char *const c0[1] = {"n0"}, *const c1[1] = {"n1"}, *const c2[1] = {"n2"};
+    npu(m, "n0", "Add", 0, c0, 1, "v0", p, 0);
+    npu(m, "n1", "Add", 1, c1, 1, "v1", b, 0);
+    npu(m, "n2", "Add", 2, c2, 1, "v2", y, 0);
+    nb_compare_opts o = opts(m, g);
+    nb_comparison r;
+    nb_status st = {0};
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_float_equal(r.rows[0].m.rmse, 0.9, 1e-5);
+    assert_float_equal(r.rows[0].m.sqnr_db, 40.915, 2e-3);
+    assert_float_equal(r.rows[1].m.sqnr_db, 38.416, 2e-3);
+    assert_false(r.rows[0].fails);
+    assert_true(r.rows[1].fails);
+    assert_string_equal(r.rows[1].reason, "over threshold: rmse");
+    assert_string_equal(r.verdict, "single_point_error");
+    assert_string_equal(r.origin, "accumulated");
+    char buf[400];
+    assert_non_null(strstr(nb_cmp_likely_cause(&r.rows[1], true, buf, sizeof buf),
+                           "none clear: over only a scale-dependent threshold"));
+    assert_int_equal(r.worst, -1); /* the one fall, 40.9 -> 38.4, is under 6 dB */
+    nb_comparison_free(&r);
+}
+
+/* A fused task (Conv + BatchNormalization: covers conv, bn) is compared with the golden
+ * output of bn, the last node it covers, though it holds no value of that name; fp16
+ * clamps name saturation as the cause; a layer picked by task and by covered node; two
+ * failing rows after a good one: the first is "introduced" (the compared row before the
+ * first over threshold is within them by definition, so the "inherited" origin of the
+ * verdict can never be given: the rule carried over from app/cmd_compare.c is dead); two
+ * golden dumps of one node are refused. */
+static void test_fused_inherited_saturation(void **state)
+{
+    (void)state;
+    char g[512], m[512];
+    dirs("c", g, m);
+    const float conv_y[4] = {9, 9, 9, 9}, bn_y[4] = {1, 2, 3, 4},
+                bad[4] = {4, 3, 2, 1}, relu_y[4] = {1, 2, 3, 4};
+    golden(g, "conv", "Conv", 0, "c", conv_y);
+    golden(g, "bn", "BatchNormalization", 1, "b", bn_y);
+    golden(g, "relu", "Relu", 2, "r", relu_y);
+    const char *const fused[2] = {"conv", "bn"}, *const cr[1] = {"relu"};
+    npu(m, "conv/AscendDequant", "AscendDequant", 0, fused, 2, "", bad, 7);
+    npu(m, "relu", "Relu", 1, cr, 1, "r", bad, 0);
+    nb_compare_opts o = opts(m, g);
+    nb_comparison r;
+    nb_status st = {0};
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_int_equal(r.nr, 2);
+    assert_non_null(r.rows[0].gold);
+    assert_string_equal(r.rows[0].gold->op_name, "bn");
+    assert_string_equal(r.rows[0].ground, "conv,bn");
+    /* x = (4,3,2,1), y = (1,2,3,4): cos = 20 / 30 = 0.6667 */
+    assert_float_equal(r.rows[0].m.cos, 20.0 / 30.0, 1e-9);
+    assert_int_equal(r.first_bad, 0);
+    assert_string_equal(r.origin, "introduced");
+    char buf[400];
+    assert_non_null(strstr(nb_cmp_likely_cause(&r.rows[0], true, buf, sizeof buf),
+                           "fp16 saturation (7 results clamped at 65504 in this task)"));
+    assert_true(r.rows[1].fails);
+    /* picking a layer: by the task's name, by a covered node, and an unknown one */
+    int row = -1;
+    assert_int_equal(nb_cmp_pick_layer(&r, "bn", m, &row, &st), NB_OK);
+    assert_int_equal(row, 0);
+    assert_int_equal(nb_cmp_pick_layer(&r, "relu", m, &row, &st), NB_OK);
+    assert_int_equal(row, 1);
+    assert_int_equal(nb_cmp_pick_layer(&r, "nope", m, &row, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "no layer 'nope'"));
+    int idx[4];
+    assert_int_equal(nb_cmp_layer_tasks(&r, r.rows[0].npu, idx), 1);
+    nb_comparison_free(&r);
+    /* two failing rows after a good one */
+    char g2[512], m2[512];
+    dirs("d", g2, m2);
+    golden(g2, "a", "Add", 0, "va", bn_y);
+    golden(g2, "b", "Add", 1, "vb", bn_y);
+    const char *const ca[1] = {"a"}, *const cb[1] = {"b"};
+    npu(m2, "a", "Add", 0, ca, 1, "va", bn_y, 0);
+    npu(m2, "b", "Add", 1, cb, 1, "vb", bad, 0);
+    golden(g2, "c", "Add", 2, "vc", bn_y);
+    const char *const cc[1] = {"c"};
+    npu(m2, "c", "Add", 2, cc, 1, "vc", bad, 0);
+    o = opts(m2, g2);
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_int_equal(r.first_bad, 1);
+    assert_string_equal(r.origin, "introduced");
+    assert_string_equal(r.verdict, "problem_node");
+    nb_comparison_free(&r);
+    /* a golden folder holding two dumps of one node: one reference run per folder */
+    golden(g2, "a", "Add", 0, "va", bn_y);
+    assert_int_equal(nb_compare(&o, &r, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "two golden dumps of node 'a'"));
+}
+
+/* Every compared row within the thresholds: global consistency, no first layer. */
+static void test_global_consistency(void **state)
+{
+    (void)state;
+    char g[512], m[512];
+    dirs("e", g, m);
+    const float y[4] = {1, 2, 3, 4};
+    golden(g, "n", "Add", 0, "v", y);
+    const char *const cn[1] = {"n"};
+    npu(m, "n", "Add", 0, cn, 1, "v", y, 0);
+    nb_compare_opts o = opts(m, g);
+    nb_comparison r;
+    nb_status st = {0};
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_string_equal(r.verdict, "global_consistency");
+    assert_int_equal(r.first_bad, -1);
+    assert_null(r.origin);
+    nb_comparison_free(&r);
+    /* the NPU folder given as the golden one */
+    o = opts(g, m);
+    assert_int_equal(nb_compare(&o, &r, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "not a golden one"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_introduced_problem_node),
+        cmocka_unit_test(test_accumulated_single_point),
+        cmocka_unit_test(test_fused_inherited_saturation),
+        cmocka_unit_test(test_global_consistency),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
