@@ -1,0 +1,61 @@
+#!/bin/sh
+# The engines' layering (issue 18): ir -> ref -> quant / atc -> estimate -> compile ->
+# runtime_sim -> accucmp -> db -> app. A file may include the headers of its own layer and
+# of the layers before it, never of a later one, nor of another engine at its own level
+# (quant and atc are side by side). Each include/nb header belongs to the engine that
+# implements it; a relative include ("../ir/ir_internal.h") to the folder it names.
+# usage: scripts/check_layers.sh [ROOT]; prints each violation and "layering: N files, M
+# includes checked, K violations"; exit 1 when there is one.
+set -u
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 2
+# rank and side of a layer (a side tells apart the layers of one rank)
+rank() {
+    case $1 in
+    ir) echo "0 ir" ;; ref) echo "1 ref" ;; quant) echo "2 quant" ;; atc) echo "2 atc" ;;
+    estimate) echo "3 estimate" ;; compile) echo "4 compile" ;; runtime_sim) echo "5 runtime_sim" ;;
+    accucmp) echo "6 accucmp" ;; db) echo "7 db" ;; app) echo "8 app" ;; *) echo "" ;;
+    esac
+}
+# the layer owning a header include/nb/X.h or include/acl/X.h
+owner() {
+    case $1 in
+    nb/status.h|nb/tensor.h|nb/ir.h) echo ir ;; nb/ref.h) echo ref ;; nb/quant.h) echo quant ;;
+    nb/atc.h) echo atc ;; nb/estimate.h) echo estimate ;; nb/exeom.h) echo compile ;;
+    nb/sim.h|acl/acl.h) echo runtime_sim ;; nb/accucmp.h) echo accucmp ;; nb/db.h) echo db ;;
+    nb/*) echo unknown ;; *) echo "" ;;
+    esac
+}
+layer_of_file() {
+    case $1 in
+    engine/*) d=${1#engine/}; echo "${d%%/*}" ;;
+    db/*) echo db ;; app/*) echo app ;;
+    include/*) owner "${1#include/}" ;;
+    esac
+}
+files=0; incs=0; bad=0
+for f in $(find engine db app include -name '*.c' -o -name '*.h' | sort); do
+    me=$(layer_of_file "$f")
+    [ -n "$me" ] || continue
+    set -- $(rank "$me")
+    [ $# -eq 2 ] || { echo "$f: layer '$me' is not in the order"; bad=$((bad + 1)); continue; }
+    my_rank=$1; my_side=$2
+    files=$((files + 1))
+    for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+        case $inc in
+        ../*) o=$(echo "$inc" | sed 's|^\.\./\([^/]*\)/.*|\1|') ;;
+        nb/*|acl/*) o=$(owner "$inc") ;;
+        *) continue ;; # the engine's own headers, generated bindings
+        esac
+        incs=$((incs + 1))
+        if [ "$o" = unknown ]; then
+            echo "$f: includes $inc, which belongs to no layer"; bad=$((bad + 1)); continue
+        fi
+        set -- $(rank "$o")
+        if [ "$1" -gt "$my_rank" ] || { [ "$1" -eq "$my_rank" ] && [ "$2" != "$my_side" ]; }; then
+            echo "$f ($me): includes $inc ($o), a later or sibling layer"; bad=$((bad + 1))
+        fi
+    done
+done
+echo "layering: $files files, $incs includes checked, $bad violations"
+[ "$bad" -eq 0 ]
