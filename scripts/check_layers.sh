@@ -1,8 +1,10 @@
 #!/bin/sh
-# The engines' layering (issue 18): ir -> ref -> quant / atc -> estimate -> compile ->
+# The engines' layering (issue 18): ir -> ref -> atc -> quant / estimate -> compile ->
 # runtime_sim -> accucmp -> db -> app. A file may include the headers of its own layer and
 # of the layers before it, never of a later one, nor of another engine at its own level
-# (quant and atc are side by side). Each include/nb header belongs to the engine that
+# (quant and estimate are side by side). atc comes before quant: what the NPU's lowering
+# runs (nb_npu_rnn_reason: the LSTM/GRU forms the cube takes) decides what calibrate may
+# quantize. Each include/nb header belongs to the engine that
 # implements it; a relative include ("../ir/ir_internal.h") to the folder it names.
 # usage: scripts/check_layers.sh [ROOT]; prints each violation and "layering: N files, M
 # includes checked, K violations"; exit 1 when there is one.
@@ -12,7 +14,7 @@ cd "$root" || exit 2
 # rank and side of a layer (a side tells apart the layers of one rank)
 rank() {
     case $1 in
-    ir) echo "0 ir" ;; ref) echo "1 ref" ;; quant) echo "2 quant" ;; atc) echo "2 atc" ;;
+    ir) echo "0 ir" ;; ref) echo "1 ref" ;; atc) echo "2 atc" ;; quant) echo "3 quant" ;;
     estimate) echo "3 estimate" ;; compile) echo "4 compile" ;; runtime_sim) echo "5 runtime_sim" ;;
     accucmp) echo "6 accucmp" ;; db) echo "7 db" ;; app) echo "8 app" ;; *) echo "" ;;
     esac

@@ -315,6 +315,114 @@ nb_err nb_read_npu_input(const char *src, const char *input_shape, const char *o
                          const char *work_dir, nb_npu_input *out, nb_status *st);
 void nb_npu_input_free(nb_npu_input *in);
 
+/* ---- calibrate and QAT import: the steps as entry points (engine/quant/calibrate.c) ---- */
+
+struct nb_model; /* nb/ir.h */
+
+/* Called after each batch: pass "calibrate" or "evaluate", done of total. */
+typedef void (*nb_progress_fn)(void *user, const char *pass, int done, int total);
+/* Called with each warning: one line, without a "warning:" prefix or a newline. */
+typedef void (*nb_warn_fn)(void *user, const char *msg);
+
+typedef struct nb_calibrate_opts {
+    const char *model;        /* the float ONNX model */
+    const char *input_shape;  /* "x:1,16,96;..." for dynamic dims (and the data order), or NULL */
+    const char *save_path;    /* DIR/PREFIX: PREFIX_quant_record.txt, PREFIX_fake_quant_model.onnx,
+                                 PREFIX_deploy_model.onnx (AMCT's names) */
+    const char *data_dirs;    /* "dir_x;dir_y": one folder per input, one file per batch in
+                                 name order (.npy, or raw .bin of the input's shape) */
+    const char *data_types;   /* "float32;int64", one per input, or NULL (float32) */
+    const char *eval_dirs;    /* a separate evaluation set as data_dirs, or NULL (the first 8
+                                 calibration batches) */
+    const char *config_path;  /* AMCT's protobuf text config, or NULL */
+    int batch_num;            /* 0: the config's (1 when none); > 0: that many; -1: every file
+                                 (the fewest over the folders) */
+    bool algo_set;            /* algo replaces the config's activation algorithm */
+    nb_act_algo algo;
+    bool no_bias_correction;
+    nb_progress_fn progress;  /* or NULL */
+    nb_warn_fn warn;          /* or NULL */
+    /* called once the model is loaded and checked (before any batch), or NULL */
+    void (*on_model)(void *user, const struct nb_model *m);
+    void *user;
+} nb_calibrate_opts;
+
+/* One quantized layer, as the report shows it. SQNRs in dB against float (NaN when not
+ * evaluated, +inf when exact). */
+typedef struct nb_calib_layer_report {
+    const char *name;         /* the node */
+    const char *op_type;      /* its op type */
+    const char *fused_bn;     /* the BatchNormalization folded into it, or NULL */
+    bool rnn;                 /* LSTM / GRU: the h_ and r_ fields hold the state's */
+    nb_act_algo algo;         /* the activation algorithm that chose its clip range */
+    double clip_min, clip_max, scale_d;
+    int offset_d, act_bits, weight_bits;
+    bool channel_wise;
+    int64_t channels;
+    const float *scale_w;     /* per channel (channels of them) */
+    double act_sqnr, w_sqnr;  /* each tensor's fake quantization */
+    double out_sqnr, out_cos; /* the layer alone on fake-quantized input and weights */
+    bool evaluated;
+    int batches;              /* calibration batches that reached it (fewer in an If branch) */
+    double h_clip_min, h_clip_max, scale_h, h_sqnr, r_sqnr;
+    int offset_h, h_bits;
+    const float *scale_r;
+    double zeroed;            /* the share of its nonzero input int8 rounds to 0 */
+    bool suggests_int16;      /* zeroed over 20% at int8 (not an RNN) */
+    char int16_override[600]; /* the config line that calibrates it at INT16 */
+} nb_calib_layer_report;
+
+/* The network output's evaluation: the fake-quant model against float. */
+typedef struct nb_calib_output {
+    const char *name;
+    nb_dtype dtype;
+    bool compared;            /* a float output (others are not compared) */
+    double sqnr_db, cosine, max_abs_diff;
+} nb_calib_output;
+
+typedef struct nb_calibrate_result {
+    char record[4200], fake_quant[4200], deploy[4200]; /* the files written */
+    int n_layers;
+    nb_calib_layer_report *layers;
+    int batch_num;            /* batches calibrated */
+    bool batch_num_given;     /* by the options or the config (else AMCT's default 1) */
+    int files_in_first_dir;   /* files in the first input's folder */
+    int eval_batches;
+    bool eval_set;            /* evaluated on eval_dirs, not the calibration batches */
+    double output_sqnr_db, output_cosine, output_worst_cosine, output_max_abs_diff;
+    int n_outputs;
+    nb_calib_output *outputs;
+    nb_act_algo algo;         /* the config's (or the options') activation algorithm */
+    int act_bits, weight_bits;
+    double calibration_ms, files_and_evaluation_ms;
+    void *internal;           /* what the report's pointers point into */
+} nb_calibrate_result;
+
+/* AMCT-style post-training calibration, the whole step: the model loaded and checked (the
+ * data folders against its inputs: count, dtype, static shape), the layers found (Conv,
+ * ConvTranspose, MatMul, Gemm, LSTM, GRU; If branches included; a Conv's following
+ * BatchNormalization folded unless do_fusion is off), one float forward pass per batch
+ * feeding each layer's input histogram, each activation's clip range chosen (IFMR, HFMG,
+ * MinMax, Percentile, KL, or per layer the best with auto), the weights quantized (ARQ),
+ * the bias corrected for the weights' error, the three files written as NAME.part and
+ * evaluated (each layer alone, and the fake-quant model against float) before they are
+ * renamed into place with the signals held; warnings (a range under the int8 floor, a
+ * tensor quantized twice, int8 rounding over 20% of an input to 0) to o->warn. Rules:
+ * facts/quant.md (AMCT's algorithms, config and record). On error nothing is left: no
+ * .part, no file of the three. Errors: NB_ERR_ARG (a folder count, dtype, dynamic dim,
+ * config naming no layer, If branches no batch takes, too few files), NB_ERR_IO,
+ * NB_ERR_DATA (a batch of another shape, NaN), the importer's, NB_ERR_NOMEM.
+ * nb_calibrate_result_free frees r (also after an error). */
+nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *r, nb_status *st);
+void nb_calibrate_result_free(nb_calibrate_result *r);
+
+/* The QAT import (calibrate --from_qdq): a Q/DQ model (nb_read_qdq) into save_path's
+ * PREFIX_deploy_model.onnx and PREFIX_quant_record.txt, both or none; the layers read into
+ * q (nb_qdq_model_free). The model passes the importer first. Errors: those of
+ * nb_model_load and nb_read_qdq, naming the user's file; NB_ERR_IO. */
+nb_err nb_qat_import(const char *model, const char *save_path, nb_qdq_model *q, char *deploy,
+                     char *record, size_t len, nb_status *st);
+
 /* The ONNX domain of the NPU's own ops in the deploy model. */
 #define NB_NPU_DOMAIN "com.nanobench.npu"
 

@@ -1,0 +1,1537 @@
+/* nanobench quant: AMCT-style post-training calibration and the QAT import as entry points
+ * (include/nb/quant.h: nb_calibrate, nb_qat_import; issue 18). One forward pass of the
+ * float reference per batch feeds a histogram per quantized layer's input activation; the
+ * activation algorithm then picks each clip range from its histogram, ARQ quantizes the
+ * weights, the bias is corrected, the record, fake-quant and deploy models are written and
+ * evaluated. No printing, no exit, no global state: warnings and progress go to the
+ * callbacks, errors to nb_status; app/cmd_calibrate.c prints and records.
+ * Rules: ../shared/docs/facts/quant.md (AMCT's algorithms, config and record). */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "nb/atc.h"
+#include "nb/quant.h"
+#include "nb/ref.h"
+
+/* A comparison of outputs a against reference r, accumulated over batches. */
+typedef struct cmp_acc {
+    double sig, noise, dot, na, max_diff; /* sum r^2, sum (a-r)^2, sum a r, sum a^2, max |a-r| */
+    int64_t n;                            /* values compared */
+} cmp_acc;
+
+static void cmp_add(cmp_acc *c, const float *a, const float *r, int64_t n)
+{
+    c->n += n;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)a[i] - r[i];
+        c->sig += (double)r[i] * r[i];
+        c->noise += d * d;
+        c->dot += (double)a[i] * r[i];
+        c->na += (double)a[i] * a[i];
+        if (fabs(d) > c->max_diff)
+            c->max_diff = fabs(d);
+    }
+}
+
+/* NaN when nothing was compared (a layer never evaluated, a non-float output) */
+static double cmp_sqnr_db(const cmp_acc *c)
+{
+    return c->n == 0 ? NAN : c->noise > 0 ? 10 * log10(c->sig / c->noise) : INFINITY;
+}
+
+static double cmp_cosine(const cmp_acc *c)
+{
+    return c->n == 0 ? NAN
+           : c->na > 0 && c->sig > 0 ? c->dot / sqrt(c->na * c->sig) : (c->na == c->sig ? 1 : 0);
+}
+
+#define MAX_LAYER_IN 8 /* an LSTM's X W R B sequence_lens initial_h initial_c P */
+
+/* A layer that does matrix work: its input activation and its weights. */
+typedef struct layer {
+    const nb_node *node;
+    const char *act;       /* name of the activation input (its producing graph's string) */
+    const nb_tensor *w;    /* constant weights */
+    const nb_calib_cfg *cfg;
+    nb_hist hist;
+    double zeros;          /* calibration values of the input exactly 0 */
+    double zeroed;         /* the fraction of its nonzero values that round to 0 at q */
+    nb_qparams q;
+    nb_act_algo algo;
+    double act_sqnr, w_sqnr;
+    int64_t channels;
+    float *scale_w;
+    int8_t *w_q;     /* the quantized weights, in the initializer's layout */
+    int64_t w_axis;  /* their output-channel axis */
+    const nb_graph *g; /* the graph the node is in (the model's, or an If branch) */
+    double *in_sum;    /* per input channel: the sum of the input activation, and the count */
+    int64_t in_channels, in_count;
+    nb_tensor *bias;   /* float bias, corrected for the weights' quantization error */
+    nb_tensor *w_fq; /* the weights as the NPU sees them: w_q x scale_w, float */
+    const char *out; /* the layer's output value */
+    cmp_acc out_err;   /* evaluation: the layer's output against float */
+    /* evaluation: the names of the inputs computed at run time (the producing graph's
+       strings; NULL for constants and absent ones) and their values in this batch */
+    const char *in_name[MAX_LAYER_IN];
+    nb_tensor *cur[MAX_LAYER_IN];
+    int out_index;     /* the output compared: 0, or an RNN's Y_h when it has no Y */
+    bool seen;         /* its input was seen in a batch (maybe with no elements) */
+    int batches;       /* calibration batches that reached it (fewer in an If branch) */
+    /* Conv + BatchNormalization fused (AMCT's do_fusion): the BN node, the folded float
+       weights (l->w points to them) and bias */
+    const nb_node *bn;
+    nb_tensor *w_folded, *b_folded;
+    /* LSTM, GRU: the recurrent weights R [1, G x H, H] and the hidden state entering the
+       recurrent product, seen as initial_h and as Y (every step's Ht) */
+    bool rnn;
+    const nb_tensor *r;
+    const char *h_in, *h_out;
+    nb_hist hist_h;
+    nb_qparams qh;
+    double h_sqnr, r_sqnr;
+    float *scale_r;
+    int8_t *r_q;
+    nb_tensor *r_fq;
+} layer;
+
+typedef struct calib {
+    layer *l;
+    int n;
+    nb_status *st;
+    const char *failed; /* the tensor whose data was refused */
+    bool eval;          /* the evaluation pass: layers run alone on fake-quantized operands */
+    nb_progress_fn progress; /* a call per batch done, or NULL */
+    nb_warn_fn warn;    /* a call per warning, or NULL */
+    void *user;
+} calib;
+
+/* a batch done: the progress callback, so that a front end draws a bar with a rate */
+static void progress(const calib *cb, const char *pass, int done, int total)
+{
+    if (cb->progress)
+        cb->progress(cb->user, pass, done, total);
+}
+
+/* a warning: one line (no "nanobench: warning: " prefix, no newline) to the callback */
+static void warnf(const calib *cb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(const calib *cb, const char *fmt, ...)
+{
+    if (!cb->warn)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cb->warn(cb->user, msg);
+}
+
+static const struct {
+    const char *name;
+    nb_dtype t;
+} data_types[] = {{"float32", NB_FLOAT}, {"float16", NB_FLOAT16}, {"float64", NB_DOUBLE},
+                  {"int8", NB_INT8},     {"uint8", NB_UINT8},     {"int16", NB_INT16},
+                  {"int32", NB_INT32},   {"int64", NB_INT64},     {"bool", NB_BOOL}};
+
+/* Splits "a;b;c" into at most max parts (pointers into a copy); returns the count. */
+static int split(char *s, char **parts, int max)
+{
+    int n = 0;
+    for (char *p = s; n < max;) {
+        parts[n++] = p;
+        char *e = strchr(p, ';');
+        if (!e)
+            break;
+        *e = 0;
+        p = e + 1;
+    }
+    return n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The first n regular files of dir in ascending name order (hidden files left out); with
+ * n < 0 all of them, their count in *n_out. */
+static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_status *st)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return nb_fail(st, NB_ERR_IO, "%s %s: %s", n < 0 ? "--eval_dir" : "--data_dir", dir,
+                       strerror(errno));
+    char **names = NULL;
+    int cnt = 0, cap = 0;
+    struct dirent *de;
+    nb_err e = NB_OK;
+    while (!e && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[4096];
+        struct stat sb;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &sb) || !S_ISREG(sb.st_mode))
+            continue;
+        if (!nb_grow((void **)&names, &cap, cnt, sizeof(char *)) ||
+            !(names[cnt] = strdup(path)))
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        else
+            cnt++;
+    }
+    closedir(d);
+    if (!e && (cnt < n || cnt == 0))
+        e = nb_fail(st, NB_ERR_ARG, "%s: %d file%s for %s %d", dir, cnt, cnt == 1 ? "" : "s",
+                    n < 0 ? "evaluation, need" : "batch_num", n < 0 ? 1 : n);
+    if (e) {
+        for (int i = 0; i < cnt; i++)
+            free(names[i]);
+        free(names);
+        return e;
+    }
+    qsort(names, (size_t)cnt, sizeof(char *), cmp_str);
+    for (int i = n < 0 ? cnt : n; i < cnt; i++)
+        free(names[i]);
+    *out = names;
+    if (n < 0)
+        *n_out = cnt;
+    return NB_OK;
+}
+
+static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y);
+
+/* A value computed or fed: name is the value's name string in the graph that holds it
+ * (the executor's and the model's own pointer), so that layers match it by address. */
+static nb_err observe(calib *c, const char *name, const nb_tensor *t)
+{
+    if (c->eval) {
+        for (int i = 0; i < c->n; i++) {
+            layer *l = &c->l[i];
+            for (int k = 0; k < MAX_LAYER_IN; k++)
+                if (l->in_name[k] == name) {
+                    nb_tensor_free(l->cur[k]);
+                    l->cur[k] = nb_tensor_ref(t);
+                }
+            if (l->out == name && l->cur[0]) {
+                nb_err e = eval_layer(c, l, t);
+                for (int k = 0; k < MAX_LAYER_IN; k++) {
+                    nb_tensor_free(l->cur[k]);
+                    l->cur[k] = NULL;
+                }
+                if (e)
+                    return e;
+            }
+        }
+        return NB_OK;
+    }
+    if (t->dtype != NB_FLOAT)
+        return NB_OK;
+    for (int i = 0; i < c->n; i++) {
+        layer *l = &c->l[i];
+        if (l->rnn && (l->h_in == name || l->h_out == name)) {
+            nb_err e = nb_hist_add(&l->hist_h, t->data, t->numel, c->st);
+            if (e) {
+                c->failed = name;
+                return e;
+            }
+        }
+        if (l->act != name)
+            continue;
+        l->seen = true;
+        l->batches++;
+        nb_err e = nb_hist_add(&l->hist, t->data, t->numel, c->st);
+        if (e) {
+            c->failed = l->act;
+            return e;
+        }
+        if (!c->eval) {
+            const float *x = t->data;
+            int64_t z = 0;
+            for (int64_t k = 0; k < t->numel; k++)
+                z += x[k] == 0.0f;
+            l->zeros += (double)z;
+        }
+        /* the mean of each input channel (conv: dim 1; matrices: the last dim), for the
+           bias correction */
+        bool conv = strstr(l->node->op_type, "Conv") != NULL;
+        int cd = conv ? 1 : t->rank - 1;
+        int64_t ch = cd >= 0 && cd < t->rank ? t->dims[cd] : 0, inner = 1;
+        for (int d = cd + 1; d < t->rank; d++)
+            inner *= t->dims[d];
+        if (ch <= 0 || (l->in_sum && ch != l->in_channels))
+            continue;
+        if (!l->in_sum && !(l->in_sum = calloc((size_t)ch, sizeof(double))))
+            return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+        l->in_channels = ch;
+        const float *x = t->data;
+        for (int64_t o = 0, outer = t->numel / (ch * inner); o < outer; o++)
+            for (int64_t c2 = 0; c2 < ch; c2++) {
+                const float *p = x + (o * ch + c2) * inner;
+                double acc = 0;
+                for (int64_t k = 0; k < inner; k++)
+                    acc += p[k];
+                l->in_sum[c2] += acc;
+            }
+        l->in_count += t->numel / ch;
+    }
+    return NB_OK;
+}
+
+/* Empirical bias correction (AIMET's, Nagel et al. 2019): the weights' quantization error
+ * shifts each output channel by sum (W - W') x E[x]; the float bias (0 when the layer has
+ * none) takes the opposite shift, from the mean of each input channel over the calibration
+ * data. Conv and Gemm (which have a bias input); not grouped ConvTranspose or MatMul. */
+static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
+{
+    const nb_node *nd = l->node;
+    const char *op = nd->op_type;
+    bool gemm = !strcmp(op, "Gemm"), conv = !strcmp(op, "Conv"), ct = !strcmp(op, "ConvTranspose");
+    int64_t group = nb_attr_int(nd, "group", 1);
+    if (!(gemm || conv || (ct && group == 1)))
+        return NB_OK;
+    if (gemm && nb_attr_int(nd, "transA", 0))
+        enabled = false; /* the input's channels are its first dim: not corrected */
+    bool trans_b = gemm && nb_attr_int(nd, "transB", 0);
+    const nb_tensor *w = l->w;
+    nb_err e = nb_tensor_new(NB_FLOAT, 1, &l->channels, &l->bias, st);
+    if (e)
+        return e;
+    float *b = l->bias->data;
+    const nb_tensor *b0 = l->b_folded ? l->b_folded
+                          : nd->n_in > 2 && nd->in[2] >= 0 ? l->g->values[nd->in[2]].const_val
+                                                          : NULL;
+    for (int64_t c = 0; c < l->channels; c++)
+        b[c] = b0 ? (float)nb_tensor_get_f64(b0, b0->numel == 1 ? 0 : c) : 0.0f;
+    if (!enabled || !l->in_sum || l->in_count <= 0)
+        return NB_OK;
+    const float *wq = l->w_fq->data, *wfl = w->dtype == NB_FLOAT ? w->data : NULL;
+    double *corr = calloc((size_t)l->channels, sizeof(double));
+    if (!corr)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int64_t rest = 1;
+    for (int d = 2; d < w->rank; d++)
+        rest *= w->dims[d];
+    for (int64_t i = 0; i < w->numel; i++) {
+        int64_t co, ci;
+        if (conv) { /* [Cout, Cin/g, k...] */
+            int64_t cig = w->dims[1], per = l->channels / group;
+            co = i / (cig * rest);
+            ci = (co / per) * cig + (i / rest) % cig;
+        } else if (ct) { /* [Cin, Cout, k...] */
+            ci = i / (w->dims[1] * rest);
+            co = (i / rest) % w->dims[1];
+        } else if (trans_b) { /* [N, K] */
+            co = i / w->dims[1];
+            ci = i % w->dims[1];
+        } else { /* [K, N] */
+            ci = i / w->dims[1];
+            co = i % w->dims[1];
+        }
+        if (ci < l->in_channels && co < l->channels)
+            corr[co] += ((double)(wfl ? wfl[i] : nb_tensor_get_f64(w, i)) - wq[i]) * l->in_sum[ci];
+    }
+    double alpha = gemm ? nb_attr_float(nd, "alpha", 1) : 1, beta = gemm ? nb_attr_float(nd, "beta", 1) : 1;
+    for (int64_t c = 0; c < l->channels; c++) /* y = alpha x W x + beta x b */
+        b[c] += (float)(alpha * corr[c] / (double)l->in_count / (beta != 0 ? beta : 1));
+    free(corr);
+    return NB_OK;
+}
+
+static nb_err on_value(void *user, const nb_node *node, int out_index, const char *name,
+                       const nb_tensor *t)
+{
+    (void)node, (void)out_index;
+    return observe(user, name, t);
+}
+
+/* nb_kctx.rnn_cube_h: the hidden state as the cube reads it, fake-quantized with user's
+ * nb_qparams (scale_h). */
+static void fake_quant_state(void *user, float *h, int64_t n)
+{
+    const nb_qparams *q = user;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)nb_fake_quant(h[i], q);
+}
+
+/* A new float tensor of t's values fake-quantized with q, or NULL (NB_ERR_NOMEM in st). */
+static nb_tensor *fake_quant_copy(const nb_tensor *t, const nb_qparams *q, nb_status *st)
+{
+    nb_tensor *x = NULL;
+    if (nb_tensor_new(NB_FLOAT, t->rank, t->dims, &x, st))
+        return NULL;
+    const float *xi = t->data;
+    float *xq = x->data;
+    for (int64_t i = 0; i < x->numel; i++)
+        xq[i] = (float)nb_fake_quant(xi[i], q);
+    return x;
+}
+
+/* The layer run alone (its kernel) on the fake-quantized float input and weights (and, for
+ * an RNN, R and the state at every step), against its float output y: SQNR and cosine
+ * accumulate over the evaluation batches. */
+static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
+{
+    const nb_node *nd = l->node;
+    nb_tensor *x = fake_quant_copy(l->cur[0], &l->q, c->st), *h0 = NULL, *o = NULL;
+    nb_err e = x ? nb_tensor_new(NB_FLOAT, y->rank, y->dims, &o, c->st) : c->st->code;
+    nb_tensor *ins[MAX_LAYER_IN] = {0};
+    int n_in = nd->n_in < MAX_LAYER_IN ? nd->n_in : MAX_LAYER_IN;
+    for (int i = 0; !e && i < n_in; i++) {
+        const nb_tensor *v = nd->in[i] < 0 ? NULL
+                             : l->in_name[i] ? l->cur[i]
+                                             : l->g->values[nd->in[i]].const_val;
+        if (i == 0)
+            ins[i] = x;
+        else if (i == 1)
+            ins[i] = l->w_fq;
+        else if (i == 2 && l->rnn)
+            ins[i] = l->r_fq;
+        else if (i == 2 && l->bias)
+            ins[i] = l->bias;
+        else if (i == 5 && l->rnn && v) /* initial_h enters the first recurrent product */
+            ins[i] = h0 = fake_quant_copy(v, &l->qh, c->st);
+        else
+            ins[i] = (nb_tensor *)v;
+        if (nd->in[i] >= 0 && !ins[i])
+            e = h0 || !l->rnn || i != 5 ? nb_fail(c->st, NB_ERR_INTERNAL, "layer '%s': input %d "
+                                                  "was not seen in this batch", nd->name, i)
+                                        : c->st->code;
+    }
+    if (!e && l->bias && n_in < 3) /* a corrected bias for a layer that had none */
+        ins[2] = l->bias, n_in = 3;
+    nb_tensor *outs[3] = {0};
+    outs[l->out_index] = o;
+    nb_kctx k = {.graph = l->g, .node = nd, .opset = l->g->opset, .n_in = n_in, .in = ins,
+                 .n_out = l->out_index + 1, .out = outs, .st = c->st};
+    if (l->rnn)
+        k.rnn_cube_h = fake_quant_state, k.rnn_cube_h_user = &l->qh;
+    nb_kernel_fn fn = nb_kernel_lookup(nd->op_type);
+    if (!e)
+        e = fn ? fn(&k) : nb_fail(c->st, NB_ERR_UNSUPPORTED, "no kernel for %s", nd->op_type);
+    if (!e)
+        cmp_add(&l->out_err, o->data, y->data, o->numel);
+    nb_tensor_free(x);
+    nb_tensor_free(h0);
+    nb_tensor_free(o);
+    return e;
+}
+
+/* The layout of a layer's weights w (W, or an RNN's R) for ARQ:
+ * w[(o * channels + c) * inner + i]. */
+static void weight_layout(const layer *l, const nb_tensor *w, int64_t *outer, int64_t *channels,
+                          int64_t *inner)
+{
+    const char *op = l->node->op_type;
+    int64_t rest = 1;
+    for (int d = 2; d < w->rank; d++)
+        rest *= w->dims[d];
+    if (l->rnn) { /* W [1, G x H, I], R [1, G x H, H]: a scale per gate row */
+        *outer = w->dims[0], *channels = w->dims[1], *inner = w->dims[2];
+    } else if (!strcmp(op, "Conv")) { /* [Cout, Cin/g, k...] */
+        *outer = 1, *channels = w->dims[0], *inner = w->dims[1] * rest;
+    } else if (!strcmp(op, "ConvTranspose")) { /* [Cin, Cout/g, k...] */
+        *outer = w->dims[0], *channels = w->dims[1], *inner = rest;
+    } else if (!strcmp(op, "Gemm") && nb_attr_int(l->node, "transB", 0)) { /* [N, K] */
+        *outer = 1, *channels = w->dims[0], *inner = w->dims[1];
+    } else if (w->rank == 1) { /* MatMul B [K]: one column */
+        *outer = w->dims[0], *channels = 1, *inner = 1;
+    } else { /* [..., K, N] */
+        *channels = w->dims[w->rank - 1];
+        *outer = w->numel / *channels, *inner = 1;
+    }
+}
+
+/* The axis of the output channels in the weight initializer (for DequantizeLinear). */
+static int64_t weight_axis(const layer *l)
+{
+    const char *op = l->node->op_type;
+    if (l->rnn)
+        return 1;
+    if (!strcmp(op, "Conv") || (!strcmp(op, "Gemm") && nb_attr_int(l->node, "transB", 0)))
+        return 0;
+    if (!strcmp(op, "ConvTranspose"))
+        return 1;
+    return l->w->rank - 1;
+}
+
+/* ARQ of the weights w of layer l (its W, or an RNN's R): per-channel scales, the int8
+ * values, their float values w_q x scale_w, and the weight SQNR in dB. */
+static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, int8_t **q_out,
+                         nb_tensor **fq_out, double *sqnr, nb_status *st)
+{
+    int64_t outer, channels, inner;
+    weight_layout(l, w, &outer, &channels, &inner);
+    float *scale = malloc(sizeof(float) * (size_t)channels);
+    int8_t *q = malloc((size_t)w->numel + 1);
+    float *copy = w->dtype == NB_FLOAT ? NULL : malloc(sizeof(float) * ((size_t)w->numel + 1));
+    const float *wf = copy ? copy : w->data;
+    nb_err e = scale && q && (copy || w->dtype == NB_FLOAT) ? NB_OK
+                                                           : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (!e) {
+        for (int64_t i = 0; copy && i < w->numel; i++)
+            copy[i] = (float)nb_tensor_get_f64(w, i);
+        e = nb_arq_quantize(wf, outer, channels, inner, l->cfg->weight_bits,
+                            l->cfg->channel_wise, scale, q, st);
+    }
+    nb_tensor *fq = NULL;
+    if (!e)
+        e = nb_tensor_new(NB_FLOAT, w->rank, w->dims, &fq, st);
+    if (!e) {
+        double sig = 0, noise = 0;
+        float *d = fq->data;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t c = 0; c < channels; c++) {
+                /* a row in float (vectorizes), rows summed in double */
+                int64_t at0 = (o * channels + c) * inner;
+                float rs = 0, rn = 0, sc = scale[c];
+                for (int64_t i = 0; i < inner; i++) {
+                    float dq = (float)q[at0 + i] * sc, diff = wf[at0 + i] - dq;
+                    d[at0 + i] = dq;
+                    rs += wf[at0 + i] * wf[at0 + i];
+                    rn += diff * diff;
+                }
+                sig += rs, noise += rn;
+            }
+        *sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+    }
+    free(copy);
+    if (e) {
+        free(scale), free(q);
+        nb_tensor_free(fq);
+        return e;
+    }
+    *scale_out = scale, *q_out = q, *fq_out = fq;
+    return NB_OK;
+}
+
+/* ARQ of a layer's weights (and an RNN's R): per-channel scales into l->scale_w, the
+ * weight SQNR. */
+static nb_err quantize_weights(layer *l, nb_status *st)
+{
+    int64_t outer, inner;
+    weight_layout(l, l->w, &outer, &l->channels, &inner);
+    l->w_axis = weight_axis(l);
+    nb_err e = arq_tensor(l, l->w, &l->scale_w, &l->w_q, &l->w_fq, &l->w_sqnr, st);
+    if (!e && l->rnn)
+        e = arq_tensor(l, l->r, &l->scale_r, &l->r_q, &l->r_fq, &l->r_sqnr, st);
+    return e;
+}
+
+static nb_err choose_x(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
+                       nb_status *st)
+{
+    if (l->hist.total <= 0 && l->seen)
+        return nb_fail(st, NB_ERR_DATA, "its input '%s' had no elements in any calibration "
+                       "batch (a dim of 0)", l->act);
+    if (l->hist.total <= 0)
+        return nb_fail(st, NB_ERR_DATA, "no calibration batch reached it%s", l->g->parent
+                       ? " (it is in an If branch these batches never take): give batches "
+                         "that take it" : "");
+    nb_act_algo a = have_forced ? forced : l->cfg->act;
+    if (a != NB_ACT_AUTO) {
+        l->algo = a;
+        nb_err e = nb_act_calibrate(&l->hist, a, l->cfg, act_offset, &l->q, st);
+        l->act_sqnr = e ? 0 : nb_hist_sqnr(&l->hist, &l->q);
+        return e;
+    }
+    static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
+                                      NB_ACT_PERCENTILE, NB_ACT_KL};
+    double best = -INFINITY;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        nb_qparams q;
+        nb_err e = nb_act_calibrate(&l->hist, all[i], l->cfg, act_offset, &q, st);
+        if (e)
+            return e;
+        double s = nb_hist_sqnr(&l->hist, &q);
+        if (s > best) {
+            best = s;
+            l->q = q;
+            l->algo = all[i];
+        }
+    }
+    l->act_sqnr = best;
+    return NB_OK;
+}
+
+/* The input activation's algorithm, scale and offset; for an RNN also the hidden state's:
+ * int8 and symmetric (a tanh cell's state lies in (-1, 1)), by the algorithm chosen for
+ * the input. */
+static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool act_offset,
+                         nb_status *st)
+{
+    nb_err e = choose_x(l, forced, have_forced, act_offset, st);
+    if (e || !l->rnn)
+        return e;
+    nb_calib_cfg hc = *l->cfg;
+    hc.asymmetric = 0;
+    hc.act_bits = 8;
+    e = nb_act_calibrate(&l->hist_h, l->algo, &hc, false, &l->qh, st);
+    if (e)
+        return nb_prefix(st, "hidden state");
+    l->h_sqnr = nb_hist_sqnr(&l->hist_h, &l->qh);
+    return NB_OK;
+}
+
+/* Reads batch b of every input (files[i][b]: .npy, else raw .bin of the input's shape),
+ * shows the inputs to the layers that read them, and runs the float reference. */
+static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *order,
+                        const char *const *names, int n_in, char **const *files, int b,
+                        nb_tensor **data, nb_status *st)
+{
+    for (int i = 0; i < n_in; i++) {
+        const nb_value *v = &g->values[order[i]];
+        const char *path = files[i][b];
+        size_t pl = strlen(path);
+        nb_tensor_free(data[i]);
+        data[i] = NULL;
+        nb_err e = pl > 4 && !strcmp(path + pl - 4, ".npy")
+                       ? nb_npy_read(path, &data[i], st)
+                       : nb_bin_read(path, v->dtype, v->rank, v->dims, &data[i], st);
+        if (!e && (data[i]->dtype != v->dtype || data[i]->rank != v->rank ||
+                   memcmp(data[i]->dims, v->dims, sizeof(int64_t) * (size_t)v->rank)))
+            e = nb_fail(st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
+                        v->name);
+        cb->failed = NULL;
+        if (!e && data[i]->dtype == NB_FLOAT) { /* every set, the evaluation's too */
+            const float *p = data[i]->data;
+            for (int64_t k = 0; k < data[i]->numel && !e; k++)
+                if (!isfinite(p[k]))
+                    e = nb_fail(st, NB_ERR_DATA, "%s: %s at element %lld", path,
+                                isnan(p[k]) ? "NaN" : "infinity", (long long)k);
+        }
+        if (!e && (e = observe(cb, v->name, data[i])))
+            nb_prefix(st, "%s", path);
+        if (e)
+            return e;
+    }
+    cb->failed = NULL;
+    nb_err e = nb_exec_run(ex, n_in, names, data, st);
+    if (e && cb->failed)
+        nb_prefix(st, "batch %d (%s...): tensor '%s'", b + 1, files[0][b], cb->failed);
+    return e;
+}
+
+/* The evaluation, on the --eval_dir batches (else the first calibration batches): each
+ * layer alone on fake-quantized operands against its float output, and the fake-quant
+ * model's outputs against the float model's: SQNR and cosine over all outputs, the worst
+ * batch's cosine and the largest absolute difference (a wake-word score's). */
+static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq_path,
+                       const int *order, const char *const *names, int n_in,
+                       char **const *files, int batches, nb_tensor **data, double *net_sqnr,
+                       double *net_cos, double *worst_cos, double *max_diff, cmp_acc *per_out,
+                       nb_status *st)
+{
+    *worst_cos = NAN; /* stays NaN ("-") when the outputs have one value */
+    *max_diff = 0;
+    nb_model *fm = NULL;
+    nb_exec *fx = NULL;
+    nb_load_opts lo = {0};
+    char shape[4096] = "";
+    size_t len = 0;
+    for (int i = 0; i < n_in && len < sizeof shape; i++) { /* the float model's shapes */
+        const nb_value *v = &m->graph->values[order[i]];
+        len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%s:", i ? ";" : "", v->name);
+        for (int d = 0; d < v->rank && len < sizeof shape; d++)
+            len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%lld", d ? "," : "",
+                                    (long long)v->dims[d]);
+    }
+    lo.input_shape = len < sizeof shape ? shape : NULL;
+    nb_err e = nb_ref_load(fq_path, &lo, &fm, st);
+    if (!e)
+        e = nb_exec_create(fm, NULL, &fx, st);
+    cmp_acc all = {0};
+    cb->eval = true;
+    for (int b = 0; b < batches && !e; b++) {
+        e = run_batch(cb, ex, m->graph, order, names, n_in, files, b, data, st);
+        if (!e)
+            e = nb_exec_run(fx, n_in, names, data, st);
+        cmp_acc batch = {0}; /* this batch alone: its cosine */
+        int64_t elems = 0;
+        for (int o = 0; !e && o < m->graph->n_outputs; o++) {
+            const nb_tensor *a = nb_exec_output(fx, o), *r = nb_exec_output(ex, o);
+            if (a && r && a->dtype == NB_FLOAT && r->dtype == NB_FLOAT && a->numel == r->numel) {
+                cmp_add(&batch, a->data, r->data, a->numel);
+                cmp_add(&per_out[o], a->data, r->data, a->numel);
+                elems += a->numel;
+            }
+        }
+        all.sig += batch.sig, all.noise += batch.noise, all.dot += batch.dot;
+        all.na += batch.na, all.n += batch.n;
+        all.max_diff = fmax(all.max_diff, batch.max_diff);
+        /* a one-value output (a wake-word score) has no direction: no per-batch cosine */
+        if (!e && elems > 1 && !(cmp_cosine(&batch) >= *worst_cos))
+            *worst_cos = cmp_cosine(&batch);
+        if (!e)
+            progress(cb, "evaluate", b + 1, batches);
+    }
+    cb->eval = false;
+    *net_sqnr = cmp_sqnr_db(&all);
+    *net_cos = cmp_cosine(&all);
+    *max_diff = all.n ? all.max_diff : NAN;
+    nb_exec_free(fx);
+    nb_model_free(fm);
+    return e;
+}
+
+/* A warning on stderr for a tensor that is not all zeros but whose range is below the
+ * int8 resolution floor: AMCT takes a scale under 1.192092896e-07 as 1, so every value of
+ * it quantizes to 0 (the layer's input, its state, or a weight channel). */
+static void warn_tiny(const calib *cb, const layer *l)
+{
+    const nb_qparams *qs[2] = {&l->q, l->rnn ? &l->qh : NULL};
+    for (int k = 0; k < 2; k++)
+        if (qs[k] && qs[k]->scale == 1.0f && fmax(fabs(qs[k]->clip_min), fabs(qs[k]->clip_max)) > 0 &&
+            fmax(fabs(qs[k]->clip_min), fabs(qs[k]->clip_max)) < 1e-4)
+            warnf(cb, "layer '%s': its %s spans [%g, %g], below the "
+                    "int%d resolution floor (a scale under 1.19e-07 is taken as 1, AMCT's rule): "
+                    "it quantizes to 0; scale the data up", l->node->name,
+                    k ? "hidden state" : "input", qs[k]->clip_min, qs[k]->clip_max, qs[k]->bits);
+    /* weight channels under ARQ's floor: scale 1, non-zero floats, all quantized to 0 */
+    int64_t outer, channels, inner, zeroed = 0;
+    weight_layout(l, l->w, &outer, &channels, &inner);
+    for (int64_t c = 0; l->w_q && c < channels; c++) {
+        bool nonzero = false, kept = false;
+        for (int64_t o = 0; l->scale_w[c] == 1.0f && o < outer && !kept; o++)
+            for (int64_t i = 0; i < inner && !kept; i++) {
+                int64_t at = (o * channels + c) * inner + i;
+                nonzero |= nb_tensor_get_f64(l->w, at) != 0;
+                kept = l->w_q[at] != 0;
+            }
+        zeroed += nonzero && !kept;
+    }
+    if (zeroed)
+        warnf(cb, "layer '%s': %lld weight channel%s below the int%d "
+                "resolution floor (scale under 1.19e-07, taken as 1): quantized to 0",
+                l->node->name, (long long)zeroed, zeroed == 1 ? "" : "s", l->cfg->weight_bits);
+}
+
+/* The fraction of the input's nonzero calibration values that round to 0 at the chosen
+ * scale (|x| <= scale / 2: AscendQuant's round half to even), from the histogram (mass
+ * uniform per bin) and the count of exact zeros (all inside, whatever their bin): how much
+ * of the input the int8 steps lose when its dynamic range is wider than 256 steps (a power
+ * spectrum: its quiet bins become 0, a Log after it -inf). 0 when every value is 0. */
+static double zeroed_fraction(const layer *l)
+{
+    const nb_hist *h = &l->hist;
+    double nonzero = h->total - l->zeros, a = l->q.scale / 2.0;
+    if (h->total <= 0 || nonzero <= 0.5)
+        return 0;
+    if (!(h->hi > h->lo))
+        return h->lo != 0 && fabs(h->lo) <= a ? 1 : 0;
+    double w = (h->hi - h->lo) / h->bins, in = 0;
+    int zb = (int)floor((0 - h->lo) / w); /* the bin that holds 0, if any */
+    if (zb == h->bins && h->hi == 0)
+        zb = h->bins - 1;
+    for (int i = 0; i < h->bins; i++) {
+        double bl = h->lo + i * w, ov = fmin(bl + w, a) - fmax(bl, -a), c = h->count[i];
+        if (i == zb) /* its zeros are inside; the rest spread over the bin */
+            c = fmax(c - l->zeros, 0);
+        if (ov > 0)
+            in += c * fmin(ov / w, 1.0);
+    }
+    return fmin(fmax(in / nonzero, 0), 1);
+}
+
+/* The config line that calibrates a layer's input at int16 (its algorithm's section) */
+static void int16_override(const layer *l, char *buf, size_t n)
+{
+    snprintf(buf, n, "override_layer_configs { layer_name: \"%s\" calibration_config { %s { "
+             "dst_type: INT16 } } }", l->node->name,
+             l->algo == NB_ACT_HFMG ? "hfmg_quantize" : "ifmr_quantize");
+}
+
+/* int8 too coarse for the input's dynamic range: more than this fraction of its nonzero
+   values round to 0 (an LSTM/GRU is left out: its input enters the cube as int8). 20%: on
+   openWakeWord, melspectrogram's power spectrum (MatMul_15) is at 97% and its audio (the
+   STFT Convs) at 59%, while embedding_model's Convs, at 27 dB from float with int8, reach
+   10% (bell-shaped activations: the values within half a step of 0) */
+#define ZEROED_WARN 0.2
+static bool suggests_int16(const layer *l)
+{
+    return l->q.bits == 8 && !l->rnn && l->zeroed > ZEROED_WARN;
+}
+
+static void warn_zeroed(const calib *cb, const layer *l)
+{
+    if (!suggests_int16(l))
+        return;
+    char ov[600];
+    int16_override(l, ov, sizeof ov);
+    warnf(cb, "%s: %.0f%% of its nonzero input values round to 0 at "
+            "int8 (step %.3g, range %.3g): calibrate it at INT16 (--calibration_config): %s",
+            l->node->name, 100 * l->zeroed, (double)l->q.scale, l->q.clip_max - l->q.clip_min, ov);
+}
+
+/* A warning for a tensor that two layers quantize with different parameters (the input of
+ * one and the input or the state of another, or configs that differ): the compiler then
+ * makes one AscendQuant per distinct scale, and the estimate counted one. */
+static void warn_shared(const calib *cb, const layer *ls, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 2; a++) {
+            const char *ti = a ? ls[i].h_in : ls[i].act;
+            const nb_qparams *qi = a ? &ls[i].qh : &ls[i].q;
+            for (int j = i + 1; ti && j < n; j++)
+                for (int b = 0; b < 2; b++) {
+                    const char *tj = b ? ls[j].h_in : ls[j].act;
+                    const nb_qparams *qj = b ? &ls[j].qh : &ls[j].q;
+                    if (tj == ti && (qi->scale != qj->scale || qi->offset != qj->offset ||
+                                     qi->bits != qj->bits))
+                        warnf(cb, "tensor '%s' is quantized twice: "
+                                "layer '%s' %s scale %g offset %d, layer '%s' %s scale %g "
+                                "offset %d (two AscendQuant on the NPU)", ti, ls[i].node->name,
+                                a ? "state" : "input", qi->scale, qi->offset, ls[j].node->name,
+                                b ? "state" : "input", qj->scale, qj->offset);
+                }
+        }
+}
+
+static bool cube_op(const char *op)
+{
+    return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
+           !strcmp(op, "Gemm");
+}
+
+/* The layers of the model that must be quantized; an error for one that cannot be. */
+/* The name string of value v as the graph that produces it holds it (a branch's read of an
+ * enclosing value is that value): what the executor reports. */
+static const char *owner_name(const nb_graph *g, int v)
+{
+    while (g->parent && g->values[v].outer >= 0) {
+        v = g->values[v].outer;
+        g = g->parent;
+    }
+    return g->values[v].name;
+}
+
+/* The BatchNormalization that Conv nd's output feeds alone, foldable into it (AMCT's Conv+BN
+ * fusion), or NULL: nd's only reader (the If nodes' implicit reads count), in the same
+ * graph, in inference form (Y only, no training_mode), with constant scale, B, mean and
+ * var of Cout values; the Conv's output not a graph output. */
+static const nb_node *bn_after(const nb_graph *g, const nb_node *nd, int64_t cout)
+{
+    int v = nd->out[0];
+    if (v < 0 || g->values[v].is_output)
+        return NULL;
+    const nb_node *bn = NULL;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *c = &g->nodes[i];
+        int uses = 0;
+        for (int k = 0; k < c->n_in; k++)
+            uses += c->in[k] == v;
+        for (int k = 0; k < c->n_implicit; k++)
+            uses += c->implicit[k] == v;
+        if (!uses)
+            continue;
+        if (bn || uses > 1 || strcmp(c->op_type, "BatchNormalization") || c->in[0] != v)
+            return NULL;
+        bn = c;
+    }
+    if (!bn || bn->n_in < 5 || bn->n_out < 1 || bn->out[0] < 0 ||
+        nb_attr_int(bn, "training_mode", 0))
+        return NULL;
+    for (int k = 1; k < bn->n_out; k++)
+        if (bn->out[k] >= 0)
+            return NULL;
+    for (int k = 1; k < 5; k++) {
+        const nb_tensor *t = bn->in[k] >= 0 ? g->values[bn->in[k]].const_val : NULL;
+        if (!t || t->numel != cout)
+            return NULL;
+    }
+    return bn;
+}
+
+/* Folds l->bn into the Conv's weights and bias (per output channel c, a = scale / sqrt(var
+ * + epsilon): W' = a W, b' = a (b - mean) + B; ONNX BatchNormalization), into l->w_folded
+ * and l->b_folded; l->w becomes the folded weights and the layer's output the BN's. */
+static nb_err fold_bn(layer *l, nb_status *st)
+{
+    const nb_node *nd = l->node, *bn = l->bn;
+    const nb_graph *g = l->g;
+    const nb_tensor *w = l->w, *b0 = nd->n_in > 2 && nd->in[2] >= 0 ? g->values[nd->in[2]].const_val
+                                                                      : NULL;
+    const nb_tensor *sc = g->values[bn->in[1]].const_val, *beta = g->values[bn->in[2]].const_val,
+                    *mean = g->values[bn->in[3]].const_val, *var = g->values[bn->in[4]].const_val;
+    int64_t cout = w->dims[0], per = w->numel / cout;
+    double eps = nb_attr_float(bn, "epsilon", 1e-5f);
+    nb_err e = nb_tensor_new(NB_FLOAT, w->rank, w->dims, &l->w_folded, st);
+    if (!e)
+        e = nb_tensor_new(NB_FLOAT, 1, &cout, &l->b_folded, st);
+    if (e)
+        return e;
+    float *wf = l->w_folded->data, *bf = l->b_folded->data;
+    for (int64_t c = 0; c < cout; c++) {
+        double a = nb_tensor_get_f64(sc, c) / sqrt(nb_tensor_get_f64(var, c) + eps);
+        double b = b0 ? nb_tensor_get_f64(b0, b0->numel == 1 ? 0 : c) : 0;
+        bf[c] = (float)(a * (b - nb_tensor_get_f64(mean, c)) + nb_tensor_get_f64(beta, c));
+        if (!isfinite(a) || !isfinite(bf[c]))
+            return nb_fail(st, NB_ERR_DATA, "BatchNormalization '%s' after it folds to a "
+                           "non-finite scale or bias at channel %lld (var + epsilon <= 0?)",
+                           bn->name, (long long)c);
+        for (int64_t i = 0; i < per; i++) {
+            wf[c * per + i] = (float)(a * nb_tensor_get_f64(w, c * per + i));
+            if (!isfinite(wf[c * per + i]))
+                return nb_fail(st, NB_ERR_DATA, "BatchNormalization '%s' after it folds to a "
+                               "non-finite weight at channel %lld (scale / sqrt(var + epsilon) "
+                               "= %g)", bn->name, (long long)c, a);
+        }
+    }
+    l->w = l->w_folded;
+    l->out = g->values[bn->out[0]].name;
+    return NB_OK;
+}
+
+static bool skips_fusion(const nb_quant_config *cfg, const char *name)
+{
+    for (int i = 0; i < cfg->n_skip_fusion; i++)
+        if (!strcmp(cfg->skip_fusion_layers[i], name))
+            return true;
+    return false;
+}
+
+/* Adds the layers of g and of its If branches to ls (room for every node of the model). */
+static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *ls, int *k,
+                         nb_status *st)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *nd = &g->nodes[i];
+        for (int a = 0; a < nd->n_attr; a++)
+            if (nd->attrs[a].g) {
+                nb_err e = add_layers(nd->attrs[a].g, cfg, ls, k, st);
+                if (e)
+                    return e;
+            }
+        bool rnn = !strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU");
+        if (!strcmp(nd->op_type, "RNN"))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (RNN): the Nano's cube runs "
+                           "LSTM and GRU, not the plain RNN, so it cannot be quantized for the "
+                           "NPU (estimate lists it as a CPU task)", nd->name);
+        if (!cube_op(nd->op_type) && !rnn)
+            continue;
+        if (nb_quant_config_skips(cfg, nd->name, nd->op_type))
+            return nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
+                           "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
+                           "run in float", nd->name, nd->op_type);
+        const nb_value *r = NULL;
+        if (rnn) {
+            char why[300];
+            nb_npu_rnn_reason(g, nd, 1, why, sizeof why);
+            if (why[0])
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': %s, so it cannot be "
+                               "quantized for the NPU (estimate lists it as a CPU task); "
+                               "rewrite it, or cut the graph before it", nd->name, why);
+            r = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]] : NULL;
+            if (!r || !r->const_val || r->const_val->rank != 3 || r->const_val->numel == 0)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its recurrent weights "
+                               "'%s' are not a constant [1, gates x hidden, hidden]; the cube's "
+                               "weights are constants quantized offline", nd->name,
+                               nd->op_type, r ? r->name : "");
+        }
+        int wi = 1;
+        const nb_value *w = nd->n_in > wi && nd->in[wi] >= 0 ? &g->values[nd->in[wi]] : NULL;
+        if (!w || !w->const_val)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are "
+                           "computed at run time; the cube's weights are constants quantized "
+                           "offline", nd->name, nd->op_type, w ? w->name : "");
+        const nb_value *x = &g->values[nd->in[0]];
+        if (x->dtype != NB_FLOAT || x->const_val)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its input '%s' is %s, not "
+                           "a float activation computed at run time", nd->name, nd->op_type,
+                           x->name, x->const_val ? "a constant" : nb_dtype_name(x->dtype));
+        if (w->const_val->numel == 0)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are empty",
+                           nd->name, nd->op_type, w->name);
+        if (!strcmp(nd->op_type, "ConvTranspose") && nb_attr_int(nd, "group", 1) != 1)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': grouped ConvTranspose is not "
+                           "calibrated yet", nd->name);
+        if (!rnn && strcmp(nd->op_type, "Gemm") && strcmp(nd->op_type, "MatMul") &&
+            nd->n_in > 2 && nd->in[2] >= 0 && !g->values[nd->in[2]].const_val)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its bias '%s' is computed "
+                           "at run time; the cube adds a constant int32 bias", nd->name,
+                           nd->op_type, g->values[nd->in[2]].name);
+        if (!strcmp(nd->op_type, "Gemm") && nd->n_in > 2 && nd->in[2] >= 0) {
+            const nb_value *c = &g->values[nd->in[2]];
+            const nb_value *y = &g->values[nd->out[0]];
+            int64_t n = y->rank == 2 ? y->dims[1] : -1;
+            int64_t cn = c->const_val ? c->const_val->numel : -1;
+            if (cn != 1 && cn != n)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (Gemm): its bias '%s' is not "
+                               "a constant per output channel (the cube adds one value per "
+                               "channel)", nd->name, c->name);
+        }
+        /* NaN or infinity in the weights: refused before any batch runs (it would surface
+           as bad data in the layer's output) */
+        const nb_value *wr[2] = {w, r};
+        for (int k = 0; k < 2; k++) {
+            const nb_tensor *t = wr[k] ? wr[k]->const_val : NULL;
+            for (int64_t i = 0; t && t->dtype == NB_FLOAT && i < t->numel; i++) {
+                float v = ((const float *)t->data)[i];
+                if (!isfinite(v))
+                    return nb_fail(st, NB_ERR_DATA, "layer '%s' (%s): %s in its %s '%s' at "
+                                   "element %lld", nd->name, nd->op_type,
+                                   isnan(v) ? "NaN" : "infinity",
+                                   k ? "recurrent weights R" : "weights", wr[k]->name,
+                                   (long long)i);
+            }
+        }
+        if (rnn && w->const_val->rank != 3)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are not "
+                           "[1, gates x hidden, input]", nd->name, nd->op_type, w->name);
+        /* the output compared: Y; an RNN that writes only Y_h, that */
+        int oi = rnn && (nd->n_out < 1 || nd->out[0] < 0) && nd->n_out > 1 && nd->out[1] >= 0;
+        if (nd->n_out <= oi || nd->out[oi] < 0)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): %s", nd->name, nd->op_type,
+                           rnn ? "neither Y nor Y_h is used (the calibration reads the hidden "
+                                 "state from them)" : "its output is not used");
+        layer *l = &ls[*k];
+        l->node = nd;
+        l->g = g;
+        l->act = owner_name(g, nd->in[0]);
+        for (int in = 0; in < nd->n_in && in < MAX_LAYER_IN; in++)
+            if (nd->in[in] >= 0 && !g->values[nd->in[in]].const_val)
+                l->in_name[in] = owner_name(g, nd->in[in]);
+        l->out_index = oi;
+        l->out = g->values[nd->out[oi]].name;
+        l->w = w->const_val;
+        l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
+        int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
+        nb_err e = nb_hist_init(&l->hist, bins, st);
+        if (!e && !strcmp(nd->op_type, "Conv") && cfg->do_fusion && !skips_fusion(cfg, nd->name) &&
+            (l->bn = bn_after(g, nd, l->w->dims[0])) != NULL &&
+            (e = fold_bn(l, st)) != NB_OK)
+            nb_prefix(st, "layer '%s'", nd->name);
+        if (!e && rnn) {
+            l->rnn = true;
+            l->r = r->const_val;
+            l->h_in = l->in_name[5];
+            l->h_out = l->out;
+            e = nb_hist_init(&l->hist_h, bins, st);
+        }
+        (*k)++; /* freed with the others, even on an error */
+        if (e)
+            return e;
+    }
+    return NB_OK;
+}
+
+/* The layers that must be quantized (If branches included); an error for one that cannot
+ * be. */
+static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, layer **out, int *n,
+                          nb_status *st)
+{
+    layer *ls = calloc((size_t)nb_graph_count_nodes(m->graph) + 1, sizeof *ls);
+    if (!ls)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int k = 0;
+    nb_err e = add_layers(m->graph, cfg, ls, &k, st);
+    if (e) {
+        for (int i = 0; i < k; i++) {
+            nb_hist_free(&ls[i].hist);
+            nb_hist_free(&ls[i].hist_h);
+            nb_tensor_free(ls[i].w_folded);
+            nb_tensor_free(ls[i].b_folded);
+        }
+        free(ls);
+        return e;
+    }
+    *out = ls;
+    *n = k;
+    return NB_OK;
+}
+
+/* ---- the step ---- */
+
+/* What the report's pointers point into: the model (names), the layers (scales). */
+typedef struct calib_internal {
+    nb_model *m;
+    layer *ls;
+    int nl;
+} calib_internal;
+
+static void free_layers(layer *ls, int nl)
+{
+    for (int i = 0; i < nl; i++) {
+        nb_hist_free(&ls[i].hist);
+        nb_hist_free(&ls[i].hist_h);
+        free(ls[i].scale_w);
+        free(ls[i].w_q);
+        nb_tensor_free(ls[i].w_fq);
+        free(ls[i].scale_r);
+        free(ls[i].r_q);
+        nb_tensor_free(ls[i].r_fq);
+        nb_tensor_free(ls[i].w_folded);
+        nb_tensor_free(ls[i].b_folded);
+        for (int k = 0; k < MAX_LAYER_IN; k++)
+            nb_tensor_free(ls[i].cur[k]);
+        nb_tensor_free(ls[i].bias);
+        free(ls[i].in_sum);
+    }
+    free(ls);
+}
+
+void nb_calibrate_result_free(nb_calibrate_result *r)
+{
+    calib_internal *in = r->internal;
+    if (in) {
+        free_layers(in->ls, in->nl);
+        nb_model_free(in->m);
+        free(in);
+    }
+    free(r->layers);
+    free(r->outputs);
+    memset(r, 0, sizeof *r);
+}
+
+/* Makes the folder of DIR/PREFIX. */
+static nb_err make_save_dir(const char *save, nb_status *st)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", save);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return NB_OK;
+    *slash = 0;
+    if (nb_mkdir_p(dir) && errno != EEXIST)
+        return nb_fail(st, NB_ERR_IO, "--save_path %s: cannot make the folder: %s", save,
+                       strerror(errno));
+    struct stat sb;
+    if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+        return nb_fail(st, NB_ERR_IO, "--save_path %s: '%s' is not a folder", save, dir);
+    return NB_OK;
+}
+
+static double ms_since(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_status *st)
+{
+    memset(res, 0, sizeof *res);
+    nb_err e = NB_OK;
+    const char *model = o->model, *save = o->save_path, *shape = o->input_shape;
+    nb_quant_config cfg;
+    nb_quant_config_init(&cfg);
+    nb_model *m = NULL;
+    nb_exec *ex = NULL;
+    layer *ls = NULL;
+    int nl = 0, n_in = 0;
+    char *dir_copy = strdup(o->data_dirs ? o->data_dirs : ""),
+         *type_copy = o->data_types ? strdup(o->data_types) : NULL;
+    char *dparts[65], *tparts[65];
+    char **files[64] = {0}, **efiles[64] = {0}, *eval_copy = NULL;
+    int efiles_n[64] = {0};
+    nb_tensor *data[64] = {0};
+    const char *names[64];
+    char part[3][4300];
+    bool parts_made = false;
+    cmp_acc *per_out = NULL;
+    int n_outs = 0, files_in_dir0 = 0;
+    calib_internal *keep = calloc(1, sizeof *keep);
+    if (!dir_copy || (o->data_types && !type_copy) || !keep) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (o->config_path && (e = nb_quant_config_load(o->config_path, &cfg, st)))
+        goto out;
+    if (o->batch_num > 0)
+        cfg.batch_num = o->batch_num;
+    nb_load_opts lo = {.input_shape = shape};
+    if ((e = nb_ref_load(model, &lo, &m, st)))
+        goto out;
+    if (o->on_model)
+        o->on_model(o->user, m);
+    const nb_graph *g = m->graph;
+    n_in = g->n_inputs;
+    if (n_in > 64) {
+        e = nb_fail(st, NB_ERR_ARG, "%s: %d inputs; calibrate takes up to 64", model, n_in);
+        goto out;
+    }
+    int nd = split(dir_copy, dparts, 65), nt = type_copy ? split(type_copy, tparts, 65) : 0;
+    if (nd != n_in || (type_copy && nt != n_in)) {
+        e = nb_fail(st, NB_ERR_ARG, "%s has %d input%s; --data_dir gives %s%d folder%s%s",
+                    model, n_in, n_in == 1 ? "" : "s", nd > 64 ? "more than " : "",
+                    nd > 64 ? 64 : nd, nd == 1 ? "" : "s",
+                    type_copy && nt != n_in ? " and --data_types another count" : "");
+        n_in = 0;
+        goto out;
+    }
+    /* the inputs in --input_shape order when it names them all (AMCT pairs data_dir with
+       input_shape), else the model's order */
+    int order[64];
+    for (int i = 0; i < n_in; i++)
+        order[i] = g->inputs[i];
+    if (shape) {
+        nb_shape_override *ov = NULL;
+        int nov = 0;
+        nb_status ignore = {0};
+        if (!nb_parse_input_shape(shape, &ov, &nov, &ignore) && nov == n_in)
+            for (int i = 0; i < n_in; i++)
+                order[i] = nb_graph_find(g, ov[i].name);
+        nb_shape_overrides_free(ov, nov);
+    }
+    if (o->batch_num < 0) { /* every batch: as many as the folder with the fewest files */
+        cfg.batch_num = 0;
+        for (int i = 0; i < n_in; i++) {
+            char **all = NULL;
+            int cnt = 0;
+            nb_status ignore = {0};
+            if (list_batches(dparts[i], -1, &all, &cnt, &ignore)) {
+                cfg.batch_num = 1; /* the listing below reports the folder */
+                break;
+            }
+            for (int k = 0; k < cnt; k++)
+                free(all[k]);
+            free(all);
+            if (cfg.batch_num == 0 || cnt < cfg.batch_num)
+                cfg.batch_num = cnt;
+        }
+    }
+    for (int i = 0; i < n_in; i++) {
+        const nb_value *v = &g->values[order[i]];
+        names[i] = v->name;
+        nb_dtype want = NB_FLOAT;
+        if (type_copy) {
+            size_t k = 0;
+            while (k < sizeof data_types / sizeof data_types[0] &&
+                   strcmp(tparts[i], data_types[k].name))
+                k++;
+            if (k == sizeof data_types / sizeof data_types[0]) {
+                e = nb_fail(st, NB_ERR_ARG, "--data_types: '%s' is not a data type (float32, "
+                            "float16, int8, int32, int64, ...)", tparts[i]);
+                goto out;
+            }
+            want = data_types[k].t;
+        }
+        if (want != v->dtype) {
+            e = type_copy ? nb_fail(st, NB_ERR_ARG, "--data_types: input '%s' is %s in the "
+                                    "model, not %s", v->name, nb_dtype_name(v->dtype),
+                                    nb_dtype_name(want))
+                          : nb_fail(st, NB_ERR_ARG, "input '%s' is %s in the model: give "
+                                    "--data_types, one per input in the --data_dir order "
+                                    "(float32 when not given), e.g. \"float32;int64\"",
+                                    v->name, nb_dtype_name(v->dtype));
+            goto out;
+        }
+        for (int d = 0; d < v->rank; d++)
+            if (v->dims[d] < 0) {
+                e = nb_fail(st, NB_ERR_ARG, "%s: input '%s' has a dynamic dim %d: give its "
+                            "shape with --input_shape", model, v->name, d);
+                goto out;
+            }
+        if (i == 0) { /* how many there are, for the report */
+            char **all = NULL;
+            nb_status ignore = {0};
+            if (!list_batches(dparts[0], -1, &all, &files_in_dir0, &ignore)) {
+                for (int k = 0; k < files_in_dir0; k++)
+                    free(all[k]);
+                free(all);
+            }
+        }
+        if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, st)))
+            goto out;
+    }
+    if ((e = find_layers(m, &cfg, &ls, &nl, st))) {
+        nb_prefix(st, "%s", model);
+        goto out;
+    }
+    if (nl == 0) {
+        e = nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU to "
+                    "quantize", model);
+        goto out;
+    }
+    /* a config that names a layer the model does not have is a typo, not a no-op */
+    for (int i = 0; i < cfg.n_by_name + cfg.n_skip_layers + cfg.n_skip_fusion; i++) {
+        int kind = i < cfg.n_by_name ? 0 : i < cfg.n_by_name + cfg.n_skip_layers ? 1 : 2;
+        const char *nm = kind == 0 ? cfg.by_name[i].key
+                         : kind == 1 ? cfg.skip_layers[i - cfg.n_by_name]
+                                     : cfg.skip_fusion_layers[i - cfg.n_by_name - cfg.n_skip_layers];
+        bool found = false;
+        for (int k = 0; k < nl && !found; k++)
+            found = !strcmp(ls[k].node->name, nm) &&
+                    (kind != 2 || !strcmp(ls[k].node->op_type, "Conv"));
+        if (!found) {
+            char where[64] = "";
+            if (kind == 0)
+                snprintf(where, sizeof where, ":%d", cfg.by_name[i].line);
+            e = nb_fail(st, NB_ERR_ARG, "%s%s: %s names '%s', which is no %s of %s",
+                        o->config_path ? o->config_path : "config", where,
+                        kind == 0 ? "override_layer_configs" : kind == 1 ? "skip_layers"
+                                                                       : "skip_fusion_layers",
+                        nm, kind == 2 ? "Conv" : "Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU",
+                        model);
+            goto out;
+        }
+    }
+    calib cb = {.l = ls, .n = nl, .st = st, .progress = o->progress, .warn = o->warn,
+                .user = o->user};
+    nb_exec_opts eo = {.on_value = on_value, .user = &cb};
+    if ((e = nb_exec_create(m, &eo, &ex, st)))
+        goto out;
+    struct timespec t0, t1, t2;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int b = 0; b < cfg.batch_num; b++) {
+        if ((e = run_batch(&cb, ex, g, order, names, n_in, files, b, data, st)))
+            goto out;
+        progress(&cb, "calibrate", b + 1, cfg.batch_num);
+    }
+    int unreached = 0; /* layers of If branches no batch took: all named in one error */
+    char names_buf[400] = "";
+    for (int i = 0; i < nl; i++)
+        if (!ls[i].seen && ls[i].g->parent && unreached++ < 4)
+            snprintf(names_buf + strlen(names_buf), sizeof names_buf - strlen(names_buf),
+                     "%s'%s'", unreached > 1 ? ", " : "", ls[i].node->name);
+    if (unreached) {
+        e = nb_fail(st, NB_ERR_ARG, "%s: %d layer%s in If branches that no calibration batch "
+                    "takes (%s%s): give batches that take every branch (the compiled model "
+                    "keeps both)", model, unreached, unreached == 1 ? "" : "s", names_buf,
+                    unreached > 4 ? ", ..." : "");
+        goto out;
+    }
+    for (int i = 0; i < nl; i++) {
+        if ((e = choose_act(&ls[i], o->algo, o->algo_set, cfg.activation_offset, st)) ||
+            (e = quantize_weights(&ls[i], st)) ||
+            (e = correct_bias(&ls[i], !o->no_bias_correction, st))) {
+            nb_prefix(st, "layer '%s'", ls[i].node->name);
+            goto out;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
+    for (int i = 0; i < nl; i++) {
+        warn_tiny(&cb, &ls[i]);
+        ls[i].zeroed = zeroed_fraction(&ls[i]);
+        warn_zeroed(&cb, &ls[i]);
+    }
+    warn_shared(&cb, ls, nl);
+    /* everything that can be refused is checked before a file is written */
+    int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
+    char **const *eval_files = files;
+    if (o->eval_dirs) { /* a separate evaluation set, one folder per input as --data_dir */
+        eval_copy = strdup(o->eval_dirs);
+        char *eparts[65];
+        int ne = eval_copy ? split(eval_copy, eparts, 65) : 0;
+        if (ne != n_in) {
+            e = nb_fail(st, NB_ERR_ARG, "--eval_dir gives %s%d folder%s for %d input%s",
+                        ne > 64 ? "more than " : "", ne > 64 ? 64 : ne, ne == 1 ? "" : "s",
+                        n_in, n_in == 1 ? "" : "s");
+            goto out;
+        }
+        for (int i = 0; i < n_in; i++) {
+            int cnt = 0;
+            if ((e = list_batches(eparts[i], -1, &efiles[i], &cnt, st)))
+                goto out;
+            efiles_n[i] = cnt;
+            if (i == 0 || cnt < eval_batches)
+                eval_batches = cnt;
+        }
+        eval_files = efiles;
+    }
+    /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
+    if ((e = make_save_dir(save, st)))
+        goto out;
+    if (snprintf(res->record, sizeof res->record, "%s_quant_record.txt", save) >=
+        (int)sizeof res->record) {
+        e = nb_fail(st, NB_ERR_ARG, "--save_path %s: too long", save);
+        goto out;
+    }
+    snprintf(res->fake_quant, sizeof res->fake_quant, "%s_fake_quant_model.onnx", save);
+    snprintf(res->deploy, sizeof res->deploy, "%s_deploy_model.onnx", save);
+    /* written as NAME.part, renamed when all three and the evaluation are done */
+    snprintf(part[0], sizeof part[0], "%s.part", res->record);
+    snprintf(part[1], sizeof part[1], "%s.part", res->fake_quant);
+    snprintf(part[2], sizeof part[2], "%s.part", res->deploy);
+    nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
+    if (!ql) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nl; i++)
+        ql[i] = (nb_qlayer){.node = ls[i].node->name, .act_bits = ls[i].q.bits,
+                            .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
+                            .weight_bits = ls[i].cfg->weight_bits,
+                            .channels = ls[i].channels, .scale_w = ls[i].scale_w,
+                            .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
+                            .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
+                            .w_axis = ls[i].w_axis,
+                            .bias = ls[i].bias ? ls[i].bias->data : NULL,
+                            .r_q = ls[i].r_q, .scale_r = ls[i].scale_r,
+                            .r_dims = ls[i].r ? ls[i].r->dims : NULL,
+                            .r_numel = ls[i].r ? ls[i].r->numel : 0,
+                            .scale_h = ls[i].qh.scale, .offset_h = ls[i].qh.offset,
+                            .fused_bn = ls[i].bn != NULL};
+    parts_made = true;
+    e = nb_check_layers(model, ql, nl, st);
+    if (!e)
+        e = nb_write_record(part[0], ql, nl, st);
+    if (!e)
+        e = nb_write_fake_quant(model, part[1], ql, nl, cfg.force_fp16_quant, st);
+    if (!e)
+        e = nb_write_deploy(model, part[2], ql, nl, st);
+    free(ql);
+    if (e)
+        goto out;
+    double net_sqnr = 0, net_cos = 0, worst_cos = NAN, max_diff = 0;
+    n_outs = m->graph->n_outputs;
+    per_out = calloc((size_t)n_outs + 1, sizeof *per_out);
+    res->outputs = calloc((size_t)n_outs + 1, sizeof *res->outputs);
+    res->layers = calloc((size_t)nl + 1, sizeof *res->layers);
+    if (!per_out || !res->outputs || !res->layers) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((e = evaluate(&cb, ex, m, part[1], order, names, n_in, eval_files, eval_batches, data,
+                      &net_sqnr, &net_cos, &worst_cos, &max_diff, per_out, st))) {
+        nb_prefix(st, "evaluating %s", res->fake_quant);
+        goto out;
+    }
+    const char *finals[3] = {res->record, res->fake_quant, res->deploy};
+    /* the three renamed with the signals held: an interrupt cannot fall between two
+       renames, and never removes a previous run's good files */
+    sigset_t hold, old_mask;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
+    sigprocmask(SIG_BLOCK, &hold, &old_mask);
+    for (int i = 0; i < 3 && !e; i++)
+        if (rename(part[i], finals[i])) {
+            e = nb_fail(st, NB_ERR_IO, "%s: %s", finals[i], strerror(errno));
+            for (int k = 0; k < i; k++) /* none of the three, rather than some */
+                remove(finals[k]);
+        }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    if (e)
+        goto out;
+    parts_made = false;
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    /* the report */
+    res->calibration_ms = ms_since(&t0, &t1);
+    res->files_and_evaluation_ms = ms_since(&t1, &t2);
+    res->batch_num = cfg.batch_num;
+    res->batch_num_given = o->batch_num != 0 || (o->config_path && cfg.batch_num_set);
+    res->files_in_first_dir = files_in_dir0;
+    res->eval_batches = eval_batches;
+    res->eval_set = o->eval_dirs != NULL;
+    res->output_sqnr_db = net_sqnr, res->output_cosine = net_cos;
+    res->output_worst_cosine = worst_cos, res->output_max_abs_diff = max_diff;
+    res->algo = o->algo_set ? o->algo : cfg.common.act;
+    res->act_bits = cfg.common.act_bits, res->weight_bits = cfg.common.weight_bits;
+    res->n_outputs = n_outs;
+    for (int k = 0; k < n_outs; k++)
+        res->outputs[k] = (nb_calib_output){
+            .name = m->graph->values[m->graph->outputs[k]].name,
+            .dtype = m->graph->values[m->graph->outputs[k]].dtype, .compared = per_out[k].n > 0,
+            .sqnr_db = cmp_sqnr_db(&per_out[k]), .cosine = cmp_cosine(&per_out[k]),
+            .max_abs_diff = per_out[k].max_diff};
+    res->n_layers = nl;
+    for (int i = 0; i < nl; i++) {
+        const layer *l = &ls[i];
+        nb_calib_layer_report *r = &res->layers[i];
+        *r = (nb_calib_layer_report){
+            .name = l->node->name, .op_type = l->node->op_type,
+            .fused_bn = l->bn ? l->bn->name : NULL, .rnn = l->rnn, .algo = l->algo,
+            .clip_min = l->q.clip_min, .clip_max = l->q.clip_max, .scale_d = l->q.scale,
+            .offset_d = l->q.offset, .act_bits = l->q.bits, .weight_bits = l->cfg->weight_bits,
+            .channel_wise = l->cfg->channel_wise, .channels = l->channels,
+            .scale_w = l->scale_w, .act_sqnr = l->act_sqnr, .w_sqnr = l->w_sqnr,
+            .out_sqnr = cmp_sqnr_db(&l->out_err), .out_cos = cmp_cosine(&l->out_err),
+            .evaluated = l->out_err.n > 0, .batches = l->batches,
+            .h_clip_min = l->qh.clip_min, .h_clip_max = l->qh.clip_max,
+            .scale_h = l->qh.scale, .offset_h = l->qh.offset, .h_bits = l->qh.bits,
+            .h_sqnr = l->h_sqnr, .r_sqnr = l->r_sqnr, .scale_r = l->scale_r,
+            .zeroed = l->zeroed, .suggests_int16 = suggests_int16(l)};
+        if (r->suggests_int16)
+            int16_override(l, r->int16_override, sizeof r->int16_override);
+    }
+    keep->m = m, keep->ls = ls, keep->nl = nl;
+    res->internal = keep;
+    m = NULL, ls = NULL, keep = NULL;
+out:
+    if (parts_made) /* a failure after the first write: no output at all */
+        for (int i = 0; i < 3; i++)
+            remove(part[i]);
+    free(per_out);
+    free_layers(ls, ls ? nl : 0);
+    for (int i = 0; i < 64; i++) {
+        nb_tensor_free(data[i]);
+        for (int b = 0; files[i] && b < cfg.batch_num; b++)
+            free(files[i][b]);
+        free(files[i]);
+    }
+    for (int i = 0; i < 64; i++) {
+        for (int b = 0; efiles[i] && b < efiles_n[i]; b++)
+            free(efiles[i][b]);
+        free(efiles[i]);
+    }
+    free(eval_copy);
+    nb_exec_free(ex);
+    nb_model_free(m);
+    nb_quant_config_free(&cfg);
+    free(dir_copy);
+    free(type_copy);
+    free(keep);
+    if (e) {
+        free(res->outputs), free(res->layers);
+        res->outputs = NULL, res->layers = NULL;
+        res->n_outputs = res->n_layers = 0;
+    }
+    return e;
+}
+
+/* ---- QAT import ---- */
+
+nb_err nb_qat_import(const char *model, const char *save, nb_qdq_model *q, char *deploy,
+                     char *record, size_t len, nb_status *st)
+{
+    memset(q, 0, sizeof *q);
+    nb_err e = make_save_dir(save, st);
+    if (e)
+        return e;
+    char stripped[4300];
+    if ((size_t)snprintf(deploy, len, "%s_deploy_model.onnx", save) >= len ||
+        (size_t)snprintf(record, len, "%s_quant_record.txt", save) >= len)
+        return nb_fail(st, NB_ERR_ARG, "--save_path %s: too long", save);
+    snprintf(stripped, sizeof stripped, "%s.qat.tmp", deploy);
+    nb_model *valid = NULL; /* the whole model checked first, as every command loads it */
+    if ((e = nb_model_load(model, NULL, &valid, st))) {
+        nb_model_free(valid);
+        return e;
+    }
+    nb_model_free(valid);
+    char dpart[4300], rpart[4300];
+    snprintf(dpart, sizeof dpart, "%s.part", deploy);
+    snprintf(rpart, sizeof rpart, "%s.part", record);
+    bool checked = false;
+    if ((e = nb_read_qdq(model, stripped, q, st)) ||
+        !(checked = !(e = nb_check_layers(stripped, q->l, q->n, st))) ||
+        (e = nb_write_deploy(stripped, dpart, q->l, q->n, st)) ||
+        (e = nb_write_record(rpart, q->l, q->n, st))) {
+        size_t sl = strlen(stripped);
+        if (!checked && !strncmp(st->msg, stripped, sl)) { /* name the user's file */
+            char msg[sizeof st->msg];
+            snprintf(msg, sizeof msg, "%s%s", model, st->msg + sl);
+            snprintf(st->msg, sizeof st->msg, "%s", msg);
+        }
+    } else {
+        sigset_t hold, old_mask;
+        sigemptyset(&hold);
+        sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
+        sigprocmask(SIG_BLOCK, &hold, &old_mask);
+        if (rename(dpart, deploy) || rename(rpart, record)) {
+            e = nb_fail(st, NB_ERR_IO, "--save_path %s: %s", save, strerror(errno));
+            remove(deploy);
+        }
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    }
+    remove(stripped);
+    remove(dpart);
+    remove(rpart);
+    return e;
+}
