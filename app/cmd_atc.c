@@ -7,19 +7,15 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
-#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "nb/estimate.h"
 #include "nb/exeom.h"
-#include "nb/quant.h"
-#include "nb/ref.h"
 
 static void help(void)
 {
@@ -76,6 +72,12 @@ static int check_shape_syntax(const char *shape)
                       "format is \"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2\"", shape);
     free(copy);
     return rc;
+}
+
+static void on_warn(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "nanobench: warning: %s\n", msg);
 }
 
 int cmd_atc(int argc, char **argv)
@@ -157,268 +159,66 @@ int cmd_atc(int argc, char **argv)
     rec_param("soc_version", "%s", soc);
     if (scale)
         rec_param("nb_input_scale", "%s", scale);
-    nb_status st = {0};
-    nb_npu_input in = {0};
-    nb_model *m = NULL;
-    nb_op_table ops = {0};
-    nb_estimate est = {0};
-    nb_scale_plan plan = {0};
-    nb_scale_advice *adv = NULL;
-    int n_adv = 0;
-    const char **act16 = NULL; /* the layers with int16 activations (dst_bits 16) */
-    int n_act16 = 0;
-    char work[4200] = "", work_a[4300], work_b[4300];
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* a private folder for the Q/DQ conversion's files (not next to the model) */
+    char work[4200], path[4300];
     const char *tmpbase = getenv("TMPDIR");
     snprintf(work, sizeof work, "%s/nanobench-atc.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
-    if (!mkdtemp(work)) {
-        rc = cli_fail(2, "%s: cannot make a scratch folder: %s", work, strerror(errno));
-        work[0] = 0;
-        goto out;
-    }
-    snprintf(work_a, sizeof work_a, "%s/qdq_stripped.onnx", work);
-    snprintf(work_b, sizeof work_b, "%s/qdq_deploy.onnx", work);
-    cli_cleanup_add(work_a);
-    cli_cleanup_add(work_b);
+    if (!mkdtemp(work))
+        return cli_fail(2, "%s: cannot make a scratch folder: %s", work, strerror(errno));
+    snprintf(path, sizeof path, "%s/qdq_stripped.onnx", work);
+    cli_cleanup_add(path);
+    snprintf(path, sizeof path, "%s/qdq_deploy.onnx", work);
+    cli_cleanup_add(path);
     cli_cleanup_add(work);
-    nb_err re = nb_read_npu_input(model, shape, out_nodes, work, &in, &st);
-    remove(work_a), remove(work_b), rmdir(work);
-    work[0] = 0;
+    /* Ctrl-C: this run's temporaries of the pair, never the previous NAME.exeom / NAME.dbg */
+    snprintf(path, sizeof path, "%s.exeom", output);
+    cli_cleanup_add_tmp(path);
+    snprintf(path, sizeof path, "%s.dbg", output);
+    cli_cleanup_add_tmp(path);
+    nb_compile_opts o = {.model = model, .output = output, .soc_version = soc,
+                         .input_fp16_nodes = fp16, .output_fp16 = otype != NULL,
+                         .input_shape = shape, .out_nodes = out_nodes, .input_scale = scale,
+                         .work_dir = work, .warn = on_warn};
+    nb_status st = {0};
+    nb_compile_result r;
+    nb_err e = nb_compile(&o, &r, &st);
+    rmdir(work);
     cli_cleanup_clear();
-    if (re) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    nb_load_opts lo = {.input_shape = shape};
-    if (nb_model_load_mem(in.onnx, in.len, model, NULL, &lo, &m, &st) || nb_ref_fold(m, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    const nb_graph *g = m->graph;
-    /* --input_shape names, --input_fp16_nodes complete, --output_type present */
-    if (shape) {
-        nb_shape_override *ov = NULL;
-        int nov = 0;
-        if (!nb_parse_input_shape(shape, &ov, &nov, &st))
-            for (int i = 0; i < nov && !rc; i++)
-                if (nb_graph_find(g, ov[i].name) < 0)
-                    rc = cli_fail(2, "E10001: --input_shape names '%s', which is not an input "
-                                  "of %s", ov[i].name, model);
-        nb_shape_overrides_free(ov, nov);
-        if (rc)
-            goto out;
-    }
-    for (int i = 0; i < g->n_inputs; i++) { /* a dim of 0: nothing for the NPU to run */
-        const nb_value *v = &g->values[g->inputs[i]];
-        for (int d = 0; d < v->rank; d++)
-            if (v->dims[d] == 0) {
-                rc = cli_fail(2, "E10002: input '%s' has a dim of 0 (dim %d): the NPU runs "
-                              "tensors of at least one element", v->name, d);
-                goto out;
-            }
-    }
-    char missing[1024] = "";
-    for (int i = 0; i < g->n_inputs; i++) {
-        const nb_value *v = &g->values[g->inputs[i]];
-        if ((v->dtype == NB_FLOAT || v->dtype == NB_FLOAT16) && !nb_list_has(fp16, v->name, strlen(v->name)))
-            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s'%s'",
-                     missing[0] ? ", " : "", v->name);
-    }
-    if (missing[0]) {
-        rc = cli_fail(2, "E10001: --input_fp16_nodes must name every float input; missing: %s",
-                      missing);
-        goto out;
-    }
-    /* an entry that names no input: the lowering refuses it (check_inputs) */
-    bool float_out = false;
-    for (int i = 0; i < g->n_outputs; i++) {
-        nb_dtype d = g->values[g->outputs[i]].dtype;
-        float_out |= d == NB_FLOAT || d == NB_FLOAT16;
-    }
-    if (float_out && !otype) {
-        rc = cli_fail(2, "E10004: --output_type=FP16 is required: %s has float outputs", model);
-        goto out;
-    }
-    /* every cube op quantized: a float one cannot run on the cube (s16/s8/s4 only) */
-    char unq[1024] = "";
-    int n_unq = 0, n_q = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const nb_node *nd = &g->nodes[i];
-        static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM",
-                                           "GRU"};
-        bool is_cube = false, quantized = false;
-        for (size_t k = 0; k < sizeof cube / sizeof cube[0]; k++)
-            is_cube |= !strcmp(nd->op_type, cube[k]);
-        for (int k = 0; is_cube && k < in.n_layers && !quantized; k++)
-            quantized = !strcmp(in.layers[k].node, nd->name);
-        n_q += quantized;
-        if (is_cube && !quantized && n_unq++ < 8)
-            snprintf(unq + strlen(unq), sizeof unq - strlen(unq), "%s'%s' (%s)",
-                     unq[0] ? ", " : "", nd->name, nd->op_type);
-    }
-    if (n_unq) {
-        rc = cli_fail(2, "%s: %d cube op%s need%s int8: run calibration first (nanobench "
-                      "calibrate): %s%s", model, n_unq, n_unq == 1 ? "" : "s",
-                      n_unq == 1 ? "s" : "", unq, n_unq > 8 ? ", ..." : "");
-        goto out;
-    }
-    /* int16 activations (a layer's dst_bits 16): the cube's s16 x s8 for a Conv, MatMul or
-       Gemm's x; an RNN's x and state enter its cube task as int8 */
-    act16 = calloc((size_t)in.n_layers + 1, sizeof *act16);
-    if (!act16) {
-        rc = cli_fail(1, "out of memory");
-        goto out;
-    }
-    for (int k = 0; k < in.n_layers; k++) {
-        if (in.layers[k].act_bits != 16)
-            continue;
-        if (in.layers[k].r) {
-            rc = cli_fail(2, "%s: layer '%s' (LSTM/GRU) has int16 activations: the compiler "
-                          "runs an RNN's input and state as int8 (calibrate it with dst_type "
-                          "INT8)", model, in.layers[k].node);
-            goto out;
-        }
-        act16[n_act16++] = in.layers[k].node;
-    }
-    /* fp16 range: calibrated ranges beyond 65504, and what --nb_input_scale would do */
-    if (nb_input_scale_advise(m, in.layers, in.n_layers, &adv, &n_adv, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    if (scale && nb_input_scale_apply(m, in.layers, in.n_layers, scale, &plan, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    for (int i = 0; i < n_adv; i++) {
-        const nb_scale_advice *a = &adv[i];
-        double given = a->input[0] ? nb_scale_plan_input(&plan, a->input) : 0;
-        if (!a->input[0])
-            fprintf(stderr, "nanobench: warning: fp16 range: %s's input was calibrated to "
-                    "%.3g, beyond fp16's 65504, and no cube op before it could take a scale: "
-                    "--nb_input_scale cannot help\n", a->layer, a->range);
-        else if (!given || given > a->suggest)
-            fprintf(stderr, "nanobench: warning: fp16 range: %s's input was calibrated to "
-                    "%.3g, beyond fp16's 65504: the fp16 ops before it clamp%s; "
-                    "--nb_input_scale=\"%s:2^%d\" (a nanobench extension, not an ATC flag) "
-                    "brings it to %.0f%s\n", a->layer, a->range,
-                    given ? " at the scale given" : "", a->input, (int)lround(log2(a->suggest)),
-                    a->range * pow(a->suggest, a->power),
-                    a->undoable ? "" : " (but its scale cannot be taken back before every "
-                                       "output: atc says where)");
-    }
-    if (scale) {
+    if (scale && r.plan.n_inputs > 0) { /* applied */
         printf("nb_input_scale: %s: %d change%s, outputs as the model's%s\n", scale,
-               plan.n_notes, plan.n_notes == 1 ? "" : "s",
-               plan.n_reset ? " (some cube outputs left unscaled)" : "");
+               r.plan.n_notes, r.plan.n_notes == 1 ? "" : "s",
+               r.plan.n_reset ? " (some cube outputs left unscaled)" : "");
         bool notes = !strcmp(log, "info") || !strcmp(log, "debug");
-        for (int i = 0; notes && i < plan.n_notes; i++)
-            printf("[INFO] nb_input_scale: %s\n", plan.notes[i]);
-    }
-    if (nb_op_table_load(nb_op_table_default_path(), &ops, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    nb_npu_opts no = {.weight_bits = 8, .soc_version = soc, .input_fp16_nodes = fp16,
-                      .act16_nodes = act16, .n_act16_nodes = n_act16};
-    if (nb_estimate_model(m, &ops, &no, &est, &st)) {
-        rc = cli_error(&st);
-        goto out;
+        for (int i = 0; notes && i < r.plan.n_notes; i++)
+            printf("[INFO] nb_input_scale: %s\n", r.plan.notes[i]);
     }
     /* --log=info: what each pass changed; debug: every task too (on stdout, as ATC) */
+    const nb_npu_graph *g = &r.est.g;
     bool info = !strcmp(log, "info") || !strcmp(log, "debug");
-    for (int i = 0; info && i < est.g.n_rewrites; i++)
-        printf("[INFO] pass: %s\n", est.g.rewrites[i]);
-    if (info)
+    for (int i = 0; info && i < g->n_rewrites; i++)
+        printf("[INFO] pass: %s\n", g->rewrites[i]);
+    if (info && g->n_k)
         printf("[INFO] pass: inserted %d AscendQuant, %d AscendDequant, %d Cast, %d TransData\n",
-               est.g.n_quant, est.g.n_dequant, est.g.n_cast, est.g.n_transdata);
-    for (int i = 0; !strcmp(log, "debug") && i < est.g.n_k; i++)
-        printf("[DEBUG] task %d: %s (%s, %s)\n", i, est.g.k[i].name, est.g.k[i].op_type,
-               est.g.k[i].unit == NB_TASK_CUBE ? "cube" : est.g.k[i].unit == NB_TASK_CPU ? "cpu"
-                                                                                  : "vector");
-    /* every op the NPU cannot run, with the table's reason */
-    int n_cpu = 0;
-    for (int i = 0; i < est.g.n_k; i++)
-        n_cpu += est.g.k[i].unit == NB_TASK_CPU;
-    if (n_cpu) { /* one line: every such op with its reason */
-        size_t cap = 256, len = 0;
-        for (int i = 0; i < est.g.n_k; i++)
-            cap += strlen(est.g.k[i].name) + strlen(est.g.k[i].onnx_op) + 200;
-        char *msg = malloc(cap);
-        if (!msg) {
-            rc = cli_fail(1, "out of memory");
-            goto out;
-        }
-        len = (size_t)snprintf(msg, cap, "%s: %d op%s the NPU cannot run (cut %s away with "
-                               "--out_nodes, or rewrite %s):", model, n_cpu,
-                               n_cpu == 1 ? "" : "s", n_cpu == 1 ? "it" : "them",
-                               n_cpu == 1 ? "it" : "them");
-        for (int i = 0, k = 0; i < est.g.n_k && len < cap; i++)
-            if (est.g.k[i].unit == NB_TASK_CPU)
-                len += (size_t)snprintf(msg + len, cap - len, "%s %s (%s): %s", k++ ? ";" : "",
-                                        est.g.k[i].name, est.g.k[i].onnx_op, est.g.k[i].reason);
-        rc = cli_fail(2, "%s", msg);
-        free(msg);
-        goto out;
+               g->n_quant, g->n_dequant, g->n_cast, g->n_transdata);
+    for (int i = 0; !strcmp(log, "debug") && i < g->n_k; i++)
+        printf("[DEBUG] task %d: %s (%s, %s)\n", i, g->k[i].name, g->k[i].op_type,
+               g->k[i].unit == NB_TASK_CUBE ? "cube" : g->k[i].unit == NB_TASK_CPU ? "cpu"
+                                                                                : "vector");
+    if (e) {
+        nb_compile_result_free(&r);
+        return cli_error(&st);
     }
-    char path[4200];
-    snprintf(path, sizeof path, "%s.exeom", output);
-    const char *slash = strrchr(output, '/');
-    if (slash && slash != output) { /* the output's folder is made, as calibrate does */
-        char dir[4200];
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - output), output);
-        if (nb_mkdir_p(dir) && errno != EEXIST) {
-            rc = cli_fail(2, "--output %s: cannot make the folder: %s", output, strerror(errno));
-            goto out;
-        }
-    }
-    int64_t written = 0;
-    char dbg[4200], tmp_x[4300], tmp_d[4300];
-    snprintf(dbg, sizeof dbg, "%s.dbg", output);
-    /* both files under this process's temporary names, then renamed as a pair (signals
-       held): a reader sees the old pair or the new one; a kill leaves the previous good
-       output, and the next run to NAME removes the killed run's temporaries */
-    nb_remove_stale_tmps(path);
-    nb_remove_stale_tmps(dbg);
-    nb_tmp_path(path, tmp_x, sizeof tmp_x);
-    nb_tmp_path(dbg, tmp_d, sizeof tmp_d);
-    cli_cleanup_add_tmp(path);
-    cli_cleanup_add_tmp(dbg);
-    if (nb_exeom_write(tmp_x, m, &est, in.layers, in.n_layers, soc, &written, &st) ||
-        nb_dbg_write(tmp_d, model, m, &est, tmp_x, scale ? &plan : NULL, &st) ||
-        nb_publish_pair(tmp_x, path, tmp_d, dbg, &st)) {
-        remove(tmp_x), remove(tmp_d);
-        rc = cli_error(&st);
-        goto out;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    printf("%s: %d quantized layer%s (%s), %d NPU tasks, %d tensors\n", model, n_q,
-           n_q == 1 ? "" : "s",
-           in.form == 1 ? "deploy model" : in.form == 2 ? "Q/DQ model" : "float", est.g.n_k,
-           est.g.n_t);
+    printf("%s: %d quantized layer%s (%s), %d NPU tasks, %d tensors\n", model, r.n_quantized,
+           r.n_quantized == 1 ? "" : "s",
+           r.form == 1 ? "deploy model" : r.form == 2 ? "Q/DQ model" : "float", g->n_k, g->n_t);
     printf("TOTAL_WEIGHT_SIZE: %lld\nTOTAL_MEM_SIZE:    %lld\nTOTAL_EXEOM_SIZE:  %lld\n",
-           (long long)est.weight_bytes, (long long)est.mem_bytes, (long long)written);
-    printf("wrote %s\n      %s (%.0f ms)\n", path, dbg, ms);
+           (long long)r.est.weight_bytes, (long long)r.est.mem_bytes, (long long)r.exeom_bytes);
+    printf("wrote %s\n      %s (%.0f ms)\n", r.exeom, r.dbg, r.ms);
     printf("ATC run success\n");
-    rec_metric("exeom_bytes", (double)written, "B");
-    rec_metric("compile_ms", ms, "ms");
-    cli_cleanup_clear();
-    rec_artifact("exeom", path);
-    rec_artifact("dbg", dbg);
-out:
-    cli_cleanup_clear();
-    if (work[0]) {
-        remove(work_a), remove(work_b);
-        rmdir(work);
-    }
-    nb_estimate_free(&est);
-    nb_scale_plan_free(&plan);
-    free(adv);
-    free(act16);
-    nb_op_table_free(&ops);
-    nb_model_free(m);
-    nb_npu_input_free(&in);
-    return rc;
+    rec_metric("exeom_bytes", (double)r.exeom_bytes, "B");
+    rec_metric("compile_ms", r.ms, "ms");
+    rec_artifact("exeom", r.exeom);
+    rec_artifact("dbg", r.dbg);
+    nb_compile_result_free(&r);
+    return 0;
 }

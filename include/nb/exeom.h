@@ -143,6 +143,48 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
                     const nb_estimate *e, const char *exeom_path, const nb_scale_plan *scale,
                     nb_status *st);
 
+/* ---- atc as an entry point (engine/compile/compile.c, issue 18) ---- */
+
+typedef struct nb_compile_opts {
+    const char *model;            /* the deploy model, Q/DQ model, or float model */
+    const char *output;           /* NAME: writes NAME.exeom and NAME.dbg */
+    const char *soc_version;      /* Ascend035, Ascend035A or Ascend035B */
+    const char *input_fp16_nodes; /* "x;y": must name every float input */
+    bool output_fp16;             /* --output_type=FP16 given (required with float outputs) */
+    const char *input_shape;      /* or NULL */
+    const char *out_nodes;        /* "node:0;..." to cut the graph, or NULL */
+    const char *input_scale;      /* --nb_input_scale "x:2^-12", or NULL */
+    const char *work_dir;         /* an existing private folder for the Q/DQ conversion's two
+                                     files (removed again) */
+    nb_warn_fn warn;              /* the fp16-range advice, or NULL */
+    void *user;
+} nb_compile_opts;
+
+typedef struct nb_compile_result {
+    char exeom[4200], dbg[4200]; /* written, as a pair (nb_publish_pair) */
+    int form;                    /* the input: 0 float, 1 deploy model, 2 Q/DQ */
+    int n_quantized;             /* quantized cube ops in the (cut) main graph */
+    int64_t exeom_bytes;
+    double ms;                   /* the compile's wall time */
+    nb_estimate est;             /* the lowering: tasks, tensors, passes (est.g.rewrites), the
+                                    five sizes */
+    nb_scale_plan plan;          /* --nb_input_scale's changes (plan.notes) */
+} nb_compile_result;
+
+/* The vendor's ATC for the Nano, the whole step: the input read (nb_read_npu_input: a
+ * deploy model, Q/DQ pairs, or a float model, through the importer's gate), cut at
+ * out_nodes, folded; checked (input_shape names inputs, no input dim of 0, every float
+ * input in input_fp16_nodes, output_fp16 with float outputs, every cube op quantized, an
+ * int16 layer not an RNN: E-coded messages as ATC's, facts/compile.md); the fp16-range
+ * advice (nb_input_scale_advise) to o->warn; input_scale applied; lowered (the estimate's
+ * lowering: every op the NPU cannot run listed in one error); NAME.exeom and NAME.dbg
+ * written under NAME.*.tmp.PID and renamed as a pair. Stale temporaries of killed runs
+ * to NAME are removed first. Errors: NB_ERR_ARG, NB_ERR_UNSUPPORTED (ops the NPU cannot
+ * run), those of the readers, the lowering and the writers. nb_compile_result_free frees
+ * r (also after an error). */
+nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st);
+void nb_compile_result_free(nb_compile_result *r);
+
 #ifdef __cplusplus
 }
 #endif
