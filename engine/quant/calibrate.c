@@ -109,6 +109,7 @@ typedef struct calib {
     nb_status *st;
     const char *failed; /* the tensor whose data was refused */
     bool eval;          /* the evaluation pass: layers run alone on fake-quantized operands */
+    const nb_tensor *const *mem, *const *mem_eval; /* in-memory batches, or NULL */
     nb_progress_fn progress; /* a call per batch done, or NULL */
     nb_warn_fn warn;    /* a call per warning, or NULL */
     void *user;
@@ -589,13 +590,22 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
 {
     for (int i = 0; i < n_in; i++) {
         const nb_value *v = &g->values[order[i]];
-        const char *path = files[i][b];
+        char mem_name[64] = "";
+        const char *path = files ? files[i][b] : mem_name;
         size_t pl = strlen(path);
         nb_tensor_free(data[i]);
         data[i] = NULL;
-        nb_err e = pl > 4 && !strcmp(path + pl - 4, ".npy")
-                       ? nb_npy_read(path, &data[i], st)
-                       : nb_bin_read(path, v->dtype, v->rank, v->dims, &data[i], st);
+        nb_err e = NB_OK;
+        if (!files) { /* in memory: batch b of input i */
+            snprintf(mem_name, sizeof mem_name, "batch %d of input %d", b, i);
+            const nb_tensor *const *mem = cb->eval ? cb->mem_eval : cb->mem;
+            if (!(data[i] = nb_tensor_ref(mem[(size_t)b * (size_t)n_in + (size_t)i])))
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        } else {
+            e = pl > 4 && !strcmp(path + pl - 4, ".npy")
+                    ? nb_npy_read(path, &data[i], st)
+                    : nb_bin_read(path, v->dtype, v->rank, v->dims, &data[i], st);
+        }
         if (!e && (data[i]->dtype != v->dtype || data[i]->rank != v->rank ||
                    memcmp(data[i]->dims, v->dims, sizeof(int64_t) * (size_t)v->rank)))
             e = nb_fail(st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
@@ -616,7 +626,8 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
     cb->failed = NULL;
     nb_err e = nb_exec_run(ex, n_in, names, data, st);
     if (e && cb->failed)
-        nb_prefix(st, "batch %d (%s...): tensor '%s'", b + 1, files[0][b], cb->failed);
+        nb_prefix(st, "batch %d (%s...): tensor '%s'", b + 1, files ? files[0][b] : "in memory",
+                  cb->failed);
     return e;
 }
 
@@ -1156,7 +1167,15 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         e = nb_fail(st, NB_ERR_ARG, "%s: %d inputs; calibrate takes up to 64", model, n_in);
         goto out;
     }
-    int nd = split(dir_copy, dparts, 65), nt = type_copy ? split(type_copy, tparts, 65) : 0;
+    bool mem = o->batches != NULL;
+    int nd = mem ? n_in : split(dir_copy, dparts, 65);
+    int nt = type_copy ? split(type_copy, tparts, 65) : 0;
+    if (mem && (o->n_batches < 1 || (o->eval_batches && o->n_eval_batches < 1))) {
+        e = nb_fail(st, NB_ERR_ARG, "calibrate: no batch given");
+        goto out;
+    }
+    if (mem)
+        cfg.batch_num = o->n_batches;
     if (nd != n_in || (type_copy && nt != n_in)) {
         e = nb_fail(st, NB_ERR_ARG, "%s has %d input%s; --data_dir gives %s%d folder%s%s",
                     model, n_in, n_in == 1 ? "" : "s", nd > 64 ? "more than " : "",
@@ -1179,7 +1198,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
                 order[i] = nb_graph_find(g, ov[i].name);
         nb_shape_overrides_free(ov, nov);
     }
-    if (o->batch_num < 0) { /* every batch: as many as the folder with the fewest files */
+    if (!mem && o->batch_num < 0) { /* every batch: as many as the folder with the fewest files */
         cfg.batch_num = 0;
         for (int i = 0; i < n_in; i++) {
             char **all = NULL;
@@ -1228,6 +1247,10 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
                             "shape with --input_shape", model, v->name, d);
                 goto out;
             }
+        if (mem) { /* each batch of this input: its dtype and shape, checked in run_batch */
+            files_in_dir0 = o->n_batches;
+            continue;
+        }
         if (i == 0) { /* how many there are, for the report */
             char **all = NULL;
             nb_status ignore = {0};
@@ -1273,14 +1296,15 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         }
     }
     calib cb = {.l = ls, .n = nl, .st = st, .progress = o->progress, .warn = o->warn,
-                .user = o->user};
+                .user = o->user, .mem = o->batches,
+                .mem_eval = o->eval_batches ? o->eval_batches : o->batches};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};
     if ((e = nb_exec_create(m, &eo, &ex, st)))
         goto out;
     struct timespec t0, t1, t2;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int b = 0; b < cfg.batch_num; b++) {
-        if ((e = run_batch(&cb, ex, g, order, names, n_in, files, b, data, st)))
+        if ((e = run_batch(&cb, ex, g, order, names, n_in, mem ? NULL : files, b, data, st)))
             goto out;
         progress(&cb, "calibrate", b + 1, cfg.batch_num);
     }
@@ -1314,8 +1338,10 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     warn_shared(&cb, ls, nl);
     /* everything that can be refused is checked before a file is written */
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
-    char **const *eval_files = files;
-    if (o->eval_dirs) { /* a separate evaluation set, one folder per input as --data_dir */
+    char **const *eval_files = mem ? NULL : files;
+    if (mem && o->eval_batches)
+        eval_batches = o->n_eval_batches;
+    if (!mem && o->eval_dirs) { /* a separate evaluation set, one folder per input as --data_dir */
         eval_copy = strdup(o->eval_dirs);
         char *eparts[65];
         int ne = eval_copy ? split(eval_copy, eparts, 65) : 0;
@@ -1418,7 +1444,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     res->batch_num_given = o->batch_num != 0 || (o->config_path && cfg.batch_num_set);
     res->files_in_first_dir = files_in_dir0;
     res->eval_batches = eval_batches;
-    res->eval_set = o->eval_dirs != NULL;
+    res->eval_set = o->eval_dirs != NULL || o->eval_batches != NULL;
     res->output_sqnr_db = net_sqnr, res->output_cosine = net_cos;
     res->output_worst_cosine = worst_cos, res->output_max_abs_diff = max_diff;
     res->algo = o->algo_set ? o->algo : cfg.common.act;

@@ -334,6 +334,14 @@ typedef struct nb_calibrate_opts {
     const char *data_types;   /* "float32;int64", one per input, or NULL (float32) */
     const char *eval_dirs;    /* a separate evaluation set as data_dirs, or NULL (the first 8
                                  calibration batches) */
+    /* in memory instead of folders (the Python module): batches[b * n_inputs + i] is batch
+       b of input i (in the model's input order, or input_shape's), n_batches of them;
+       eval_batches likewise (NULL: the first 8 calibration batches). data_dirs is then
+       NULL and batch_num 0 (every batch given) */
+    const nb_tensor *const *batches;
+    int n_batches;
+    const nb_tensor *const *eval_batches;
+    int n_eval_batches;
     const char *config_path;  /* AMCT's protobuf text config, or NULL */
     int batch_num;            /* 0: the config's (1 when none); > 0: that many; -1: every file
                                  (the fewest over the folders) */

@@ -1,0 +1,204 @@
+"""nanobench from Python: each step of the bring-up on numpy arrays.
+
+ctypes over libnanobench.so (built by CMake next to the binary: build/python/), no compiled
+extension, as the vendor's tools are scripted (onnx_estimate.py, amct_onnx,
+msaccucmp.py). Every function raises nanobench.Error with the one-line message the CLI
+prints for the same mistake; Error.status is the CLI's exit status (2 bad input, 1
+internal).
+
+    import numpy as np, nanobench as nb
+    est = nb.estimate("m.onnx")                                  # the five sizes and the tasks
+    cal = nb.calibrate("m.onnx", data={"x": [np.zeros((1, 3, 8, 8), np.float32)]},
+                       save_path="out/m")                        # AMCT's three files
+    exe = nb.compile(cal["deploy_model"], "out/m")               # out/m.exeom, out/m.dbg
+    y = nb.run(exe["exeom"], {"x": x}, dump="npu")               # {name: array} (simulated NPU)
+    g = nb.infer("m.onnx", {"x": x}, dump="golden")              # the float reference
+    cmp = nb.compare(y.dump, "golden")                           # rows, verdict
+"""
+import ctypes
+import json
+import os
+
+import numpy as np
+
+__all__ = ["Error", "inputs", "estimate", "calibrate", "compile", "run", "infer", "compare"]
+
+
+class Error(Exception):
+    """A step refused its input or failed: str() is the one-line message."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def _find_lib():
+    env = os.environ.get("NANOBENCH_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "..", "..", "build", "python", "libnanobench.so"),
+                 os.path.join(here, "libnanobench.so")):
+        if os.path.exists(cand):
+            return cand
+    return "libnanobench.so"
+
+
+_lib = ctypes.CDLL(_find_lib())
+_c = ctypes.c_char_p
+_P = ctypes.POINTER
+_lib.nbpy_free.argtypes = [ctypes.c_void_p]
+_OUT = [_P(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+_lib.nbpy_estimate.argtypes = [_c, _c] + _OUT
+_lib.nbpy_inputs.argtypes = [_c, _c] + _OUT
+_lib.nbpy_calibrate.argtypes = [_c, _c, _c, _c, _c, ctypes.c_int, ctypes.c_int,
+                                _P(_P(ctypes.c_float)), _P(ctypes.c_int), _P(ctypes.c_int64)] + _OUT
+_lib.nbpy_compile.argtypes = [_c, _c, _c, _c] + _OUT
+_lib.nbpy_run.argtypes = [_c, ctypes.c_int, _P(_P(ctypes.c_float)), _P(ctypes.c_int64), _c] + _OUT
+_lib.nbpy_infer.argtypes = [_c, _c, ctypes.c_int, _P(_P(ctypes.c_float)), _P(ctypes.c_int),
+                            _P(ctypes.c_int64), _c] + _OUT
+_lib.nbpy_compare.argtypes = [_c, _c] + _OUT
+
+
+def _b(s):
+    return None if s is None else os.fsencode(s)
+
+
+def _call(fn, *args):
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(2048)
+    rc = fn(*args, ctypes.byref(out), err, len(err))
+    if rc:
+        raise Error(err.value.decode("utf-8", "replace"), rc)
+    try:
+        return json.loads(ctypes.string_at(out.value).decode("utf-8"))
+    finally:
+        _lib.nbpy_free(out)
+
+
+def _arrays(arrs):
+    """float32 C-contiguous copies (kept alive by the caller), their pointers, ranks, dims."""
+    keep = [np.ascontiguousarray(a, dtype=np.float32) for a in arrs]
+    for a in keep:
+        if a.ndim > 6:
+            raise Error("an array of rank %d (at most 6)" % a.ndim, 2)
+    ptrs = (_P(ctypes.c_float) * max(len(keep), 1))(
+        *[a.ctypes.data_as(_P(ctypes.c_float)) for a in keep])
+    ranks = (ctypes.c_int * max(len(keep), 1))(*[a.ndim for a in keep])
+    dims = (ctypes.c_int64 * (6 * max(len(keep), 1)))()
+    for i, a in enumerate(keep):
+        for d, n in enumerate(a.shape):
+            dims[6 * i + d] = n
+    return keep, ptrs, ranks, dims
+
+
+def _ordered(inputs, names):
+    """The arrays of a dict {name: array} in the model's input order (a list passes as is)."""
+    if isinstance(inputs, dict):
+        missing = [n for n in names if n not in inputs]
+        if missing or len(inputs) != len(names):
+            raise Error("inputs %s given; the model takes %s" % (sorted(inputs), names), 2)
+        return [inputs[n] for n in names]
+    return list(inputs)
+
+
+def estimate(model, input_shape=None):
+    """The estimate's JSON (nanobench estimate --json): the five size items, the per-task rows."""
+    return _call(_lib.nbpy_estimate, _b(model), _b(input_shape))
+
+
+def inputs(model, input_shape=None):
+    """The model's inputs: [{"name", "dtype", "shape"}] (a dynamic dim is -1)."""
+    return _call(_lib.nbpy_inputs, _b(model), _b(input_shape))
+
+
+def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
+    """Post-training calibration on numpy arrays: data is {input name: [batch arrays]} (or a
+    list of lists in the model's input order). Writes save_path's record, fake-quant and
+    deploy models (AMCT's names) and returns their paths, the per-layer scales and SQNRs and
+    the fake-quant model's output SQNR against float."""
+    if isinstance(data, dict):
+        names = list(data)
+        per_input = [data[n] for n in names]
+        # the model's order: input_shape's (AMCT's pairing) or the dict's when it gives none
+        if input_shape is None:
+            order = _model_inputs(model)
+            if order and sorted(order) == sorted(names):
+                per_input = [data[n] for n in order]
+    else:
+        per_input = list(data)
+    n_batches = len(per_input[0]) if per_input else 0
+    if any(len(b) != n_batches for b in per_input):
+        raise Error("every input needs the same number of batches", 2)
+    flat = [per_input[i][b] for b in range(n_batches) for i in range(len(per_input))]
+    keep, ptrs, _, _ = _arrays(flat)
+    first = keep[:len(per_input)]
+    ranks = (ctypes.c_int * max(len(first), 1))(*[a.ndim for a in first])
+    dims = (ctypes.c_int64 * (6 * max(len(first), 1)))()
+    for i, a in enumerate(first):
+        for d, n in enumerate(a.shape):
+            dims[6 * i + d] = n
+    for k, a in enumerate(keep):
+        if a.shape != first[k % len(first)].shape:
+            raise Error("batch %d of input %d has shape %s, its first batch %s"
+                        % (k // len(first), k % len(first), a.shape,
+                           first[k % len(first)].shape), 2)
+    return _call(_lib.nbpy_calibrate, _b(model), _b(save_path), _b(input_shape), _b(config),
+                 _b(algo), len(per_input), n_batches, ptrs, ranks, dims)
+
+
+def _model_inputs(model):
+    try:
+        return [i["name"] for i in inputs(model)] or None
+    except Error:
+        return None
+
+
+def compile(model, output, input_fp16_nodes=None, input_shape=None):
+    """atc: model (a deploy or Q/DQ model) into output.exeom and output.dbg; every float
+    input fp16 (None) or those input_fp16_nodes ("x;y") names. Returns the paths and sizes."""
+    return _call(_lib.nbpy_compile, _b(model), _b(output), _b(input_fp16_nodes),
+                 _b(input_shape))
+
+
+class Outputs(dict):
+    """{output name: numpy array}, with .dump (the dump folder or None) and .cycles."""
+    dump = None
+    cycles = 0
+
+
+def _outputs(res):
+    out = Outputs()
+    for o in res["outputs"]:
+        out[o["name"]] = np.array(o["values"], dtype=np.float32).reshape(o["shape"])
+    out.dump = res.get("dump")
+    out.cycles = res.get("cycles", 0)
+    return out
+
+
+def run(exeom, inputs, dump=None):
+    """The compiled model on the simulated NPU: inputs {name: array} or a list in the model's
+    order (float32, converted to the model's input type). With dump=FOLDER every task's
+    output is dumped there as `nanobench run --dump` does; Outputs.dump is the folder."""
+    arrs = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
+    keep, ptrs, _, _ = _arrays(arrs)
+    numel = (ctypes.c_int64 * max(len(keep), 1))(*[a.size for a in keep])
+    return _outputs(_call(_lib.nbpy_run, _b(exeom), len(keep), ptrs, numel, _b(dump)))
+
+
+def infer(model, inputs, dump=None, input_shape=None):
+    """The float reference (golden): inputs as run's; dump=FOLDER writes its golden dumps
+    as `nanobench infer --dump` does."""
+    if isinstance(inputs, dict):
+        names = _model_inputs(model) or list(inputs)
+        arrs = _ordered(inputs, names)
+    else:
+        arrs = list(inputs)
+    keep, ptrs, ranks, dims = _arrays(arrs)
+    return _outputs(_call(_lib.nbpy_infer, _b(model), _b(input_shape), len(keep), ptrs, ranks,
+                          dims, _b(dump)))
+
+
+def compare(npu_dump, golden_dump):
+    """file_compare of two dump folders: {"verdict", "first_over_threshold", "rows": [...]}."""
+    return _call(_lib.nbpy_compare, _b(npu_dump), _b(golden_dump))

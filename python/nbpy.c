@@ -1,0 +1,510 @@
+/* nanobench's Python module, C side (python/nanobench/__init__.py loads it with ctypes from
+ * libnanobench.so; issue 18): each step's engine entry point behind a function of plain C
+ * types. Arrays cross as float32 buffers with their dims; results come back as one JSON
+ * string (nbpy_free it). Every function returns 0, or the exit status of the CLI for the
+ * same error (2 bad input, 1 internal) with the one-line message in err. No printing. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "acl/acl.h"
+#include "nb/accucmp.h"
+#include "nb/estimate.h"
+#include "nb/exeom.h"
+#include "nb/quant.h"
+#include "nb/ref.h"
+#include "nb/sim.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT void nbpy_free(char *p);
+EXPORT int nbpy_inputs(const char *model, const char *input_shape, char **json, char *err,
+                       size_t errlen);
+EXPORT int nbpy_estimate(const char *model, const char *input_shape, char **json, char *err,
+                         size_t errlen);
+EXPORT int nbpy_calibrate(const char *model, const char *save_path, const char *input_shape,
+                          const char *config, const char *algo, int n_inputs, int n_batches,
+                          const float *const *data, const int *ranks, const int64_t *dims,
+                          char **json, char *err, size_t errlen);
+EXPORT int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
+                        const char *input_shape, char **json, char *err, size_t errlen);
+EXPORT int nbpy_run(const char *exeom, int n_inputs, const float *const *data,
+                    const int64_t *numel, const char *dump_dir, char **json, char *err,
+                    size_t errlen);
+EXPORT int nbpy_infer(const char *model, const char *input_shape, int n_inputs,
+                      const float *const *data, const int *ranks, const int64_t *dims,
+                      const char *dump_dir, char **json, char *err, size_t errlen);
+EXPORT int nbpy_compare(const char *npu_dump, const char *golden_dump, char **json, char *err,
+                        size_t errlen);
+
+void nbpy_free(char *p) { free(p); }
+
+static int fail(const nb_status *st, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s", st->msg);
+    return nb_exit_code(st->code);
+}
+
+static int done(json_t *o, char **json, char *err, size_t errlen)
+{
+    *json = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!*json) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+int nbpy_estimate(const char *model, const char *input_shape, char **json, char *err,
+                  size_t errlen)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_op_table ops = {0};
+    nb_estimate e = {0};
+    nb_load_opts lo = {.input_shape = input_shape};
+    nb_npu_opts no = {.weight_bits = 8, .soc_version = "Ascend035A"};
+    int rc = 0;
+    if (nb_ref_load(model, &lo, &m, &st) || nb_ref_fold(m, &st) ||
+        nb_op_table_load(nb_op_table_default_path(), &ops, &st) ||
+        nb_estimate_model(m, &ops, &no, &e, &st)) {
+        rc = fail(&st, err, errlen);
+    } else { /* the estimate's own JSON (nb_estimate_json), through a memory stream */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f || nb_estimate_json(&e, f) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = 1;
+        }
+        if (f)
+            fclose(f);
+        if (rc)
+            free(buf);
+        else
+            *json = buf;
+    }
+    nb_estimate_free(&e);
+    nb_op_table_free(&ops);
+    nb_model_free(m);
+    return rc;
+}
+
+int nbpy_inputs(const char *model, const char *input_shape, char **json, char *err,
+                size_t errlen)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts lo = {.input_shape = input_shape, .weights_in_place = true};
+    if (nb_model_load(model, &lo, &m, &st))
+        return fail(&st, err, errlen);
+    json_t *a = json_array();
+    const nb_graph *g = m->graph;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const nb_value *v = &g->values[g->inputs[i]];
+        json_t *o = json_object(), *shape = json_array();
+        for (int d = 0; d < v->rank; d++)
+            json_array_append_new(shape, json_integer(v->dims[d]));
+        json_object_set_new(o, "name", json_string(v->name));
+        json_object_set_new(o, "dtype", json_string(nb_dtype_name(v->dtype)));
+        json_object_set_new(o, "shape", shape);
+        json_array_append_new(a, o);
+    }
+    nb_model_free(m);
+    return done(a, json, err, errlen);
+}
+
+/* A float32 tensor over a copy of data (rank, dims). */
+static nb_tensor *tensor_of(const float *data, int rank, const int64_t *dims, nb_status *st)
+{
+    nb_tensor *t = NULL;
+    if (nb_tensor_new(NB_FLOAT, rank, dims, &t, st))
+        return NULL;
+    memcpy(t->data, data, t->nbytes);
+    return t;
+}
+
+int nbpy_calibrate(const char *model, const char *save_path, const char *input_shape,
+                   const char *config, const char *algo, int n_inputs, int n_batches,
+                   const float *const *data, const int *ranks, const int64_t *dims,
+                   char **json, char *err, size_t errlen)
+{
+    nb_status st = {0};
+    int n = n_inputs * n_batches;
+    nb_tensor **ts = calloc((size_t)(n > 0 ? n : 1), sizeof *ts);
+    if (!ts) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) /* batch-major: k = b * n_inputs + i */
+        if (!(ts[k] = tensor_of(data[k], ranks[k % n_inputs], dims + 6 * (k % n_inputs), &st)))
+            rc = fail(&st, err, errlen);
+    nb_calibrate_opts o = {.model = model, .save_path = save_path, .input_shape = input_shape,
+                           .config_path = config, .batches = (const nb_tensor *const *)ts,
+                           .n_batches = n_batches};
+    if (!rc && algo) {
+        static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
+                                          NB_ACT_PERCENTILE, NB_ACT_KL, NB_ACT_AUTO};
+        size_t k = 0;
+        while (k < 6 && strcmp(algo, nb_act_algo_name(all[k])))
+            k++;
+        if (k == 6) {
+            snprintf(err, errlen, "algo is ifmr, hfmg, minmax, percentile, kl or auto, not '%s'",
+                     algo);
+            rc = 2;
+        } else {
+            o.algo_set = true, o.algo = all[k];
+        }
+    }
+    nb_calibrate_result r = {0};
+    if (!rc && nb_calibrate(&o, &r, &st))
+        rc = fail(&st, err, errlen);
+    if (!rc) {
+        json_t *j = json_object(), *ls = json_array();
+        json_object_set_new(j, "record", json_string(r.record));
+        json_object_set_new(j, "fake_quant_model", json_string(r.fake_quant));
+        json_object_set_new(j, "deploy_model", json_string(r.deploy));
+        json_object_set_new(j, "batches", json_integer(r.batch_num));
+        json_object_set_new(j, "output_sqnr_db", num(r.output_sqnr_db));
+        json_object_set_new(j, "output_cosine", num(r.output_cosine));
+        for (int i = 0; i < r.n_layers; i++) {
+            const nb_calib_layer_report *l = &r.layers[i];
+            json_t *o2 = json_object();
+            json_object_set_new(o2, "layer", json_string(l->name));
+            json_object_set_new(o2, "op_type", json_string(l->op_type));
+            json_object_set_new(o2, "algorithm", json_string(nb_act_algo_name(l->algo)));
+            json_object_set_new(o2, "scale_d", json_real(l->scale_d));
+            json_object_set_new(o2, "offset_d", json_integer(l->offset_d));
+            json_object_set_new(o2, "act_sqnr_db", num(l->act_sqnr));
+            json_object_set_new(o2, "output_sqnr_db", num(l->out_sqnr));
+            json_array_append_new(ls, o2);
+        }
+        json_object_set_new(j, "layers", ls);
+        rc = done(j, json, err, errlen);
+    }
+    nb_calibrate_result_free(&r);
+    for (int k = 0; k < n; k++)
+        nb_tensor_free(ts[k]);
+    free(ts);
+    return rc;
+}
+
+int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
+                 const char *input_shape, char **json, char *err, size_t errlen)
+{
+    char work[4200];
+    const char *tmpbase = getenv("TMPDIR");
+    snprintf(work, sizeof work, "%s/nanobench-atc.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
+    if (!mkdtemp(work)) {
+        snprintf(err, errlen, "%s: cannot make a scratch folder", work);
+        return 2;
+    }
+    nb_status st = {0};
+    char all_float[4096] = "";
+    if (!fp16_nodes) { /* every float input of the compiler's input (deploy or Q/DQ model) */
+        nb_npu_input in = {0};
+        nb_model *m = NULL;
+        nb_load_opts lo = {.input_shape = input_shape};
+        if (nb_read_npu_input(model, input_shape, NULL, work, &in, &st) ||
+            nb_model_load_mem(in.onnx, in.len, model, NULL, &lo, &m, &st)) {
+            nb_npu_input_free(&in);
+            rmdir(work);
+            return fail(&st, err, errlen);
+        }
+        for (int i = 0; i < m->graph->n_inputs; i++) {
+            const nb_value *v = &m->graph->values[m->graph->inputs[i]];
+            size_t at = strlen(all_float);
+            if (v->dtype == NB_FLOAT || v->dtype == NB_FLOAT16)
+                snprintf(all_float + at, sizeof all_float - at, "%s%s", at ? ";" : "", v->name);
+        }
+        nb_model_free(m);
+        nb_npu_input_free(&in);
+        fp16_nodes = all_float;
+    }
+    nb_compile_opts o = {.model = model, .output = output, .soc_version = "Ascend035A",
+                         .input_fp16_nodes = fp16_nodes, .output_fp16 = true,
+                         .input_shape = input_shape, .work_dir = work};
+    nb_compile_result r;
+    int rc = nb_compile(&o, &r, &st) ? fail(&st, err, errlen) : 0;
+    rmdir(work);
+    if (!rc) {
+        json_t *j = json_object();
+        json_object_set_new(j, "exeom", json_string(r.exeom));
+        json_object_set_new(j, "dbg", json_string(r.dbg));
+        json_object_set_new(j, "quantized_layers", json_integer(r.n_quantized));
+        json_object_set_new(j, "tasks", json_integer(r.est.g.n_k));
+        json_object_set_new(j, "TOTAL_WEIGHT_SIZE", json_integer(r.est.weight_bytes));
+        json_object_set_new(j, "TOTAL_MEM_SIZE", json_integer(r.est.mem_bytes));
+        json_object_set_new(j, "TOTAL_EXEOM_SIZE", json_integer(r.exeom_bytes));
+        rc = done(j, json, err, errlen);
+    }
+    nb_compile_result_free(&r);
+    return rc;
+}
+
+static int acl_error(aclError e, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s (ACL error %d)", aclGetRecentErrMsg(), e);
+    return 2;
+}
+
+int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const int64_t *numel,
+             const char *dump_dir, char **json, char *err, size_t errlen)
+{
+    aclError e;
+    uint32_t id = 0;
+    aclrtContext ctx = NULL;
+    aclmdlDataset *in = NULL, *out = NULL;
+    void *bufs[64] = {0};
+    int rc = 0;
+    char cfg[4400] = "";
+    uapi_npu_dlog_setlevel(0x10, 4, 0);
+    if ((e = aclInit(NULL)))
+        return acl_error(e, err, errlen);
+    if (dump_dir) { /* the dump config the vendor's runtime reads: every task's outputs */
+        char name[256];
+        const char *base = strrchr(exeom, '/');
+        snprintf(name, sizeof name, "%s", base ? base + 1 : exeom);
+        char *dot = strrchr(name, '.');
+        if (dot)
+            *dot = 0;
+        snprintf(cfg, sizeof cfg, "%s/.nbpy_acl.%ld.json", dump_dir, (long)getpid());
+        json_t *j = json_pack("{s:{s:[{s:s}],s:s,s:s}}", "dump", "dump_list", "model_name", name,
+                              "dump_path", dump_dir, "dump_mode", "output");
+        if (nb_mkdir_p(dump_dir) || !j || json_dump_file(j, cfg, 0)) {
+            json_decref(j);
+            snprintf(err, errlen, "%s: cannot write the dump config", dump_dir);
+            aclFinalize();
+            return 2;
+        }
+        json_decref(j);
+        if ((e = aclmdlInitDump()) || (e = aclmdlSetDump(cfg))) {
+            rc = acl_error(e, err, errlen);
+            goto out;
+        }
+    }
+    if ((e = aclrtSetDevice(0)) || (e = aclrtCreateContext(&ctx, 0)) ||
+        (e = aclmdlLoadFromFile(exeom, &id))) {
+        rc = acl_error(e, err, errlen);
+        goto out;
+    }
+    const nb_sim_model *sim = nb_acl_sim_model(id);
+    const nb_exeom *x = nb_sim_exeom(sim);
+    if ((int)x->n_inputs != n_inputs || n_inputs > 64 || x->n_outputs > 64) {
+        snprintf(err, errlen, "%s: %u inputs, %d given", exeom, x->n_inputs, n_inputs);
+        rc = 2;
+        goto out;
+    }
+    in = aclmdlCreateDataset();
+    out = aclmdlCreateDataset();
+    for (int i = 0; i < n_inputs && in; i++) {
+        const nb_exeom_tensor *t = &x->t[nb_sim_input_tensor(sim, i)];
+        if (nb_sim_numel(t) != numel[i]) {
+            snprintf(err, errlen, "%s: input %d has %lld values, %lld given", exeom, i,
+                     (long long)nb_sim_numel(t), (long long)numel[i]);
+            rc = 2;
+            goto out;
+        }
+        bufs[i] = calloc(1, t->bytes + 1);
+        for (int64_t k = 0; bufs[i] && k < numel[i]; k++)
+            nb_sim_set(t, bufs[i], k, data[i][k]);
+        aclDataBuffer *b = bufs[i] ? aclCreateDataBuffer(bufs[i], t->bytes) : NULL;
+        if (!b || aclmdlAddDatasetBuffer(in, b)) {
+            snprintf(err, errlen, "out of memory");
+            rc = 1;
+            goto out;
+        }
+    }
+    for (uint32_t i = 0; i < x->n_outputs && out; i++)
+        aclmdlAddDatasetBuffer(out, aclCreateDataBuffer(NULL, 0));
+    if (!in || !out) {
+        snprintf(err, errlen, "out of memory");
+        rc = 1;
+        goto out;
+    }
+    if ((e = aclmdlExecute(id, in, out))) {
+        rc = acl_error(e, err, errlen);
+        goto out;
+    }
+    json_t *j = json_object(), *outs = json_array();
+    for (uint32_t i = 0; i < x->n_outputs; i++) {
+        const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sim, (int)i)];
+        aclDataBuffer *b = aclmdlGetDatasetBuffer(out, i);
+        json_t *o = json_object(), *shape = json_array(), *vals = json_array();
+        for (int d = 0; d < t->rank; d++)
+            json_array_append_new(shape, json_integer(t->dims[d]));
+        for (int64_t k = 0; k < nb_sim_numel(t); k++)
+            json_array_append_new(vals, json_real(nb_sim_get(t, aclGetDataBufferAddr(b), k)));
+        json_object_set_new(o, "name", json_string(nb_acl_tensor_onnx(id, (int)
+                                                       nb_sim_output_tensor(sim, (int)i))));
+        json_object_set_new(o, "shape", shape);
+        json_object_set_new(o, "values", vals);
+        json_array_append_new(outs, o);
+    }
+    json_object_set_new(j, "outputs", outs);
+    json_object_set_new(j, "cycles", json_integer((json_int_t)nb_sim_total_cycles(sim)));
+    uint32_t files = 0;
+    const char *dd = nb_acl_last_dump(id, &files);
+    json_object_set_new(j, "dump", dd[0] ? json_string(dd) : json_null());
+    rc = done(j, json, err, errlen);
+out:
+    if (out)
+        for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(out); i++)
+            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(out, i));
+    if (in)
+        for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(in); i++)
+            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(in, i));
+    aclmdlDestroyDataset(in);
+    aclmdlDestroyDataset(out);
+    for (int i = 0; i < 64; i++)
+        free(bufs[i]);
+    if (id)
+        aclmdlUnload(id);
+    if (ctx)
+        aclrtDestroyContext(ctx);
+    aclrtResetDevice(0);
+    if (dump_dir)
+        aclmdlFinalizeDump();
+    aclFinalize();
+    if (cfg[0])
+        remove(cfg);
+    return rc;
+}
+
+int nbpy_infer(const char *model, const char *input_shape, int n_inputs,
+               const float *const *data, const int *ranks, const int64_t *dims,
+               const char *dump_dir, char **json, char *err, size_t errlen)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_exec *ex = NULL;
+    nb_tensor *ts[64] = {0};
+    const char *names[64];
+    int rc = 0;
+    nb_load_opts lo = {.input_shape = input_shape};
+    if (nb_ref_load(model, &lo, &m, &st) ||
+        nb_exec_create(m, &(nb_exec_opts){.keep_all = dump_dir != NULL}, &ex, &st)) {
+        rc = fail(&st, err, errlen);
+        goto out;
+    }
+    const nb_graph *g = m->graph;
+    if (n_inputs != g->n_inputs || n_inputs > 64) {
+        snprintf(err, errlen, "%s: %d inputs, %d given", model, g->n_inputs, n_inputs);
+        rc = 2;
+        goto out;
+    }
+    for (int i = 0; i < n_inputs; i++) {
+        names[i] = g->values[g->inputs[i]].name;
+        if (!(ts[i] = tensor_of(data[i], ranks[i], dims + 6 * i, &st))) {
+            rc = fail(&st, err, errlen);
+            goto out;
+        }
+    }
+    if (nb_exec_run(ex, n_inputs, names, ts, &st)) {
+        rc = fail(&st, err, errlen);
+        goto out;
+    }
+    if (dump_dir) { /* golden dumps, as infer --dump writes them, into a new folder */
+        char tmp[4400];
+        nb_remove_stale_tmps(dump_dir);
+        nb_tmp_path(dump_dir, tmp, sizeof tmp);
+        nb_err e = nb_mkdir_p(tmp) ? nb_fail(&st, NB_ERR_IO, "%s: cannot make it", dump_dir)
+                                   : NB_OK;
+        for (int i = 0; i < g->n_inputs && !e; i++) {
+            const nb_value *iv = &g->values[g->inputs[i]];
+            const nb_tensor *t = nb_exec_get(ex, iv->name);
+            const char *nm[1] = {iv->name};
+            const nb_tensor *tv[1] = {t};
+            if (t && t->dtype == NB_FLOAT && !iv->const_val)
+                e = nb_dump_write_golden(tmp, iv->name, "Input", (uint32_t)(g->n_nodes + i), nm,
+                                         tv, 1, &st);
+        }
+        for (int ni = 0; ni < g->n_nodes && !e; ni++) {
+            const nb_node *nd = &g->nodes[ni];
+            const char *nm[8];
+            const nb_tensor *tv[8];
+            int k = 0;
+            for (int o = 0; o < nd->n_out && k < 8; o++) {
+                if (nd->out[o] < 0)
+                    continue;
+                const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
+                if (t && t->dtype == NB_FLOAT)
+                    nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
+            }
+            if (k)
+                e = nb_dump_write_golden(tmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k, &st);
+        }
+        if (!e)
+            e = nb_publish_dir(tmp, dump_dir, nb_is_dump_file_name, &st);
+        else
+            nb_remove_tree(tmp);
+        if (e) {
+            rc = fail(&st, err, errlen);
+            goto out;
+        }
+    }
+    json_t *j = json_object(), *outs = json_array();
+    for (int o = 0; o < g->n_outputs; o++) {
+        const nb_tensor *t = nb_exec_output(ex, o);
+        json_t *jo = json_object(), *shape = json_array(), *vals = json_array();
+        for (int d = 0; t && d < t->rank; d++)
+            json_array_append_new(shape, json_integer(t->dims[d]));
+        for (int64_t k = 0; t && k < t->numel; k++)
+            json_array_append_new(vals, json_real(nb_tensor_get_f64(t, k)));
+        json_object_set_new(jo, "name", json_string(g->values[g->outputs[o]].name));
+        json_object_set_new(jo, "shape", shape);
+        json_object_set_new(jo, "values", vals);
+        json_array_append_new(outs, jo);
+    }
+    json_object_set_new(j, "outputs", outs);
+    rc = done(j, json, err, errlen);
+out:
+    for (int i = 0; i < 64; i++)
+        nb_tensor_free(ts[i]);
+    nb_exec_free(ex);
+    nb_model_free(m);
+    return rc;
+}
+
+int nbpy_compare(const char *npu_dump, const char *golden_dump, char **json, char *err,
+                 size_t errlen)
+{
+    nb_status st = {0};
+    nb_compare_opts o = {.npu_dumps = npu_dump, .golden_dumps = golden_dump};
+    nb_cmp_thresholds_default(&o.th);
+    nb_comparison c;
+    if (nb_compare(&o, &c, &st))
+        return fail(&st, err, errlen);
+    json_t *j = json_object(), *rows = json_array();
+    for (int i = 0; i < c.nr; i++) {
+        const nb_cmp_row *r = &c.rows[i];
+        json_t *o2 = json_object();
+        json_object_set_new(o2, "layer", json_string(r->npu->op_name));
+        json_object_set_new(o2, "op_type", json_string(r->npu->op_type));
+        json_object_set_new(o2, "golden_node", r->gold ? json_string(r->gold->op_name)
+                                                       : json_null());
+        json_object_set_new(o2, "compared", json_boolean(r->compared));
+        json_object_set_new(o2, "cosine", r->compared ? num(r->m.cos) : json_null());
+        json_object_set_new(o2, "sqnr_db", r->compared ? num(r->m.sqnr_db) : json_null());
+        json_object_set_new(o2, "max_abs_error", r->compared ? num(r->m.max_abs) : json_null());
+        json_object_set_new(o2, "over_threshold", json_boolean(r->fails));
+        json_object_set_new(o2, "reason", json_string(r->reason));
+        json_array_append_new(rows, o2);
+    }
+    json_object_set_new(j, "verdict", json_string(c.verdict));
+    json_object_set_new(j, "first_over_threshold",
+                        c.first_bad >= 0 ? json_string(c.rows[c.first_bad].npu->op_name)
+                                         : json_null());
+    json_object_set_new(j, "rows", rows);
+    nb_comparison_free(&c);
+    return done(j, json, err, errlen);
+}

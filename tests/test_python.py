@@ -1,0 +1,132 @@
+"""The Python module (python/nanobench, ctypes over libnanobench.so) against the CLI on the
+same data: calibrate on numpy arrays gives the CLI's record byte for byte, compile the same
+exeom, run the same outputs, compare the same rows. On the conv fixture always, and on
+openWakeWord's embedding_model when the model cache has it.
+
+usage: test_python.py NANOBENCH LIBNANOBENCH MAKE_FIXTURE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+NB, LIB, FIX = sys.argv[1:4]
+os.environ["NANOBENCH_LIB"] = LIB
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import nanobench as nb  # noqa: E402
+
+fails = 0
+
+
+def check(ok, what):
+    global fails
+    print(("ok: " if ok else "FAIL: ") + what)
+    fails += 0 if ok else 1
+
+
+def cli(*args):
+    r = subprocess.run([NB, "--no-record", *args], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+def same_file(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def bring_up(tmp, name, model, inp, shape, batches, input_shape=None):
+    """calibrate, compile, run, infer and compare with numpy (module) and with the CLI."""
+    rng = np.random.default_rng(7)
+    arrs = [rng.standard_normal(shape).astype(np.float32) for _ in range(batches)]
+    # the module
+    cal = nb.calibrate(model, {inp: arrs}, os.path.join(tmp, "py", name),
+                       input_shape=input_shape)
+    exe = nb.compile(cal["deploy_model"], os.path.join(tmp, "py", name),
+                     input_shape=input_shape)
+    y = nb.run(exe["exeom"], {inp: arrs[0]}, dump=os.path.join(tmp, "py_npu"))
+    g = nb.infer(model, {inp: arrs[0]}, dump=os.path.join(tmp, "py_golden_" + name),
+                 input_shape=input_shape)
+    cmp = nb.compare(y.dump, os.path.join(tmp, "py_golden_" + name))
+    # the CLI on the same arrays
+    data = os.path.join(tmp, "data_" + name)
+    os.makedirs(data, exist_ok=True)
+    for b, a in enumerate(arrs):
+        np.save(os.path.join(data, "b%03d.npy" % b), a)
+    shp = ["--input_shape", input_shape] if input_shape else []
+    cli("calibrate", "--model", model, "--save_path", os.path.join(tmp, "cli", name),
+        "--data_dir", data, "--batch_num", str(batches), *shp)
+    check(same_file(cal["record"], os.path.join(tmp, "cli", name + "_quant_record.txt")),
+          "%s: the record from numpy arrays is the CLI's, byte for byte" % name)
+    check(same_file(cal["deploy_model"], os.path.join(tmp, "cli", name + "_deploy_model.onnx")),
+          "%s: the deploy model is the CLI's" % name)
+    cli("atc", "--mode=30", "--framework=5", "--soc_version=Ascend035A",
+        "--model=" + os.path.join(tmp, "cli", name + "_deploy_model.onnx"),
+        "--output=" + os.path.join(tmp, "cli", name), "--input_fp16_nodes=" + inp,
+        "--output_type=FP16", *(["--input_shape=" + input_shape] if input_shape else []))
+    check(same_file(exe["exeom"], os.path.join(tmp, "cli", name + ".exeom")),
+          "%s: compile gives the CLI's exeom, byte for byte" % name)
+    acl = os.path.join(tmp, "acl_%s.json" % name)
+    with open(acl, "w") as f:
+        json.dump({"dump": {"dump_list": [{"model_name": name}],
+                            "dump_path": os.path.join(tmp, "cli_npu"), "dump_mode": "output"}}, f)
+    out = json.loads(cli("run", os.path.join(tmp, "cli", name + ".exeom"), "--input",
+                         "%s=%s" % (inp, os.path.join(data, "b000.npy")), "--output-dir",
+                         os.path.join(tmp, "cli_out_" + name), "--dump", acl, "--json"))
+    for o in out["outputs"]:
+        mine = y[o["name"]]
+        theirs = np.load(o["file"])
+        check(mine.shape == theirs.shape and np.array_equal(mine, theirs),
+              "%s: run's output '%s' %s equals the CLI's" % (name, o["name"], mine.shape))
+    cli("infer", model, "--input", "%s=%s" % (inp, os.path.join(data, "b000.npy")),
+        "--output-dir", os.path.join(tmp, "cli_io_" + name), "--dump",
+        os.path.join(tmp, "cli_golden_" + name), *shp)
+    rep = json.loads(cli("compare", "file_compare", "-m", out["dump"]["folder"], "-g",
+                         os.path.join(tmp, "cli_golden_" + name), "-out",
+                         os.path.join(tmp, "cmp_" + name), "--json"))
+    mine = [(r["layer"], r["cosine"]) for r in cmp["rows"]]
+    theirs = [(r["layer"], r["cosine"]) for r in rep["rows"]]
+    check(mine == theirs and cmp["verdict"] == rep["verdict"],
+          "%s: compare: %d rows and the verdict (%s) equal the CLI's" % (name, len(mine),
+                                                                          rep["verdict"]))
+    last = [r for r in cmp["rows"] if r["compared"]][-1]
+    print("  %s: output SQNR against float %.1f dB (calibration's fake-quant: %.1f dB), "
+          "%d NPU cycles" % (name, last["sqnr_db"], cal["output_sqnr_db"], y.cycles))
+    ref = np.load(os.path.join(tmp, "cli_io_" + name, sorted(
+        f for f in os.listdir(os.path.join(tmp, "cli_io_" + name)) if f.endswith(".npy"))[0]))
+    check(np.array_equal(g[list(g)[0]], ref), "%s: infer's output equals the CLI's" % name)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    conv = os.path.join(tmp, "conv.onnx")
+    subprocess.run([FIX, "conv", conv], check=True)
+    bring_up(tmp, "conv", conv, "x", (1, 3, 8, 8), 4)
+    cache = os.environ.get("NANOBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "nanobench")
+    emb = os.path.join(cache, "models", "embedding_model.onnx")
+    if os.path.exists(emb):
+        bring_up(tmp, "embedding_model", emb, "input_1", (1, 76, 32, 1), 3,
+                 input_shape="input_1:1,76,32,1")
+    else:
+        print("skip: embedding_model not in the model cache (tests/data/fetch_models.sh)")
+    # errors: the CLI's message and exit status
+    try:
+        nb.calibrate(conv, {"x": [np.zeros((1, 3, 4, 4), np.float32)]}, os.path.join(tmp, "bad/c"))
+        check(False, "calibrate: a batch of another shape raises")
+    except nb.Error as e:
+        check(e.status == 2 and "not of input 'x''s dtype and shape" in str(e),
+              "calibrate: a batch of another shape raises Error(status 2): %s" % e)
+        check(not os.path.exists(os.path.join(tmp, "bad")) or not os.listdir(os.path.join(tmp, "bad")),
+              "calibrate: nothing written after the error")
+    try:
+        nb.run(os.path.join(tmp, "nope.exeom"), [np.zeros(3, np.float32)])
+        check(False, "run: a missing exeom raises")
+    except nb.Error as e:
+        check(e.status == 2 and "nope.exeom" in str(e), "run: a missing exeom raises: %s" % e)
+
+print("python: %d check(s) failed" % fails if fails else "python: every check passed")
+sys.exit(1 if fails else 0)
