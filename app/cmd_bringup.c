@@ -755,7 +755,9 @@ static void print_text(const bu *b, const json_t *s)
     for (size_t i = 0; i < json_array_size(outs) && i < 3; i++) {
         const json_t *o = json_array_get(outs, i);
         if (num(o, "numel") == 1) { /* a score: its cosine is 1 on each input */
-            put(i ? "" : "output", 1, "%s [%s], %d inputs: SQNR mean %s worst %s, max |err| %.3g",
+            /* two lines when needed: a cut would drop the error's exponent (2.276e-07 shown
+               as "2...") */
+            put(i ? "" : "output", 2, "%s [%s], %d inputs: SQNR mean %s worst %s, max |err| %.3g",
                 str(o, "name"), str(o, "shape"), b->n_eval,
                 db_str(num(o, "sqnr_db_mean"), t2, sizeof t2),
                 db_str(num(o, "sqnr_db_worst"), t3, sizeof t3), num(o, "max_abs_error"));
