@@ -830,18 +830,17 @@ static void print_text(const bu *b, const json_t *s)
 static json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
 {
     json_t *outs = json_array();
-    double *px = NULL, *py = NULL, *x = NULL, *y = NULL;
+    double *x = NULL, *y = NULL;
     bool undefined = false;
     *worst = INFINITY;
+    nb_cmp_over_inputs acc;
     for (size_t o = 0; o < json_array_size(outs0); o++) {
         const char *name = str(json_array_get(outs0, o), "name");
-        double cmean = 0, cworst = INFINITY, smean = 0, sworst = INFINITY, maxabs = 0;
-        bool c_nan = false;
-        int64_t pn = 0, numel = 0;
         char shape[128] = "";
         json_t *per = json_array(), *jo = json_object();
         json_object_set_new(jo, "name", nb_json_string(name));
         json_array_append_new(outs, jo); /* owned by outs from here */
+        nb_cmp_over_inputs_init(&acc, b->n_eval); /* the metrics over K: the engine's */
         for (int k = 0; k < b->n_eval; k++) {
             const json_t *ro = json_array_get(
                 json_object_get(json_array_get(b->runs, (size_t)k), "outputs"), o);
@@ -861,30 +860,14 @@ static json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, i
                 goto fail;
             }
             nb_cmp_metrics m;
-            nb_cmp_metrics_compute(x, y, nx, &m);
-            numel = nx;
-            double *gx = realloc(px, sizeof(double) * (size_t)(pn + nx + 1));
-            if (gx)
-                px = gx;
-            double *gy = gx ? realloc(py, sizeof(double) * (size_t)(pn + nx + 1)) : NULL;
-            if (gy)
-                py = gy;
-            if (!gx || !gy) {
-                *rc = cli_fail(1, "out of memory");
+            nb_status st = {0};
+            if (nb_cmp_over_inputs_add(&acc, x, y, nx, &m, &st)) {
+                *rc = cli_error(&st);
                 goto fail;
             }
-            memcpy(px + pn, x, sizeof(double) * (size_t)nx);
-            memcpy(py + pn, y, sizeof(double) * (size_t)nx);
-            pn += nx;
             free(x);
             free(y);
             x = y = NULL;
-            c_nan |= isnan(m.cos);
-            cmean += m.cos / b->n_eval;
-            cworst = m.cos < cworst ? m.cos : cworst;
-            smean += m.sqnr_db / b->n_eval;
-            sworst = m.sqnr_db < sworst ? m.sqnr_db : sworst;
-            maxabs = m.max_abs > maxabs ? m.max_abs : maxabs;
             json_t *pi = json_object(), *files = json_array();
             for (int i = 0; i < b->n_in; i++)
                 json_array_append_new(files, nb_json_string(b->eval[k * b->n_in + i]));
@@ -898,37 +881,29 @@ static json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, i
                 json_object_set_new(pi, "note", nb_json_string(m.note));
             json_array_append_new(per, pi);
         }
-        nb_cmp_metrics pm; /* the K inputs together */
-        nb_cmp_metrics_compute(px, py, pn, &pm);
-        free(px);
-        free(py);
-        px = py = NULL;
-        if (c_nan)
-            cworst = cmean = NAN;
-        /* a cosine of one value is 1: a score's is taken over the K inputs together */
-        double gate = numel == 1 ? pm.cos : cworst;
-        if (isnan(gate))
+        nb_cmp_over_inputs_finish(&acc);
+        nb_cmp_over_inputs_free(&acc);
+        if (isnan(acc.gate))
             undefined = true;
-        else if (gate < *worst)
-            *worst = gate;
+        else if (acc.gate < *worst)
+            *worst = acc.gate;
         json_object_set_new(jo, "shape", json_string(shape));
-        json_object_set_new(jo, "numel", json_integer(numel));
-        json_object_set_new(jo, "cosine_mean", cli_jnum(cmean));
-        json_object_set_new(jo, "cosine_worst", cli_jnum(cworst));
-        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(smean));
-        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(sworst));
-        json_object_set_new(jo, "max_abs_error", cli_jnum(maxabs));
-        json_object_set_new(jo, "pooled_cosine", cli_jnum(pm.cos));
-        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(pm.sqnr_db));
-        json_object_set_new(jo, "worst_cosine", cli_jnum(gate));
+        json_object_set_new(jo, "numel", json_integer(acc.numel));
+        json_object_set_new(jo, "cosine_mean", cli_jnum(acc.cos_mean));
+        json_object_set_new(jo, "cosine_worst", cli_jnum(acc.cos_worst));
+        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(acc.sqnr_mean));
+        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(acc.sqnr_worst));
+        json_object_set_new(jo, "max_abs_error", cli_jnum(acc.max_abs));
+        json_object_set_new(jo, "pooled_cosine", cli_jnum(acc.pooled_cos));
+        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(acc.pooled_sqnr));
+        json_object_set_new(jo, "worst_cosine", cli_jnum(acc.gate));
         json_object_set_new(jo, "per_input", per);
         continue;
     fail:
         json_decref(per);
         free(x);
         free(y);
-        free(px);
-        free(py);
+        nb_cmp_over_inputs_free(&acc);
         json_decref(outs);
         return NULL;
     }

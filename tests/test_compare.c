@@ -303,6 +303,45 @@ static void test_global_consistency(void **state)
     assert_non_null(strstr(st.msg, "not a golden one"));
 }
 
+/* One output over K = 2 inputs.
+ * A score (one value): input 1 x = 0.5, y = 0.4; input 2 x = 0.1, y = 0.2. Each input's
+ * cosine is 1 (one value), SQNR 10 log10(0.16 / 0.01) = 12.041 and 10 log10(0.04 / 0.01) =
+ * 6.021 dB: mean 9.031, worst 6.021; max |error| 0.1. Pooled, x = (0.5, 0.1), y = (0.4, 0.2):
+ * cos = (0.2 + 0.02) / (sqrt(0.26) sqrt(0.2)) = 0.22 / 0.228035 = 0.964764; SQNR =
+ * 10 log10(0.2 / 0.02) = 10 dB. The gate is the pooled cosine (a score).
+ * A vector of 2 values: input 1 x = (1, 0), y = (1, 0): cos 1; input 2 x = (0, 1), y = (1, 1):
+ * cos = 1 / sqrt(2) = 0.707107. Mean 0.853553, worst and gate 0.707107. */
+static void test_over_inputs(void **state)
+{
+    (void)state;
+    nb_status st = {0};
+    nb_cmp_over_inputs a;
+    nb_cmp_metrics m;
+    nb_cmp_over_inputs_init(&a, 2);
+    const double x1 = 0.5, y1 = 0.4, x2 = 0.1, y2 = 0.2;
+    assert_int_equal(nb_cmp_over_inputs_add(&a, &x1, &y1, 1, &m, &st), NB_OK);
+    assert_float_equal(m.cos, 1.0, 1e-12);
+    assert_float_equal(m.sqnr_db, 12.0412, 1e-4);
+    assert_int_equal(nb_cmp_over_inputs_add(&a, &x2, &y2, 1, &m, &st), NB_OK);
+    nb_cmp_over_inputs_finish(&a);
+    assert_float_equal(a.sqnr_mean, 9.0309, 1e-4);
+    assert_float_equal(a.sqnr_worst, 6.0206, 1e-4);
+    assert_float_equal(a.max_abs, 0.1, 1e-12);
+    assert_float_equal(a.pooled_cos, 0.964764, 1e-6);
+    assert_float_equal(a.pooled_sqnr, 10.0, 1e-9);
+    assert_float_equal(a.gate, a.pooled_cos, 0);
+    nb_cmp_over_inputs_free(&a);
+    nb_cmp_over_inputs_init(&a, 2);
+    const double v1[2] = {1, 0}, w1[2] = {1, 0}, v2[2] = {0, 1}, w2[2] = {1, 1};
+    assert_int_equal(nb_cmp_over_inputs_add(&a, v1, w1, 2, &m, &st), NB_OK);
+    assert_int_equal(nb_cmp_over_inputs_add(&a, v2, w2, 2, &m, &st), NB_OK);
+    nb_cmp_over_inputs_finish(&a);
+    assert_float_equal(a.cos_mean, 0.853553, 1e-6);
+    assert_float_equal(a.cos_worst, 0.707107, 1e-6);
+    assert_float_equal(a.gate, a.cos_worst, 0);
+    nb_cmp_over_inputs_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_accumulated_single_point),
         cmocka_unit_test(test_fused_inherited_saturation),
         cmocka_unit_test(test_global_consistency),
+        cmocka_unit_test(test_over_inputs),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "nb/accucmp.h"
 
@@ -91,4 +93,59 @@ void nb_cmp_unravel(int64_t flat, int rank, const int64_t *dims, int64_t *idx)
         idx[d] = flat % n;
         flat /= n;
     }
+}
+
+/* ---- one output over K inputs (accucmp.h) ---- */
+
+void nb_cmp_over_inputs_init(nb_cmp_over_inputs *a, int n_inputs)
+{
+    memset(a, 0, sizeof *a);
+    a->n_inputs = n_inputs > 0 ? n_inputs : 1;
+    a->cos_worst = a->sqnr_worst = INFINITY;
+}
+
+nb_err nb_cmp_over_inputs_add(nb_cmp_over_inputs *a, const double *x, const double *y,
+                              int64_t n, nb_cmp_metrics *m, nb_status *st)
+{
+    nb_cmp_metrics_compute(x, y, n, m);
+    double *gx = realloc(a->px, sizeof(double) * (size_t)(a->pn + n + 1));
+    if (gx)
+        a->px = gx;
+    double *gy = gx ? realloc(a->py, sizeof(double) * (size_t)(a->pn + n + 1)) : NULL;
+    if (gy)
+        a->py = gy;
+    if (!gx || !gy)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    memcpy(a->px + a->pn, x, sizeof(double) * (size_t)n);
+    memcpy(a->py + a->pn, y, sizeof(double) * (size_t)n);
+    a->pn += n;
+    a->numel = n;
+    a->added++;
+    a->cos_nan |= isnan(m->cos);
+    a->cos_mean += m->cos / a->n_inputs;
+    a->cos_worst = m->cos < a->cos_worst ? m->cos : a->cos_worst;
+    a->sqnr_mean += m->sqnr_db / a->n_inputs;
+    a->sqnr_worst = m->sqnr_db < a->sqnr_worst ? m->sqnr_db : a->sqnr_worst;
+    a->max_abs = m->max_abs > a->max_abs ? m->max_abs : a->max_abs;
+    return NB_OK;
+}
+
+void nb_cmp_over_inputs_finish(nb_cmp_over_inputs *a)
+{
+    nb_cmp_metrics pm; /* the K inputs together */
+    nb_cmp_metrics_compute(a->px, a->py, a->pn, &pm);
+    a->pooled_cos = pm.cos;
+    a->pooled_sqnr = pm.sqnr_db;
+    if (a->cos_nan)
+        a->cos_worst = a->cos_mean = NAN;
+    /* a cosine of one value is 1: a score's is taken over the K inputs together */
+    a->gate = a->numel == 1 ? pm.cos : a->cos_worst;
+}
+
+void nb_cmp_over_inputs_free(nb_cmp_over_inputs *a)
+{
+    free(a->px);
+    free(a->py);
+    a->px = a->py = NULL;
+    a->pn = 0;
 }

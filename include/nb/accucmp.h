@@ -133,6 +133,32 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
                             uint32_t index, const char *const *names,
                             const nb_tensor *const *ts, int n, nb_status *st);
 
+/* ---- one network output over K inputs (bringup's evaluation) ----
+ * The NPU's values x against the float reference's y of one output, input by input: each
+ * input's metrics, and over the K: the mean and the worst cosine and SQNR, the largest
+ * absolute error, the metrics of the K inputs pooled into one vector, and the output's
+ * cosine for the verdict ("gate"): the pooled cosine for a score (one value per input,
+ * whose own cosine is always 1), else the worst. A NaN cosine on any input makes the mean
+ * and the worst NaN. */
+typedef struct nb_cmp_over_inputs {
+    int n_inputs;            /* K, given to init: the means divide by it */
+    int added;
+    int64_t numel;           /* values per input (the last added) */
+    double cos_mean, cos_worst, sqnr_mean, sqnr_worst, max_abs;
+    double pooled_cos, pooled_sqnr, gate;
+    bool cos_nan;
+    double *px, *py;         /* the pooled values (internal) */
+    int64_t pn;
+} nb_cmp_over_inputs;
+
+void nb_cmp_over_inputs_init(nb_cmp_over_inputs *a, int n_inputs);
+/* Adds one input's n values; its own metrics into m. Errors: NB_ERR_NOMEM. */
+nb_err nb_cmp_over_inputs_add(nb_cmp_over_inputs *a, const double *x, const double *y,
+                              int64_t n, nb_cmp_metrics *m, nb_status *st);
+/* The pooled metrics and the gate, once every input is added. */
+void nb_cmp_over_inputs_finish(nb_cmp_over_inputs *a);
+void nb_cmp_over_inputs_free(nb_cmp_over_inputs *a);
+
 /* ---- file_compare: two dump sets matched and compared (engine/accucmp/compare.c) ---- */
 
 /* Reads every dump under the comma-separated files and folders of spec (a file named as a
