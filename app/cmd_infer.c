@@ -358,7 +358,6 @@ int cmd_infer(int argc, char **argv)
     const char *names[NB_MAX_CLI_INPUTS];
     char *namebuf[NB_MAX_CLI_INPUTS] = {0};
     dump_ctx d = {0};
-    char gtmp[4400] = ""; /* --dump is written here, then published as golden_dir */
     int rc = rec_start_model("infer", model, shape, argc, argv);
     if (rc)
         return rc;
@@ -584,56 +583,14 @@ int cmd_infer(int argc, char **argv)
     if (rc != 0)
         goto out;
     if (golden_dir) { /* one golden dump per node, its float outputs, in graph order */
-        nb_remove_stale_tmps(golden_dir);
-        nb_tmp_path(golden_dir, gtmp, sizeof gtmp);
-        cli_cleanup_add_tmp(golden_dir);
-        if (nb_mkdir_p(gtmp) != 0) {
-            rc = cli_fail(2, "%s: cannot create the dump folder: %s", golden_dir, strerror(errno));
-            goto out;
-        }
+        cli_cleanup_add_tmp(golden_dir); /* Ctrl-C: the folder being written, not an earlier */
         int n_dumps = 0;
-        /* the model's float inputs as "Input" dumps (what a first layer reads) */
-        for (int i = 0; i < g->n_inputs; i++) {
-            const nb_value *iv = &g->values[g->inputs[i]];
-            const nb_tensor *t = nb_exec_get(ex, iv->name);
-            if (!t || t->dtype != NB_FLOAT || iv->const_val)
-                continue;
-            const char *nm1[1] = {iv->name};
-            const nb_tensor *tv1[1] = {t};
-            if (nb_dump_write_golden(gtmp, iv->name, "Input", (uint32_t)(g->n_nodes + i),
-                                     nm1, tv1, 1, &st)) {
-                rc = cli_error(&st);
-                goto out;
-            }
-        }
-        for (int ni = 0; ni < g->n_nodes; ni++) {
-            const nb_node *nd = &g->nodes[ni];
-            const char *nm[8];
-            const nb_tensor *tv[8];
-            int k = 0;
-            for (int o = 0; o < nd->n_out && k < 8; o++) {
-                if (nd->out[o] < 0)
-                    continue;
-                const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
-                if (t && t->dtype == NB_FLOAT)
-                    nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
-            }
-            if (!k)
-                continue;
-            if (nb_dump_write_golden(gtmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k,
-                                     &st)) {
-                rc = cli_error(&st);
-                goto out;
-            }
-            n_dumps++;
-        }
-        if (nb_publish_dir(gtmp, golden_dir, nb_is_dump_file_name, &st)) {
-            gtmp[0] = 0;
+        nb_err de = nb_dump_golden_run(m, ex, golden_dir, &n_dumps, &st);
+        cli_cleanup_clear();
+        if (de) {
             rc = cli_error(&st);
             goto out;
         }
-        gtmp[0] = 0;
-        cli_cleanup_clear();
         printf("golden dump: %d node(s) written to %s\n", n_dumps, golden_dir);
         rec_param("golden_dump", "%s", golden_dir);
     }
@@ -672,8 +629,6 @@ int cmd_infer(int argc, char **argv)
         rec_artifact("manifest", mp);
     }
 out:
-    if (gtmp[0]) /* a failed dump: nothing under the final name */
-        nb_remove_tree(gtmp);
     cli_cleanup_clear();
     for (int i = 0; i < d.n; i++) {
         free(d.files[i].name);

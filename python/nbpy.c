@@ -413,44 +413,9 @@ int nbpy_infer(const char *model, const char *input_shape, int n_inputs,
         rc = fail(&st, err, errlen);
         goto out;
     }
-    if (dump_dir) { /* golden dumps, as infer --dump writes them, into a new folder */
-        char tmp[4400];
-        nb_remove_stale_tmps(dump_dir);
-        nb_tmp_path(dump_dir, tmp, sizeof tmp);
-        nb_err e = nb_mkdir_p(tmp) ? nb_fail(&st, NB_ERR_IO, "%s: cannot make it", dump_dir)
-                                   : NB_OK;
-        for (int i = 0; i < g->n_inputs && !e; i++) {
-            const nb_value *iv = &g->values[g->inputs[i]];
-            const nb_tensor *t = nb_exec_get(ex, iv->name);
-            const char *nm[1] = {iv->name};
-            const nb_tensor *tv[1] = {t};
-            if (t && t->dtype == NB_FLOAT && !iv->const_val)
-                e = nb_dump_write_golden(tmp, iv->name, "Input", (uint32_t)(g->n_nodes + i), nm,
-                                         tv, 1, &st);
-        }
-        for (int ni = 0; ni < g->n_nodes && !e; ni++) {
-            const nb_node *nd = &g->nodes[ni];
-            const char *nm[8];
-            const nb_tensor *tv[8];
-            int k = 0;
-            for (int o = 0; o < nd->n_out && k < 8; o++) {
-                if (nd->out[o] < 0)
-                    continue;
-                const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
-                if (t && t->dtype == NB_FLOAT)
-                    nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
-            }
-            if (k)
-                e = nb_dump_write_golden(tmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k, &st);
-        }
-        if (!e)
-            e = nb_publish_dir(tmp, dump_dir, nb_is_dump_file_name, &st);
-        else
-            nb_remove_tree(tmp);
-        if (e) {
-            rc = fail(&st, err, errlen);
-            goto out;
-        }
+    if (dump_dir && nb_dump_golden_run(m, ex, dump_dir, NULL, &st)) { /* as infer --dump */
+        rc = fail(&st, err, errlen);
+        goto out;
     }
     json_t *j = json_object(), *outs = json_array();
     for (int o = 0; o < g->n_outputs; o++) {

@@ -1,6 +1,7 @@
 /* nanobench accuracy comparison: reading dump files (the simulator's and golden ones) and
  * writing golden dumps (include/nb/accucmp.h; format share/proto/dump.proto). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "dump.pb-c.h"
 #include "nb/accucmp.h"
+#include "nb/ref.h"
 #include "nb/sim.h"
 
 static int code_of(const char *s, bool format)
@@ -212,4 +214,54 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
     }
     free(buf), free(tp), free(pp), free(sp), free(shapes);
     return e;
+}
+
+nb_err nb_dump_golden_run(const nb_model *m, const nb_exec *ex, const char *dir, int *n,
+                          nb_status *st)
+{
+    const nb_graph *g = m->graph;
+    char tmp[4400];
+    nb_remove_stale_tmps(dir);
+    nb_tmp_path(dir, tmp, sizeof tmp);
+    if (nb_mkdir_p(tmp) != 0)
+        return nb_fail(st, NB_ERR_IO, "%s: cannot create the dump folder: %s", dir,
+                       strerror(errno));
+    nb_err e = NB_OK;
+    int n_dumps = 0;
+    for (int i = 0; i < g->n_inputs && !e; i++) {
+        const nb_value *iv = &g->values[g->inputs[i]];
+        const nb_tensor *t = nb_exec_get(ex, iv->name);
+        if (!t || t->dtype != NB_FLOAT || iv->const_val)
+            continue;
+        const char *nm1[1] = {iv->name};
+        const nb_tensor *tv1[1] = {t};
+        e = nb_dump_write_golden(tmp, iv->name, "Input", (uint32_t)(g->n_nodes + i), nm1, tv1,
+                                 1, st);
+    }
+    for (int ni = 0; ni < g->n_nodes && !e; ni++) {
+        const nb_node *nd = &g->nodes[ni];
+        const char *nm[8];
+        const nb_tensor *tv[8];
+        int k = 0;
+        for (int o = 0; o < nd->n_out && k < 8; o++) {
+            if (nd->out[o] < 0)
+                continue;
+            const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
+            if (t && t->dtype == NB_FLOAT)
+                nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
+        }
+        if (!k)
+            continue;
+        e = nb_dump_write_golden(tmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k, st);
+        n_dumps++;
+    }
+    if (e) {
+        nb_remove_tree(tmp);
+        return e;
+    }
+    if ((e = nb_publish_dir(tmp, dir, nb_is_dump_file_name, st)))
+        return e;
+    if (n)
+        *n = n_dumps;
+    return NB_OK;
 }

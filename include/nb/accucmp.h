@@ -263,6 +263,18 @@ typedef struct nb_cmp_isolation {
 nb_err nb_cmp_isolate(const nb_comparison *c, const char *layer, const char *exeom,
                       nb_cmp_isolation *iso, nb_status *st);
 
+/* The golden dumps of one reference run (nanobench infer --dump): the model's float inputs
+ * as "Input" dumps (what a first layer reads) and each node's float outputs, in graph
+ * order (ex ran with keep_all), into the folder dir, written as dir.tmp.PID and published
+ * whole (nb_publish_dir: an earlier golden dump there is replaced, a folder of the user's
+ * files merged into). Stale temporaries of killed runs removed first. The node dumps'
+ * count into *n (may be NULL). On error nothing is left under dir. Errors: NB_ERR_IO,
+ * NB_ERR_NOMEM. */
+struct nb_model;
+struct nb_exec;
+nb_err nb_dump_golden_run(const struct nb_model *m, const struct nb_exec *ex, const char *dir,
+                          int *n, nb_status *st);
+
 #ifdef __cplusplus
 }
 #endif
