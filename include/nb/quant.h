@@ -368,6 +368,10 @@ typedef struct nb_calib_layer_report {
     bool channel_wise;
     int64_t channels;
     const float *scale_w;     /* per channel (channels of them) */
+    const float *bias;        /* the float bias the deploy model takes (channels of them):
+                                 the model's (a folded BatchNormalization's), corrected for
+                                 the weights' quantization error unless no_bias_correction;
+                                 NULL for an LSTM/GRU */
     double act_sqnr, w_sqnr;  /* each tensor's fake quantization */
     double out_sqnr, out_cos; /* the layer alone on fake-quantized input and weights */
     bool evaluated;
