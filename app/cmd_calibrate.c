@@ -267,18 +267,9 @@ int cmd_calibrate(int argc, char **argv)
                            .config_path = cfg_path, .no_bias_correction = !bias_corr,
                            .progress = show_progress ? on_progress : NULL, .warn = on_warn,
                            .on_model = on_model};
-    if (algo) {
-        static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
-                                          NB_ACT_PERCENTILE, NB_ACT_KL, NB_ACT_AUTO};
-        size_t k = 0;
-        while (k < 6 && strcmp(algo, nb_act_algo_name(all[k])))
-            k++;
-        if (k == 6)
-            return cli_usage_error("calibrate", "--algo is ifmr, hfmg, minmax, percentile, kl "
-                                   "or auto, not '%s'", algo);
-        o.algo_set = true;
-        o.algo = all[k];
-    }
+    if (algo && !(o.algo_set = nb_act_algo_parse(algo, &o.algo)))
+        return cli_usage_error("calibrate", "--algo is ifmr, hfmg, minmax, percentile, kl "
+                               "or auto, not '%s'", algo);
     if (batch && !strcmp(batch, "all")) {
         o.batch_num = -1; /* every batch: the fewest files of a folder */
     } else if (batch) {

@@ -151,19 +151,10 @@ int nbpy_calibrate(const char *model, const char *save_path, const char *input_s
     nb_calibrate_opts o = {.model = model, .save_path = save_path, .input_shape = input_shape,
                            .config_path = config, .batches = (const nb_tensor *const *)ts,
                            .n_batches = n_batches};
-    if (!rc && algo) {
-        static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
-                                          NB_ACT_PERCENTILE, NB_ACT_KL, NB_ACT_AUTO};
-        size_t k = 0;
-        while (k < 6 && strcmp(algo, nb_act_algo_name(all[k])))
-            k++;
-        if (k == 6) {
-            snprintf(err, errlen, "algo is ifmr, hfmg, minmax, percentile, kl or auto, not '%s'",
-                     algo);
-            rc = 2;
-        } else {
-            o.algo_set = true, o.algo = all[k];
-        }
+    if (!rc && algo && !(o.algo_set = nb_act_algo_parse(algo, &o.algo))) {
+        snprintf(err, errlen, "algo is ifmr, hfmg, minmax, percentile, kl or auto, not '%s'",
+                 algo);
+        rc = 2;
     }
     nb_calibrate_result r = {0};
     if (!rc && nb_calibrate(&o, &r, &st))

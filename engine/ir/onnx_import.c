@@ -604,17 +604,8 @@ static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr
     a->name = strdup(ap->name ? ap->name : "");
     if (!a->name)
         return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+    /* the gate (gate_attr) wrote the type an old model left out, deduced from the field set */
     int type = ap->has_type ? (int)ap->type : 0;
-    if (!type) { /* old models leave the type out: deduce it from the field set */
-        if (ap->g) type = NB_ATTR_GRAPH;
-        else if (ap->t) type = NB_ATTR_TENSOR;
-        else if (ap->n_floats) type = NB_ATTR_FLOATS;
-        else if (ap->n_ints) type = NB_ATTR_INTS;
-        else if (ap->n_strings) type = NB_ATTR_STRINGS;
-        else if (ap->has_s) type = NB_ATTR_STRING;
-        else if (ap->has_f) type = NB_ATTR_FLOAT;
-        else if (ap->has_i) type = NB_ATTR_INT;
-    }
     char what[600];
     snprintf(what, sizeof what, "node '%s' attribute '%s'", node_name, a->name);
     switch (type) {

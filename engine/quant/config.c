@@ -791,3 +791,15 @@ const char *nb_act_algo_name(nb_act_algo a)
     }
     return "?";
 }
+
+bool nb_act_algo_parse(const char *name, nb_act_algo *a)
+{
+    static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
+                                      NB_ACT_PERCENTILE, NB_ACT_KL, NB_ACT_AUTO};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (!strcmp(name, nb_act_algo_name(all[k]))) {
+            *a = all[k];
+            return true;
+        }
+    return false;
+}

@@ -93,6 +93,9 @@ const nb_calib_cfg *nb_quant_config_for(const nb_quant_config *c, const char *la
 /* True when the layer is in skip_layers or its type in skip_layer_types. */
 bool nb_quant_config_skips(const nb_quant_config *c, const char *layer, const char *op_type);
 const char *nb_act_algo_name(nb_act_algo a);
+/* The algorithm named name (ifmr, hfmg, minmax, percentile, kl, auto) into *a; false when
+ * name is none of them. */
+bool nb_act_algo_parse(const char *name, nb_act_algo *a);
 
 /* ---- activation statistics: one histogram per tensor, merged across batches ---- */
 
