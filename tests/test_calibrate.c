@@ -36,10 +36,10 @@ static void test_bn_folded(void **state)
     mb_init_floats(m, "mean", 1, dc, mean, 2);
     mb_init_floats(m, "var", 1, dc, var, 2);
     const char *ci[] = {"x", "W", NULL}, *co[] = {"c", NULL};
-    mb_node(m, "Conv", ci, co)->name = strdup("conv");
+    mb_node(m, "Conv", ci, co)->name = (char *)"conv";
     const char *bi[] = {"c", "s", "B", "mean", "var", NULL}, *bo[] = {"y", NULL};
     Onnx__NodeProto *bn = mb_node(m, "BatchNormalization", bi, bo);
-    bn->name = strdup("bn");
+    bn->name = (char *)"bn";
     mb_attr_float(bn, "epsilon", 1.0f);
     char path[512], save[512];
     snprintf(path, sizeof path, "%s/conv_bn.onnx", tmpdir);
@@ -87,7 +87,7 @@ static void test_bias_corrected(void **state)
     mb_init_floats(m, "b", 1, db, b, 2);
     const char *gi[] = {"x", "W", "b", NULL}, *go[] = {"y", NULL};
     Onnx__NodeProto *g = mb_node(m, "Gemm", gi, go);
-    g->name = strdup("gemm");
+    g->name = (char *)"gemm";
     mb_attr_int(g, "transB", 1);
     char path[512], save[512];
     snprintf(path, sizeof path, "%s/gemm.onnx", tmpdir);
