@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nb/tensor.h"
 
 enum { MAX_PATHS = 40, PATH_LEN = 4400 };
 static char paths[MAX_PATHS][PATH_LEN];
@@ -135,7 +136,7 @@ void cli_cleanup_add_tmp(const char *final)
     char tmp[PATH_LEN];
     if (strlen(final) + 64 > PATH_LEN)
         return;
-    snprintf(tmp, sizeof tmp, "%s%s", final, pid_suffix);
+    nb_tmp_path(final, tmp, sizeof tmp); /* as the writers name it (a long name shortened) */
     add("%s%s", tmp, "");            /* FINAL.tmp.PID */
     add("%s%s", tmp, pid_suffix);    /* its own atomic writer's FINAL.tmp.PID.tmp.PID */
 }

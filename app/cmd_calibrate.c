@@ -180,9 +180,9 @@ static int import_qdq(const char *model, const char *save, int argc, char **argv
     snprintf(record, sizeof record, "%s_quant_record.txt", save);
     snprintf(tmp, sizeof tmp, "%s.qat.tmp", deploy); /* nb_qat_import's own files */
     cli_cleanup_add(tmp);
-    snprintf(tmp, sizeof tmp, "%s.part", deploy);
+    nb_part_path(deploy, tmp, sizeof tmp);
     cli_cleanup_add(tmp);
-    snprintf(tmp, sizeof tmp, "%s.part", record);
+    nb_part_path(record, tmp, sizeof tmp);
     cli_cleanup_add(tmp);
     nb_status st = {0};
     nb_qdq_model q = {0};
@@ -284,12 +284,13 @@ int cmd_calibrate(int argc, char **argv)
     int rc = rec_start_model("calibrate", model, shape, argc, argv);
     if (rc)
         return rc;
-    /* the three files are written as NAME.part, then renamed: Ctrl-C removes the parts */
-    static const char *const kinds[3] = {"_quant_record.txt.part", "_fake_quant_model.onnx.part",
-                                         "_deploy_model.onnx.part"};
+    /* the three files are written as NAME.PID.part, then renamed: Ctrl-C removes the parts */
+    static const char *const kinds[3] = {"_quant_record.txt", "_fake_quant_model.onnx",
+                                         "_deploy_model.onnx"};
     for (int i = 0; i < 3; i++) {
-        char part[4400];
-        snprintf(part, sizeof part, "%s%s", save, kinds[i]);
+        char final[4400], part[4500];
+        snprintf(final, sizeof final, "%s%s", save, kinds[i]);
+        nb_part_path(final, part, sizeof part);
         cli_cleanup_add(part);
     }
     nb_status st = {0};

@@ -358,6 +358,8 @@ int cmd_infer(int argc, char **argv)
     const char *names[NB_MAX_CLI_INPUTS];
     char *namebuf[NB_MAX_CLI_INPUTS] = {0};
     dump_ctx d = {0};
+    if (golden_dir) /* a killed run's dump folder, first: this run may fail */
+        nb_remove_stale_tmps(golden_dir);
     int rc = rec_start_model("infer", model, shape, argc, argv);
     if (rc)
         return rc;

@@ -270,5 +270,76 @@ expect 2 "compare convert on a full disk" -- limited "$NB" compare convert -d "$
 expect 0 "compare convert" -- "$NB" compare convert -d "$T/gd0" --out "$T/cv"
 [ "$(ls "$T/cv" | wc -l)" -gt 0 ] || fail "compare convert wrote nothing"
 
+# ---- from the breaker's report (each reproduced as it was found)
+gone_pid() { sleep 30 & g=$!; kill "$g"; wait "$g" 2>/dev/null; echo "$g"; }
+# a killed run --dump's folder ({iter}.tmp.PID): compare does not read it as a dump, and the
+# next run --dump to the dump path removes it (it is under another timestamp)
+npu=$(find "$T/rd" -mindepth 5 -maxdepth 5 -type d 2>/dev/null | head -n 1)
+[ -n "$npu" ] || { "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo" --dump "$T/rd.json" >/dev/null 2>&1; npu=$(find "$T/rd" -mindepth 5 -maxdepth 5 -type d | head -n 1); }
+dead=$(gone_pid)
+mkdir -p "$T/rd/19990101000000/0/e/1/0.tmp.$dead"
+cp "$(find "$npu" -type f | head -n 1)" "$T/rd/19990101000000/0/e/1/0.tmp.$dead/"
+if [ "$E" = "$B" ]; then
+    "$NB" infer "$T/bn.onnx" --input "$T/bnx/b0.npy" --output-dir "$T/eo" --dump "$T/egold" >/dev/null 2>&1
+else
+    "$NB" infer "$cache/embedding_model.onnx" --input_shape input_1:1,76,32,1 --input "$T/ex/b0.npy" \
+        --output-dir "$T/eo" --dump "$T/egold" >/dev/null 2>&1
+fi || fail "infer --dump of the float model"
+mkdir -p "$T/kd/1"; cp -r "$npu" "$T/kd/1/0"; cp -r "$T/rd/19990101000000/0/e/1/0.tmp.$dead" "$T/kd/1/"
+expect 0 "compare: one whole dump" -- "$NB" compare file_compare -m "$T/kd/1/0" -g "$T/egold" -out "$T/ecmp" --json
+whole_rows=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).tensors)' "$T/out")
+expect 0 "compare: a killed run's dump folder beside a whole one is not read" -- "$NB" compare file_compare -m "$T/kd/1" -g "$T/egold" -out "$T/ecmp" --json
+n_rows=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).tensors)' "$T/out")
+[ "$n_rows" = "$whole_rows" ] || fail "compare read the killed run's folder ($n_rows rows, $whole_rows whole)"
+expect 0 "run --dump after a killed one" -- "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo" --dump "$T/rd.json"
+[ ! -e "$T/rd/19990101000000/0/e/1/0.tmp.$dead" ] || fail "run --dump left a killed run's dump folder"
+# a dump file cut short: refused by convert and file_compare, naming it
+cp -r "$npu" "$T/cut"
+f=$(ls "$T/cut" | head -n 1); truncate -s 10 "$T/cut/$f"
+expect 2 "compare convert: a dump cut short" -- "$NB" compare convert -d "$T/cut" --out "$T/cutcv"
+mentions "$f: \(a damaged dump\|not a nanobench dump\)"
+[ ! -e "$T/cutcv" ] || fail "convert of a cut dump left $T/cutcv"
+expect 2 "compare file_compare: a dump cut short" -- "$NB" compare file_compare -m "$T/cut" -g "$T/egold" -out "$T/cutcmp"
+mentions "$f: \(a damaged dump\|not a nanobench dump\)"
+: >"$T/cut/$f"
+expect 2 "compare convert: an empty dump file" -- "$NB" compare convert -d "$T/cut/$f"
+mentions "damaged dump"
+# calibrate: a folder in the way of one of the three files keeps the earlier good ones
+"$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cw/c" --data_dir "$T/x" >/dev/null 2>&1 || fail "calibrate to cw"
+cp "$T/cw/c_quant_record.txt" "$T/cw_rec"
+rm "$T/cw/c_deploy_model.onnx"; mkdir -p "$T/cw/c_deploy_model.onnx/keep"
+expect 2 "calibrate: a folder in the way of the deploy model" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cw/c" --data_dir "$T/x"
+mentions "a folder is in the way"
+cmp -s "$T/cw/c_quant_record.txt" "$T/cw_rec" && [ -f "$T/cw/c_fake_quant_model.onnx" ] ||
+    fail "calibrate removed the earlier record or fake-quant model"
+[ -z "$(ls "$T/cw" | grep '\.part$')" ] || fail "calibrate left parts: $(ls "$T/cw")"
+# two calibrations to one prefix at once: each its own parts, both succeed
+ok2=0
+for k in 1 2 3; do
+    "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cc/c" --data_dir "$T/x" >"$T/cc1.out" 2>&1 & p1=$!
+    "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cc/c" --data_dir "$T/x" --algo minmax >"$T/cc2.out" 2>&1 & p2=$!
+    wait $p1; r1=$?; wait $p2; r2=$?
+    [ $r1 = 0 ] && [ $r2 = 0 ] && ok2=$((ok2 + 1))
+done
+[ $ok2 = 3 ] && [ -z "$(ls "$T/cc" | grep '\.part$')" ] && echo "ok: calibrate: two runs to one prefix at once, 3 of 3 both succeed" ||
+    fail "calibrate: concurrent runs: $ok2 of 3 ($(cat "$T/cc1.out" "$T/cc2.out" | grep nanobench: | head -n 2))"
+# stale temporaries removed by the next run to the name even when it fails
+dead=$(gone_pid)
+echo part >"$T/cw/c_quant_record.txt.$dead.part"
+expect 2 "calibrate that fails removes a killed run's parts" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cw/c" --data_dir "$T/nonexistent"
+[ ! -e "$T/cw/c_quant_record.txt.$dead.part" ] || fail "a killed run's part stayed"
+echo tmp >"$T/pair/m.exeom.tmp.$dead"
+expect 2 "atc that fails removes a killed run's temporaries" -- "$NB" atc $ATC --model="$T/no_op.onnx" --output="$T/pair/m"
+[ ! -e "$T/pair/m.exeom.tmp.$dead" ] || fail "a killed atc's temporary stayed"
+# a config value the float cannot hold: refused, not a zero clip range
+printf 'common_config { ifmr_quantize { search_range_start: 1e-50 search_range_end: 1e-50 } }\n' >"$T/cfg/tiny.cfg"
+expect 2 "calibrate: search_range_start 1e-50" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cfg/o/c" --data_dir "$T/x" --calibration_config "$T/cfg/tiny.cfg"
+mentions "search_range_start' is a number in (0, 100]"
+# an output name whose temporary would pass NAME_MAX
+long=$(printf 'a%.0s' $(seq 230))
+expect 0 "atc: a 230-character output name" -- "$NB" atc $ATC --model="$A" --output="$T/long/$long"
+[ -f "$T/long/$long.exeom" ] && [ -f "$T/long/$long.dbg" ] && [ "$(ls "$T/long" | wc -l)" = 2 ] ||
+    fail "atc with a long name: $(ls "$T/long")"
+
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

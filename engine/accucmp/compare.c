@@ -43,7 +43,7 @@ static bool list_add(file_list *l, const char *path)
 }
 
 /* Every regular file under root (or root itself), in no particular order; ".tmp" files and
- * manifest.tsv left out. False on NOMEM or a walk that fails (errno). */
+ * folders (a dump being written, a killed run's) and manifest.tsv left out. False on NOMEM or a walk that fails (errno). */
 static bool collect(const char *root, file_list *l)
 {
     char *paths[2] = {(char *)root, NULL};
@@ -53,7 +53,9 @@ static bool collect(const char *root, file_list *l)
     FTSENT *e;
     bool ok = true;
     while (ok && (e = fts_read(fts))) {
-        if (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR || e->fts_info == FTS_NS) {
+        if (e->fts_info == FTS_D && e->fts_level > 0 && strstr(e->fts_name, ".tmp.")) {
+            fts_set(fts, e, FTS_SKIP); /* a dump folder still being written, or a killed run's */
+        } else if (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR || e->fts_info == FTS_NS) {
             errno = e->fts_errno;
             ok = false;
         } else if (e->fts_info == FTS_F && !strstr(e->fts_name, ".tmp") &&

@@ -62,10 +62,24 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
     free(buf);
     if (!p)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not a nanobench dump file", path);
+    if (p->version == 0 && (!p->source || !p->source[0])) { /* an empty or cut file */
+        nanobench__dump__dump__free_unpacked(p, NULL);
+        return nb_fail(st, NB_ERR_DATA, "%s: a damaged dump (%zu bytes: cut short, or not a dump "
+                       "file)", path, len);
+    }
     if (p->version != 1) {
         uint32_t v = p->version;
         nanobench__dump__dump__free_unpacked(p, NULL);
         return nb_fail(st, NB_ERR_DATA, "%s: dump version %u (this nanobench reads 1)", path, v);
+    }
+    /* what every dump holds (share/proto/dump.proto): a file cut after its first fields
+       still decodes, without them */
+    if (!p->source || (strcmp(p->source, "npu") && strcmp(p->source, "golden")) ||
+        !p->op_name || !p->op_name[0] || !p->op_type || !p->op_type[0] ||
+        p->n_input + p->n_output == 0) {
+        nanobench__dump__dump__free_unpacked(p, NULL);
+        return nb_fail(st, NB_ERR_DATA, "%s: a damaged dump (%zu bytes without its source, "
+                       "name, type or tensors: cut short?)", path, len);
     }
     d->path = dup0(path);
     d->op_name = dup0(p->op_name);

@@ -142,6 +142,10 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     int n_act16 = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    snprintf(r->exeom, sizeof r->exeom, "%s.exeom", output);
+    snprintf(r->dbg, sizeof r->dbg, "%s.dbg", output);
+    nb_remove_stale_tmps(r->exeom); /* a killed run's, first: this run may fail */
+    nb_remove_stale_tmps(r->dbg);
     nb_err e = nb_read_npu_input(model, o->input_shape, o->out_nodes, o->work_dir, &in, st);
     if (e)
         goto out;
@@ -207,8 +211,6 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
         free(msg);
         goto out;
     }
-    snprintf(r->exeom, sizeof r->exeom, "%s.exeom", output);
-    snprintf(r->dbg, sizeof r->dbg, "%s.dbg", output);
     const char *slash = strrchr(output, '/');
     if (slash && slash != output) { /* the output's folder is made, as calibrate does */
         char dir[4200];
@@ -223,8 +225,6 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
        held): a reader sees the old pair or the new one; a kill leaves the previous good
        output, and the next run to NAME removes the killed run's temporaries */
     char tmp_x[4300], tmp_d[4300];
-    nb_remove_stale_tmps(r->exeom);
-    nb_remove_stale_tmps(r->dbg);
     nb_tmp_path(r->exeom, tmp_x, sizeof tmp_x);
     nb_tmp_path(r->dbg, tmp_d, sizeof tmp_d);
     if ((e = nb_exeom_write(tmp_x, m, &r->est, in.layers, in.n_layers, o->soc_version,

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,36 @@
 
 #include "nb/tensor.h"
 
+/* The base a temporary of final is named from: final itself, or, when final's file name
+ * with ".tmp.PID" would pass NAME_MAX (255), its first 200 bytes, '~' and 8 hex digits of
+ * FNV-1a of the whole name (still unique to final, and the same for every run). */
+static void tmp_base(const char *final, char *out, size_t len)
+{
+    const char *slash = strrchr(final, '/');
+    const char *base = slash ? slash + 1 : final;
+    size_t bl = strlen(base);
+    if (bl + 24 <= 255) {
+        snprintf(out, len, "%s", final);
+        return;
+    }
+    uint32_t h = 2166136261u;
+    for (const char *p = base; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    snprintf(out, len, "%.*s%.200s~%08x", (int)(base - final), final, base, (unsigned)h);
+}
+
 void nb_tmp_path(const char *final, char *out, size_t len)
 {
-    snprintf(out, len, "%s.tmp.%ld", final, (long)getpid());
+    char b[8192];
+    tmp_base(final, b, sizeof b);
+    snprintf(out, len, "%s.tmp.%ld", b, (long)getpid());
+}
+
+void nb_part_path(const char *final, char *out, size_t len)
+{
+    char b[8192];
+    tmp_base(final, b, sizeof b);
+    snprintf(out, len, "%s.%ld.part", b, (long)getpid());
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -48,23 +76,42 @@ void nb_remove_tree(const char *path)
     nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* True when name is "<base>.tmp.<pid>..." and process pid does not exist. */
+/* The process a temporary's suffix names: ".tmp.<pid>[...]" or ".<pid>.part" at name + at;
+ * 0 when the suffix is neither. */
+static long suffix_pid(const char *name, size_t at)
+{
+    const char *p = name + at;
+    char *end;
+    long pid;
+    if (!strncmp(p, ".tmp.", 5)) {
+        pid = strtol(p + 5, &end, 10);
+        return end != p + 5 && pid > 0 && (!*end || *end == '.') ? pid : 0;
+    }
+    if (*p != '.')
+        return 0;
+    pid = strtol(p + 1, &end, 10);
+    return end != p + 1 && pid > 0 && !strcmp(end, ".part") ? pid : 0;
+}
+
+static bool gone(long pid)
+{
+    return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* True when name is "<base>.tmp.<pid>..." or "<base>.<pid>.part" and process pid is gone. */
 static bool stale_name(const char *name, const char *base, size_t bl)
 {
-    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp.", 5) != 0)
+    if (strncmp(name, base, bl) != 0)
         return false;
-    char *end;
-    long pid = strtol(name + bl + 5, &end, 10);
-    if (end == name + bl + 5 || pid <= 0 || (*end && *end != '.'))
-        return false;
-    if (pid == (long)getpid())
-        return false;
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    long pid = suffix_pid(name, bl);
+    return pid > 0 && gone(pid);
 }
 
 int nb_remove_stale_tmps(const char *final)
 {
-    char dir[4096];
+    char dir[4096], tb[8192];
+    tmp_base(final, tb, sizeof tb);
+    final = tb;
     snprintf(dir, sizeof dir, "%s", final);
     char *slash = strrchr(dir, '/');
     const char *base = final;
@@ -252,4 +299,32 @@ bool nb_is_dump_file_name(const char *name)
     while (q > name && *q >= '0' && *q <= '9')
         q--;
     return *q == '.' && memchr(name, '.', (size_t)(q - name)) != NULL;
+}
+
+int nb_remove_stale_tmps_under(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[8192];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        const char *t = strstr(e->d_name, ".tmp.");
+        long pid = t ? suffix_pid(e->d_name, (size_t)(t - e->d_name)) : 0;
+        struct stat sb;
+        if (pid > 0 && gone(pid)) {
+            nb_remove_tree(p);
+            n++;
+        } else if (depth > 0 && (e->d_type == DT_DIR ||
+                                 (e->d_type == DT_UNKNOWN && lstat(p, &sb) == 0 &&
+                                  S_ISDIR(sb.st_mode)))) {
+            n += nb_remove_stale_tmps_under(p, depth - 1);
+        }
+    }
+    closedir(d);
+    return n;
 }

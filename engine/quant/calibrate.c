@@ -1152,6 +1152,15 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
         goto out;
     }
+    { /* a killed run's parts of these three files, first: this run may fail */
+        static const char *const kinds[3] = {"_quant_record.txt", "_fake_quant_model.onnx",
+                                             "_deploy_model.onnx"};
+        for (int i = 0; save && i < 3; i++) {
+            char f[4300];
+            snprintf(f, sizeof f, "%s%s", save, kinds[i]);
+            nb_remove_stale_tmps(f);
+        }
+    }
     if (o->config_path && (e = nb_quant_config_load(o->config_path, &cfg, st)))
         goto out;
     if (o->batch_num > 0)
@@ -1371,10 +1380,20 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     }
     snprintf(res->fake_quant, sizeof res->fake_quant, "%s_fake_quant_model.onnx", save);
     snprintf(res->deploy, sizeof res->deploy, "%s_deploy_model.onnx", save);
-    /* written as NAME.part, renamed when all three and the evaluation are done */
-    snprintf(part[0], sizeof part[0], "%s.part", res->record);
-    snprintf(part[1], sizeof part[1], "%s.part", res->fake_quant);
-    snprintf(part[2], sizeof part[2], "%s.part", res->deploy);
+    /* written as NAME.PID.part (this run's own: two runs to one prefix do not write into
+       each other's), renamed when all three and the evaluation are done */
+    nb_part_path(res->record, part[0], sizeof part[0]);
+    nb_part_path(res->fake_quant, part[1], sizeof part[1]);
+    nb_part_path(res->deploy, part[2], sizeof part[2]);
+    const char *finals0[3] = {res->record, res->fake_quant, res->deploy};
+    for (int i = 0; i < 3; i++) { /* a folder in the way: refused before anything is written */
+        struct stat fsb;
+        if (lstat(finals0[i], &fsb) == 0 && S_ISDIR(fsb.st_mode)) {
+            e = nb_fail(st, NB_ERR_IO, "%s: a folder is in the way; nothing was written",
+                        finals0[i]);
+            goto out;
+        }
+    }
     nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
     if (!ql) {
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -1426,12 +1445,10 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     sigemptyset(&hold);
     sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
     sigprocmask(SIG_BLOCK, &hold, &old_mask);
-    for (int i = 0; i < 3 && !e; i++)
-        if (rename(part[i], finals[i])) {
-            e = nb_fail(st, NB_ERR_IO, "%s: %s", finals[i], strerror(errno));
-            for (int k = 0; k < i; k++) /* none of the three, rather than some */
-                remove(finals[k]);
-        }
+    for (int i = 0; i < 3 && !e; i++) /* (a rename in one folder fails only on I/O) */
+        if (rename(part[i], finals[i]))
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write it from %s: %s", finals[i], part[i],
+                        strerror(errno));
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (e)
         goto out;
@@ -1533,8 +1550,10 @@ nb_err nb_qat_import(const char *model, const char *save, nb_qdq_model *q, char 
     }
     nb_model_free(valid);
     char dpart[4300], rpart[4300];
-    snprintf(dpart, sizeof dpart, "%s.part", deploy);
-    snprintf(rpart, sizeof rpart, "%s.part", record);
+    nb_remove_stale_tmps(deploy);
+    nb_remove_stale_tmps(record);
+    nb_part_path(deploy, dpart, sizeof dpart);
+    nb_part_path(record, rpart, sizeof rpart);
     bool checked = false;
     if ((e = nb_read_qdq(model, stripped, q, st)) ||
         !(checked = !(e = nb_check_layers(stripped, q->l, q->n, st))) ||

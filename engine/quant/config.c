@@ -337,11 +337,14 @@ static nb_err get_float(parser *p, const pfield *f, double lo, double hi, bool l
     char *end;
     errno = 0;
     double v = f->quoted ? 0 : strtod(f->text, &end);
+    float fv = (float)v; /* what is stored: a value the float cannot hold is refused too
+                            (1e-50 in (0, 100] is 0 as a float: a zero clip range) */
     if (f->quoted || errno || *end || end == f->text || !isfinite(v) || v > hi ||
-        (lo_open ? v <= lo : v < lo))
+        (lo_open ? v <= lo : v < lo) || !isfinite(fv) || fv > hi ||
+        (lo_open ? fv <= lo : fv < lo) || (fv != 0 && !isnormal(fv)))
         return ferr(p, f, true, "'%s' is a number in %s%g, %g], not '%s'", f->name,
                     lo_open ? "(" : "[", lo, hi, f->text);
-    *out = (float)v;
+    *out = fv;
     return NB_OK;
 }
 
@@ -460,7 +463,7 @@ static nb_err read_ifmr(parser *p, const pfield *m, nb_calib_cfg *c)
     if (c->search_range_end < c->search_range_start)
         return ferr(p, m, false, "ifmr_quantize: search_range_end %g is below "
                     "search_range_start %g", c->search_range_end, c->search_range_start);
-    if ((c->search_range_end - c->search_range_start) / c->search_step > 100000)
+    if (!((c->search_range_end - c->search_range_start) / c->search_step <= 100000))
         return ferr(p, m, false, "ifmr_quantize: more than 100000 search steps");
     return NB_OK;
 }

@@ -1131,7 +1131,8 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     if (!qs || (q->n_input > 2 && q->input[2][0] && !qzp))
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': the QuantizeLinear before it has "
                        "no constant scale or zero point", src, name);
-    if (s && numel_of(s) == 1 && numel_of(qs) == 1 && value_at(s, 0) != value_at(qs, 0))
+    if (s && numel_of(s) == 1 && numel_of(qs) == 1 && value_at(s, 0) != value_at(qs, 0) &&
+        !isnan(value_at(s, 0)) && !isnan(value_at(qs, 0))) /* a NaN: refused as a scale below */
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': QuantizeLinear scale %g and "
                        "DequantizeLinear scale %g differ", src, name, value_at(qs, 0),
                        value_at(s, 0));
@@ -1161,6 +1162,16 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     if (!(l->scale_d > 0) || !isfinite(l->scale_d) || isnan(z))
         return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation scale %g is not positive",
                        src, name, l->scale_d);
+    /* the deploy model's AscendQuant multiplies by 1 / scale_d, a float: a scale whose
+       reciprocal is beyond float (a denormal) would compile to an infinite one (atc refuses
+       it); and the offset must be a level of the activation's type */
+    if (!isfinite(1.0f / l->scale_d))
+        return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation scale %g is too small: "
+                       "1 / scale is beyond float", src, name, l->scale_d);
+    if (l->offset_d < (l->act_bits == 16 ? -32768 : -128) ||
+        l->offset_d > (l->act_bits == 16 ? 32767 : 127))
+        return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation zero point %g is outside "
+                       "its type", src, name, z);
     /* the weights: DequantizeLinear(int8 constant, scale_w, 0), or of QuantizeLinear(float) */
     Onnx__NodeProto *wdq = nd->n_input > 1 ? scope_producer(g, nd->input[1]) : NULL;
     if (!wdq || strcmp(wdq->op_type, "DequantizeLinear") || wdq->n_input < 2)
@@ -1721,11 +1732,18 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
         const Onnx__AttributeProto *qb = find_attr(q, "dst_bits");
         int64_t bits = qb && qb->has_i ? qb->i : 8;
         if (!(qscale > 0) || !isfinite(qscale) || !isfinite(qoff) || qoff != floorf(qoff) ||
-            fabsf(qoff) > 32768 || (bits != 8 && bits != 16))
+            (bits != 8 && bits != 16) || qoff < (bits == 16 ? -32768 : -128) ||
+            qoff > (bits == 16 ? 32767 : 127))
             return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendQuant has scale %g, offset "
                            "%g, dst_bits %lld: a positive finite scale (1 / scale_d), an integer "
-                           "offset and 8 or 16 bits are needed", src, name, qscale, qoff,
+                           "offset within the bits' range and 8 or 16 bits are needed", src, name,
+                           qscale, qoff,
                            (long long)bits);
+        const Onnx__AttributeProto *ddt = dq ? find_attr(dq, "dtype") : NULL;
+        if (ddt && (!ddt->has_i || ddt->i != 10)) /* its output: fp16 (ONNX FLOAT16, 10) */
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendDequant has dtype %lld: "
+                           "the NPU's AscendDequant writes fp16 (10)", src, name,
+                           ddt->has_i ? (long long)ddt->i : -1LL);
         if (rnn) {
             const Onnx__AttributeProto *hs = find_attr(nd, "h_scale");
             if (!hs || !hs->has_f || !(hs->f > 0) || !isfinite(hs->f))

@@ -192,13 +192,21 @@ nb_err nb_write_file_atomic(const char *path, const void *data, size_t len, nb_s
 /* ---- outputs whole or not at all (engine/ir/outputs.c, issue 25) ----
  * An output is written as FINAL.tmp.PID (this process's own temporary) and renamed into
  * place when complete; a set of outputs is renamed with SIGINT/SIGTERM/SIGHUP held. */
-/* out = "final.tmp.<this pid>" */
+/* out = "final.tmp.<this pid>" (a final whose file name would pass NAME_MAX with the suffix
+ * is shortened: its first 200 bytes, '~' and a hash of the whole name) */
 void nb_tmp_path(const char *final, char *out, size_t len);
+/* out = "final.<this pid>.part": a part of a set of outputs (calibrate's three files), one
+ * per process, so that two runs to one name do not write into each other's */
+void nb_part_path(const char *final, char *out, size_t len);
 /* Removes path: a file, or a folder and everything in it (no symlink followed). */
 void nb_remove_tree(const char *path);
-/* Removes the stale temporaries of final: entries "BASE.tmp.PID..." beside it whose process
- * PID no longer exists (a run killed by SIGKILL, a crash). Returns how many it removed. */
+/* Removes the stale temporaries of final: entries "BASE.tmp.PID..." or "BASE.PID.part"
+ * beside it whose process PID no longer exists (a run killed by SIGKILL, a crash). Returns
+ * how many it removed. */
 int nb_remove_stale_tmps(const char *final);
+/* The same over a tree: every entry under dir (depth levels of folders) named
+ * "*.tmp.PID..." whose process is gone (a killed run's dump folder). Returns the count. */
+int nb_remove_stale_tmps_under(const char *dir, int depth);
 /* Renames tmp_b to b, then tmp_a to a, with the signals held: a reader sees the old pair or
  * the new one, except after a SIGKILL or power loss between the two renames, when b is new
  * and a is old (atc: NAME.dbg holds NAME.exeom's size and CRC-32, so the pair's reader tells,
