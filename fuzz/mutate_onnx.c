@@ -21,7 +21,7 @@
  *  - duplicate: one element of a repeated field repeated.
  * The same SEED on the same IN gives the same mutant. The second form applies one named
  * mutation (the regression tests build the models that crashed this way): ACTION is clear,
- * empty, drop or dup; PATH is a field as the first form prints it ("graph.node[3].op_type",
+ * empty, drop, dup, or set (set:PATH=V gives an integer field the value V); PATH is a field as the first form prints it ("graph.node[3].op_type",
  * "graph.input[0].type.tensor_type.elem_type"), with [k] after a repeated field for one
  * element ("graph.node[1].input[0]": empty sets it to "", drop removes it). Exit 0 when OUT is written, 1 when
  * IN cannot be decoded or the mutation had nothing to act on, 2 on a usage error.
@@ -343,6 +343,14 @@ static bool named(const char *spec, char *how, size_t len)
     char action[16], path[200];
     snprintf(action, sizeof action, "%.*s", (int)(colon - spec), spec);
     snprintf(path, sizeof path, "%s", colon + 1);
+    long long set_to = 0;
+    if (!strcmp(action, "set")) { /* set:PATH=V, an integer field */
+        char *eq = strrchr(path, '=');
+        if (!eq)
+            return false;
+        set_to = strtoll(eq + 1, NULL, 10);
+        *eq = 0;
+    }
     long k = -1;
     size_t pl = strlen(path);
     site *s = NULL;
@@ -395,6 +403,9 @@ static bool named(const char *spec, char *how, size_t len)
         set_has(m, fd, false);
     } else if (!strcmp(action, "empty") && fd->type == PROTOBUF_C_TYPE_STRING) {
         *(char **)p = "";
+    } else if (!strcmp(action, "set") && is_int(fd->type)) {
+        set_scalar(p, fd->type, set_to);
+        set_has(m, fd, true);
     } else {
         return false;
     }

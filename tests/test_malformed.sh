@@ -270,6 +270,14 @@ expect 2 "compare convert on a full disk" -- limited "$NB" compare convert -d "$
 expect 0 "compare convert" -- "$NB" compare convert -d "$T/gd0" --out "$T/cv"
 [ "$(ls "$T/cv" | wc -l)" -gt 0 ] || fail "compare convert wrote nothing"
 
+# the long fuzz run's one finding: a graph output's declared dim -1 leaked the symbol read
+# before it (LeakSanitizer in the sanitizer build)
+# (dyn_time: y [1,T,16], T a symbol)
+"$FIX" dyn_time "$T/dyn.onnx" || fail "make_fixture dyn_time"
+mut "$T/dyn.onnx" "$T/negdim.onnx" "set:graph.output[0].type.tensor_type.shape.dim[2].dim_value=-1" >/dev/null || fail "mutate set"
+expect 2 "info: a graph output's dim of -1 after a symbol" -- "$NB" info "$T/negdim.onnx"
+mentions "graph output 'y' has negative dim 2 (-1)"
+
 # ---- from the breaker's report (each reproduced as it was found)
 gone_pid() { sleep 30 & g=$!; kill "$g"; wait "$g" 2>/dev/null; echo "$g"; }
 # a killed run --dump's folder ({iter}.tmp.PID): compare does not read it as a dump, and the

@@ -957,8 +957,11 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
         if (!v->const_val && !v->is_input && v->outer < 0) {
             nb_value tmp = *v;
             memset(tmp.dim_params, 0, sizeof tmp.dim_params);
-            if ((e = set_value_type(c, &tmp, vi->type, "graph output")))
+            if ((e = set_value_type(c, &tmp, vi->type, "graph output"))) {
+                for (int d = 0; d < NB_MAX_RANK; d++) /* a symbol read before the bad dim */
+                    free(tmp.dim_params[d]);
                 return e;
+            }
             v->dtype = tmp.dtype;
             v->rank = tmp.rank;
             memcpy(v->dims, tmp.dims, sizeof v->dims);
