@@ -169,6 +169,9 @@ while [ "$i" -le "$last" ]; do
     i=$((i + 1))
 done
 
+echo "exit codes per command; other: any other exit status; signal, sanitizer, timeout: the"
+echo "failures; leftover: a partial output after a failed command (a .part, an exeom, a"
+echo "scratch folder); leftover rows are not runs"
 echo "command    runs  exit0  exit1  exit2  other  signal  sanitizer  timeout  leftover"
 for c in atc calibrate infer run compare bringup; do
     awk -v c="$c" '$1 == c { runs += ($3 != "leftover"); e0 += ($2 == "0"); e1 += ($2 == "1");
