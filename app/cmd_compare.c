@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "compare_out.h"
 #include "nb/accucmp.h"
 #include "nb/sim.h"
 
@@ -38,14 +39,6 @@ static void help(void)
            "compared with or covers): its tasks, metrics, the 10 elements of largest |npu -\n"
            "golden| with their indices, the first 16 elements side by side and a histogram of\n"
            "npu - golden in N bins (default 20); --json gives the same as one object.\n");
-}
-
-static void shape_str(const nb_dump_tensor *t, char *buf, size_t len)
-{
-    int64_t d[6];
-    for (int i = 0; i < t->rank; i++)
-        d[i] = t->dims[i];
-    nb_shape_str(t->rank, d, 'x', buf, len);
 }
 
 /* ---- convert ---- */
@@ -151,69 +144,6 @@ static int convert(int argc, char **argv)
     return rc;
 }
 
-/* ---- file_compare ---- */
-/* a name as one line of plain text (two buffers: two names in one printf) */
-static const char *plain(const char *s)
-{
-    static char buf[2][256];
-    static int at;
-    char *b = buf[at++ & 1];
-    snprintf(b, sizeof buf[0], "%s", s);
-    return cli_plain(b);
-}
-
-/* SQNR for the table: +-999 for +-infinity, as in the CSV */
-static double sqnr_shown(double v) { return isinf(v) ? (v > 0 ? 999.0 : -999.0) : v; }
-
-/* "over": the --threshold names a compared row crosses, and "nonfinite" for a NaN or an
-   infinity in the NPU output */
-static json_t *over_json(const nb_cmp_row *r, const nb_cmp_thresholds *th)
-{
-    json_t *a = json_array();
-    char why[64];
-    if (!r->compared)
-        return a;
-    nb_cmp_fails(&r->m, th, why, sizeof why);
-    for (char *p = why, *save = NULL, *t; (t = strtok_r(p, ", ", &save)); p = NULL)
-        json_array_append_new(a, json_string(t));
-    if (r->m.nan_x || r->m.inf_x)
-        json_array_append_new(a, json_string("nonfinite"));
-    return a;
-}
-
-static json_t *shape_json(const nb_dump_tensor *t)
-{
-    json_t *a = json_array();
-    for (int d = 0; d < t->rank; d++)
-        json_array_append_new(a, json_integer(t->dims[d]));
-    return a;
-}
-
-static json_t *covers_json(const nb_dump *d)
-{
-    json_t *a = json_array();
-    for (int q = 0; q < d->n_covers; q++)
-        json_array_append_new(a, nb_json_string(d->covers[q]));
-    return a;
-}
-
-/* The metrics of a compared row (null when not compared or not finite). */
-static void metrics_json(json_t *o, const nb_cmp_row *r)
-{
-    const nb_cmp_metrics *m = &r->m;
-    bool c = r->compared;
-    json_object_set_new(o, "cosine", c ? cli_jnum(m->cos) : json_null());
-    json_object_set_new(o, "max_abs_error", c ? cli_jnum(m->max_abs) : json_null());
-    json_object_set_new(o, "max_relative_error", c ? cli_jnum(m->max_rel) : json_null());
-    json_object_set_new(o, "mean_relative_error", c ? cli_jnum(m->mean_rel) : json_null());
-    json_object_set_new(o, "accumulated_relative_error", c ? cli_jnum(m->acc_rel) : json_null());
-    json_object_set_new(o, "relative_euclidean_distance", c ? cli_jnum(m->red) : json_null());
-    json_object_set_new(o, "mean_absolute_error", c ? cli_jnum(m->mae) : json_null());
-    json_object_set_new(o, "sqnr_db", c ? cli_jnum(m->sqnr_db) : json_null());
-    json_object_set_new(o, "rmse", c ? cli_jnum(m->rmse) : json_null());
-    json_object_set_new(o, "kl", c ? cli_jnum(m->kl) : json_null());
-}
-
 /* One row of file_compare --json. */
 static json_t *row_json(const nb_cmp_row *r, int index, const nb_cmp_thresholds *th)
 {
@@ -239,16 +169,6 @@ static json_t *row_json(const nb_cmp_row *r, int index, const nb_cmp_thresholds 
     return o;
 }
 
-static json_t *thresholds_json(const nb_cmp_thresholds *th)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "cos", json_real(th->cos_min));
-    json_object_set_new(o, "red", json_real(th->red_max));
-    json_object_set_new(o, "kl", json_real(th->kl_max));
-    json_object_set_new(o, "rmse", json_real(th->rmse_max));
-    json_object_set_new(o, "mre", json_real(th->mean_rel_max));
-    return o;
-}
 
 /* {layer, op_type, task, index, cosine, sqnr_db, likely_cause} of row i */
 static json_t *named_row_json(const nb_cmp_row *rows, int i)
@@ -479,236 +399,6 @@ done:
 
 /* ---- compare layer: one matched layer in detail ---- */
 
-static void index_str(int64_t flat, const nb_dump_tensor *t, char *buf, size_t len)
-{
-    int64_t dims[6], idx[6];
-    for (int d = 0; d < t->rank; d++)
-        dims[d] = t->dims[d];
-    nb_cmp_unravel(flat, t->rank, dims, idx);
-    nb_shape_str(t->rank, idx, ',', buf, len);
-}
-
-static json_t *index_json(int64_t flat, const nb_dump_tensor *t)
-{
-    int64_t dims[6], idx[6];
-    for (int d = 0; d < t->rank; d++)
-        dims[d] = t->dims[d];
-    nb_cmp_unravel(flat, t->rank, dims, idx);
-    json_t *a = json_array();
-    for (int d = 0; d < t->rank; d++)
-        json_array_append_new(a, json_integer(idx[d]));
-    return a;
-}
-
-#define WORST_K 10
-#define FIRST_N 16
-
-static int layer_detail(int argc, char **argv)
-{
-    const char *mdir = NULL, *gdir = NULL, *name = NULL, *thr = NULL, *bins_s = NULL;
-    bool json = false;
-    for (int i = 2; i < argc; i++) {
-        const char *v;
-        int r;
-        if ((r = cli_opt(argc, argv, &i, "-m", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-m needs the NPU dump folder");
-            mdir = v;
-        } else if ((r = cli_opt(argc, argv, &i, "-g", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-g needs the golden dump folder");
-            gdir = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--layer", &v))) {
-            if (r < 0 || !*v)
-                return cli_usage_error("compare", "--layer needs a layer name");
-            name = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--bins", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--bins needs a number");
-            bins_s = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
-            thr = v;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else {
-            return cli_usage_error("compare", "layer: unknown argument '%s'", argv[i]);
-        }
-    }
-    if (!mdir || !gdir || !name)
-        return cli_usage_error("compare", "layer needs -m NPU_DIR -g GOLDEN_DIR --layer NAME");
-    int bins = 20;
-    if (bins_s) {
-        char *end;
-        errno = 0;
-        long b = strtol(bins_s, &end, 10);
-        if (errno || end == bins_s || *end || b < 1 || b > NB_CMP_MAX_BINS)
-            return cli_usage_error("compare", "--bins is a whole number from 1 to %d, not '%s'",
-                                   NB_CMP_MAX_BINS, bins_s);
-        bins = (int)b;
-    }
-    nb_cmp_thresholds th;
-    nb_cmp_thresholds_default(&th);
-    nb_status st = {0};
-    if (thr && nb_cmp_thresholds_parse(thr, &th, &st))
-        return cli_error(&st);
-    nb_comparison cs;
-    nb_compare_opts co = {.npu_dumps = mdir, .golden_dumps = gdir, .th = th, .keep_layer = name};
-    if (nb_compare(&co, &cs, &st))
-        return cli_error(&st);
-    int rc = 0;
-    double *edges = NULL;
-    int64_t *counts = NULL;
-    int *tasks = NULL;
-    int sel = -1;
-    if (nb_cmp_pick_layer(&cs, name, mdir, &sel, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    const nb_cmp_row *r = &cs.rows[sel];
-    const nb_dump_tensor *x = r->x, *y = r->y;
-    if (!x->v) { /* the values of a row that may be the layer were kept */
-        rc = cli_fail(1, "compare layer: the values of '%s' were not kept", name);
-        goto out;
-    }
-    int64_t n = x->numel, worst[WORST_K], left_out = 0;
-    int nw = nb_cmp_worst_k(x->v, y->v, n, WORST_K, worst);
-    edges = malloc(sizeof *edges * ((size_t)bins + 1));
-    counts = malloc(sizeof *counts * (size_t)bins);
-    tasks = malloc(sizeof *tasks * ((size_t)cs.nm + 1));
-    if (!edges || !counts || !tasks) {
-        rc = cli_fail(1, "out of memory");
-        goto out;
-    }
-    if (nb_cmp_error_histogram(x->v, y->v, n, bins, edges, counts, &left_out, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    int nt = nb_cmp_layer_tasks(&cs, r->npu, tasks);
-    char why[64];
-    nb_cmp_fails(&r->m, &th, why, sizeof why);
-    if (json) {
-        json_t *o = json_object(), *jt = json_array(), *jw = json_array(), *jf = json_array();
-        json_t *jh = json_object(), *je = json_array(), *jc = json_array(), *jm = json_object();
-        json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
-        json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
-        json_object_set_new(o, "task", json_integer(r->npu->task_id));
-        json_object_set_new(o, "tensor_index", json_integer(x->index));
-        json_object_set_new(o, "golden_node", nb_json_string(r->gold->op_name));
-        json_object_set_new(o, "golden_value", nb_json_string(y->original_name));
-        json_object_set_new(o, "shape", shape_json(x));
-        json_object_set_new(o, "numel", json_integer(n));
-        json_object_set_new(o, "npu_dtype", nb_json_string(x->dtype));
-        json_object_set_new(o, "golden_dtype", nb_json_string(y->dtype));
-        json_object_set_new(o, "covers", covers_json(r->npu));
-        for (int i = 0; i < nt; i++) {
-            const nb_dump *t = &cs.md[tasks[i]];
-            json_t *j = json_object();
-            json_object_set_new(j, "task", json_integer(t->task_id));
-            json_object_set_new(j, "name", nb_json_string(t->op_name));
-            json_object_set_new(j, "op_type", nb_json_string(t->op_type));
-            json_array_append_new(jt, j);
-        }
-        json_object_set_new(o, "tasks", jt);
-        json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
-        json_object_set_new(o, "golden_dump", nb_json_string(r->gold->path));
-        metrics_json(jm, r);
-        json_object_set_new(o, "metrics", jm);
-        json_object_set_new(o, "thresholds", thresholds_json(&th));
-        json_object_set_new(o, "over", over_json(r, &th));
-        json_object_set_new(o, "reason", nb_json_string(r->reason));
-        for (int i = 0; i < nw; i++) {
-            json_t *j = json_object();
-            json_object_set_new(j, "flat", json_integer(worst[i]));
-            json_object_set_new(j, "index", index_json(worst[i], x));
-            json_object_set_new(j, "golden", cli_jnum(y->v[worst[i]]));
-            json_object_set_new(j, "npu", cli_jnum(x->v[worst[i]]));
-            json_object_set_new(j, "error", cli_jnum(x->v[worst[i]] - y->v[worst[i]]));
-            json_array_append_new(jw, j);
-        }
-        json_object_set_new(o, "worst", jw);
-        for (int64_t i = 0; i < n && i < FIRST_N; i++) {
-            json_t *j = json_object();
-            json_object_set_new(j, "flat", json_integer(i));
-            json_object_set_new(j, "index", index_json(i, x));
-            json_object_set_new(j, "golden", cli_jnum(y->v[i]));
-            json_object_set_new(j, "npu", cli_jnum(x->v[i]));
-            json_array_append_new(jf, j);
-        }
-        json_object_set_new(o, "first", jf);
-        for (int b = 0; b <= bins; b++)
-            json_array_append_new(je, json_real(edges[b]));
-        for (int b = 0; b < bins; b++)
-            json_array_append_new(jc, json_integer(counts[b]));
-        json_object_set_new(jh, "of", json_string("npu - golden"));
-        json_object_set_new(jh, "bins", json_integer(bins));
-        json_object_set_new(jh, "edges", je);
-        json_object_set_new(jh, "counts", jc);
-        json_object_set_new(jh, "left_out", json_integer(left_out));
-        json_object_set_new(o, "histogram", jh);
-        rc = cli_json_out("compare layer", o);
-        goto out;
-    }
-    char sh[128];
-    shape_str(x, sh, sizeof sh);
-    printf("layer:      %s (%s, task %u, output %d)\n", plain(r->npu->op_name),
-           plain(r->npu->op_type), r->npu->task_id, x->index);
-    printf("golden:     node %s, value %s\n", plain(r->gold->op_name), plain(y->original_name));
-    printf("shape:      %s, %lld elements (NPU %s, golden %s)\n", sh, (long long)n, x->dtype,
-           y->dtype);
-    printf("covers:    ");
-    for (int q = 0; q < r->npu->n_covers; q++)
-        printf("%s %s", q ? "," : "", plain(r->npu->covers[q]));
-    printf("%s\nNPU tasks: ", r->npu->n_covers ? "" : " (no ONNX node)");
-    for (int i = 0; i < nt; i++)
-        printf("%s %u %s (%s)", i ? "," : "", cs.md[tasks[i]].task_id,
-               plain(cs.md[tasks[i]].op_name), plain(cs.md[tasks[i]].op_type));
-    printf("\ndumps:      NPU %s\n            golden %s\n", plain(r->npu->path),
-           plain(r->gold->path));
-    const nb_cmp_metrics *m = &r->m;
-    printf("metrics:    cosine %.6f, max abs error %.4g, max relative error %.4g, SQNR %.1f dB, "
-           "RMSE %.4g, KL %.4g, relative Euclidean %.4g, mean relative error %.4g\n",
-           m->cos, m->max_abs, m->max_rel, m->sqnr_db, m->rmse, m->kl, m->red, m->mean_rel);
-    printf("over:       %s%s%s\n", why[0] ? why : "no threshold crossed",
-           m->nan_x || m->inf_x ? (why[0] ? ", " : "; ") : "",
-           m->nan_x || m->inf_x ? "NaN or infinity in the NPU output" : "");
-    printf("\nthe %d worst elements by |npu - golden|:\n%4s %10s  %-16s %14s %14s %14s\n", nw,
-           "rank", "flat", "index", "golden", "npu", "npu - golden");
-    for (int i = 0; i < nw; i++) {
-        char ix[128];
-        index_str(worst[i], x, ix, sizeof ix);
-        printf("%4d %10lld  %-16s %14.7g %14.7g %14.7g\n", i + 1, (long long)worst[i], ix,
-               y->v[worst[i]], x->v[worst[i]], x->v[worst[i]] - y->v[worst[i]]);
-    }
-    printf("\nthe first %lld elements:\n%10s  %-16s %14s %14s\n", (long long)(n < FIRST_N ? n : FIRST_N),
-           "flat", "index", "golden", "npu");
-    for (int64_t i = 0; i < n && i < FIRST_N; i++) {
-        char ix[128];
-        index_str(i, x, ix, sizeof ix);
-        printf("%10lld  %-16s %14.7g %14.7g\n", (long long)i, ix, y->v[i], x->v[i]);
-    }
-    int64_t most = 1;
-    for (int b = 0; b < bins; b++)
-        most = counts[b] > most ? counts[b] : most;
-    printf("\nhistogram of npu - golden, %d bins (%lld values", bins, (long long)(n - left_out));
-    if (left_out)
-        printf(", %lld left out: NaN or infinity", (long long)left_out);
-    printf("):\n");
-    for (int b = 0; b < bins; b++) {
-        char bar[41];
-        int w = (int)((counts[b] * 40 + most - 1) / most);
-        memset(bar, '#', (size_t)w);
-        bar[w] = 0;
-        printf("  [%12.5g, %12.5g%c %8lld  %s\n", edges[b], edges[b + 1],
-               b == bins - 1 ? ']' : ')', (long long)counts[b], bar);
-    }
-out:
-    free(edges), free(counts), free(tasks);
-    nb_comparison_free(&cs);
-    return rc;
-}
-
 int cmd_compare(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -725,7 +415,7 @@ int cmd_compare(int argc, char **argv)
     if (!strcmp(argv[1], "file_compare"))
         return file_compare(argc, argv);
     if (!strcmp(argv[1], "layer"))
-        return layer_detail(argc, argv);
+        return compare_layer(argc, argv);
     return cli_usage_error("compare", "unknown subcommand '%s' (convert, file_compare, layer)",
                            argv[1]);
 }

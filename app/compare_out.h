@@ -1,0 +1,26 @@
+/* nanobench compare: what its subcommands print of a comparison (compare_out.c), shared by
+ * file_compare (cmd_compare.c) and layer (cmd_compare_layer.c). */
+#ifndef NB_APP_COMPARE_OUT_H
+#define NB_APP_COMPARE_OUT_H
+
+#include <jansson.h>
+
+#include "nb/accucmp.h"
+
+/* a tensor's shape as "1x8x6x6" */
+void shape_str(const nb_dump_tensor *t, char *buf, size_t len);
+/* a name as one line of plain text (two buffers: two names in one printf) */
+const char *plain(const char *s);
+/* SQNR for the table: +-999 for +-infinity, as in the CSV */
+double sqnr_shown(double v);
+/* the --threshold names a compared row crosses, and "nonfinite" */
+json_t *over_json(const nb_cmp_row *r, const nb_cmp_thresholds *th);
+json_t *shape_json(const nb_dump_tensor *t);
+json_t *covers_json(const nb_dump *d);
+/* the metrics of a compared row into o (null when not compared or not finite) */
+void metrics_json(json_t *o, const nb_cmp_row *r);
+json_t *thresholds_json(const nb_cmp_thresholds *th);
+/* compare layer (cmd_compare_layer.c) */
+int compare_layer(int argc, char **argv);
+
+#endif
