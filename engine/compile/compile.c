@@ -6,7 +6,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +14,6 @@
 
 #include "nb/exeom.h"
 #include "nb/ref.h"
-
-static void warnf(const nb_compile_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void warnf(const nb_compile_opts *o, const char *fmt, ...)
-{
-    if (!o->warn)
-        return;
-    char msg[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    o->warn(o->user, msg);
-}
 
 void nb_compile_result_free(nb_compile_result *r)
 {
@@ -115,11 +100,11 @@ static void advise(const nb_compile_opts *o, const nb_scale_advice *adv, int n_a
         const nb_scale_advice *a = &adv[i];
         double given = a->input[0] ? nb_scale_plan_input(plan, a->input) : 0;
         if (!a->input[0])
-            warnf(o, "fp16 range: %s's input was calibrated to %.3g, beyond fp16's 65504, and "
+            nb_warnf(o->warn, o->user, "fp16 range: %s's input was calibrated to %.3g, beyond fp16's 65504, and "
                   "no cube op before it could take a scale: --nb_input_scale cannot help",
                   a->layer, a->range);
         else if (!given || given > a->suggest)
-            warnf(o, "fp16 range: %s's input was calibrated to %.3g, beyond fp16's 65504: the "
+            nb_warnf(o->warn, o->user, "fp16 range: %s's input was calibrated to %.3g, beyond fp16's 65504: the "
                   "fp16 ops before it clamp%s; --nb_input_scale=\"%s:2^%d\" (a nanobench "
                   "extension, not an ATC flag) brings it to %.0f%s", a->layer, a->range,
                   given ? " at the scale given" : "", a->input, (int)lround(log2(a->suggest)),

@@ -1,6 +1,7 @@
 /* nanobench: status helpers (see include/nb/status.h). */
 #include "nb/status.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,4 +86,16 @@ int nb_exit_code(nb_err code)
     if (code == NB_ERR_NOMEM || code == NB_ERR_INTERNAL)
         return 1;
     return 2;
+}
+
+void nb_warnf(nb_warn_fn fn, void *user, const char *fmt, ...)
+{
+    if (!fn)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fn(user, msg);
 }

@@ -122,20 +122,6 @@ static void progress(const calib *cb, const char *pass, int done, int total)
         cb->progress(cb->user, pass, done, total);
 }
 
-/* a warning: one line (no "nanobench: warning: " prefix, no newline) to the callback */
-static void warnf(const calib *cb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warnf(const calib *cb, const char *fmt, ...)
-{
-    if (!cb->warn)
-        return;
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cb->warn(cb->user, msg);
-}
-
 static const struct {
     const char *name;
     nb_dtype t;
@@ -702,7 +688,7 @@ static void warn_tiny(const calib *cb, const layer *l)
     for (int k = 0; k < 2; k++)
         if (qs[k] && qs[k]->scale == 1.0f && fmax(fabs(qs[k]->clip_min), fabs(qs[k]->clip_max)) > 0 &&
             fmax(fabs(qs[k]->clip_min), fabs(qs[k]->clip_max)) < 1e-4)
-            warnf(cb, "layer '%s': its %s spans [%g, %g], below the "
+            nb_warnf(cb->warn, cb->user, "layer '%s': its %s spans [%g, %g], below the "
                     "int%d resolution floor (a scale under 1.19e-07 is taken as 1, AMCT's rule): "
                     "it quantizes to 0; scale the data up", l->node->name,
                     k ? "hidden state" : "input", qs[k]->clip_min, qs[k]->clip_max, qs[k]->bits);
@@ -720,7 +706,7 @@ static void warn_tiny(const calib *cb, const layer *l)
         zeroed += nonzero && !kept;
     }
     if (zeroed)
-        warnf(cb, "layer '%s': %lld weight channel%s below the int%d "
+        nb_warnf(cb->warn, cb->user, "layer '%s': %lld weight channel%s below the int%d "
                 "resolution floor (scale under 1.19e-07, taken as 1): quantized to 0",
                 l->node->name, (long long)zeroed, zeroed == 1 ? "" : "s", l->cfg->weight_bits);
 }
@@ -777,7 +763,7 @@ static void warn_zeroed(const calib *cb, const layer *l)
         return;
     char ov[600];
     int16_override(l, ov, sizeof ov);
-    warnf(cb, "%s: %.0f%% of its nonzero input values round to 0 at "
+    nb_warnf(cb->warn, cb->user, "%s: %.0f%% of its nonzero input values round to 0 at "
             "int8 (step %.3g, range %.3g): calibrate it at INT16 (--calibration_config): %s",
             l->node->name, 100 * l->zeroed, (double)l->q.scale, l->q.clip_max - l->q.clip_min, ov);
 }
@@ -797,7 +783,7 @@ static void warn_shared(const calib *cb, const layer *ls, int n)
                     const nb_qparams *qj = b ? &ls[j].qh : &ls[j].q;
                     if (tj == ti && (qi->scale != qj->scale || qi->offset != qj->offset ||
                                      qi->bits != qj->bits))
-                        warnf(cb, "tensor '%s' is quantized twice: "
+                        nb_warnf(cb->warn, cb->user, "tensor '%s' is quantized twice: "
                                 "layer '%s' %s scale %g offset %d, layer '%s' %s scale %g "
                                 "offset %d (two AscendQuant on the NPU)", ti, ls[i].node->name,
                                 a ? "state" : "input", qi->scale, qi->offset, ls[j].node->name,

@@ -322,10 +322,6 @@ void nb_npu_input_free(nb_npu_input *in);
 
 struct nb_model; /* nb/ir.h */
 
-/* Called after each batch: pass "calibrate" or "evaluate", done of total. */
-typedef void (*nb_progress_fn)(void *user, const char *pass, int done, int total);
-/* Called with each warning: one line, without a "warning:" prefix or a newline. */
-typedef void (*nb_warn_fn)(void *user, const char *msg);
 
 typedef struct nb_calibrate_opts {
     const char *model;        /* the float ONNX model */

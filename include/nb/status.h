@@ -57,6 +57,14 @@ const char *nb_err_name(nb_err code);
  * NB_ERR_INTERNAL, 2 for every bad-input code. */
 int nb_exit_code(nb_err code);
 
+/* The engines' callbacks to a front end: a warning (one line, without a "warning:" prefix
+ * or a newline) and progress (pass, e.g. "calibrate", done of total). */
+typedef void (*nb_warn_fn)(void *user, const char *msg);
+typedef void (*nb_progress_fn)(void *user, const char *pass, int done, int total);
+/* Formats a warning (at most 1 KB) and calls fn with it; nothing when fn is NULL. */
+void nb_warnf(nb_warn_fn fn, void *user, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #ifdef __cplusplus
 }
 #endif
