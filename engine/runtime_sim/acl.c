@@ -135,6 +135,10 @@ static aclError read_dump_json(const char *path, int require_dump)
         else {
             sim_dump_cfg_free(&R.dump);
             R.dump = c;
+            /* a killed run's dump folders ({iter}.tmp.PID of a process that is gone) in the
+               dump path, once per config (not per execution): they are under other
+               timestamps than this run's */
+            nb_remove_stale_tmps_under(c.path, 4);
             ndrv(1, "dump on: %s, %d model(s)", c.path, c.n_models);
         }
     }

@@ -312,9 +312,6 @@ int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_i
     clean(name, sizeof name, model_name, sizeof name);
     snprintf(final, len, "%s/%s/0/%s/%u/%u", c->path, stamp, name, model_id, iteration);
     nb_tmp_path(final, tmp, len);
-    /* a killed run's dump folder ({final}.tmp.PID of a process that is gone), anywhere in
-       the dump path: removed before this one is made (they are under other timestamps) */
-    nb_remove_stale_tmps_under(c->path, 4);
     if (mkdirs(tmp))
         return -1;
     return 0;

@@ -49,8 +49,8 @@ void sim_dump_check(const sim_dump_cfg *c, const char *model_name, const void *d
                     int n_tasks, char *out, size_t len);
 /* The dump folder of one execution: final = {dump_path}/{YYYYMMDDhhmmss}/0/{model_name}/
  * {model_id}/{iteration}; its parents are made and the folder itself as tmp = final.tmp.PID
- * (the execution's files go there; sim_dump_finish publishes or removes it). Stale
- * temporaries of killed runs beside it are removed. Returns 0, or -1 with errno. */
+ * (the execution's files go there; sim_dump_finish publishes or removes it); the killed
+ * runs' temporaries were swept when the dump config was read. Returns 0, or -1 with errno. */
 int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_id,
                  uint32_t iteration, char *tmp, char *final, size_t len);
 /* Ends an execution's dump: ok publishes tmp as final (renamed whole); else tmp is removed
