@@ -191,39 +191,16 @@ static int file_compare(int argc, char **argv)
     const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL, *iso_layer = NULL,
                *iso_exeom = NULL;
     bool json = false;
-    for (int i = 2; i < argc; i++) {
-        const char *v;
-        int r;
-        if ((r = cli_opt(argc, argv, &i, "-m", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-m needs the NPU dump folder");
-            mdir = v;
-        } else if ((r = cli_opt(argc, argv, &i, "-g", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-g needs the golden dump folder");
-            gdir = v;
-        } else if ((r = cli_opt(argc, argv, &i, "-out", &v)) || (r = cli_opt(argc, argv, &i, "--out", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-out needs a folder");
-            out = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--isolate", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--isolate needs a layer");
-            iso_layer = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--exeom", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--exeom needs NAME.exeom");
-            iso_exeom = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
-            thr = v;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else {
-            return cli_usage_error("compare", "file_compare: unknown argument '%s'", argv[i]);
-        }
-    }
+    const compare_flag flags[] = {
+        {"-m", NULL, "-m needs the NPU dump folder", &mdir},
+        {"-g", NULL, "-g needs the golden dump folder", &gdir},
+        {"-out", "--out", "-out needs a folder", &out},
+        {"--isolate", NULL, "--isolate needs a layer", &iso_layer},
+        {"--exeom", NULL, "--exeom needs NAME.exeom", &iso_exeom},
+        {"--threshold", NULL, "--threshold needs cos=...,rmse=...", &thr}};
+    int frc = compare_flags(argc, argv, "file_compare", flags, 6, &json);
+    if (frc)
+        return frc;
     if (!mdir || !gdir || !out)
         return cli_usage_error("compare", "file_compare needs -m NPU_DIR -g GOLDEN_DIR -out DIR");
     if (!iso_layer != !iso_exeom)

@@ -41,35 +41,15 @@ int compare_layer(int argc, char **argv)
 {
     const char *mdir = NULL, *gdir = NULL, *name = NULL, *thr = NULL, *bins_s = NULL;
     bool json = false;
-    for (int i = 2; i < argc; i++) {
-        const char *v;
-        int r;
-        if ((r = cli_opt(argc, argv, &i, "-m", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-m needs the NPU dump folder");
-            mdir = v;
-        } else if ((r = cli_opt(argc, argv, &i, "-g", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "-g needs the golden dump folder");
-            gdir = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--layer", &v))) {
-            if (r < 0 || !*v)
-                return cli_usage_error("compare", "--layer needs a layer name");
-            name = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--bins", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--bins needs a number");
-            bins_s = v;
-        } else if ((r = cli_opt(argc, argv, &i, "--threshold", &v))) {
-            if (r < 0)
-                return cli_usage_error("compare", "--threshold needs cos=...,rmse=...");
-            thr = v;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else {
-            return cli_usage_error("compare", "layer: unknown argument '%s'", argv[i]);
-        }
-    }
+    const compare_flag flags[] = {
+        {"-m", NULL, "-m needs the NPU dump folder", &mdir},
+        {"-g", NULL, "-g needs the golden dump folder", &gdir},
+        {"--layer", NULL, "--layer needs a layer name", &name},
+        {"--bins", NULL, "--bins needs a number", &bins_s},
+        {"--threshold", NULL, "--threshold needs cos=...,rmse=...", &thr}};
+    int frc = compare_flags(argc, argv, "layer", flags, 5, &json);
+    if (frc)
+        return frc;
     if (!mdir || !gdir || !name)
         return cli_usage_error("compare", "layer needs -m NPU_DIR -g GOLDEN_DIR --layer NAME");
     int bins = 20;

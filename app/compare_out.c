@@ -94,3 +94,26 @@ json_t *thresholds_json(const nb_cmp_thresholds *th)
     return o;
 }
 
+
+int compare_flags(int argc, char **argv, const char *sub, const compare_flag *f, int n,
+                  bool *json)
+{
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            *json = true;
+            continue;
+        }
+        int k = 0, r = 0;
+        const char *v;
+        for (; k < n; k++)
+            if ((r = cli_opt(argc, argv, &i, f[k].flag, &v)) ||
+                (f[k].alt && (r = cli_opt(argc, argv, &i, f[k].alt, &v))))
+                break;
+        if (k == n)
+            return cli_usage_error("compare", "%s: unknown argument '%s'", sub, argv[i]);
+        if (r < 0 || !*v)
+            return cli_usage_error("compare", "%s", f[k].need);
+        *f[k].dst = v;
+    }
+    return 0;
+}

@@ -20,6 +20,15 @@ json_t *covers_json(const nb_dump *d);
 /* the metrics of a compared row into o (null when not compared or not finite) */
 void metrics_json(json_t *o, const nb_cmp_row *r);
 json_t *thresholds_json(const nb_cmp_thresholds *th);
+/* A subcommand's flags: each flag (its other spelling alt, or NULL) takes a value into
+ * *dst, refused with need ("-m needs the NPU dump folder") when it has none; --json sets
+ * *json. Returns 0, or the exit status after the usage message. */
+typedef struct compare_flag {
+    const char *flag, *alt, *need;
+    const char **dst;
+} compare_flag;
+int compare_flags(int argc, char **argv, const char *sub, const compare_flag *f, int n,
+                  bool *json);
 /* compare layer (cmd_compare_layer.c) */
 int compare_layer(int argc, char **argv);
 
