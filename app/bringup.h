@@ -8,6 +8,9 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <signal.h>
+
+#include "tui/job.h"
 
 enum { N_STEPS = 6, MAX_IN = 64, MAX_EVAL = 1000, MAX_ARGS = 160, WIDTH = 79, LABEL = 11 };
 #define NBSP '\037' /* a space the summary does not break a line at */
@@ -40,6 +43,40 @@ typedef struct bu {
     double step_ms[N_STEPS];
     double t0;
 } bu;
+
+/* a child's argument list */
+typedef struct bu_argv {
+    char *v[MAX_ARGS + 1];
+    int n;
+    bool oom;
+} bu_argv;
+
+/* ---- the steps (bringup_steps.c): children run through the job runner, their lines on
+   stderr, their JSON read back; g_sig: the signal that stopped the bringup, or 0 ---- */
+extern volatile sig_atomic_t g_sig;
+void on_signal(int sig);
+/* one argument, formatted (a->oom when it cannot be added) */
+void arg(bu_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void args_free(bu_argv *a);
+double now_s(void);
+void step_line(const bu *b, int step, const char *detail, const char *progress);
+void step_done(const bu *b, int step, const char *detail);
+int interrupted(const char *stage);
+void save_log(const bu *b, const tui_job *j, const char *name);
+/* runs step's command (a) as a child recorded under parent; its job into *out */
+int child(bu *b, int step, const char *detail, const char *logname, int64_t parent,
+          bu_argv *a, tui_job **out);
+json_t *job_json(const tui_job *j, const char *stage, int *rc);
+void atc_warnings(bu *b, const char *err);
+
+/* ---- the data (bringup_inputs.c): the model's inputs, the data folders, the evaluation
+   inputs ---- */
+int list_files(const char *dir, char ***out);
+void files_free(char **v, int n);
+int split_dirs(const char *dirs, char **parts, int max);
+int pick_eval(bu *b);
+int model_inputs(bu *b);
+bool model_output(const char *model, const char *shape, const char *name);
 
 /* a JSON number (NaN when absent) and string ("" when absent) of a child's output */
 double bu_num(const json_t *o, const char *key);

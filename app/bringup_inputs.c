@@ -1,0 +1,190 @@
+/* nanobench bringup: its data (bringup.h): the model's inputs, the --data_dir folders and
+ * the evaluation inputs. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bringup.h"
+#include "cli.h"
+#include "nb/accucmp.h"
+#include "nb/ir.h"
+#include "tui/job.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files of dir, hidden ones left out, in ascending name order (calibrate's
+ * rule). Returns the count, or -1 with errno. */
+int list_files(const char *dir, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    char **v = NULL;
+    int n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[4400];
+        struct stat sb;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &sb) || !S_ISREG(sb.st_mode))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nv = realloc(v, sizeof *v * (size_t)cap);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        if (!(v[n] = strdup(path)))
+            break;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+void files_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The ';'-separated folders of dirs into parts (each malloc'd); returns the count. */
+int split_dirs(const char *dirs, char **parts, int max)
+{
+    int n = 0;
+    for (const char *p = dirs; n < max;) {
+        size_t l = strcspn(p, ";");
+        parts[n++] = strndup(p, l);
+        if (!p[l])
+            break;
+        p += l + 1;
+    }
+    return n;
+}
+
+/* The evaluation inputs: file k of each folder of --eval_dir (the first K), else of
+ * --data_dir (the last K). */
+int pick_eval(bu *b)
+{
+    const char *dirs = b->eval_dir ? b->eval_dir : b->data_dir;
+    char *parts[MAX_IN];
+    int nd = split_dirs(dirs, parts, MAX_IN);
+    char **files[MAX_IN] = {0};
+    int nf[MAX_IN] = {0}, least = -1, rc = 0;
+    for (int i = 0; i < nd; i++) {
+        nf[i] = parts[i] ? list_files(parts[i], &files[i]) : -1;
+        if (nf[i] < 0 && !rc)
+            rc = cli_fail(2, "bringup: %s %s: %s", b->eval_dir ? "--eval_dir" : "--data_dir",
+                          parts[i] ? parts[i] : "?", strerror(errno));
+        least = least < 0 || nf[i] < least ? nf[i] : least;
+    }
+    if (!rc && nd != b->n_in)
+        rc = cli_fail(2, "bringup: %s gives %d folder%s for %d input%s",
+                      b->eval_dir ? "--eval_dir" : "--data_dir", nd, nd == 1 ? "" : "s",
+                      b->n_in, b->n_in == 1 ? "" : "s");
+    if (!rc && least <= 0)
+        rc = cli_fail(2, "bringup: %s: no files to evaluate on", dirs);
+    if (!rc) {
+        b->n_eval = b->eval_count < least ? b->eval_count : least;
+        int first = b->eval_dir ? 0 : least - b->n_eval;
+        b->eval = calloc((size_t)b->n_eval * (size_t)b->n_in, sizeof *b->eval);
+        if (!b->eval)
+            rc = cli_fail(1, "out of memory");
+        for (int k = 0; !rc && k < b->n_eval; k++)
+            for (int i = 0; i < b->n_in; i++)
+                if (!(b->eval[k * b->n_in + i] = strdup(files[i][first + k])))
+                    rc = cli_fail(1, "out of memory");
+        b->eval_from_dir = b->eval_dir != NULL;
+    }
+    for (int i = 0; i < nd; i++) {
+        files_free(files[i], nf[i] > 0 ? nf[i] : 0);
+        free(parts[i]);
+    }
+    return rc;
+}
+
+/* The model's inputs in the --data_dir order (calibrate's: --input_shape's when it names
+ * every input, else the model's), and every float input for atc's --input_fp16_nodes. */
+int model_inputs(bu *b)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts lo = {.input_shape = b->shape, .weights_in_place = true};
+    if (nb_model_load(b->model, &lo, &m, &st))
+        return cli_fail(nb_exit_code(st.code), "bringup: %s", st.msg);
+    const nb_graph *g = m->graph;
+    int rc = 0;
+    if (g->n_inputs > MAX_IN) {
+        rc = cli_fail(2, "bringup: %s has %d inputs; bringup takes up to %d", b->model,
+                      g->n_inputs, MAX_IN);
+        goto out;
+    }
+    int order[MAX_IN];
+    for (int i = 0; i < g->n_inputs; i++)
+        order[i] = g->inputs[i];
+    if (b->shape) {
+        nb_shape_override *ov = NULL;
+        int nov = 0;
+        if (!nb_parse_input_shape(b->shape, &ov, &nov, &st) && nov == g->n_inputs)
+            for (int i = 0; i < nov; i++)
+                order[i] = nb_graph_find(g, ov[i].name);
+        nb_shape_overrides_free(ov, nov);
+    }
+    b->n_in = g->n_inputs;
+    size_t len = 0;
+    b->fp16_all[0] = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        if (order[i] < 0)
+            order[i] = g->inputs[i];
+        const nb_value *v = &g->values[order[i]];
+        if (!(b->in_name[i] = strdup(v->name))) {
+            rc = cli_fail(1, "out of memory");
+            goto out;
+        }
+        if ((v->dtype == NB_FLOAT || v->dtype == NB_FLOAT16) && len + strlen(v->name) + 2 < sizeof b->fp16_all)
+            len += (size_t)snprintf(b->fp16_all + len, sizeof b->fp16_all - len, "%s%s",
+                                    len ? ";" : "", v->name);
+    }
+out:
+    nb_model_free(m);
+    return rc;
+}
+
+/* The model's graph outputs' names, for: are the NPU's outputs among them? */
+bool model_output(const char *model, const char *shape, const char *name)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
+    if (nb_model_load(model, &lo, &m, &st))
+        return false;
+    bool found = false;
+    for (int i = 0; i < m->graph->n_outputs && !found; i++)
+        found = !strcmp(m->graph->values[m->graph->outputs[i]].name, name);
+    nb_model_free(m);
+    return found;
+}
+

@@ -1,0 +1,255 @@
+/* nanobench bringup: its steps (bringup.h): each a child running the CLI's own command
+ * through the job runner, with its line on stderr and its JSON read back. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bringup.h"
+#include "cli.h"
+#include "nb/accucmp.h"
+#include "nb/ir.h"
+#include "tui/job.h"
+
+/* ---- a child's argument list ---- */
+
+
+void __attribute__((format(printf, 2, 3))) arg(bu_argv *a, const char *fmt, ...)
+{
+    if (a->n >= MAX_ARGS) {
+        a->oom = true;
+        return;
+    }
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int r = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = r >= 0 ? malloc((size_t)r + 1) : NULL;
+    if (s)
+        vsnprintf(s, (size_t)r + 1, fmt, ap2);
+    va_end(ap2);
+    if (!s) {
+        a->oom = true;
+        return;
+    }
+    a->v[a->n++] = s;
+    a->v[a->n] = NULL;
+}
+
+void args_free(bu_argv *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+    a->n = 0;
+}
+
+
+volatile sig_atomic_t g_sig;
+
+void on_signal(int sig) { g_sig = sig; }
+
+double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *const step_name[N_STEPS] = {"estimate", "calibrate", "atc", "run", "infer",
+                                               "compare"};
+
+/* "[3/6] atc ..." on stderr; on a terminal the same line is redrawn with progress */
+void step_line(const bu *b, int step, const char *detail, const char *progress)
+{
+    if (b->tty)
+        fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "[%d/%d] %s%s%s ...%s%s", step + 1, N_STEPS, step_name[step],
+            detail[0] ? " " : "", detail, progress[0] ? " " : "", progress);
+    if (!b->tty)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+void step_done(const bu *b, int step, const char *detail)
+{
+    if (!b->tty)
+        return;
+    char t[48];
+    snprintf(t, sizeof t, "done in %.1f s", b->step_ms[step] / 1e3);
+    step_line(b, step, detail, t);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* The exit status of an interruption, the run recorded as error. */
+int interrupted(const char *stage)
+{
+    int sig = g_sig ? g_sig : SIGINT;
+    return cli_fail(128 + sig, "bringup: interrupted (%s) during %s",
+                    sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP", stage);
+}
+
+/* Writes what a child printed to DIR/log/NAME.out and .err (for a look after the fact). */
+void save_log(const bu *b, const tui_job *j, const char *name)
+{
+    const char *ext[2] = {"out", "err"};
+    const char *txt[2] = {j->out, j->err};
+    size_t len[2] = {j->out_len, j->err_len};
+    for (int k = 0; k < 2; k++) {
+        char path[3400];
+        snprintf(path, sizeof path, "%s/log/%s.%s", b->outdir, name, ext[k]);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            continue;
+        if (len[k])
+            fwrite(txt[k], 1, len[k], f);
+        fclose(f);
+    }
+}
+
+/* Runs one step's child to its end. Returns 0 with *out the finished job (exit status 0), or
+ * the bringup's exit status after its one-line error (the job freed). */
+int child(bu *b, int step, const char *detail, const char *logname, int64_t parent,
+                 bu_argv *a, tui_job **out)
+{
+    *out = NULL;
+    if (a->oom) {
+        args_free(a);
+        return cli_fail(1, "out of memory");
+    }
+    char err[512] = "";
+    tui_job *j = tui_job_start(b->db, parent, a->v, step_name[step], err, sizeof err);
+    args_free(a);
+    if (!j)
+        return cli_fail(1, "bringup: %s: %s", step_name[step], err);
+    int64_t shown = -1;
+    while (!tui_job_poll(j)) {
+        if (g_sig) {
+            tui_job_cancel(j);
+            save_log(b, j, logname);
+            tui_job_free(j);
+            if (b->tty)
+                fputc('\n', stderr);
+            return interrupted(step_name[step]);
+        }
+        struct pollfd fds[2];
+        int n = 0;
+        if (j->out_fd >= 0)
+            fds[n++] = (struct pollfd){.fd = j->out_fd, .events = POLLIN};
+        if (j->err_fd >= 0)
+            fds[n++] = (struct pollfd){.fd = j->err_fd, .events = POLLIN};
+        if (n)
+            poll(fds, (nfds_t)n, 100);
+        else
+            nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+        if (b->tty && j->progress_total > 0 && j->progress_done != shown) {
+            char p[96];
+            snprintf(p, sizeof p, "%s %lld/%lld", j->progress_what, (long long)j->progress_done,
+                     (long long)j->progress_total);
+            step_line(b, step, detail, p);
+            shown = j->progress_done;
+        }
+    }
+    save_log(b, j, logname);
+    if (g_sig) { /* the signal came as the child ended: stop all the same */
+        tui_job_free(j);
+        if (b->tty)
+            fputc('\n', stderr);
+        return interrupted(step_name[step]);
+    }
+    if (j->status != 0) {
+        const char *m = tui_job_error(j);
+        if (!strncmp(m, "nanobench: ", 11))
+            m += 11;
+        else if (!strncmp(m, "nanobench ", 10))
+            m += 10;
+        if (b->tty)
+            fputc('\n', stderr);
+        int rc = cli_fail(j->status == 2 ? 2 : 1, "bringup: %s failed: %s", step_name[step], m);
+        tui_job_free(j);
+        return rc;
+    }
+    *out = j;
+    return 0;
+}
+
+/* The JSON object a finished child printed; NULL after the error line (exit 1). */
+json_t *job_json(const tui_job *j, const char *stage, int *rc)
+{
+    json_error_t je;
+    json_t *o = j->out ? json_loads(j->out, 0, &je) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        *rc = cli_fail(1, "bringup: %s printed no JSON object on stdout", stage);
+        return NULL;
+    }
+    return o;
+}
+
+/* atc's warnings (its stderr lines "nanobench: warning: ...") into b->atc_warn, and the
+ * --nb_input_scale values they suggest into b->suggest, one per input ("x:2^-12;y:2^-3"; the
+ * smallest for an input that several warnings name: it brings every range under 65504). */
+void atc_warnings(bu *b, const char *err)
+{
+    static const char pre[] = "nanobench: warning: ", opt[] = "--nb_input_scale=\"";
+    char names[8][128];
+    int pw[8], n = 0;
+    b->atc_warn = json_array();
+    for (const char *p = err ? err : ""; *p;) {
+        size_t len = strcspn(p, "\n");
+        if (len > sizeof pre - 1 && !strncmp(p, pre, sizeof pre - 1)) {
+            char *w = strndup(p + sizeof pre - 1, len - (sizeof pre - 1));
+            if (w) {
+                json_array_append_new(b->atc_warn, nb_json_string(w));
+                const char *o = strstr(w, opt);
+                char name[128];
+                int k, used = 0;
+                /* NAME:2^K" (a name without ':' or '"': atc's own advice) */
+                if (o && sscanf(o + sizeof opt - 1, "%127[^:\"]:2^%d\"%n", name, &k, &used) == 2 &&
+                    used > 0) {
+                    int q = 0;
+                    while (q < n && strcmp(names[q], name))
+                        q++;
+                    if (q == n && n < 8) {
+                        snprintf(names[n], sizeof names[n], "%s", name);
+                        pw[n++] = k;
+                    } else if (q < n && k < pw[q]) {
+                        pw[q] = k;
+                    }
+                }
+                free(w);
+            }
+        }
+        p += len + (p[len] == '\n');
+    }
+    size_t at = 0;
+    b->suggest[0] = 0;
+    for (int q = 0; q < n && at < sizeof b->suggest; q++)
+        at += (size_t)snprintf(b->suggest + at, sizeof b->suggest - at, "%s%s:2^%d",
+                               q ? ";" : "", names[q], pw[q]);
+}
+
+double bu_num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *bu_str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
