@@ -83,8 +83,8 @@ static void sweep_at(int dirfd, const char *name, int depth)
                 continue;
             if (ends_with(d->d_name, pid_suffix))
                 rm_at(fd, d->d_name, 0);
-            else if (d->d_type == DT_DIR && depth < 6)
-                sweep_at(fd, d->d_name, depth + 1);
+            else if (depth < 6 && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN))
+                sweep_at(fd, d->d_name, depth + 1); /* not a folder: openat fails, no harm */
         }
     }
     close(fd);

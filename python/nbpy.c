@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "acl/acl.h"
+#include "nb/run.h"
 #include "nb/accucmp.h"
 #include "nb/estimate.h"
 #include "nb/exeom.h"
@@ -242,25 +243,34 @@ int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
     return rc;
 }
 
-static int acl_error(aclError e, char *err, size_t errlen)
+typedef struct {
+    const float *const *data;
+    const int64_t *numel;
+} py_inputs;
+
+/* nb_run_exeom's loader: input k's values (numel[k] floats, in the input's row-major order)
+ * as a tensor of the model input's shape. */
+static nb_err py_load(void *user, int k, const nb_run_io *io, nb_tensor **value, nb_status *st)
 {
-    snprintf(err, errlen, "%s (ACL error %d)", aclGetRecentErrMsg(), e);
-    return 2;
+    const py_inputs *p = user;
+    if (nb_tensor_new(NB_FLOAT, io->rank, io->dims, value, st))
+        return st->code;
+    if ((*value)->numel != p->numel[k])
+        return nb_fail(st, NB_ERR_ARG, "input %d: the model takes %lld values, %lld given", k,
+                       (long long)(*value)->numel, (long long)p->numel[k]);
+    memcpy((*value)->data, p->data[k], sizeof(float) * (size_t)p->numel[k]);
+    return NB_OK;
 }
 
 int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const int64_t *numel,
              const char *dump_dir, char **json, char *err, size_t errlen)
 {
-    aclError e;
-    uint32_t id = 0;
-    aclrtContext ctx = NULL;
-    aclmdlDataset *in = NULL, *out = NULL;
-    void *bufs[64] = {0};
-    int rc = 0;
     char cfg[4400] = "";
     uapi_npu_dlog_setlevel(0x10, 4, 0);
-    if ((e = aclInit(NULL)))
-        return acl_error(e, err, errlen);
+    if (n_inputs > 64 || n_inputs < 0) {
+        snprintf(err, errlen, "%s: %d inputs given", exeom, n_inputs);
+        return 2;
+    }
     if (dump_dir) { /* the dump config the vendor's runtime reads: every task's outputs */
         char name[256];
         const char *base = strrchr(exeom, '/');
@@ -274,98 +284,48 @@ int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const in
         if (nb_mkdir_p(dump_dir) || !j || json_dump_file(j, cfg, 0)) {
             json_decref(j);
             snprintf(err, errlen, "%s: cannot write the dump config", dump_dir);
-            aclFinalize();
             return 2;
         }
         json_decref(j);
-        if ((e = aclmdlInitDump()) || (e = aclmdlSetDump(cfg))) {
-            rc = acl_error(e, err, errlen);
-            goto out;
-        }
     }
-    if ((e = aclrtSetDevice(0)) || (e = aclrtCreateContext(&ctx, 0)) ||
-        (e = aclmdlLoadFromFile(exeom, &id))) {
-        rc = acl_error(e, err, errlen);
-        goto out;
+    static char idx[64][16];
+    nb_run_input in[64];
+    for (int i = 0; i < n_inputs; i++) {
+        snprintf(idx[i], sizeof idx[i], "%d", i);
+        in[i] = (nb_run_input){.name = idx[i], .label = NULL, .value = NULL};
     }
-    const nb_sim_model *sim = nb_acl_sim_model(id);
-    const nb_exeom *x = nb_sim_exeom(sim);
-    if ((int)x->n_inputs != n_inputs || n_inputs > 64 || x->n_outputs > 64) {
-        snprintf(err, errlen, "%s: %u inputs, %d given", exeom, x->n_inputs, n_inputs);
+    py_inputs p = {data, numel};
+    nb_run_opts o = {.exeom = exeom, .dump_config = cfg[0] ? cfg : NULL, .n_inputs = n_inputs,
+                     .inputs = in, .load = py_load, .load_user = &p};
+    nb_run_result r;
+    nb_status st = {0};
+    int rc = 0;
+    if (nb_run_exeom(&o, &r, &st)) {
+        snprintf(err, errlen, "%s", st.msg);
+        rc = nb_exit_code(st.code);
+    } else if (r.n_inputs != n_inputs) {
+        snprintf(err, errlen, "%s: %d inputs, %d given", exeom, r.n_inputs, n_inputs);
         rc = 2;
-        goto out;
-    }
-    in = aclmdlCreateDataset();
-    out = aclmdlCreateDataset();
-    for (int i = 0; i < n_inputs && in; i++) {
-        const nb_exeom_tensor *t = &x->t[nb_sim_input_tensor(sim, i)];
-        if (nb_sim_numel(t) != numel[i]) {
-            snprintf(err, errlen, "%s: input %d has %lld values, %lld given", exeom, i,
-                     (long long)nb_sim_numel(t), (long long)numel[i]);
-            rc = 2;
-            goto out;
+    } else {
+        json_t *j = json_object(), *outs = json_array();
+        for (int i = 0; i < r.n_outputs; i++) {
+            const nb_tensor *y = r.outputs[i].value;
+            json_t *o1 = json_object(), *shape = json_array(), *vals = json_array();
+            for (int d = 0; d < y->rank; d++)
+                json_array_append_new(shape, json_integer(y->dims[d]));
+            for (int64_t k = 0; k < y->numel; k++)
+                json_array_append_new(vals, json_real(((const float *)y->data)[k]));
+            json_object_set_new(o1, "name", json_string(r.outputs[i].io.name));
+            json_object_set_new(o1, "shape", shape);
+            json_object_set_new(o1, "values", vals);
+            json_array_append_new(outs, o1);
         }
-        bufs[i] = calloc(1, t->bytes + 1);
-        for (int64_t k = 0; bufs[i] && k < numel[i]; k++)
-            nb_sim_set(t, bufs[i], k, data[i][k]);
-        aclDataBuffer *b = bufs[i] ? aclCreateDataBuffer(bufs[i], t->bytes) : NULL;
-        if (!b || aclmdlAddDatasetBuffer(in, b)) {
-            snprintf(err, errlen, "out of memory");
-            rc = 1;
-            goto out;
-        }
+        json_object_set_new(j, "outputs", outs);
+        json_object_set_new(j, "cycles", json_integer((json_int_t)r.cycles));
+        json_object_set_new(j, "dump", r.dump_dir[0] ? json_string(r.dump_dir) : json_null());
+        rc = done(j, json, err, errlen);
     }
-    for (uint32_t i = 0; i < x->n_outputs && out; i++)
-        aclmdlAddDatasetBuffer(out, aclCreateDataBuffer(NULL, 0));
-    if (!in || !out) {
-        snprintf(err, errlen, "out of memory");
-        rc = 1;
-        goto out;
-    }
-    if ((e = aclmdlExecute(id, in, out))) {
-        rc = acl_error(e, err, errlen);
-        goto out;
-    }
-    json_t *j = json_object(), *outs = json_array();
-    for (uint32_t i = 0; i < x->n_outputs; i++) {
-        const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sim, (int)i)];
-        aclDataBuffer *b = aclmdlGetDatasetBuffer(out, i);
-        json_t *o = json_object(), *shape = json_array(), *vals = json_array();
-        for (int d = 0; d < t->rank; d++)
-            json_array_append_new(shape, json_integer(t->dims[d]));
-        for (int64_t k = 0; k < nb_sim_numel(t); k++)
-            json_array_append_new(vals, json_real(nb_sim_get(t, aclGetDataBufferAddr(b), k)));
-        json_object_set_new(o, "name", json_string(nb_acl_tensor_onnx(id, (int)
-                                                       nb_sim_output_tensor(sim, (int)i))));
-        json_object_set_new(o, "shape", shape);
-        json_object_set_new(o, "values", vals);
-        json_array_append_new(outs, o);
-    }
-    json_object_set_new(j, "outputs", outs);
-    json_object_set_new(j, "cycles", json_integer((json_int_t)nb_sim_total_cycles(sim)));
-    uint32_t files = 0;
-    const char *dd = nb_acl_last_dump(id, &files);
-    json_object_set_new(j, "dump", dd[0] ? json_string(dd) : json_null());
-    rc = done(j, json, err, errlen);
-out:
-    if (out)
-        for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(out); i++)
-            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(out, i));
-    if (in)
-        for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(in); i++)
-            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(in, i));
-    aclmdlDestroyDataset(in);
-    aclmdlDestroyDataset(out);
-    for (int i = 0; i < 64; i++)
-        free(bufs[i]);
-    if (id)
-        aclmdlUnload(id);
-    if (ctx)
-        aclrtDestroyContext(ctx);
-    aclrtResetDevice(0);
-    if (dump_dir)
-        aclmdlFinalizeDump();
-    aclFinalize();
+    nb_run_result_free(&r);
     if (cfg[0])
         remove(cfg);
     return rc;

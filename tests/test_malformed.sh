@@ -233,7 +233,7 @@ expect 0 "run --dump" -- "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo" --dump
 whole=$(find "$T/rd" -type f | wc -l)
 [ "$whole" -gt 0 ] || fail "run --dump wrote no file"
 rm -rf "$T/rd"
-bad=0; cut=0
+bad=0; cut=0; seen=
 for k in 0 3 6 9 12 15 20 25 30 35 40 45 50 60 70 80 100 120 150; do
     "$NB" run "$T/rda/e.exeom" --output-dir "$T/rdo" --dump "$T/rd.json" >/dev/null 2>&1 &
     pid=$!
@@ -242,12 +242,15 @@ for k in 0 3 6 9 12 15 20 25 30 35 40 45 50 60 70 80 100 120 150; do
     wait "$pid" 2>/dev/null
     [ $? = 130 ] && cut=$((cut + 1))
     for dir in $(find "$T/rd" -mindepth 5 -maxdepth 5 -type d 2>/dev/null); do
-        case $dir in *.tmp.*) bad=$((bad + 1)); continue ;; esac
-        [ "$(find "$dir" -type f | wc -l)" = "$whole" ] || bad=$((bad + 1))
+        n=$(find "$dir" -type f | wc -l)
+        case $dir in
+        *.tmp.*) bad=$((bad + 1)); seen="$seen; after ${k} ms: temporary $dir ($n files)" ;;
+        *) [ "$n" = "$whole" ] || { bad=$((bad + 1)); seen="$seen; after ${k} ms: $dir has $n files"; } ;;
+        esac
     done
 done
 [ $bad = 0 ] && echo "ok: run --dump: 19 interrupts ($cut took effect), every dump folder whole ($whole files) or absent" ||
-    fail "run --dump under interrupts: $bad partial or temporary folders: $(find "$T/rd")"
+    fail "run --dump under interrupts: $bad partial or temporary folders (a whole one has $whole files)$seen"
 rm -rf "$T/rd"
 # files over 1 block (512 bytes) fail; the run database is left alone (--no-record)
 limited() { (trap '' XFSZ; ulimit -f 1; nb=$1; shift; "$nb" --no-record "$@"); }

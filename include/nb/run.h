@@ -1,0 +1,100 @@
+/* nanobench run: one execution of a NAME.exeom on the simulated Nano NPU, through the ACL
+ * API as an app on the chip calls it (init, device, context, stream, load, datasets,
+ * execute), with its outputs in float32, the cycle model's per-task profile, the fp16
+ * saturations and the dump folder. The engine behind `nanobench run` and the Python
+ * module's run(); it prints nothing and exits never (engine/runtime_sim/run.c). */
+#ifndef NB_RUN_H
+#define NB_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nb/status.h"
+#include "nb/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One input or output of the exeom, as it declares it. */
+typedef struct nb_run_io {
+    int index;             /* the ACL dataset index */
+    char name[256];        /* the ONNX value name from NAME.dbg, or "" without it */
+    int rank;              /* 0..6 */
+    int64_t dims[6];       /* the logical shape (NCHW for 4-D) */
+    const char *npu_dtype; /* the aclDataType name of the NPU tensor: "FLOAT16", "INT8" */
+} nb_run_io;
+
+/* One --input: which model input it feeds and the values, or how to get them. */
+typedef struct nb_run_input {
+    const char *name;  /* the ONNX input name or its index as text ("0"); NULL: the model's
+                          only input (an error when it has several) */
+    const char *label; /* shown in errors (the file it came from); NULL: the name */
+    const nb_tensor *value; /* any numeric dtype, exactly the input's shape; NULL: the loader
+                               gives it */
+} nb_run_input;
+
+/* Gives input k's values for model input io (a file read with io's shape, say): *value is
+ * owned by the engine afterwards. Errors in st. */
+typedef nb_err (*nb_run_load_fn)(void *user, int k, const nb_run_io *io, nb_tensor **value,
+                                 nb_status *st);
+
+typedef struct nb_run_opts {
+    const char *exeom;       /* NAME.exeom; NAME.dbg next to it names inputs and tasks */
+    const char *dump_config; /* the seed's acl.json with a "dump" section, or NULL */
+    int n_inputs;            /* model inputs not given run on zeros */
+    const nb_run_input *inputs;
+    nb_run_load_fn load;     /* for inputs whose value is NULL */
+    void *load_user;
+    nb_warn_fn warn;         /* NAME.dbg not used, a dump list that selects nothing, fp16
+                                saturation: one line each */
+    nb_progress_fn progress; /* ("execute", 0, 1) just before aclmdlExecute, (.., 1, 1)
+                                after: where a front end arms its Ctrl-C sweep of
+                                nb_acl_dump_root() */
+    void *user;              /* for warn and progress */
+} nb_run_opts;
+
+typedef struct nb_run_output {
+    nb_run_io io;
+    nb_tensor *value; /* float32, io's shape */
+} nb_run_output;
+
+typedef struct nb_run_task {
+    char name[256];   /* from NAME.dbg, else "task<k>" */
+    char op_type[64]; /* the kernel's op */
+    uint64_t cycles, compute, movement, macs, saturations;
+} nb_run_task;
+
+typedef struct nb_run_result {
+    int n_inputs;
+    nb_run_io *inputs;
+    const char **input_labels; /* per model input: the label of what fed it, or NULL (zeros) */
+    int n_outputs;
+    nb_run_output *outputs;
+    int n_tasks;
+    nb_run_task *tasks;
+    uint64_t cycles, macs; /* the cycle model's totals (share/doc/cycle-model.md) */
+    double clock_mhz[2];   /* the two clocks the cycle model quotes (64 and 200 MHz) */
+    double task_overhead;  /* cycles per task in the model */
+    double ms[2];          /* cycles at clock_mhz[0] and [1], in ms */
+    double host_ms;        /* the simulator's wall time of the execution */
+    uint64_t saturations;  /* fp16 results clamped at +-65504, all tasks */
+    int saturated_tasks;
+    char dump_dir[2048];   /* the published dump folder, or "" */
+    uint32_t dump_files;
+} nb_run_result;
+
+/* Runs opts->exeom once on the simulated NPU. Inputs are converted at the ACL boundary to
+ * the model's input type and layout (fp16 ND from atc); each given value must have the
+ * input's exact shape ("LABEL: shape [..], the model's input is [..]", NB_ERR_ARG), names
+ * must exist and be given once. ACL errors come back as "WHAT: message (ACL error N)", with
+ * NB_ERR_NOMEM/NB_ERR_INTERNAL for the resource and internal codes (2xxxxx, 5xxxxx) and
+ * NB_ERR_ARG or NB_ERR_FORMAT for the rest. r is zeroed first; free it with
+ * nb_run_result_free in every case. */
+nb_err nb_run_exeom(const nb_run_opts *opts, nb_run_result *r, nb_status *st);
+void nb_run_result_free(nb_run_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
