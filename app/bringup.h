@@ -29,9 +29,14 @@ typedef struct bu {
     const char *db;       /* the children's --db */
     int n_in;
     char *in_name[MAX_IN]; /* in --data_dir order */
+    int in_rank[MAX_IN];   /* and their shapes and types, for random evaluation inputs */
+    int64_t in_dims[MAX_IN][8];
+    int in_dtype[MAX_IN];
+    bool qat;              /* a Q/DQ model: imported (calibrate --from_qdq), not calibrated */
     int n_eval;
     char **eval;           /* [k * n_in + i]: input i of evaluation input k */
     bool eval_from_dir;
+    bool eval_random;      /* no folder: random inputs (infer's random:SEED values) */
     bool tty;
     int n_logs;
     /* results */
@@ -77,6 +82,8 @@ int split_dirs(const char *dirs, char **parts, int max);
 int pick_eval(bu *b);
 int model_inputs(bu *b);
 bool model_output(const char *model, const char *shape, const char *name);
+/* whether the model is a Q/DQ (QAT) one (nb_graph_has_qdq); false when it does not load */
+bool model_is_qdq(const char *model, const char *shape);
 
 /* a JSON number (NaN when absent) and string ("" when absent) of a child's output */
 double bu_num(const json_t *o, const char *key);

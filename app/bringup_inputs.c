@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "nb/accucmp.h"
 #include "nb/ir.h"
+#include "nb/quant.h"
 #include "tui/job.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -87,8 +88,45 @@ int split_dirs(const char *dirs, char **parts, int max)
 
 /* The evaluation inputs: file k of each folder of --eval_dir (the first K), else of
  * --data_dir (the last K). */
+/* K evaluation inputs of uniform values in [-1, 1) (seeds 1..K, infer's random:SEED),
+ * written as OUT/eval/<input index>/<k>.npy: a QAT model brought up without data. */
+static int random_eval(bu *b)
+{
+    b->n_eval = b->eval_count;
+    b->eval = calloc((size_t)b->n_eval * (size_t)b->n_in + 1, sizeof *b->eval);
+    if (!b->eval)
+        return cli_fail(1, "out of memory");
+    b->eval_random = true;
+    for (int i = 0; i < b->n_in; i++) {
+        char dir[3400];
+        snprintf(dir, sizeof dir, "%s/eval/%d", b->outdir, i);
+        if (nb_mkdir_p(dir))
+            return cli_fail(2, "bringup: %s: cannot make the folder: %s", dir, strerror(errno));
+        for (int k = 0; k < b->n_eval; k++) {
+            nb_status st = {0};
+            nb_tensor *t = NULL;
+            char path[3500];
+            snprintf(path, sizeof path, "%s/%04d.npy", dir, k);
+            if (nb_tensor_new((nb_dtype)b->in_dtype[i], b->in_rank[i], b->in_dims[i], &t, &st))
+                return cli_fail(nb_exit_code(st.code), "bringup: input '%s': %s", b->in_name[i],
+                                st.msg);
+            if (t->dtype == NB_FLOAT)
+                nb_tensor_fill_uniform(t, (uint32_t)k + 1, -1.0, 1.0);
+            nb_err e = nb_npy_write(path, t, &st);
+            nb_tensor_free(t);
+            if (e)
+                return cli_error(&st);
+            if (!(b->eval[k * b->n_in + i] = strdup(path)))
+                return cli_fail(1, "out of memory");
+        }
+    }
+    return 0;
+}
+
 int pick_eval(bu *b)
 {
+    if (!b->eval_dir && !b->data_dir)
+        return random_eval(b);
     const char *dirs = b->eval_dir ? b->eval_dir : b->data_dir;
     char *parts[MAX_IN];
     int nd = split_dirs(dirs, parts, MAX_IN);
@@ -154,6 +192,7 @@ int model_inputs(bu *b)
         nb_shape_overrides_free(ov, nov);
     }
     b->n_in = g->n_inputs;
+    b->qat = nb_graph_has_qdq(g);
     size_t len = 0;
     b->fp16_all[0] = 0;
     for (int i = 0; i < g->n_inputs; i++) {
@@ -164,6 +203,10 @@ int model_inputs(bu *b)
             rc = cli_fail(1, "out of memory");
             goto out;
         }
+        b->in_rank[i] = v->rank < 0 ? 0 : v->rank;
+        for (int d = 0; d < b->in_rank[i] && d < 8; d++)
+            b->in_dims[i][d] = v->dims[d] < 0 ? 1 : v->dims[d];
+        b->in_dtype[i] = v->dtype;
         if ((v->dtype == NB_FLOAT || v->dtype == NB_FLOAT16) && len + strlen(v->name) + 2 < sizeof b->fp16_all)
             len += (size_t)snprintf(b->fp16_all + len, sizeof b->fp16_all - len, "%s%s",
                                     len ? ";" : "", v->name);
@@ -188,3 +231,15 @@ bool model_output(const char *model, const char *shape, const char *name)
     return found;
 }
 
+
+bool model_is_qdq(const char *model, const char *shape)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
+    if (nb_model_load(model, &lo, &m, &st))
+        return false;
+    bool q = nb_graph_has_qdq(m->graph);
+    nb_model_free(m);
+    return q;
+}

@@ -206,6 +206,10 @@ void print_text(const bu *b, const json_t *s)
     put("", 1, "TOTAL_NET_OP_TYPE %s", t1);
     counts_text(json_object_get(e, "NOT_SUPPORT_OP_TYPE"), t1, sizeof t1);
     put("", 2, "NOT_SUPPORT_OP_TYPE %s", t1);
+    if (b->qat) { /* imported: nothing was calibrated, nothing evaluated at this step */
+        put("calibrate", 1, "QAT import: %.0f layers, the model's own scales (no data)", bu_num(c, "layers"));
+        goto compile;
+    }
     put("calibrate", 1, "%s on %.0f batch%s; fake-quant output %s against float",
         bu_str(c, "algorithm"), bu_num(c, "batches"), bu_num(c, "batches") == 1 ? "" : "es",
         db_str(bu_num(c, "output_sqnr_db"), t2, sizeof t2));
@@ -235,6 +239,7 @@ void print_text(const bu *b, const json_t *s)
         else
             put("", 2, "int8 rounds nonzero inputs to 0 in %s: INT16 suggested", t1);
     }
+compile:;
     const char *xb = strrchr(bu_str(x, "exeom"), '/');
     const char *scale = bu_str(x, "nb_input_scale");
     put("compile", 1, "%s: %.0f bytes%s%s%s", xb ? xb + 1 : bu_str(x, "exeom"),
@@ -506,6 +511,7 @@ json_t *calibration_json(const bu *b)
     }
     json_object_set_new(jc, "algorithm", json_string(algos[0] ? algos : "none (no layer)"));
     json_object_set_new(jc, "requested", b->algo ? nb_json_string(b->algo) : json_null());
+    json_object_set_new(jc, "qat", json_boolean(b->qat));
     json_object_set_new(jc, "batches", cli_jnum(batches));
     json_object_set_new(jc, "layers", json_integer((json_int_t)json_array_size(layers)));
     json_t *jw = json_array();
@@ -574,7 +580,9 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_object_set_new(s, "npu", jn);
     json_t *jev = json_object(), *jin = json_array();
     json_object_set_new(jev, "count", json_integer(b->n_eval));
-    json_object_set_new(jev, "source", json_string(b->eval_from_dir ? "eval_dir" : "data_dir"));
+    json_object_set_new(jev, "source", json_string(b->eval_random     ? "random"
+                                                   : b->eval_from_dir ? "eval_dir"
+                                                                      : "data_dir"));
     for (int i = 0; i < b->n_in; i++)
         json_array_append_new(jin, nb_json_string(b->in_name[i]));
     json_object_set_new(jev, "model_inputs", jin);

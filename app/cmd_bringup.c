@@ -128,9 +128,11 @@ int cmd_bringup(int argc, char **argv)
     }
     if (!b->model)
         return cli_usage_error("bringup", "no model given");
-    if (!b->data_dir || !*b->data_dir)
+    if ((!b->data_dir || !*b->data_dir) && !model_is_qdq(b->model, b->shape))
         return cli_usage_error("bringup", "--data_dir is required (the calibration data, one "
-                               "folder per input)");
+                               "folder per input; a Q/DQ model needs none)");
+    if (b->data_dir && !*b->data_dir)
+        b->data_dir = NULL;
     if (b->cfg && b->batch)
         return cli_usage_error("bringup", "--calibration_config and --batch_num are exclusive "
                                "(the config holds batch_num)");
@@ -264,7 +266,9 @@ int cmd_bringup(int argc, char **argv)
 
     /* 2. calibrate */
     char detail[128] = "";
-    if (b->batch)
+    if (b->qat)
+        snprintf(detail, sizeof detail, "(QAT: the model's own scales, no calibration)");
+    else if (b->batch)
         snprintf(detail, sizeof detail, "(%s batch%s)", b->batch, strcmp(b->batch, "1") ? "es" : "");
     else if (!b->cfg)
         snprintf(detail, sizeof detail, "(every batch)");
@@ -273,6 +277,14 @@ int cmd_bringup(int argc, char **argv)
     snprintf(save, sizeof save, "%s/quant/%s", b->outdir, b->stem);
     GLOBAL_FLAGS();
     arg(&a, "calibrate");
+    if (b->qat) { /* a Q/DQ model carries its scales: imported, whatever the data */
+        arg(&a, "--from_qdq");
+        arg(&a, "%s", b->model);
+        arg(&a, "--save_path");
+        arg(&a, "%s", save);
+        arg(&a, "--json");
+        goto calibrate;
+    }
     arg(&a, "--model");
     arg(&a, "%s", b->model);
     arg(&a, "--save_path");
@@ -295,6 +307,7 @@ int cmd_bringup(int argc, char **argv)
         arg(&a, "--eval_dir=%s", b->eval_dir);
     arg(&a, "--json");
     arg(&a, "--progress");
+calibrate:
     STEP_TIMER(1, child(b, 1, detail, "2-calibrate", b->id_est > 0 ? b->id_est : g_rec.run_id,
                         &a, &j));
     if (rc)

@@ -169,7 +169,7 @@ static void on_warn(void *user, const char *msg)
 }
 
 /* --from_qdq: a QAT model's Q/DQ pairs into the deploy model and the record. */
-static int import_qdq(const char *model, const char *save, int argc, char **argv)
+static int import_qdq(const char *model, const char *save, bool json, int argc, char **argv)
 {
     int rc = rec_start_model("calibrate", model, NULL, argc, argv);
     if (rc)
@@ -194,6 +194,28 @@ static int import_qdq(const char *model, const char *save, int argc, char **argv
     }
     rec_artifact("deploy_model", deploy);
     rec_artifact("record", record);
+    rec_metric("layers", q.n, "");
+    if (json) { /* calibrate's JSON, with the layers' imported scales */
+        json_t *o = json_object(), *ls = json_array();
+        json_object_set_new(o, "model", nb_json_string(model));
+        json_object_set_new(o, "algorithm", json_string("qat"));
+        json_object_set_new(o, "qat", json_true());
+        for (int i = 0; i < q.n; i++) {
+            json_t *l = json_object();
+            json_object_set_new(l, "layer", nb_json_string(q.l[i].node));
+            json_object_set_new(l, "algorithm", json_string("qat"));
+            json_object_set_new(l, "scale_d", json_real(q.l[i].scale_d));
+            json_object_set_new(l, "offset_d", json_integer(q.l[i].offset_d));
+            json_object_set_new(l, "act_bits", json_integer(q.l[i].act_bits));
+            json_object_set_new(l, "channels", json_integer(q.l[i].channels));
+            json_array_append_new(ls, l);
+        }
+        json_object_set_new(o, "layers", ls);
+        json_object_set_new(o, "deploy_model", nb_json_string(deploy));
+        json_object_set_new(o, "record", nb_json_string(record));
+        nb_qdq_model_free(&q);
+        return cli_json_out("calibrate", o);
+    }
     printf("model:   %s (QAT, %d layers)\n%-32s %-13s %12s %8s %4s %9s\n", model, q.n,
            "layer", "", "scale_d", "offset_d", "act", "channels");
     for (int i = 0; i < q.n; i++)
@@ -255,7 +277,7 @@ int cmd_calibrate(int argc, char **argv)
                                    "model carries its scales");
         if (!save)
             return cli_usage_error("calibrate", "--from_qdq needs --save_path DIR/PREFIX");
-        return import_qdq(from_qdq, save, argc, argv);
+        return import_qdq(from_qdq, save, json, argc, argv);
     }
     if (!model || !save || !dirs)
         return cli_usage_error("calibrate", "--model, --save_path and --data_dir are required");

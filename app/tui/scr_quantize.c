@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nb/ir.h"
+#include "nb/quant.h"
 #include "scr_util.h"
 
 /* SQNR and cosine next to the name: they stay visible in a narrow pane */
@@ -126,6 +128,49 @@ static bool check_dirs(tui *t, const char *what, const char *list)
     return true;
 }
 
+/* Whether the open model is a Q/DQ (QAT) one: calibrate refuses those, --from_qdq imports. */
+static bool qdq_model(tui *t)
+{
+    nb_status st = {0};
+    nb_model *m = NULL;
+    nb_load_opts lo = {.input_shape = t->input_shape[0] ? t->input_shape : NULL,
+                       .weights_in_place = true};
+    if (nb_model_load(t->model, &lo, &m, &st))
+        return false; /* calibrate names the problem */
+    bool q = nb_graph_has_qdq(m->graph);
+    nb_model_free(m);
+    return q;
+}
+
+/* calibrate --from_qdq: the QAT model's scales into the deploy model and the record. */
+static void q_import(tui *t, q_data *d)
+{
+    char dir[PATH_MAX], stem[256];
+    if (!tui_workdir(t, "quant", dir, sizeof dir) || !dir[0]) {
+        tui_status(t, true, "cannot make the work folder for the quantized model");
+        return;
+    }
+    snprintf(d->save, sizeof d->save, "%s/%s", dir, tui_stem(t, stem, sizeof stem));
+    su_argv a = {0};
+    su_arg(&a, "calibrate");
+    su_arg(&a, "--from_qdq");
+    su_arg(&a, "%s", t->model);
+    su_arg(&a, "--save_path");
+    su_arg(&a, "%s", d->save);
+    su_arg(&a, "--json");
+    if (a.oom) {
+        tui_status(t, true, "out of memory");
+    } else if (tui_run(t, STEP_QUANTIZE, su_parent(t, STEP_QUANTIZE), a.v, "calibrate")) {
+        clear_results(d);
+        t->deploy_model[0] = 0;
+        d->phase[0] = 0;
+        d->last_done = -1;
+        tui_status(t, false, "a Q/DQ (QAT) model: importing %s with its own scales, no "
+                   "calibration data", stem);
+    }
+    su_argv_free(&a);
+}
+
 static void q_run(tui *t)
 {
     q_data *d = data(t);
@@ -136,6 +181,10 @@ static void q_run(tui *t)
         return;
     }
     q_enter(t);
+    if (qdq_model(t)) { /* a QAT export carries its scales: imported, no form, no data */
+        q_import(t, d);
+        return;
+    }
     if (!d->batch_num[0] && !d->config[0])
         snprintf(d->batch_num, sizeof d->batch_num, "all");
     char ninputs[600];

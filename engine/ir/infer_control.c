@@ -3,9 +3,12 @@
 
 #include "infer_ops.h"
 
-/* If (ONNX Operators.md, opset 11-18): outputs take the branch outputs' types; a dim that
- * differs between the branches is unknown, as is the rank when the ranks differ. The
- * branches are inferred first with what the enclosing graph knows. */
+/* If (ONNX Operators.md, opset 11-18): outputs take the branch outputs' types (a branch
+ * output may declare none: it is inferred from the branch); a dim that differs between the
+ * branches is unknown, as is the rank when the ranks differ (silero_vad's inner If has rank
+ * 3 in one branch and 4 in the other; a constant condition folds the If away); dtypes that
+ * differ are an error (the node is named by the caller's prefix). The branches are inferred
+ * first with what the enclosing graph knows. */
 static nb_err infer_If(nb_infer_ctx *c)
 {
     nb_err e = nb_need_inputs(c, 1, 1);

@@ -274,11 +274,91 @@ static bool fill_strings(ProtobufCMessage *m, int depth)
     return true;
 }
 
+/* A set of node names (open addressing, FNV-1a): the names in the file, then the ones the
+ * gate gives unnamed nodes. */
+typedef struct name_set {
+    const char **slot;
+    size_t cap, n;
+} name_set;
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static bool name_set_has(const name_set *ns, const char *name)
+{
+    if (!ns->cap)
+        return false;
+    for (size_t h = name_hash(name) & (ns->cap - 1);; h = (h + 1) & (ns->cap - 1)) {
+        if (!ns->slot[h])
+            return false;
+        if (!strcmp(ns->slot[h], name))
+            return true;
+    }
+}
+
+/* Adds name (not copied: it must outlive the set); false when out of memory. */
+static bool name_set_add(name_set *ns, const char *name)
+{
+    if (2 * (ns->n + 1) > ns->cap) {
+        size_t cap = ns->cap ? 2 * ns->cap : 64;
+        const char **slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return false;
+        for (size_t i = 0; i < ns->cap; i++)
+            if (ns->slot[i]) {
+                size_t h = name_hash(ns->slot[i]) & (cap - 1);
+                while (slot[h])
+                    h = (h + 1) & (cap - 1);
+                slot[h] = ns->slot[i];
+            }
+        free(ns->slot);
+        ns->slot = slot;
+        ns->cap = cap;
+    }
+    size_t h = name_hash(name) & (ns->cap - 1);
+    while (ns->slot[h]) {
+        if (!strcmp(ns->slot[h], name))
+            return true;
+        h = (h + 1) & (ns->cap - 1);
+    }
+    ns->slot[h] = name;
+    ns->n++;
+    return true;
+}
+
 typedef struct gate_ctx {
     const char *path;
     nb_status *st;
     int node_counter; /* as import_graph counts, for the same generated names */
+    name_set names;   /* every node name, in every graph */
+    int named;        /* unnamed nodes given a name */
 } gate_ctx;
+
+/* Every node name of gp and its subgraphs into c->names. */
+static bool collect_node_names(gate_ctx *c, const Onnx__GraphProto *gp, int depth)
+{
+    if (depth > NB_PB_MAX_DEPTH_GATE)
+        return true;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (np->name && np->name[0] && !name_set_add(&c->names, np->name))
+            return false;
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            const Onnx__AttributeProto *ap = np->attribute[k];
+            if (ap->g && !collect_node_names(c, ap->g, depth + 1))
+                return false;
+            for (size_t j = 0; j < ap->n_graphs; j++)
+                if (ap->graphs[j] && !collect_node_names(c, ap->graphs[j], depth + 1))
+                    return false;
+        }
+    }
+    return true;
+}
 
 /* A TensorProto's element type, rank, dims and payload size, as decode_tensor reads them
  * (checked before any reader looks at the values). */
@@ -461,13 +541,28 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
             return e;
     for (size_t i = 0; i < gp->n_node; i++) {
         Onnx__NodeProto *np = gp->node[i];
-        char gen[96];
         int counter = c->node_counter++;
-        const char *node_name = np->name;
-        if (!node_name[0]) {
+        if (!np->name[0]) {
+            /* names are optional in ONNX and several exporters leave them out: the node is
+               named here, in the file's message, so that every reader (importer, calibrate's
+               writers, the records) shows and writes the same name: op type and index in
+               the file (depth-first through subgraphs), made unique with _1, _2, ... */
+            char gen[96];
             snprintf(gen, sizeof gen, "%.60s_%d", np->op_type[0] ? np->op_type : "node", counter);
-            node_name = gen;
+            size_t bl = strlen(gen);
+            for (int k = 1; name_set_has(&c->names, gen); k++)
+                snprintf(gen + bl, sizeof gen - bl, "_%d", k);
+            char *dup = strdup(gen);
+            if (!dup)
+                return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+            if (np->name != protobuf_c_empty_string)
+                free(np->name);
+            np->name = dup;
+            if (!name_set_add(&c->names, np->name))
+                return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
+            c->named++;
         }
+        const char *node_name = np->name;
         if (!np->op_type[0])
             return nb_fail(c->st, NB_ERR_FORMAT, "%s: node '%s' has no op_type", c->path,
                            node_name);
@@ -478,8 +573,10 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
     return NB_OK;
 }
 
-nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, nb_status *st)
+nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, int *named, nb_status *st)
 {
+    if (named)
+        *named = 0;
     if (!path)
         path = "<memory>";
     if (!fill_strings(&mp->base, 0))
@@ -487,7 +584,12 @@ nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, nb_status *st)
     if (!mp->graph)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (no graph)", path);
     gate_ctx c = {.path = path, .st = st};
-    return gate_graph(&c, mp->graph, "");
+    nb_err e = collect_node_names(&c, mp->graph, 0) ? gate_graph(&c, mp->graph, "")
+                                                    : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    free(c.names.slot);
+    if (named)
+        *named = c.named;
+    return e;
 }
 
 /* ---------------------------------------------------------------- graphs */
@@ -497,7 +599,9 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
 static nb_err set_value_type(import_ctx *c, nb_value *v, const Onnx__TypeProto *tp,
                              const char *what)
 {
-    if (!tp)
+    /* no type, or a TypeProto with no value set: ONNX leaves the type of a (sub)graph
+       output optional and so does ONNX Runtime, which infers it; so does shape inference */
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
         return NB_OK;
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
         return nb_fail(c->st, NB_ERR_UNSUPPORTED, "%s: %s '%s' is not a tensor (sequence, map "
@@ -1155,9 +1259,11 @@ static nb_err check_depth(const uint8_t *data, size_t len, const char *path, nb_
 }
 
 nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__ModelProto **out,
-                      nb_status *st)
+                      int *named, nb_status *st)
 {
     *out = NULL;
+    if (named)
+        *named = 0;
     if (!path)
         path = "<memory>";
     if (len == 0)
@@ -1169,7 +1275,7 @@ nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__M
     if (!mp)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (protobuf decoding failed: "
                        "truncated, corrupt, or another kind of file)", path);
-    if ((e = nb_onnx_gate(mp, path, st))) {
+    if ((e = nb_onnx_gate(mp, path, named, st))) {
         onnx__model_proto__free_unpacked(mp, NULL);
         return e;
     }
@@ -1187,7 +1293,8 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
     const char *path = path_for_msgs ? path_for_msgs : "<memory>";
     *out = NULL;
     Onnx__ModelProto *mp;
-    nb_err e = nb_onnx_decode(data, len, path, &mp, st);
+    int named = 0;
+    nb_err e = nb_onnx_decode(data, len, path, &mp, &named, st);
     if (e)
         return e;
     nb_model *m = calloc(1, sizeof *m);
@@ -1199,6 +1306,10 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
     m->dir = dir ? strdup(dir) : NULL;
     m->producer = strdup(mp->producer_name ? mp->producer_name : "");
     m->file_bytes = len;
+    m->n_named_nodes = named;
+    if (named)
+        nb_model_warn(m, "%d node(s) without a name in the file, named <op_type>_<index in "
+                      "the file>", named);
     if (!mp->graph || !mp->has_ir_version) {
         e = nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (no %s)", path,
                     !mp->graph ? "graph" : "ir_version");

@@ -1154,6 +1154,14 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     nb_load_opts lo = {.input_shape = shape};
     if ((e = nb_ref_load(model, &lo, &m, st)))
         goto out;
+    if (nb_graph_has_qdq(m->graph)) {
+        e = nb_fail(st, NB_ERR_ARG, "%s: a Q/DQ (QAT) model: its scales are in the file; import "
+                    "it with --from_qdq (bringup does), or compile it with atc as it is", model);
+        goto out;
+    }
+    if (m->n_named_nodes) /* the deploy and fake-quant models and the record carry them */
+        nb_warnf(o->warn, o->user, "%s: %d node(s) without a name, named <op_type>_<index in "
+                 "the file> in the outputs and the record", model, m->n_named_nodes);
     if (o->on_model)
         o->on_model(o->user, m);
     const nb_graph *g = m->graph;
@@ -1213,7 +1221,9 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     for (int i = 0; i < n_in; i++) {
         const nb_value *v = &g->values[order[i]];
         names[i] = v->name;
-        nb_dtype want = NB_FLOAT;
+        /* without --data_types each input's files are of the model input's own type (a
+           .npy says its type and is checked against it when read) */
+        nb_dtype want = v->dtype;
         if (type_copy) {
             size_t k = 0;
             while (k < sizeof data_types / sizeof data_types[0] &&
@@ -1227,13 +1237,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             want = data_types[k].t;
         }
         if (want != v->dtype) {
-            e = type_copy ? nb_fail(st, NB_ERR_ARG, "--data_types: input '%s' is %s in the "
-                                    "model, not %s", v->name, nb_dtype_name(v->dtype),
-                                    nb_dtype_name(want))
-                          : nb_fail(st, NB_ERR_ARG, "input '%s' is %s in the model: give "
-                                    "--data_types, one per input in the --data_dir order "
-                                    "(float32 when not given), e.g. \"float32;int64\"",
-                                    v->name, nb_dtype_name(v->dtype));
+            e = nb_fail(st, NB_ERR_ARG, "--data_types: input '%s' is %s in the model, not %s",
+                        v->name, nb_dtype_name(v->dtype), nb_dtype_name(want));
             goto out;
         }
         for (int d = 0; d < v->rank; d++)

@@ -286,7 +286,7 @@ static nb_err load_proto(const char *src, Onnx__ModelProto **out, int64_t *opset
     if (e)
         return e;
     Onnx__ModelProto *mp; /* through the importer's gate: nothing here reads a field first */
-    e = nb_onnx_decode(buf, len, src, &mp, st);
+    e = nb_onnx_decode(buf, len, src, &mp, NULL, st);
     free(buf);
     if (e)
         return e;
@@ -1111,17 +1111,135 @@ void nb_qdq_model_free(nb_qdq_model *m)
 }
 
 /* One layer's Q/DQ pairs read into l; the layer then reads x and the int8 weights. */
-static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
-                         nb_qlayer *l, nb_status *st)
+/* An input of a node to point at another value once every layer is read: the Q/DQ pair
+ * between falls away (drop_dead_qdq). */
+typedef struct act_edge {
+    Onnx__NodeProto *node;
+    size_t input;
+    char *to;
+} act_edge;
+
+typedef struct act_edges {
+    act_edge *e;
+    size_t n, cap;
+} act_edges;
+
+static bool add_edge(act_edges *el, Onnx__NodeProto *node, size_t input, const char *to)
+{
+    if (el->n == el->cap) {
+        size_t cap = el->cap ? 2 * el->cap : 16;
+        act_edge *e = realloc(el->e, cap * sizeof *e);
+        if (!e)
+            return false;
+        el->e = e;
+        el->cap = cap;
+    }
+    char *c = strdup(to);
+    if (!c)
+        return false;
+    el->e[el->n++] = (act_edge){node, input, c};
+    return true;
+}
+
+/* The ops between an activation's DequantizeLinear and the layer that reading through them
+ * does not change a per-tensor quantization: they move or select values, never combine them
+ * (MaxPool picks one of the levels; Transpose, Reshape and the rest only move them). */
+static bool commutes_with_quant(const char *op)
+{
+    static const char *const ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                      "Transpose", "MaxPool", "Identity"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(op, ops[i]))
+            return true;
+    return false;
+}
+
+/* The QuantizeLinear before a DequantizeLinear, or NULL. */
+static Onnx__NodeProto *q_of(const scope *g, Onnx__NodeProto *dq)
+{
+    if (!dq || strcmp(dq->op_type, "DequantizeLinear") || dq->n_input < 2)
+        return NULL;
+    Onnx__NodeProto *q = scope_producer(g, dq->input[0]);
+    return q && !strcmp(q->op_type, "QuantizeLinear") && q->n_input >= 2 ? q : NULL;
+}
+
+/* Whether two DequantizeLinear nodes have the same constant scalar scale and zero point. */
+static bool same_act_quant(const scope *g, const Onnx__NodeProto *a, const Onnx__NodeProto *b)
+{
+    const Onnx__TensorProto *sa = scope_constant(g, a->input[1]), *sb = scope_constant(g, b->input[1]);
+    if (!sa || !sb || numel_of(sa) != 1 || numel_of(sb) != 1 || value_at(sa, 0) != value_at(sb, 0))
+        return false;
+    bool za = a->n_input > 2 && a->input[2][0], zb = b->n_input > 2 && b->input[2][0];
+    const Onnx__TensorProto *pa = za ? scope_constant(g, a->input[2]) : NULL;
+    const Onnx__TensorProto *pb = zb ? scope_constant(g, b->input[2]) : NULL;
+    double va = pa && numel_of(pa) == 1 ? value_at(pa, 0) : 0;
+    double vb = pb && numel_of(pb) == 1 ? value_at(pb, 0) : 0;
+    int ta = pa && pa->has_data_type ? pa->data_type : ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+    int tb = pb && pb->has_data_type ? pb->data_type : ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+    return za == (pa != NULL) && zb == (pb != NULL) && va == vb && ta == tb;
+}
+
+/* The DequantizeLinear(QuantizeLinear(x)) that quantizes layer nd's input, as QAT exporters
+ * place it: right before the layer, or before a chain of ops that commute with per-tensor
+ * quantization (PyTorch puts it before Flatten/Reshape and MaxPool), or before each input of
+ * a Concat when they all have one scale and zero point. The edges that bypass the pairs are
+ * added to el. Rule: Q/DQ propagation as ONNX Runtime's quantizer does it for these ops
+ * (onnxruntime/python/tools/quantization, "QDQ propagation"). */
+static nb_err find_act_qdq(const char *src, const scope *g, Onnx__NodeProto *nd,
+                           Onnx__NodeProto **dq_out, Onnx__NodeProto **q_out, act_edges *el,
+                           nb_status *st)
 {
     const char *name = nd->name ? nd->name : "";
-    Onnx__NodeProto *dq = nd->n_input > 0 ? scope_producer(g, nd->input[0]) : NULL;
-    Onnx__NodeProto *q = dq && !strcmp(dq->op_type, "DequantizeLinear") && dq->n_input >= 2
-                             ? scope_producer(g, dq->input[0]) : NULL;
-    if (!q || strcmp(q->op_type, "QuantizeLinear") || q->n_input < 2)
-        return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): its input is not "
-                       "DequantizeLinear(QuantizeLinear(x)); every matrix layer must be "
-                       "quantized", src, name, nd->op_type);
+    Onnx__NodeProto *reader = nd;
+    for (int depth = 0; depth < 64 && reader->n_input > 0; depth++) {
+        Onnx__NodeProto *p = reader->input[0][0] ? scope_producer(g, reader->input[0]) : NULL;
+        Onnx__NodeProto *q = q_of(g, p);
+        if (q) {
+            *dq_out = p;
+            *q_out = q;
+            return add_edge(el, reader, 0, q->input[0]) ? NB_OK
+                                                        : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
+        if (p && commutes_with_quant(p->op_type)) {
+            reader = p;
+            continue;
+        }
+        if (p && !strcmp(p->op_type, "Concat") && p->n_input > 0) {
+            Onnx__NodeProto *first = NULL;
+            for (size_t k = 0; k < p->n_input; k++) {
+                Onnx__NodeProto *dk = p->input[k][0] ? scope_producer(g, p->input[k]) : NULL;
+                Onnx__NodeProto *qk = q_of(g, dk);
+                if (!qk || (first && !same_act_quant(g, first, dk)))
+                    return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): it reads Concat '%s', "
+                                   "whose inputs are not all DequantizeLinear(QuantizeLinear(x)) "
+                                   "of one scale and zero point", src, name, nd->op_type,
+                                   p->name);
+                if (!first) {
+                    first = dk;
+                    *dq_out = dk;
+                    *q_out = qk;
+                }
+                if (!add_edge(el, p, k, qk->input[0]))
+                    return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            }
+            return NB_OK;
+        }
+        break;
+    }
+    return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): its input is not "
+                   "DequantizeLinear(QuantizeLinear(x)), directly or through Reshape, Flatten, "
+                   "Squeeze, Unsqueeze, Transpose, MaxPool, Identity or a Concat of one scale; "
+                   "every matrix layer must be quantized", src, name, nd->op_type);
+}
+
+static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
+                         nb_qlayer *l, act_edges *el, nb_status *st)
+{
+    const char *name = nd->name ? nd->name : "";
+    Onnx__NodeProto *dq = NULL, *q = NULL;
+    nb_err fe = find_act_qdq(src, g, nd, &dq, &q, el, st);
+    if (fe)
+        return fe;
     const Onnx__TensorProto *s = scope_constant(g, dq->input[1]);
     const Onnx__TensorProto *zp = dq->n_input > 2 && dq->input[2][0] ? scope_constant(g, dq->input[2]) : NULL;
     /* the QuantizeLinear's scale and zero point: the same values (a DQ without a zero point
@@ -1263,14 +1381,16 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
                      .offset_d = l->offset_d, .weight_bits = 8, .channels = nsc,
                      .scale_w = sw, .w_q = wq, .w_rank = rank, .w_dims = dims, .w_numel = n,
                      .w_axis = nsc > 1 ? axis : 0};
-    /* the layer reads x and the weights' source directly: the Q/DQ nodes fall away */
-    if (!set_input(nd, 0, q->input[0]) || !set_input(nd, 1, wdq->input[0]))
+    /* the layer reads the weights' source directly (and, once every layer is read, x: the
+       edges): the Q/DQ nodes fall away */
+    if (!set_input(nd, 1, wdq->input[0]))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     return NB_OK;
 }
 
 /* The layers of sc->g and of its branches into out (room for every node). */
-static nb_err read_layers(const char *src, const scope *sc, nb_qdq_model *out, nb_status *st)
+static nb_err read_layers(const char *src, const scope *sc, nb_qdq_model *out, act_edges *el,
+                          nb_status *st)
 {
     Onnx__GraphProto *g = sc->g;
     nb_err e = NB_OK;
@@ -1280,7 +1400,7 @@ static nb_err read_layers(const char *src, const scope *sc, nb_qdq_model *out, n
         for (size_t a = 0; a < nd->n_attribute && !e; a++)
             if (nd->attribute[a]->g) {
                 scope in = {nd->attribute[a]->g, sc};
-                e = read_layers(src, &in, out, st);
+                e = read_layers(src, &in, out, el, st);
             }
         if (e)
             break;
@@ -1292,7 +1412,7 @@ static nb_err read_layers(const char *src, const scope *sc, nb_qdq_model *out, n
             if (!nd->name || !nd->name[0])
                 e = nb_fail(st, NB_ERR_GRAPH, "%s: a %s node without a name: the record keys "
                             "layers by name", src, op);
-            else if (!(e = read_layer(src, sc, nd, &out->l[out->n], st)))
+            else if (!(e = read_layer(src, sc, nd, &out->l[out->n], el, st)))
                 out->n++;
         }
     }
@@ -1404,10 +1524,17 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
     Onnx__GraphProto *g = mp->graph;
     out->l = calloc(count_nodes(g) + 1, sizeof *out->l);
     scope top = {g, NULL};
+    act_edges el = {0};
     if (!out->l)
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     else
-        e = read_layers(src, &top, out, st);
+        e = read_layers(src, &top, out, &el, st);
+    for (size_t i = 0; i < el.n; i++) { /* the layers' inputs past their Q/DQ pairs */
+        if (!e && !set_input(el.e[i].node, el.e[i].input, el.e[i].to))
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        free(el.e[i].to);
+    }
+    free(el.e);
     if (!e && out->n == 0)
         e = nb_fail(st, NB_ERR_GRAPH, "%s: no Conv, ConvTranspose, MatMul or Gemm", src);
     if (!e)
@@ -2028,4 +2155,17 @@ void nb_npu_input_free(nb_npu_input *in)
     }
     free(in->layers);
     memset(in, 0, sizeof *in);
+}
+
+bool nb_graph_has_qdq(const nb_graph *g)
+{
+    for (int i = 0; g && i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        if (!strcmp(n->op_type, "QuantizeLinear") || !strcmp(n->op_type, "DequantizeLinear"))
+            return true;
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g && nb_graph_has_qdq(n->attrs[a].g))
+                return true;
+    }
+    return false;
 }

@@ -100,6 +100,7 @@ typedef struct nb_model {
     int n_warnings;
     char **warnings;         /* e.g. unused node outputs, by name */
     uint64_t file_bytes;
+    int n_named_nodes;       /* nodes the file left unnamed, named by nb_onnx_gate */
 } nb_model;
 
 /* One fixed input shape from --input_shape "name:n,c,h,w;name2:...". */
@@ -159,15 +160,19 @@ void nb_model_free(nb_model *m);
  * do not fill its dims; a graph input or output without name; a value type whose tensor
  * type or dim is an empty message. Rules: ONNX IR (docs/IR.md) and the ONNX checker's
  * attribute rule. Errors: NB_ERR_FORMAT, NB_ERR_ATTR, NB_ERR_DATA, NB_ERR_SHAPE,
- * NB_ERR_UNSUPPORTED, NB_ERR_NOMEM. mp is modified (the fills), never freed. */
+ * NB_ERR_UNSUPPORTED, NB_ERR_NOMEM. mp is modified (the fills), never freed.
+ * Unnamed nodes (names are optional in ONNX; onnx.helper and several exporters leave them
+ * out) are named in mp: "<op_type>_<index>", the index counting nodes depth-first through
+ * subgraphs as the importer does, "_1", "_2"... added when that name is taken by any node of
+ * the file; *named (when not NULL) is how many. */
 typedef struct Onnx__ModelProto Onnx__ModelProto;
-nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, nb_status *st);
+nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, int *named, nb_status *st);
 /* Decodes a ModelProto from len bytes and passes it through the gate: the nesting depth
  * checked first (protobuf-c decodes recursively), then unpacked, then nb_onnx_gate. On
  * success *out is the model (onnx__model_proto__free_unpacked). Errors: the gate's, and
  * NB_ERR_FORMAT for bytes that are not a ModelProto. */
 nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__ModelProto **out,
-                      nb_status *st);
+                      int *named, nb_status *st);
 
 /* Decodes a serialized onnx.TensorProto file (the backend tests' input_N.pb).
  * Errors: NB_ERR_IO, NB_ERR_FORMAT, NB_ERR_DATA, NB_ERR_UNSUPPORTED (dtype). */

@@ -256,6 +256,12 @@ typedef struct nb_qdq_model {
  * per-channel activation scale, LSTM/GRU; NB_ERR_IO, NB_ERR_NOMEM. */
 nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_status *st);
 void nb_qdq_model_free(nb_qdq_model *m);
+/* Whether g (or one of its subgraphs) holds a QuantizeLinear or DequantizeLinear node: a
+ * model exported from QAT (or quantized by ONNX Runtime's tools), whose scales are in the
+ * file. calibrate refuses it (its scales would be calibrated over); bringup imports it with
+ * nb_qat_import; atc compiles it as it is. */
+struct nb_graph;
+bool nb_graph_has_qdq(const struct nb_graph *g);
 
 /* What the model writers need of src, checked before any file is written: each layer's
  * node name names exactly one node (an unnamed node has a name only in nanobench's IR),
@@ -330,7 +336,7 @@ typedef struct nb_calibrate_opts {
                                  PREFIX_deploy_model.onnx (AMCT's names) */
     const char *data_dirs;    /* "dir_x;dir_y": one folder per input, one file per batch in
                                  name order (.npy, or raw .bin of the input's shape) */
-    const char *data_types;   /* "float32;int64", one per input, or NULL (float32) */
+    const char *data_types;   /* "float32;int64", one per input, or NULL (each model input's own dtype) */
     const char *eval_dirs;    /* a separate evaluation set as data_dirs, or NULL (the first 8
                                  calibration batches) */
     /* in memory instead of folders (the Python module): batches[b * n_inputs + i] is batch
