@@ -86,8 +86,11 @@ int compare_layer(int argc, char **argv)
         rc = cli_fail(1, "compare layer: the values of '%s' were not kept", name);
         goto out;
     }
-    int64_t n = x->numel, worst[WORST_K], left_out = 0;
-    int nw = nb_cmp_worst_k(x->v, y->v, n, WORST_K, worst);
+    /* the compared values: all, or an RNN step's slice of Y (r->slice_off, r->slice_n) */
+    int64_t off = r->slice_off, n = r->slice_n, worst[WORST_K], left_out = 0;
+    int nw = nb_cmp_worst_k(x->v + off, y->v + off, n, WORST_K, worst);
+    for (int i = 0; i < nw; i++)
+        worst[i] += off;
     edges = malloc(sizeof *edges * ((size_t)bins + 1));
     counts = malloc(sizeof *counts * (size_t)bins);
     tasks = malloc(sizeof *tasks * ((size_t)cs.nm + 1));
@@ -95,7 +98,7 @@ int compare_layer(int argc, char **argv)
         rc = cli_fail(1, "out of memory");
         goto out;
     }
-    if (nb_cmp_error_histogram(x->v, y->v, n, bins, edges, counts, &left_out, &st)) {
+    if (nb_cmp_error_histogram(x->v + off, y->v + off, n, bins, edges, counts, &left_out, &st)) {
         rc = cli_error(&st);
         goto out;
     }
@@ -142,7 +145,7 @@ int compare_layer(int argc, char **argv)
             json_array_append_new(jw, j);
         }
         json_object_set_new(o, "worst", jw);
-        for (int64_t i = 0; i < n && i < FIRST_N; i++) {
+        for (int64_t i = off; i < off + n && i < off + FIRST_N; i++) {
             json_t *j = json_object();
             json_object_set_new(j, "flat", json_integer(i));
             json_object_set_new(j, "index", index_json(i, x));
@@ -169,8 +172,12 @@ int compare_layer(int argc, char **argv)
     printf("layer:      %s (%s, task %u, output %d)\n", plain(r->npu->op_name),
            plain(r->npu->op_type), r->npu->task_id, x->index);
     printf("golden:     node %s, value %s\n", plain(r->gold->op_name), plain(y->original_name));
-    printf("shape:      %s, %lld elements (NPU %s, golden %s)\n", sh, (long long)n, x->dtype,
-           y->dtype);
+    printf("shape:      %s, %lld elements (NPU %s, golden %s)", sh, (long long)x->numel,
+           x->dtype, y->dtype);
+    if (n != x->numel)
+        printf("; step %d compares its slice: %lld elements from %lld", r->step, (long long)n,
+               (long long)off);
+    printf("\n");
     printf("covers:    ");
     for (int q = 0; q < r->npu->n_covers; q++)
         printf("%s %s", q ? "," : "", plain(r->npu->covers[q]));
@@ -197,7 +204,7 @@ int compare_layer(int argc, char **argv)
     }
     printf("\nthe first %lld elements:\n%10s  %-16s %14s %14s\n", (long long)(n < FIRST_N ? n : FIRST_N),
            "flat", "index", "golden", "npu");
-    for (int64_t i = 0; i < n && i < FIRST_N; i++) {
+    for (int64_t i = off; i < off + n && i < off + FIRST_N; i++) {
         char ix[128];
         index_str(i, x, ix, sizeof ix);
         printf("%10lld  %-16s %14.7g %14.7g\n", (long long)i, ix, y->v[i], x->v[i]);

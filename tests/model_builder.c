@@ -236,6 +236,18 @@ Onnx__TensorProto *mb_init_floats(mb_model *m, const char *name, int rank,
     return t;
 }
 
+Onnx__TensorProto *mb_init_ints64(mb_model *m, const char *name, int rank,
+                                  const int64_t *dims, const int64_t *vals, size_t n)
+{
+    Onnx__TensorProto *t = tensor(m, name, rank, dims);
+    t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    t->int64_data = mb_alloc(sizeof(int64_t) * n);
+    if (n)
+        memcpy(t->int64_data, vals, sizeof(int64_t) * n);
+    t->n_int64_data = n;
+    return t;
+}
+
 Onnx__TensorProto *mb_init_external(mb_model *m, const char *name, int rank,
                                     const int64_t *dims, const char *location)
 {

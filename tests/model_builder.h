@@ -36,6 +36,9 @@ Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const in
 /* FLOAT initializer with float_data. */
 Onnx__TensorProto *mb_init_floats(mb_model *m, const char *name, int rank,
                                   const int64_t *dims, const float *vals, size_t n);
+/* INT64 initializer with int64_data (shapes, axes, Slice starts and ends). */
+Onnx__TensorProto *mb_init_ints64(mb_model *m, const char *name, int rank,
+                                  const int64_t *dims, const int64_t *vals, size_t n);
 /* FLOAT initializer stored as external data. */
 Onnx__TensorProto *mb_init_external(mb_model *m, const char *name, int rank,
                                     const int64_t *dims, const char *location);

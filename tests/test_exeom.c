@@ -230,6 +230,82 @@ static void test_sim_conv(void **state)
     nb_model_free(m);
 }
 
+/* Slice on the NPU, worked by hand: x FLOAT [1, 20, 3, 5] holding x[c][h][w] = 15c + 5h + w
+ * (exact in fp16: at most 299), Slice(starts [2, -1], ends [17, -4], axes [1, 3], steps
+ * [3, -1]). Along C (20, two C1 blocks of NC1HWC0, not one byte run): 2, 5, 8, 11, 14;
+ * along W (5): start -1 -> 4, end -4 -> 1, step -1: 4, 3, 2. So y [1, 5, 3, 3],
+ * y[i][h][j] = 15 (2 + 3i) + 5h + (4 - j). A second Slice of the same x along H alone
+ * (starts [1], ends [100] clamped to 3, axes [-2]): y2 [1, 20, 2, 5] = x[c][1 + h][w]. */
+static void test_sim_slice(void **state)
+{
+    (void)state;
+    mb_model *mm = mb_new(13);
+    const int64_t dx[] = {1, 20, 3, 5}, dy[] = {1, 5, 3, 3}, dy2[] = {1, 20, 2, 5}, d2[] = {2},
+                  d1[] = {1};
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dy);
+    mb_output(mm, "y2", 1, 4, dy2);
+    const int64_t starts[] = {2, -1}, ends[] = {17, -4}, axes[] = {1, 3}, steps[] = {3, -1};
+    const int64_t s2[] = {1}, e2[] = {100}, a2[] = {-2};
+    mb_init_ints64(mm, "starts", 1, d2, starts, 2);
+    mb_init_ints64(mm, "ends", 1, d2, ends, 2);
+    mb_init_ints64(mm, "axes", 1, d2, axes, 2);
+    mb_init_ints64(mm, "steps", 1, d2, steps, 2);
+    mb_init_ints64(mm, "s2", 1, d1, s2, 1);
+    mb_init_ints64(mm, "e2", 1, d1, e2, 1);
+    mb_init_ints64(mm, "a2", 1, d1, a2, 1);
+    Onnx__NodeProto *n = mb_node(mm, "Slice", (const char *[]){"x", "starts", "ends", "axes",
+                                 "steps", NULL}, (const char *[]){"y", NULL});
+    n->name = (char *)"slice";
+    n = mb_node(mm, "Slice", (const char *[]){"x", "s2", "e2", "a2", NULL},
+                (const char *[]){"y2", NULL});
+    n->name = (char *)"slice_h";
+    nb_model *m = load_folded(mm);
+    nb_status st = {0};
+    nb_estimate e;
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(m, &ops, &o, &e, &st))
+        fail_msg("%s", st.msg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/slice.exeom", tmpdir);
+    int64_t bytes = 0;
+    if (nb_exeom_write(path, m, &e, NULL, 0, "Ascend035A", &bytes, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(bytes, e.exeom_bytes);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    nb_sim_model *sm = NULL;
+    if (nb_sim_load(buf, len, NULL, &sm, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];
+    const nb_exeom_tensor *to2 = &x->t[nb_sim_output_tensor(sm, 1)];
+    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes), *out2 = calloc(1, to2->bytes);
+    for (int c = 0; c < 20; c++)
+        for (int h = 0; h < 3; h++)
+            for (int w = 0; w < 5; w++)
+                nb_sim_set(ti, in, (c * 3 + h) * 5 + w, 15 * c + 5 * h + w);
+    const void *ins[1] = {in};
+    void *outs[2] = {out, out2};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(nb_sim_numel(to), 45);
+    for (int i = 0; i < 5; i++)
+        for (int h = 0; h < 3; h++)
+            for (int j = 0; j < 3; j++)
+                assert_true(nb_sim_get(to, out, (i * 3 + h) * 3 + j) ==
+                            15 * (2 + 3 * i) + 5 * h + (4 - j));
+    for (int c = 0; c < 20; c++)
+        for (int h = 0; h < 2; h++)
+            for (int w = 0; w < 5; w++)
+                assert_true(nb_sim_get(to2, out2, (c * 2 + h) * 5 + w) == 15 * c + 5 * (1 + h) + w);
+    free(in), free(out), free(out2), free(buf);
+    nb_sim_free(sm);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
 /* y = 10 log10(Conv(x, W)^2): a 4-tap "STFT" of int16-scaled samples, its power, the Log
  * and the dB scaling of melspectrogram (Transpose, Pow 2, Clip(p, 1e-10), Log, Mul 10,
  * Div ln 10, Sub 0). The layer: int8 W [1, 1, 1, 1], AscendQuant scale 1/256, deq_scale
@@ -735,6 +811,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
+        cmocka_unit_test(test_sim_slice),
         cmocka_unit_test(test_input_scale), cmocka_unit_test(test_sim_matmul_int16),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),

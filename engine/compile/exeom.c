@@ -138,6 +138,92 @@ static const nb_node *task_node(const nb_graph *g, const char *task)
 }
 
 /* The task's parameters (share/doc/exeom.md, "Task parameters"). */
+/* Element i of Slice's constant operand `which` (1 starts, 2 ends, 3 axes, 4 steps; opset
+ * 1-9: the attributes), or dflt when the node does not give it. */
+static bool slice_operand(const nb_graph *g, const nb_node *n, int which, int i, int64_t dflt,
+                          int64_t *out, int *count)
+{
+    static const char *const attr[] = {NULL, "starts", "ends", "axes", NULL};
+    if (which < 4 && nb_attr_find(n, attr[which])) {
+        int cnt = 0;
+        const int64_t *v = nb_attr_ints(n, attr[which], &cnt);
+        *count = cnt;
+        *out = i < cnt ? v[i] : dflt;
+        return true;
+    }
+    const nb_tensor *t = n->n_in > which && n->in[which] >= 0 ? g->values[n->in[which]].const_val
+                                                               : NULL;
+    if (n->n_in > which && n->in[which] >= 0 && !t)
+        return false; /* given, but not a constant */
+    *count = t ? (int)t->numel : -1;
+    *out = t && i < t->numel ? nb_tensor_get_i64(t, i) : dflt;
+    return true;
+}
+
+/* Slice: up to 3 sliced axes, each as (axis u8, effective start i32, step i32) after a count
+ * byte; the output's dims give each axis's length (share/doc/exeom.md). Starts and ends are
+ * clamped as ONNX's Slice clamps them (Operators.md, Slice-13). */
+static nb_err slice_params(const nb_graph *g, const nb_npu_graph *ng, const nb_npu_task *k,
+                           const nb_node *n, uint8_t *p, nb_status *st)
+{
+    if (!n || !k->n_in || !k->n_out)
+        return nb_fail(st, NB_ERR_INTERNAL, "task '%s': no Slice node behind it", k->name);
+    const nb_npu_tensor *x = &ng->t[k->in[0]], *y = &ng->t[k->out[0]];
+    int na = 0;
+    int64_t v;
+    if (!slice_operand(g, n, 1, 0, 0, &v, &na) || na < 0)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Slice starts computed at run time "
+                       "(the exeom takes constant starts, ends, axes and steps)", k->name);
+    int used = 0;
+    for (int i = 0; i < na; i++) {
+        int64_t start, end, axis, step;
+        int c1, c2, c3, c4;
+        if (!slice_operand(g, n, 1, i, 0, &start, &c1) ||
+            !slice_operand(g, n, 2, i, INT64_MAX, &end, &c2) ||
+            !slice_operand(g, n, 3, i, i, &axis, &c3) || !slice_operand(g, n, 4, i, 1, &step, &c4))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Slice operands computed at run "
+                           "time (the exeom takes constants)", k->name);
+        if (axis < 0)
+            axis += x->rank;
+        if (axis < 0 || axis >= x->rank || step == 0)
+            return nb_fail(st, NB_ERR_ATTR, "task '%s': Slice axis %lld, step %lld", k->name,
+                           (long long)axis, (long long)step);
+        int64_t dim = x->dims[axis];
+        if (start < 0)
+            start += dim;
+        if (end < 0 && end > INT64_MIN / 2)
+            end += dim;
+        if (step > 0) {
+            start = start < 0 ? 0 : start > dim ? dim : start;
+            end = end < 0 ? 0 : end > dim ? dim : end;
+        } else {
+            start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+            end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+        }
+        int64_t len = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+        if (len < 0)
+            len = 0;
+        if (len != y->dims[axis])
+            return nb_fail(st, NB_ERR_INTERNAL, "task '%s': Slice gives %lld along axis %lld, "
+                           "its output has %lld", k->name, (long long)len, (long long)axis,
+                           (long long)y->dims[axis]);
+        if (start == 0 && step == 1 && len == dim)
+            continue; /* the whole axis: nothing to encode */
+        if (used == 3)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Slice along more than 3 axes (the "
+                           "exeom holds 3; split it in two Slices)", k->name);
+        if (start > INT32_MAX || step > INT32_MAX || step < INT32_MIN)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Slice start or step beyond "
+                           "int32", k->name);
+        uint8_t *q = p + 1 + 9 * used++;
+        q[0] = (uint8_t)axis;
+        put32(q + 1, (uint32_t)(int32_t)start);
+        put32(q + 5, (uint32_t)(int32_t)step);
+    }
+    p[0] = (uint8_t)used;
+    return NB_OK;
+}
+
 static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
                           const nb_npu_layer *ls, int n_layers, uint8_t *p, nb_status *st)
 {
@@ -308,8 +394,10 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         putf(p, nb_attr_float(n, "epsilon", 1e-5f));
         return NB_OK;
     }
-    if (!strcmp(op, "Slice") || !strcmp(op, "Pad")) /* their constant operands are not
-                                                        encoded yet: refused, not guessed */
+    if (!strcmp(op, "Slice"))
+        return slice_params(g, ng, k, n, p, st);
+    if (!strcmp(op, "Pad")) /* its constant operands are not encoded yet: refused, not
+                               guessed */
         return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s parameters are not in the exeom "
                        "yet", k->name, op);
     if (!strcmp(op, "Softmax") || !strcmp(op, "Concat") || !strcmp(op, "Flatten")) {

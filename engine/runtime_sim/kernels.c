@@ -1154,6 +1154,24 @@ static void k_concat(nb_sim_model *m, const sim_task *k)
     }
 }
 
+/* Slice: output element iy reads input element iy with each sliced axis a moved to
+ * start[a] + iy[a] * step[a]; any layout (NC1HWC0 along C is not a byte run: logical
+ * indices through sim_ph). */
+static void k_slice(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6];
+    for (int64_t e = 0; e < n; e++) {
+        memcpy(ix, iy, sizeof ix);
+        for (int i = 0; i < k->n_sl; i++)
+            ix[k->sl_axis[i]] = k->sl_start[i] + iy[k->sl_axis[i]] * k->sl_step[i];
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
+        odo_inc(iy, y->dims, y->rank);
+    }
+}
+
 nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
 {
     const sim_task *k = &m->k[ki];
@@ -1170,6 +1188,7 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
         return NB_OK;
     case K_TRANSPOSE: k_transpose(m, k); return NB_OK;
     case K_CONCAT: k_concat(m, k); return NB_OK;
+    case K_SLICE: k_slice(m, k); return NB_OK;
     case K_MAXPOOL: k_maxpool(m, k); return NB_OK;
     case K_GAP: case K_GMP: case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
         return k_reduce(m, k, st);

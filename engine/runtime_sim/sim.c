@@ -812,7 +812,31 @@ static nb_err check_task(vctx *v)
                            kname(kid), i);
         return NB_OK;
     }
-    case K_SLICE: case K_PAD:
+    case K_SLICE: {
+        k->n_sl = p[0];
+        if (k->n_in != 1 || x->rank != y->rank || x->dtype != y->dtype || k->n_sl > 3)
+            return BAD("task %d (Slice): one input of the output's rank and type, up to 3 "
+                       "sliced axes", v->k);
+        int seen = 0;
+        for (int i = 0; i < k->n_sl; i++) {
+            const uint8_t *q = p + 1 + 9 * i;
+            int ax = q[0];
+            int32_t start = rd32(q + 1), step = rd32(q + 5);
+            if (ax >= x->rank || (seen & (1 << ax)) || step == 0 || start < 0 ||
+                start >= x->dims[ax] ||
+                (y->dims[ax] > 0 && ((int64_t)start + (int64_t)step * (y->dims[ax] - 1) < 0 ||
+                                     (int64_t)start + (int64_t)step * (y->dims[ax] - 1) >= x->dims[ax])))
+                return BAD("task %d (Slice): axis %d, start %d, step %d outside its input", v->k,
+                           ax, start, step);
+            seen |= 1 << ax;
+            k->sl_axis[i] = ax, k->sl_start[i] = start, k->sl_step[i] = step;
+        }
+        for (int d = 0; d < x->rank; d++)
+            if (!(seen & (1 << d)) && x->dims[d] != y->dims[d])
+                return BAD("task %d (Slice): dim %d differs and is not sliced", v->k, d);
+        return NB_OK;
+    }
+    case K_PAD:
         return nb_fail(v->st, NB_ERR_UNSUPPORTED, "task %d (%s): its parameters are not in "
                        "exeom version 1", v->k, kname(kid));
     default:

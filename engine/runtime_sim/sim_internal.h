@@ -49,6 +49,7 @@ typedef struct sim_task {
     float h_scale, h_offset; /* GRU: the state's quantization (its step's AscendQuant) */
     int axis;          /* softmax, concat (normalized) */
     int perm[6];       /* transpose */
+    int n_sl, sl_axis[3], sl_start[3], sl_step[3]; /* slice: the sliced axes */
     int mask, keepdims; /* reduce */
     int64_t M, N, K, batch; /* matmul */
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)

@@ -181,6 +181,10 @@ typedef struct nb_cmp_row {
     nb_cmp_metrics m;
     bool compared, fails;        /* compared: m holds the metrics; fails: over threshold */
     char reason[256];            /* why not compared, what crossed, or a metric's note */
+    int step;                    /* an unrolled RNN step's row ("<layer>/t<s>"): s; else -1 */
+    int64_t slice_off, slice_n;  /* the values compared: all (0, numel), or a step's slice of
+                                    Y [seq, dirs, batch, hidden] */
+    double step0_sqnr_db;        /* a step's row: SQNR of the same output at t0 (NaN else) */
 } nb_cmp_row;
 
 typedef struct nb_compare_opts {
