@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Writes the realistic export set of tests/data/real: small models built the way exporters
+and people build them (issue 20), each a class of the seed's (CNN, CNN+RNN, CNN+FIFO) with one
+exporter habit each. The files are committed (each < 200 KB), with ONNX Runtime's outputs in
+tests/oracle/expected (recipes.tsv, ort_expected.js); tests/test_real_exports.sh brings each
+up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
+  helper_unnamed   onnx.helper with no node names (names are optional in ONNX)
+  torch_names      PyTorch 2.x names ("/block.0/conv/Conv", "onnx::Conv_47"), Constant nodes
+                   for the Reshape target, Conv -> BatchNormalization, a 200-character name
+  tf2onnx_nhwc     tf2onnx: NHWC input, Transpose to NCHW and back, "StatefulPartitionedCall/
+                   model/conv2d/Conv2D" names, MatMul + Add for Dense
+  qat_torch        a QAT export (torch.ao): uint8 activations with zero points, per-channel
+                   int8 weights (Conv axis 0, Gemm transB axis 0), Q/DQ before MaxPool and
+                   Flatten, not right before the layer
+  lstm_gru_state   LSTM (4 steps) -> GRU with the state in and out, as streaming KWS exports
+  fifo_cnn         CNN+FIFO: one frame and the FIFO of the previous ones in, Concat -> Conv
+                   over time, the new FIFO out through a Slice
+  if_untyped       an If whose branch outputs declare no type (ORT infers them), on a
+                   condition from the input's shape
+usage: tests/data/real/make_models.py [OUT_DIR]"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+
+
+def save(m, name, opset, producer="", ir=8):
+    m.opset_import[0].version = opset
+    m.ir_version = ir
+    m.producer_name = producer
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+
+
+def model(nodes, name, inputs, outputs, inits):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, T.FLOAT, shape)
+
+
+def helper_unnamed():
+    rng = np.random.default_rng(1)
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.3, (8, 1, 3, 3)).astype(np.float32), "w1"),
+        (rng.normal(0, 0.1, (8,)).astype(np.float32), "b1"),
+        (rng.normal(0, 0.2, (8, 8, 3, 3)).astype(np.float32), "w2"),
+        (rng.normal(0, 0.2, (8, 4)).astype(np.float32), "g"),
+        (rng.normal(0, 0.1, (4,)).astype(np.float32), "gb")]]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("GlobalAveragePool", ["r2"], ["p"]),
+             helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "g", "gb"], ["y"])]
+    save(model(nodes, "g", [vi("x", [1, 1, 16, 16])], [vi("y", [1, 4])], inits),
+         "helper_unnamed", 13)
+
+
+def torch_names():
+    rng = np.random.default_rng(2)
+    long = "/backbone/stage_0/" + "residual_block_with_a_very_descriptive_module_path/" * 3 + "Conv"
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.3, (16, 1, 3, 3)).astype(np.float32), "onnx::Conv_47"),
+        (rng.uniform(0.5, 1.5, (16,)).astype(np.float32), "block.0.bn.weight"),
+        (rng.normal(0, 0.1, (16,)).astype(np.float32), "block.0.bn.bias"),
+        (rng.normal(0, 0.2, (16,)).astype(np.float32), "block.0.bn.running_mean"),
+        (rng.uniform(0.5, 2.0, (16,)).astype(np.float32), "block.0.bn.running_var"),
+        (rng.normal(0, 0.15, (16, 16, 3, 3)).astype(np.float32), "onnx::Conv_50"),
+        (rng.normal(0, 0.1, (16,)).astype(np.float32), "onnx::Conv_51"),
+        (rng.normal(0, 0.05, (10, 16 * 4 * 4)).astype(np.float32), "classifier.weight"),
+        (rng.normal(0, 0.1, (10,)).astype(np.float32), "classifier.bias")]]
+    shape = helper.make_tensor("value", T.INT64, [2], [1, 256])
+    nodes = [
+        helper.make_node("Conv", ["input", "onnx::Conv_47"], ["/block.0/conv/Conv_output_0"],
+                         name="/block.0/conv/Conv", pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("BatchNormalization", ["/block.0/conv/Conv_output_0", "block.0.bn.weight",
+                         "block.0.bn.bias", "block.0.bn.running_mean", "block.0.bn.running_var"],
+                         ["/block.0/bn/BatchNormalization_output_0"],
+                         name="/block.0/bn/BatchNormalization", epsilon=1e-5),
+        helper.make_node("Relu", ["/block.0/bn/BatchNormalization_output_0"],
+                         ["/block.0/act/Relu_output_0"], name="/block.0/act/Relu"),
+        helper.make_node("Conv", ["/block.0/act/Relu_output_0", "onnx::Conv_50", "onnx::Conv_51"],
+                         [long + "_output_0"], name=long, pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", [long + "_output_0"], ["/block.1/act/Relu_output_0"],
+                         name="/block.1/act/Relu"),
+        helper.make_node("Constant", [], ["/Constant_output_0"], name="/Constant", value=shape),
+        helper.make_node("Reshape", ["/block.1/act/Relu_output_0", "/Constant_output_0"],
+                         ["/Reshape_output_0"], name="/Reshape"),
+        helper.make_node("Gemm", ["/Reshape_output_0", "classifier.weight", "classifier.bias"],
+                         ["output"], name="/classifier/Gemm", transB=1)]
+    save(model(nodes, "main_graph", [vi("input", [1, 1, 16, 16])], [vi("output", [1, 10])],
+               inits), "torch_names", 17, "pytorch")
+
+
+def tf2onnx_nhwc():
+    rng = np.random.default_rng(3)
+    p = "StatefulPartitionedCall/model/"
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.3, (12, 3, 3, 3)).astype(np.float32), p + "conv2d/Conv2D/ReadVariableOp:0"),
+        (rng.normal(0, 0.1, (12,)).astype(np.float32), p + "conv2d/BiasAdd/ReadVariableOp:0"),
+        (np.array([-1, 12 * 8 * 8], np.int64), "const_fold_opt__12"),
+        (rng.normal(0, 0.05, (12 * 8 * 8, 5)).astype(np.float32), p + "dense/MatMul/ReadVariableOp:0"),
+        (rng.normal(0, 0.1, (5,)).astype(np.float32), p + "dense/BiasAdd/ReadVariableOp:0")]]
+    nodes = [
+        helper.make_node("Transpose", ["input_1"], [p + "conv2d/Conv2D__6:0"],
+                         name=p + "conv2d/Conv2D__6", perm=[0, 3, 1, 2]),
+        helper.make_node("Conv", [p + "conv2d/Conv2D__6:0", p + "conv2d/Conv2D/ReadVariableOp:0",
+                                  p + "conv2d/BiasAdd/ReadVariableOp:0"], [p + "conv2d/BiasAdd:0"],
+                         name=p + "conv2d/BiasAdd", pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", [p + "conv2d/BiasAdd:0"], [p + "conv2d/Relu:0"],
+                         name=p + "conv2d/Relu"),
+        helper.make_node("Transpose", [p + "conv2d/Relu:0"], [p + "conv2d/Relu__8:0"],
+                         name=p + "conv2d/Relu__8", perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", [p + "conv2d/Relu__8:0", "const_fold_opt__12"],
+                         [p + "flatten/Reshape:0"], name=p + "flatten/Reshape"),
+        helper.make_node("MatMul", [p + "flatten/Reshape:0", p + "dense/MatMul/ReadVariableOp:0"],
+                         [p + "dense/MatMul:0"], name=p + "dense/MatMul"),
+        helper.make_node("Add", [p + "dense/MatMul:0", p + "dense/BiasAdd/ReadVariableOp:0"],
+                         ["dense"], name=p + "dense/BiasAdd")]
+    save(model(nodes, "tf2onnx", [vi("input_1", [1, 16, 16, 3])], [vi("dense", [1, 5])], inits),
+         "tf2onnx_nhwc", 13, "tf2onnx")
+
+
+def qat_torch():
+    rng = np.random.default_rng(4)
+    inits, nodes = [], []
+
+    def init(a, n):
+        inits.append(numpy_helper.from_array(a, n))
+        return n
+
+    def qdq_act(x, scale, zp, name):
+        s = init(np.array(scale, np.float32), name + ".scale")
+        z = init(np.array(zp, np.uint8), name + ".zero_point")
+        nodes.append(helper.make_node("QuantizeLinear", [x, s, z], [name + "_q"],
+                                      name=name + "/QuantizeLinear"))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", s, z], [name + "_dq"],
+                                      name=name + "/DequantizeLinear"))
+        return name + "_dq"
+
+    def qweight(w, axis, name):
+        red = tuple(i for i in range(w.ndim) if i != axis)
+        sc = (np.abs(w).max(axis=red) / 127).astype(np.float32)
+        shp = [1] * w.ndim
+        shp[axis] = -1
+        wq = np.clip(np.round(w / sc.reshape(shp)), -127, 127).astype(np.int8)
+        a = init(wq, name + ".weight_int8")
+        s = init(sc, name + ".weight_scale")
+        z = init(np.zeros_like(sc, dtype=np.int8), name + ".weight_zp")
+        nodes.append(helper.make_node("DequantizeLinear", [a, s, z], [name + ".weight_dq"],
+                                      name=name + "/weight/DequantizeLinear", axis=axis))
+        return name + ".weight_dq"
+
+    x = qdq_act("input", 1 / 64, 128, "/quant")
+    w1 = qweight(rng.normal(0, 0.3, (8, 1, 3, 3)).astype(np.float32), 0, "/conv1")
+    b1 = init(rng.normal(0, 0.1, (8,)).astype(np.float32), "conv1.bias")
+    nodes.append(helper.make_node("Conv", [x, w1, b1], ["/conv1/Conv_output_0"], name="/conv1/Conv",
+                                  pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["/conv1/Conv_output_0"], ["/relu1/Relu_output_0"],
+                                  name="/relu1/Relu"))
+    a1 = qdq_act("/relu1/Relu_output_0", 1 / 40, 0, "/relu1/act")
+    nodes.append(helper.make_node("MaxPool", [a1], ["/pool/MaxPool_output_0"], name="/pool/MaxPool",
+                                  kernel_shape=[2, 2], strides=[2, 2]))
+    w2 = qweight(rng.normal(0, 0.2, (16, 8, 3, 3)).astype(np.float32), 0, "/conv2")
+    b2 = init(rng.normal(0, 0.1, (16,)).astype(np.float32), "conv2.bias")
+    nodes.append(helper.make_node("Conv", ["/pool/MaxPool_output_0", w2, b2],
+                                  ["/conv2/Conv_output_0"], name="/conv2/Conv", pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["/conv2/Conv_output_0"], ["/relu2/Relu_output_0"],
+                                  name="/relu2/Relu"))
+    a2 = qdq_act("/relu2/Relu_output_0", 1 / 30, 0, "/relu2/act")
+    nodes.append(helper.make_node("Flatten", [a2], ["/Flatten_output_0"], name="/Flatten", axis=1))
+    w3 = qweight(rng.normal(0, 0.05, (10, 16 * 8 * 8)).astype(np.float32), 0, "/fc")
+    b3 = init(rng.normal(0, 0.1, (10,)).astype(np.float32), "fc.bias")
+    nodes.append(helper.make_node("Gemm", ["/Flatten_output_0", w3, b3], ["logits"], name="/fc/Gemm",
+                                  transB=1))
+    save(model(nodes, "torch_jit", [vi("input", [1, 1, 16, 16])], [vi("logits", [1, 10])], inits),
+         "qat_torch", 13, "pytorch", 7)
+
+
+def lstm_gru_state():
+    rng = np.random.default_rng(5)
+    S, B, I, H, H2 = 4, 1, 20, 32, 24
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.25, (1, 4 * H, I)).astype(np.float32), "onnx::LSTM_W"),
+        (rng.normal(0, 0.25, (1, 4 * H, H)).astype(np.float32), "onnx::LSTM_R"),
+        (rng.normal(0, 0.1, (1, 8 * H)).astype(np.float32), "onnx::LSTM_B"),
+        (rng.normal(0, 0.25, (1, 3 * H2, H)).astype(np.float32), "onnx::GRU_W"),
+        (rng.normal(0, 0.25, (1, 3 * H2, H2)).astype(np.float32), "onnx::GRU_R"),
+        (rng.normal(0, 0.1, (1, 6 * H2)).astype(np.float32), "onnx::GRU_B"),
+        (np.array([1], np.int64), "axes1"),
+        (rng.normal(0, 0.3, (6, H2)).astype(np.float32), "fc.weight"),
+        (rng.normal(0, 0.1, (6,)).astype(np.float32), "fc.bias"),
+        (np.array([1, H2], np.int64), "shape_bh")]]
+    nodes = [
+        helper.make_node("LSTM", ["x", "onnx::LSTM_W", "onnx::LSTM_R", "onnx::LSTM_B", "", "h0", "c0"],
+                         ["/lstm/LSTM_output_0", "h_n", "c_n"], name="/lstm/LSTM", hidden_size=H),
+        helper.make_node("Squeeze", ["/lstm/LSTM_output_0", "axes1"], ["/lstm/Squeeze_output_0"],
+                         name="/lstm/Squeeze"),
+        helper.make_node("GRU", ["/lstm/Squeeze_output_0", "onnx::GRU_W", "onnx::GRU_R", "onnx::GRU_B"],
+                         ["", "/gru/GRU_output_1"], name="/gru/GRU", hidden_size=H2,
+                         linear_before_reset=1),
+        helper.make_node("Reshape", ["/gru/GRU_output_1", "shape_bh"], ["/Reshape_output_0"],
+                         name="/Reshape"),
+        helper.make_node("Gemm", ["/Reshape_output_0", "fc.weight", "fc.bias"], ["logits"],
+                         name="/fc/Gemm", transB=1)]
+    save(model(nodes, "torch_jit", [vi("x", [S, B, I]), vi("h0", [1, B, H]), vi("c0", [1, B, H])],
+               [vi("logits", [1, 6]), vi("h_n", [1, B, H]), vi("c_n", [1, B, H])], inits),
+         "lstm_gru_state", 14, "pytorch", 7)
+
+
+def fifo_cnn():
+    rng = np.random.default_rng(9)
+    C, F, K, C2 = 8, 16, 3, 16
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.2, (C2, C, K, 3)).astype(np.float32), "conv.weight"),
+        (rng.normal(0, 0.1, (C2,)).astype(np.float32), "conv.bias"),
+        (np.array([1], np.int64), "/Constant_output_0"),
+        (np.array([K], np.int64), "/Constant_1_output_0"),
+        (np.array([2], np.int64), "/Constant_2_output_0"),
+        (np.array([1], np.int64), "/Constant_3_output_0"),
+        (rng.normal(0, 0.2, (4, C2)).astype(np.float32), "head.weight"),
+        (rng.normal(0, 0.1, (4,)).astype(np.float32), "head.bias")]]
+    nodes = [
+        helper.make_node("Concat", ["fifo_in", "frame"], ["/Concat_output_0"], name="/Concat", axis=2),
+        helper.make_node("Conv", ["/Concat_output_0", "conv.weight", "conv.bias"], ["/conv/Conv_output_0"],
+                         name="/conv/Conv", pads=[0, 1, 0, 1]),
+        helper.make_node("Relu", ["/conv/Conv_output_0"], ["/relu/Relu_output_0"], name="/relu/Relu"),
+        helper.make_node("GlobalAveragePool", ["/relu/Relu_output_0"], ["/pool/GlobalAveragePool_output_0"],
+                         name="/pool/GlobalAveragePool"),
+        helper.make_node("Flatten", ["/pool/GlobalAveragePool_output_0"], ["/Flatten_output_0"],
+                         name="/Flatten"),
+        helper.make_node("Gemm", ["/Flatten_output_0", "head.weight", "head.bias"], ["logits"],
+                         name="/head/Gemm", transB=1),
+        helper.make_node("Slice", ["/Concat_output_0", "/Constant_output_0", "/Constant_1_output_0",
+                                   "/Constant_2_output_0", "/Constant_3_output_0"], ["fifo_out"],
+                         name="/Slice")]
+    save(model(nodes, "torch_jit", [vi("frame", [1, C, 1, F]), vi("fifo_in", [1, C, K - 1, F])],
+               [vi("logits", [1, 4]), vi("fifo_out", [1, C, K - 1, F])], inits),
+         "fifo_cnn", 13, "pytorch", 7)
+
+
+def if_untyped():
+    rng = np.random.default_rng(2)
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.3, (16, 4)).astype(np.float32), "W"),
+        (np.array(2.0, np.float32), "two"), (np.array(0.5, np.float32), "half"),
+        (np.array(16, np.int64), "k16"), (np.array(2, np.int64), "ax2")]]
+    untyped = onnx.TypeProto()  # a type with no value: allowed for a branch output
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t_out"], name="then_mul")],
+                               "then", [], [helper.make_value_info("t_out", untyped)])
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "half"], ["e_out"], name="else_mul")],
+                               "else", [], [onnx.ValueInfoProto(name="e_out")])
+    nodes = [helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+             helper.make_node("Gather", ["xs", "ax2"], ["feat"], name="gather", axis=0),
+             helper.make_node("Equal", ["feat", "k16"], ["is16"], name="eq"),
+             helper.make_node("If", ["is16"], ["scaled"], name="If_features", then_branch=then_g,
+                              else_branch=else_g),
+             helper.make_node("Relu", ["scaled"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "W"], ["y"], name="proj")]
+    save(model(nodes, "g", [vi("x", [1, 8, 16])], [vi("y", [1, 8, 4])], inits), "if_untyped", 13)
+
+
+for f in (helper_unnamed, torch_names, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, if_untyped):
+    f()
+    print("wrote", os.path.join(OUT, f.__name__ + ".onnx"))

@@ -1,0 +1,75 @@
+#!/bin/sh
+# The realistic export set (tests/data/real, issue 20) through bringup, as a user runs it:
+# calibration data from numpy (uniform [-1, 1), 6 batches per input), no hand edit of any
+# model. Each must come up (exit 0), every network output within cosine 0.999 of the float
+# reference on every evaluation input, and no layer over compare's thresholds (an unrolled
+# LSTM's steps compared on their own slice of Y). The reference itself agrees with ONNX
+# Runtime on these models (tests/test_ort_agreement.c, recipes real_*).
+# usage: test_real_exports.sh NANOBENCH SOURCE_DIR
+NB=$1; SRC=$2
+R=$SRC/tests/data/real
+T=$(mktemp -d /tmp/nb_test_real.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+PY=/usr/bin/python3
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# data DIR SHAPE SEED: 6 .npy batches of uniform [-1, 1) float32
+data() {
+    "$PY" - "$1" "$2" "$3" <<'PYEOF' || fail "numpy data for $1"
+import os, sys
+import numpy as np
+d, shape, seed = sys.argv[1], tuple(int(x) for x in sys.argv[2].split(',')), int(sys.argv[3])
+os.makedirs(d, exist_ok=True)
+rng = np.random.default_rng(seed)
+for i in range(6):
+    np.save(os.path.join(d, "b%d.npy" % i), rng.uniform(-1, 1, shape).astype(np.float32))
+PYEOF
+}
+
+# check MODEL [ARGS...]: bringup, then the summary's outputs and verdict
+check() {
+    m=$1; shift
+    if ! "$NB" --no-record bringup "$R/$m.onnx" --out "$T/$m" --json "$@" >"$T/$m.json" 2>"$T/$m.err"; then
+        fail "$m: bringup failed: $(tail -1 "$T/$m.err")"
+        return
+    fi
+    "$PY" - "$T/$m.json" "$m" <<'PYEOF' || fails=$((fails + 1))
+import json, sys
+s = json.load(open(sys.argv[1])); m = sys.argv[2]; bad = []
+for o in s["outputs"]:
+    if not o["cosine_worst"] >= 0.999:
+        bad.append("%s: output %s cosine %.5f" % (m, o["name"], o["cosine_worst"]))
+c = s["compare"]
+if c["over_threshold"] != 0 or c["verdict"] != "global_consistency":
+    bad.append("%s: %s, first over threshold %s" % (m, c["verdict"], c["first_over_threshold"]))
+for b in bad:
+    print("FAIL: " + b)
+if not bad:
+    print("ok: %s: %s; %s" % (m, ", ".join("%s cos %.5f %.1f dB" % (o["name"], o["cosine_worst"],
+          o["sqnr_db_worst"]) for o in s["outputs"]), c["verdict"]))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+data "$T/d/x16" 1,1,16,16 1
+data "$T/d/nhwc" 1,16,16,3 2
+data "$T/d/lx" 4,1,20 3
+data "$T/d/lh" 1,1,32 4
+data "$T/d/lc" 1,1,32 5
+data "$T/d/frame" 1,8,1,16 6
+data "$T/d/fifo" 1,8,2,16 7
+data "$T/d/if" 1,8,16 8
+
+check helper_unnamed --data_dir "$T/d/x16"
+grep -q "7 node(s) without a name" "$T/helper_unnamed/log/2-calibrate.err" ||
+    fail "helper_unnamed: calibrate does not say it named 7 nodes"
+check torch_names --data_dir "$T/d/x16"
+check tf2onnx_nhwc --data_dir "$T/d/nhwc"
+check qat_torch # a Q/DQ model: no data, its own scales
+grep -q '"qat": true' "$T/qat_torch.json" || fail "qat_torch: not taken as a QAT model"
+check lstm_gru_state --data_dir "$T/d/lx;$T/d/lh;$T/d/lc"
+check fifo_cnn --data_dir "$T/d/frame;$T/d/fifo"
+check if_untyped --data_dir "$T/d/if"
+[ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "real exports: 7 models up"
