@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,8 +91,20 @@ static void sweep_at(int dirfd, const char *name, int depth)
     close(fd);
 }
 
+static pthread_t main_thread; /* the thread that writes outputs (and blocks signals around
+                                 each publication) */
+
 static void on_signal(int sig)
 {
+    /* a signal to the process goes to any thread that does not block it: OpenBLAS's workers,
+       compare's readers. The main thread holds signals while it renames an output into
+       place; handled in another thread, this sweep would run beside the rename and empty the
+       folder just published (seen: a dump folder of 0 files). So it is passed on to the main
+       thread, where it waits for the rename. (pthread_kill is a tgkill.) */
+    if (!pthread_equal(pthread_self(), main_thread)) {
+        pthread_kill(main_thread, sig);
+        return;
+    }
     for (int i = 0; i < n_paths; i++)
         rm_at(AT_FDCWD, paths[i], 0);
     if (sweep_dir[0])
@@ -102,6 +115,7 @@ static void on_signal(int sig)
 
 void cli_cleanup_install(void)
 {
+    main_thread = pthread_self();
     snprintf(pid_suffix, sizeof pid_suffix, ".tmp.%ld", (long)getpid());
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {

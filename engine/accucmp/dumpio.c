@@ -58,8 +58,17 @@ nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st)
     nb_err e = nb_read_file(path, &buf, &len, st);
     if (e)
         return e;
-    Nanobench__Dump__Dump *p = nanobench__dump__dump__unpack(NULL, len, buf);
+    e = nb_dump_parse(buf, len, path, want, d, st);
     free(buf);
+    return e;
+}
+
+nb_err nb_dump_parse(const uint8_t *buf, size_t len, const char *path, int want, nb_dump *d,
+                     nb_status *st)
+{
+    memset(d, 0, sizeof *d);
+    nb_err e = NB_OK;
+    Nanobench__Dump__Dump *p = nanobench__dump__dump__unpack(NULL, len, buf);
     if (!p)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not a nanobench dump file", path);
     if (p->version == 0 && (!p->source || !p->source[0])) { /* an empty or cut file */

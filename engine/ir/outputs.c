@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -151,7 +152,7 @@ static void hold_signals(sigset_t *old)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, old);
+    pthread_sigmask(SIG_BLOCK, &block, old);
 }
 
 nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, const char *b,
@@ -169,7 +170,7 @@ nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, cons
         unlink(tmp_a);
         unlink(tmp_b);
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return e;
 }
 
@@ -227,7 +228,7 @@ nb_err nb_publish_dir(const char *tmp, const char *final, bool (*ours)(const cha
         hold_signals(&old);
         if (exchange(tmp, final) != 0)
             e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", final, strerror(errno));
-        sigprocmask(SIG_SETMASK, &old, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         nb_remove_tree(tmp); /* the earlier output, or the new one that failed */
         return e;
     }
@@ -235,7 +236,7 @@ nb_err nb_publish_dir(const char *tmp, const char *final, bool (*ours)(const cha
         hold_signals(&old);
         if (rename(tmp, final) != 0)
             e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", final, strerror(errno));
-        sigprocmask(SIG_SETMASK, &old, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (e)
             nb_remove_tree(tmp);
         return e;
@@ -274,7 +275,7 @@ nb_err nb_publish_dir(const char *tmp, const char *final, bool (*ours)(const cha
             if (rename(from, to) != 0)
                 e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", to, strerror(errno));
         }
-        sigprocmask(SIG_SETMASK, &old, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     closedir(d);
     nb_remove_tree(tmp);

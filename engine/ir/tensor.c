@@ -498,14 +498,11 @@ static const char *npy_key(const char *hdr, const char *key)
     return p;
 }
 
-nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
+/* The .npy in buf (len bytes, owned: freed here) into *out. */
+static nb_err npy_from_buf(uint8_t *buf, size_t len, const char *path, nb_tensor **out,
+                           nb_status *st)
 {
-    uint8_t *buf;
-    size_t len;
-    nb_err e = nb_read_file(path, &buf, &len, st);
-    if (e)
-        return e;
-    e = NB_ERR_FORMAT;
+    nb_err e = NB_ERR_FORMAT;
     const char *why = "not a .npy file (bad magic)";
     char *hdr = NULL;
     nb_tensor *t = NULL;
@@ -591,6 +588,27 @@ nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
         dims[rank++] = v;
         p = end;
     }
+    /* the data the header promises must be in the file before anything is allocated for
+       it (a header claiming gigabytes over a short file is refused, not allocated) */
+    uint64_t need = nb_dtype_size(dt);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] == 0)
+            need = 0;
+    for (int i = 0; i < rank && need; i++) {
+        if (need > (uint64_t)(len - off) / (uint64_t)dims[i]) {
+            free(hdr);
+            free(buf);
+            return nb_fail(st, NB_ERR_FORMAT, "%s: .npy data is %zu bytes, shape needs more",
+                           path, len - off);
+        }
+        need *= (uint64_t)dims[i];
+    }
+    if (need != len - off) { /* short, or trailing bytes: not what the header says */
+        free(hdr);
+        free(buf);
+        return nb_fail(st, NB_ERR_FORMAT, "%s: .npy data is %zu bytes, shape needs %llu", path,
+                       len - off, (unsigned long long)need);
+    }
     e = nb_tensor_new_uninit(dt, rank, dims, &t, st);
     if (e) {
         nb_prefix(st, "%s", path);
@@ -618,6 +636,27 @@ fail:
     free(hdr);
     free(buf);
     return nb_fail(st, e, "%s: %s", path, why);
+}
+
+nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st)
+{
+    uint8_t *buf;
+    size_t len;
+    nb_err e = nb_read_file(path, &buf, &len, st);
+    if (e)
+        return e;
+    return npy_from_buf(buf, len, path, out, st);
+}
+
+nb_err nb_npy_parse(const uint8_t *data, size_t len, const char *path, nb_tensor **out,
+                    nb_status *st)
+{
+    uint8_t *buf = malloc(len + 1);
+    if (!buf)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (len)
+        memcpy(buf, data, len);
+    return npy_from_buf(buf, len, path ? path : "<memory>", out, st);
 }
 
 nb_err nb_npy_write(const char *path, const nb_tensor *t, nb_status *st)

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1435,12 +1436,12 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     sigset_t hold, old_mask;
     sigemptyset(&hold);
     sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
-    sigprocmask(SIG_BLOCK, &hold, &old_mask);
+    pthread_sigmask(SIG_BLOCK, &hold, &old_mask);
     for (int i = 0; i < 3 && !e; i++) /* (a rename in one folder fails only on I/O) */
         if (rename(part[i], finals[i]))
             e = nb_fail(st, NB_ERR_IO, "%s: cannot write it from %s: %s", finals[i], part[i],
                         strerror(errno));
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (e)
         goto out;
     parts_made = false;
@@ -1560,12 +1561,12 @@ nb_err nb_qat_import(const char *model, const char *save, nb_qdq_model *q, char 
         sigset_t hold, old_mask;
         sigemptyset(&hold);
         sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
-        sigprocmask(SIG_BLOCK, &hold, &old_mask);
+        pthread_sigmask(SIG_BLOCK, &hold, &old_mask);
         if (rename(dpart, deploy) || rename(rpart, record)) {
             e = nb_fail(st, NB_ERR_IO, "--save_path %s: %s", save, strerror(errno));
             remove(deploy);
         }
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     }
     remove(stripped);
     remove(dpart);

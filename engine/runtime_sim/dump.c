@@ -3,6 +3,7 @@
  * (../shared/docs/facts/accucmp.md, "Dump file naming"). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <math.h>
 #include <stdio.h>
@@ -460,12 +461,12 @@ int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name
         sigaddset(&block, SIGINT);
         sigaddset(&block, SIGTERM);
         sigaddset(&block, SIGHUP);
-        sigprocmask(SIG_BLOCK, &block, &old);
+        pthread_sigmask(SIG_BLOCK, &block, &old);
         if (nb_write_file_atomic(path, buf, n, &st)) {
             snprintf(why, len, "%s", st.msg);
             rc = -1;
         }
-        sigprocmask(SIG_SETMASK, &old, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     free(buf);
     for (int i = 0; i < nt; i++)

@@ -124,6 +124,9 @@ typedef struct nb_dump {
  * with a bad version, dtype, format, shape, or data that does not fill its shape in its
  * format), NB_ERR_NOMEM. */
 nb_err nb_dump_read(const char *path, int want, nb_dump *d, nb_status *st);
+/* The same from len bytes in memory (path names them in messages and in d->path). */
+nb_err nb_dump_parse(const uint8_t *buf, size_t len, const char *path, int want, nb_dump *d,
+                     nb_status *st);
 void nb_dump_free(nb_dump *d);
 
 /* Writes a golden dump (source "golden") of one ONNX node: its float outputs (names and

@@ -159,6 +159,9 @@ uint16_t nb_float_to_bf16(float f);
  * |i1 <u8 <u4 <u2 |u1 |b1. Errors: NB_ERR_IO, NB_ERR_FORMAT (bad magic, header, fortran
  * order, data shorter than the shape), NB_ERR_UNSUPPORTED (dtype such as <f8). */
 nb_err nb_npy_read(const char *path, nb_tensor **out, nb_status *st);
+/* The same from len bytes in memory (path names them in messages; NULL: "<memory>"). */
+nb_err nb_npy_parse(const uint8_t *data, size_t len, const char *path, nb_tensor **out,
+                    nb_status *st);
 /* Writes t as .npy format 1.0 to path atomically (temporary file + rename): on error no
  * file is left. Errors: NB_ERR_IO. */
 nb_err nb_npy_write(const char *path, const nb_tensor *t, nb_status *st);
