@@ -130,11 +130,84 @@ static void test_bias_corrected(void **state)
     nb_tensor_free(x2);
 }
 
+static char warned[2048];
+static void keep_warning(void *user, const char *msg)
+{
+    (void)user;
+    snprintf(warned, sizeof warned, "%s", msg);
+}
+
+/* The guard of a chosen algorithm (issue 26), on a long tail: x [1, 1024] holds 1000 small
+ * values k / 1000 (k = 0..999) and 24 values of 100; y = Gemm(x, W [1024, 1] of ones).
+ * MinMax's range [0, 100] keeps the tail exact; its error is on the small values, at most
+ * half a step of 100/255: energy 24 x 100^2 + sum (k/1000)^2 = 240333, noise at most
+ * 1000 x 0.196^2 = 38.4, so MinMax's input SQNR is above 10 log10(240333 / 38.4) = 38 dB.
+ * IFMR told to start from the 90th percentile (max_percentile 0.9, search 0.7 .. 1.3): the
+ * 90th percentile of the 1024 values is the 922nd, 0.922 (within a histogram bin of
+ * 100 / 4096 = 0.024), so it clips at most at 1.3 x (0.922 + 0.024) = 1.23: the 24 tail
+ * values lose at least 98.77 each, noise at least 24 x 98.77^2 = 234130, an SQNR under
+ * 10 log10(240333 / 234130) = 0.114 dB: more than 6 dB
+ * under MinMax's, so the warning names the algorithm, the layer and both figures. auto
+ * keeps the better range (MinMax's among its five) and says nothing. */
+static void test_clipping_guard(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    const int64_t dx[] = {1, 1024}, dw[] = {1024, 1}, dy[] = {1, 1};
+    static float w[1024];
+    for (int i = 0; i < 1024; i++)
+        w[i] = 1;
+    mb_input(m, "x", 1, 2, dx);
+    mb_output(m, "y", 1, 2, dy);
+    mb_init_floats(m, "W", 2, dw, w, 1024);
+    const char *gi[] = {"x", "W", NULL}, *go[] = {"y", NULL};
+    mb_node(m, "Gemm", gi, go)->name = (char *)"tail";
+    char path[512], save[512], cfg[512];
+    snprintf(path, sizeof path, "%s/tail.onnx", tmpdir);
+    assert_int_equal(mb_write(m, path), 0);
+    mb_free(m);
+    snprintf(cfg, sizeof cfg, "%s/tail.cfg", tmpdir);
+    FILE *f = fopen(cfg, "w");
+    assert_non_null(f);
+    fprintf(f, "common_config {\n  ifmr_quantize {\n    max_percentile: 0.9\n"
+               "    min_percentile: 0.9\n    search_range_start: 0.7\n"
+               "    search_range_end: 1.3\n    search_step: 0.01\n  }\n}\n");
+    fclose(f);
+    nb_status st = {0};
+    nb_tensor *x = NULL;
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 2, dx, &x, &st), NB_OK);
+    for (int k = 0; k < 1024; k++)
+        ((float *)x->data)[k] = k < 1000 ? (float)k / 1000 : 100;
+    const nb_tensor *batches[1] = {x};
+    for (int autoalgo = 0; autoalgo < 2; autoalgo++) {
+        warned[0] = 0;
+        snprintf(save, sizeof save, "%s/tail%d/t", tmpdir, autoalgo);
+        nb_calibrate_opts o = {.model = path, .save_path = save, .batches = batches,
+                               .n_batches = 1, .config_path = cfg, .algo_set = true,
+                               .algo = autoalgo ? NB_ACT_AUTO : NB_ACT_IFMR,
+                               .warn = keep_warning};
+        nb_calibrate_result r;
+        assert_int_equal(nb_calibrate(&o, &r, &st), NB_OK);
+        if (!autoalgo) {
+            assert_true(r.layers[0].clip_max <= 1.23);
+            assert_true(r.layers[0].act_sqnr < 0.114);
+            assert_non_null(strstr(warned, "ifmr clips what 1 of 1 layers use"));
+            assert_non_null(strstr(warned, "'tail'"));
+        } else {
+            assert_true(r.layers[0].act_sqnr > 38);
+            assert_int_equal(warned[0], 0);
+        }
+        nb_calibrate_result_free(&r);
+    }
+    nb_tensor_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bn_folded),
         cmocka_unit_test(test_bias_corrected),
+        cmocka_unit_test(test_clipping_guard),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

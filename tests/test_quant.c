@@ -357,6 +357,18 @@ static void test_minmax_percentile_kl(void **state)
     assert_float_equal(q.clip_max, 2048.5 * 0.99999 / 2048, 1e-6);
     assert_float_equal(q.clip_min, 0, 0);
     assert_int_equal(q.offset, -128);
+    nb_hist_free(&h);
+    /* mostly non-negative (a ReLU after a bias): x - 0.05, min -0.05 within a tenth of the
+       max. One-sided: x - min is the same uniform [0, 0.99999], so the same 2048.5 bins of
+       0.99999 / 2048 from the minimum: [-0.05, -0.05 + 1.0000388], not the |x| search's
+       symmetric range with the negatives taking half the levels */
+    assert_int_equal(nb_hist_init(&h, 4096, &st), NB_OK);
+    for (int i = 0; i < 100000; i++)
+        x[i] = (float)i / 100000 - 0.05f;
+    assert_int_equal(nb_hist_add(&h, x, 100000, &st), NB_OK);
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_min, -0.05, 1e-7);
+    assert_float_equal(q.clip_max, -0.05 + 2048.5 * 0.99999 / 2048, 1e-5);
     free(x);
     nb_hist_free(&h);
 }

@@ -69,6 +69,7 @@ typedef struct layer {
     nb_qparams q;
     nb_act_algo algo;
     double act_sqnr, w_sqnr;
+    double mm_sqnr;        /* MinMax's activation SQNR on the same data (NaN: not computed) */
     int64_t channels;
     float *scale_w;
     int8_t *w_q;     /* the quantized weights, in the initializer's layout */
@@ -529,8 +530,15 @@ static nb_err choose_x(layer *l, nb_act_algo forced, bool have_forced, bool act_
         l->algo = a;
         nb_err e = nb_act_calibrate(&l->hist, a, l->cfg, act_offset, &l->q, st);
         l->act_sqnr = e ? 0 : nb_hist_sqnr(&l->hist, &l->q);
+        /* the guard: MinMax's range on the same data, which clips nothing */
+        nb_qparams mm;
+        l->mm_sqnr = NAN;
+        if (!e && a != NB_ACT_MINMAX &&
+            !nb_act_calibrate(&l->hist, NB_ACT_MINMAX, l->cfg, act_offset, &mm, st))
+            l->mm_sqnr = nb_hist_sqnr(&l->hist, &mm);
         return e;
     }
+    l->mm_sqnr = NAN; /* auto keeps the best of all five, MinMax's among them */
     static const nb_act_algo all[] = {NB_ACT_IFMR, NB_ACT_HFMG, NB_ACT_MINMAX,
                                       NB_ACT_PERCENTILE, NB_ACT_KL};
     double best = -INFINITY;
@@ -678,6 +686,43 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
     nb_exec_free(fx);
     nb_model_free(fm);
     return e;
+}
+
+/* The guard of every chosen algorithm (issue 26): the layers whose chosen range gives their
+ * input more than 6 dB less SQNR on the calibration data than MinMax's (which clips nothing)
+ * -- a range that clips what the layer uses (KL on a ReLU's long tail) -- said in one line:
+ * how many, the 3 worst with both figures. */
+static void warn_clipping(const calib *cb, const layer *ls, int n)
+{
+    int bad = 0, worst[3] = {-1, -1, -1};
+    for (int i = 0; i < n; i++) {
+        const layer *l = &ls[i];
+        double loss = l->mm_sqnr - l->act_sqnr;
+        if (isnan(l->mm_sqnr) || !(loss > 6.0))
+            continue;
+        bad++;
+        for (int q = 0; q < 3; q++)
+            if (worst[q] < 0 || loss > ls[worst[q]].mm_sqnr - ls[worst[q]].act_sqnr) {
+                for (int z = 2; z > q; z--)
+                    worst[z] = worst[z - 1];
+                worst[q] = i;
+                break;
+            }
+    }
+    if (!bad)
+        return;
+    char list[900] = "";
+    for (int q = 0; q < 3 && worst[q] >= 0; q++) {
+        const layer *l = &ls[worst[q]];
+        size_t at = strlen(list);
+        snprintf(list + at, sizeof list - at, "%s'%.120s' %.1f dB (range [%g, %g]) against %.1f",
+                 q ? ", " : "", l->node->name, l->act_sqnr, l->q.clip_min, l->q.clip_max,
+                 l->mm_sqnr);
+    }
+    nb_warnf(cb->warn, cb->user, "%s clips what %d of %d layers use: their input's SQNR on the "
+             "calibration data is more than 6 dB under MinMax's (%s%s); --algo auto (or ifmr) "
+             "keeps the better range", nb_act_algo_name(ls[worst[0]].algo), bad, n, list,
+             bad > 3 ? ", ..." : "");
 }
 
 /* A warning on stderr for a tensor that is not all zeros but whose range is below the
@@ -1331,6 +1376,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
+    warn_clipping(&cb, ls, nl);
     for (int i = 0; i < nl; i++) {
         warn_tiny(&cb, &ls[i]);
         ls[i].zeroed = zeroed_fraction(&ls[i]);
