@@ -106,18 +106,21 @@ static int info_json(const char *path, const nb_model *m, char (*names)[64],
 static void help(void)
 {
     printf("usage: nanobench info MODEL.onnx [--input_shape \"name:n,c,h,w;name2:...\"] [--json]\n"
+           "                     [--nodes]\n"
            "Prints the model's inputs and outputs (dtype, shape after inference), opset,\n"
            "node count and operator histogram: nodes of the main graph, and nodes inside If\n"
            "branches, counted apart. --json prints the same as one JSON object on stdout\n"
            "(model, producer, ir_version, opset, file_bytes, inputs, outputs, nodes,\n"
            "main_graph_nodes, subgraph_nodes, op_histogram, subgraph_op_histogram,\n"
-           "unsupported_by_reference, warnings).\n");
+           "unsupported_by_reference, warnings). --nodes lists every node of the main graph\n"
+           "instead: name, op type, and its outputs as atc's --out_nodes names them\n"
+           "(\"name:index\", with the tensor and its shape).\n");
 }
 
 int cmd_info(int argc, char **argv)
 {
     const char *model = NULL, *shape = NULL;
-    bool json = false;
+    bool json = false, nodes = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -131,6 +134,8 @@ int cmd_info(int argc, char **argv)
             shape = v;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--nodes")) {
+            nodes = true;
         } else if ((r = cli_model_arg("info", argv[i], &model))) {
             return r;
         }
@@ -146,6 +151,30 @@ int cmd_info(int argc, char **argv)
     if (nb_model_load(model, &lo, &m, &st))
         return cli_error(&st);
     rec_model(m);
+    if (nodes) { /* the names --out_nodes takes */
+        const nb_graph *g = m->graph;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const nb_node *n = &g->nodes[i];
+            char nm[300];
+            snprintf(nm, sizeof nm, "%s", n->name);
+            printf("%-40s %-20s", cli_plain(nm), n->op_type);
+            for (int k = 0; k < n->n_out; k++) {
+                if (n->out[k] < 0)
+                    continue;
+                const nb_value *v = &g->values[n->out[k]];
+                char vn[300], sh[128];
+                snprintf(vn, sizeof vn, "%s", v->name);
+                if (v->rank >= 0)
+                    nb_shape_str(v->rank, v->dims, ',', sh, sizeof sh);
+                else
+                    snprintf(sh, sizeof sh, "?");
+                printf(" %s:%d=%s%s", cli_plain(nm), k, cli_plain(vn), sh);
+            }
+            printf("\n");
+        }
+        nb_model_free(m);
+        return 0;
+    }
     /* histogram of the model as written, before folding */
     opcount counts[256];
     int nops = 0;

@@ -409,7 +409,13 @@ expect 2 "atc: an unknown option" -- "$NB" atc $A --model="$D" --precision_mode=
 expect 2 "atc: a float input missing from --input_fp16_nodes" -- "$NB" atc $A --model="$D" --output_type=FP16; mentions "missing: 'x'"
 expect 2 "atc: no --output_type with float outputs" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x; mentions "--output_type=FP16 is required"
 expect 2 "atc: a float Conv" -- "$NB" atc $A --model="$T/conv.onnx" --input_fp16_nodes=x --output_type=FP16; mentions "1 cube op needs int8: run calibration first (nanobench calibrate): 'Conv_0' (Conv)"
-expect 2 "atc: --out_nodes naming no node" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="nosuch:0"; mentions "no node 'nosuch'"
+expect 2 "atc: --out_nodes naming no node" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="nosuch:0"; mentions "no node or tensor 'nosuch'"
+mentions "the nearest: 'Conv_0"; mentions "nanobench info --nodes MODEL"
+expect 2 "atc: --out_nodes with an output index out of range" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="Conv_0:1"; mentions "has 1 output (indices 0..0), not 1"
+# a tensor's name where a node's is expected: the node that produces it (y is Conv_0's)
+expect 0 "atc: --out_nodes naming a tensor" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="y:0" --output="$T/atc/by_tensor"
+expect 0 "info --nodes" -- "$NB" info --nodes "$T/conv.onnx"
+grep -q "^Conv_0  *Conv  *Conv_0:0=y\[1,8,6,6\]" "$T/out" || { echo "FAIL: info --nodes: $(cat "$T/out")"; fails=$((fails + 1)); }
 expect 2 "atc: --out_nodes without an index" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="Conv_0"; mentions "E10001: Value \[Conv_0\] for parameter \[--out_nodes\]"
 # the deploy model and the Q/DQ model of the same calibration lower to the float model's sizes
 "$NB" --no-record estimate -m "$T/conv.onnx" | grep "^TOTAL_EXEOM_SIZE" | awk '{print $2}' >"$T/atc.want"
@@ -905,7 +911,7 @@ bu_fails 2 "bringup: a missing --data_dir folder" "nanobench: bringup: calibrate
 "$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " error .*(bringup: calibrate failed: --data_dir $BU/nosuch: No such file or directory)$" ||
     { echo "FAIL: bringup: the failed run not recorded as an error"; "$NB" history list --kind bringup --limit 1; fails=$((fails + 1)); }
 bu_fails 2 "bringup: atc's own error" "nanobench: bringup: atc failed: E10001: Value [FP32] for parameter [--output_type] is invalid" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --output_type FP32 --out "$BU/e2"
-bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: atc failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node 'nosuch'"
+bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: atc failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node or tensor 'nosuch'"
 # Ctrl-C: SIGINT to the bringup (each child runs in its own process group) during the
 # calibration's evaluation (the 6000 batches of $T/cal/many; its three .part files exist):
 # the child is interrupted and removes them, the bringup exits 130, recorded as an error

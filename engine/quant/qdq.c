@@ -1966,6 +1966,51 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
 
 /* Cuts g at the outputs named "node:index;..." (ATC's --out_nodes): they become the graph's
  * outputs and the nodes no output needs are removed, with the inputs nothing reads. */
+/* Levenshtein distance of a and b (at most 256 characters of each are compared). */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strnlen(a, 256), lb = (int)strnlen(b, 256);
+    int row[257];
+    for (int j = 0; j <= lb; j++)
+        row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int prev = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int cur = row[j];
+            int sub = prev + (a[i - 1] != b[j - 1]);
+            int del = row[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+/* "; the nearest: 'a', 'b', 'c'" (node names of g by edit distance to name), or "". */
+static void nearest_nodes(const Onnx__GraphProto *g, const char *name, char *out, size_t len)
+{
+    int best[3] = {-1, -1, -1}, dist[3] = {0, 0, 0};
+    for (size_t i = 0; i < g->n_node; i++) {
+        if (!g->node[i]->name[0] || !strcmp(g->node[i]->op_type, "Constant"))
+            continue;
+        int d = edit_distance(name, g->node[i]->name);
+        for (int q = 0; q < 3; q++)
+            if (best[q] < 0 || d < dist[q]) {
+                for (int z = 2; z > q; z--)
+                    best[z] = best[z - 1], dist[z] = dist[z - 1];
+                best[q] = (int)i, dist[q] = d;
+                break;
+            }
+    }
+    out[0] = 0;
+    for (int q = 0; q < 3 && best[q] >= 0; q++) {
+        size_t at = strlen(out);
+        snprintf(out + at, len - at, "%s'%.150s'", q ? ", " : "; the nearest: ",
+                 g->node[best[q]]->name);
+    }
+}
+
 static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec, nb_status *st)
 {
     char *copy = strdup(spec), *save = NULL;
@@ -1991,14 +2036,31 @@ static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec
         for (size_t i = 0; i < g->n_node && !nd; i++)
             if (g->node[i]->name && !strcmp(g->node[i]->name, tok))
                 nd = g->node[i];
+        /* a tensor's name where a node's is expected ("13:0" for alexa's graph output 13):
+           the node that produces it, at that output */
+        for (size_t i = 0; i < g->n_node && !nd && idx == 0; i++)
+            for (size_t k = 0; k < g->node[i]->n_output && !nd; k++)
+                if (!strcmp(g->node[i]->output[k], tok)) {
+                    nd = g->node[i];
+                    idx = (long)k;
+                }
         if (nd && !strcmp(nd->op_type, "Constant")) {
             e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: '%s' is a Constant: the compiled "
                         "model would compute nothing", tok);
             break;
         }
-        if (!nd || (size_t)idx >= nd->n_output || !nd->output[idx][0]) {
-            e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: %s '%s'%s of %s", nd ? "node" :
-                        "no node", tok, nd ? " has no such output" : " in the main graph", src);
+        if (nd && ((size_t)idx >= nd->n_output || !nd->output[idx][0])) {
+            e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: node '%s' (%s) has %zu output%s "
+                        "(indices 0..%zu), not %ld", tok, nd->op_type, nd->n_output,
+                        nd->n_output == 1 ? "" : "s", nd->n_output ? nd->n_output - 1 : 0, idx);
+            break;
+        }
+        if (!nd) {
+            char near[600];
+            nearest_nodes(g, tok, near, sizeof near);
+            e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: no node or tensor '%s' in the main "
+                        "graph of %s%s (every node: nanobench info --nodes MODEL)", tok, src,
+                        near);
             break;
         }
         Onnx__ValueInfoProto **a = realloc(outs, sizeof *a * (n_outs + 1));
