@@ -640,6 +640,27 @@ static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup
                        size_t len);
 static void lower_if(lctx *c, const nb_node *n, const char *name);
 
+/* What of a Slice the exeom cannot hold (share/doc/exeom.md): starts, ends, axes or steps
+ * computed at run time, or more than 3 axes sliced (compile/exeom.c encodes 3). */
+static void slice_reason(const lctx *c, const nb_node *n, char *why, size_t len)
+{
+    if (n->n_in < 3) /* opset 1-9: attributes */
+        return;
+    for (int i = 1; i < n->n_in && i < 5; i++)
+        if (n->in[i] >= 0 && !is_const(c, n->in[i])) {
+            snprintf(why, len, "Slice %s computed at run time (the exeom takes constants)",
+                     i == 1 ? "starts" : i == 2 ? "ends" : i == 3 ? "axes" : "steps");
+            return;
+        }
+    const nb_value *x = &c->g->values[n->in[0]], *y = &c->g->values[n->out[0]];
+    int sliced = 0;
+    for (int d = 0; d < x->rank && d < y->rank; d++)
+        sliced += x->dims[d] != y->dims[d];
+    if (sliced > 3)
+        snprintf(why, len, "Slice along %d axes (the exeom holds 3: split it in two Slices)",
+                 sliced);
+}
+
 static void lower_node(lctx *c, int ni)
 {
     const nb_node *n = &c->g->nodes[ni];
@@ -683,6 +704,10 @@ static void lower_node(lctx *c, int ni)
             return;
         }
     }
+    if (!why[0] && !nb_npu_has_kernel(npu_op)) /* listed by the Nano, not compiled yet */
+        snprintf(why, sizeof why, "%s has no kernel in nanobench's exeom yet", op);
+    if (!why[0] && !strcmp(op, "Slice"))
+        slice_reason(c, n, why, sizeof why);
     if (why[0]) {
         cpu_task(c, n, name, why);
         free(name);
@@ -1101,8 +1126,10 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         ctx_free(&b);
     }
     char why[160];
-    snprintf(why, sizeof why, "If is not in the Nano's op list: the CPU picks the branch "
-             "(both branches' %d tasks are compiled)", total);
+    /* what the Nano would do (its CPU picks the branch, both branches' tasks on the NPU) is
+       not in the exeom yet: said so, with the way around it */
+    snprintf(why, sizeof why, "If on a condition known only at run time: a CPU task, not in "
+             "the exeom yet (%d branch tasks); a constant condition folds it away", total);
     int k = add_task(c, strdup(name), "If", "If", NB_TASK_CPU, false);
     if (k < 0 || *c->oom) {
         free(outs);

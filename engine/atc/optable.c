@@ -168,3 +168,38 @@ const nb_op_support *nb_op_table_find(const nb_op_table *t, const char *op_type,
             return &t->ops[i];
     return NULL;
 }
+
+/* ---- the exeom's kernels (share/doc/exeom.md): the ids the compiler writes, here so that
+   the lowering, and through it the estimate, knows which ops nanobench can compile ---- */
+
+static const char *const kernels[] = {
+    NULL,            /* 0: none */
+    "AscendQuant",   "AscendDequant", "TransData", "Cast",     "Conv",
+    "ConvTranspose", "MatMul",        "Gemm",      "LSTM",     "GRU",
+    "Add",           "Sub",           "Mul",       "Div",      "Pow",
+    "Max",           "Min",           "Relu",      "LeakyRelu", "Sigmoid",
+    "Tanh",          "Exp",           "Log",       "Abs",      "Neg",
+    "Clip",          "Sqrt",          "Reshape",   "Identity", "Squeeze",
+    "Unsqueeze",     "Flatten",       "Transpose", "Concat",   "Slice",
+    "MaxPool",       "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax",
+    "ReduceMin",     "ReduceSum",     "Softmax",   "Greater",  "Equal",
+    "Or",            "And",           "Where",     "PRelu",    "Elu",
+    "BatchNormalization", "InstanceNormalization", "Pad", "Round", "ReduceL2",
+};
+#define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
+
+int nb_exeom_kernel_id(const char *op_type)
+{
+    for (int i = 1; i < N_KERNELS; i++)
+        if (!strcmp(kernels[i], op_type))
+            return i;
+    return 0;
+}
+
+const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }
+
+bool nb_npu_has_kernel(const char *op_type)
+{
+    /* Pad's parameters are not encoded yet (the compiler refuses it) */
+    return nb_exeom_kernel_id(op_type) != 0 && strcmp(op_type, "Pad") != 0;
+}

@@ -17,31 +17,6 @@
 #define TASK 64
 
 /* ---- kernel ids: append only (a file stores the number) ---- */
-static const char *const kernels[] = {
-    NULL,            /* 0: none */
-    "AscendQuant",   "AscendDequant", "TransData", "Cast",     "Conv",
-    "ConvTranspose", "MatMul",        "Gemm",      "LSTM",     "GRU",
-    "Add",           "Sub",           "Mul",       "Div",      "Pow",
-    "Max",           "Min",           "Relu",      "LeakyRelu", "Sigmoid",
-    "Tanh",          "Exp",           "Log",       "Abs",      "Neg",
-    "Clip",          "Sqrt",          "Reshape",   "Identity", "Squeeze",
-    "Unsqueeze",     "Flatten",       "Transpose", "Concat",   "Slice",
-    "MaxPool",       "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax",
-    "ReduceMin",     "ReduceSum",     "Softmax",   "Greater",  "Equal",
-    "Or",            "And",           "Where",     "PRelu",    "Elu",
-    "BatchNormalization", "InstanceNormalization", "Pad", "Round", "ReduceL2",
-};
-#define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
-
-int nb_exeom_kernel_id(const char *op_type)
-{
-    for (int i = 1; i < N_KERNELS; i++)
-        if (!strcmp(kernels[i], op_type))
-            return i;
-    return 0;
-}
-
-const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }
 
 /* ---- little-endian writes ---- */
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
@@ -803,7 +778,7 @@ nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st
         for (int j = 0; j < NB_EXEOM_MAX_OUT; j++)
             k->out[j] = (uint16_t)get16(d + 24 + 2 * j);
         memcpy(k->params, d + 32, 32);
-        if (k->kernel == 0 || k->kernel >= N_KERNELS || k->unit > 1 ||
+        if (k->kernel == 0 || !strcmp(nb_exeom_kernel_name(k->kernel), "?") || k->unit > 1 ||
             k->n_in > NB_EXEOM_MAX_IN || k->n_out > NB_EXEOM_MAX_OUT)
             e = nb_fail(st, NB_ERR_FORMAT, "task %u: kernel %u, unit %u, %u in, %u out", i,
                         k->kernel, k->unit, k->n_in, k->n_out);

@@ -108,6 +108,15 @@ void nb_op_table_free(nb_op_table *t);
 const nb_op_support *nb_op_table_find(const nb_op_table *t, const char *op_type, int opset);
 const char *nb_unit_name(nb_unit u);
 
+/* The kernel id of an op type (ONNX ops, and AscendQuant, AscendDequant, TransData), or 0
+ * when the exeom has none for it yet. */
+int nb_exeom_kernel_id(const char *op_type);
+const char *nb_exeom_kernel_name(int id);
+/* Whether the exeom has a kernel for op_type with its parameters encoded: what the compiler
+ * and the simulator take. The lowering gives an op without one to the CPU (unsupported),
+ * so that estimate never calls supported what atc refuses. */
+bool nb_npu_has_kernel(const char *op_type);
+
 /* ---- the exeom layout the compiler writes (sizes the estimate counts) ----
  * header, then one descriptor per tensor and per task, then the weights, each weight
  * starting on a NB_EXEOM_ALIGN boundary. Names are not in the exeom (it hides the

@@ -56,10 +56,6 @@ typedef struct nb_exeom {
     uint32_t weight_bytes;
 } nb_exeom;
 
-/* The kernel id of an op type (ONNX ops, and AscendQuant, AscendDequant, TransData), or 0
- * when the exeom has none for it yet. */
-int nb_exeom_kernel_id(const char *op_type);
-const char *nb_exeom_kernel_name(int id);
 
 /* ---- --nb_input_scale (a nanobench extension of the compiler, not an ATC flag) ---- */
 
