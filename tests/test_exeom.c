@@ -306,6 +306,73 @@ static void test_sim_slice(void **state)
     nb_model_free(m);
 }
 
+/* Gather of constant indices on the NPU, worked by hand: x FLOAT [1, 20, 3, 5] holding
+ * x[c][h][w] = 15c + 5h + w. Gather(x, [[19, -20], [3, 7]], axis 1): y [1, 2, 2, 3, 5],
+ * y[a][b][h][w] = x[idx[a][b]][h][w] with -20 -> 0 (along C of NC1HWC0: not a byte run);
+ * Gather(x, -1 (a scalar), axis 3): y2 [1, 20, 3] = x[c][h][4] (the LSTM's Y[-1] pattern). */
+static void test_sim_gather(void **state)
+{
+    (void)state;
+    mb_model *mm = mb_new(13);
+    const int64_t dx[] = {1, 20, 3, 5}, dy[] = {1, 2, 2, 3, 5}, dy2[] = {1, 20, 3}, di[] = {2, 2};
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 5, dy);
+    mb_output(mm, "y2", 1, 3, dy2);
+    const int64_t idx[] = {19, -20, 3, 7}, last[] = {-1};
+    mb_init_ints64(mm, "idx", 2, di, idx, 4);
+    mb_init_ints64(mm, "last", 0, NULL, last, 1);
+    Onnx__NodeProto *n = mb_node(mm, "Gather", (const char *[]){"x", "idx", NULL},
+                                 (const char *[]){"y", NULL});
+    n->name = (char *)"gather_c";
+    mb_attr_int(n, "axis", 1);
+    n = mb_node(mm, "Gather", (const char *[]){"x", "last", NULL}, (const char *[]){"y2", NULL});
+    n->name = (char *)"gather_last";
+    mb_attr_int(n, "axis", 3);
+    nb_model *m = load_folded(mm);
+    nb_status st = {0};
+    nb_estimate e;
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(m, &ops, &o, &e, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(e.n_unsupported, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/gather.exeom", tmpdir);
+    int64_t bytes = 0;
+    if (nb_exeom_write(path, m, &e, NULL, 0, "Ascend035A", &bytes, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(bytes, e.exeom_bytes);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    nb_sim_model *sm = NULL;
+    if (nb_sim_load(buf, len, NULL, &sm, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];
+    const nb_exeom_tensor *to2 = &x->t[nb_sim_output_tensor(sm, 1)];
+    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes), *out2 = calloc(1, to2->bytes);
+    for (int c = 0; c < 20; c++)
+        for (int h = 0; h < 3; h++)
+            for (int w = 0; w < 5; w++)
+                nb_sim_set(ti, in, (c * 3 + h) * 5 + w, 15 * c + 5 * h + w);
+    const void *ins[1] = {in};
+    void *outs[2] = {out, out2};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    const int norm[4] = {19, 0, 3, 7};
+    for (int j = 0; j < 4; j++)
+        for (int h = 0; h < 3; h++)
+            for (int w = 0; w < 5; w++)
+                assert_true(nb_sim_get(to, out, (j * 3 + h) * 5 + w) == 15 * norm[j] + 5 * h + w);
+    for (int c = 0; c < 20; c++)
+        for (int h = 0; h < 3; h++)
+            assert_true(nb_sim_get(to2, out2, c * 3 + h) == 15 * c + 5 * h + 4);
+    free(in), free(out), free(out2), free(buf);
+    nb_sim_free(sm);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
 /* y = 10 log10(Conv(x, W)^2): a 4-tap "STFT" of int16-scaled samples, its power, the Log
  * and the dB scaling of melspectrogram (Transpose, Pow 2, Clip(p, 1e-10), Log, Mul 10,
  * Div ln 10, Sub 0). The layer: int8 W [1, 1, 1, 1], AscendQuant scale 1/256, deq_scale
@@ -811,7 +878,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
-        cmocka_unit_test(test_sim_slice),
+        cmocka_unit_test(test_sim_slice), cmocka_unit_test(test_sim_gather),
         cmocka_unit_test(test_input_scale), cmocka_unit_test(test_sim_matmul_int16),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),

@@ -364,6 +364,7 @@ static bool elementwise_op(const char *op)
 static bool param_input(const char *op, int i)
 {
     static const char *const from1[] = {"Reshape", "Slice", "Tile", "Squeeze", "Unsqueeze",
+                                        "Gather",
                                         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
                                         "ReduceL2", "ReduceL1", "ReduceProd", "Split",
                                         "Expand", "TopK", "Resize", "Upsample", NULL};
@@ -708,6 +709,15 @@ static void lower_node(lctx *c, int ni)
         snprintf(why, sizeof why, "%s has no kernel in nanobench's exeom yet", op);
     if (!why[0] && !strcmp(op, "Slice"))
         slice_reason(c, n, why, sizeof why);
+    if (!why[0] && !strcmp(op, "Gather")) { /* constant indices, at most 6 (exeom.md) */
+        const nb_value *iv = n->n_in > 1 && n->in[1] >= 0 ? &c->g->values[n->in[1]] : NULL;
+        if (!iv || !is_const(c, n->in[1]))
+            snprintf(why, sizeof why, "Gather indices computed at run time (the exeom takes "
+                     "constant indices)");
+        else if (iv->const_val && iv->const_val->numel > 6)
+            snprintf(why, sizeof why, "Gather of %lld indices (the exeom holds 6)",
+                     (long long)iv->const_val->numel);
+    }
     if (why[0]) {
         cpu_task(c, n, name, why);
         free(name);

@@ -371,6 +371,33 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     }
     if (!strcmp(op, "Slice"))
         return slice_params(g, ng, k, n, p, st);
+    if (!strcmp(op, "Gather")) { /* axis, count, the indices (negative ones normalized) */
+        const nb_tensor *it = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
+                                                                 : NULL;
+        if (!it || it->numel > 6 || !k->n_in)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Gather with indices that are not "
+                           "6 constants or fewer", k->name);
+        const nb_npu_tensor *x = &ng->t[k->in[0]];
+        int64_t axis = nb_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += x->rank;
+        if (axis < 0 || axis >= x->rank)
+            return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather axis %lld", k->name,
+                           (long long)axis);
+        p[0] = (uint8_t)axis;
+        p[1] = (uint8_t)it->numel;
+        for (int64_t i = 0; i < it->numel; i++) {
+            int64_t v = nb_tensor_get_i64(it, i);
+            if (v < 0)
+                v += x->dims[axis];
+            if (v < 0 || v >= x->dims[axis])
+                return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather index %lld outside [0, %lld)",
+                               k->name, (long long)nb_tensor_get_i64(it, i),
+                               (long long)x->dims[axis]);
+            put32(p + 2 + 4 * i, (uint32_t)v);
+        }
+        return NB_OK;
+    }
     if (!strcmp(op, "Pad")) /* its constant operands are not encoded yet: refused, not
                                guessed */
         return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s parameters are not in the exeom "

@@ -1172,6 +1172,29 @@ static void k_slice(nb_sim_model *m, const sim_task *k)
     }
 }
 
+/* Gather of constant indices: output index iy = (before the axis, the indices' position j
+ * (flattened), after) reads input (before, idx[j], after); any layout, logical indices. */
+static void k_gather(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int ri = y->rank - x->rank + 1, a = k->g_axis;
+    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6];
+    for (int64_t e = 0; e < n; e++) {
+        int64_t j = 0;
+        for (int d = 0; d < ri; d++)
+            j = j * y->dims[a + d] + iy[a + d];
+        for (int d = 0; d < a; d++)
+            ix[d] = iy[d];
+        ix[a] = k->g_idx[j];
+        for (int d = a + 1; d < x->rank; d++)
+            ix[d] = iy[d + ri - 1];
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
+        odo_inc(iy, y->dims, y->rank);
+    }
+}
+
 nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
 {
     const sim_task *k = &m->k[ki];
@@ -1189,6 +1212,7 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
     case K_TRANSPOSE: k_transpose(m, k); return NB_OK;
     case K_CONCAT: k_concat(m, k); return NB_OK;
     case K_SLICE: k_slice(m, k); return NB_OK;
+    case K_GATHER: k_gather(m, k); return NB_OK;
     case K_MAXPOOL: k_maxpool(m, k); return NB_OK;
     case K_GAP: case K_GMP: case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
         return k_reduce(m, k, st);

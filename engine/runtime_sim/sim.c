@@ -836,6 +836,29 @@ static nb_err check_task(vctx *v)
                 return BAD("task %d (Slice): dim %d differs and is not sliced", v->k, d);
         return NB_OK;
     }
+    case K_GATHER: {
+        k->g_axis = p[0], k->g_n = p[1];
+        int ri = y->rank - x->rank + 1; /* the indices' rank */
+        int64_t n_idx = 1;
+        for (int d = 0; d < ri && k->g_axis + d < y->rank; d++)
+            n_idx *= y->dims[k->g_axis + d];
+        if (k->n_in != 1 || x->dtype != y->dtype || k->g_axis >= x->rank || ri < 0 ||
+            k->g_n < 1 || k->g_n > 6 || n_idx != k->g_n)
+            return BAD("task %d (Gather): one input, axis %d, %d indices for the output's "
+                       "dims", v->k, k->g_axis, k->g_n);
+        for (int d = 0; d < k->g_axis; d++)
+            if (x->dims[d] != y->dims[d])
+                return BAD("task %d (Gather): dim %d differs before the axis", v->k, d);
+        for (int d = k->g_axis + 1; d < x->rank; d++)
+            if (x->dims[d] != y->dims[d + ri - 1])
+                return BAD("task %d (Gather): dim %d differs after the axis", v->k, d);
+        for (int i = 0; i < k->g_n; i++) {
+            k->g_idx[i] = rd32(p + 2 + 4 * i);
+            if (k->g_idx[i] < 0 || k->g_idx[i] >= x->dims[k->g_axis])
+                return BAD("task %d (Gather): index %d outside its axis", v->k, k->g_idx[i]);
+        }
+        return NB_OK;
+    }
     case K_PAD:
         return nb_fail(v->st, NB_ERR_UNSUPPORTED, "task %d (%s): its parameters are not in "
                        "exeom version 1", v->k, kname(kid));
