@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "nb/estimate.h"
+#include "nb/quant.h"
+#include "nb/ref.h"
 
 static void help(void)
 {
@@ -89,47 +92,12 @@ int cmd_estimate(int argc, char **argv)
     }
     /* a dynamic batch (dim 0) of an input whose other dims are known is taken as 1, as the
        vendor's estimate does for a single inference; the report says so */
-    /* the fix as --input_shape text (names with ';' cannot be written in it: those keep
-       their dynamic batch and are refused with their shape) */
-    size_t cap = (shape ? strlen(shape) : 0) + 64, len = 0, nlen = 0, ncap = 64;
-    char *all = malloc(cap);
-    note = malloc(ncap);
-    if (!all || !note) {
-        free(all);
-        nb_fail(&st, NB_ERR_NOMEM, "out of memory");
+    char *all = NULL;
+    if (nb_batch_one_shape(m, shape, &all, &note, &st)) {
         rc = cli_error(&st);
         goto out;
     }
-    len = (size_t)snprintf(all, cap, "%s", shape ? shape : "");
-    note[0] = 0;
-    int fixed = 0;
-    for (int i = 0; i < m->graph->n_inputs; i++) {
-        const nb_value *v = &m->graph->values[m->graph->inputs[i]];
-        bool fix = v->rank > 0 && v->dims[0] < 0 && !strchr(v->name, ';');
-        for (int d = 1; fix && d < v->rank; d++)
-            fix = v->dims[d] >= 0;
-        if (!fix)
-            continue;
-        size_t need = len + strlen(v->name) + 24 * (size_t)v->rank + 8;
-        size_t nneed = nlen + strlen(v->name) + 8;
-        char *a2 = need > cap ? realloc(all, cap = 2 * need) : all;
-        char *n2 = nneed > ncap ? realloc(note, ncap = 2 * nneed) : note;
-        if (a2)
-            all = a2;
-        if (n2)
-            note = n2;
-        if (!a2 || !n2) {
-            free(all);
-            nb_fail(&st, NB_ERR_NOMEM, "out of memory");
-            rc = cli_error(&st);
-            goto out;
-        }
-        len += (size_t)snprintf(all + len, cap - len, "%s%s:1", len ? ";" : "", v->name);
-        for (int d = 1; d < v->rank; d++)
-            len += (size_t)snprintf(all + len, cap - len, ",%lld", (long long)v->dims[d]);
-        nlen += (size_t)snprintf(note + nlen, ncap - nlen, "%s'%s'", nlen ? ", " : "", v->name);
-        fixed++;
-    }
+    int fixed = all != NULL;
     if (fixed) {
         nb_model_free(m);
         m = NULL;
@@ -141,6 +109,29 @@ int cmd_estimate(int argc, char **argv)
         }
         rec_param("batch_taken_as_1", "%s", note);
     }
+    /* a Q/DQ (QAT) model: estimated as atc compiles it, the pairs imported as AscendQuant and
+       int8 weights (nb_read_npu_input), not as Q/DQ tasks */
+    bool qdq = nb_graph_has_qdq(m->graph);
+    if (qdq) {
+        char work[] = "/tmp/nanobench_estimate.XXXXXX";
+        nb_npu_input in = {0};
+        nb_load_opts lq = {.input_shape = all ? all : shape};
+        bool made = mkdtemp(work) != NULL;
+        nb_err qe = made ? nb_read_npu_input(model, lq.input_shape, NULL, work, &in, &st)
+                         : nb_fail(&st, NB_ERR_IO, "cannot make a work folder in /tmp");
+        if (made)
+            nb_remove_tree(work);
+        nb_model_free(m);
+        m = NULL;
+        if (!qe && !(qe = nb_model_load_mem(in.onnx, in.len, model, NULL, &lq, &m, &st)))
+            qe = nb_ref_fold(m, &st);
+        nb_npu_input_free(&in);
+        if (qe) {
+            free(all);
+            rc = cli_error(&st);
+            goto out;
+        }
+    }
     free(all);
     rec_model(m);
     nb_npu_opts o = {.weight_bits = bits, .soc_version = soc, .input_fp16_nodes = fp16_nodes,
@@ -150,7 +141,13 @@ int cmd_estimate(int argc, char **argv)
         rc = cli_error(&st);
         goto out;
     }
-    bool noted = !note[0] || nb_estimate_note(&e, "dynamic batch of %s taken as 1 "
+    if (qdq && !nb_estimate_note(&e, "a Q/DQ (QAT) model: estimated as atc compiles it (each "
+                                 "pair an AscendQuant, the weights int8)")) {
+        nb_fail(&st, NB_ERR_NOMEM, "out of memory");
+        rc = cli_error(&st);
+        goto out;
+    }
+    bool noted = !note || nb_estimate_note(&e, "dynamic batch of %s taken as 1 "
                                               "(--input_shape to choose)", note);
     if (!noted) {
         nb_fail(&st, NB_ERR_NOMEM, "out of memory");

@@ -40,6 +40,9 @@ s = json.load(open(sys.argv[1])); m = sys.argv[2]; bad = []
 for o in s["outputs"]:
     if not o["cosine_worst"] >= 0.999:
         bad.append("%s: output %s cosine %.5f" % (m, o["name"], o["cosine_worst"]))
+if s["estimate"]["TOTAL_EXEOM_SIZE"] != s["compile"]["exeom_bytes"]:
+    bad.append("%s: estimate's TOTAL_EXEOM_SIZE %s, the exeom %s bytes" % (m,
+               s["estimate"]["TOTAL_EXEOM_SIZE"], s["compile"]["exeom_bytes"]))
 c = s["compare"]
 if c["over_threshold"] != 0 or c["verdict"] != "global_consistency":
     bad.append("%s: %s, first over threshold %s" % (m, c["verdict"], c["first_over_threshold"]))
@@ -65,6 +68,7 @@ check helper_unnamed --data_dir "$T/d/x16"
 grep -q "7 node(s) without a name" "$T/helper_unnamed/log/2-calibrate.err" ||
     fail "helper_unnamed: calibrate does not say it named 7 nodes"
 check torch_names --data_dir "$T/d/x16"
+check torch_dynamic --data_dir "$T/d/x16" # batch "batch_size": taken as 1 by every step
 check tf2onnx_nhwc --data_dir "$T/d/nhwc"
 check qat_torch # a Q/DQ model: no data, its own scales
 grep -q '"qat": true' "$T/qat_torch.json" || fail "qat_torch: not taken as a QAT model"
@@ -72,4 +76,4 @@ check lstm_gru_state --data_dir "$T/d/lx;$T/d/lh;$T/d/lc"
 check fifo_cnn --data_dir "$T/d/frame;$T/d/fifo"
 check if_untyped --data_dir "$T/d/if"
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "real exports: 7 models up"
+echo "real exports: 8 models up"

@@ -611,7 +611,13 @@ static bool fuse_into_dequant(lctx *c, const nb_node *n, const char *name)
         return false;
     int v = n->in[0];
     const nb_value *val = &c->g->values[v];
-    if (val->outer >= 0 || val->is_output || c->uses[v] != 1 || c->vt[v] < 0)
+    if (val->outer >= 0 || val->is_output || c->uses[v] != 1)
+        return false;
+    /* the output of a BatchNormalization folded into the cube op: the cube op's own (calibrate
+       fuses them alike, and atc then fuses this Relu: the estimate must see the same) */
+    for (int hops = 0; c->alias[v] >= 0 && hops < 8; hops++)
+        v = c->alias[v];
+    if (c->vt[v] < 0)
         return false;
     int t = c->vt[v], k = -1;
     for (int i = c->n->n_k - 1; i >= 0 && k < 0; i--)

@@ -570,3 +570,57 @@ bool nb_strlist_addf(char ***list, int *n, const char *fmt, ...)
     va_end(ap);
     return ok;
 }
+
+nb_err nb_batch_one_shape(const nb_model *m, const char *shape, char **out, char **names,
+                          nb_status *st)
+{
+    *out = NULL;
+    if (names)
+        *names = NULL;
+    size_t cap = (shape ? strlen(shape) : 0) + 64, len = 0, nlen = 0, ncap = 64;
+    char *all = malloc(cap), *note = malloc(ncap);
+    if (!all || !note) {
+        free(all), free(note);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    len = (size_t)snprintf(all, cap, "%s", shape ? shape : "");
+    note[0] = 0;
+    int fixed = 0;
+    const nb_graph *g = m->graph;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const nb_value *v = &g->values[g->inputs[i]];
+        bool fix = v->rank > 0 && v->dims[0] < 0 && !strchr(v->name, ';') &&
+                   !strchr(v->name, ':');
+        for (int d = 1; fix && d < v->rank; d++)
+            fix = v->dims[d] >= 0;
+        if (!fix)
+            continue;
+        size_t need = len + strlen(v->name) + 24 * (size_t)v->rank + 8;
+        size_t nneed = nlen + strlen(v->name) + 8;
+        char *a2 = need > cap ? realloc(all, cap = 2 * need) : all;
+        if (a2)
+            all = a2;
+        char *n2 = a2 && nneed > ncap ? realloc(note, ncap = 2 * nneed) : note;
+        if (n2)
+            note = n2;
+        if (!a2 || !n2) {
+            free(all), free(note);
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
+        len += (size_t)snprintf(all + len, cap - len, "%s%s:1", len ? ";" : "", v->name);
+        for (int d = 1; d < v->rank; d++)
+            len += (size_t)snprintf(all + len, cap - len, ",%lld", (long long)v->dims[d]);
+        nlen += (size_t)snprintf(note + nlen, ncap - nlen, "%s'%s'", nlen ? ", " : "", v->name);
+        fixed++;
+    }
+    if (!fixed) {
+        free(all), free(note);
+        return NB_OK;
+    }
+    *out = all;
+    if (names)
+        *names = note;
+    else
+        free(note);
+    return NB_OK;
+}

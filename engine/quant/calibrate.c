@@ -1177,6 +1177,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     const char *names[64];
     char part[3][4300];
     bool parts_made = false;
+    char *batch_shape = NULL, *batch_names = NULL; /* a dynamic batch taken as 1 */
     cmp_acc *per_out = NULL;
     int n_outs = 0, files_in_dir0 = 0;
     calib_internal *keep = calloc(1, sizeof *keep);
@@ -1200,6 +1201,18 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     nb_load_opts lo = {.input_shape = shape};
     if ((e = nb_ref_load(model, &lo, &m, st)))
         goto out;
+    /* a dynamic batch taken as 1, as estimate takes it; the written models carry it */
+    if ((e = nb_batch_one_shape(m, shape, &batch_shape, &batch_names, st)))
+        goto out;
+    if (batch_shape) {
+        nb_model_free(m);
+        m = NULL;
+        lo.input_shape = batch_shape;
+        if ((e = nb_ref_load(model, &lo, &m, st)))
+            goto out;
+        nb_warnf(o->warn, o->user, "%s: dynamic batch of %s taken as 1 (--input_shape to "
+                 "choose)", model, batch_names);
+    }
     if (nb_graph_has_qdq(m->graph)) {
         e = nb_fail(st, NB_ERR_ARG, "%s: a Q/DQ (QAT) model: its scales are in the file; import "
                     "it with --from_qdq (bringup does), or compile it with atc as it is", model);
@@ -1459,6 +1472,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         e = nb_write_fake_quant(model, part[1], ql, nl, cfg.force_fp16_quant, st);
     if (!e)
         e = nb_write_deploy(model, part[2], ql, nl, st);
+    for (int i = 1; i < 3 && !e && lo.input_shape; i++) /* the shapes calibrated with */
+        e = nb_write_input_shapes(part[i], lo.input_shape, st);
     free(ql);
     if (e)
         goto out;
@@ -1536,6 +1551,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     res->internal = keep;
     m = NULL, ls = NULL, keep = NULL;
 out:
+    free(batch_shape);
+    free(batch_names);
     if (parts_made) /* a failure after the first write: no output at all */
         for (int i = 0; i < 3; i++)
             remove(part[i]);

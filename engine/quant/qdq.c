@@ -2231,3 +2231,41 @@ bool nb_graph_has_qdq(const nb_graph *g)
     }
     return false;
 }
+
+nb_err nb_write_input_shapes(const char *path, const char *shape, nb_status *st)
+{
+    nb_shape_override *ov = NULL;
+    int nov = 0;
+    nb_err e = nb_parse_input_shape(shape, &ov, &nov, st);
+    if (e)
+        return e;
+    Onnx__ModelProto *mp = NULL;
+    int64_t opset = 0;
+    if ((e = load_proto(path, &mp, &opset, st))) {
+        nb_shape_overrides_free(ov, nov);
+        return e;
+    }
+    Onnx__GraphProto *g = mp->graph;
+    for (int k = 0; k < nov && !e; k++)
+        for (size_t i = 0; i < g->n_input && !e; i++) {
+            Onnx__ValueInfoProto *vi = g->input[i];
+            Onnx__TypeProto *tp = vi->type;
+            if (strcmp(vi->name, ov[k].name) || !tp ||
+                tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+                !tp->tensor_type->shape || (int)tp->tensor_type->shape->n_dim != ov[k].rank)
+                continue;
+            for (int d = 0; d < ov[k].rank; d++) {
+                Onnx__TensorShapeProto__Dimension *dim = tp->tensor_type->shape->dim[d];
+                if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
+                    free(dim->dim_param);
+                    dim->dim_param = NULL;
+                }
+                dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                dim->dim_value = ov[k].dims[d];
+            }
+        }
+    e = save_proto(mp, path, st);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    nb_shape_overrides_free(ov, nov);
+    return e;
+}

@@ -127,6 +127,13 @@ typedef struct nb_load_opts {
  * integers >= 0 (a range "n1~n2" is rejected: nanobench needs one shape).
  * Errors: NB_ERR_ARG quoting the bad part. Free with nb_shape_overrides_free. */
 nb_err nb_parse_input_shape(const char *text, nb_shape_override **out, int *n, nb_status *st);
+/* A dynamic batch (dim 0) of each input of m whose other dims are known, taken as 1, as the
+ * vendor's estimate takes it for one inference: *out is the --input_shape text that fixes
+ * them (shape's own entries first, then "name:1,d1,..." for each; malloc'd), *names their
+ * names "'a', 'b'" (malloc'd; names may be NULL); both NULL when no input has one. Names
+ * holding ';' or ':' (which --input_shape cannot write) keep theirs. Errors: NB_ERR_NOMEM. */
+nb_err nb_batch_one_shape(const nb_model *m, const char *shape, char **out, char **names,
+                          nb_status *st);
 void nb_shape_overrides_free(nb_shape_override *o, int n);
 /* True when the vendor's ';'-separated list (--input_fp16_nodes "x;y") has the entry name
  * (the first len bytes of it). A NULL list has none. */

@@ -262,6 +262,12 @@ void nb_qdq_model_free(nb_qdq_model *m);
  * nb_qat_import; atc compiles it as it is. */
 struct nb_graph;
 bool nb_graph_has_qdq(const struct nb_graph *g);
+/* Rewrites the ONNX file path with its graph inputs' shapes as shape ("name:d0,d1;...",
+ * --input_shape's syntax) gives them (dim_params replaced by values): the deploy and
+ * fake-quant models carry the shapes they were calibrated with, so that atc needs no
+ * --input_shape again. Inputs shape does not name, or of another rank, are left as they
+ * are. Errors: those of the parser and the reader; NB_ERR_IO. */
+nb_err nb_write_input_shapes(const char *path, const char *shape, nb_status *st);
 
 /* What the model writers need of src, checked before any file is written: each layer's
  * node name names exactly one node (an unnamed node has a name only in nanobench's IR),

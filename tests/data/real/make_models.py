@@ -7,6 +7,7 @@ up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
   helper_unnamed   onnx.helper with no node names (names are optional in ONNX)
   torch_names      PyTorch 2.x names ("/block.0/conv/Conv", "onnx::Conv_47"), Constant nodes
                    for the Reshape target, Conv -> BatchNormalization, a 200-character name
+  torch_dynamic    torch_names exported with dynamic_axes: batch "batch_size", Reshape to -1
   tf2onnx_nhwc     tf2onnx: NHWC input, Transpose to NCHW and back, "StatefulPartitionedCall/
                    model/conv2d/Conv2D" names, MatMul + Add for Dense
   qat_torch        a QAT export (torch.ao): uint8 activations with zero points, per-channel
@@ -99,6 +100,18 @@ def torch_names():
                          ["output"], name="/classifier/Gemm", transB=1)]
     save(model(nodes, "main_graph", [vi("input", [1, 1, 16, 16])], [vi("output", [1, 10])],
                inits), "torch_names", 17, "pytorch")
+
+
+def torch_dynamic():
+    m = onnx.load(os.path.join(OUT, "torch_names.onnx"))
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch_size"
+    m.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "batch_size"
+    for n in m.graph.node:
+        if n.op_type == "Constant":
+            n.attribute[0].t.CopyFrom(numpy_helper.from_array(np.array([-1, 256], np.int64),
+                                                              "value"))
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(OUT, "torch_dynamic.onnx"))
 
 
 def tf2onnx_nhwc():
@@ -269,6 +282,6 @@ def if_untyped():
     save(model(nodes, "g", [vi("x", [1, 8, 16])], [vi("y", [1, 8, 4])], inits), "if_untyped", 13)
 
 
-for f in (helper_unnamed, torch_names, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, if_untyped):
+for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, if_untyped):
     f()
     print("wrote", os.path.join(OUT, f.__name__ + ".onnx"))
