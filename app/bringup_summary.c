@@ -300,6 +300,9 @@ compile:;
     }
     if (json_array_size(outs) > 3)
         put("", 1, "(%zu outputs in all: summary.json)", json_array_size(outs));
+    if (b->eval_random) /* no data given: what the figures above were measured on */
+        put("", 1, "(on %d random inputs, uniform in [-1, 1): no --data_dir or --eval_dir)",
+            b->n_eval);
     const json_t *fb = json_object_get(cm, "first_over_threshold");
     if (json_is_object(fb)) {
         put("compare", 2, "%s", bu_str(cm, "verdict_text"));
