@@ -75,5 +75,7 @@ grep -q '"qat": true' "$T/qat_torch.json" || fail "qat_torch: not taken as a QAT
 check lstm_gru_state --data_dir "$T/d/lx;$T/d/lh;$T/d/lc"
 check fifo_cnn --data_dir "$T/d/frame;$T/d/fifo"
 check if_untyped --data_dir "$T/d/if"
+data "$T/d/x3" 1,3,16,16 9
+check paddle_op11 --data_dir "$T/d/x3" # opset 11: Softmax's flattening kept, Split as Slices
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "real exports: 8 models up"
+echo "real exports: 9 models up"

@@ -647,6 +647,85 @@ static void rnn_reason(const lctx *c, const nb_node *n, const nb_op_support *sup
                        size_t len);
 static void lower_if(lctx *c, const nb_node *n, const char *name);
 
+/* Softmax, LogSoftmax of opset 1-12 normalize x flattened to 2-D at axis (default 1), where
+ * the vector unit's kernel (opset 13's) normalizes one axis: for an axis that is not the
+ * last, Reshape to [prod(dims before), prod(dims from axis)] -> the op over its last dim ->
+ * Reshape back (ONNX Changelog, Softmax-13). False (nothing added) when not needed. */
+static bool lower_softmax_opset12(lctx *c, const nb_node *n, const char *name)
+{
+    if ((strcmp(n->op_type, "Softmax") && strcmp(n->op_type, "LogSoftmax")) ||
+        c->g->opset >= 13 || n->n_in < 1 || n->in[0] < 0 || n->n_out < 1 || n->out[0] < 0)
+        return false;
+    const nb_value *x = &c->g->values[n->in[0]], *y = &c->g->values[n->out[0]];
+    int64_t axis = nb_attr_int(n, "axis", 1);
+    if (x->rank < 1)
+        return false;
+    if (axis < 0)
+        axis += x->rank;
+    if (axis < 0 || axis >= x->rank || axis == x->rank - 1)
+        return false;
+    int64_t d2[2] = {1, 1};
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] < 0)
+            return false;
+        d2[d < axis ? 0 : 1] *= x->dims[d];
+    }
+    int xi = tensor_in(c, n->in[0], NB_FMT_ND, name);
+    int k1 = add_task(c, dupf("%s/flatten", name), "Reshape", n->op_type, NB_TASK_VECTOR, true);
+    int f = add_tensor(c, dupf("%s/2d", name), NB_FLOAT16, NB_FMT_ND, 2, d2, NB_T_ACTIVATION, -1);
+    task_in(c, k1, xi);
+    task_out(c, k1, f);
+    int k2 = add_task(c, strdup(name), n->op_type, n->op_type, NB_TASK_VECTOR, false);
+    int s2 = add_tensor(c, dupf("%s/2d_out", name), NB_FLOAT16, NB_FMT_ND, 2, d2,
+                        NB_T_ACTIVATION, -1);
+    task_in(c, k2, f);
+    task_out(c, k2, s2);
+    int k3 = add_task(c, dupf("%s/unflatten", name), "Reshape", n->op_type, NB_TASK_VECTOR, true);
+    int o = add_tensor(c, strdup(y->name), npu_type(y->dtype), NB_FMT_ND, y->rank, y->dims,
+                       NB_T_ACTIVATION, -1);
+    task_in(c, k3, s2);
+    task_out(c, k3, o);
+    c->vt[n->out[0]] = o;
+    rewrite(c, "%s '%s' of opset %d over axis %lld: Reshape to [%lld, %lld], the op over the "
+            "last dim, Reshape back", n->op_type, name, c->g->opset, (long long)axis,
+            (long long)d2[0], (long long)d2[1]);
+    return true;
+}
+
+/* Split along an axis of known output sizes: one Slice task per output ("<node>/<o>", the
+ * exeom's Slice kernel; compile/exeom.c gives each its start), each reading the same input.
+ * False (nothing added) when an output's shape is not known. */
+static bool lower_split(lctx *c, const nb_node *n, const char *name)
+{
+    if (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1)
+        return false;
+    for (int o = 0; o < n->n_out; o++) {
+        if (n->out[o] < 0)
+            return false;
+        const nb_value *v = &c->g->values[n->out[o]];
+        if (v->rank < 0 || v->rank != c->g->values[n->in[0]].rank)
+            return false;
+        for (int d = 0; d < v->rank; d++)
+            if (v->dims[d] < 0)
+                return false;
+    }
+    int x = tensor_in(c, n->in[0], NB_FMT_ND, name);
+    for (int o = 0; o < n->n_out; o++) {
+        const nb_value *v = &c->g->values[n->out[o]];
+        int k = add_task(c, dupf("%s/%d", name, o), "Slice", "Split", NB_TASK_VECTOR, false);
+        if (k < 0)
+            return true;
+        task_in(c, k, x);
+        int t = add_tensor(c, strdup(v->name), npu_type(v->dtype), NB_FMT_ND, v->rank, v->dims,
+                           NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        c->vt[n->out[o]] = t;
+    }
+    if (n->n_out > 1)
+        rewrite(c, "Split '%s' -> %d Slices", name, n->n_out);
+    return true;
+}
+
 /* What of a Slice the exeom cannot hold (share/doc/exeom.md): starts, ends, axes or steps
  * computed at run time, or more than 3 axes sliced (compile/exeom.c encodes 3). */
 static void slice_reason(const lctx *c, const nb_node *n, char *why, size_t len)
@@ -711,6 +790,10 @@ static void lower_node(lctx *c, int ni)
             return;
         }
     }
+    if (!why[0] && !strcmp(op, "Split") && lower_split(c, n, name)) {
+        free(name);
+        return;
+    }
     if (!why[0] && !nb_npu_has_kernel(npu_op)) /* listed by the Nano, not compiled yet */
         snprintf(why, sizeof why, "%s has no kernel in nanobench's exeom yet", op);
     if (!why[0] && !strcmp(op, "Slice"))
@@ -730,6 +813,10 @@ static void lower_node(lctx *c, int ni)
         return;
     }
     if (fuse_into_dequant(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (lower_softmax_opset12(c, n, name)) {
         free(name);
         return;
     }

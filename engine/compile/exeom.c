@@ -144,6 +144,24 @@ static nb_err slice_params(const nb_graph *g, const nb_npu_graph *ng, const nb_n
     if (!n || !k->n_in || !k->n_out)
         return nb_fail(st, NB_ERR_INTERNAL, "task '%s': no Slice node behind it", k->name);
     const nb_npu_tensor *x = &ng->t[k->in[0]], *y = &ng->t[k->out[0]];
+    if (!strcmp(n->op_type, "Split")) { /* "<split>/<o>": output o, one Slice along the axis */
+        const char *tail = strrchr(k->name, '/');
+        int o = tail ? atoi(tail + 1) : -1;
+        int64_t axis = nb_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += x->rank;
+        if (o < 0 || o >= n->n_out || axis < 0 || axis >= x->rank)
+            return nb_fail(st, NB_ERR_INTERNAL, "task '%s': Split output %d, axis %lld", k->name,
+                           o, (long long)axis);
+        int64_t start = 0;
+        for (int j = 0; j < o; j++)
+            start += n->out[j] >= 0 ? g->values[n->out[j]].dims[axis] : 0;
+        p[0] = 1;
+        p[1] = (uint8_t)axis;
+        put32(p + 2, (uint32_t)start);
+        put32(p + 6, 1);
+        return NB_OK;
+    }
     int na = 0;
     int64_t v;
     if (!slice_operand(g, n, 1, 0, 0, &v, &na) || na < 0)

@@ -446,6 +446,142 @@ static bool fuse_bn(Onnx__GraphProto *ng, size_t *at)
     return true;
 }
 
+/* Removes attribute a of nd (freed). */
+static void drop_attr(Onnx__NodeProto *nd, size_t a)
+{
+    onnx__attribute_proto__free_unpacked(nd->attribute[a], NULL);
+    memmove(nd->attribute + a, nd->attribute + a + 1,
+            sizeof *nd->attribute * (nd->n_attribute - a - 1));
+    nd->n_attribute--;
+}
+
+/* Appends input name to nd (after n_input, empty names filling the gap to slot at). */
+static bool add_input_at(Onnx__NodeProto *nd, size_t at, const char *name)
+{
+    size_t n = at + 1 > nd->n_input ? at + 1 : nd->n_input;
+    char **in = realloc(nd->input, sizeof *in * (n + 1));
+    if (!in)
+        return false;
+    nd->input = in;
+    for (size_t k = nd->n_input; k < n; k++)
+        in[k] = NULL;
+    for (size_t k = nd->n_input; k < n; k++)
+        if (!(in[k] = strdup(k == at ? name : "")))
+            return false;
+    if (at < nd->n_input && !set_input(nd, at, name))
+        return false;
+    nd->n_input = n;
+    return true;
+}
+
+/* The ops whose signature or meaning changed at opset 13, rewritten to it in g and its
+ * subgraphs (ONNX Changelog.md, opset 13): Squeeze, Unsqueeze and ReduceSum take axes, and
+ * Split its split, as an input instead of an attribute; Softmax, LogSoftmax and Hardmax of
+ * opset 1-12 flatten their input to 2-D at axis (default 1) and normalize the second dim,
+ * where 13 normalizes axis alone: Flatten(axis) -> op(axis -1) -> Reshape(Shape(x)) keeps
+ * the old meaning (axis -1 already meant the same). The fake-quant model needs opset 13
+ * (per-channel DequantizeLinear, issue 26: paddle2onnx writes opset 11). */
+static nb_err upgrade_to_13(const char *src, Onnx__GraphProto *root, Onnx__GraphProto *g,
+                            int *seq, nb_status *st)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t a = 0; a < g->node[i]->n_attribute; a++)
+            if (g->node[i]->attribute[a]->g) {
+                nb_err e = upgrade_to_13(src, root, g->node[i]->attribute[a]->g, seq, st);
+                if (e)
+                    return e;
+            }
+    for (size_t i = 0; i < g->n_node; i++) {
+        Onnx__NodeProto *nd = g->node[i];
+        if (nd->domain[0] && strcmp(nd->domain, "ai.onnx"))
+            continue;
+        const char *op = nd->op_type;
+        bool axes_in = !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze") ||
+                       !strcmp(op, "ReduceSum");
+        bool split = !strcmp(op, "Split");
+        if (axes_in || split) {
+            const char *an = split ? "split" : "axes";
+            for (size_t a = 0; a < nd->n_attribute; a++) {
+                Onnx__AttributeProto *at = nd->attribute[a];
+                if (strcmp(at->name, an))
+                    continue;
+                char nm[64];
+                snprintf(nm, sizeof nm, "/opset13/%s_%d", an, (*seq)++);
+                char *iname = dupf2(nd->name, nm);
+                int64_t d[1] = {(int64_t)at->n_ints};
+                bool ok = iname &&
+                          push_init(root, initializer(iname, ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+                                                      1, d, at->ints,
+                                                      sizeof(int64_t) * at->n_ints)) &&
+                          add_input_at(nd, 1, iname);
+                free(iname);
+                if (!ok)
+                    return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                drop_attr(nd, a);
+                break;
+            }
+            continue;
+        }
+        if (strcmp(op, "Softmax") && strcmp(op, "LogSoftmax") && strcmp(op, "Hardmax"))
+            continue;
+        int64_t axis = 1;
+        size_t ai = nd->n_attribute;
+        for (size_t a = 0; a < nd->n_attribute; a++)
+            if (!strcmp(nd->attribute[a]->name, "axis"))
+                axis = nd->attribute[a]->i, ai = a;
+        if (axis == -1 || nd->n_input < 1 || nd->n_output < 1)
+            continue;
+        /* x -> Flatten(axis) -> op(axis -1) -> Reshape(., Shape(x)) -> y */
+        char tag[64];
+        snprintf(tag, sizeof tag, "/opset13_%d", (*seq)++);
+        char *flat = dupf2(nd->name, tag), *shp = NULL, *mid = NULL, *fl_n = NULL,
+             *sh_n = NULL, *rs_n = NULL;
+        if (flat) {
+            shp = dupf2(flat, "/shape"), mid = dupf2(flat, "/normalized");
+            fl_n = dupf2(flat, "/Flatten"), sh_n = dupf2(flat, "/Shape"),
+            rs_n = dupf2(flat, "/Reshape");
+        }
+        bool ok = flat && shp && mid && fl_n && sh_n && rs_n;
+        char *x = ok ? strdup(nd->input[0]) : NULL, *y = ok ? strdup(nd->output[0]) : NULL;
+        ok = ok && x && y;
+        if (ok) {
+            const char *fin[1] = {x}, *rin[2] = {mid, shp};
+            ok = push_node(g, i, node(fl_n, "Flatten", fin, 1, flat, axis)) &&
+                 push_node(g, i + 1, node(sh_n, "Shape", fin, 1, shp, -1000));
+            if (ok) {
+                i += 2; /* nd is now at i */
+                ok = set_input(nd, 0, flat);
+                if (ok) {
+                    free(nd->output[0]);
+                    nd->output[0] = strdup(mid);
+                    ok = nd->output[0] != NULL;
+                }
+                if (ok && ai < nd->n_attribute)
+                    nd->attribute[ai]->i = -1;
+                else if (ok) {
+                    Onnx__AttributeProto **aa =
+                        realloc(nd->attribute, sizeof *aa * (nd->n_attribute + 1));
+                    Onnx__AttributeProto *na = attr_int("axis", -1);
+                    ok = aa && na;
+                    if (aa)
+                        nd->attribute = aa;
+                    if (ok)
+                        aa[nd->n_attribute++] = na;
+                    else if (na)
+                        onnx__attribute_proto__free_unpacked(na, NULL);
+                }
+                ok = ok && push_node(g, i + 1, node(rs_n, "Reshape", rin, 2, y, -1000));
+                if (ok)
+                    i++;
+            }
+        }
+        free(flat), free(shp), free(mid), free(fl_n), free(sh_n), free(rs_n), free(x), free(y);
+        if (!ok)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    return NB_OK;
+}
+
 nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls, int n,
                            bool fp16_scales, nb_status *st)
 {
@@ -455,9 +591,13 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
     if (e)
         return e;
     Onnx__GraphProto *g = mp->graph;
-    if (opset < 13)
-        e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s: opset %lld; the fake-quant model needs 13 or "
-                    "more (per-channel DequantizeLinear)", src, (long long)opset);
+    if (opset < 13) { /* per-channel DequantizeLinear needs 13: the model rewritten to it */
+        int seq = 0;
+        e = upgrade_to_13(src, g, g, &seq, st);
+        for (size_t i = 0; !e && i < mp->n_opset_import; i++)
+            if (!mp->opset_import[i]->domain[0] || !strcmp(mp->opset_import[i]->domain, "ai.onnx"))
+                mp->opset_import[i]->version = 13, mp->opset_import[i]->has_version = 1;
+    }
     for (int li = 0; li < n && !e; li++) {
         const nb_qlayer *l = &ls[li];
         size_t at = 0;

@@ -16,6 +16,9 @@ up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
   lstm_gru_state   LSTM (4 steps) -> GRU with the state in and out, as streaming KWS exports
   fifo_cnn         CNN+FIFO: one frame and the FIFO of the previous ones in, Concat -> Conv
                    over time, the new FIFO out through a Slice
+  paddle_op11      opset 11 as paddle2onnx writes it by default: Squeeze, Unsqueeze, ReduceSum
+                   and Split with attribute axes/split, a Softmax over a flattened 3-D tensor
+                   (opset 11's axis meaning), Conv + BatchNormalization
   if_untyped       an If whose branch outputs declare no type (ORT infers them), on a
                    condition from the input's shape
 usage: tests/data/real/make_models.py [OUT_DIR]"""
@@ -261,6 +264,50 @@ def fifo_cnn():
          "fifo_cnn", 13, "pytorch", 7)
 
 
+def paddle_op11():
+    rng = np.random.default_rng(13)
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "conv2d_0.w_0"),
+        (rng.uniform(0.5, 1.5, (8,)).astype(np.float32), "batch_norm_0.w_0"),
+        (rng.normal(0, 0.1, (8,)).astype(np.float32), "batch_norm_0.b_0"),
+        (rng.normal(0, 0.1, (8,)).astype(np.float32), "batch_norm_0.w_1"),
+        (rng.uniform(0.5, 1.5, (8,)).astype(np.float32), "batch_norm_0.w_2"),
+        (rng.normal(0, 0.2, (16 * 3, 6)).astype(np.float32), "linear_0.w_0"),
+        (rng.normal(0, 0.1, (6,)).astype(np.float32), "linear_0.b_0")]]
+    nodes = [
+        helper.make_node("Conv", ["x", "conv2d_0.w_0"], ["conv2d_1.tmp_0"], name="p2o.Conv.0",
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("BatchNormalization", ["conv2d_1.tmp_0", "batch_norm_0.w_0",
+                         "batch_norm_0.b_0", "batch_norm_0.w_1", "batch_norm_0.w_2"],
+                         ["batch_norm_0.tmp_2"], name="p2o.BatchNormalization.0", epsilon=1e-5),
+        helper.make_node("Relu", ["batch_norm_0.tmp_2"], ["relu_0.tmp_0"], name="p2o.Relu.0"),
+        helper.make_node("ReduceSum", ["relu_0.tmp_0"], ["reduce_sum_0.tmp_0"],
+                         name="p2o.ReduceSum.0", axes=[3], keepdims=0),          # [1, 8, 8]
+        helper.make_node("Softmax", ["reduce_sum_0.tmp_0"], ["softmax_0.tmp_0"],
+                         name="p2o.Softmax.0", axis=1),                          # over 64
+        helper.make_node("Unsqueeze", ["softmax_0.tmp_0"], ["unsqueeze2_0.tmp_0"],
+                         name="p2o.Unsqueeze.0", axes=[1]),                      # [1, 1, 8, 8]
+        helper.make_node("Squeeze", ["unsqueeze2_0.tmp_0"], ["squeeze2_0.tmp_0"],
+                         name="p2o.Squeeze.0", axes=[1]),                        # [1, 8, 8]
+        helper.make_node("Split", ["squeeze2_0.tmp_0"], ["split_0.tmp_0", "split_0.tmp_1"],
+                         name="p2o.Split.0", axis=1, split=[2, 6]),
+        helper.make_node("Concat", ["split_0.tmp_1", "split_0.tmp_0"], ["concat_0.tmp_0"],
+                         name="p2o.Concat.0", axis=1),
+        helper.make_node("Flatten", ["concat_0.tmp_0"], ["flatten_0.tmp_0"], name="p2o.Flatten.0",
+                         axis=1),                                                # [1, 64]
+        helper.make_node("Slice", ["flatten_0.tmp_0", "st", "en", "ax"], ["slice_0.tmp_0"],
+                         name="p2o.Slice.0"),                                    # [1, 48]
+        helper.make_node("MatMul", ["slice_0.tmp_0", "linear_0.w_0"], ["linear_1.tmp_0"],
+                         name="p2o.MatMul.0"),
+        helper.make_node("Add", ["linear_1.tmp_0", "linear_0.b_0"], ["linear_1.tmp_1"],
+                         name="p2o.Add.0")]
+    inits += [numpy_helper.from_array(np.array([8], np.int64), "st"),
+              numpy_helper.from_array(np.array([56], np.int64), "en"),
+              numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    save(model(nodes, "paddle", [vi("x", [1, 3, 16, 16])], [vi("linear_1.tmp_1", [1, 6])],
+               inits), "paddle_op11", 11, "PaddlePaddle", 6)
+
+
 def if_untyped():
     rng = np.random.default_rng(2)
     inits = [numpy_helper.from_array(a, n) for a, n in [
@@ -282,6 +329,6 @@ def if_untyped():
     save(model(nodes, "g", [vi("x", [1, 8, 16])], [vi("y", [1, 8, 4])], inits), "if_untyped", 13)
 
 
-for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, if_untyped):
+for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, if_untyped):
     f()
     print("wrote", os.path.join(OUT, f.__name__ + ".onnx"))
