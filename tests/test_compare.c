@@ -303,6 +303,86 @@ static void test_global_consistency(void **state)
     assert_non_null(strstr(st.msg, "not a golden one"));
 }
 
+/* an NPU dump as npu() writes it, of one FLOAT16 ND output: the 4 values' fp16 bits */
+static void npu_f16(const char *dir, const char *task, const char *op, uint32_t id,
+                    const char *value, const uint16_t h[4])
+{
+    Nanobench__Dump__Dump d = NANOBENCH__DUMP__DUMP__INIT;
+    Nanobench__Dump__Tensor t = NANOBENCH__DUMP__TENSOR__INIT;
+    Nanobench__Dump__Stats s = NANOBENCH__DUMP__STATS__INIT;
+    int64_t shape[1] = {4};
+    t.dtype = "FLOAT16";
+    t.format = "ND";
+    t.n_shape = 1;
+    t.shape = shape;
+    t.original_name = (char *)value;
+    t.tensor_name = (char *)value;
+    t.data.data = (uint8_t *)h;
+    t.data.len = 4 * sizeof(uint16_t);
+    s.count = 4;
+    t.stats = &s;
+    Nanobench__Dump__Tensor *out[1] = {&t};
+    const char *covers[1] = {task};
+    d.version = 1;
+    d.op_name = (char *)task;
+    d.op_type = (char *)op;
+    d.task_id = id;
+    d.timestamp_us = 1000000 + id;
+    d.model_name = "m";
+    d.n_covers = 1;
+    d.covers = (char **)covers;
+    d.n_output = 1;
+    d.output = out;
+    d.source = "npu";
+    size_t n = nanobench__dump__dump__get_packed_size(&d);
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    nanobench__dump__dump__pack(&d, buf);
+    char path[2048];
+    nb_sim_dump_file_name(path, sizeof path, dir, op, task, id, d.timestamp_us);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+    free(buf);
+}
+
+/* Agreement at fp16's resolution (issue 26), alexa's score by hand: the float score is
+ * 1.674e-7 (4 times); fp16 holds it in the subnormal range, steps of 2^-24 = 5.96e-8, and the
+ * NPU's nearest is 3 steps, 1.788e-7 (bits 0x0003): relative Euclidean error 0.068 > 0.05
+ * crosses compare's threshold, but |npu - golden| = 1.14e-8 is within 2 fp16 steps (1.19e-7):
+ * agreement, global consistency. At 5 steps (0x0005, 2.98e-7), |error| = 1.31e-7 is over 2
+ * steps: a real difference, the row fails (single point: the only one, so problem node). */
+static void test_fp16_resolution(void **state)
+{
+    (void)state;
+    const float y[4] = {1.674e-7f, 1.674e-7f, 1.674e-7f, 1.674e-7f};
+    for (int far = 0; far < 2; far++) {
+        char g[512], m[512];
+        dirs(far ? "res_far" : "res", g, m);
+        golden(g, "score", "Sigmoid", 0, "s", y);
+        uint16_t h[4];
+        for (int i = 0; i < 4; i++)
+            h[i] = far ? 0x0005 : 0x0003;
+        npu_f16(m, "score", "Sigmoid", 0, "s", h);
+        nb_compare_opts o = opts(m, g);
+        nb_comparison r;
+        nb_status st = {0};
+        assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+        assert_int_equal(r.nr, 1);
+        assert_true(r.rows[0].compared);
+        if (!far) {
+            assert_false(r.rows[0].fails);
+            assert_string_equal(r.verdict, "global_consistency");
+            assert_non_null(strstr(r.rows[0].reason, "agrees at fp16's resolution"));
+        } else {
+            assert_true(r.rows[0].fails);
+            assert_string_equal(r.verdict, "problem_node");
+        }
+        nb_comparison_free(&r);
+    }
+}
+
 /* One output over K = 2 inputs.
  * A score (one value): input 1 x = 0.5, y = 0.4; input 2 x = 0.1, y = 0.2. Each input's
  * cosine is 1 (one value), SQNR 10 log10(0.16 / 0.01) = 12.041 and 10 log10(0.04 / 0.01) =
@@ -349,7 +429,7 @@ int main(void)
         cmocka_unit_test(test_accumulated_single_point),
         cmocka_unit_test(test_fused_inherited_saturation),
         cmocka_unit_test(test_global_consistency),
-        cmocka_unit_test(test_over_inputs),
+        cmocka_unit_test(test_over_inputs), cmocka_unit_test(test_fp16_resolution),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

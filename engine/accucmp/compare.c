@@ -334,6 +334,29 @@ typedef struct cmp_ctx {
     bool oom;
 } cmp_ctx;
 
+/* fp16's step (one unit in the last place) at magnitude |v|: 2^(e - 10) for a normal value
+ * of exponent e, 2^-24 in the subnormal range (IEEE 754 binary16). */
+static double fp16_step(double v)
+{
+    v = fabs(v);
+    if (v < 6.103515625e-05) /* 2^-14: subnormal spacing */
+        return 5.9604644775390625e-08;
+    int e;
+    frexp(v, &e); /* v = f x 2^e, f in [0.5, 1): v in [2^(e-1), 2^e) */
+    return ldexp(1.0, e - 1 - 10);
+}
+
+/* Whether every |x - y| is at most k fp16 steps at the larger magnitude of the pair. */
+static bool within_fp16_steps(const double *x, const double *y, int64_t n, int k)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double m = fmax(fabs(x[i]), fabs(y[i]));
+        if (!(fabs(x[i] - y[i]) <= k * fp16_step(m)))
+            return false;
+    }
+    return n > 0;
+}
+
 /* The step s of an unrolled LSTM/GRU task ("<layer>/t<s>", engine/atc/lower.c), or -1. */
 static int rnn_step(const nb_dump *d)
 {
@@ -403,6 +426,16 @@ static void compare_row(const cmp_ctx *c, const nb_dump *d, const nb_dump_tensor
     r->compared = true;
     char why[64];
     r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
+    if (r->fails && !r->m.nan_x && !r->m.inf_x && !strcmp(x->dtype, "FLOAT16") &&
+        within_fp16_steps(x->v + r->slice_off, r->y->v + r->slice_off, r->slice_n, 2)) {
+        /* an fp16 output that differs from float by no more than fp16 itself can tell apart
+           at these magnitudes: agreement at the output's own resolution (issue 26: alexa's
+           score 1.788e-7 against 1.674e-7 was a "problem node") */
+        r->fails = false;
+        snprintf(r->reason, sizeof r->reason, "agrees at fp16's resolution: every |npu - "
+                 "golden| within 2 fp16 steps at its magnitude (%s crossed)", why);
+        return;
+    }
     if (r->m.nan_x || r->m.inf_x) { /* a blown-up NPU output fails, whatever else */
         r->fails = true;
         snprintf(r->reason, sizeof r->reason, "NaN or infinity in the NPU output (%lld, "
