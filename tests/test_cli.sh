@@ -621,11 +621,12 @@ expect 2 "compare layer: no such layer" -- "$NB" compare layer -m "$T/run/d_bn" 
 expect 2 "compare layer: a layer not compared" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer conv/AscendQuant; mentions "'conv/AscendQuant' (AscendQuant, task 1) was not compared"
 expect 2 "compare layer: --bins 0" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn" --layer bn --bins 0; mentions "--bins"
 expect 2 "compare layer: no --layer" -- "$NB" compare layer -m "$T/run/d_bn" -g "$T/run/g_bn"
-# Sigmoid's small-input error is absolute (0.5 for 0.500025), under the vendor's thresholds:
-# seen with a tight one
+# Sigmoid's small-input error is absolute (0.5 for 0.500025), under the vendor's thresholds,
+# and under fp16's own resolution at 0.5 (a step of 2^-11 = 0.000488): even a tight threshold
+# that it crosses calls it agreement at that resolution, not a table error
 expect 0 "compare: Sigmoid table error under a tight threshold" -- "$NB" compare file_compare -m "$T/run/d_sigmoid" -g "$T/run/g_sigmoid" -out "$T/run/c_sig" --threshold red=1e-5
-grep -q "^first layer over threshold: sigmoid (Sigmoid, task 0).*likely cause: table-function error" "$T/out" ||
-    { echo "FAIL: compare: the Sigmoid table error not named"; cat "$T/out"; fails=$((fails + 1)); }
+grep -q "^verdict: global consistency" "$T/out" && grep -q "agrees at fp16's resolution" "$T"/run/c_sig/*.csv ||
+    { echo "FAIL: compare: the Sigmoid's fp16-resolution error not taken as agreement"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "compare convert" -- "$NB" compare convert -d "$T/run/gold" --out "$T/run/conv"
 ls "$T/run/conv" | grep -q '^Conv\.Conv_0\.0\.0\.[0-9]*\.output\.0\.1x8x6x6\.npy$' &&
     ls "$T/run/conv" | grep -q '^Input\.x\.1\.0\.[0-9]*\.output\.0\.1x3x8x8\.npy$' || { echo "FAIL: convert: no <file>.output.0.1x8x6x6.npy"; ls "$T/run/conv"; fails=$((fails + 1)); }
