@@ -171,9 +171,9 @@ static json_t *row_json(const nb_cmp_row *r, int index, const nb_cmp_thresholds 
 
 
 /* {layer, op_type, task, index, cosine, sqnr_db, likely_cause} of row i */
-static json_t *named_row_json(const nb_cmp_row *rows, int i)
+static json_t *named_row_json(const nb_comparison *cs, int i)
 {
-    const nb_cmp_row *r = &rows[i];
+    const nb_cmp_row *r = &cs->rows[i];
     json_t *o = json_object();
     json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
     json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
@@ -182,7 +182,7 @@ static json_t *named_row_json(const nb_cmp_row *rows, int i)
     json_object_set_new(o, "cosine", cli_jnum(r->m.cos));
     json_object_set_new(o, "sqnr_db", cli_jnum(r->m.sqnr_db));
     char cause[400];
-    json_object_set_new(o, "likely_cause", json_string(nb_cmp_likely_cause(r, r->fails, cause, sizeof cause)));
+    json_object_set_new(o, "likely_cause", json_string(nb_cmp_cause(cs, i, cause, sizeof cause)));
     return o;
 }
 
@@ -298,14 +298,25 @@ static int file_compare(int argc, char **argv)
         json_object_set_new(jo, "compared", json_integer(n_cmp));
         json_object_set_new(jo, "over_threshold", json_integer(n_bad));
         json_object_set_new(jo, "not_compared", json_integer(nr - n_cmp));
-        json_t *fb = first_bad >= 0 ? named_row_json(rows, first_bad) : json_null();
+        json_t *fb = first_bad >= 0 ? named_row_json(&cs, first_bad) : json_null();
         if (first_bad >= 0)
             json_object_set_new(fb, "origin", json_string(cs.origin));
         json_object_set_new(jo, "first_over_threshold", fb);
-        json_t *wd = worst >= 0 ? named_row_json(rows, worst) : json_null();
+        json_t *wd = worst >= 0 ? named_row_json(&cs, worst) : json_null();
         if (worst >= 0)
             json_object_set_new(wd, "previous_sqnr_db", cli_jnum(rows[worst_prev].m.sqnr_db));
         json_object_set_new(jo, "largest_sqnr_drop", wd);
+        json_t *fs = json_null();
+        if (cs.first_sat >= 0) { /* the first layer that clamped at fp16's 65504 */
+            const nb_cmp_row *s = &rows[cs.first_sat];
+            fs = json_object();
+            json_object_set_new(fs, "layer", nb_json_string(s->npu->op_name));
+            json_object_set_new(fs, "op_type", nb_json_string(s->npu->op_type));
+            json_object_set_new(fs, "task", json_integer(s->npu->task_id));
+            json_object_set_new(fs, "values", json_integer((json_int_t)(
+                s->npu->saturations ? s->npu->saturations : (uint64_t)s->m.sat_x)));
+        }
+        json_object_set_new(jo, "first_saturation", fs);
         if (isolated) {
             json_t *ji = json_object();
             json_object_set_new(ji, "layer", nb_json_string(iso_layer));
@@ -327,13 +338,20 @@ static int file_compare(int argc, char **argv)
     } else {
         char cause[400];
         printf("verdict: %s\n", cs.verdict_text);
+        if (cs.first_sat >= 0) {
+            const nb_cmp_row *s = &rows[cs.first_sat];
+            printf("fp16 saturation: first at %s (%s, task %u): %llu value(s) clamped at "
+                   "65504\n", plain(s->npu->op_name), plain(s->npu->op_type), s->npu->task_id,
+                   (unsigned long long)(s->npu->saturations ? s->npu->saturations
+                                                            : (uint64_t)s->m.sat_x));
+        }
         if (first_bad >= 0) {
             const nb_cmp_row *b = &rows[first_bad];
             const char *origin = cs.origin;
             printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
                    "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
                    b->npu->task_id, b->m.cos, b->m.sqnr_db,
-                   nb_cmp_likely_cause(b, true, cause, sizeof cause),
+                   nb_cmp_cause(&cs, first_bad, cause, sizeof cause),
                    !strcmp(origin, "inherited") ? "inherited from the layer before"
                    : !strcmp(origin, "accumulated")
                        ? "accumulated: the error grew gradually (within 3 dB of the layer "
@@ -346,7 +364,7 @@ static int file_compare(int argc, char **argv)
                    "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
                    w->npu->task_id, sqnr_shown(w->m.sqnr_db),
                    sqnr_shown(rows[worst_prev].m.sqnr_db),
-                   nb_cmp_likely_cause(w, w->fails, cause, sizeof cause));
+                   nb_cmp_cause(&cs, worst, cause, sizeof cause));
         }
         if (isolated) {
             printf("isolated %s (tasks %d..%d, golden input): cosine %.6f, SQNR %.1f dB, max abs "

@@ -383,6 +383,36 @@ static void test_fp16_resolution(void **state)
     }
 }
 
+/* fp16 saturation ranks above a threshold crossing after it (issue 26, hey_mycroft's
+ * LayerNorm): "pow" clamped 94 values at 65504 yet agrees where it was dumped (x = y); "mean"
+ * after it is over threshold, x = (0.5, 0.5, 0.5, -0.5) against 0.5 each (cos 0.5, as in
+ * test_introduced_problem_node). The first saturating row is pow's, and mean's cause names it
+ * with its count, not a threshold of its own. */
+static void test_saturation_upstream(void **state)
+{
+    (void)state;
+    char g[512], m[512];
+    dirs("satup", g, m);
+    const float p[4] = {1, 2, 3, 4}, y[4] = {0.5f, 0.5f, 0.5f, 0.5f},
+                x[4] = {0.5f, 0.5f, 0.5f, -0.5f};
+    golden(g, "pow", "Pow", 0, "p", p);
+    golden(g, "mean", "ReduceMean", 1, "q", y);
+    const char *const cp[1] = {"pow"}, *const cm[1] = {"mean"};
+    npu(m, "pow", "Pow", 0, cp, 1, "p", p, 94);
+    npu(m, "mean", "ReduceMean", 1, cm, 1, "q", x, 0);
+    nb_compare_opts o = opts(m, g);
+    nb_comparison r;
+    nb_status st = {0};
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_int_equal(r.first_sat, 0);
+    assert_int_equal(r.first_bad, 1);
+    char cause[400];
+    nb_cmp_cause(&r, r.first_bad, cause, sizeof cause);
+    assert_non_null(strstr(cause, "fp16 saturation upstream: 'pow' (Pow, task 0) clamped 94 "
+                                  "values at 65504"));
+    nb_comparison_free(&r);
+}
+
 /* One output over K = 2 inputs.
  * A score (one value): input 1 x = 0.5, y = 0.4; input 2 x = 0.1, y = 0.2. Each input's
  * cosine is 1 (one value), SQNR 10 log10(0.16 / 0.01) = 12.041 and 10 log10(0.04 / 0.01) =
@@ -430,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_fused_inherited_saturation),
         cmocka_unit_test(test_global_consistency),
         cmocka_unit_test(test_over_inputs), cmocka_unit_test(test_fp16_resolution),
+        cmocka_unit_test(test_saturation_upstream),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -323,6 +323,22 @@ const char *nb_cmp_likely_cause(const nb_cmp_row *r, bool over, char *buf, size_
     return "quantization noise";
 }
 
+const char *nb_cmp_cause(const nb_comparison *c, int i, char *buf, size_t len)
+{
+    const nb_cmp_row *r = &c->rows[i];
+    if (c->first_sat >= 0 && c->first_sat < i && c->rows[c->first_sat].npu != r->npu) {
+        const nb_cmp_row *s = &c->rows[c->first_sat];
+        unsigned long long n = s->npu->saturations ? s->npu->saturations
+                                                   : (unsigned long long)s->m.sat_x;
+        snprintf(buf, len, "fp16 saturation upstream: '%.150s' (%s, task %u) clamped %llu "
+                 "value%s at 65504, and what follows inherits them; atc --nb_input_scale "
+                 "(it suggests a value) or INT16 there", s->npu->op_name, s->npu->op_type,
+                 s->npu->task_id, n, n == 1 ? "" : "s");
+        return buf;
+    }
+    return nb_cmp_likely_cause(r, r->fails, buf, len);
+}
+
 typedef struct cmp_ctx {
     nb_dump *gd;
     int ng;
@@ -527,7 +543,10 @@ static void verdict(nb_comparison *c)
 {
     const nb_cmp_row *rows = c->rows;
     int nr = c->nr, last_cmp = -1;
-    c->first_bad = c->prev = c->worst = c->worst_prev = -1;
+    c->first_bad = c->prev = c->worst = c->worst_prev = c->first_sat = -1;
+    for (int i = 0; i < nr && c->first_sat < 0; i++)
+        if (rows[i].npu->saturations > 0 || (rows[i].compared && rows[i].m.sat_x > 0))
+            c->first_sat = i;
     for (int i = 0; i < nr; i++)
         if (rows[i].compared) {
             c->n_compared++;

@@ -217,6 +217,8 @@ typedef struct nb_comparison {
     const char *origin;
     int worst, worst_prev;       /* the largest SQNR fall from one compared row to the next,
                                     when over first_bad exists and the fall is >= 6 dB; or -1 */
+    int first_sat;               /* the first row whose task clamped results at fp16's 65504
+                                    (or whose output holds such values), or -1 */
 } nb_comparison;
 
 /* Reads o->golden_dumps (golden dumps of one reference run: two of one node refused) and
@@ -230,6 +232,11 @@ typedef struct nb_comparison {
 nb_err nb_compare(const nb_compare_opts *o, nb_comparison *c, nb_status *st);
 void nb_comparison_free(nb_comparison *c);
 
+/* The cause of row i as the comparison tells it: fp16 saturation at an earlier row
+ * (c->first_sat) ranks above any threshold crossing after it -- everything downstream
+ * inherits the clamped values (issue 26: hey_mycroft's Pow_5 saturated, ReduceMean_2 was
+ * named) -- else nb_cmp_likely_cause's. Into buf; returns it. */
+const char *nb_cmp_cause(const nb_comparison *c, int i, char *buf, size_t len);
 /* The likely cause of a row's error, one line: of a layer over threshold (over) or of the
  * largest SQNR drop. In order: fp16 saturation (the task's clamp count or values at 65504;
  * a Log's -inf told apart), "none clear" when only RMSE or relative error (scale-dependent)
