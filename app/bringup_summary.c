@@ -82,6 +82,17 @@ static int read_npy(const char *path, double **v, int64_t *n, char *shape, size_
 
 /* ---- the text summary ---- */
 
+/* label into buf (len 20..): whole when it fits, else its head and tail with "..." between,
+ * so that the numbers after a long label are never the part cut */
+static void short_label(const char *label, char *buf, size_t len)
+{
+    size_t l = strlen(label), half = (len - 4) / 2;
+    if (l < len)
+        snprintf(buf, len, "%s", label);
+    else
+        snprintf(buf, len, "%.*s...%s", (int)half, label, label + l - half);
+}
+
 /* label, then text word-wrapped into WIDTH - LABEL columns on at most max lines (the last
  * one cut with "..." when it does not fit) */
 static void put(const char *label, int max, const char *fmt, ...)
@@ -278,19 +289,23 @@ compile:;
     const json_t *outs = json_object_get(s, "outputs");
     for (size_t i = 0; i < json_array_size(outs) && i < 3; i++) {
         const json_t *o = json_array_get(outs, i);
+        /* the label shortened, never the numbers after it (timer's output is named by a
+           139-character label map): the head and tail of a long name with "..." between */
+        char oname[40];
+        short_label(bu_str(o, "name"), oname, sizeof oname);
         if (bu_num(o, "numel") == 1) { /* a score: its cosine is 1 on each input */
             /* two lines when needed: a cut would drop the error's exponent (2.276e-07 shown
                as "2...") */
             put(i ? "" : "output", 2, "%s [%s], %d inputs: SQNR mean %s worst %s, max |err| %.3g",
-                bu_str(o, "name"), bu_str(o, "shape"), b->n_eval,
+                oname, bu_str(o, "shape"), b->n_eval,
                 db_str(bu_num(o, "sqnr_db_mean"), t2, sizeof t2),
                 db_str(bu_num(o, "sqnr_db_worst"), t3, sizeof t3), bu_num(o, "max_abs_error"));
             put("", 1, "cosine 1 on one value; over the %d inputs together: %s, %s", b->n_eval,
                 cos_str(bu_num(o, "pooled_cosine"), t2, sizeof t2),
                 db_str(bu_num(o, "pooled_sqnr_db"), t3, sizeof t3));
         } else {
-            put(i ? "" : "output", 1, "%s [%s], %d input%s: cosine mean %s worst %s",
-                bu_str(o, "name"), bu_str(o, "shape"), b->n_eval, b->n_eval == 1 ? "" : "s",
+            put(i ? "" : "output", 2, "%s [%s], %d input%s: cosine mean %s worst %s",
+                oname, bu_str(o, "shape"), b->n_eval, b->n_eval == 1 ? "" : "s",
                 cos_str(bu_num(o, "cosine_mean"), t2, sizeof t2),
                 cos_str(bu_num(o, "cosine_worst"), t3, sizeof t3));
             put("", 1, "SQNR mean %s worst %s, max |npu - float| %.4g",
@@ -306,8 +321,10 @@ compile:;
     const json_t *fb = json_object_get(cm, "first_over_threshold");
     if (json_is_object(fb)) {
         put("compare", 2, "%s", bu_str(cm, "verdict_text"));
+        char lname[48];
+        short_label(bu_str(fb, "layer"), lname, sizeof lname);
         put("", 2, "first over threshold: %s (%s), cos %s, %s; %.0f/%.0f over",
-            bu_str(fb, "layer"), bu_str(fb, "op_type"), cos_str(bu_num(fb, "cosine"), t2, sizeof t2),
+            lname, bu_str(fb, "op_type"), cos_str(bu_num(fb, "cosine"), t2, sizeof t2),
             db_str(bu_num(fb, "sqnr_db"), t3, sizeof t3), bu_num(cm, "over_threshold"),
             bu_num(cm, "compared"));
         put("", atc_line ? 2 : 3, "cause: %s", bu_str(fb, "likely_cause"));
