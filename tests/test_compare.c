@@ -38,24 +38,25 @@ static void golden(const char *dir, const char *node, const char *op, uint32_t i
     nb_tensor_free(t);
 }
 
-/* an NPU dump of task (op, task id) covering the nodes covers (n_cov), whose one FLOAT ND
- * output holds value (or "") with v, and sat fp16 clamps */
-static void npu(const char *dir, const char *task, const char *op, uint32_t id,
-                const char *const *covers, int n_cov, const char *value, const float v[4],
-                uint64_t sat)
+/* an NPU dump of task (op, task id) covering the nodes covers (n_cov), whose one ND output
+ * of 4 values of dtype ("FLOAT", "FLOAT16") holds value (or "") with the bytes data, and sat
+ * fp16 clamps */
+static void npu_raw(const char *dir, const char *task, const char *op, uint32_t id,
+                    const char *const *covers, int n_cov, const char *value, const char *dtype,
+                    const void *data, size_t bytes, uint64_t sat)
 {
     Nanobench__Dump__Dump d = NANOBENCH__DUMP__DUMP__INIT;
     Nanobench__Dump__Tensor t = NANOBENCH__DUMP__TENSOR__INIT;
     Nanobench__Dump__Stats s = NANOBENCH__DUMP__STATS__INIT;
     int64_t shape[1] = {4};
-    t.dtype = "FLOAT";
+    t.dtype = (char *)dtype;
     t.format = "ND";
     t.n_shape = 1;
     t.shape = shape;
     t.original_name = (char *)value;
     t.tensor_name = (char *)value;
-    t.data.data = (uint8_t *)v;
-    t.data.len = 4 * sizeof(float);
+    t.data.data = (uint8_t *)data;
+    t.data.len = bytes;
     s.count = 4;
     t.stats = &s;
     Nanobench__Dump__Tensor *out[1] = {&t};
@@ -82,6 +83,14 @@ static void npu(const char *dir, const char *task, const char *op, uint32_t id,
     assert_int_equal(fwrite(buf, 1, n, f), n);
     fclose(f);
     free(buf);
+}
+
+/* the same, of FLOAT values v */
+static void npu(const char *dir, const char *task, const char *op, uint32_t id,
+                const char *const *covers, int n_cov, const char *value, const float v[4],
+                uint64_t sat)
+{
+    npu_raw(dir, task, op, id, covers, n_cov, value, "FLOAT", v, 4 * sizeof(float), sat);
 }
 
 static void dirs(const char *name, char *g, char *m)
@@ -303,50 +312,6 @@ static void test_global_consistency(void **state)
     assert_non_null(strstr(st.msg, "not a golden one"));
 }
 
-/* an NPU dump as npu() writes it, of one FLOAT16 ND output: the 4 values' fp16 bits */
-static void npu_f16(const char *dir, const char *task, const char *op, uint32_t id,
-                    const char *value, const uint16_t h[4])
-{
-    Nanobench__Dump__Dump d = NANOBENCH__DUMP__DUMP__INIT;
-    Nanobench__Dump__Tensor t = NANOBENCH__DUMP__TENSOR__INIT;
-    Nanobench__Dump__Stats s = NANOBENCH__DUMP__STATS__INIT;
-    int64_t shape[1] = {4};
-    t.dtype = "FLOAT16";
-    t.format = "ND";
-    t.n_shape = 1;
-    t.shape = shape;
-    t.original_name = (char *)value;
-    t.tensor_name = (char *)value;
-    t.data.data = (uint8_t *)h;
-    t.data.len = 4 * sizeof(uint16_t);
-    s.count = 4;
-    t.stats = &s;
-    Nanobench__Dump__Tensor *out[1] = {&t};
-    const char *covers[1] = {task};
-    d.version = 1;
-    d.op_name = (char *)task;
-    d.op_type = (char *)op;
-    d.task_id = id;
-    d.timestamp_us = 1000000 + id;
-    d.model_name = "m";
-    d.n_covers = 1;
-    d.covers = (char **)covers;
-    d.n_output = 1;
-    d.output = out;
-    d.source = "npu";
-    size_t n = nanobench__dump__dump__get_packed_size(&d);
-    uint8_t *buf = malloc(n);
-    assert_non_null(buf);
-    nanobench__dump__dump__pack(&d, buf);
-    char path[2048];
-    nb_sim_dump_file_name(path, sizeof path, dir, op, task, id, d.timestamp_us);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(buf, 1, n, f), n);
-    fclose(f);
-    free(buf);
-}
-
 /* Agreement at fp16's resolution (issue 26), alexa's score by hand: the float score is
  * 1.674e-7 (4 times); fp16 holds it in the subnormal range, steps of 2^-24 = 5.96e-8, and the
  * NPU's nearest is 3 steps, 1.788e-7 (bits 0x0003): relative Euclidean error 0.068 > 0.05
@@ -364,7 +329,8 @@ static void test_fp16_resolution(void **state)
         uint16_t h[4];
         for (int i = 0; i < 4; i++)
             h[i] = far ? 0x0005 : 0x0003;
-        npu_f16(m, "score", "Sigmoid", 0, "s", h);
+        const char *const cov[1] = {"score"};
+        npu_raw(m, "score", "Sigmoid", 0, cov, 1, "s", "FLOAT16", h, sizeof h, 0);
         nb_compare_opts o = opts(m, g);
         nb_comparison r;
         nb_status st = {0};

@@ -230,6 +230,30 @@ static void test_sim_conv(void **state)
     nb_model_free(m);
 }
 
+/* Estimates m (8-bit weights, no quantized layers), writes NAME.exeom, checks its size is
+ * the estimate's and loads it on the simulator (*buf: the file, freed by the caller). */
+static nb_sim_model *compile_and_load(nb_model *m, const char *name, nb_estimate *e,
+                                      uint8_t **buf)
+{
+    nb_status st = {0};
+    nb_npu_opts o = {.weight_bits = 8};
+    if (nb_estimate_model(m, &ops, &o, e, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(e->n_unsupported, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.exeom", tmpdir, name);
+    int64_t bytes = 0;
+    if (nb_exeom_write(path, m, e, NULL, 0, "Ascend035A", &bytes, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(bytes, e->exeom_bytes);
+    size_t len;
+    *buf = slurp(path, &len);
+    nb_sim_model *sm = NULL;
+    if (nb_sim_load(*buf, len, NULL, &sm, &st))
+        fail_msg("%s", st.msg);
+    return sm;
+}
+
 /* Slice on the NPU, worked by hand: x FLOAT [1, 20, 3, 5] holding x[c][h][w] = 15c + 5h + w
  * (exact in fp16: at most 299), Slice(starts [2, -1], ends [17, -4], axes [1, 3], steps
  * [3, -1]). Along C (20, two C1 blocks of NC1HWC0, not one byte run): 2, 5, 8, 11, 14;
@@ -263,20 +287,8 @@ static void test_sim_slice(void **state)
     nb_model *m = load_folded(mm);
     nb_status st = {0};
     nb_estimate e;
-    nb_npu_opts o = {.weight_bits = 8};
-    if (nb_estimate_model(m, &ops, &o, &e, &st))
-        fail_msg("%s", st.msg);
-    char path[512];
-    snprintf(path, sizeof path, "%s/slice.exeom", tmpdir);
-    int64_t bytes = 0;
-    if (nb_exeom_write(path, m, &e, NULL, 0, "Ascend035A", &bytes, &st))
-        fail_msg("%s", st.msg);
-    assert_int_equal(bytes, e.exeom_bytes);
-    size_t len;
-    uint8_t *buf = slurp(path, &len);
-    nb_sim_model *sm = NULL;
-    if (nb_sim_load(buf, len, NULL, &sm, &st))
-        fail_msg("%s", st.msg);
+    uint8_t *buf = NULL;
+    nb_sim_model *sm = compile_and_load(m, "slice", &e, &buf);
     const nb_exeom *x = nb_sim_exeom(sm);
     const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
     const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];
@@ -331,21 +343,8 @@ static void test_sim_gather(void **state)
     nb_model *m = load_folded(mm);
     nb_status st = {0};
     nb_estimate e;
-    nb_npu_opts o = {.weight_bits = 8};
-    if (nb_estimate_model(m, &ops, &o, &e, &st))
-        fail_msg("%s", st.msg);
-    assert_int_equal(e.n_unsupported, 0);
-    char path[512];
-    snprintf(path, sizeof path, "%s/gather.exeom", tmpdir);
-    int64_t bytes = 0;
-    if (nb_exeom_write(path, m, &e, NULL, 0, "Ascend035A", &bytes, &st))
-        fail_msg("%s", st.msg);
-    assert_int_equal(bytes, e.exeom_bytes);
-    size_t len;
-    uint8_t *buf = slurp(path, &len);
-    nb_sim_model *sm = NULL;
-    if (nb_sim_load(buf, len, NULL, &sm, &st))
-        fail_msg("%s", st.msg);
+    uint8_t *buf = NULL;
+    nb_sim_model *sm = compile_and_load(m, "gather", &e, &buf);
     const nb_exeom *x = nb_sim_exeom(sm);
     const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
     const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];

@@ -142,35 +142,6 @@ static bool qdq_model(tui *t)
     return q;
 }
 
-/* calibrate --from_qdq: the QAT model's scales into the deploy model and the record. */
-static void q_import(tui *t, q_data *d)
-{
-    char dir[PATH_MAX], stem[256];
-    if (!tui_workdir(t, "quant", dir, sizeof dir) || !dir[0]) {
-        tui_status(t, true, "cannot make the work folder for the quantized model");
-        return;
-    }
-    snprintf(d->save, sizeof d->save, "%s/%s", dir, tui_stem(t, stem, sizeof stem));
-    su_argv a = {0};
-    su_arg(&a, "calibrate");
-    su_arg(&a, "--from_qdq");
-    su_arg(&a, "%s", t->model);
-    su_arg(&a, "--save_path");
-    su_arg(&a, "%s", d->save);
-    su_arg(&a, "--json");
-    if (a.oom) {
-        tui_status(t, true, "out of memory");
-    } else if (tui_run(t, STEP_QUANTIZE, su_parent(t, STEP_QUANTIZE), a.v, "calibrate")) {
-        clear_results(d);
-        t->deploy_model[0] = 0;
-        d->phase[0] = 0;
-        d->last_done = -1;
-        tui_status(t, false, "a Q/DQ (QAT) model: importing %s with its own scales, no "
-                   "calibration data", stem);
-    }
-    su_argv_free(&a);
-}
-
 static void q_run(tui *t)
 {
     q_data *d = data(t);
@@ -181,10 +152,9 @@ static void q_run(tui *t)
         return;
     }
     q_enter(t);
-    if (qdq_model(t)) { /* a QAT export carries its scales: imported, no form, no data */
-        q_import(t, d);
-        return;
-    }
+    bool qat = qdq_model(t); /* a QAT export carries its scales: imported, no form, no data */
+    if (qat)
+        goto start;
     if (!d->batch_num[0] && !d->config[0])
         snprintf(d->batch_num, sizeof d->batch_num, "all");
     char ninputs[600];
@@ -250,6 +220,7 @@ static void q_run(tui *t)
     if (!check_dirs(t, "data folder", d->data_dir) ||
         (d->eval_dir[0] && !check_dirs(t, "eval folder", d->eval_dir)))
         return;
+start:;
     char dir[PATH_MAX], stem[256];
     if (!tui_workdir(t, "quant", dir, sizeof dir) || !dir[0]) {
         tui_status(t, true, "cannot make the work folder for the quantized model");
@@ -258,10 +229,12 @@ static void q_run(tui *t)
     snprintf(d->save, sizeof d->save, "%s/%s", dir, tui_stem(t, stem, sizeof stem));
     su_argv a = {0};
     su_arg(&a, "calibrate");
-    su_arg(&a, "--model");
+    su_arg(&a, qat ? "--from_qdq" : "--model");
     su_arg(&a, "%s", t->model);
     su_arg(&a, "--save_path");
     su_arg(&a, "%s", d->save);
+    if (qat)
+        goto flags_done;
     su_arg(&a, "--data_dir");
     su_arg(&a, "%s", d->data_dir);
     const char *opt[][2] = {{"--input_shape", t->input_shape},
@@ -275,8 +248,9 @@ static void q_run(tui *t)
             su_arg(&a, "%s", opt[k][0]);
             su_arg(&a, "%s", opt[k][1]);
         }
-    su_arg(&a, "--json");
     su_arg(&a, "--progress");
+flags_done:
+    su_arg(&a, "--json");
     if (a.oom) {
         tui_status(t, true, "out of memory");
     } else if (tui_run(t, STEP_QUANTIZE, su_parent(t, STEP_QUANTIZE), a.v, "calibrate")) {
@@ -284,7 +258,11 @@ static void q_run(tui *t)
         t->deploy_model[0] = 0;
         d->phase[0] = 0; /* the progress clock */
         d->last_done = -1;
-        tui_status(t, false, "calibrating %s", stem);
+        if (qat)
+            tui_status(t, false, "a Q/DQ (QAT) model: importing %s with its own scales, no "
+                       "calibration data", stem);
+        else
+            tui_status(t, false, "calibrating %s", stem);
     }
     su_argv_free(&a);
 }

@@ -14,7 +14,7 @@ typedef struct name_index {
     int *slots; /* value id or -1 */
 } name_index;
 
-static uint32_t fnv1a(const char *s)
+uint32_t nb_fnv1a(const char *s)
 {
     uint32_t h = 2166136261u;
     for (; *s; s++)
@@ -32,7 +32,7 @@ static int index_grow(nb_graph *g)
     for (int i = 0; i < ncap; i++)
         slots[i] = -1;
     for (int v = 0; v < g->n_values; v++) {
-        uint32_t h = fnv1a(g->values[v].name) & (uint32_t)(ncap - 1);
+        uint32_t h = nb_fnv1a(g->values[v].name) & (uint32_t)(ncap - 1);
         while (slots[h] >= 0)
             h = (h + 1) & (uint32_t)(ncap - 1);
         slots[h] = v;
@@ -56,7 +56,7 @@ int nb_graph_find(const nb_graph *g, const char *name)
     const name_index *ix = g->name_index;
     if (!ix || !name)
         return -1;
-    uint32_t h = fnv1a(name) & (uint32_t)(ix->cap - 1);
+    uint32_t h = nb_fnv1a(name) & (uint32_t)(ix->cap - 1);
     while (ix->slots[h] >= 0) {
         if (!strcmp(g->values[ix->slots[h]].name, name))
             return ix->slots[h];
@@ -96,7 +96,7 @@ int nb_graph_add_value(nb_graph *g, const char *name)
             return -1;
         }
     } else {
-        uint32_t h = fnv1a(name) & (uint32_t)(ix->cap - 1);
+        uint32_t h = nb_fnv1a(name) & (uint32_t)(ix->cap - 1);
         while (ix->slots[h] >= 0)
             h = (h + 1) & (uint32_t)(ix->cap - 1);
         ix->slots[h] = id;

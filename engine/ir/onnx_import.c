@@ -281,19 +281,12 @@ typedef struct name_set {
     size_t cap, n;
 } name_set;
 
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
 
 static bool name_set_has(const name_set *ns, const char *name)
 {
     if (!ns->cap)
         return false;
-    for (size_t h = name_hash(name) & (ns->cap - 1);; h = (h + 1) & (ns->cap - 1)) {
+    for (size_t h = nb_fnv1a(name) & (ns->cap - 1);; h = (h + 1) & (ns->cap - 1)) {
         if (!ns->slot[h])
             return false;
         if (!strcmp(ns->slot[h], name))
@@ -311,7 +304,7 @@ static bool name_set_add(name_set *ns, const char *name)
             return false;
         for (size_t i = 0; i < ns->cap; i++)
             if (ns->slot[i]) {
-                size_t h = name_hash(ns->slot[i]) & (cap - 1);
+                size_t h = nb_fnv1a(ns->slot[i]) & (cap - 1);
                 while (slot[h])
                     h = (h + 1) & (cap - 1);
                 slot[h] = ns->slot[i];
@@ -320,7 +313,7 @@ static bool name_set_add(name_set *ns, const char *name)
         ns->slot = slot;
         ns->cap = cap;
     }
-    size_t h = name_hash(name) & (ns->cap - 1);
+    size_t h = nb_fnv1a(name) & (ns->cap - 1);
     while (ns->slot[h]) {
         if (!strcmp(ns->slot[h], name))
             return true;

@@ -127,6 +127,8 @@ typedef struct nb_load_opts {
  * integers >= 0 (a range "n1~n2" is rejected: nanobench needs one shape).
  * Errors: NB_ERR_ARG quoting the bad part. Free with nb_shape_overrides_free. */
 nb_err nb_parse_input_shape(const char *text, nb_shape_override **out, int *n, nb_status *st);
+/* The 32-bit FNV-1a hash of a NUL-terminated string (the name indexes' hash). */
+uint32_t nb_fnv1a(const char *s);
 /* A dynamic batch (dim 0) of each input of m whose other dims are known, taken as 1, as the
  * vendor's estimate takes it for one inference: *out is the --input_shape text that fixes
  * them (shape's own entries first, then "name:1,d1,..." for each; malloc'd), *names their
