@@ -110,7 +110,7 @@ static int random_eval(bu *b)
             if (nb_tensor_new((nb_dtype)b->in_dtype[i], b->in_rank[i], b->in_dims[i], &t, &st))
                 return cli_fail(nb_exit_code(st.code), "bringup: input '%s': %s", b->in_name[i],
                                 st.msg);
-            if (t->dtype == NB_FLOAT)
+            if (t->dtype == NB_FLOAT || t->dtype == NB_FLOAT16) /* integer inputs: zeros */
                 nb_tensor_fill_uniform(t, (uint32_t)k + 1, -1.0, 1.0);
             nb_err e = nb_npy_write(path, t, &st);
             nb_tensor_free(t);

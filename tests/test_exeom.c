@@ -259,7 +259,9 @@ static nb_sim_model *compile_and_load(nb_model *m, const char *name, nb_estimate
  * [3, -1]). Along C (20, two C1 blocks of NC1HWC0, not one byte run): 2, 5, 8, 11, 14;
  * along W (5): start -1 -> 4, end -4 -> 1, step -1: 4, 3, 2. So y [1, 5, 3, 3],
  * y[i][h][j] = 15 (2 + 3i) + 5h + (4 - j). A second Slice of the same x along H alone
- * (starts [1], ends [100] clamped to 3, axes [-2]): y2 [1, 20, 2, 5] = x[c][1 + h][w]. */
+ * (starts [1], ends [100] clamped to 3, axes [-2]): y2 [1, 20, 2, 5] = x[c][1 + h][w]. A third
+ * with step 2^63 - 1 (starts [1], ends [3], axes [2]): one element, y3 [1, 20, 1, 5] =
+ * x[c][1][w], counted without overflow. */
 static void test_sim_slice(void **state)
 {
     (void)state;
@@ -269,6 +271,15 @@ static void test_sim_slice(void **state)
     mb_input(mm, "x", 1, 4, dx);
     mb_output(mm, "y", 1, 4, dy);
     mb_output(mm, "y2", 1, 4, dy2);
+    const int64_t dy3[] = {1, 20, 1, 5};
+    mb_output(mm, "y3", 1, 4, dy3);
+    const int64_t s3[] = {1}, e3[] = {3}, a3[] = {2}, st3[] = {INT64_MAX};
+    mb_init_ints64(mm, "s3", 1, (const int64_t[]){1}, s3, 1);
+    mb_init_ints64(mm, "e3", 1, (const int64_t[]){1}, e3, 1);
+    mb_init_ints64(mm, "a3", 1, (const int64_t[]){1}, a3, 1);
+    mb_init_ints64(mm, "st3", 1, (const int64_t[]){1}, st3, 1);
+    mb_node(mm, "Slice", (const char *[]){"x", "s3", "e3", "a3", "st3", NULL},
+            (const char *[]){"y3", NULL})->name = (char *)"slice_big_step";
     const int64_t starts[] = {2, -1}, ends[] = {17, -4}, axes[] = {1, 3}, steps[] = {3, -1};
     const int64_t s2[] = {1}, e2[] = {100}, a2[] = {-2};
     mb_init_ints64(mm, "starts", 1, d2, starts, 2);
@@ -291,17 +302,32 @@ static void test_sim_slice(void **state)
     nb_sim_model *sm = compile_and_load(m, "slice", &e, &buf);
     const nb_exeom *x = nb_sim_exeom(sm);
     const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)];
-    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(sm, 0)];
-    const nb_exeom_tensor *to2 = &x->t[nb_sim_output_tensor(sm, 1)];
-    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes), *out2 = calloc(1, to2->bytes);
+    /* the outputs by shape: y [1,5,3,3], y2 [1,20,2,5], y3 [1,20,1,5] */
+    const nb_exeom_tensor *to = NULL, *to2 = NULL, *to3 = NULL;
+    int oi[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) {
+        const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sm, i)];
+        int which = t->dims[1] == 5 ? 0 : t->dims[2] == 2 ? 1 : 2;
+        oi[which] = i;
+        *(which == 0 ? &to : which == 1 ? &to2 : &to3) = t;
+    }
+    assert_true(oi[0] >= 0 && oi[1] >= 0 && oi[2] >= 0);
+    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes), *out2 = calloc(1, to2->bytes),
+            *out3 = calloc(1, to3->bytes);
     for (int c = 0; c < 20; c++)
         for (int h = 0; h < 3; h++)
             for (int w = 0; w < 5; w++)
                 nb_sim_set(ti, in, (c * 3 + h) * 5 + w, 15 * c + 5 * h + w);
     const void *ins[1] = {in};
-    void *outs[2] = {out, out2};
+    void *outs[3];
+    outs[oi[0]] = out, outs[oi[1]] = out2, outs[oi[2]] = out3;
     if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
         fail_msg("%s", st.msg);
+    for (int c = 0; c < 20; c++)
+        for (int w = 0; w < 5; w++) {
+            assert_true(nb_sim_get(to3, out3, c * 5 + w) == 15 * c + 5 + w);
+        }
+    free(out3);
     assert_int_equal(nb_sim_numel(to), 45);
     for (int i = 0; i < 5; i++)
         for (int h = 0; h < 3; h++)

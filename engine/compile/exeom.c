@@ -193,9 +193,16 @@ static nb_err slice_params(const nb_graph *g, const nb_npu_graph *ng, const nb_n
             start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
             end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
         }
-        int64_t len = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
-        if (len < 0)
-            len = 0;
+        /* the count in unsigned arithmetic: a step of +-2^63 must not overflow */
+        int64_t len = 0;
+        if (step > 0 && end > start)
+            len = (int64_t)(((uint64_t)(end - start) - 1) / (uint64_t)step + 1);
+        else if (step < 0 && start > end)
+            len = (int64_t)(((uint64_t)(start - end) - 1) / ((uint64_t)(-(step + 1)) + 1) + 1);
+        if (len <= 1) /* one element (or none): any step reads it; an empty one starts at 0 */
+            step = 1;
+        if (len == 0)
+            start = 0;
         if (len != y->dims[axis])
             return nb_fail(st, NB_ERR_INTERNAL, "task '%s': Slice gives %lld along axis %lld, "
                            "its output has %lld", k->name, (long long)len, (long long)axis,

@@ -1325,26 +1325,85 @@ static bool same_act_quant(const scope *g, const Onnx__NodeProto *a, const Onnx_
  * a Concat when they all have one scale and zero point. The edges that bypass the pairs are
  * added to el. Rule: Q/DQ propagation as ONNX Runtime's quantizer does it for these ops
  * (onnxruntime/python/tools/quantization, "QDQ propagation"). */
+static bool is_cube(const char *op);
+
+/* How many readers of name in g and its subgraphs would see it change if a Q/DQ pair before
+ * it were removed: every node input and graph output but the chain's next node (next) and
+ * a layer's x (a cube op's input 0: it takes the same pair's quantization). */
+static int foreign_readers(const Onnx__GraphProto *g, const char *name,
+                           const Onnx__NodeProto *next)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *nd = g->node[i];
+        for (size_t k = 0; k < nd->n_input; k++)
+            n += nd->input[k] && !strcmp(nd->input[k], name) && nd != next &&
+                 !(k == 0 && is_cube(nd->op_type));
+        for (size_t a = 0; a < nd->n_attribute; a++)
+            if (nd->attribute[a]->g)
+                n += foreign_readers(nd->attribute[a]->g, name, next);
+    }
+    for (size_t i = 0; i < g->n_output; i++)
+        n += g->output[i]->name && !strcmp(g->output[i]->name, name);
+    return n;
+}
+
+/* The node of a chain between a Q/DQ pair and a layer whose output something else reads
+ * too (another node, a graph output): bypassing the pair would change what that reader sees
+ * (a uint8 pair of zero point 0 clamps negatives, as a fused ReLU exports it), so the chain
+ * is the layer's (and other layers' x) alone or the import refuses. NULL when it is. */
+static const Onnx__NodeProto *shared_link(const scope *g, Onnx__NodeProto *const *chain,
+                                          int n)
+{
+    for (int j = 0; j < n; j++) /* chain[0] is read by the layer, chain[j] by chain[j - 1] */
+        if (chain[j]->n_output < 1 ||
+            foreign_readers(g->g, chain[j]->output[0], j ? chain[j - 1] : NULL) > 0)
+            return chain[j];
+    return NULL;
+}
+
 static nb_err find_act_qdq(const char *src, const scope *g, Onnx__NodeProto *nd,
                            Onnx__NodeProto **dq_out, Onnx__NodeProto **q_out, act_edges *el,
                            nb_status *st)
 {
     const char *name = nd->name ? nd->name : "";
-    Onnx__NodeProto *reader = nd;
+    Onnx__NodeProto *reader = nd, *chain[64];
+    int nch = 0;
     for (int depth = 0; depth < 64 && reader->n_input > 0; depth++) {
         Onnx__NodeProto *p = reader->input[0][0] ? scope_producer(g, reader->input[0]) : NULL;
         Onnx__NodeProto *q = q_of(g, p);
         if (q) {
+            const Onnx__NodeProto *sh = shared_link(g, chain, nch);
+            if (sh)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): its input's "
+                               "Q/DQ pair reaches it through %s '%s', whose output is also "
+                               "read elsewhere (another node or a graph output): removing the "
+                               "pair would change what that reader sees; nanobench does not "
+                               "import that shape yet", src, name, nd->op_type, sh->op_type,
+                               sh->name);
             *dq_out = p;
             *q_out = q;
             return add_edge(el, reader, 0, q->input[0]) ? NB_OK
                                                         : nb_fail(st, NB_ERR_NOMEM, "out of memory");
         }
         if (p && commutes_with_quant(p->op_type)) {
+            if (depth == 63)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): more than 63 "
+                               "shape ops between it and its input's Q/DQ pair", src, name,
+                               nd->op_type);
+            chain[nch++] = p;
             reader = p;
             continue;
         }
         if (p && !strcmp(p->op_type, "Concat") && p->n_input > 0) {
+            chain[nch++] = p;
+            const Onnx__NodeProto *sh = shared_link(g, chain, nch);
+            if (sh)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): its input's Q/DQ "
+                               "pairs reach it through %s '%s', whose output is also read "
+                               "elsewhere (another node or a graph output): removing the pairs "
+                               "would change what that reader sees; nanobench does not import "
+                               "that shape yet", src, name, nd->op_type, sh->op_type, sh->name);
             Onnx__NodeProto *first = NULL;
             for (size_t k = 0; k < p->n_input; k++) {
                 Onnx__NodeProto *dk = p->input[k][0] ? scope_producer(g, p->input[k]) : NULL;
