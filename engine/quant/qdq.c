@@ -1213,7 +1213,8 @@ static double value_at(const Onnx__TensorProto *t, int64_t i)
     int dt = t->has_data_type ? t->data_type : 0;
     size_t es = dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? 4
               : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 || dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? 1
-              : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? 2
+              : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ||
+                dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ? 2
               : dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ? 4 : 0;
     if (es && t->has_raw_data && t->raw_data.len >= (size_t)(i + 1) * es) {
         const uint8_t *p = t->raw_data.data + (size_t)i * es;
@@ -1222,6 +1223,7 @@ static double value_at(const Onnx__TensorProto *t, int64_t i)
         case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return (int8_t)p[0];
         case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return p[0];
         case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+        case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
         default: { int32_t v; memcpy(&v, p, 4); return v; }
         }
     }
