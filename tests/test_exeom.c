@@ -398,6 +398,82 @@ static void test_sim_gather(void **state)
     nb_model_free(m);
 }
 
+/* Pad on the NPU, worked by hand: x FLOAT [1, 2, 3, 4], x[c][h][w] = 12c + 4h + w.
+ * constant 7.5, pads (0,0,1,2 | 0,0,0,1): y [1,2,4,7] is 7.5 where h = 0 or w < 2 or w = 6,
+ *   else x[c][h-1][w-2];
+ * reflect, pads (0,0,0,2 | 0,0,0,2): y2 [1,2,3,8], w reads 2,1,0,1,2,3,2,1 (ONNX's reflect of
+ *   a row 0 1 2 3 by 2: the edge element not repeated);
+ * edge, pads (0,0,1,0 | 0,0,1,0): y3 [1,2,5,4], h reads 0,0,1,2,2. */
+static void test_sim_pad(void **state)
+{
+    (void)state;
+    mb_model *mm = mb_new(13);
+    const int64_t dx[] = {1, 2, 3, 4}, dy[] = {1, 2, 4, 7}, dy2[] = {1, 2, 3, 8},
+                  dy3[] = {1, 2, 5, 4}, d8[] = {8};
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dy);
+    mb_output(mm, "y2", 1, 4, dy2);
+    mb_output(mm, "y3", 1, 4, dy3);
+    const int64_t p1[] = {0, 0, 1, 2, 0, 0, 0, 1}, p2[] = {0, 0, 0, 2, 0, 0, 0, 2},
+                  p3[] = {0, 0, 1, 0, 0, 0, 1, 0};
+    const float cv = 7.5f;
+    mb_init_ints64(mm, "p1", 1, d8, p1, 8);
+    mb_init_ints64(mm, "p2", 1, d8, p2, 8);
+    mb_init_ints64(mm, "p3", 1, d8, p3, 8);
+    mb_init_floats(mm, "cv", 0, NULL, &cv, 1);
+    mb_node(mm, "Pad", (const char *[]){"x", "p1", "cv", NULL}, (const char *[]){"y", NULL})
+        ->name = (char *)"pad_c";
+    Onnx__NodeProto *n = mb_node(mm, "Pad", (const char *[]){"x", "p2", NULL},
+                                 (const char *[]){"y2", NULL});
+    n->name = (char *)"pad_r";
+    mb_attr_string(n, "mode", "reflect");
+    n = mb_node(mm, "Pad", (const char *[]){"x", "p3", NULL}, (const char *[]){"y3", NULL});
+    n->name = (char *)"pad_e";
+    mb_attr_string(n, "mode", "edge");
+    nb_model *m = load_folded(mm);
+    nb_status st = {0};
+    nb_estimate e;
+    uint8_t *buf = NULL;
+    nb_sim_model *sm = compile_and_load(m, "pad", &e, &buf);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)], *to[3] = {NULL};
+    int oi[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) { /* by shape: the last dims 7, 8, 4 */
+        const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sm, i)];
+        int which = t->dims[3] == 7 ? 0 : t->dims[3] == 8 ? 1 : 2;
+        oi[which] = i, to[which] = t;
+    }
+    assert_true(oi[0] >= 0 && oi[1] >= 0 && oi[2] >= 0);
+    uint8_t *in = calloc(1, ti->bytes), *out[3];
+    void *outs[3];
+    for (int j = 0; j < 3; j++)
+        outs[oi[j]] = out[j] = calloc(1, to[j]->bytes);
+    for (int i = 0; i < 24; i++) /* row-major [1,2,3,4]: the flat index is 12c + 4h + w */
+        nb_sim_set(ti, in, i, i);
+    const void *ins[1] = {in};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    const int refl[8] = {2, 1, 0, 1, 2, 3, 2, 1}, edge[5] = {0, 0, 1, 2, 2};
+    for (int c = 0; c < 2; c++) {
+        for (int h = 0; h < 4; h++)
+            for (int w = 0; w < 7; w++)
+                assert_true(nb_sim_get(to[0], out[0], (c * 4 + h) * 7 + w) ==
+                            (h == 0 || w < 2 || w == 6 ? 7.5 : 12 * c + 4 * (h - 1) + w - 2));
+        for (int h = 0; h < 3; h++)
+            for (int w = 0; w < 8; w++)
+                assert_true(nb_sim_get(to[1], out[1], (c * 3 + h) * 8 + w) ==
+                            12 * c + 4 * h + refl[w]);
+        for (int h = 0; h < 5; h++)
+            for (int w = 0; w < 4; w++)
+                assert_true(nb_sim_get(to[2], out[2], (c * 5 + h) * 4 + w) ==
+                            12 * c + 4 * edge[h] + w);
+    }
+    free(in), free(out[0]), free(out[1]), free(out[2]), free(buf);
+    nb_sim_free(sm);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
 /* y = 10 log10(Conv(x, W)^2): a 4-tap "STFT" of int16-scaled samples, its power, the Log
  * and the dB scaling of melspectrogram (Transpose, Pow 2, Clip(p, 1e-10), Log, Mul 10,
  * Div ln 10, Sub 0). The layer: int8 W [1, 1, 1, 1], AscendQuant scale 1/256, deq_scale
@@ -904,6 +980,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
         cmocka_unit_test(test_sim_slice), cmocka_unit_test(test_sim_gather),
+        cmocka_unit_test(test_sim_pad),
         cmocka_unit_test(test_input_scale), cmocka_unit_test(test_sim_matmul_int16),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),

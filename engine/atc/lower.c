@@ -370,7 +370,7 @@ static bool param_input(const char *op, int i)
                                         "Expand", "TopK", "Resize", "Upsample", NULL};
     if (i >= 1 && in_list(op, from1))
         return true;
-    return (!strcmp(op, "Pad") && (i == 1 || i == 3)) ||
+    return (!strcmp(op, "Pad") && i >= 1 && i <= 3) ||
            (!strcmp(op, "ConstantOfShape") && i == 0);
 }
 
@@ -798,6 +798,26 @@ static void lower_node(lctx *c, int ni)
         snprintf(why, sizeof why, "%s has no kernel in nanobench's exeom yet", op);
     if (!why[0] && !strcmp(op, "Slice"))
         slice_reason(c, n, why, sizeof why);
+    if (!why[0] && !strcmp(op, "Pad")) { /* constant pads within int16, no axes (exeom.md) */
+        const char *mode = nb_attr_str(n, "mode", "constant");
+        const nb_tensor *pt = n->n_in > 1 && n->in[1] >= 0 ? c->g->values[n->in[1]].const_val
+                                                            : NULL;
+        if (n->n_in > 3 && n->in[3] >= 0)
+            snprintf(why, sizeof why, "Pad with axes (opset 18): the exeom takes every axis's "
+                     "pads");
+        else if (!pt || (n->n_in > 2 && n->in[2] >= 0 && !is_const(c, n->in[2])))
+            snprintf(why, sizeof why, "Pad pads or value computed at run time (the exeom takes "
+                     "constants)");
+        else if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+            snprintf(why, sizeof why, "Pad mode '%.20s' (the exeom has constant, reflect, "
+                     "edge)", mode);
+        for (int64_t i = 0; pt && !why[0] && i < pt->numel; i++) {
+            int64_t v = nb_tensor_get_i64(pt, i);
+            if (v < -32768 || v > 32767)
+                snprintf(why, sizeof why, "Pad of %lld (the exeom holds int16 pads)",
+                         (long long)v);
+        }
+    }
     if (!why[0] && !strcmp(op, "Gather")) { /* constant indices, at most 6 (exeom.md) */
         const nb_value *iv = n->n_in > 1 && n->in[1] >= 0 ? &c->g->values[n->in[1]] : NULL;
         if (!iv || !is_const(c, n->in[1]))

@@ -199,8 +199,4 @@ int nb_exeom_kernel_id(const char *op_type)
 
 const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }
 
-bool nb_npu_has_kernel(const char *op_type)
-{
-    /* Pad's parameters are not encoded yet (the compiler refuses it) */
-    return nb_exeom_kernel_id(op_type) != 0 && strcmp(op_type, "Pad") != 0;
-}
+bool nb_npu_has_kernel(const char *op_type) { return nb_exeom_kernel_id(op_type) != 0; }

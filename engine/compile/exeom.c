@@ -423,10 +423,28 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         }
         return NB_OK;
     }
-    if (!strcmp(op, "Pad")) /* its constant operands are not encoded yet: refused, not
-                               guessed */
-        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s parameters are not in the exeom "
-                       "yet", k->name, op);
+    if (!strcmp(op, "Pad")) { /* mode, rank, int16 pads (begins, then ends), f32 value */
+        const nb_tensor *pt = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
+                                                                : NULL;
+        const nb_tensor *vt = n && n->n_in > 2 && n->in[2] >= 0 ? g->values[n->in[2]].const_val
+                                                                : NULL;
+        int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
+        const char *mode = n ? nb_attr_str(n, "mode", "constant") : "constant";
+        if (!pt || pt->numel != 2 * rank || rank > 6)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Pad pads are not %d constants",
+                           k->name, 2 * rank);
+        p[0] = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : 0;
+        p[1] = (uint8_t)rank;
+        for (int i = 0; i < 2 * rank; i++) {
+            int64_t v = nb_tensor_get_i64(pt, i);
+            if (v < -32768 || v > 32767)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Pad of %lld", k->name,
+                               (long long)v);
+            put16(p + 2 + 2 * i, (uint32_t)(uint16_t)(int16_t)v);
+        }
+        putf(p + 26, vt && vt->numel ? (float)nb_tensor_get_f64(vt, 0) : 0.0f);
+        return NB_OK;
+    }
     if (!strcmp(op, "Softmax") || !strcmp(op, "Concat") || !strcmp(op, "Flatten")) {
         p[0] = (uint8_t)(int8_t)nb_attr_int(n, "axis", !strcmp(op, "Concat") ? 0 : -1);
         return NB_OK;

@@ -1195,6 +1195,39 @@ static void k_gather(nb_sim_model *m, const sim_task *k)
     }
 }
 
+/* Pad (ONNX Pad-11..18 without axes): output element iy reads input iy - begin; outside the
+ * input, constant mode writes the value, reflect mirrors about the edge element (not
+ * repeating it), edge repeats the edge element. Any layout (logical indices). */
+static void k_pad(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6];
+    for (int64_t e = 0; e < n; e++) {
+        bool inside = true;
+        for (int d = 0; d < y->rank; d++) {
+            int64_t i = iy[d] - k->pad_begin[d], dim = x->dims[d];
+            if (i < 0 || i >= dim) {
+                if (k->pad_mode == 0)
+                    inside = false;
+                else if (k->pad_mode == 2)
+                    i = i < 0 ? 0 : dim - 1;
+                else { /* reflect, period 2 (dim - 1) */
+                    int64_t per = 2 * (dim - 1);
+                    i = per ? ((i % per) + per) % per : 0;
+                    if (i >= dim)
+                        i = per - i;
+                }
+            }
+            ix[d] = i;
+        }
+        double v = inside ? sim_load(x->dtype, xp, sim_ph(m, x, ix)) : (double)k->f[0];
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), v);
+        odo_inc(iy, y->dims, y->rank);
+    }
+}
+
 nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
 {
     const sim_task *k = &m->k[ki];
@@ -1213,6 +1246,7 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
     case K_CONCAT: k_concat(m, k); return NB_OK;
     case K_SLICE: k_slice(m, k); return NB_OK;
     case K_GATHER: k_gather(m, k); return NB_OK;
+    case K_PAD: k_pad(m, k); return NB_OK;
     case K_MAXPOOL: k_maxpool(m, k); return NB_OK;
     case K_GAP: case K_GMP: case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
         return k_reduce(m, k, st);

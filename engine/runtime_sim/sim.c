@@ -859,9 +859,27 @@ static nb_err check_task(vctx *v)
         }
         return NB_OK;
     }
-    case K_PAD:
-        return nb_fail(v->st, NB_ERR_UNSUPPORTED, "task %d (%s): its parameters are not in "
-                       "exeom version 1", v->k, kname(kid));
+    case K_PAD: {
+        k->pad_mode = p[0];
+        int r = p[1];
+        if (k->n_in != 1 || x->dtype != y->dtype || r != x->rank || r != y->rank || r > 6 ||
+            k->pad_mode > 2)
+            return BAD("task %d (Pad): one input of the output's rank and type, mode %d",
+                       v->k, k->pad_mode);
+        for (int d = 0; d < r; d++) {
+            int16_t b, e;
+            memcpy(&b, p + 2 + 2 * d, 2);
+            memcpy(&e, p + 2 + 2 * (r + d), 2);
+            k->pad_begin[d] = b;
+            if ((int64_t)x->dims[d] + b + e != y->dims[d] ||
+                (k->pad_mode == 1 && (b >= x->dims[d] || e >= x->dims[d])) ||
+                (k->pad_mode != 0 && x->dims[d] == 0 && y->dims[d] > 0))
+                return BAD("task %d (Pad): dim %d: %d + %d + %d is not %d", v->k, d,
+                           x->dims[d], b, e, y->dims[d]);
+        }
+        memcpy(&k->f[0], p + 26, 4);
+        return NB_OK;
+    }
     default:
         break;
     }

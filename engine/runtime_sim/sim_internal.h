@@ -51,6 +51,7 @@ typedef struct sim_task {
     int perm[6];       /* transpose */
     int n_sl, sl_axis[3], sl_start[3], sl_step[3]; /* slice: the sliced axes */
     int g_axis, g_n, g_idx[6]; /* gather: axis, the constant indices (normalized) */
+    int pad_mode, pad_begin[6]; /* pad: 0 constant (f[0] its value), 1 reflect, 2 edge */
     int mask, keepdims; /* reduce */
     int64_t M, N, K, batch; /* matmul */
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)
