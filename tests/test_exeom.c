@@ -474,6 +474,67 @@ static void test_sim_pad(void **state)
     nb_model_free(m);
 }
 
+/* Tile and SpaceToDepth on the NPU, worked by hand: x FLOAT [1, 2, 4, 4] holding its flat
+ * index 16c + 4h + w. Tile(x, repeats [1, 2, 1, 2]): y [1, 4, 4, 8] = x[c mod 2][h][w mod 4].
+ * SpaceToDepth(x, blocksize 2), ONNX's DCR order: y2 [1, 8, 2, 2],
+ * y2[(2 bh + bw) 2 + c][h][w] = x[c][2h + bh][2w + bw]. */
+static void test_sim_tile_s2d(void **state)
+{
+    (void)state;
+    mb_model *mm = mb_new(13);
+    const int64_t dx[] = {1, 2, 4, 4}, dy[] = {1, 4, 4, 8}, dy2[] = {1, 8, 2, 2}, d4[] = {4};
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "y", 1, 4, dy);
+    mb_output(mm, "y2", 1, 4, dy2);
+    const int64_t rep[] = {1, 2, 1, 2};
+    mb_init_ints64(mm, "rep", 1, d4, rep, 4);
+    mb_node(mm, "Tile", (const char *[]){"x", "rep", NULL}, (const char *[]){"y", NULL})->name =
+        (char *)"tile";
+    Onnx__NodeProto *n = mb_node(mm, "SpaceToDepth", (const char *[]){"x", NULL},
+                                 (const char *[]){"y2", NULL});
+    n->name = (char *)"s2d";
+    mb_attr_int(n, "blocksize", 2);
+    nb_model *m = load_folded(mm);
+    nb_status st = {0};
+    nb_estimate e;
+    uint8_t *buf = NULL;
+    nb_sim_model *sm = compile_and_load(m, "tile_s2d", &e, &buf);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)], *to[2] = {NULL};
+    int oi[2] = {-1, -1};
+    for (int i = 0; i < 2; i++) { /* by shape: C 4 (Tile), C 8 (SpaceToDepth) */
+        const nb_exeom_tensor *t = &x->t[nb_sim_output_tensor(sm, i)];
+        int which = t->dims[1] == 4 ? 0 : 1;
+        oi[which] = i, to[which] = t;
+    }
+    assert_true(oi[0] >= 0 && oi[1] >= 0);
+    uint8_t *in = calloc(1, ti->bytes), *out[2];
+    void *outs[2];
+    for (int j = 0; j < 2; j++)
+        outs[oi[j]] = out[j] = calloc(1, to[j]->bytes);
+    for (int i = 0; i < 32; i++)
+        nb_sim_set(ti, in, i, i);
+    const void *ins[1] = {in};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    for (int c = 0; c < 4; c++)
+        for (int h = 0; h < 4; h++)
+            for (int w = 0; w < 8; w++)
+                assert_true(nb_sim_get(to[0], out[0], (c * 4 + h) * 8 + w) ==
+                            16 * (c % 2) + 4 * h + w % 4);
+    for (int oc = 0; oc < 8; oc++)
+        for (int h = 0; h < 2; h++)
+            for (int w = 0; w < 2; w++) {
+                int c = oc % 2, blk = oc / 2, bh = blk / 2, bw = blk % 2;
+                assert_true(nb_sim_get(to[1], out[1], (oc * 2 + h) * 2 + w) ==
+                            16 * c + 4 * (2 * h + bh) + 2 * w + bw);
+            }
+    free(in), free(out[0]), free(out[1]), free(buf);
+    nb_sim_free(sm);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
 /* y = 10 log10(Conv(x, W)^2): a 4-tap "STFT" of int16-scaled samples, its power, the Log
  * and the dB scaling of melspectrogram (Transpose, Pow 2, Clip(p, 1e-10), Log, Mul 10,
  * Div ln 10, Sub 0). The layer: int8 W [1, 1, 1, 1], AscendQuant scale 1/256, deq_scale
@@ -980,7 +1041,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
         cmocka_unit_test(test_sim_slice), cmocka_unit_test(test_sim_gather),
-        cmocka_unit_test(test_sim_pad),
+        cmocka_unit_test(test_sim_pad), cmocka_unit_test(test_sim_tile_s2d),
         cmocka_unit_test(test_input_scale), cmocka_unit_test(test_sim_matmul_int16),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),

@@ -1228,6 +1228,28 @@ static void k_pad(nb_sim_model *m, const sim_task *k)
     }
 }
 
+/* Tile: output element iy reads input iy mod the input's dims. SpaceToDepth (ONNX's, DCR):
+ * y[n][(bh b + bw) C + c][h][w] = x[n][c][h b + bh][w b + bw]. Any layout. */
+static void k_tile_s2d(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6] = {0};
+    int64_t b = k->kid == K_S2D ? x->dims[2] / y->dims[2] : 1, C = x->dims[1];
+    for (int64_t e = 0; e < n; e++) {
+        if (k->kid == K_TILE) {
+            for (int d = 0; d < y->rank; d++)
+                ix[d] = iy[d] % x->dims[d];
+        } else {
+            int64_t blk = iy[1] / C, bh = blk / b, bw = blk % b;
+            ix[0] = iy[0], ix[1] = iy[1] % C, ix[2] = iy[2] * b + bh, ix[3] = iy[3] * b + bw;
+        }
+        sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
+        odo_inc(iy, y->dims, y->rank);
+    }
+}
+
 nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
 {
     const sim_task *k = &m->k[ki];
@@ -1247,6 +1269,7 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
     case K_SLICE: k_slice(m, k); return NB_OK;
     case K_GATHER: k_gather(m, k); return NB_OK;
     case K_PAD: k_pad(m, k); return NB_OK;
+    case K_TILE: case K_S2D: k_tile_s2d(m, k); return NB_OK;
     case K_MAXPOOL: k_maxpool(m, k); return NB_OK;
     case K_GAP: case K_GMP: case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
         return k_reduce(m, k, st);

@@ -859,6 +859,22 @@ static nb_err check_task(vctx *v)
         }
         return NB_OK;
     }
+    case K_TILE: /* repeats are the output's dims over the input's */
+        if (k->n_in != 1 || x->dtype != y->dtype || x->rank != y->rank)
+            return BAD("task %d (Tile): one input of the output's rank and type", v->k);
+        for (int d = 0; d < x->rank; d++)
+            if (x->dims[d] == 0 ? y->dims[d] != 0 : y->dims[d] % x->dims[d] != 0)
+                return BAD("task %d (Tile): dim %d: %d is not a multiple of %d", v->k, d,
+                           y->dims[d], x->dims[d]);
+        return NB_OK;
+    case K_S2D: { /* DCR: [N, C, H, W] -> [N, C b^2, H / b, W / b], b from the dims */
+        int b = y->rank == 4 && y->dims[2] > 0 ? x->dims[2] / y->dims[2] : 0;
+        if (k->n_in != 1 || x->dtype != y->dtype || x->rank != 4 || y->rank != 4 || b < 1 ||
+            y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] * b * b ||
+            y->dims[2] * b != x->dims[2] || y->dims[3] * b != x->dims[3])
+            return BAD("task %d (SpaceToDepth): [N, C, H, W] -> [N, C b^2, H/b, W/b]", v->k);
+        return NB_OK;
+    }
     case K_PAD: {
         k->pad_mode = p[0];
         int r = p[1];

@@ -27,7 +27,7 @@ enum {
     K_TANH, K_EXP, K_LOG, K_ABS, K_NEG, K_CLIP, K_SQRT, K_RESHAPE, K_IDENTITY, K_SQUEEZE,
     K_UNSQUEEZE, K_FLATTEN, K_TRANSPOSE, K_CONCAT, K_SLICE, K_MAXPOOL, K_GAP, K_GMP,
     K_RMEAN, K_RMAX, K_RMIN, K_RSUM, K_SOFTMAX, K_GREATER, K_EQUAL, K_OR, K_AND, K_WHERE,
-    K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_GATHER, K_COUNT
+    K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_GATHER, K_TILE, K_S2D, K_COUNT
 };
 
 /* A task as the kernels run it: operands resolved, parameters decoded and checked. */
