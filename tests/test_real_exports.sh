@@ -77,5 +77,15 @@ check fifo_cnn --data_dir "$T/d/frame;$T/d/fifo"
 check if_untyped --data_dir "$T/d/if"
 data "$T/d/x3" 1,3,16,16 9
 check paddle_op11 --data_dir "$T/d/x3" # opset 11: Softmax's flattening kept, Split as Slices
+# QAT edge cases: an fp16 input is evaluated on random fp16 values (the SQNR is finite, not the
+# "-" of all-zero inputs); a pair whose removal would unclamp another reader is refused
+check qat_fp16_input
+grep -q '"sqnr_db_worst": -\?[0-9]' "$T/qat_fp16_input.json" ||
+    fail "qat_fp16_input: evaluated on zeros (no SQNR)"
+if "$NB" --no-record bringup "$R/qat_shared_chain.onnx" --out "$T/shared" >/dev/null 2>"$T/shared.err"; then
+    fail "qat_shared_chain: brought up; the Reshape's other reader would be unclamped"
+elif ! grep -q "whose output is also read elsewhere" "$T/shared.err"; then
+    fail "qat_shared_chain: $(cat "$T/shared.err")"
+fi
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "real exports: 9 models up"
+echo "real exports: 10 models up, a shared Q/DQ chain refused"

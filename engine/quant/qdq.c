@@ -1364,6 +1364,19 @@ static const Onnx__NodeProto *shared_link(const scope *g, Onnx__NodeProto *const
     return NULL;
 }
 
+/* The refusal of a chain shared_link finds shared (NB_ERR_UNSUPPORTED), or false. */
+static bool shared_fail(const char *src, const scope *g, const Onnx__NodeProto *nd,
+                        Onnx__NodeProto *const *chain, int n, nb_status *st)
+{
+    const Onnx__NodeProto *sh = shared_link(g, chain, n);
+    if (sh)
+        nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): its input's Q/DQ pair reaches it "
+                "through %s '%s', whose output is also read elsewhere (another node or a graph "
+                "output): removing the pair would change what that reader sees; nanobench does "
+                "not import that shape yet", src, nd->name, nd->op_type, sh->op_type, sh->name);
+    return sh != NULL;
+}
+
 static nb_err find_act_qdq(const char *src, const scope *g, Onnx__NodeProto *nd,
                            Onnx__NodeProto **dq_out, Onnx__NodeProto **q_out, act_edges *el,
                            nb_status *st)
@@ -1375,14 +1388,8 @@ static nb_err find_act_qdq(const char *src, const scope *g, Onnx__NodeProto *nd,
         Onnx__NodeProto *p = reader->input[0][0] ? scope_producer(g, reader->input[0]) : NULL;
         Onnx__NodeProto *q = q_of(g, p);
         if (q) {
-            const Onnx__NodeProto *sh = shared_link(g, chain, nch);
-            if (sh)
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): its input's "
-                               "Q/DQ pair reaches it through %s '%s', whose output is also "
-                               "read elsewhere (another node or a graph output): removing the "
-                               "pair would change what that reader sees; nanobench does not "
-                               "import that shape yet", src, name, nd->op_type, sh->op_type,
-                               sh->name);
+            if (shared_fail(src, g, nd, chain, nch, st))
+                return st->code;
             *dq_out = p;
             *q_out = q;
             return add_edge(el, reader, 0, q->input[0]) ? NB_OK
@@ -1399,13 +1406,8 @@ static nb_err find_act_qdq(const char *src, const scope *g, Onnx__NodeProto *nd,
         }
         if (p && !strcmp(p->op_type, "Concat") && p->n_input > 0) {
             chain[nch++] = p;
-            const Onnx__NodeProto *sh = shared_link(g, chain, nch);
-            if (sh)
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): its input's Q/DQ "
-                               "pairs reach it through %s '%s', whose output is also read "
-                               "elsewhere (another node or a graph output): removing the pairs "
-                               "would change what that reader sees; nanobench does not import "
-                               "that shape yet", src, name, nd->op_type, sh->op_type, sh->name);
+            if (shared_fail(src, g, nd, chain, nch, st))
+                return st->code;
             Onnx__NodeProto *first = NULL;
             for (size_t k = 0; k < p->n_input; k++) {
                 Onnx__NodeProto *dk = p->input[k][0] ? scope_producer(g, p->input[k]) : NULL;

@@ -19,6 +19,10 @@ up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
   paddle_op11      opset 11 as paddle2onnx writes it by default: Squeeze, Unsqueeze, ReduceSum
                    and Split with attribute axes/split, a Softmax over a flattened 3-D tensor
                    (opset 11's axis meaning), Conv + BatchNormalization
+  qat_fp16_input   a Q/DQ model whose input is float16 (Cast -> Q/DQ -> Conv): evaluated on
+                   random fp16 values, not zeros
+  qat_shared_chain a Q/DQ pair before a Reshape whose output is also a graph output: removing
+                   the pair would unclamp that output, so the import refuses it
   if_untyped       an If whose branch outputs declare no type (ORT infers them), on a
                    condition from the input's shape
 usage: tests/data/real/make_models.py [OUT_DIR]"""
@@ -308,6 +312,34 @@ def paddle_op11():
                inits), "paddle_op11", 11, "PaddlePaddle", 6)
 
 
+def qat_edge_cases():
+    rng = np.random.default_rng(0)
+    w = rng.normal(0, .3, (8, 1, 3, 3)).astype(np.float32)
+    ws = (abs(w).max((1, 2, 3)) / 127).astype(np.float32)
+
+    def inits():
+        return [numpy_helper.from_array(np.float32(1 / 64), "s"),
+                numpy_helper.from_array(np.uint8(0), "z"),
+                numpy_helper.from_array(np.array([1, 1, 16, 16], np.int64), "shp"),
+                numpy_helper.from_array(np.round(w / ws[:, None, None, None]).astype(np.int8), "wq"),
+                numpy_helper.from_array(ws, "ws"),
+                numpy_helper.from_array(np.zeros(8, np.int8), "wz")]
+    qdq = [helper.make_node("QuantizeLinear", ["xf", "s", "z"], ["xq"], name="q"),
+           helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq"),
+           helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="wdq", axis=0)]
+    nodes = [helper.make_node("Cast", ["x"], ["xf"], name="cast", to=T.FLOAT)] + qdq + [
+        helper.make_node("Conv", ["xd", "wd"], ["y"], name="conv1", pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT16, [1, 1, 16, 16])],
+                          [vi("y", [1, 8, 16, 16])], inits()[:2] + inits()[3:])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "qat_fp16_input", 13)
+    nodes = [helper.make_node("Identity", ["x"], ["xf"], name="id")] + qdq + [
+        helper.make_node("Reshape", ["xd", "shp"], ["r"], name="rs"),
+        helper.make_node("Conv", ["r", "wd"], ["y"], name="conv1", pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [vi("x", [1, 256])], [vi("y", [1, 8, 16, 16]),
+                          vi("r", [1, 1, 16, 16])], inits())
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "qat_shared_chain", 13)
+
+
 def if_untyped():
     rng = np.random.default_rng(2)
     inits = [numpy_helper.from_array(a, n) for a, n in [
@@ -329,6 +361,6 @@ def if_untyped():
     save(model(nodes, "g", [vi("x", [1, 8, 16])], [vi("y", [1, 8, 4])], inits), "if_untyped", 13)
 
 
-for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, if_untyped):
+for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, if_untyped, qat_edge_cases):
     f()
-    print("wrote", os.path.join(OUT, f.__name__ + ".onnx"))
+    print("wrote", f.__name__)
