@@ -144,16 +144,7 @@ int child(bu *b, int step, const char *detail, const char *logname, int64_t pare
                 fputc('\n', stderr);
             return interrupted(step_name[step]);
         }
-        struct pollfd fds[2];
-        int n = 0;
-        if (j->out_fd >= 0)
-            fds[n++] = (struct pollfd){.fd = j->out_fd, .events = POLLIN};
-        if (j->err_fd >= 0)
-            fds[n++] = (struct pollfd){.fd = j->err_fd, .events = POLLIN};
-        if (n)
-            poll(fds, (nfds_t)n, 100);
-        else
-            nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+        tui_job_wait_io(j, 100);
         if (b->tty && j->progress_total > 0 && j->progress_done != shown) {
             char p[96];
             snprintf(p, sizeof p, "%s %lld/%lld", j->progress_what, (long long)j->progress_done,

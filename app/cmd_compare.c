@@ -352,8 +352,7 @@ static int file_compare(int argc, char **argv)
                    "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
                    b->npu->task_id, b->m.cos, b->m.sqnr_db,
                    nb_cmp_cause(&cs, first_bad, cause, sizeof cause),
-                   !strcmp(origin, "inherited") ? "inherited from the layer before"
-                   : !strcmp(origin, "accumulated")
+                   !strcmp(origin, "accumulated")
                        ? "accumulated: the error grew gradually (within 3 dB of the layer "
                          "before, which is within the thresholds) and crosses here"
                        : "introduced here (the layer before is within the thresholds)");

@@ -222,9 +222,8 @@ static void test_accumulated_single_point(void **state)
  * output of bn, the last node it covers, though it holds no value of that name; fp16
  * clamps name saturation as the cause; a layer picked by task and by covered node; two
  * failing rows after a good one: the first is "introduced" (the compared row before the
- * first over threshold is within them by definition, so the "inherited" origin of the
- * verdict can never be given: the rule carried over from app/cmd_compare.c is dead); two
- * golden dumps of one node are refused. */
+ * first over threshold is within them by definition: an error is introduced or accumulated
+ * there, never inherited); two golden dumps of one node are refused. */
 static void test_fused_inherited_saturation(void **state)
 {
     (void)state;

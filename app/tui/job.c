@@ -300,23 +300,26 @@ bool tui_job_poll(tui_job *j)
 }
 
 /* polls until done or until deadline (monotonic seconds; <= 0: none) */
+void tui_job_wait_io(const tui_job *j, int ms)
+{
+    struct pollfd fds[2];
+    int n = 0;
+    if (j->out_fd >= 0)
+        fds[n++] = (struct pollfd){.fd = j->out_fd, .events = POLLIN};
+    if (j->err_fd >= 0)
+        fds[n++] = (struct pollfd){.fd = j->err_fd, .events = POLLIN};
+    if (n)
+        poll(fds, (nfds_t)n, ms);
+    else
+        nanosleep(&(struct timespec){0, (long)ms * 1000000L}, NULL);
+}
+
 static void wait_until(tui_job *j, double deadline)
 {
     while (!tui_job_poll(j)) {
         if (deadline > 0 && now_s() >= deadline)
             return;
-        struct pollfd fds[2];
-        int n = 0;
-        if (j->out_fd >= 0)
-            fds[n++] = (struct pollfd){.fd = j->out_fd, .events = POLLIN};
-        if (j->err_fd >= 0)
-            fds[n++] = (struct pollfd){.fd = j->err_fd, .events = POLLIN};
-        if (n)
-            poll(fds, (nfds_t)n, 20);
-        else {
-            struct timespec ts = {0, 10 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+        tui_job_wait_io(j, 20);
     }
 }
 

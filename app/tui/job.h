@@ -39,6 +39,8 @@ tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const
 /* Reads what the child wrote, without blocking; reaps it when it has exited. Returns true
  * once the job is done. */
 bool tui_job_poll(tui_job *j);
+/* Sleeps until the child writes on stdout or stderr, or ms milliseconds pass. */
+void tui_job_wait_io(const tui_job *j, int ms);
 /* Waits (blocking) until the job is done. */
 void tui_job_wait(tui_job *j);
 /* SIGINT to the child's process group (its cleanup removes partial outputs), SIGKILL after

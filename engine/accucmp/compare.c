@@ -567,7 +567,7 @@ static void verdict(nb_comparison *c)
     c->verdict_text = carries ? "problem node (the failure carries to the network output)"
                               : "single-point error (the network output is within the "
                                 "thresholds)";
-    /* introduced here, or inherited: was the previous compared layer already off? */
+    /* the compared row before it (within every threshold, by definition of first_bad) */
     for (int i = c->first_bad - 1; i >= 0 && c->prev < 0; i--)
         if (rows[i].compared)
             c->prev = i;
@@ -588,12 +588,11 @@ static void verdict(nb_comparison *c)
     if (drop < 6.0)
         c->worst = c->worst_prev = -1;
     int fb = c->first_bad, pv = c->prev;
-    bool inherited = pv >= 0 && rows[pv].fails;
-    /* not inherited, but the layer before was within 3 dB: the error grew gradually and
-       crosses the threshold here (accumulated), rather than appearing here (introduced) */
-    bool gradual = pv >= 0 && !inherited &&
+    /* the layer before within 3 dB: the error grew gradually and crosses the threshold here
+       (accumulated), rather than appearing here (introduced) */
+    bool gradual = pv >= 0 &&
                    sqnr_shown(rows[pv].m.sqnr_db) - sqnr_shown(rows[fb].m.sqnr_db) < 3.0;
-    c->origin = inherited ? "inherited" : gradual ? "accumulated" : "introduced";
+    c->origin = gradual ? "accumulated" : "introduced";
 }
 
 nb_err nb_compare(const nb_compare_opts *o, nb_comparison *c, nb_status *st)

@@ -212,8 +212,8 @@ typedef struct nb_comparison {
     const char *verdict, *verdict_text;
     int first_bad;               /* the first row over threshold, or -1 */
     int prev;                    /* the compared row before it, or -1 */
-    /* first_bad's error: "inherited" (prev is over too), "accumulated" (prev is within
-       every threshold and within 3 dB of SQNR), else "introduced" */
+    /* first_bad's error: "accumulated" (prev, within every threshold as any row before
+       first_bad, is within 3 dB of SQNR), else "introduced" */
     const char *origin;
     int worst, worst_prev;       /* the largest SQNR fall from one compared row to the next,
                                     when over first_bad exists and the fall is >= 6 dB; or -1 */
