@@ -369,6 +369,51 @@ static void test_minmax_percentile_kl(void **state)
     assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
     assert_float_equal(q.clip_min, -0.05, 1e-7);
     assert_float_equal(q.clip_max, -0.05 + 2048.5 * 0.99999 / 2048, 1e-5);
+    nb_hist_free(&h);
+    /* data well above 0 (a log-mel feature): x + 3.5, uniform on [3.5, 4.49999]. From 0 the
+       candidates below 3.5 hold every value in their last bin (P = Q = one spike, KL 0);
+       from the minimum it is the uniform case again: 2048.5 bins of 0.99999 / 2048 above
+       3.5, and the asymmetric grid still holds 0 */
+    assert_int_equal(nb_hist_init(&h, 4096, &st), NB_OK);
+    for (int i = 0; i < 100000; i++)
+        x[i] = (float)i / 100000 + 3.5f;
+    assert_int_equal(nb_hist_add(&h, x, 100000, &st), NB_OK);
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_max, 3.5 + 2048.5 * 0.99999 / 2048, 1e-5);
+    assert_float_equal(q.clip_min, 0, 0);
+    nb_hist_free(&h);
+    /* signed data on an asymmetric grid: x = 1.5 i / 1e5 - 0.5 on [-0.5, 0.999985]. The |x|
+       histogram is two flat steps meeting at a level edge (0.5 = 1024 of 2048 bins, 16 bins
+       to each of the 128 levels), so P = Q at the full width again and T = 2048.5 bins. The
+       grid then spans the data, [-0.5, 0.999985], not [-T, T]: no levels below -0.5 */
+    assert_int_equal(nb_hist_init(&h, 4096, &st), NB_OK);
+    for (int i = 0; i < 100000; i++)
+        x[i] = 1.5f * (float)i / 100000 - 0.5f;
+    assert_int_equal(nb_hist_add(&h, x, 100000, &st), NB_OK);
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    assert_float_equal(q.clip_min, -0.5, 1e-7);
+    assert_float_equal(q.clip_max, h.max, 0);
+    assert_float_equal(q.scale, (h.max + 0.5) / 255, 1e-8);
+    nb_hist_free(&h);
+    /* a ReLU's spike: x = -ln(1 - (i + 0.5) / 1e5) (exponential: dense near 0, a long tail) alone, then with 100000
+       zeros added. bins[0] takes bins[1]'s count (NVIDIA's entropy calibrator), so both
+       histograms become the same and so do their thresholds. With the spike kept, Q spreads
+       it over its level's bins at every width and the search clips far more of the tail:
+       3.05 instead of 10.6 with the zeros (measured with that line taken out) */
+    double alone;
+    assert_int_equal(nb_hist_init(&h, 4096, &st), NB_OK);
+    for (int i = 0; i < 100000; i++)
+        x[i] = (float)-log1p(-(i + 0.5) / 100000);
+    assert_int_equal(nb_hist_add(&h, x, 100000, &st), NB_OK);
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    alone = q.clip_max;
+    float *zeros = calloc(100000, sizeof(float));
+    assert_non_null(zeros);
+    assert_int_equal(nb_hist_add(&h, zeros, 100000, &st), NB_OK);
+    free(zeros);
+    assert_int_equal(nb_act_calibrate(&h, NB_ACT_KL, &cfg, true, &q, &st), NB_OK);
+    print_message("KL on the exponential: %g alone, %g with the zeros\n", alone, q.clip_max);
+    assert_float_equal(q.clip_max, alone, 0);
     free(x);
     nb_hist_free(&h);
 }
