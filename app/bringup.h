@@ -68,10 +68,19 @@ void step_line(const bu *b, int step, const char *detail, const char *progress);
 void step_done(const bu *b, int step, const char *detail);
 int interrupted(const char *stage);
 void save_log(const bu *b, const tui_job *j, const char *name);
+/* runs a command (a) as a child recorded under parent, titled title (step >= 0: its
+   progress on step's line); 0 with the finished job in *out; -1 when it failed, its message
+   in err and its exit status in *status; else the bringup's exit status (an interrupt) */
+int child_soft(bu *b, int step, const char *title, const char *detail, const char *logname,
+               int64_t parent, bu_argv *a, tui_job **out, char *err, size_t errlen,
+               int *status);
 /* runs step's command (a) as a child recorded under parent; its job into *out */
 int child(bu *b, int step, const char *detail, const char *logname, int64_t parent,
           bu_argv *a, tui_job **out);
 json_t *job_json(const tui_job *j, const char *stage, int *rc);
+/* atc's argument list for the deploy model into output (.exeom and .dbg), with the
+   bringup's flags and --nb_input_scale=scale when scale is not NULL */
+void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale);
 void atc_warnings(bu *b, const char *err);
 
 /* ---- the data (bringup_inputs.c): the model's inputs, the data folders, the evaluation
@@ -92,6 +101,10 @@ const char *bu_str(const json_t *o, const char *key);
  * into *worst; NULL with *rc the exit status after the message */
 json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc);
 json_t *saturation_json(const bu *b, double *total);
+/* fp16 saturation's fix, tried and measured (bringup_fix.c): the --nb_input_scale that
+ * clamps nothing on the K inputs and the network outputs with it; before: the clamps of the
+ * bringup's own runs. NULL with *rc the exit status (an interrupt, out of memory). */
+json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc);
 json_t *calibration_json(const bu *b);
 json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                             int64_t exeom_bytes, const char *dumped, double wall, bool below);

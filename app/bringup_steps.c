@@ -119,33 +119,30 @@ void save_log(const bu *b, const tui_job *j, const char *name)
     }
 }
 
-/* Runs one step's child to its end. Returns 0 with *out the finished job (exit status 0), or
- * the bringup's exit status after its one-line error (the job freed). */
-int child(bu *b, int step, const char *detail, const char *logname, int64_t parent,
-                 bu_argv *a, tui_job **out)
+/* Runs a child to its end: 0 with *out the finished job (exit status 0); an interrupt gives
+ * the bringup's exit status after its line; a child that failed gives -1 with its message
+ * (without "nanobench: ") in err, the job freed. */
+int child_soft(bu *b, int step, const char *title, const char *detail, const char *logname,
+               int64_t parent, bu_argv *a, tui_job **out, char *err, size_t errlen,
+               int *status)
 {
     *out = NULL;
+    *status = 0;
     if (a->oom) {
         args_free(a);
         return cli_fail(1, "out of memory");
     }
-    char err[512] = "";
-    tui_job *j = tui_job_start(b->db, parent, a->v, step_name[step], err, sizeof err);
+    err[0] = 0;
+    tui_job *j = tui_job_start(b->db, parent, a->v, title, err, errlen);
     args_free(a);
     if (!j)
-        return cli_fail(1, "bringup: %s: %s", step_name[step], err);
+        return cli_fail(1, "bringup: %s: %s", title, err);
     int64_t shown = -1;
     while (!tui_job_poll(j)) {
-        if (g_sig) {
-            tui_job_cancel(j);
-            save_log(b, j, logname);
-            tui_job_free(j);
-            if (b->tty)
-                fputc('\n', stderr);
-            return interrupted(step_name[step]);
-        }
+        if (g_sig)
+            break;
         tui_job_wait_io(j, 100);
-        if (b->tty && j->progress_total > 0 && j->progress_done != shown) {
+        if (step >= 0 && b->tty && j->progress_total > 0 && j->progress_done != shown) {
             char p[96];
             snprintf(p, sizeof p, "%s %lld/%lld", j->progress_what, (long long)j->progress_done,
                      (long long)j->progress_total);
@@ -153,27 +150,68 @@ int child(bu *b, int step, const char *detail, const char *logname, int64_t pare
             shown = j->progress_done;
         }
     }
-    save_log(b, j, logname);
-    if (g_sig) { /* the signal came as the child ended: stop all the same */
+    if (g_sig) { /* also when the signal came as the child ended: stop all the same */
+        if (!j->done)
+            tui_job_cancel(j);
+        save_log(b, j, logname);
         tui_job_free(j);
         if (b->tty)
             fputc('\n', stderr);
-        return interrupted(step_name[step]);
+        return interrupted(title);
     }
+    save_log(b, j, logname);
     if (j->status != 0) {
         const char *m = tui_job_error(j);
         if (!strncmp(m, "nanobench: ", 11))
             m += 11;
         else if (!strncmp(m, "nanobench ", 10))
             m += 10;
-        if (b->tty)
-            fputc('\n', stderr);
-        int rc = cli_fail(j->status == 2 ? 2 : 1, "bringup: %s failed: %s", step_name[step], m);
+        snprintf(err, errlen, "%s", m);
+        *status = j->status;
         tui_job_free(j);
-        return rc;
+        return -1;
     }
     *out = j;
     return 0;
+}
+
+/* Runs one step's child to its end. Returns 0 with *out the finished job (exit status 0), or
+ * the bringup's exit status after its one-line error (the job freed). */
+int child(bu *b, int step, const char *detail, const char *logname, int64_t parent,
+                 bu_argv *a, tui_job **out)
+{
+    char err[1024];
+    int status, r = child_soft(b, step, step_name[step], detail, logname, parent, a, out, err,
+                               sizeof err, &status);
+    if (r >= 0)
+        return r;
+    if (b->tty)
+        fputc('\n', stderr);
+    return cli_fail(status == 2 ? 2 : 1, "bringup: %s failed: %s", step_name[step], err);
+}
+
+void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale)
+{
+    const char *fp16 = b->fp16 ? b->fp16 : b->fp16_all;
+    if (g_rec.no_record)
+        arg(a, "--no-record");
+    if (g_rec.require_record)
+        arg(a, "--require-record");
+    arg(a, "atc");
+    arg(a, "--mode=30");
+    arg(a, "--framework=5");
+    arg(a, "--soc_version=%s", b->soc ? b->soc : "Ascend035A");
+    arg(a, "--model=%s", b->deploy);
+    arg(a, "--output=%s", output);
+    if (*fp16)
+        arg(a, "--input_fp16_nodes=%s", fp16);
+    arg(a, "--output_type=%s", b->otype ? b->otype : "FP16");
+    if (b->shape)
+        arg(a, "--input_shape=%s", b->shape);
+    if (b->out_nodes)
+        arg(a, "--out_nodes=%s", b->out_nodes);
+    if (scale)
+        arg(a, "--nb_input_scale=%s", scale);
 }
 
 /* The JSON object a finished child printed; NULL after the error line (exit 1). */

@@ -114,7 +114,12 @@ static void put(const char *label, int max, const char *fmt, ...)
         printf("%-*s", LABEL, line ? "" : label);
         int cut = (int)n;
         if ((int)n > w && line == max - 1) {
+            /* at a space: "..." never takes half of a number ("65504" shown as "6...") */
             cut = w - 3;
+            while (cut > w / 2 && p[cut] != ' ')
+                cut--;
+            if (p[cut] != ' ')
+                cut = w - 3;
         } else if ((int)n > w) {
             cut = w;
             while (cut > w / 2 && p[cut] != ' ')
@@ -286,6 +291,29 @@ compile:;
         }
         put("saturation", 2, "fp16 at 65504: %s", t1);
     }
+    const json_t *fx = json_object_get(s, "saturation_fix");
+    if (json_is_object(fx)) {
+        const json_t *tr = json_object_get(fx, "tried"), *fo = json_object_get(fx, "outputs");
+        const char *fs = bu_str(fx, "nb_input_scale");
+        if (*bu_str(fx, "not_tried"))
+            put("fix", 1, "not tried: %s", bu_str(fx, "not_tried"));
+        else if (!*fs)
+            put("fix", 3, "no atc --nb_input_scale clamps nothing (%zu tried): %s",
+                json_array_size(tr), bu_str(fx, "note"));
+        else {
+            const json_t *o0 = json_array_get(json_object_get(s, "outputs"), 0),
+                         *f0 = json_array_get(fo, 0);
+            bool score = bu_num(o0, "numel") == 1;
+            const char *key = score ? "pooled_cosine" : "cosine_worst";
+            put("fix", 4, "tried and measured (%zu compiles): atc --nb_input_scale=\"%s\" clamps "
+                "nothing on %.0f/%d inputs (%.0f values before); output SQNR mean %s -> %s, "
+                "%s %s -> %s (fix/ in out)", json_array_size(tr), fs, bu_num(fx, "inputs"), b->n_eval,
+                bu_num(fx, "saturations_before"), db_str(bu_num(o0, "sqnr_db_mean"), t2, sizeof t2),
+                db_str(bu_num(f0, "sqnr_db_mean"), t3, sizeof t3),
+                score ? "cosine over the inputs" : "worst cosine",
+                cos_str(bu_num(o0, key), t4, sizeof t4), cos_str(bu_num(f0, key), t1, sizeof t1));
+        }
+    }
     const json_t *outs = json_object_get(s, "outputs");
     for (size_t i = 0; i < json_array_size(outs) && i < 3; i++) {
         const json_t *o = json_array_get(outs, i);
@@ -303,6 +331,10 @@ compile:;
             put("", 1, "cosine 1 on one value; over the %d inputs together: %s, %s", b->n_eval,
                 cos_str(bu_num(o, "pooled_cosine"), t2, sizeof t2),
                 db_str(bu_num(o, "pooled_sqnr_db"), t3, sizeof t3));
+            if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
+                put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s "
+                    "of float at its magnitude", bu_num(o, "max_fp16_steps"),
+                    bu_num(o, "max_fp16_steps") == 1 ? "" : "s");
         } else {
             put(i ? "" : "output", 2, "%s [%s], %d input%s: cosine mean %s worst %s",
                 oname, bu_str(o, "shape"), b->n_eval, b->n_eval == 1 ? "" : "s",
@@ -311,6 +343,10 @@ compile:;
             put("", 1, "SQNR mean %s worst %s, max |npu - float| %.4g",
                 db_str(bu_num(o, "sqnr_db_mean"), t2, sizeof t2),
                 db_str(bu_num(o, "sqnr_db_worst"), t4, sizeof t4), bu_num(o, "max_abs_error"));
+            if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
+                put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s "
+                    "of float at its magnitude", bu_num(o, "max_fp16_steps"),
+                    bu_num(o, "max_fp16_steps") == 1 ? "" : "s");
         }
     }
     if (json_array_size(outs) > 3)
@@ -320,7 +356,7 @@ compile:;
             b->n_eval);
     const json_t *fb = json_object_get(cm, "first_over_threshold");
     if (json_is_object(fb)) {
-        put("compare", 2, "%s", bu_str(cm, "verdict_text"));
+        put("compare", 3, "%s", bu_str(cm, "verdict_text"));
         char lname[48];
         short_label(bu_str(fb, "layer"), lname, sizeof lname);
         put("", 2, "first over threshold: %s (%s), cos %s, %s; %.0f/%.0f over",
@@ -441,6 +477,15 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
         json_object_set_new(jo, "pooled_cosine", cli_jnum(acc.pooled_cos));
         json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(acc.pooled_sqnr));
         json_object_set_new(jo, "worst_cosine", cli_jnum(acc.gate));
+        /* an fp16 output within 2 of fp16's steps of float everywhere agrees at its own
+           resolution, whatever its SQNR (issue 26: hey_mycroft's score 1.19e-7 against
+           2e-10, -51 dB, is 2 steps of fp16's subnormal 5.96e-8) */
+        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
+                                                               "outputs"), o), "npu_dtype");
+        json_object_set_new(jo, "npu_dtype", nb_json_string(nd));
+        json_object_set_new(jo, "max_fp16_steps", cli_jnum(acc.fp16_steps));
+        json_object_set_new(jo, "agrees_at_fp16_resolution",
+                            json_boolean(!strcmp(nd, "FLOAT16") && acc.fp16_steps <= 2));
         json_object_set_new(jo, "per_input", per);
         continue;
     fail:

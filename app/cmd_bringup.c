@@ -46,7 +46,8 @@ static void help(void)
            "command, recorded as a child of this bringup's run (nanobench history show RUN).\n"
            "Prints a one-screen summary: the five estimate items, the calibration algorithm\n"
            "and its 3 worst layers, the exeom size, NPU cycles and ms at 64/200 MHz, fp16\n"
-           "saturation, the network output's cosine and SQNR against float (mean and worst\n"
+           "saturation (and its fix, tried: the smallest atc --nb_input_scale 2^-k that\n"
+           "clamps nothing, measured), the network output's cosine and SQNR against float (mean and worst\n"
            "over the K inputs), the verdict and the first layer over threshold with its\n"
            "likely cause, the run ids and the folder; --json prints it as one JSON object\n"
            "(DIR/summary.json holds it too). A progress line per step goes to stderr.\n"
@@ -331,23 +332,7 @@ calibrate:
     char output[3400];
     snprintf(output, sizeof output, "%s/%s", b->outdir, b->stem);
     snprintf(b->exeom, sizeof b->exeom, "%s.exeom", output);
-    const char *fp16 = b->fp16 ? b->fp16 : b->fp16_all;
-    GLOBAL_FLAGS();
-    arg(&a, "atc");
-    arg(&a, "--mode=30");
-    arg(&a, "--framework=5");
-    arg(&a, "--soc_version=%s", b->soc ? b->soc : "Ascend035A");
-    arg(&a, "--model=%s", b->deploy);
-    arg(&a, "--output=%s", output);
-    if (*fp16)
-        arg(&a, "--input_fp16_nodes=%s", fp16);
-    arg(&a, "--output_type=%s", b->otype ? b->otype : "FP16");
-    if (b->shape)
-        arg(&a, "--input_shape=%s", b->shape);
-    if (b->out_nodes)
-        arg(&a, "--out_nodes=%s", b->out_nodes);
-    if (b->in_scale)
-        arg(&a, "--nb_input_scale=%s", b->in_scale);
+    atc_argv(b, &a, output, b->in_scale);
     int64_t parent = b->id_cal > 0 ? b->id_cal : b->id_est > 0 ? b->id_est : g_rec.run_id;
     STEP_TIMER(2, child(b, 2, "", "3-atc", parent, &a, &j));
     if (rc)
@@ -516,10 +501,16 @@ calibrate:
     json_t *outs = output_metrics(b, outs0, &worst_cos, &rc);
     if (!outs)
         goto out;
-    json_t *sat = saturation_json(b, &sat_total);
+    json_t *sat = saturation_json(b, &sat_total), *fix = NULL;
+    if (sat_total > 0 && !(fix = saturation_fix(b, sat_total, parent, &rc))) {
+        json_decref(outs);
+        json_decref(sat);
+        goto out;
+    }
     bool below = b->has_fail_cos && (isnan(worst_cos) || worst_cos < b->fail_cos);
     double wall = now_s() - b->t0;
     summary = summary_json(b, outs, worst_cos, sat, (int64_t)sb.st_size, dumped, wall, below);
+    json_object_set_new(summary, "saturation_fix", fix ? fix : json_null());
 
     char sp[3400];
     snprintf(sp, sizeof sp, "%s/summary.json", b->outdir);

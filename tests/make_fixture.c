@@ -9,6 +9,9 @@
  *   conv         y = Relu(Conv(x, W)), x FLOAT [1,3,8,8], W [8,3,3,3] with W[i] =
  *                ((7 i) mod 11 - 5) / 8 (the workbench's end-to-end test, test_tui.sh)
  *   dyn_time     y = Relu(x), x FLOAT [1,T,16]: a dynamic dim that is not the batch
+ *   ln_sat       y = LayerNorm(MatMul(x, I)) written out (ReduceMean, Sub, Pow "pow",
+ *                ReduceMean, Add 1e-5, Sqrt, Div), x FLOAT [1,16]: the variance of inputs
+ *                of +-1000 is beyond fp16 (bringup's --nb_input_scale fix)
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
  *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
@@ -242,6 +245,40 @@ int main(int argc, char **argv)
             ->name = "div";
         mb_node(m, "Sub", (const char *[]){"d", "zero", NULL}, (const char *[]){"y", NULL})
             ->name = "sub";
+    } else if (!strcmp(kind, "ln_sat")) {
+        /* a LayerNorm whose variance saturates fp16 (hey_mycroft's Pow_5): c = MatMul(x, I)
+           "mm", d = c - ReduceMean(c), v = ReduceMean(Pow(d, 2)) "pow", y = d / Sqrt(v +
+           1e-5), x FLOAT [1,16], axes -1 kept. For d = +-1000, d^2 = 1e6 > 65504 */
+        const int64_t dx[] = {1, 16}, dw[] = {16, 16}, d0[] = {0};
+        static float w[16 * 16];
+        for (int i = 0; i < 16; i++)
+            w[i * 16 + i] = 1;
+        const float two = 2, eps = 1e-5f;
+        mb_input(m, "x", 1, 2, dx);
+        mb_output(m, "y", 1, 2, dx);
+        mb_init_floats(m, "I", 2, dw, w, 256);
+        mb_init_floats(m, "two", 0, d0, &two, 1);
+        mb_init_floats(m, "eps", 0, d0, &eps, 1);
+        mb_node(m, "MatMul", (const char *[]){"x", "I", NULL}, (const char *[]){"c", NULL})
+            ->name = "mm";
+        Onnx__NodeProto *r1 = mb_node(m, "ReduceMean", (const char *[]){"c", NULL},
+                                      (const char *[]){"mean", NULL});
+        r1->name = "mean";
+        mb_attr_ints(r1, "axes", 1, (const int64_t[]){-1});
+        mb_node(m, "Sub", (const char *[]){"c", "mean", NULL}, (const char *[]){"d", NULL})
+            ->name = "sub";
+        mb_node(m, "Pow", (const char *[]){"d", "two", NULL}, (const char *[]){"p", NULL})
+            ->name = "pow";
+        Onnx__NodeProto *r2 = mb_node(m, "ReduceMean", (const char *[]){"p", NULL},
+                                      (const char *[]){"v", NULL});
+        r2->name = "var";
+        mb_attr_ints(r2, "axes", 1, (const int64_t[]){-1});
+        mb_node(m, "Add", (const char *[]){"v", "eps", NULL}, (const char *[]){"ve", NULL})
+            ->name = "add";
+        mb_node(m, "Sqrt", (const char *[]){"ve", NULL}, (const char *[]){"s", NULL})->name =
+            "sqrt";
+        mb_node(m, "Div", (const char *[]){"d", "s", NULL}, (const char *[]){"y", NULL})->name =
+            "div";
     } else if (!strcmp(kind, "dyn_time")) {
         const int64_t dx[] = {1, -1, 16};
         mb_input(m, "x", 1, 3, dx);

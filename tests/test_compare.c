@@ -375,6 +375,12 @@ static void test_saturation_upstream(void **state)
     nb_cmp_cause(&r, r.first_bad, cause, sizeof cause);
     assert_non_null(strstr(cause, "fp16 saturation upstream: 'pow' (Pow, task 0) clamped 94 "
                                   "values at 65504"));
+    /* and the verdict names pow, not the threshold crossing after it: mean is the last row,
+       over, so the failure carries to the output */
+    assert_string_equal(r.verdict, "fp16_saturation");
+    assert_string_equal(r.verdict_text, "fp16 saturation: 'pow' (Pow, task 0) clamped 94 values "
+                        "at 65504; the layers after it inherit them (the failure carries to the "
+                        "network output)");
     nb_comparison_free(&r);
 }
 

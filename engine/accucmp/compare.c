@@ -350,24 +350,12 @@ typedef struct cmp_ctx {
     bool oom;
 } cmp_ctx;
 
-/* fp16's step (one unit in the last place) at magnitude |v|: 2^(e - 10) for a normal value
- * of exponent e, 2^-24 in the subnormal range (IEEE 754 binary16). */
-static double fp16_step(double v)
-{
-    v = fabs(v);
-    if (v < 6.103515625e-05) /* 2^-14: subnormal spacing */
-        return 5.9604644775390625e-08;
-    int e;
-    frexp(v, &e); /* v = f x 2^e, f in [0.5, 1): v in [2^(e-1), 2^e) */
-    return ldexp(1.0, e - 1 - 10);
-}
-
 /* Whether every |x - y| is at most k fp16 steps at the larger magnitude of the pair. */
 static bool within_fp16_steps(const double *x, const double *y, int64_t n, int k)
 {
     for (int64_t i = 0; i < n; i++) {
         double m = fmax(fabs(x[i]), fabs(y[i]));
-        if (!(fabs(x[i] - y[i]) <= k * fp16_step(m)))
+        if (!(fabs(x[i] - y[i]) <= k * nb_fp16_step(m)))
             return false;
     }
     return n > 0;
@@ -588,6 +576,21 @@ static void verdict(nb_comparison *c)
     if (drop < 6.0)
         c->worst = c->worst_prev = -1;
     int fb = c->first_bad, pv = c->prev;
+    /* saturation ranks above any threshold crossing, also one before it: hey_mycroft's
+       ReduceMean_2 crossed only an RMSE threshold at 54 dB ahead of Pow_5's clamps */
+    if (c->first_sat >= 0) {
+        const nb_cmp_row *s = &rows[c->first_sat];
+        unsigned long long n = s->npu->saturations ? s->npu->saturations
+                                                   : (unsigned long long)s->m.sat_x;
+        snprintf(c->verdict_buf, sizeof c->verdict_buf,
+                 "fp16 saturation: '%.150s' (%s, task %u) clamped %llu value%s at 65504; the "
+                 "layers after it inherit them (%s)", s->npu->op_name, s->npu->op_type,
+                 s->npu->task_id, n, n == 1 ? "" : "s",
+                 carries ? "the failure carries to the network output"
+                         : "the network output is within the thresholds");
+        c->verdict = "fp16_saturation";
+        c->verdict_text = c->verdict_buf;
+    }
     /* the layer before within 3 dB: the error grew gradually and crosses the threshold here
        (accumulated), rather than appearing here (introduced) */
     bool gradual = pv >= 0 &&

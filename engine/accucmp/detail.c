@@ -127,6 +127,11 @@ nb_err nb_cmp_over_inputs_add(nb_cmp_over_inputs *a, const double *x, const doub
     a->sqnr_mean += m->sqnr_db / a->n_inputs;
     a->sqnr_worst = m->sqnr_db < a->sqnr_worst ? m->sqnr_db : a->sqnr_worst;
     a->max_abs = m->max_abs > a->max_abs ? m->max_abs : a->max_abs;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(x[i] - y[i]) / nb_fp16_step(fmax(fabs(x[i]), fabs(y[i])));
+        if (!(d <= a->fp16_steps)) /* NaN too */
+            a->fp16_steps = d;
+    }
     return NB_OK;
 }
 

@@ -203,3 +203,13 @@ bool nb_cmp_fails(const nb_cmp_metrics *m, const nb_cmp_thresholds *t, char *why
         }
     return any;
 }
+
+double nb_fp16_step(double v)
+{
+    v = fabs(v);
+    if (v < 6.103515625e-05) /* 2^-14: subnormal spacing */
+        return 5.9604644775390625e-08;
+    int e;
+    frexp(v, &e); /* v = f x 2^e, f in [0.5, 1): v in [2^(e-1), 2^e) */
+    return ldexp(1.0, e - 1 - 10);
+}

@@ -149,12 +149,17 @@ typedef struct nb_cmp_over_inputs {
     int64_t numel;           /* values per input (the last added) */
     double cos_mean, cos_worst, sqnr_mean, sqnr_worst, max_abs;
     double pooled_cos, pooled_sqnr, gate;
+    double fp16_steps;       /* the largest |x - y| in fp16 steps at the pair's magnitude
+                                (nb_fp16_step), NaN when a value is NaN */
     bool cos_nan;
     double *px, *py;         /* the pooled values (internal) */
     int64_t pn;
 } nb_cmp_over_inputs;
 
 void nb_cmp_over_inputs_init(nb_cmp_over_inputs *a, int n_inputs);
+/* fp16's step (one unit in the last place) at magnitude |v|: 2^(e - 10) for a normal value
+ * in [2^(e-1), 2^e), 2^-24 in the subnormal range below 2^-14 (IEEE 754 binary16). */
+double nb_fp16_step(double v);
 /* Adds one input's n values; its own metrics into m. Errors: NB_ERR_NOMEM. */
 nb_err nb_cmp_over_inputs_add(nb_cmp_over_inputs *a, const double *x, const double *y,
                               int64_t n, nb_cmp_metrics *m, nb_status *st);
@@ -208,8 +213,12 @@ typedef struct nb_comparison {
     nb_cmp_thresholds th;
     int n_compared, n_over;
     /* "global_consistency" (no row over threshold), "problem_node" (the last compared row,
-       the network output, is over too) or "single_point_error"; with its sentence */
+       the network output, is over too) or "single_point_error"; with its sentence. A task
+       that clamped values at fp16's 65504, when any row is over threshold, ranks above
+       both: "fp16_saturation", its sentence naming that task and its count (issue 26:
+       hey_mycroft's Pow_5 saturated and ReduceMean_2 was named) */
     const char *verdict, *verdict_text;
+    char verdict_buf[400];
     int first_bad;               /* the first row over threshold, or -1 */
     int prev;                    /* the compared row before it, or -1 */
     /* first_bad's error: "accumulated" (prev, within every threshold as any row before

@@ -1,0 +1,204 @@
+/* nanobench bringup: the fix for fp16 saturation, tried and measured (issue 26: a verdict
+ * that names the saturating layer gives a fix the tool has run). When the evaluation runs
+ * clamped values at fp16's 65504, bringup compiles the deploy model again with atc's
+ * --nb_input_scale (share/doc/exeom.md: the model computes as if its input were multiplied
+ * by s, every output as the model's) and runs the evaluation inputs on each exeom:
+ *   1. atc's own suggestion, when its range check made one (a cube layer's calibrated input
+ *      beyond 65504);
+ *   2. else s = 2^-k on every fp16 input, k = 1, 2, 4, 8, 16, 24 until no input clamps, then
+ *      bisected to the smallest such k (the least scaling: fp16's subnormals lose precision
+ *      at the small end). A try stops at its first input that clamps.
+ * The exeom that clamps nothing is measured like the bringup's own (output_metrics) and
+ * kept under OUT/fix/. atc refusing a scale (an input that reaches no cube op) ends the
+ * search with its message. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "bringup.h"
+#include "cli.h"
+#include "nb/ir.h"
+
+typedef struct fix_try {
+    char scale[512], tag[16];
+    double clamps;  /* summed over the inputs run */
+    int inputs_run;
+    json_t *runs;   /* run's JSON per input run */
+} fix_try;
+
+/* "x:2^-k;y:2^-k" over the fp16 inputs */
+static void scale_all(const bu *b, int k, char *buf, size_t len)
+{
+    const char *fp16 = b->fp16 ? b->fp16 : b->fp16_all;
+    size_t at = 0;
+    buf[0] = 0;
+    const char *p = fp16;
+    while (*p && at < len) {
+        const char *e = strchr(p, ';');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n)
+            at += (size_t)snprintf(buf + at, len - at, "%s%.*s:2^-%d", at ? ";" : "", (int)n, p, k);
+        p += n + (e ? 1 : 0);
+    }
+}
+
+/* One try: atc with t->scale into OUT/fix/<tag>/, then run on the evaluation inputs (up to
+ * the first that clamps). 0 when done; -1 when atc or run refused (why in err); else the
+ * bringup's exit status. */
+static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *err, size_t errlen)
+{
+    char output[3400], exeom[3500], logname[64];
+    bu_argv a = {0};
+    tui_job *j = NULL;
+    int status;
+    snprintf(output, sizeof output, "%s/fix/%s/%s", b->outdir, tag, b->stem);
+    snprintf(exeom, sizeof exeom, "%s.exeom", output);
+    atc_argv(b, &a, output, t->scale);
+    snprintf(logname, sizeof logname, "7-fix-%s-atc", tag);
+    int r = child_soft(b, -1, "atc", "", logname, parent, &a, &j, err, errlen, &status);
+    if (r)
+        return r;
+    int64_t atc_id = j->run_id;
+    tui_job_free(j);
+    t->runs = json_array();
+    t->clamps = 0;
+    t->inputs_run = 0;
+    for (int k = 0; k < b->n_eval && t->clamps == 0; k++) {
+        if (g_rec.no_record)
+            arg(&a, "--no-record");
+        if (g_rec.require_record)
+            arg(&a, "--require-record");
+        arg(&a, "run");
+        arg(&a, "%s", exeom);
+        for (int i = 0; i < b->n_in; i++) {
+            arg(&a, "--input");
+            arg(&a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
+        }
+        arg(&a, "--output-dir");
+        arg(&a, "%s/fix/%s/run/%d", b->outdir, tag, k);
+        arg(&a, "--json");
+        snprintf(logname, sizeof logname, "7-fix-%s-run-%d", tag, k);
+        r = child_soft(b, -1, "run", "", logname, atc_id > 0 ? atc_id : parent, &a, &j, err,
+                       errlen, &status);
+        if (r)
+            return r;
+        json_t *o = job_json(j, "run", &r);
+        tui_job_free(j);
+        if (!o)
+            return r;
+        t->clamps += bu_num(json_object_get(o, "saturation"), "total");
+        t->inputs_run++;
+        json_array_append_new(t->runs, o);
+    }
+    return 0;
+}
+
+json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc)
+{
+    json_t *fx = json_object(), *tried = json_array();
+    json_object_set_new(fx, "saturations_before", json_real(before));
+    json_object_set_new(fx, "tried", tried);
+    if (b->in_scale) {
+        json_object_set_new(fx, "not_tried", json_string("--nb_input_scale was given"));
+        return fx;
+    }
+    fprintf(stderr, "[+] fp16 saturation: trying atc --nb_input_scale ...\n");
+    fix_try best = {0};
+    bool found = false;
+    char err[1024] = "";
+    int lo = 0, hi = -1; /* the largest k that clamps, the smallest that does not */
+    static const int ladder[] = {1, 2, 4, 8, 16, 24};
+    int step = b->suggest[0] ? -1 : 0;
+    for (;;) {
+        fix_try t = {0};
+        char *tag = t.tag;
+        int k = 0;
+        if (step < 0) { /* atc's suggestion first */
+            snprintf(t.scale, sizeof t.scale, "%s", b->suggest);
+            snprintf(tag, sizeof t.tag, "suggested");
+        } else {
+            if (hi < 0 && step < (int)(sizeof ladder / sizeof *ladder))
+                k = ladder[step];
+            else if (hi >= 0 && hi - lo > 1)
+                k = (lo + hi) / 2;
+            else
+                break;
+            scale_all(b, k, t.scale, sizeof t.scale);
+            snprintf(tag, sizeof t.tag, "s%d", k);
+        }
+        int r = try_scale(b, &t, tag, parent, err, sizeof err);
+        if (r > 0) {
+            json_decref(t.runs);
+            json_decref(best.runs);
+            json_decref(fx);
+            *rc = r;
+            return NULL;
+        }
+        json_t *jt = json_object();
+        json_object_set_new(jt, "nb_input_scale", nb_json_string(t.scale));
+        if (r < 0) {
+            json_object_set_new(jt, "error", nb_json_string(err));
+            json_array_append_new(tried, jt);
+            json_decref(t.runs);
+            if (step < 0) { /* the suggestion refused: the ladder next */
+                step = 0;
+                continue;
+            }
+            break;
+        }
+        json_object_set_new(jt, "saturations", json_real(t.clamps));
+        json_object_set_new(jt, "inputs_run", json_integer(t.inputs_run));
+        json_array_append_new(tried, jt);
+        bool clean = t.clamps == 0;
+        if (clean) {
+            json_decref(best.runs);
+            best = t;
+            found = true;
+        } else {
+            json_decref(t.runs);
+        }
+        if (step < 0) {
+            if (clean)
+                break;
+            step = 0;
+            continue;
+        }
+        if (clean)
+            hi = k;
+        else
+            lo = k;
+        if (hi < 0)
+            step++;
+    }
+    if (!found) {
+        json_object_set_new(fx, "nb_input_scale", json_null());
+        json_object_set_new(fx, "note", nb_json_string(err[0] ? err : "every scale down to 2^-24 "
+                                                       "still clamps"));
+        return fx;
+    }
+    /* the clean exeom measured as the bringup's own: its runs in place of b->runs */
+    json_t *own = b->runs;
+    b->runs = best.runs;
+    double worst = NAN;
+    json_t *outs = output_metrics(b, json_object_get(json_array_get(b->runs, 0), "outputs"),
+                                  &worst, rc);
+    b->runs = own;
+    json_decref(best.runs);
+    if (!outs) {
+        json_decref(fx);
+        return NULL;
+    }
+    json_object_set_new(fx, "nb_input_scale", nb_json_string(best.scale));
+    json_object_set_new(fx, "saturations", json_real(0));
+    json_object_set_new(fx, "inputs", json_integer(b->n_eval));
+    json_object_set_new(fx, "outputs", outs);
+    json_object_set_new(fx, "worst_cosine", cli_jnum(worst));
+    char path[3600];
+    snprintf(path, sizeof path, "%s/fix/%s/%s.exeom", b->outdir, best.tag, b->stem);
+    json_object_set_new(fx, "exeom", nb_json_string(path));
+    return fx;
+}
