@@ -333,8 +333,8 @@ compile:;
                 db_str(bu_num(o, "pooled_sqnr_db"), t3, sizeof t3));
             if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
                 put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s "
-                    "of float at its magnitude", bu_num(o, "max_fp16_steps"),
-                    bu_num(o, "max_fp16_steps") == 1 ? "" : "s");
+                    "of float at its magnitude", ceil(bu_num(o, "max_fp16_steps")),
+                    ceil(bu_num(o, "max_fp16_steps")) == 1 ? "" : "s");
         } else {
             put(i ? "" : "output", 2, "%s [%s], %d input%s: cosine mean %s worst %s",
                 oname, bu_str(o, "shape"), b->n_eval, b->n_eval == 1 ? "" : "s",
@@ -345,8 +345,8 @@ compile:;
                 db_str(bu_num(o, "sqnr_db_worst"), t4, sizeof t4), bu_num(o, "max_abs_error"));
             if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
                 put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s "
-                    "of float at its magnitude", bu_num(o, "max_fp16_steps"),
-                    bu_num(o, "max_fp16_steps") == 1 ? "" : "s");
+                    "of float at its magnitude", ceil(bu_num(o, "max_fp16_steps")),
+                    ceil(bu_num(o, "max_fp16_steps")) == 1 ? "" : "s");
         }
     }
     if (json_array_size(outs) > 3)

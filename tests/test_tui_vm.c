@@ -426,9 +426,31 @@ static void test_list_dir(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A cut never splits a word with a digit in it: the whole word goes, with its blanks. */
+static void test_whole_numbers(void **state)
+{
+    (void)state;
+    /* "cosine 0.99, max |diff| 2.674e-05", the number at bytes 24..32: with 27 bytes of room
+       the cut falls inside it, so 23 ("cosine 0.99, max |diff|", the blank dropped) */
+    const char *s = "cosine 0.99, max |diff| 2.674e-05";
+    assert_int_equal(vm_whole_numbers(s, 27), 23);
+    /* inside "|diff|" (no digit): as it falls */
+    assert_int_equal(vm_whole_numbers(s, 20), 20);
+    /* between words: as it falls (byte 23 is the blank before the number) */
+    assert_int_equal(vm_whole_numbers(s, 23), 23);
+    assert_int_equal(vm_whole_numbers(s, 24), 24);
+    /* the first word: nothing before it to keep, as it falls */
+    assert_int_equal(vm_whole_numbers("123456", 3), 3);
+    /* all of it fits */
+    assert_int_equal(vm_whole_numbers(s, strlen(s)), strlen(s));
+    /* "0.99," holds a digit: a cut at byte 10 ("cosine 0.9") drops it: 6 */
+    assert_int_equal(vm_whole_numbers(s, 10), 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whole_numbers),
         cmocka_unit_test(test_sort),     cmocka_unit_test(test_move),
         cmocka_unit_test(test_find),     cmocka_unit_test(test_fmt),
         cmocka_unit_test(test_spark),    cmocka_unit_test(test_bar),

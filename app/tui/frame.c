@@ -316,7 +316,17 @@ static void draw_sidebar(tui *t)
     char stem[256] = "(no model)";
     if (t->model[0]) {
         const char *b = strrchr(t->model, '/');
-        snprintf(stem, sizeof stem, "%s", b ? b + 1 : t->model);
+        b = b ? b + 1 : t->model;
+        size_t l = strlen(b);
+        int room = cw - 1, head = (room - 3) / 2;
+        bool ascii = true;
+        for (size_t i = 0; i < l && ascii; i++)
+            ascii = (unsigned char)b[i] < 0x80;
+        /* a long name keeps its head and its tail (the version, ".onnx") with "..." between */
+        if (ascii && room >= 9 && (int)l > room)
+            snprintf(stem, sizeof stem, "%.*s...%s", head, b, b + l - (size_t)(room - 3 - head));
+        else
+            snprintf(stem, sizeof stem, "%s", b);
     }
     tui_put(t, w, 1, 1, cw - 1, tui_tag_attr(t, VM_TAG_DIM), stem);
     bool notes = h >= 3 + 2 * STEP_N;

@@ -451,7 +451,11 @@ int su_put(const tui *t, WINDOW *w, int y, int x, int width, int attr, const cha
         if ((unsigned char)*p < 0x20 || *p == 0x7f || (!t->utf8 && (unsigned char)*p >= 0x80))
             *p = '?';
     int cells;
-    size_t n = fit(t, buf, width, &cells);
+    size_t n = fit(t, buf, width, &cells), whole = vm_whole_numbers(buf, n);
+    if (whole < n) { /* a number is shown whole or not at all */
+        n = whole;
+        fit(t, (buf[n] = 0, buf), width, &cells);
+    }
     if (t->utf8) { /* bytes that are not UTF-8 as '?' */
         mbstate_t ms;
         memset(&ms, 0, sizeof ms);

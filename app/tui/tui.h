@@ -167,4 +167,5 @@ int tui_tag_attr(const tui *t, int tag);
  * anything not ASCII when the terminal is not UTF-8) show as '?'. Returns the cells drawn. */
 int tui_put(const tui *t, WINDOW *w, int y, int x, int width, int attr, const char *s);
 
+
 #endif

@@ -730,3 +730,22 @@ int vm_list_dir(const char *path, const char *suffix, vm_dirent **out)
     *out = v;
     return n;
 }
+
+size_t vm_whole_numbers(const char *s, size_t n)
+{
+    if (!s[n] || n == 0 || s[n] == ' ' || s[n - 1] == ' ')
+        return n; /* the cut falls between words */
+    size_t a = n, e = n;
+    while (a > 0 && s[a - 1] != ' ')
+        a--;
+    while (s[e] && s[e] != ' ')
+        e++;
+    bool digit = false;
+    for (size_t i = a; i < e && !digit; i++)
+        digit = s[i] >= '0' && s[i] <= '9';
+    if (!digit || a == 0)
+        return n; /* a word without digits, or the only one: cut as it falls */
+    while (a > 0 && s[a - 1] == ' ')
+        a--;
+    return a;
+}

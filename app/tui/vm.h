@@ -142,4 +142,10 @@ typedef struct vm_dirent {
  * *out is malloc'd. Returns the count, -1 when the folder cannot be read (errno set). */
 int vm_list_dir(const char *path, const char *suffix, vm_dirent **out);
 
+/* Where to cut s, n bytes of which fit in the room: n, or the end of the word before a word
+ * holding a digit that the cut would split (blanks before it dropped), so that a number is
+ * shown whole or not at all ("max |diff| 2.674e-" at 80x24, issue 26); a cut between words,
+ * or inside the first word, stays at n. */
+size_t vm_whole_numbers(const char *s, size_t n);
+
 #endif

@@ -22,16 +22,25 @@
 
 /* ---- text ---- */
 
+static int text_cells(const tui *t, const char *s);
+static size_t fit_bytes(const tui *t, const char *s, int width);
+
 int tui_put(const tui *t, WINDOW *w, int y, int x, int width, int attr, const char *s)
 {
     if (width <= 0 || !s || !w)
         return 0;
+    /* a text that does not fit ends before a word with a digit in it, never inside
+       ("max |diff| 2.674e-" at 80x24: issue 26) */
+    size_t lim = (size_t)-1;
+    if (text_cells(t, s) > width)
+        lim = vm_whole_numbers(s, fit_bytes(t, s, width));
+    const char *s0 = s;
     wattr_on(w, (attr_t)attr, NULL);
     wmove(w, y, x);
     int cells = 0;
     mbstate_t ms;
     memset(&ms, 0, sizeof ms);
-    while (*s && cells < width) {
+    while (*s && cells < width && (size_t)(s - s0) < lim) {
         unsigned char c = (unsigned char)*s;
         if (c < 0x80 || !t->utf8) {
             waddch(w, (chtype)(c >= 0x20 && c < 0x7f ? c : '?'));
