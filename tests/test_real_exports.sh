@@ -77,6 +77,8 @@ check fifo_cnn --data_dir "$T/d/frame;$T/d/fifo"
 check if_untyped --data_dir "$T/d/if"
 data "$T/d/x3" 1,3,16,16 9
 check paddle_op11 --data_dir "$T/d/x3" # opset 11: Softmax's flattening kept, Split as Slices
+data "$T/d/x26" 1,2,6,6 10
+check torch_op12 --data_dir "$T/d/x26" # opset 12: Clip and Dropout inputs, LogSoftmax flattened
 # QAT edge cases: an fp16 input is evaluated on random fp16 values (the SQNR is finite, not the
 # "-" of all-zero inputs); a pair whose removal would unclamp another reader is refused
 check qat_fp16_input
@@ -88,4 +90,4 @@ elif ! grep -q "whose output is also read elsewhere" "$T/shared.err"; then
     fail "qat_shared_chain: $(cat "$T/shared.err")"
 fi
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "real exports: 10 models up, a shared Q/DQ chain refused"
+echo "real exports: 11 models up, a shared Q/DQ chain refused"

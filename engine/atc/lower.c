@@ -370,7 +370,7 @@ static bool param_input(const char *op, int i)
                                         "Expand", "TopK", "Resize", "Upsample", NULL};
     if (i >= 1 && in_list(op, from1))
         return true;
-    return (!strcmp(op, "Pad") && i >= 1 && i <= 3) ||
+    return (!strcmp(op, "Pad") && i >= 1 && i <= 3) || (!strcmp(op, "Dropout") && i >= 1) ||
            (!strcmp(op, "ConstantOfShape") && i == 0);
 }
 
@@ -692,6 +692,77 @@ static bool lower_softmax_opset12(lctx *c, const nb_node *n, const char *name)
     return true;
 }
 
+/* LogSoftmax, which the Nano's list lacks, as Log(Softmax(x)) on the vector unit (both
+ * listed): an inserted Softmax task "<node>/Softmax" over the node's axis (opset 1-12: x
+ * flattened to 2-D at axis, as lower_softmax_opset12), then the Log task "<node>". fp16
+ * holds softmax values down to 2^-24, so an output below ln(2^-24) = -16.6 becomes -inf
+ * (the rewrite says so). False (nothing added) when Softmax or Log is not in the table or a
+ * dim is unknown where the flattening needs it. */
+static bool lower_logsoftmax(lctx *c, const nb_node *n, const char *name)
+{
+    if (strcmp(n->op_type, "LogSoftmax") || n->n_in < 1 || n->in[0] < 0 || n->n_out < 1 ||
+        n->out[0] < 0 || !nb_dtype_is_float(c->g->values[n->in[0]].dtype) ||
+        !nb_op_table_find(c->ops, "Softmax", c->g->opset) ||
+        !nb_op_table_find(c->ops, "Log", c->g->opset))
+        return false;
+    const nb_value *x = &c->g->values[n->in[0]], *y = &c->g->values[n->out[0]];
+    if (x->rank < 1)
+        return false;
+    int64_t axis = nb_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
+    if (axis < 0)
+        axis += x->rank;
+    bool flat = c->g->opset < 13 && axis != x->rank - 1;
+    int64_t d2[2] = {1, 1};
+    for (int d = 0; flat && d < x->rank; d++) {
+        if (x->dims[d] < 0)
+            return false;
+        d2[d < axis ? 0 : 1] *= x->dims[d];
+    }
+    int rank = flat ? 2 : x->rank;
+    int64_t dims[NB_MAX_RANK];
+    memcpy(dims, flat ? d2 : x->dims, sizeof(int64_t) * (size_t)rank);
+    int cur = tensor_in(c, n->in[0], NB_FMT_ND, name);
+    if (flat) {
+        int k = add_task(c, dupf("%s/flatten", name), "Reshape", n->op_type, NB_TASK_VECTOR, true);
+        int t = add_tensor(c, dupf("%s/2d", name), NB_FLOAT16, NB_FMT_ND, 2, d2,
+                           NB_T_ACTIVATION, -1);
+        task_in(c, k, cur);
+        task_out(c, k, t);
+        cur = t;
+    }
+    int ks = add_task(c, dupf("%s/Softmax", name), "Softmax", n->op_type, NB_TASK_VECTOR, true);
+    int ts = add_tensor(c, dupf("%s/softmax", name), NB_FLOAT16, NB_FMT_ND, rank, dims,
+                        NB_T_ACTIVATION, -1);
+    task_in(c, ks, cur);
+    task_out(c, ks, ts);
+    int kl = add_task(c, strdup(name), "Log", n->op_type, NB_TASK_VECTOR, false);
+    int tl = flat ? add_tensor(c, dupf("%s/2d_out", name), NB_FLOAT16, NB_FMT_ND, 2, d2,
+                               NB_T_ACTIVATION, -1)
+                  : add_tensor(c, strdup(y->name), npu_type(y->dtype), NB_FMT_ND, y->rank,
+                               y->dims, NB_T_ACTIVATION, -1);
+    task_in(c, kl, ts);
+    task_out(c, kl, tl);
+    if (flat) {
+        int k = add_task(c, dupf("%s/unflatten", name), "Reshape", n->op_type, NB_TASK_VECTOR,
+                         true);
+        int o = add_tensor(c, strdup(y->name), npu_type(y->dtype), NB_FMT_ND, y->rank, y->dims,
+                           NB_T_ACTIVATION, -1);
+        task_in(c, k, tl);
+        task_out(c, k, o);
+        tl = o;
+    }
+    c->vt[n->out[0]] = tl;
+    if (flat)
+        rewrite(c, "LogSoftmax '%s' of opset %d over axis %lld -> Reshape to [%lld, %lld], "
+                "Log(Softmax) over the last dim, Reshape back; outputs below -16.6 (fp16's "
+                "smallest softmax, 2^-24) become -inf", name, c->g->opset, (long long)axis,
+                (long long)d2[0], (long long)d2[1]);
+    else
+        rewrite(c, "LogSoftmax '%s' -> Log(Softmax(x)); outputs below -16.6 (fp16's smallest "
+                "softmax, 2^-24) become -inf", name);
+    return true;
+}
+
 /* Split along an axis of known output sizes: one Slice task per output ("<node>/<o>", the
  * exeom's Slice kernel; compile/exeom.c gives each its start), each reading the same input.
  * False (nothing added) when an output's shape is not known. */
@@ -759,7 +830,16 @@ static void lower_node(lctx *c, int ni)
     bool flatten = !strcmp(op, "Flatten");
     bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]) &&
                      nb_dtype_is_float(c->g->values[n->in[1]].const_val->dtype);
-    const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : op;
+    /* Dropout at inference (y = x; exporters leave it in): an Identity, while its mask is
+       not read and training_mode is absent or a constant false */
+    bool dropout = !strcmp(op, "Dropout") &&
+                   (n->n_out < 2 || n->out[1] < 0 ||
+                    (c->uses[n->out[1]] == 0 && !c->g->values[n->out[1]].is_output)) &&
+                   (n->n_in < 3 || n->in[2] < 0 ||
+                    (is_const(c, n->in[2]) && c->g->values[n->in[2]].const_val &&
+                     c->g->values[n->in[2]].const_val->numel == 1 &&
+                     nb_tensor_get_f64(c->g->values[n->in[2]].const_val, 0) == 0));
+    const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : dropout ? "Identity" : op;
     const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
     char why[160] = "";
     if (!strcmp(op, "If") && n->n_attr > 0) {
@@ -768,6 +848,10 @@ static void lower_node(lctx *c, int ni)
         return;
     }
     runtime_reason(c, n, why, sizeof why);
+    if (!sup && !why[0] && lower_logsoftmax(c, n, name)) {
+        free(name);
+        return;
+    }
     if (!sup && !why[0] && decompose(c, n, name)) {
         free(name);
         return;
@@ -844,6 +928,8 @@ static void lower_node(lctx *c, int ni)
         rewrite(c, "Flatten '%s' -> Reshape", name);
     if (div_const)
         rewrite(c, "Div '%s' by a constant -> Mul by its reciprocal", name);
+    if (dropout)
+        rewrite(c, "Dropout '%s' (inference: y = x) -> Identity", name);
     /* a vector task; the TransData its inputs need come first in the task order */
     bool spatial = spatial_op(op), ew = elementwise_op(op);
     nb_format f0 = NB_FMT_ND;

@@ -445,6 +445,12 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         putf(p + 26, vt && vt->numel ? (float)nb_tensor_get_f64(vt, 0) : 0.0f);
         return NB_OK;
     }
+    if (!strcmp(op, "Softmax") && g->opset < 13) {
+        /* opset 1-12: over x flattened to 2-D at axis, which the lowering reshapes to (or the
+           axis is already the last): the last dim */
+        p[0] = (uint8_t)(int8_t)-1;
+        return NB_OK;
+    }
     if (!strcmp(op, "Softmax") || !strcmp(op, "Concat") || !strcmp(op, "Flatten")) {
         p[0] = (uint8_t)(int8_t)nb_attr_int(n, "axis", !strcmp(op, "Concat") ? 0 : -1);
         return NB_OK;

@@ -19,6 +19,8 @@ up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
   paddle_op11      opset 11 as paddle2onnx writes it by default: Squeeze, Unsqueeze, ReduceSum
                    and Split with attribute axes/split, a Softmax over a flattened 3-D tensor
                    (opset 11's axis meaning), Conv + BatchNormalization
+  torch_op12       opset 12 as torch 1.x writes it: Clip with min/max inputs, Dropout with a
+                   ratio input, attribute axes, LogSoftmax over a 3-D tensor (flattened)
   qat_fp16_input   a Q/DQ model whose input is float16 (Cast -> Q/DQ -> Conv): evaluated on
                    random fp16 values, not zeros
   qat_shared_chain a Q/DQ pair before a Reshape whose output is also a graph output: removing
@@ -312,6 +314,39 @@ def paddle_op11():
                inits), "paddle_op11", 11, "PaddlePaddle", 6)
 
 
+def torch_op12():
+    """opset 12 as torch 1.x writes it: Clip with min/max inputs (ReLU6), Dropout with its ratio
+    input, ReduceMean and Unsqueeze with attribute axes, LogSoftmax over a 3-D tensor with
+    axis 1 (opset 12 flattens [1, 4, 6] to [1, 24])."""
+    rng = np.random.default_rng(17)
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(0, 0.3, (4, 2, 3, 3)).astype(np.float32), "conv.weight"),
+        (rng.normal(0, 0.1, (4,)).astype(np.float32), "conv.bias"),
+        (np.array(0, np.float32), "onnx::Clip_10"),
+        (np.array(6, np.float32), "onnx::Clip_11"),
+        (np.array(0.1, np.float32), "onnx::Dropout_12"),
+        (rng.normal(0, 0.3, (6, 6)).astype(np.float32), "fc.weight"),
+        (rng.normal(0, 0.1, (6,)).astype(np.float32), "fc.bias")]]
+    nodes = [
+        helper.make_node("Conv", ["input.1", "conv.weight", "conv.bias"], ["input.4"],
+                         name="Conv_0", pads=[1, 1, 1, 1]),                    # [1, 4, 6, 6]
+        helper.make_node("Clip", ["input.4", "onnx::Clip_10", "onnx::Clip_11"], ["input.8"],
+                         name="Clip_1"),
+        helper.make_node("ReduceMean", ["input.8"], ["onnx::Gemm_14"], name="ReduceMean_2",
+                         axes=[3], keepdims=0),                                # [1, 4, 6]
+        helper.make_node("Dropout", ["onnx::Gemm_14", "onnx::Dropout_12"], ["input.12"],
+                         name="Dropout_3"),
+        helper.make_node("MatMul", ["input.12", "fc.weight"], ["onnx::Add_16"], name="MatMul_4"),
+        helper.make_node("Add", ["onnx::Add_16", "fc.bias"], ["onnx::LogSoftmax_17"],
+                         name="Add_5"),                                        # [1, 4, 6]
+        helper.make_node("LogSoftmax", ["onnx::LogSoftmax_17"], ["onnx::Unsqueeze_18"],
+                         name="LogSoftmax_6", axis=1),                         # over 24
+        helper.make_node("Unsqueeze", ["onnx::Unsqueeze_18"], ["19"], name="Unsqueeze_7",
+                         axes=[1])]                                            # [1, 1, 4, 6]
+    save(model(nodes, "torch-jit-export", [vi("input.1", [1, 2, 6, 6])],
+               [vi("19", [1, 1, 4, 6])], inits), "torch_op12", 12, "pytorch", 7)
+
+
 def qat_edge_cases():
     rng = np.random.default_rng(0)
     w = rng.normal(0, .3, (8, 1, 3, 3)).astype(np.float32)
@@ -361,6 +396,7 @@ def if_untyped():
     save(model(nodes, "g", [vi("x", [1, 8, 16])], [vi("y", [1, 8, 4])], inits), "if_untyped", 13)
 
 
-for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, if_untyped, qat_edge_cases):
+for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, torch_op12, if_untyped,
+          qat_edge_cases):
     f()
     print("wrote", f.__name__)
