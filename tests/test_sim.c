@@ -233,6 +233,55 @@ static void test_matmul_s16s8(void **state)
     free(f);
 }
 
+/* A MatMul of two activations (attention's Q x K^T), batched by head: x [1, 2, 2, 3] and
+ * B [1, 2, 3, 2] are both fp16 inputs, each through its own AscendQuant (scale 1; offsets 3
+ * and -2, which the cube takes off again: acc = sum (qx - 3) (qb + 2)), bias 0, deq_scale
+ * 1. Head 0: [[1, 2, 3], [4, 5, 6]] x [[1, 0], [0, 1], [1, 1]] = [[4, 5], [10, 11]]; head 1:
+ * [[-1, 0, 2], [3, -2, 1]] x [[2, 1], [-1, 0], [0, 3]] = [[-2, 5], [8, 6]]. A B shared by
+ * the heads (head 0's) would give head 1 [[1, 2], [4, -1]]. */
+static void test_matmul_two_activations(void **state)
+{
+    (void)state;
+    xt t[8] = {{1, 2, 0, 4, {1, 2, 2, 3}, 0},    {1, 2, 0, 4, {1, 2, 3, 2}, 1},
+               {2, 29, 2, 4, {1, 2, 2, 3}, 0},   {2, 29, 2, 4, {1, 2, 3, 2}, 1024},
+               {3, 2, 3, 1, {16}, 0},            {10, 2, 3, 1, {16}, 64},
+               {3, 29, 2, 4, {1, 2, 2, 2}, 2048}, {1, 2, 1, 4, {1, 2, 2, 2}, 0}};
+    uint8_t w[192] = {0};
+    for (int c = 0; c < 16; c++)
+        put_f32(w, 64 + 8 * (uint32_t)c, 1.0f);
+    xk k[4] = {{1, 0, 1, 1, {0}, {2}, {0}}, {1, 0, 1, 1, {1}, {3}, {0}},
+               {7, 1, 4, 1, {2, 3, 4, 5}, {6}, {0}}, {2, 0, 1, 1, {6}, {7}, {0}}};
+    quant_params(k[0].params, 1.0f, 3.0f, 8);
+    quant_params(k[1].params, 1.0f, -2.0f, 8);
+    size_t len;
+    uint8_t *f = build(t, 8, k, 4, w, sizeof w, 8192, &len);
+    nb_sim_model *m = NULL;
+    nb_status st = {0};
+    if (nb_sim_load(f, len, NULL, &m, &st))
+        fail_msg("%s", st.msg);
+    const nb_exeom *x = nb_sim_exeom(m);
+    const double xv[12] = {1, 2, 3, 4, 5, 6, -1, 0, 2, 3, -2, 1},
+                 bv[12] = {1, 0, 0, 1, 1, 1, 2, 1, -1, 0, 0, 3};
+    const nb_exeom_tensor *tx = &x->t[nb_sim_input_tensor(m, 0)],
+                          *tb = &x->t[nb_sim_input_tensor(m, 1)],
+                          *ty = &x->t[nb_sim_output_tensor(m, 0)];
+    uint8_t *ib0 = calloc(1, tx->bytes), *ib1 = calloc(1, tb->bytes), *ob = calloc(1, ty->bytes);
+    for (int i = 0; i < 12; i++) {
+        nb_sim_set(tx, ib0, i, xv[i]);
+        nb_sim_set(tb, ib1, i, bv[i]);
+    }
+    const void *ins[2] = {ib0, ib1};
+    void *outs[1] = {ob};
+    if (nb_sim_execute(m, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    const double want[8] = {4, 5, 10, 11, -2, 5, 8, 6};
+    for (int i = 0; i < 8; i++)
+        assert_true(nb_sim_get(ty, ob, i) == want[i]);
+    free(ib0), free(ib1), free(ob);
+    nb_sim_free(m);
+    free(f);
+}
+
 /* MatMul s8 x s4: x (3, -2, 5) with AscendQuant (scale 1, offset 1): q = (4, -1, 6);
  * W int4 [[7, -8, 1], [-1, 2, -3]] (two per byte, low nibble first), bias (0, 10), deq
  * (1, 0.5): acc0 = 28 + 8 + 6 = 42; acc1 = 10 - 4 - 2 - 18 = -14, x 0.5 = -7. */
@@ -502,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_f16_rounding), cmocka_unit_test(test_quant),
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
+        cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_reduce_mean),
         cmocka_unit_test(test_clip_runtime_bound),

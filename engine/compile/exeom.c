@@ -570,12 +570,15 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         if (!l || !l->bias)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int32 bias / deq_scale for it in "
                            "the input", k->name);
-        for (int64_t c = 0; c < l->channels && (c + 1) * (is_bias ? 4 : 8) <= t->bytes; c++) {
+        /* one entry (per tensor: a MatMul of two activations) stands for every channel */
+        int64_t nch = l->channels == 1 ? t->bytes / (is_bias ? 4 : 8) : l->channels;
+        for (int64_t c = 0; c < nch && (c + 1) * (is_bias ? 4 : 8) <= t->bytes; c++) {
+            int64_t s = l->channels == 1 ? 0 : c;
             if (is_bias)
-                put32(out + 4 * c, (uint32_t)l->bias[c]);
+                put32(out + 4 * c, (uint32_t)l->bias[s]);
             else {
-                put32(out + 8 * c, (uint32_t)l->deq_scale[c]);
-                put32(out + 8 * c + 4, (uint32_t)(l->deq_scale[c] >> 32));
+                put32(out + 8 * c, (uint32_t)l->deq_scale[s]);
+                put32(out + 8 * c + 4, (uint32_t)(l->deq_scale[s] >> 32));
             }
         }
         return NB_OK;

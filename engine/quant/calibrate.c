@@ -103,6 +103,13 @@ typedef struct layer {
     float *scale_r;
     int8_t *r_q;
     nb_tensor *r_fq;
+    /* a MatMul of two activations (attention): no weights (w NULL); its second operand B
+       calibrated like x (the same algorithm), int8, per tensor */
+    bool act_b;
+    const char *b_act;
+    nb_hist hist_b;
+    nb_qparams qb;
+    double b_sqnr;
 } layer;
 
 typedef struct calib {
@@ -228,6 +235,13 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
         layer *l = &c->l[i];
         if (l->rnn && (l->h_in == name || l->h_out == name)) {
             nb_err e = nb_hist_add(&l->hist_h, t->data, t->numel, c->st);
+            if (e) {
+                c->failed = name;
+                return e;
+            }
+        }
+        if (l->act_b && l->b_act == name) {
+            nb_err e = nb_hist_add(&l->hist_b, t->data, t->numel, c->st);
             if (e) {
                 c->failed = name;
                 return e;
@@ -370,7 +384,7 @@ static nb_tensor *fake_quant_copy(const nb_tensor *t, const nb_qparams *q, nb_st
 static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
 {
     const nb_node *nd = l->node;
-    nb_tensor *x = fake_quant_copy(l->cur[0], &l->q, c->st), *h0 = NULL, *o = NULL;
+    nb_tensor *x = fake_quant_copy(l->cur[0], &l->q, c->st), *h0 = NULL, *o = NULL, *bq = NULL;
     nb_err e = x ? nb_tensor_new(NB_FLOAT, y->rank, y->dims, &o, c->st) : c->st->code;
     nb_tensor *ins[MAX_LAYER_IN] = {0};
     int n_in = nd->n_in < MAX_LAYER_IN ? nd->n_in : MAX_LAYER_IN;
@@ -380,6 +394,8 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
                                              : l->g->values[nd->in[i]].const_val;
         if (i == 0)
             ins[i] = x;
+        else if (i == 1 && l->act_b) /* B fake-quantized as the NPU's AscendQuant_b */
+            ins[i] = bq = v ? fake_quant_copy(v, &l->qb, c->st) : NULL;
         else if (i == 1)
             ins[i] = l->w_fq;
         else if (i == 2 && l->rnn)
@@ -391,7 +407,7 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
         else
             ins[i] = (nb_tensor *)v;
         if (nd->in[i] >= 0 && !ins[i])
-            e = h0 || !l->rnn || i != 5 ? nb_fail(c->st, NB_ERR_INTERNAL, "layer '%s': input %d "
+            e = h0 || bq || !l->rnn || i != 5 ? nb_fail(c->st, NB_ERR_INTERNAL, "layer '%s': input %d "
                                                   "was not seen in this batch", nd->name, i)
                                         : c->st->code;
     }
@@ -410,6 +426,7 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y)
         cmp_add(&l->out_err, o->data, y->data, o->numel);
     nb_tensor_free(x);
     nb_tensor_free(h0);
+    nb_tensor_free(bq);
     nb_tensor_free(o);
     return e;
 }
@@ -506,6 +523,14 @@ static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, 
  * weight SQNR. */
 static nb_err quantize_weights(layer *l, nb_status *st)
 {
+    if (l->act_b) { /* no weights: one unit scale stands for them in the writers */
+        l->channels = 1;
+        l->w_sqnr = NAN;
+        if (!(l->scale_w = malloc(sizeof(float))))
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        l->scale_w[0] = 1;
+        return NB_OK;
+    }
     int64_t outer, inner;
     weight_layout(l, l->w, &outer, &l->channels, &inner);
     l->w_axis = weight_axis(l);
@@ -565,6 +590,18 @@ static nb_err choose_act(layer *l, nb_act_algo forced, bool have_forced, bool ac
                          nb_status *st)
 {
     nb_err e = choose_x(l, forced, have_forced, act_offset, st);
+    if (!e && l->act_b) { /* B: the algorithm chosen for x, int8 */
+        nb_calib_cfg bc = *l->cfg;
+        bc.act_bits = 8;
+        if (l->hist_b.total <= 0)
+            return nb_fail(st, NB_ERR_DATA, "its second input '%s' had no elements in any "
+                           "calibration batch", l->b_act);
+        e = nb_act_calibrate(&l->hist_b, l->algo, &bc, act_offset, &l->qb, st);
+        if (e)
+            return nb_prefix(st, "second input '%s'", l->b_act);
+        l->b_sqnr = nb_hist_sqnr(&l->hist_b, &l->qb);
+        return NB_OK;
+    }
     if (e || !l->rnn)
         return e;
     nb_calib_cfg hc = *l->cfg;
@@ -740,6 +777,8 @@ static void warn_tiny(const calib *cb, const layer *l)
                     k ? "hidden state" : "input", qs[k]->clip_min, qs[k]->clip_max, qs[k]->bits);
     /* weight channels under ARQ's floor: scale 1, non-zero floats, all quantized to 0 */
     int64_t outer, channels, inner, zeroed = 0;
+    if (!l->w)
+        return;
     weight_layout(l, l->w, &outer, &channels, &inner);
     for (int64_t c = 0; l->w_q && c < channels; c++) {
         bool nonzero = false, kept = false;
@@ -981,7 +1020,10 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
         }
         int wi = 1;
         const nb_value *w = nd->n_in > wi && nd->in[wi] >= 0 ? &g->values[nd->in[wi]] : NULL;
-        if (!w || !w->const_val)
+        /* a MatMul of two activations (attention's Q x K^T, weights x V): both calibrated */
+        bool act_b = !rnn && !strcmp(nd->op_type, "MatMul") && w && !w->const_val &&
+                     w->dtype == NB_FLOAT;
+        if (!act_b && (!w || !w->const_val))
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are "
                            "computed at run time; the cube's weights are constants quantized "
                            "offline", nd->name, nd->op_type, w ? w->name : "");
@@ -990,7 +1032,7 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its input '%s' is %s, not "
                            "a float activation computed at run time", nd->name, nd->op_type,
                            x->name, x->const_val ? "a constant" : nb_dtype_name(x->dtype));
-        if (w->const_val->numel == 0)
+        if (!act_b && w->const_val->numel == 0)
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are empty",
                            nd->name, nd->op_type, w->name);
         if (!strcmp(nd->op_type, "ConvTranspose") && nb_attr_int(nd, "group", 1) != 1)
@@ -1044,11 +1086,16 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
                 l->in_name[in] = owner_name(g, nd->in[in]);
         l->out_index = oi;
         l->out = g->values[nd->out[oi]].name;
-        l->w = w->const_val;
+        l->w = act_b ? NULL : w->const_val;
         l->cfg = nb_quant_config_for(cfg, nd->name, nd->op_type);
         int bins = l->cfg->act == NB_ACT_HFMG ? l->cfg->num_of_bins : 4096;
         nb_err e = nb_hist_init(&l->hist, bins, st);
-        if (!e && !strcmp(nd->op_type, "Conv") && cfg->do_fusion && !skips_fusion(cfg, nd->name) &&
+        if (!e && act_b) {
+            l->act_b = true;
+            l->b_act = owner_name(g, nd->in[1]);
+            e = nb_hist_init(&l->hist_b, bins, st);
+        }
+        if (!e && !act_b && !strcmp(nd->op_type, "Conv") && cfg->do_fusion && !skips_fusion(cfg, nd->name) &&
             (l->bn = bn_after(g, nd, l->w->dims[0])) != NULL &&
             (e = fold_bn(l, st)) != NB_OK)
             nb_prefix(st, "layer '%s'", nd->name);
@@ -1080,6 +1127,7 @@ static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, layer *
         for (int i = 0; i < k; i++) {
             nb_hist_free(&ls[i].hist);
             nb_hist_free(&ls[i].hist_h);
+            nb_hist_free(&ls[i].hist_b);
             nb_tensor_free(ls[i].w_folded);
             nb_tensor_free(ls[i].b_folded);
         }
@@ -1105,6 +1153,7 @@ static void free_layers(layer *ls, int nl)
     for (int i = 0; i < nl; i++) {
         nb_hist_free(&ls[i].hist);
         nb_hist_free(&ls[i].hist_h);
+        nb_hist_free(&ls[i].hist_b);
         free(ls[i].scale_w);
         free(ls[i].w_q);
         nb_tensor_free(ls[i].w_fq);
@@ -1455,8 +1504,11 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
                             .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
                             .weight_bits = ls[i].cfg->weight_bits,
                             .channels = ls[i].channels, .scale_w = ls[i].scale_w,
-                            .w_q = ls[i].w_q, .w_rank = ls[i].w->rank,
-                            .w_dims = ls[i].w->dims, .w_numel = ls[i].w->numel,
+                            .w_q = ls[i].w_q, .w_rank = ls[i].w ? ls[i].w->rank : 0,
+                            .w_dims = ls[i].w ? ls[i].w->dims : NULL,
+                            .w_numel = ls[i].w ? ls[i].w->numel : 0,
+                            .act_b = ls[i].act_b, .scale_b = ls[i].qb.scale,
+                            .offset_b = ls[i].qb.offset,
                             .w_axis = ls[i].w_axis,
                             .bias = ls[i].bias ? ls[i].bias->data : NULL,
                             .r_q = ls[i].r_q, .scale_r = ls[i].scale_r,
@@ -1543,7 +1595,9 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             .h_clip_min = l->qh.clip_min, .h_clip_max = l->qh.clip_max,
             .scale_h = l->qh.scale, .offset_h = l->qh.offset, .h_bits = l->qh.bits,
             .h_sqnr = l->h_sqnr, .r_sqnr = l->r_sqnr, .scale_r = l->scale_r,
-            .zeroed = l->zeroed, .suggests_int16 = suggests_int16(l)};
+            .zeroed = l->zeroed, .suggests_int16 = suggests_int16(l),
+            .act_b = l->act_b, .b_clip_min = l->qb.clip_min, .b_clip_max = l->qb.clip_max,
+            .scale_b = l->qb.scale, .offset_b = l->qb.offset, .b_sqnr = l->b_sqnr};
         if (r->suggests_int16)
             int16_override(l, r->int16_override, sizeof r->int16_override);
     }

@@ -378,6 +378,29 @@ static bool float_weights(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
 }
 
 
+/* A MatMul of two activations at ng->node[at]: its second operand through QuantizeLinear ->
+ * DequantizeLinear (scale_b, int8 zero point offset_b) into out; two nodes before it. */
+static bool b_fake_quant(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
+                         const nb_qlayer *l, bool fp16_scales, const char *out)
+{
+    Onnx__NodeProto *nd = ng->node[at];
+    char *p_s = dupf2(l->node, "/scale_b"), *p_z = dupf2(l->node, "/offset_b"),
+         *p_q = dupf2(l->node, "/act_b_q"), *p_qn = dupf2(l->node, "/QuantizeLinear_b"),
+         *p_dn = dupf2(l->node, "/DequantizeLinear_b");
+    float sb = fp16_scales ? fp16_round(l->scale_b) : l->scale_b;
+    int8_t zb = (int8_t)l->offset_b;
+    bool ok = p_s && p_z && p_q && p_qn && p_dn && nd->n_input > 1;
+    const char *qin[3] = {ok ? nd->input[1] : "", p_s, p_z}, *dqin[3] = {p_q, p_s, p_z};
+    ok = ok &&
+         push_init(g, initializer(p_s, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &sb,
+                                  sizeof sb)) &&
+         push_init(g, initializer(p_z, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 0, NULL, &zb, 1)) &&
+         push_node(ng, at, node(p_qn, "QuantizeLinear", qin, 3, p_q, -1000)) &&
+         push_node(ng, at + 1, node(p_dn, "DequantizeLinear", dqin, 3, out, -1000));
+    free(p_s), free(p_z), free(p_q), free(p_qn), free(p_dn);
+    return ok;
+}
+
 /* An LSTM or GRU at ng->node[idx], already reading the fake-quantized x and W: its R through
  * DequantizeLinear (int8, scale_r per gate row on axis 1) and its initial_h, when given,
  * through QuantizeLinear -> DequantizeLinear (scale_h, int8). */
@@ -635,7 +658,8 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
         ok = ok && push_init(g, initializer(p_s, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &sd,
                                             sizeof sd)) &&
              push_init(g, initializer(p_z, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 0, NULL, &zd, 1)) &&
-             (matmul ? float_weights(g, ng, at, l, sw, p_wdq)
+             (l->act_b ? b_fake_quant(g, ng, at, l, fp16_scales, p_wdq)
+              : matmul ? float_weights(g, ng, at, l, sw, p_wdq)
                      : push_init(g, initializer(p_wq, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, l->w_rank,
                                                 l->w_dims, l->w_q, (size_t)l->w_numel)) &&
                            push_init(g, initializer(p_ws, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, crank,
@@ -694,7 +718,7 @@ nb_err nb_write_fake_quant(const char *src, const char *dst, const nb_qlayer *ls
             }
         }
         if (ok) { /* the layer now reads the fake-quantized input and weights */
-            nd = ng->node[at + 1 + act_nodes];
+            nd = ng->node[at + (l->act_b ? 2 : 1) + act_nodes];
             ok = set_input(nd, 0, p_dq) && set_input(nd, 1, p_wdq);
         }
         if (ok && l->bias) /* the corrected bias */
@@ -908,6 +932,71 @@ static nb_err deploy_rnn(const char *src, Onnx__GraphProto *g, Onnx__GraphProto 
     return e;
 }
 
+/* The deploy form of a MatMul of two activations at ng->node[at]: AscendQuant(x) and
+ * AscendQuant(B) (scale 1 / scale_b, offset_b, 8 bits) -> the NPU MatMul (int8 x int8, a
+ * zero int32 bias of one entry: both zero points come off at run time) -> AscendDequant
+ * (deq_scale scale_d x scale_b, one entry for every column). */
+static nb_err deploy_act_b(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
+                           const nb_qlayer *l, nb_status *st)
+{
+    Onnx__NodeProto *nd = ng->node[at];
+    if (nd->n_input < 2 || nd->n_output < 1)
+        return nb_fail(st, NB_ERR_GRAPH, "layer '%s': a MatMul of two activations needs two "
+                       "inputs", l->node);
+    float ds = l->scale_d * l->scale_b;
+    uint32_t bits;
+    memcpy(&bits, &ds, sizeof bits);
+    uint64_t deq = bits;
+    int32_t bias = 0;
+    int64_t one[1] = {1};
+    char *p_x = dupf2(l->node, "/x_int8"), *p_b = dupf2(l->node, "/b_int8"),
+         *p_bias = dupf2(l->node, "/bias_int32"), *p_ds = dupf2(l->node, "/deq_scale"),
+         *p_acc = dupf2(l->node, "/int32"), *p_qn = dupf2(l->node, "/AscendQuant"),
+         *p_qb = dupf2(l->node, "/AscendQuant_b"), *p_dn = dupf2(l->node, "/AscendDequant");
+    char *y = strdup(nd->output[0]), *dom = strdup(NB_NPU_DOMAIN);
+    char **in = malloc(sizeof(char *) * 3);
+    bool ok = p_x && p_b && p_bias && p_ds && p_acc && p_qn && p_qb && p_dn && y && dom && in;
+    if (ok) {
+        Onnx__AttributeProto *qa[3] = {attr_float("scale", 1.0f / l->scale_d),
+                                       attr_float("offset", (float)l->offset_d),
+                                       attr_int("dst_bits", l->act_bits)};
+        Onnx__AttributeProto *qb[3] = {attr_float("scale", 1.0f / l->scale_b),
+                                       attr_float("offset", (float)l->offset_b),
+                                       attr_int("dst_bits", 8)};
+        Onnx__AttributeProto *da[1] = {attr_int("dtype", 10)};
+        const char *qin[1] = {nd->input[0]}, *qbin[1] = {nd->input[1]}, *din[2] = {p_acc, p_ds};
+        ok = push_init(g, initializer(p_bias, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, one, &bias,
+                                      sizeof bias)) &&
+             push_init(g, initializer(p_ds, ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, 1, one, &deq,
+                                      sizeof deq)) &&
+             push_node(ng, at, node_attrs(p_qn, "AscendQuant", NB_NPU_DOMAIN, qin, 1, p_x, qa, 3)) &&
+             push_node(ng, at + 1, node_attrs(p_qb, "AscendQuant", NB_NPU_DOMAIN, qbin, 1, p_b,
+                                              qb, 3)) &&
+             push_node(ng, at + 3, node_attrs(p_dn, "AscendDequant", NB_NPU_DOMAIN, din, 2, y,
+                                              da, 1));
+    }
+    if (ok) { /* the cube op: int8 x, int8 B, int32 bias -> int32, in the NPU domain */
+        nd = ng->node[at + 2];
+        for (size_t i = 0; i < nd->n_input; i++)
+            free(nd->input[i]);
+        free(nd->input);
+        nd->input = in;
+        in[0] = p_x, in[1] = p_b, in[2] = p_bias;
+        p_x = p_b = p_bias = NULL;
+        in = NULL;
+        nd->n_input = 3;
+        free(nd->output[0]);
+        nd->output[0] = p_acc;
+        p_acc = NULL;
+        free(nd->domain);
+        nd->domain = dom;
+        dom = NULL;
+    }
+    free(in), free(dom), free(y);
+    free(p_x), free(p_b), free(p_bias), free(p_ds), free(p_acc), free(p_qn), free(p_qb), free(p_dn);
+    return ok ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+}
+
 nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,
                        nb_status *st)
 {
@@ -933,6 +1022,10 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
             e = nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': the BatchNormalization to fuse is "
                         "gone", src, l->node);
             break;
+        }
+        if (l->act_b) {
+            e = deploy_act_b(g, ng, at, l, st);
+            continue;
         }
         Onnx__NodeProto *nd = ng->node[at];
         bool gemm = !strcmp(nd->op_type, "Gemm");
@@ -1086,6 +1179,8 @@ nb_err nb_write_record(const char *path, const nb_qlayer *ls, int n, nb_status *
             fprintf(f, "    scale_w: %.9g\n", l->scale_w[c]);
         for (int64_t c = 0; c < l->channels; c++)
             fputs("    offset_w: 0\n", f);
+        if (l->act_b) /* nanobench's: the second operand of a MatMul of two activations */
+            fprintf(f, "    scale_b: %.9g\n    offset_b: %d\n", l->scale_b, l->offset_b);
         if (l->r_q) { /* AMCT's RNN fields */
             fprintf(f, "    scale_h: %.9g\n    offset_h: %d\n", l->scale_h, l->offset_h);
             for (int64_t c = 0; c < l->channels; c++)
@@ -2040,6 +2135,24 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
             return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): the NPU op needs x, W, R, "
                            "bias_w, bias_r, deq_scale_w, deq_scale_r; it has %zu inputs", src,
                            name, nd->op_type, nd->n_input);
+        /* a MatMul of two activations: B through an AscendQuant of its own */
+        Onnx__NodeProto *bq = NULL;
+        if (!rnn && !strcmp(nd->op_type, "MatMul") && nd->n_input > 1 &&
+            !init_anywhere(root, nd->input[1])) {
+            bq = producer(g, nd->input[1]);
+            if (!bq || !bq->op_type || strcmp(bq->op_type, "AscendQuant") || bq->n_input < 1)
+                return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its second input '%s' is "
+                               "neither a constant nor an AscendQuant's output", src, name,
+                               nd->input[1]);
+            const Onnx__AttributeProto *bs = find_attr(bq, "scale");
+            float bsc = bs && bs->has_f ? bs->f : NAN, boff = attr_f(bq, "offset", 0);
+            const Onnx__AttributeProto *bb = find_attr(bq, "dst_bits");
+            if (!(bsc > 0) || !isfinite(bsc) || !isfinite(boff) || boff != floorf(boff) ||
+                boff < -128 || boff > 127 || (bb && bb->has_i && bb->i != 8))
+                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': the AscendQuant of its second "
+                               "input has scale %g, offset %g: a positive finite scale and an "
+                               "int8 offset are needed", src, name, bsc, boff);
+        }
         /* every constant it reads, and its AscendDequant's deq_scale, complete */
         for (size_t k = 1; k <= nd->n_input; k++) {
             const char *in = k < nd->n_input ? nd->input[k]
@@ -2053,7 +2166,7 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                                "for its dims", src, name, in,
                                n < 0 ? "a negative dim or too many elements"
                                      : "data of another size or type");
-            if (!t && in && in[0] && (k < 3 || (rnn && k < 7)))
+            if (!t && in && in[0] && (k < 3 || (rnn && k < 7)) && !(bq && k == 1))
                 return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its input '%s' is not a "
                                "constant", src, name, in);
         }
@@ -2085,10 +2198,25 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                                                              : NULL;
         const Onnx__TensorProto *di = dq && dq->n_input > 1 ? init_anywhere(root, dq->input[1])
                                                            : NULL;
-        if (!add_layer(names, n_names, nd, q, rnn ? NULL : wi, bi, di) ||
+        if (!add_layer(names, n_names, nd, q, rnn || bq ? NULL : wi, bi, di) ||
             (rnn && !add_rnn_data(&(*names)[*n_names - 1], root, nd)))
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         bool ok = set_input(nd, 0, q->input[0]);
+        if (ok && bq) { /* B read as the float it quantizes; its scale goes to the layer */
+            nb_npu_layer *l = &(*names)[*n_names - 1];
+            l->b_scale = attr_f(bq, "scale", 1);
+            l->b_offset = attr_f(bq, "offset", 0);
+            ok = set_input(nd, 1, bq->input[0]);
+            for (size_t k = 0; ok && k < g->n_node; k++)
+                if (g->node[k] == bq && !name_used(g, bq->output[0])) {
+                    remove_node(g, k);
+                    if (k < i)
+                        i--;
+                    if (dq && k < dqk)
+                        dqk--;
+                    break;
+                }
+        }
         if (ok && dq) {
             char *y = strdup(dq->output[0]);
             ok = y != NULL;
@@ -2099,7 +2227,7 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
         }
         /* integer constants to float; an RNN's inputs back to (X, W, R, B, seq, h0, c0, P) */
         for (size_t k = 1; ok && k < nd->n_input; k++)
-            if (nd->input[k] && nd->input[k][0])
+            if (nd->input[k] && nd->input[k][0] && !(bq && k == 1))
                 ok = to_float_init(init_anywhere(root, nd->input[k]));
         if (ok && rnn && nd->n_input >= 7) {
             /* x W R bias_w bias_r deq_w deq_r [seq h0 c0 P] -> x W R bias_w [seq h0 c0 P]:

@@ -627,12 +627,21 @@ static void k_matmul(nb_sim_model *m, const sim_task *k)
                         }
                         int64_t xv = ld_int(x->dtype, xp, sim_ph(m, x, ix));
                         int64_t wv;
-                        int64_t iw_[2] = {rt_b ? kk : n, rt_b ? n : kk};
-                        wv = ld_int(w->dtype, wp, sim_ph(m, w, iw_));
-                        if (rt_b) /* two activations: both zero points taken off here */
+                        if (rt_b) { /* two activations: both zero points taken off here */
+                            int64_t iw[8], rest = k->b_batch > 1 ? b : 0;
+                            for (int d = w->rank - 3; d >= 0; d--) {
+                                iw[d] = rest % w->dims[d];
+                                rest /= w->dims[d];
+                            }
+                            iw[w->rank - 2] = kk;
+                            iw[w->rank - 1] = n;
+                            wv = ld_int(w->dtype, wp, sim_ph(m, w, iw));
                             acc += (xv - k->x_off) * (wv - k->b_off);
-                        else
+                        } else {
+                            int64_t iw_[2] = {n, kk};
+                            wv = ld_int(w->dtype, wp, sim_ph(m, w, iw_));
                             acc += xv * wv;
+                        }
                     }
                 }
                 flat_to_idx((b * M + mi) * N + n, y, iy);

@@ -551,11 +551,18 @@ static nb_err check_matmul(const vctx *v, sim_task *k)
                        nb_sim_dtype_name(w->dtype), w->dims[0], w->rank > 1 ? w->dims[1] : 0,
                        (long long)K);
         N = w->dims[0];
-    } else { /* a run-time B [K, N] (2-D, shared by the batch) */
-        if (w->dtype != DT_I8 || w->rank != 2 || w->dims[0] != K)
-            return BAD("task %d (%s): run-time B must be int8 [K, N] with K = %lld", v->k,
+    } else { /* a run-time B [..., K, N] (attention's K^T and V): its batch dims x's, or
+                none (shared by the batch), numpy.matmul's rule */
+        if (w->dtype != DT_I8 || w->rank < 2 || w->dims[w->rank - 2] != K)
+            return BAD("task %d (%s): run-time B must be int8 [..., K, N] with K = %lld", v->k,
                        kname(k->kid), (long long)K);
-        N = w->dims[1];
+        N = w->dims[w->rank - 1];
+        k->b_batch = 1;
+        for (int i = 0; i + 2 < w->rank; i++)
+            k->b_batch *= w->dims[i];
+        if (k->b_batch != 1 && (k->b_batch != batch || w->rank != x->rank))
+            return BAD("task %d (%s): run-time B of batch %lld for x of batch %lld", v->k,
+                       kname(k->kid), (long long)k->b_batch, (long long)batch);
         k->b_off = zero_point(v->m, v->k, k->in[1]);
     }
     /* y: x's dims with K replaced by N, or without N when B was a 1-D [K] (N = 1) */

@@ -54,6 +54,7 @@ typedef struct sim_task {
     int pad_mode, pad_begin[6]; /* pad: 0 constant (f[0] its value), 1 reflect, 2 edge */
     int mask, keepdims; /* reduce */
     int64_t M, N, K, batch; /* matmul */
+    int64_t b_batch;        /* a run-time B's batch count: 1 (shared) or batch */
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)
                           for the exact fp32 GEMM path; NULL when sums could reach 2^24 */
     int lanes;         /* conv: input channels per C0 row taken into Kg */

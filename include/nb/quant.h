@@ -211,6 +211,14 @@ typedef struct nb_qlayer {
        the writers remove the BatchNormalization that alone reads the Conv's output and give
        its output to the Conv */
     bool fused_bn;
+    /* a MatMul of two activations (attention's Q x K^T and weights x V): no weights (w_q
+       NULL, channels 1, scale_w[0] 1); its second operand B is quantized per tensor like
+       x, int8 with scale_b and offset_b (AMCT's record has no such field: written as
+       scale_b and offset_b). The deploy model quantizes B by an AscendQuant of its own
+       ("<layer>/AscendQuant_b"); both zero points are taken off at run time. */
+    bool act_b;
+    float scale_b;
+    int offset_b;
 } nb_qlayer;
 
 /* Writes dst: the model src with, for each layer, its input activation through
@@ -393,6 +401,11 @@ typedef struct nb_calib_layer_report {
     double zeroed;            /* the share of its nonzero input int8 rounds to 0 */
     bool suggests_int16;      /* zeroed over 20% at int8 (not an RNN) */
     char int16_override[600]; /* the config line that calibrates it at INT16 */
+    /* a MatMul of two activations: its second operand's range, scale, offset and SQNR
+       (int8, the algorithm chosen for x); no weights (channels 1, scale_w 1) */
+    bool act_b;
+    double b_clip_min, b_clip_max, scale_b, b_sqnr;
+    int offset_b;
 } nb_calib_layer_report;
 
 /* The network output's evaluation: the fake-quant model against float. */

@@ -21,6 +21,9 @@ up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
                    (opset 11's axis meaning), Conv + BatchNormalization
   torch_op12       opset 12 as torch 1.x writes it: Clip with min/max inputs, Dropout with a
                    ratio input, attribute axes, LogSoftmax over a 3-D tensor (flattened)
+  transformer_block an encoder block as torch exports it (opset 14): LayerNorm written out,
+                   multi-head attention (two MatMuls of two activations), GELU (tanh form)
+  kwt              a KWT-style keyword model: patch embedding, class token, the block, a head
   qat_fp16_input   a Q/DQ model whose input is float16 (Cast -> Q/DQ -> Conv): evaluated on
                    random fp16 values, not zeros
   qat_shared_chain a Q/DQ pair before a Reshape whose output is also a graph output: removing
@@ -347,6 +350,111 @@ def torch_op12():
                [vi("19", [1, 1, 4, 6])], inits), "torch_op12", 12, "pytorch", 7)
 
 
+def transformer_block(name="transformer_block", kwt=False):
+    """A Transformer encoder block as torch 1.13 exports it at opset 14: LayerNorm written out
+    (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add), Q/K/V as MatMul + Add, heads
+    split by Reshape + Transpose, Q.K^T as a MatMul of two activations, Div by sqrt(d),
+    Softmax, weights.V the second such MatMul, heads merged, the output projection, residual
+    Adds, an MLP with GELU in its tanh form. kwt: a KWT-style keyword model around it (a
+    linear patch embedding of [1, 16, 20] mel frames, a class token Concat, a positional Add,
+    the block, the class token taken by Gather, a Gemm head of 12 keywords)."""
+    rng = np.random.default_rng(21 if kwt else 19)
+    T_, D, H, F = (17 if kwt else 16), 32, 4, 64
+    dh = D // H
+    inits = []
+
+    def w(name, shape, sd):
+        inits.append(numpy_helper.from_array(rng.normal(0, sd, shape).astype(np.float32), name))
+        return name
+
+    def c(name, arr):
+        inits.append(numpy_helper.from_array(np.array(arr), name))
+        return name
+
+    nodes = []
+    cnt = [0]
+
+    def node(op, ins, attrs=None, n_out=1):
+        cnt[0] += 1
+        outs = ["onnx::%s_%d" % (op, 100 + cnt[0] * 2 + i) for i in range(n_out)]
+        nodes.append(helper.make_node(op, ins, outs, name="/%s_%d" % (op, cnt[0]), **(attrs or {})))
+        return outs[0] if n_out == 1 else outs
+
+    def layernorm(x, p):
+        m = node("ReduceMean", [x], {"axes": [-1]})
+        d = node("Sub", [x, m])
+        pw = node("Pow", [d, c(p + ".two", np.float32(2))])
+        v = node("ReduceMean", [pw], {"axes": [-1]})
+        e = node("Add", [v, c(p + ".eps", np.float32(1e-5))])
+        s = node("Sqrt", [e])
+        n = node("Div", [d, s])
+        g = node("Mul", [n, c(p + ".weight", (1 + rng.normal(0, 0.1, D)).astype(np.float32))])
+        return node("Add", [g, c(p + ".bias", rng.normal(0, 0.1, D).astype(np.float32))])
+
+    def linear(x, p, i, o):
+        y = node("MatMul", [x, w(p + ".weight", (i, o), 1 / np.sqrt(i))])
+        return node("Add", [y, w(p + ".bias", (o,), 0.05)])
+
+    x_in = "input"
+    if kwt:
+        x = linear(x_in, "patch", 20, D)                                  # [1, 16, 32]
+        cls = w("cls_token", (1, 1, D), 0.5)
+        x = node("Concat", [cls, x], {"axis": 1})                         # [1, 17, 32]
+        x = node("Add", [x, w("pos_embedding", (1, T_, D), 0.2)])
+    else:
+        x = x_in
+    h = layernorm(x, "norm1")
+    q = linear(h, "attn.q", D, D)
+    k = linear(h, "attn.k", D, D)
+    v = linear(h, "attn.v", D, D)
+    shp = c("heads_shape", np.array([1, T_, H, dh], np.int64))
+
+    def heads(t, perm):
+        r = node("Reshape", [t, shp])
+        return node("Transpose", [r], {"perm": perm})
+    qh = heads(q, [0, 2, 1, 3])                                           # [1, 4, T, 8]
+    kt = heads(k, [0, 2, 3, 1])                                           # [1, 4, 8, T]
+    vh = heads(v, [0, 2, 1, 3])                                           # [1, 4, T, 8]
+    sc = node("MatMul", [qh, kt])                                         # [1, 4, T, T]
+    sc = node("Div", [sc, c("attn.scale", np.float32(np.sqrt(dh)))])
+    a = node("Softmax", [sc], {"axis": -1})
+    o = node("MatMul", [a, vh])                                           # [1, 4, T, 8]
+    o = node("Transpose", [o], {"perm": [0, 2, 1, 3]})
+    o = node("Reshape", [o, c("merge_shape", np.array([1, T_, D], np.int64))])
+    o = linear(o, "attn.proj", D, D)
+    x = node("Add", [x, o])
+    h = layernorm(x, "norm2")
+    h = linear(h, "mlp.fc1", D, F)
+    # GELU, tanh form: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+    p3 = node("Pow", [h, c("gelu.three", np.float32(3))])
+    t = node("Mul", [p3, c("gelu.k", np.float32(0.044715))])
+    t = node("Add", [h, t])
+    t = node("Mul", [t, c("gelu.s", np.float32(np.sqrt(2 / np.pi)))])
+    t = node("Tanh", [t])
+    t = node("Add", [t, c("gelu.one", np.float32(1))])
+    t = node("Mul", [h, t])
+    h = node("Mul", [t, c("gelu.half", np.float32(0.5))])
+    h = linear(h, "mlp.fc2", F, D)
+    x = node("Add", [x, h])
+    if kwt:
+        x = layernorm(x, "norm")
+        x = node("Gather", [x, c("cls_index", np.int64(0))], {"axis": 1})   # [1, 32]
+        nodes.append(helper.make_node("Gemm", [x, w("head.weight", (12, D), 0.2),
+                                               w("head.bias", (12,), 0.05)], ["logits"],
+                                      name="/head/Gemm", transB=1))
+        out = vi("logits", [1, 12])
+        inp = vi(x_in, [1, 16, 20])
+    else:
+        nodes[-1].output[0] = "output"
+        out = vi("output", [1, T_, D])
+        inp = vi(x_in, [1, T_, D])
+    save(model(nodes, "torch_jit", [inp], [out], inits), name, 14, "pytorch", 8)
+
+
+def kwt():
+    transformer_block("kwt", kwt=True)
+
+
 def qat_edge_cases():
     rng = np.random.default_rng(0)
     w = rng.normal(0, .3, (8, 1, 3, 3)).astype(np.float32)
@@ -397,6 +505,6 @@ def if_untyped():
 
 
 for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, torch_op12, if_untyped,
-          qat_edge_cases):
+          qat_edge_cases, transformer_block, kwt):
     f()
     print("wrote", f.__name__)
