@@ -51,16 +51,23 @@ static void print_report(const nb_calibrate_result *r, FILE *f)
             snprintf(out_sqnr, sizeof out_sqnr, "%8.1f", l->out_sqnr);
             snprintf(out_cos, sizeof out_cos, "%8.6f", l->out_cos);
         }
-        fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f  "
+        char w_sqnr[16] = "       -"; /* no weights: a MatMul of two activations */
+        if (!isnan(l->w_sqnr))
+            snprintf(w_sqnr, sizeof w_sqnr, "%8.1f", l->w_sqnr);
+        fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %s  "
                 "%s  %s\n", l->name, l->fused_bn ? "Conv+BN" : l->op_type,
                 nb_act_algo_name(l->algo), l->clip_min, l->clip_max, l->scale_d, l->offset_d,
                 l->act_bits, l->weight_bits, l->channel_wise ? "yes" : "no", l->act_sqnr,
-                l->w_sqnr, out_sqnr, out_cos);
+                w_sqnr, out_sqnr, out_cos);
         if (l->rnn) /* the hidden state and R: a row of their own */
             fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4d %-7s %8.1f  %8.1f\n",
                     "  (hidden state h, R)", "", nb_act_algo_name(l->algo), l->h_clip_min,
                     l->h_clip_max, l->scale_h, l->offset_h, l->h_bits, l->weight_bits,
                     l->channel_wise ? "yes" : "no", l->h_sqnr, l->r_sqnr);
+        if (l->act_b) /* a MatMul of two activations: its second operand B */
+            fprintf(f, "%-32s %-13s %-10s %11.5g %11.5g %12.6g %6d %4d %4s %-7s %8.1f\n",
+                    "  (second input B)", "", nb_act_algo_name(l->algo), l->b_clip_min,
+                    l->b_clip_max, l->scale_b, l->offset_b, 8, "-", "no", l->b_sqnr);
         any_rnn |= l->rnn;
     }
     fprintf(f, "SQNR in dB against float: act, wts: each tensor's fake quantization (act over the "
@@ -113,6 +120,14 @@ static void print_json(const nb_calibrate_result *r, FILE *f)
         json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
         json_object_set_new(j, "output_sqnr_db", jreal(l->out_sqnr));
         json_object_set_new(j, "output_cosine", jreal(l->out_cos));
+        if (l->act_b) { /* a MatMul of two activations: no weights, B quantized as x */
+            json_object_set_new(j, "second_input_activation", json_true());
+            json_object_set_new(j, "b_clip_min", json_real(l->b_clip_min));
+            json_object_set_new(j, "b_clip_max", json_real(l->b_clip_max));
+            json_object_set_new(j, "scale_b", json_real(l->scale_b));
+            json_object_set_new(j, "offset_b", json_integer(l->offset_b));
+            json_object_set_new(j, "b_sqnr_db", jreal(l->b_sqnr));
+        }
         if (l->rnn) {
             json_t *sr = json_array();
             for (int64_t c = 0; c < l->channels; c++)

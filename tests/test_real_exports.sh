@@ -34,9 +34,10 @@ check() {
         fail "$m: bringup failed: $(tail -1 "$T/$m.err")"
         return
     fi
-    "$PY" - "$T/$m.json" "$m" <<'PYEOF' || fails=$((fails + 1))
+    "$PY" - "$T/$m.json" "$m" "${SCALE_ONLY_OK:-0}" <<'PYEOF' || fails=$((fails + 1))
 import json, sys
 s = json.load(open(sys.argv[1])); m = sys.argv[2]; bad = []
+scale_only_ok = sys.argv[3] == "1"
 for o in s["outputs"]:
     if not o["cosine_worst"] >= 0.999:
         bad.append("%s: output %s cosine %.5f" % (m, o["name"], o["cosine_worst"]))
@@ -44,7 +45,13 @@ if s["estimate"]["TOTAL_EXEOM_SIZE"] != s["compile"]["exeom_bytes"]:
     bad.append("%s: estimate's TOTAL_EXEOM_SIZE %s, the exeom %s bytes" % (m,
                s["estimate"]["TOTAL_EXEOM_SIZE"], s["compile"]["exeom_bytes"]))
 c = s["compare"]
-if c["over_threshold"] != 0 or c["verdict"] != "global_consistency":
+f = c["first_over_threshold"]
+# SCALE_ONLY_OK=1: layers over only an RMSE or relative-error threshold at an SQNR of 30 dB
+# or more (compare's "none clear" cause, a LayerNorm's Pow of values near 5) are accepted
+# while the network output stays single-point
+scale_only = (scale_only_ok and c["verdict"] == "single_point_error" and f is not None and
+              f["likely_cause"].startswith("none clear"))
+if (c["over_threshold"] != 0 or c["verdict"] != "global_consistency") and not scale_only:
     bad.append("%s: %s, first over threshold %s" % (m, c["verdict"], c["first_over_threshold"]))
 for b in bad:
     print("FAIL: " + b)
@@ -79,6 +86,15 @@ data "$T/d/x3" 1,3,16,16 9
 check paddle_op11 --data_dir "$T/d/x3" # opset 11: Softmax's flattening kept, Split as Slices
 data "$T/d/x26" 1,2,6,6 10
 check torch_op12 --data_dir "$T/d/x26" # opset 12: Clip and Dropout inputs, LogSoftmax flattened
+# Transformers (torch's encoder block; a KWT keyword model): attention's two MatMuls of two
+# activations on the cube, LayerNorm and GELU on the vector unit; inputs N(0, 1)-like
+# (evaluated on a held-apart set: --eval_dir of other seeds)
+data "$T/d/t32" 1,16,32 11
+data "$T/d/t32e" 1,16,32 13
+SCALE_ONLY_OK=1 check transformer_block --data_dir "$T/d/t32" --eval_dir "$T/d/t32e"
+data "$T/d/k20" 1,16,20 12
+data "$T/d/k20e" 1,16,20 14
+SCALE_ONLY_OK=1 check kwt --data_dir "$T/d/k20" --eval_dir "$T/d/k20e"
 # QAT edge cases: an fp16 input is evaluated on random fp16 values (the SQNR is finite, not the
 # "-" of all-zero inputs); a pair whose removal would unclamp another reader is refused
 check qat_fp16_input
@@ -90,4 +106,4 @@ elif ! grep -q "whose output is also read elsewhere" "$T/shared.err"; then
     fail "qat_shared_chain: $(cat "$T/shared.err")"
 fi
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "real exports: 11 models up, a shared Q/DQ chain refused"
+echo "real exports: 13 models up, a shared Q/DQ chain refused"
