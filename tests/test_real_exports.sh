@@ -95,6 +95,11 @@ SCALE_ONLY_OK=1 check transformer_block --data_dir "$T/d/t32" --eval_dir "$T/d/t
 data "$T/d/k20" 1,16,20 12
 data "$T/d/k20e" 1,16,20 14
 SCALE_ONLY_OK=1 check kwt --data_dir "$T/d/k20" --eval_dir "$T/d/k20e"
+# DS-CNN as torch exports it: AveragePool over the whole map, Erf GELU and Mish (Softplus)
+data "$T/d/ds" 1,1,16,10 15
+check dscnn_gelu --data_dir "$T/d/ds"
+grep -q "Erf '/gelu/Erf' -> Tanh" "$T/dscnn_gelu/log/3-atc.out" "$T/dscnn_gelu/log/3-atc.err" 2>/dev/null ||
+    grep -rq "Erf '/gelu/Erf' -> Tanh" "$T/dscnn_gelu/log/" || fail "dscnn_gelu: atc does not report the Erf rewrite"
 # QAT edge cases: an fp16 input is evaluated on random fp16 values (the SQNR is finite, not the
 # "-" of all-zero inputs); a pair whose removal would unclamp another reader is refused
 check qat_fp16_input
@@ -106,4 +111,4 @@ elif ! grep -q "whose output is also read elsewhere" "$T/shared.err"; then
     fail "qat_shared_chain: $(cat "$T/shared.err")"
 fi
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "real exports: 13 models up, a shared Q/DQ chain refused"
+echo "real exports: 14 models up, a shared Q/DQ chain refused"

@@ -501,12 +501,17 @@ typedef struct dstep {
 /* Rewrites an op the Nano lacks into vector ops it has, when the ops the rewrite needs are
  * in the table: Sqrt(x) -> Pow(x, 0.5); Div(x, y) -> Mul(x, Pow(y, -1)); HardSigmoid(x) ->
  * Clip(Add(Mul(x, alpha), beta), 0, 1); GreaterOrEqual(a, b) -> Or(Greater(a, b),
- * Equal(a, b)) and LessOrEqual(a, b) the same with b, a; Less(a, b) -> Greater(b, a).
- * Float inputs only. Reported as rewrites; returns false when n is none of these. */
+ * Equal(a, b)) and LessOrEqual(a, b) the same with b, a; Less(a, b) -> Greater(b, a);
+ * Erf(u) -> Tanh(2 / sqrt(pi) (u + 0.08943 u^3)), GELU's tanh form written for erf (x =
+ * sqrt(2) u in 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); the largest deviation
+ * from erf over all u is 3.58e-4, at u = -1.83, by numpy over [-6, 6] in steps of 6e-5):
+ * torch's default nn.GELU exports as Erf; Softplus(x) -> Log(Add(Exp(x), 1)) (fp16's Exp
+ * overflows above x = 11.09: +inf there, where Softplus is x). Float inputs only. Reported
+ * as rewrites; returns false when n is none of these. */
 static bool decompose(lctx *c, const nb_node *n, const char *name)
 {
     const char *op = n->op_type;
-    dstep st[3];
+    dstep st[5];
     int ns = 0;
     const char *what = NULL;
     int a = 0, b = 1;
@@ -537,6 +542,18 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
     } else if (!strcmp(op, "Less") && n->n_in == 2) {
         st[ns++] = (dstep){"Greater", 2, {{'x', 1, 0}, {'x', 0, 0}}, true};
         what = "Greater(b, a)";
+    } else if (!strcmp(op, "Erf") && n->n_in == 1) {
+        st[ns++] = (dstep){"Pow", 2, {{'x', 0, 0}, {'k', 0, 3.0f}}, false};
+        st[ns++] = (dstep){"Mul", 2, {{'t', 0, 0}, {'k', 0, 0.08943f}}, false};
+        st[ns++] = (dstep){"Add", 2, {{'x', 0, 0}, {'t', 1, 0}}, false};
+        st[ns++] = (dstep){"Mul", 2, {{'t', 2, 0}, {'k', 0, 1.1283791670955126f}}, false};
+        st[ns++] = (dstep){"Tanh", 1, {{'t', 3, 0}}, false};
+        what = "Tanh(1.12838 (u + 0.08943 u^3)), GELU's tanh form: within 3.58e-4 of erf";
+    } else if (!strcmp(op, "Softplus") && n->n_in == 1) {
+        st[ns++] = (dstep){"Exp", 1, {{'x', 0, 0}}, false};
+        st[ns++] = (dstep){"Add", 2, {{'t', 0, 0}, {'k', 0, 1.0f}}, false};
+        st[ns++] = (dstep){"Log", 1, {{'t', 1, 0}}, false};
+        what = "Log(Add(Exp(x), 1)); +inf above x = 11.09, where fp16's Exp overflows";
     } else {
         return false;
     }
@@ -549,7 +566,7 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
     if (t0 >= 0)
         f0 = c->n->t[t0].format;
     const nb_value *out = &c->g->values[n->out[0]];
-    int res[3] = {-1, -1, -1};
+    int res[5] = {-1, -1, -1, -1, -1};
     for (int i = 0; i < ns; i++) {
         int ins[3];
         const nb_npu_tensor *shape_of = NULL;
@@ -839,7 +856,22 @@ static void lower_node(lctx *c, int ni)
                     (is_const(c, n->in[2]) && c->g->values[n->in[2]].const_val &&
                      c->g->values[n->in[2]].const_val->numel == 1 &&
                      nb_tensor_get_f64(c->g->values[n->in[2]].const_val, 0) == 0));
-    const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : dropout ? "Identity" : op;
+    /* an AveragePool whose window is the whole spatial extent, without pads (DS-CNN's
+       AvgPool2d before its classifier): exactly a GlobalAveragePool */
+    bool gap = false;
+    if (!strcmp(op, "AveragePool") && n->n_in >= 1 && n->in[0] >= 0) {
+        const nb_value *x = &c->g->values[n->in[0]];
+        int nk = 0, np = 0;
+        const int64_t *ks = nb_attr_ints(n, "kernel_shape", &nk), *ps = nb_attr_ints(n, "pads", &np);
+        const char *ap = nb_attr_str(n, "auto_pad", "NOTSET");
+        gap = x->rank >= 3 && nk == x->rank - 2 && (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID"));
+        for (int d = 0; gap && d < nk; d++)
+            gap = ks[d] == x->dims[d + 2] && x->dims[d + 2] > 0;
+        for (int d = 0; gap && ps && d < np; d++)
+            gap = ps[d] == 0;
+    }
+    const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : dropout ? "Identity"
+                         : gap ? "GlobalAveragePool" : op;
     const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
     char why[160] = "";
     if (!strcmp(op, "If") && n->n_attr > 0) {
@@ -930,6 +962,8 @@ static void lower_node(lctx *c, int ni)
         rewrite(c, "Div '%s' by a constant -> Mul by its reciprocal", name);
     if (dropout)
         rewrite(c, "Dropout '%s' (inference: y = x) -> Identity", name);
+    if (gap)
+        rewrite(c, "AveragePool '%s' over the whole spatial extent -> GlobalAveragePool", name);
     /* a vector task; the TransData its inputs need come first in the task order */
     bool spatial = spatial_op(op), ew = elementwise_op(op);
     nb_format f0 = NB_FMT_ND;

@@ -24,6 +24,8 @@ up. Needs python3-onnx and python3-numpy (Debian); the tests do not run this.
   transformer_block an encoder block as torch exports it (opset 14): LayerNorm written out,
                    multi-head attention (two MatMuls of two activations), GELU (tanh form)
   kwt              a KWT-style keyword model: patch embedding, class token, the block, a head
+  dscnn_gelu       DS-CNN as torch exports it: depthwise-separable Convs with BatchNorm, an
+                   AveragePool over the whole map, Erf GELU (nn.GELU's default) and Mish
   qat_fp16_input   a Q/DQ model whose input is float16 (Cast -> Q/DQ -> Conv): evaluated on
                    random fp16 values, not zeros
   qat_shared_chain a Q/DQ pair before a Reshape whose output is also a graph output: removing
@@ -451,6 +453,74 @@ def transformer_block(name="transformer_block", kwt=False):
     save(model(nodes, "torch_jit", [inp], [out], inits), name, 14, "pytorch", 8)
 
 
+def dscnn_gelu():
+    """A DS-CNN keyword model as torch exports it (opset 13): a Conv stem, a depthwise-separable
+    block (group = channels, then 1x1), each Conv -> BatchNormalization -> Relu, AvgPool2d over
+    the whole feature map (AveragePool, not GlobalAveragePool), Flatten, a Linear with torch's
+    default nn.GELU (Div by sqrt(2), Erf, Add 1, Mul x, Mul 0.5) and one with Mish
+    (x tanh(Softplus(x))), the classifier."""
+    rng = np.random.default_rng(23)
+    C, F = 16, 24
+    inits = []
+
+    def t(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def bn(p):
+        return [t(p + ".weight", rng.uniform(0.5, 1.5, C).astype(np.float32)),
+                t(p + ".bias", rng.normal(0, 0.1, C).astype(np.float32)),
+                t(p + ".running_mean", rng.normal(0, 0.1, C).astype(np.float32)),
+                t(p + ".running_var", rng.uniform(0.5, 1.5, C).astype(np.float32))]
+    nodes = []
+
+    def add(op, ins, out, name, **kw):
+        nodes.append(helper.make_node(op, ins, [out], name=name, **kw))
+        return out
+    x = add("Conv", ["input", t("stem.weight", rng.normal(0, 0.3, (C, 1, 3, 3)).astype(np.float32))],
+            "/stem/Conv_output_0", "/stem/Conv", pads=[1, 1, 1, 1], strides=[2, 2])   # [1,16,8,5]
+    x = add("BatchNormalization", [x] + bn("stem_bn"), "/stem_bn/BatchNormalization_output_0",
+            "/stem_bn/BatchNormalization", epsilon=1e-5)
+    x = add("Relu", [x], "/Relu_output_0", "/Relu")
+    x = add("Conv", [x, t("dw.weight", rng.normal(0, 0.3, (C, 1, 3, 3)).astype(np.float32))],
+            "/dw/Conv_output_0", "/dw/Conv", pads=[1, 1, 1, 1], group=C)
+    x = add("BatchNormalization", [x] + bn("dw_bn"), "/dw_bn/BatchNormalization_output_0",
+            "/dw_bn/BatchNormalization", epsilon=1e-5)
+    x = add("Relu", [x], "/Relu_1_output_0", "/Relu_1")
+    x = add("Conv", [x, t("pw.weight", rng.normal(0, 0.25, (C, C, 1, 1)).astype(np.float32))],
+            "/pw/Conv_output_0", "/pw/Conv")
+    x = add("BatchNormalization", [x] + bn("pw_bn"), "/pw_bn/BatchNormalization_output_0",
+            "/pw_bn/BatchNormalization", epsilon=1e-5)
+    x = add("Relu", [x], "/Relu_2_output_0", "/Relu_2")
+    x = add("AveragePool", [x], "/avg/AveragePool_output_0", "/avg/AveragePool",
+            kernel_shape=[8, 5], strides=[8, 5])                                      # [1,16,1,1]
+    x = add("Flatten", [x], "/Flatten_output_0", "/Flatten", axis=1)
+    x = add("Gemm", [x, t("fc1.weight", rng.normal(0, 0.3, (F, C)).astype(np.float32)),
+                     t("fc1.bias", rng.normal(0, 0.1, F).astype(np.float32))],
+            "/fc1/Gemm_output_0", "/fc1/Gemm", transB=1)
+    h = x
+    x = add("Div", [h, t("/gelu/Constant_output_0", np.float32(np.sqrt(2)))], "/gelu/Div_output_0",
+            "/gelu/Div")
+    x = add("Erf", [x], "/gelu/Erf_output_0", "/gelu/Erf")
+    x = add("Add", [x, t("/gelu/Constant_1_output_0", np.float32(1))], "/gelu/Add_output_0",
+            "/gelu/Add")
+    x = add("Mul", [h, x], "/gelu/Mul_output_0", "/gelu/Mul")
+    x = add("Mul", [x, t("/gelu/Constant_2_output_0", np.float32(0.5))], "/gelu/Mul_1_output_0",
+            "/gelu/Mul_1")
+    x = add("Gemm", [x, t("fc2.weight", rng.normal(0, 0.3, (F, F)).astype(np.float32)),
+                     t("fc2.bias", rng.normal(0, 0.1, F).astype(np.float32))],
+            "/fc2/Gemm_output_0", "/fc2/Gemm", transB=1)
+    h = x
+    x = add("Softplus", [h], "/mish/Softplus_output_0", "/mish/Softplus")
+    x = add("Tanh", [x], "/mish/Tanh_output_0", "/mish/Tanh")
+    x = add("Mul", [h, x], "/mish/Mul_output_0", "/mish/Mul")
+    add("Gemm", [x, t("head.weight", rng.normal(0, 0.3, (12, F)).astype(np.float32)),
+                 t("head.bias", rng.normal(0, 0.1, 12).astype(np.float32))], "logits", "/head/Gemm",
+        transB=1)
+    save(model(nodes, "main_graph", [vi("input", [1, 1, 16, 10])], [vi("logits", [1, 12])], inits),
+         "dscnn_gelu", 13, "pytorch", 8)
+
+
 def kwt():
     transformer_block("kwt", kwt=True)
 
@@ -505,6 +575,6 @@ def if_untyped():
 
 
 for f in (helper_unnamed, torch_names, torch_dynamic, tf2onnx_nhwc, qat_torch, lstm_gru_state, fifo_cnn, paddle_op11, torch_op12, if_untyped,
-          qat_edge_cases, transformer_block, kwt):
+          qat_edge_cases, transformer_block, kwt, dscnn_gelu):
     f()
     print("wrote", f.__name__)
