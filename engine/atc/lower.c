@@ -568,8 +568,7 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
     const nb_value *out = &c->g->values[n->out[0]];
     int res[5] = {-1, -1, -1, -1, -1};
     for (int i = 0; i < ns; i++) {
-        int ins[3];
-        const nb_npu_tensor *shape_of = NULL;
+        int ins[3], shape_of = -1; /* an index: add_tensor may move c->n->t */
         for (int j = 0; j < st[i].n_in; j++) {
             const operand *o = &st[i].in[j];
             if (o->kind == 'x')
@@ -585,7 +584,7 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
                 }
             }
             if (j == 0 && ins[j] >= 0)
-                shape_of = &c->n->t[ins[j]];
+                shape_of = ins[j];
         }
         bool last = i == ns - 1;
         int k = add_task(c, last ? strdup(name) : dupf("%s/%s", name, st[i].op), st[i].op, op,
@@ -599,9 +598,9 @@ static bool decompose(lctx *c, const nb_node *n, const char *name)
         int rank = out->rank;
         int64_t dims[NB_MAX_RANK];
         memcpy(dims, out->dims, sizeof dims);
-        if (!last && shape_of && st[i].in[0].kind != 'k' && st[i].op[0] == 'P') {
-            rank = shape_of->rank;
-            memcpy(dims, shape_of->dims, sizeof dims);
+        if (!last && shape_of >= 0 && st[i].in[0].kind != 'k' && st[i].op[0] == 'P') {
+            rank = c->n->t[shape_of].rank;
+            memcpy(dims, c->n->t[shape_of].dims, sizeof dims);
         }
         nb_format f = f0 == NB_FMT_NC1HWC0 ? spatial_format(rank) : NB_FMT_ND;
         int t = add_tensor(c, last ? strdup(out->name) : dupf("%s/%s", out->name, st[i].op),
