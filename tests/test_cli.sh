@@ -891,6 +891,19 @@ grep -q "^nanobench: bringup: the worst network-output cosine 0\.99[0-9]* is bel
 expect 0 "bringup: --fail-under-cosine 0.9 passes" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_count 1 --out "$BU/o1" --fail-under-cosine 0.9 --json
 json_ok "bringup: one evaluation input, the status ok" 'j.evaluation.count === 1 && j.outputs[0].per_input.length === 1 &&
     j.outputs[0].per_input[0].inputs[0].endsWith("/b5.bin") && j.fail_under_cosine === 0.9 && j.status === "ok"'
+# int4 weights end to end (s8 x s4, issue 19): calibrate's quant_bits 4 -> atc packs two
+# weights a byte -> run. The exeom is as large as estimate --weight_bits 4 says, and the
+# NPU's output is as close to float as the fake-quant model's (a wrong nibble order or
+# layout would not be): within 3 dB of SQNR (22.7 dB and 24.9 dB here: calibrate evaluates
+# on its 6 batches, bringup on the last 5)
+printf 'common_config { arq_quantize { quant_bits: 4 } }\n' >"$BU/cfg4"
+"$NB" estimate -m "$BU/conv.onnx" --weight_bits 4 --json >"$BU/e4.json" 2>/dev/null ||
+    { echo "FAIL: estimate --weight_bits 4"; fails=$((fails + 1)); }
+expect 0 "bringup: int4 weights" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --calibration_config "$BU/cfg4" --out "$BU/w4" --json
+json_ok "bringup: int4 weights packed, run, at the fake-quant's accuracy" 'const e4 = JSON.parse(require("fs").readFileSync(process.argv[1].replace(/out$/, "bu/e4.json"), "utf8"));
+    j.compile.exeom_bytes === e4.TOTAL_EXEOM_SIZE &&
+    Math.abs(j.outputs[0].sqnr_db_mean - j.calibration.output_sqnr_db) < 3 &&
+    j.calibration.output_sqnr_db > 10'
 # fp16 saturation: y[0,0,0,0] = 93750 clamps at 65504 in the Conv's AscendDequant on both
 # inputs (the evaluation set: --eval_dir); compare names it as the first layer's cause
 expect 0 "bringup --json: fp16 saturation" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/sat" --eval_dir "$BU/sat" --out "$BU/s" --json

@@ -273,14 +273,27 @@ static nb_dtype act_type(const lctx *c, const nb_node *n, const char *name)
     return NB_INT8;
 }
 
+/* The type of cube op n's weights: int4 when the options name it (its layer's
+ * weight_bits 4) or every layer is int4, int8 otherwise. */
+static nb_dtype weight_type(const lctx *c, const nb_node *n, const char *name)
+{
+    if (c->o->weight_bits == 4)
+        return NB_NPU_INT4;
+    for (int i = 0; i < c->o->n_w4_nodes && c->o->w4_nodes; i++) {
+        const char *a = c->o->w4_nodes[i];
+        if (a && ((n->name && !strcmp(a, n->name)) || !strcmp(a, name)))
+            return NB_NPU_INT4;
+    }
+    return NB_INT8;
+}
+
 /* The quantized cube weight of constant value v, with the logical shape dims (N x K for
- * matrices) in format f: made once per value, layout and shape, so that ops sharing a
- * weight share its copy. */
+ * matrices) in format f and type wt: made once per value, layout, type and shape, so that
+ * ops sharing a weight share its copy. */
 static int weight_tensor(lctx *c, int v, nb_format f, int rank, const int64_t *dims,
-                         int64_t bytes)
+                         int64_t bytes, nb_dtype wt)
 {
     c = owner(c, &v);
-    nb_dtype wt = c->o->weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
     const char *name = c->g->values[v].name;
     /* a copy in this layout already? (names are unique per value until the final pass) */
     for (int w = c->vw[v] >= 0 ? c->vw[v] : c->n->n_t; w < c->n->n_t; w++) {
@@ -1028,7 +1041,7 @@ static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
 {
     const char *op = n->op_type;
     bool conv = conv_op(op), transpose = !strcmp(op, "ConvTranspose"), gemm = !strcmp(op, "Gemm");
-    nb_dtype wt = c->o->weight_bits == 4 ? NB_NPU_INT4 : NB_INT8;
+    nb_dtype wt = weight_type(c, n, name);
     int wi = weight_index(op), bi = bias_index(op);
     const nb_value *y = &c->g->values[n->out[0]];
     const nb_value *w = &c->g->values[n->in[wi]];
@@ -1086,7 +1099,7 @@ static void lower_cube(lctx *c, const nb_node *n, int ni, const char *name)
     task_in(c, k, xq);
     if (wconst)
         task_in(c, k, weight_tensor(c, n->in[wi], conv ? NB_FMT_FRACTAL_Z : NB_FMT_FRACTAL_NZ,
-                                    wrank, wd, wbytes));
+                                    wrank, wd, wbytes, wt));
     else
         task_in(c, k, wq);
     c->n->k[k].macs = macs;
@@ -1205,8 +1218,9 @@ static void lower_rnn(lctx *c, const nb_node *n, const nb_op_support *sup, const
     int64_t seq = x->dims[0], batch = x->dims[1], in_sz = x->dims[2];
     int64_t dirs = w->dims[0], hid = r->dims[2];
     int64_t wd[3] = {dirs, gates * hid, in_sz}, rd[3] = {dirs, gates * hid, hid};
-    int wq = weight_tensor(c, n->in[1], NB_FMT_FRACTAL_NZ, 3, wd, -1);
-    int rq = weight_tensor(c, n->in[2], NB_FMT_FRACTAL_NZ, 3, rd, -1);
+    nb_dtype rwt = c->o->weight_bits == 4 ? NB_NPU_INT4 : NB_INT8; /* estimate's option */
+    int wq = weight_tensor(c, n->in[1], NB_FMT_FRACTAL_NZ, 3, wd, -1, rwt);
+    int rq = weight_tensor(c, n->in[2], NB_FMT_FRACTAL_NZ, 3, rd, -1, rwt);
     int64_t bias_d[1] = {dirs * ((2 * gates * hid + 15) / 16 * 16)};
     int bq = add_tensor(c, dupf("%s/bias", name), NB_INT32, NB_FMT_ND, 1, bias_d, NB_T_WEIGHT,
                         -1);

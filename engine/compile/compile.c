@@ -125,6 +125,8 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     int n_adv = 0;
     const char **act16 = NULL; /* the layers with int16 activations (dst_bits 16) */
     int n_act16 = 0;
+    const char **w4 = NULL; /* the layers with int4 weights (weight_bits 4) */
+    int n_w4 = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     snprintf(r->exeom, sizeof r->exeom, "%s.exeom", output);
@@ -142,7 +144,8 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     /* int16 activations (a layer's dst_bits 16): the cube's s16 x s8 for a Conv, MatMul or
        Gemm's x; an RNN's x and state enter its cube task as int8 */
     act16 = calloc((size_t)in.n_layers + 1, sizeof *act16);
-    if (!act16) {
+    w4 = calloc((size_t)in.n_layers + 1, sizeof *w4);
+    if (!act16 || !w4) {
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -165,9 +168,19 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     advise(o, adv, n_adv, &r->plan);
     if ((e = nb_op_table_load(nb_op_table_default_path(), &ops, st)))
         goto out;
+    for (int k = 0; k < in.n_layers; k++) /* s8 x s4 layers (their deploy weight_bits 4) */
+        if (in.layers[k].weight_bits == 4) {
+            if (in.layers[k].r) {
+                e = nb_fail(st, NB_ERR_ARG, "%s: layer '%s' (LSTM/GRU) has int4 weights: the "
+                            "compiler runs an RNN's weights as int8 (calibrate it with "
+                            "quant_bits 8)", model, in.layers[k].node);
+                goto out;
+            }
+            w4[n_w4++] = in.layers[k].node;
+        }
     nb_npu_opts no = {.weight_bits = 8, .soc_version = o->soc_version,
                       .input_fp16_nodes = o->input_fp16_nodes, .act16_nodes = act16,
-                      .n_act16_nodes = n_act16};
+                      .n_act16_nodes = n_act16, .w4_nodes = w4, .n_w4_nodes = n_w4};
     if ((e = nb_estimate_model(m, &ops, &no, &r->est, st)))
         goto out;
     const nb_npu_graph *g = &r->est.g;
@@ -225,6 +238,7 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
 out:
     free(adv);
     free(act16);
+    free(w4);
     nb_op_table_free(&ops);
     nb_model_free(m);
     nb_npu_input_free(&in);

@@ -541,16 +541,36 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         if (!l || !l->w)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 weights for it in the input "
                            "(an LSTM/GRU is not in the exeom yet)", k->name);
-        if (t->dtype != NB_INT8)
+        if (t->dtype != NB_INT8 && t->dtype != NB_NPU_INT4)
             return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s weights are not in the exeom "
-                           "yet", k->name, t->dtype == NB_NPU_INT4 ? "int4" : "non-int8");
-        int c0 = nb_c0(NB_INT8);
+                           "yet", k->name, nb_dtype_name(t->dtype));
+        bool i4 = t->dtype == NB_NPU_INT4;
+        if (i4) /* s8 x s4: every weight within int4's range, or the calibration was not */
+            for (int64_t i = 0; i < l->w_numel; i++)
+                if (l->w[i] < -8 || l->w[i] > 7)
+                    return nb_fail(st, NB_ERR_DATA, "task '%s': int4 weight %d at element %lld "
+                                   "(int4 holds -8..7)", k->name, l->w[i], (long long)i);
+        int c0 = nb_c0(t->dtype);
+        /* int4: the same fractal with C0 64, element e in the low nibble of byte e / 2 when
+           e is even, the high one when odd (the runtime's reading) */
+        int64_t elems = i4 ? 2 * t->bytes : t->bytes;
+        uint8_t *lay = i4 ? calloc((size_t)elems + 1, 1) : out;
+        if (!lay)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         if (t->format == NB_FMT_FRACTAL_Z) {
             int64_t kh = l->w_rank == 4 ? l->w_dims[2] : 1, kw = l->w_dims[l->w_rank - 1];
-            if (nb_fractal_z_bytes(l->w_dims[0], l->w_dims[1], kh, kw, NB_INT8) != t->bytes)
+            if (nb_fractal_z_bytes(l->w_dims[0], l->w_dims[1], kh, kw, t->dtype) != t->bytes) {
+                if (i4)
+                    free(lay);
                 return nb_fail(st, NB_ERR_INTERNAL, "task '%s': weight layout size mismatch",
                                k->name);
-            pack_z(l->w, l->w_dims[0], l->w_dims[1], kh, kw, c0, out, t->bytes);
+            }
+            pack_z(l->w, l->w_dims[0], l->w_dims[1], kh, kw, c0, lay, elems);
+            if (i4) {
+                for (int64_t e = 0; e < elems; e++)
+                    out[e / 2] |= (uint8_t)(((uint8_t)lay[e] & 15) << (4 * (e & 1)));
+                free(lay);
+            }
             return NB_OK;
         }
         /* N x K from the source: Gemm transB = 1 holds [N, K]; otherwise [K, N] (Gemm,
@@ -559,10 +579,18 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
         bool nk = (n && !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transB", 0)) ||
                   l->w_rank == 1;
-        if (l->w_rank > 2 || rows * cols != l->w_numel)
+        if (l->w_rank > 2 || rows * cols != l->w_numel) {
+            if (i4)
+                free(lay);
             return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': batched matrix weights are not in "
                            "the exeom yet", k->name);
-        pack_nz(l->w, rows, cols, nk ? cols : 1, nk ? 1 : rows, c0, out, t->bytes);
+        }
+        pack_nz(l->w, rows, cols, nk ? cols : 1, nk ? 1 : rows, c0, lay, elems);
+        if (i4) {
+            for (int64_t e = 0; e < elems; e++)
+                out[e / 2] |= (uint8_t)(((uint8_t)lay[e] & 15) << (4 * (e & 1)));
+            free(lay);
+        }
         return NB_OK;
     }
     bool is_bias = t->gen == 3, is_deq = t->gen == 4;

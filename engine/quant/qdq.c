@@ -1096,6 +1096,8 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
                  push_node(ng, at + 2, node_attrs(p_dn, "AscendDequant", NB_NPU_DOMAIN, din, 2,
                                                   y, da, 1));
         }
+        if (ok && l->weight_bits == 4) /* s8 x s4: the int8 values within [-8, 7] */
+            ok = push_attr(ng->node[at + 1], attr_int("weight_bits", 4));
         if (ok) { /* the cube op: int8 x, int8 W, int32 bias -> int32, in the NPU domain */
             nd = ng->node[at + 1];
             char **in = malloc(sizeof(char *) * 3); /* the node's inputs replaced whole */
@@ -2064,6 +2066,8 @@ static bool add_layer(nb_npu_layer **ls, int *n, const Onnx__NodeProto *nd,
     l->quant_offset = attr_f(q, "offset", 0);
     const Onnx__AttributeProto *bits = find_attr(q, "dst_bits");
     l->act_bits = bits && bits->has_i ? (int)bits->i : 8;
+    const Onnx__AttributeProto *wb = find_attr(nd, "weight_bits");
+    l->weight_bits = wb && wb->has_i && wb->i == 4 ? 4 : 8;
     if (w && w->n_dims <= NB_MAX_RANK) {
         l->w_rank = (int)w->n_dims;
         for (size_t d = 0; d < w->n_dims; d++)
@@ -2262,7 +2266,8 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
         }
         for (size_t a = 0; ok && a < nd->n_attribute; a++) { /* the NPU attributes go */
             const char *an = nd->attribute[a]->name;
-            if (an && (!strcmp(an, "h_scale") || !strcmp(an, "h_offset"))) {
+            if (an && (!strcmp(an, "h_scale") || !strcmp(an, "h_offset") ||
+                       !strcmp(an, "weight_bits"))) {
                 onnx__attribute_proto__free_unpacked(nd->attribute[a], NULL);
                 memmove(nd->attribute + a, nd->attribute + a + 1,
                         sizeof *nd->attribute * (nd->n_attribute - a - 1));

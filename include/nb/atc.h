@@ -191,6 +191,10 @@ typedef struct nb_npu_opts {
      * other cube op's, int8. NULL: none. */
     const char *const *act16_nodes;
     int n_act16_nodes;
+    /* The cube ops whose weights are int4 (a layer's weight_bits 4: the cube's s8 x s4, two
+     * weights a byte, C0 64); NULL: those of weight_bits. */
+    const char *const *w4_nodes;
+    int n_w4_nodes;
 } nb_npu_opts;
 
 typedef struct nb_npu_graph {

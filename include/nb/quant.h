@@ -291,6 +291,8 @@ typedef struct nb_npu_layer {
     float quant_scale;      /* its AscendQuant: scale (1 / scale_d), offset, dst_bits */
     float quant_offset;
     int act_bits;
+    int weight_bits;        /* 8, or 4 (s8 x s4: the deploy node's weight_bits attribute;
+                               its int8 values within [-8, 7]) */
     int w_rank;             /* the int8 weights in the initializer's layout */
     int64_t w_dims[NB_MAX_RANK];
     int64_t w_numel;
