@@ -398,7 +398,8 @@ compile:;
             (long long)json_integer_value(json_object_get(r, "compare")), (long long)me);
     else
         put("runs", 1, "not recorded");
-    put("out", 2, "%s/summary.json, compare/, log/", b->outdir);
+    put("out", 2, "%s/summary.json, %scompare/, log/", b->outdir,
+        json_is_string(json_object_get(s, "report")) ? "report.html, " : "");
 }
 
 /* ---- the summary's parts ---- */

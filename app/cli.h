@@ -113,6 +113,7 @@ int cmd_atc(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_bringup(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "bringup.h"
+#include "report.h"
 #include "cli.h"
 #include "nb/accucmp.h"
 #include "nb/ir.h"
@@ -513,10 +514,22 @@ calibrate:
     summary = summary_json(b, outs, worst_cos, sat, (int64_t)sb.st_size, dumped, wall, below);
     json_object_set_new(summary, "saturation_fix", fix ? fix : json_null());
 
-    char sp[3400];
+    char sp[3400], rp[3400];
     snprintf(sp, sizeof sp, "%s/summary.json", b->outdir);
     if (json_dump_file(summary, sp, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
         fprintf(stderr, "nanobench: warning: %s: cannot write: %s\n", sp, strerror(errno));
+    /* the page to hand on (nanobench report): from the folder just written */
+    snprintf(rp, sizeof rp, "%s/report.html", b->outdir);
+    {
+        char label[300];
+        snprintf(label, sizeof label, "%s", b->stem);
+        report_src rs = {b->outdir, label, NULL, NULL};
+        if (report_write(&rs, NULL, rp))
+            rp[0] = 0; /* its one-line error said why; the bring-up itself stands */
+        json_object_set_new(summary, "report", rp[0] ? nb_json_string(rp) : json_null());
+        if (rp[0] && json_dump_file(summary, sp, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+            fprintf(stderr, "nanobench: warning: %s: cannot write: %s\n", sp, strerror(errno));
+    }
     /* the bringup's own run: the numbers of the summary, the files that matter */
     static const char *const em[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};
     for (int i = 0; i < 3; i++)
@@ -540,6 +553,8 @@ calibrate:
     rec_metric("wall_s", wall, "s");
     rec_artifact("exeom", b->exeom);
     rec_artifact("summary", sp);
+    if (rp[0])
+        rec_artifact("report", rp);
     if (b->json) {
         rc = cli_json_out("bringup", json_incref(summary));
     } else {

@@ -290,6 +290,8 @@ static int run_command(int argc, char **argv)
         rc = cmd_bringup(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
         return cmd_history(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "report")) /* reads the history; not a run of its own */
+        return cmd_report(argc - 1, argv + 1);
     else
         return cli_fail(2, "unknown command '%s' (see 'nanobench --help')", cmd);
     return rec_finish(rc);

@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 libonnx-testdata libopenblas-dev libcmocka-dev ca-certificates libsqlite3-dev libjansson-dev
 nettle-dev libcsv-dev zlib1g-dev espeak-ng sox libncurses-dev tmux python3 python3-numpy
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev gnuplot-nox chromium"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -1,0 +1,167 @@
+/* nanobench report: the HTML page of one bring-up, or two side by side (report.h). A RUN is
+ * a bringup run of the history, any run of its lineage (a step it ran, e.g. its compare), or
+ * a bringup folder. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "nb/db.h"
+#include "report.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: nanobench report RUN [RUN2] -o FILE.html\n"
+          "Writes one self-contained HTML page (no network; it opens from disk) about a\n"
+          "bring-up: the model and its op histogram, the five estimate items with their parts\n"
+          "and the arena map, the calibration per layer, the NPU's cycles per task, fp16\n"
+          "saturation and its fix, the network outputs against float, and every layer's\n"
+          "cosine and SQNR along the network with the thresholds, the first layer over\n"
+          "threshold and the largest SQNR drop. With RUN2, both on the same axes and a table\n"
+          "of what changed (parameters, sizes, cycles, metrics). RUN is a bringup run id of\n"
+          "the history (nanobench history list --kind bringup), a run that bring-up ran\n"
+          "(its compare, say), or a bringup folder (its --out). Plots need gnuplot\n"
+          "(apt-get install gnuplot-nox); without it the tables stand alone. Sections whose\n"
+          "files are gone say so. Exit status: 0, or 2 for a bad argument, an unknown run,\n"
+          "or a file that cannot be written.\n", f);
+}
+
+typedef struct resolved {
+    char dir[4200], label[64];
+    json_t *params, *metrics;
+} resolved;
+
+/* A bringup's folder from its "summary" artifact; false when it has none. */
+static bool folder_of(nb_db *db, int64_t id, char *dir, size_t len, nb_status *st)
+{
+    nb_artifact_row *ar = NULL;
+    int na = 0;
+    if (nb_db_artifacts(db, id, &ar, &na, st))
+        return false;
+    bool found = false;
+    for (int i = 0; i < na && !found; i++)
+        if (!strcmp(ar[i].role, "summary")) {
+            char tmp[4200];
+            snprintf(tmp, sizeof tmp, "%s", ar[i].path);
+            snprintf(dir, len, "%s", dirname(tmp));
+            found = true;
+        }
+    nb_artifact_rows_free(ar, na);
+    return found;
+}
+
+static int resolve(nb_db **db, const char *arg, resolved *r)
+{
+    memset(r, 0, sizeof *r);
+    struct stat sb;
+    char *end;
+    long long id = strtoll(arg, &end, 10);
+    if (*end || id <= 0) { /* a folder */
+        if (stat(arg, &sb) || !S_ISDIR(sb.st_mode))
+            return cli_usage_error("report", "'%s' is neither a run id nor a bringup folder", arg);
+        snprintf(r->dir, sizeof r->dir, "%s", arg);
+        snprintf(r->label, sizeof r->label, "%.60s", arg);
+        return 0;
+    }
+    nb_status st = {0};
+    if (!*db && nb_db_open(g_rec.db_path, db, &st))
+        return cli_error(&st);
+    nb_run_row row;
+    memset(&row, 0, sizeof row);
+    if (nb_db_get(*db, id, &row, &st))
+        return cli_fail(2, "report: %s (see 'nanobench history list --kind bringup')", st.msg);
+    int64_t bid = !strcmp(row.kind, "bringup") ? id : 0;
+    nb_run_row_clear(&row);
+    if (!bid) { /* a step of a bringup: its nearest bringup ancestor */
+        int64_t *up = NULL, *down = NULL;
+        int nu = 0, nd = 0;
+        if (nb_db_lineage(*db, id, &up, &nu, &down, &nd, &st))
+            return cli_error(&st);
+        for (int i = 0; i < nu && !bid; i++) {
+            nb_run_row a;
+            memset(&a, 0, sizeof a);
+            if (!nb_db_get(*db, up[i], &a, &st) && !strcmp(a.kind, "bringup"))
+                bid = up[i];
+            nb_run_row_clear(&a);
+        }
+        free(up), free(down);
+        if (!bid)
+            return cli_fail(2, "report: run %lld is not a bringup and no bringup ran it", id);
+    }
+    if (nb_db_get(*db, bid, &row, &st))
+        return cli_error(&st);
+    json_error_t je;
+    r->params = row.params ? json_loads(row.params, 0, &je) : NULL;
+    if (!json_is_object(r->params)) {
+        json_decref(r->params);
+        r->params = NULL;
+    }
+    nb_run_row_clear(&row);
+    nb_metric_row *mr = NULL;
+    int nm = 0;
+    if (!nb_db_metrics(*db, bid, &mr, &nm, &st)) {
+        r->metrics = json_object();
+        for (int i = 0; i < nm; i++)
+            json_object_set_new(r->metrics, mr[i].name, cli_jnum(mr[i].value));
+        nb_metric_rows_free(mr, nm);
+    }
+    snprintf(r->label, sizeof r->label, "bringup %lld", (long long)bid);
+    if (!folder_of(*db, bid, r->dir, sizeof r->dir, &st))
+        snprintf(r->dir, sizeof r->dir, "(bringup %lld recorded no folder)", (long long)bid);
+    return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *out = NULL, *runs[2] = {NULL, NULL};
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if ((r = cli_opt(argc, argv, &i, "-o", &v)) ||
+                   (r = cli_opt(argc, argv, &i, "--output", &v))) {
+            if (r < 0 || !*v)
+                return cli_usage_error("report", "-o needs a file name (FILE.html)");
+            out = v;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("report", "unknown option '%s'", argv[i]);
+        } else if (n < 2) {
+            runs[n++] = argv[i];
+        } else {
+            return cli_usage_error("report", "at most two runs (RUN RUN2)");
+        }
+    }
+    if (!n)
+        return cli_usage_error("report", "a RUN is required (a bringup run id or folder)");
+    if (!out)
+        return cli_usage_error("report", "-o FILE.html is required");
+    nb_db *db = NULL;
+    resolved rs[2];
+    memset(rs, 0, sizeof rs);
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++)
+        rc = resolve(&db, runs[k], &rs[k]);
+    if (!rc) {
+        report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},
+                   b = {rs[1].dir, rs[1].label, rs[1].params, rs[1].metrics};
+        rc = report_write(&a, n > 1 ? &b : NULL, out);
+        if (!rc)
+            printf("wrote %s\n", out);
+    }
+    for (int k = 0; k < 2; k++) {
+        json_decref(rs[k].params);
+        json_decref(rs[k].metrics);
+    }
+    if (db)
+        nb_db_close(db);
+    return rc;
+}

@@ -1,0 +1,847 @@
+/* nanobench report (report.h): the HTML page of a bring-up folder. Plots: gnuplot's SVG
+ * terminal, inlined; the Okabe-Ito palette (readable with every common colour-vision
+ * deficiency); every plot also as a table under it (its text alternative). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "report.h"
+
+extern char **environ;
+
+/* Okabe & Ito (2008), "Color Universal Design": blue, vermillion, bluish green, orange */
+static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#E69F00"};
+
+typedef struct side {
+    const report_src *src;
+    json_t *sum, *est, *cal, *run, *cmp;
+    char missing[5][512]; /* why a part is absent: "" when loaded */
+} side;
+
+typedef struct page {
+    FILE *f;
+    char tmp[4200]; /* scratch folder for gnuplot */
+    int n_plot;
+    bool no_gnuplot;
+} page;
+
+/* ---- small helpers ---- */
+
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s < 32 && *s != '\n' && *s != '\t')
+                fputc('?', f);
+            else
+                fputc(*s, f);
+        }
+    }
+}
+
+static void escf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void escf(FILE *f, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    esc(f, buf);
+}
+
+/* a number as text: "-" for NaN */
+static const char *fmtn(double v, const char *fmt, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (isinf(v))
+        snprintf(buf, len, "%sinf", v < 0 ? "-" : "");
+    else
+        snprintf(buf, len, fmt, v);
+    return buf;
+}
+
+/* a name for gnuplot's data: one quoted field, no quote or control character inside */
+static void gp_name(FILE *f, const char *s, size_t max)
+{
+    fputc('"', f);
+    size_t l = strlen(s);
+    const char *p = s;
+    if (l > max) { /* the tail names a layer best ("/block.3/attn/MatMul_1") */
+        fputs("...", f);
+        p = s + l - (max - 3);
+    }
+    for (; *p; p++)
+        fputc(*p == '"' || *p == '\\' || (unsigned char)*p < 32 ? '\'' : *p, f);
+    fputc('"', f);
+}
+
+static json_t *load(const char *dir, const char *name, char *why, size_t len)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        struct stat sb;
+        snprintf(why, len, "%s %s", path, stat(path, &sb) ? "is gone" : "is not a JSON object");
+        return NULL;
+    }
+    why[0] = 0;
+    return o;
+}
+
+static void side_load(side *s, const report_src *src)
+{
+    memset(s, 0, sizeof *s);
+    s->src = src;
+    s->sum = load(src->dir, "summary.json", s->missing[0], sizeof s->missing[0]);
+    s->est = load(src->dir, "log/1-estimate.out", s->missing[1], sizeof s->missing[1]);
+    s->cal = load(src->dir, "log/2-calibrate.out", s->missing[2], sizeof s->missing[2]);
+    s->run = load(src->dir, "log/4-run-0.out", s->missing[3], sizeof s->missing[3]);
+    s->cmp = load(src->dir, "log/6-compare.out", s->missing[4], sizeof s->missing[4]);
+}
+
+static void side_free(side *s)
+{
+    json_decref(s->sum), json_decref(s->est), json_decref(s->cal), json_decref(s->run);
+    json_decref(s->cmp);
+}
+
+static void gone(page *p, const char *why)
+{
+    fputs("<p class=\"gone\">Not shown: ", p->f);
+    esc(p->f, why);
+    fputs(" (the bring-up's folder was moved or cleaned).</p>\n", p->f);
+}
+
+/* ---- plots: a gnuplot script with its data inline, run into an SVG, inlined ---- */
+
+/* Runs gnuplot on script (a file in p->tmp) and copies the SVG it wrote into the page inside
+ * a figure with caption (its text alternative is the table the caller writes after). */
+static void plot(page *p, const char *script_path, const char *svg_path, const char *caption)
+{
+    fprintf(p->f, "<figure role=\"img\" aria-label=\"");
+    esc(p->f, caption);
+    fputs("\">\n", p->f);
+    char *argv[] = {"gnuplot", (char *)script_path, NULL};
+    pid_t pid;
+    int status = -1;
+    bool drawn = false;
+    if (!p->no_gnuplot && posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) == 0 &&
+        waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        FILE *g = fopen(svg_path, "r");
+        char *buf = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        bool in = false;
+        while (g && (n = getline(&buf, &cap, g)) > 0) {
+            if (!in && strstr(buf, "<svg"))
+                in = true;
+            if (in)
+                fputs(buf, p->f);
+        }
+        drawn = in;
+        free(buf);
+        if (g)
+            fclose(g);
+    } else if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+        p->no_gnuplot = true;
+    }
+    if (!drawn)
+        fputs("<p class=\"gone\">The plot is left out: gnuplot did not run (apt-get install "
+              "gnuplot-nox); its data is in the table below.</p>\n", p->f);
+    fputs("<figcaption>", p->f);
+    esc(p->f, caption);
+    fputs("</figcaption></figure>\n", p->f);
+}
+
+/* Opens a new plot script "N.gp" in p->tmp with the common settings; its SVG path into svg. */
+static FILE *script(page *p, char *gp, size_t gl, char *svg, size_t sl, int w, int h)
+{
+    snprintf(gp, gl, "%s/%d.gp", p->tmp, p->n_plot);
+    snprintf(svg, sl, "%s/%d.svg", p->tmp, p->n_plot);
+    p->n_plot++;
+    FILE *f = fopen(gp, "w");
+    if (!f)
+        return NULL;
+    fprintf(f, "set terminal svg size %d,%d dynamic font 'sans,11' background '#ffffff'\n"
+               "set output '%s'\nset grid ytics lc '#dddddd'\nset border 3\nset tics nomirror\n"
+               "set key top right\n", w, h, svg);
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d\n", i + 1, palette[i], 7 + 2 * i);
+    return f;
+}
+
+/* ---- sections ---- */
+
+static void h2(page *p, const char *id, const char *title)
+{
+    fprintf(p->f, "<section id=\"%s\"><h2>", id);
+    esc(p->f, title);
+    fputs("</h2>\n", p->f);
+}
+
+static void kv_row(FILE *f, const char *k, const char *id, const char *v)
+{
+    fputs("<tr><th>", f);
+    esc(f, k);
+    fputs("</th><td", f);
+    if (id)
+        fprintf(f, " id=\"%s\"", id);
+    fputs(">", f);
+    esc(f, v);
+    fputs("</td></tr>\n", f);
+}
+
+static void sec_model(page *p, side *s)
+{
+    h2(p, "sec-model", "Model");
+    if (!s->sum) {
+        gone(p, s->missing[0]);
+        fputs("</section>\n", p->f);
+        return;
+    }
+    fputs("<table>\n", p->f);
+    kv_row(p->f, "model", NULL, str(s->sum, "model"));
+    kv_row(p->f, "SoC", NULL, str(s->sum, "soc_version"));
+    char b[64];
+    kv_row(p->f, "bring-up wall time (s)", NULL, fmtn(num(s->sum, "wall_s"), "%.2f", b, sizeof b));
+    const json_t *outs = json_object_get(s->sum, "outputs");
+    for (size_t i = 0; i < json_array_size(outs); i++) {
+        const json_t *o = json_array_get(outs, i);
+        char v[600];
+        snprintf(v, sizeof v, "%s [%s]", str(o, "name"), str(o, "shape"));
+        kv_row(p->f, "output", NULL, v);
+    }
+    fputs("</table>\n", p->f);
+    const json_t *ops = s->est ? json_object_get(s->est, "TOTAL_NET_OP_TYPE") : NULL;
+    if (json_object_size(ops)) {
+        char gp[4300], svg[4300];
+        FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 300);
+        if (f) {
+            fputs("$d << EOD\n", f);
+            const char *k;
+            const json_t *v;
+            json_object_foreach((json_t *)ops, k, v) {
+                gp_name(f, k, 24);
+                fprintf(f, " %lld\n", (long long)json_integer_value(v));
+            }
+            fputs("EOD\nset style data histograms\nset style fill solid 0.8 border -1\n"
+                  "set boxwidth 0.7\nset xtics rotate by -40 scale 0\nset ylabel 'nodes'\n"
+                  "unset key\nset yrange [0:*]\nplot $d using 2:xtic(1) lt 1\n", f);
+            fclose(f);
+            plot(p, gp, svg, "Operator histogram: how many nodes of each op type the model has");
+        }
+        fputs("<details><summary>op histogram (table)</summary><table><tr><th>op</th><th>nodes"
+              "</th></tr>\n", p->f);
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)ops, k, v) {
+            fputs("<tr><td>", p->f);
+            esc(p->f, k);
+            fprintf(p->f, "</td><td>%lld</td></tr>\n", (long long)json_integer_value(v));
+        }
+        fputs("</table></details>\n", p->f);
+    }
+    fputs("</section>\n", p->f);
+}
+
+static void sec_estimate(page *p, side *s)
+{
+    h2(p, "sec-estimate", "Estimate");
+    const json_t *e = s->est ? s->est : s->sum ? json_object_get(s->sum, "estimate") : NULL;
+    if (!e) {
+        gone(p, s->missing[1]);
+        fputs("</section>\n", p->f);
+        return;
+    }
+    static const char *const items[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};
+    static const char *const ids[] = {"est-weight", "est-mem", "est-exeom"};
+    fputs("<table>\n", p->f);
+    char b[64];
+    for (int i = 0; i < 3; i++)
+        kv_row(p->f, items[i], ids[i], fmtn(num(e, items[i]), "%.0f", b, sizeof b));
+    for (int k = 0; k < 2; k++) {
+        const char *item = k ? "NOT_SUPPORT_OP_TYPE" : "TOTAL_NET_OP_TYPE";
+        const json_t *o = json_object_get(e, item);
+        char v[1024];
+        size_t at = (size_t)snprintf(v, sizeof v, "%zu", json_object_size(o));
+        const char *key;
+        const json_t *val;
+        int i = 0;
+        json_object_foreach((json_t *)o, key, val) {
+            if (at < sizeof v)
+                at += (size_t)snprintf(v + at, sizeof v - at, "%s%s(%lld)", i++ ? ", " : ": ",
+                                       key, (long long)json_integer_value(val));
+        }
+        kv_row(p->f, item, k ? "est-unsupported" : "est-ops", v);
+    }
+    const json_t *mem = json_object_get(s->est, "memory");
+    if (mem) {
+        char v[300];
+        snprintf(v, sizeof v, "weights %.0f + task descriptors %.0f + inputs/outputs %.0f + "
+                 "activation arena %.0f (lower bound %.0f)", num(mem, "weights"),
+                 num(mem, "task_descriptors"), num(mem, "inputs_outputs"), num(mem, "arena"),
+                 num(mem, "arena_lower_bound"));
+        kv_row(p->f, "TOTAL_MEM_SIZE parts", NULL, v);
+    }
+    fputs("</table>\n", p->f);
+    const json_t *map = json_object_get(s->est, "arena_map");
+    if (json_array_size(map)) {
+        char gp[4300], svg[4300];
+        FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 340);
+        double peak = num(mem, "arena_peak_task");
+        if (f) {
+            fputs("$d << EOD\n", f);
+            for (size_t i = 0; i < json_array_size(map); i++) {
+                const json_t *t = json_array_get(map, i);
+                double a = num(t, "first_task"), z = num(t, "last_task"), o = num(t, "offset"),
+                       n = num(t, "bytes");
+                fprintf(f, "%g %g %g %g\n", (a + z) / 2, (o + n / 2) / 1024, (z - a + 1) / 2,
+                        n / 2048);
+            }
+            fputs("EOD\nset xlabel 'task (execution order)'\nset ylabel 'arena offset (KiB)'\n"
+                  "set style fill transparent solid 0.45 border lt 1\nunset key\n", f);
+            if (!isnan(peak))
+                fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead lt 2 dt 2\n"
+                           "set label 'peak' at %g, graph 0.95 offset 0.5,0 tc lt 2\n",
+                        peak, peak, peak);
+            fputs("plot $d using 1:2:3:4 with boxxyerror lt 1\n", f);
+            fclose(f);
+            plot(p, gp, svg, "Arena map: each activation tensor as a box from the task that "
+                             "writes it to the last that reads it, at its offset; the peak "
+                             "task dashed");
+        }
+        fputs("<details><summary>arena map (table)</summary><table><tr><th>tensor</th><th>"
+              "offset</th><th>bytes</th><th>tasks</th></tr>\n", p->f);
+        for (size_t i = 0; i < json_array_size(map); i++) {
+            const json_t *t = json_array_get(map, i);
+            fputs("<tr><td>", p->f);
+            esc(p->f, str(t, "name"));
+            fprintf(p->f, "</td><td>%.0f</td><td>%.0f</td><td>%.0f..%.0f</td></tr>\n",
+                    num(t, "offset"), num(t, "bytes"), num(t, "first_task"), num(t, "last_task"));
+        }
+        fputs("</table></details>\n", p->f);
+    }
+    fputs("</section>\n", p->f);
+}
+
+/* per-layer series of the calibration (out SQNR) for one or two sides */
+static void sec_calibration(page *p, side *s, int ns)
+{
+    h2(p, "sec-calibration", "Calibration");
+    char gp[4300], svg[4300];
+    bool any = false;
+    for (int k = 0; k < ns; k++)
+        any |= json_array_size(json_object_get(s[k].cal, "layers")) > 0;
+    for (int k = 0; k < ns; k++) {
+        const json_t *c = s[k].sum ? json_object_get(s[k].sum, "calibration") : NULL;
+        if (!s[k].cal)
+            gone(p, s[k].missing[2]);
+        if (!c)
+            continue;
+        char b1[64], b2[64];
+        fprintf(p->f, "<p>%s%s: <b>%s</b> on %s batches; fake-quant output <span "
+                "id=\"cal-sqnr-%d\">%s</span> dB against float.</p>\n", ns > 1 ? "" : "",
+                ns > 1 ? s[k].src->label : "algorithm", str(c, "algorithm"),
+                fmtn(num(c, "batches"), "%.0f", b1, sizeof b1), k,
+                fmtn(num(c, "output_sqnr_db"), "%.1f", b2, sizeof b2));
+        const json_t *sg = json_object_get(c, "suggested_int16");
+        for (size_t i = 0; i < json_array_size(sg); i++) {
+            const json_t *l = json_array_get(sg, i);
+            fputs("<p class=\"advice\">INT16 advice: ", p->f);
+            escf(p->f, "int8 rounds %.0f%% of %s's nonzero input to 0", 100 * num(l, "zeroed_fraction"),
+                 str(l, "layer"));
+            fputs("</p>\n", p->f);
+        }
+    }
+    if (any) {
+        FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 340);
+        if (f) {
+            for (int k = 0; k < ns; k++) {
+                fprintf(f, "$d%d << EOD\n", k);
+                const json_t *ls = json_object_get(s[k].cal, "layers");
+                for (size_t i = 0; i < json_array_size(ls); i++) {
+                    const json_t *l = json_array_get(ls, i);
+                    double v = num(l, "output_sqnr_db");
+                    if (isfinite(v))
+                        fprintf(f, "%zu %g\n", i, v);
+                    else
+                        fprintf(f, "%zu NaN\n", i);
+                }
+                fputs("EOD\n", f);
+            }
+            size_t nl = json_array_size(json_object_get(s[0].cal, "layers"));
+            if (nl <= 30)
+                fputs("set xtics 1\n", f);
+            fputs("set xlabel 'layer (cube op, in graph order)'\nset ylabel 'SQNR (dB)'\n"
+                  "plot ", f);
+            for (int k = 0; k < ns; k++) {
+                fprintf(f, "%s$d%d using 1:2 with linespoints lt %d title ", k ? ", " : "", k,
+                        k + 1);
+                gp_name(f, s[k].src->label, 40);
+            }
+            fputs("\n", f);
+            fclose(f);
+            plot(p, gp, svg, "Calibration: each cube layer alone on fake-quantized input and "
+                             "weights, its output's SQNR against float, along the depth");
+        }
+    }
+    for (int k = 0; k < ns; k++) {
+        const json_t *ls = json_object_get(s[k].cal, "layers");
+        if (!json_array_size(ls))
+            continue;
+        fprintf(p->f, "<details><summary>layers%s%s (table)</summary><table><tr><th>#</th>"
+                "<th>layer</th><th>op</th><th>algorithm</th><th>clip</th><th>act bits</th>"
+                "<th>act SQNR</th><th>out SQNR</th><th>out cosine</th></tr>\n",
+                ns > 1 ? " of " : "", ns > 1 ? s[k].src->label : "");
+        for (size_t i = 0; i < json_array_size(ls); i++) {
+            const json_t *l = json_array_get(ls, i);
+            char a[64], b[64], c[64], d[64], e[64];
+            fprintf(p->f, "<tr><td>%zu</td><td>", i);
+            esc(p->f, str(l, "layer"));
+            fputs("</td><td>", p->f);
+            esc(p->f, str(l, "op_type"));
+            fputs("</td><td>", p->f);
+            esc(p->f, str(l, "algorithm"));
+            fprintf(p->f, "</td><td>[%s, %s]</td><td>%.0f</td><td>%s</td><td>%s</td><td>%s</td>"
+                    "</tr>\n", fmtn(num(l, "clip_min"), "%.4g", a, sizeof a),
+                    fmtn(num(l, "clip_max"), "%.4g", b, sizeof b), num(l, "act_bits"),
+                    fmtn(num(l, "act_sqnr_db"), "%.1f", c, sizeof c),
+                    fmtn(num(l, "output_sqnr_db"), "%.1f", d, sizeof d),
+                    fmtn(num(l, "output_cosine"), "%.6f", e, sizeof e));
+        }
+        fputs("</table></details>\n", p->f);
+    }
+    fputs("</section>\n", p->f);
+}
+
+static int by_cycles(const void *a, const void *b)
+{
+    double x = num(*(json_t *const *)a, "cycles"), y = num(*(json_t *const *)b, "cycles");
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void sec_npu(page *p, side *s, int ns)
+{
+    h2(p, "sec-npu", "NPU run (simulator)");
+    fputs("<table><tr><th></th>", p->f);
+    for (int k = 0; k < ns; k++) {
+        fputs("<th>", p->f);
+        esc(p->f, s[k].src->label);
+        fputs("</th>", p->f);
+    }
+    fputs("</tr>\n", p->f);
+    static const char *const rows[][3] = {{"cycles", "cycles", "%.0f"},
+                                          {"ms at 64 MHz", "ms_64mhz", "%.3f"},
+                                          {"ms at 200 MHz", "ms_200mhz", "%.3f"},
+                                          {"exeom bytes", "exeom_bytes", "%.0f"}};
+    for (int r = 0; r < 4; r++) {
+        fputs("<tr><th>", p->f);
+        esc(p->f, rows[r][0]);
+        fputs("</th>", p->f);
+        for (int k = 0; k < ns; k++) {
+            const json_t *o = s[k].sum ? json_object_get(s[k].sum, r == 3 ? "compile" : "npu")
+                                       : NULL;
+            char b[64];
+            fprintf(p->f, "<td id=\"npu-%s-%d\">%s</td>", rows[r][1], k,
+                    fmtn(num(o, rows[r][1]), rows[r][2], b, sizeof b));
+        }
+        fputs("</tr>\n", p->f);
+    }
+    fputs("</table>\n", p->f);
+    for (int k = 0; k < ns; k++) {
+        const json_t *st = s[k].sum ? json_object_get(json_object_get(json_object_get(s[k].sum,
+                                                        "npu"), "saturation"), "tasks") : NULL;
+        for (size_t i = 0; i < json_array_size(st); i++) {
+            const json_t *t = json_array_get(st, i);
+            fputs("<p class=\"advice\">fp16 saturation: ", p->f);
+            escf(p->f, "%s%s%s (%s) clamped %.0f values at 65504 on %.0f input(s)",
+                 ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "", str(t, "name"),
+                 str(t, "op_type"), num(t, "count"), num(t, "inputs"));
+            fputs("</p>\n", p->f);
+        }
+        const json_t *fx = s[k].sum ? json_object_get(s[k].sum, "saturation_fix") : NULL;
+        if (json_is_object(fx) && *str(fx, "nb_input_scale")) {
+            const json_t *o0 = json_array_get(json_object_get(s[k].sum, "outputs"), 0),
+                         *f0 = json_array_get(json_object_get(fx, "outputs"), 0);
+            char a[64], b[64];
+            fputs("<p class=\"advice\">Fix tried and measured: ", p->f);
+            escf(p->f, "atc --nb_input_scale=\"%s\" clamps nothing; output SQNR mean %s -> %s dB",
+                 str(fx, "nb_input_scale"), fmtn(num(o0, "sqnr_db_mean"), "%.1f", a, sizeof a),
+                 fmtn(num(f0, "sqnr_db_mean"), "%.1f", b, sizeof b));
+            fputs("</p>\n", p->f);
+        }
+    }
+    /* the first side's tasks by cycles (the largest 25) */
+    const json_t *ts = json_object_get(s[0].run, "tasks");
+    if (!s[0].run)
+        gone(p, s[0].missing[3]);
+    size_t nt = json_array_size(ts);
+    if (nt) {
+        json_t **v = malloc(sizeof *v * nt);
+        if (v) {
+            for (size_t i = 0; i < nt; i++)
+                v[i] = json_array_get(ts, i);
+            qsort(v, nt, sizeof *v, by_cycles);
+            size_t top = nt < 25 ? nt : 25;
+            char gp[4300], svg[4300];
+            FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 380);
+            if (f) {
+                fputs("$d << EOD\n", f);
+                for (size_t i = 0; i < top; i++) {
+                    gp_name(f, str(v[i], "name"), 28);
+                    fprintf(f, " %g\n", num(v[i], "cycles"));
+                }
+                fputs("EOD\nset style data histograms\nset style fill solid 0.8 border -1\n"
+                      "set boxwidth 0.7\nset xtics rotate by -45 scale 0 font ',9'\n"
+                      "set ylabel 'cycles'\nunset key\nset yrange [0:*]\n"
+                      "set bmargin 9\nplot $d using 2:xtic(1) lt 1\n", f);
+                fclose(f);
+                char cap[200];
+                snprintf(cap, sizeof cap, "Cycles per task, the %zu largest of %zu, sorted%s", top,
+                         nt, ns > 1 ? " (the first bring-up)" : "");
+                plot(p, gp, svg, cap);
+            }
+            fputs("<details><summary>tasks by cycles (table)</summary><table><tr><th>task</th>"
+                  "<th>op</th><th>cycles</th><th>compute</th><th>movement</th><th>MACs</th>"
+                  "<th>saturations</th></tr>\n", p->f);
+            for (size_t i = 0; i < nt; i++) {
+                fputs("<tr><td>", p->f);
+                esc(p->f, str(v[i], "name"));
+                fputs("</td><td>", p->f);
+                esc(p->f, str(v[i], "op_type"));
+                fprintf(p->f, "</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f"
+                        "</td></tr>\n", num(v[i], "cycles"), num(v[i], "compute"),
+                        num(v[i], "movement"), num(v[i], "macs"), num(v[i], "saturations"));
+            }
+            fputs("</table></details>\n", p->f);
+            free(v);
+        }
+    }
+    fputs("</section>\n", p->f);
+}
+
+static void sec_outputs(page *p, side *s, int ns)
+{
+    h2(p, "sec-outputs", "Network outputs against float");
+    for (int k = 0; k < ns; k++) {
+        if (!s[k].sum) {
+            gone(p, s[k].missing[0]);
+            continue;
+        }
+        const json_t *outs = json_object_get(s[k].sum, "outputs");
+        fputs("<table><tr><th>run</th><th>output</th><th>inputs</th><th>cosine mean</th>"
+              "<th>cosine worst</th><th>SQNR mean (dB)</th><th>SQNR worst (dB)</th>"
+              "<th>max |npu - float|</th></tr>\n", p->f);
+        for (size_t i = 0; i < json_array_size(outs); i++) {
+            const json_t *o = json_array_get(outs, i);
+            char a[64], b[64], c[64], d[64], e[64];
+            fputs("<tr><td>", p->f);
+            esc(p->f, s[k].src->label);
+            fputs("</td><td>", p->f);
+            esc(p->f, str(o, "name"));
+            fprintf(p->f, "</td><td>%zu</td><td id=\"out-cos-mean-%d-%zu\">%s</td>"
+                    "<td id=\"out-cos-worst-%d-%zu\">%s</td><td id=\"out-sqnr-mean-%d-%zu\">%s"
+                    "</td><td>%s</td><td>%s</td></tr>\n",
+                    json_array_size(json_object_get(o, "per_input")), k, i,
+                    fmtn(num(o, "cosine_mean"), "%.5f", a, sizeof a), k, i,
+                    fmtn(num(o, "cosine_worst"), "%.5f", b, sizeof b), k, i,
+                    fmtn(num(o, "sqnr_db_mean"), "%.1f", c, sizeof c),
+                    fmtn(num(o, "sqnr_db_worst"), "%.1f", d, sizeof d),
+                    fmtn(num(o, "max_abs_error"), "%.4g", e, sizeof e));
+        }
+        fputs("</table>\n", p->f);
+    }
+    fputs("</section>\n", p->f);
+}
+
+/* the comparison along the network: SQNR (left axis) and cosine (right axis) per row */
+static void sec_compare(page *p, side *s, int ns)
+{
+    h2(p, "sec-compare", "Layer-by-layer comparison (first evaluation input)");
+    for (int k = 0; k < ns; k++) {
+        const json_t *c = s[k].sum ? json_object_get(s[k].sum, "compare") : NULL;
+        if (!s[k].cmp)
+            gone(p, s[k].missing[4]);
+        if (!c)
+            continue;
+        fprintf(p->f, "<p>%s%s<span id=\"cmp-verdict-%d\">", ns > 1 ? s[k].src->label : "",
+                ns > 1 ? ": " : "", k);
+        esc(p->f, str(c, "verdict_text"));
+        fputs("</span></p>\n", p->f);
+        const json_t *fb = json_object_get(c, "first_over_threshold"),
+                     *wd = json_object_get(c, "largest_sqnr_drop");
+        if (json_is_object(fb)) {
+            fputs("<p>First over threshold: <b>", p->f);
+            esc(p->f, str(fb, "layer"));
+            fputs("</b> — ", p->f);
+            esc(p->f, str(fb, "likely_cause"));
+            fputs("</p>\n", p->f);
+        }
+        if (json_is_object(wd)) {
+            char a[64], b[64];
+            fputs("<p>Largest SQNR drop: <b>", p->f);
+            esc(p->f, str(wd, "layer"));
+            fputs("</b> ", p->f);
+            escf(p->f, "%s -> %s dB", fmtn(num(wd, "previous_sqnr_db"), "%.1f", a, sizeof a),
+                 fmtn(num(wd, "sqnr_db"), "%.1f", b, sizeof b));
+            if (*str(wd, "likely_cause") && strncmp(str(wd, "likely_cause"), "none clear", 10)) {
+                fputs(": ", p->f);
+                esc(p->f, str(wd, "likely_cause"));
+            }
+            fputs("</p>\n", p->f);
+        }
+    }
+    bool any = false;
+    for (int k = 0; k < ns; k++)
+        any |= json_array_size(json_object_get(s[k].cmp, "rows")) > 0;
+    if (any) {
+        char gp[4300], svg[4300];
+        FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 380);
+        double cos_th = num(json_object_get(s[0].cmp, "thresholds"), "cos");
+        if (f) {
+            for (int k = 0; k < ns; k++) {
+                fprintf(f, "$d%d << EOD\n", k);
+                const json_t *rows = json_object_get(s[k].cmp, "rows");
+                for (size_t i = 0; i < json_array_size(rows); i++) {
+                    const json_t *r = json_array_get(rows, i);
+                    if (!json_is_true(json_object_get(r, "compared")))
+                        continue;
+                    double q = num(r, "sqnr_db"), cs = num(r, "cosine");
+                    fprintf(f, "%zu %g %g\n", i, isfinite(q) ? (q > 200 ? 200 : q) : 200,
+                            isnan(cs) ? 0 : cs);
+                }
+                fputs("EOD\n", f);
+            }
+            fputs("set xlabel 'NPU task output (task order)'\nset ylabel 'SQNR (dB; 200: exact)'\n"
+                  "set y2label 'cosine similarity'\nset y2tics\nset y2range [*:1.0005]\n", f);
+            if (!isnan(cos_th))
+                fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead lt 4 "
+                           "dt 3\nset label 'cosine threshold %g' at graph 0.01, second %g "
+                           "offset 0,0.6 tc lt 4\n", cos_th, cos_th, cos_th, cos_th);
+            const json_t *fb = json_object_get(json_object_get(s[0].sum, "compare"),
+                                               "first_over_threshold");
+            const json_t *wd = json_object_get(json_object_get(s[0].sum, "compare"),
+                                               "largest_sqnr_drop");
+            if (json_is_object(wd) && !isnan(num(wd, "index")))
+                fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead lt 3 dt 4\n"
+                           "set label 'largest SQNR drop' at %g, graph 0.8 offset 0.5,0 tc lt 3\n",
+                        num(wd, "index"), num(wd, "index"), num(wd, "index"));
+            if (json_is_object(fb) && !isnan(num(fb, "index")))
+                fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead lt 2 dt 2\n"
+                           "set label 'first over threshold' at %g, graph 0.9 offset 0.5,0 tc lt 2\n",
+                        num(fb, "index"), num(fb, "index"), num(fb, "index"));
+            fputs("plot ", f);
+            for (int k = 0; k < ns; k++) {
+                fprintf(f, "%s$d%d using 1:2 with linespoints lt %d title ", k ? ", " : "", k,
+                        k + 1);
+                char t[200];
+                snprintf(t, sizeof t, "SQNR %s", s[k].src->label);
+                gp_name(f, t, 60);
+                fprintf(f, ", $d%d using 1:3 axes x1y2 with lines lt %d dt 2 title ", k, k + 1);
+                snprintf(t, sizeof t, "cosine %s", s[k].src->label);
+                gp_name(f, t, 60);
+            }
+            fputs("\n", f);
+            fclose(f);
+            plot(p, gp, svg, "Every NPU task's output against the float reference: SQNR (solid, "
+                             "left axis) and cosine similarity (dashed, right axis); the "
+                             "cosine threshold dotted, the first layer over threshold dashed");
+        }
+        for (int k = 0; k < ns; k++) {
+            const json_t *rows = json_object_get(s[k].cmp, "rows");
+            if (!json_array_size(rows))
+                continue;
+            fprintf(p->f, "<details><summary>rows%s%s (table)</summary><table><tr><th>#</th>"
+                    "<th>layer</th><th>op</th><th>cosine</th><th>SQNR (dB)</th><th>max |err|"
+                    "</th><th>over</th></tr>\n", ns > 1 ? " of " : "", ns > 1 ? s[k].src->label : "");
+            for (size_t i = 0; i < json_array_size(rows); i++) {
+                const json_t *r = json_array_get(rows, i);
+                char a[64], b[64], c[64];
+                fprintf(p->f, "<tr><td>%zu</td><td>", i);
+                esc(p->f, str(r, "layer"));
+                fputs("</td><td>", p->f);
+                esc(p->f, str(r, "op_type"));
+                fprintf(p->f, "</td><td>%s</td><td>%s</td><td>%s</td><td>",
+                        fmtn(num(r, "cosine"), "%.6f", a, sizeof a),
+                        fmtn(num(r, "sqnr_db"), "%.1f", b, sizeof b),
+                        fmtn(num(r, "max_abs_error"), "%.4g", c, sizeof c));
+                const json_t *ov = json_object_get(r, "over");
+                for (size_t j = 0; j < json_array_size(ov); j++) {
+                    esc(p->f, j ? ", " : "");
+                    esc(p->f, json_string_value(json_array_get(ov, j)));
+                }
+                fputs("</td></tr>\n", p->f);
+            }
+            fputs("</table></details>\n", p->f);
+        }
+    }
+    fputs("</section>\n", p->f);
+}
+
+/* what changed between the two: parameters, sizes, cycles, metrics */
+static void sec_changes(page *p, side *s)
+{
+    h2(p, "sec-changes", "What changed");
+    fputs("<table><tr><th>item</th><th>", p->f);
+    esc(p->f, s[0].src->label);
+    fputs("</th><th>", p->f);
+    esc(p->f, s[1].src->label);
+    fputs("</th></tr>\n", p->f);
+    for (int pass = 0; pass < 2; pass++) {
+        const json_t *a = pass ? s[0].src->metrics : s[0].src->params,
+                     *b = pass ? s[1].src->metrics : s[1].src->params;
+        json_t *keys = json_object();
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)a, k, v)
+            json_object_set_new(keys, k, json_true());
+        json_object_foreach((json_t *)b, k, v)
+            json_object_set_new(keys, k, json_true());
+        json_object_foreach(keys, k, v) {
+            if (!strcmp(k, "argv")) /* the command lines: their flags are the rows */
+                continue;
+            const json_t *x = json_object_get(a, k), *y = json_object_get(b, k);
+            char *xs = x ? json_dumps(x, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6)) : NULL,
+                 *ys = y ? json_dumps(y, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6)) : NULL;
+            bool same = xs && ys && !strcmp(xs, ys);
+            fprintf(p->f, "<tr%s><th>", same ? "" : " class=\"changed\"");
+            escf(p->f, "%s%s", pass ? "" : "--", k);
+            fputs("</th><td>", p->f);
+            esc(p->f, xs ? xs : "-");
+            fputs("</td><td>", p->f);
+            esc(p->f, ys ? ys : "-");
+            fputs("</td></tr>\n", p->f);
+            free(xs), free(ys);
+        }
+        json_decref(keys);
+    }
+    fputs("</table></section>\n", p->f);
+}
+
+int report_write(const report_src *a, const report_src *b, const char *out)
+{
+    side s[2];
+    int ns = b ? 2 : 1;
+    side_load(&s[0], a);
+    if (b)
+        side_load(&s[1], b);
+    if (!s[0].sum && !a->metrics) {
+        int rc = cli_fail(2, "report: %s: no summary.json (is it a bringup folder?)", a->dir);
+        for (int k = 0; k < ns; k++)
+            side_free(&s[k]);
+        return rc;
+    }
+    page p = {0};
+    snprintf(p.tmp, sizeof p.tmp, "%s/nb-report-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
+                                                                          : "/tmp");
+    char part[4300];
+    snprintf(part, sizeof part, "%s.tmp.%ld", out, (long)getpid());
+    int rc = 0;
+    if (!mkdtemp(p.tmp)) {
+        rc = cli_fail(2, "report: cannot make a scratch folder %s: %s", p.tmp, strerror(errno));
+        goto done;
+    }
+    p.f = fopen(part, "w");
+    if (!p.f) {
+        rc = cli_fail(2, "report: %s: cannot write: %s", out, strerror(errno));
+        goto done;
+    }
+    char when[64];
+    time_t now = time(NULL);
+    struct tm tmv;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &tmv));
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", p.f);
+    escf(p.f, "nanobench report: %s%s%s", a->label, b ? " vs " : "", b ? b->label : "");
+    fputs("</title>\n<style>\nbody{font:14px/1.45 sans-serif;max-width:980px;margin:1.5em auto;"
+          "padding:0 1em;color:#222}\nh1{font-size:1.5em}h2{border-bottom:2px solid #0072B2;"
+          "padding-bottom:.2em;margin-top:1.8em}\ntable{border-collapse:collapse;margin:.6em 0}"
+          "\nth,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;font-variant-numeric:"
+          "tabular-nums}\nth{background:#f3f6fa}\n.gone{color:#a33;font-style:italic}\n"
+          ".advice{background:#fff6e0;border-left:4px solid #E69F00;padding:.3em .6em}\n"
+          "tr.changed td{background:#fdeee5}\nfigure{margin:1em 0}figcaption{font-size:.9em;"
+          "color:#555}\nsvg{max-width:100%;height:auto}\n</style></head><body>\n<h1>", p.f);
+    escf(p.f, "nanobench bring-up report: %s%s%s", a->label, b ? " vs " : "", b ? b->label : "");
+    fputs("</h1>\n<p>", p.f);
+    escf(p.f, "Written %s from %s%s%s.", when, a->dir, b ? " and " : "", b ? b->dir : "");
+    fputs("</p>\n", p.f);
+    if (b)
+        sec_changes(&p, s);
+    for (int k = 0; k < ns; k++) {
+        if (ns > 1) {
+            fputs("<h2>", p.f);
+            esc(p.f, s[k].src->label);
+            fputs("</h2>\n", p.f);
+        }
+        sec_model(&p, &s[k]);
+        sec_estimate(&p, &s[k]);
+        if (ns == 1)
+            break;
+    }
+    sec_calibration(&p, s, ns);
+    sec_npu(&p, s, ns);
+    sec_outputs(&p, s, ns);
+    sec_compare(&p, s, ns);
+    fputs("<footer><p>Plots: gnuplot (SVG terminal), Okabe-Ito colours; each plot's data is in "
+          "the table under it.</p></footer>\n</body></html>\n", p.f);
+    int bad = ferror(p.f);
+    if (fclose(p.f) || bad) {
+        rc = cli_fail(2, "report: %s: write failed", out);
+        goto done;
+    }
+    p.f = NULL;
+    if (rename(part, out))
+        rc = cli_fail(2, "report: %s: cannot write: %s", out, strerror(errno));
+done:
+    if (p.f)
+        fclose(p.f);
+    if (rc)
+        remove(part);
+    if (p.tmp[0] && strstr(p.tmp, "nb-report-") && !strstr(p.tmp, "XXXXXX")) {
+        for (int i = 0; i < p.n_plot; i++) {
+            char f1[4300];
+            snprintf(f1, sizeof f1, "%s/%d.gp", p.tmp, i);
+            remove(f1);
+            snprintf(f1, sizeof f1, "%s/%d.svg", p.tmp, i);
+            remove(f1);
+        }
+        rmdir(p.tmp);
+    }
+    for (int k = 0; k < ns; k++)
+        side_free(&s[k]);
+    return rc;
+}
