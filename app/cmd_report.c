@@ -17,7 +17,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: nanobench report RUN [RUN2] -o FILE.html\n"
+    fputs("usage: nanobench report RUN [RUN2] -o FILE.html [--pipeline CHECK.json]\n"
           "Writes one self-contained HTML page (no network; it opens from disk) about a\n"
           "bring-up: the model and its op histogram, the five estimate items with their parts\n"
           "and the arena map, the calibration per layer, the NPU's cycles per task, fp16\n"
@@ -29,7 +29,8 @@ static void usage(FILE *f)
           "(its compare, say), or a bringup folder (its --out). Plots need gnuplot\n"
           "(apt-get install gnuplot-nox); without it the tables stand alone. Sections whose\n"
           "files are gone say so. Exit status: 0, or 2 for a bad argument, an unknown run,\n"
-          "or a file that cannot be written.\n", f);
+          "or a file that cannot be written. --pipeline adds the pipeline check's per-clip\n"
+          "table (share/examples/openwakeword/run.sh writes it: float and NPU peak scores).\n", f);
 }
 
 typedef struct resolved {
@@ -119,7 +120,7 @@ static int resolve(nb_db **db, const char *arg, resolved *r)
 
 int cmd_report(int argc, char **argv)
 {
-    const char *out = NULL, *runs[2] = {NULL, NULL};
+    const char *out = NULL, *runs[2] = {NULL, NULL}, *pipe = NULL;
     int n = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -132,6 +133,10 @@ int cmd_report(int argc, char **argv)
             if (r < 0 || !*v)
                 return cli_usage_error("report", "-o needs a file name (FILE.html)");
             out = v;
+        } else if ((r = cli_opt(argc, argv, &i, "--pipeline", &v))) {
+            if (r < 0 || !*v)
+                return cli_usage_error("report", "--pipeline needs the pipeline check's JSON file");
+            pipe = v;
         } else if (argv[i][0] == '-') {
             return cli_usage_error("report", "unknown option '%s'", argv[i]);
         } else if (n < 2) {
@@ -153,7 +158,7 @@ int cmd_report(int argc, char **argv)
     if (!rc) {
         report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},
                    b = {rs[1].dir, rs[1].label, rs[1].params, rs[1].metrics};
-        rc = report_write(&a, n > 1 ? &b : NULL, out);
+        rc = report_write_pipeline(&a, n > 1 ? &b : NULL, pipe, out);
         if (!rc)
             printf("wrote %s\n", out);
     }

@@ -713,6 +713,52 @@ static void sec_compare(page *p, side *s, int ns)
     fputs("</section>\n", p->f);
 }
 
+/* A folder's facts when the history gives none: from its summary.json */
+static json_t *summary_facts(const json_t *sum, bool metrics)
+{
+    json_t *o = json_object();
+    if (!sum)
+        return o;
+    const json_t *c = json_object_get(sum, "calibration"), *x = json_object_get(sum, "compile"),
+                 *n = json_object_get(sum, "npu"), *o0 = json_array_get(json_object_get(sum,
+                                                                           "outputs"), 0);
+    if (!metrics) {
+        json_object_set(o, "algorithm", json_object_get(c, "algorithm"));
+        json_object_set_new(o, "nb_input_scale", json_string(str(x, "nb_input_scale")));
+        json_object_set_new(o, "eval_inputs", json_real(num(json_object_get(sum, "evaluation"),
+                                                            "count")));
+        return o;
+    }
+    static const char *const items[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};
+    for (int i = 0; i < 3; i++)
+        json_object_set_new(o, items[i], cli_jnum(num(json_object_get(sum, "estimate"), items[i])));
+    json_object_set_new(o, "exeom_bytes", cli_jnum(num(x, "exeom_bytes")));
+    json_object_set_new(o, "cycles", cli_jnum(num(n, "cycles")));
+    json_object_set_new(o, "npu_ms_64mhz", cli_jnum(num(n, "ms_64mhz")));
+    json_object_set_new(o, "fp16_saturations", cli_jnum(num(json_object_get(n, "saturation"),
+                                                            "total")));
+    json_object_set_new(o, "calibration_output_sqnr_db", cli_jnum(num(c, "output_sqnr_db")));
+    json_object_set_new(o, "output_cosine_worst", cli_jnum(num(o0, "cosine_worst")));
+    json_object_set_new(o, "output_sqnr_db_mean", cli_jnum(num(o0, "sqnr_db_mean")));
+    json_object_set_new(o, "layers_over_threshold",
+                        cli_jnum(num(json_object_get(sum, "compare"), "over_threshold")));
+    return o;
+}
+
+/* a JSON value as the table shows it: numbers as %.0f when whole, else %.6g; NULL for none */
+static char *value_text(const json_t *v)
+{
+    if (!v)
+        return NULL;
+    if (json_is_number(v)) {
+        double d = json_number_value(v);
+        char buf[64];
+        snprintf(buf, sizeof buf, d == floor(d) && fabs(d) < 1e15 ? "%.0f" : "%.6g", d);
+        return strdup(buf);
+    }
+    return json_dumps(v, JSON_ENCODE_ANY);
+}
+
 /* what changed between the two: parameters, sizes, cycles, metrics */
 static void sec_changes(page *p, side *s)
 {
@@ -725,6 +771,12 @@ static void sec_changes(page *p, side *s)
     for (int pass = 0; pass < 2; pass++) {
         const json_t *a = pass ? s[0].src->metrics : s[0].src->params,
                      *b = pass ? s[1].src->metrics : s[1].src->params;
+        json_t *fa = a ? NULL : summary_facts(s[0].sum, pass),
+               *fb = b ? NULL : summary_facts(s[1].sum, pass);
+        if (fa)
+            a = fa;
+        if (fb)
+            b = fb;
         json_t *keys = json_object();
         const char *k;
         const json_t *v;
@@ -736,11 +788,10 @@ static void sec_changes(page *p, side *s)
             if (!strcmp(k, "argv")) /* the command lines: their flags are the rows */
                 continue;
             const json_t *x = json_object_get(a, k), *y = json_object_get(b, k);
-            char *xs = x ? json_dumps(x, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6)) : NULL,
-                 *ys = y ? json_dumps(y, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6)) : NULL;
+            char *xs = value_text(x), *ys = value_text(y);
             bool same = xs && ys && !strcmp(xs, ys);
             fprintf(p->f, "<tr%s><th>", same ? "" : " class=\"changed\"");
-            escf(p->f, "%s%s", pass ? "" : "--", k);
+            escf(p->f, "%s%s", pass || fa ? "" : "--", k);
             fputs("</th><td>", p->f);
             esc(p->f, xs ? xs : "-");
             fputs("</td><td>", p->f);
@@ -749,11 +800,74 @@ static void sec_changes(page *p, side *s)
             free(xs), free(ys);
         }
         json_decref(keys);
+        json_decref(fa);
+        json_decref(fb);
     }
     fputs("</table></section>\n", p->f);
 }
 
+/* the pipeline check: per clip, float's and the NPU's peak score, and the detections */
+static void sec_pipeline(page *p, const char *path)
+{
+    h2(p, "sec-pipeline", "Pipeline check (every clip, streaming)");
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    const json_t *rows = json_object_get(j, "rows");
+    if (!json_is_array(rows)) {
+        char why[4300];
+        snprintf(why, sizeof why, "%s (%s)", path, je.text);
+        gone(p, why);
+        json_decref(j);
+        fputs("</section>\n", p->f);
+        return;
+    }
+    double th = num(j, "threshold");
+    fprintf(p->f, "<p>Detection agreement with float: <b id=\"pipe-agree\">%.0f of %.0f</b> "
+            "clips; the largest score difference over all frames <b id=\"pipe-maxdiff\">%.4f"
+            "</b> (detection at a peak score of %g).</p>\n", num(j, "agree_npu"), num(j, "clips"),
+            num(j, "max_diff_npu"), th);
+    char gp[4300], svg[4300];
+    FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 340);
+    if (f) {
+        fputs("$d << EOD\n", f);
+        for (size_t i = 0; i < json_array_size(rows); i++) {
+            const json_t *r = json_array_get(rows, i);
+            fprintf(f, "%zu %g %g\n", i, num(r, "float_peak"), num(r, "npu_peak"));
+        }
+        fprintf(f, "EOD\nset xlabel 'clip'\nset ylabel 'peak score'\nset yrange [0:1.05]\n"
+                   "set arrow from graph 0, first %g to graph 1, first %g nohead lt 4 dt 3\n"
+                   "plot $d using 1:2 with points lt 1 pt 7 ps 1.2 title 'float', "
+                   "$d using 1:3 with points lt 2 pt 6 ps 1.6 title 'NPU'\n", th, th);
+        fclose(f);
+        plot(p, gp, svg, "Every evaluation clip's peak wake-word score in float (filled) and on the "
+                         "simulated NPU (open); the detection threshold dotted");
+    }
+    fputs("<details open><summary>clips (table)</summary><table><tr><th>#</th><th>clip</th>"
+          "<th>label</th><th>float peak</th><th>NPU peak</th><th>max |diff|</th><th>detected "
+          "float / NPU</th></tr>\n", p->f);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *r = json_array_get(rows, i);
+        bool fd = json_is_true(json_object_get(r, "detected_float")),
+             nd = json_is_true(json_object_get(r, "detected_npu"));
+        fprintf(p->f, "<tr%s><td>%zu</td><td>", fd != nd ? " class=\"changed\"" : "", i);
+        esc(p->f, str(r, "clip"));
+        fputs("</td><td>", p->f);
+        esc(p->f, str(r, "label"));
+        fprintf(p->f, "</td><td>%.4f</td><td>%.4f</td><td>%.4f</td><td>%s / %s</td></tr>\n",
+                num(r, "float_peak"), num(r, "npu_peak"), num(r, "max_diff_npu"), fd ? "yes" : "no",
+                nd ? "yes" : "no");
+    }
+    fputs("</table></details></section>\n", p->f);
+    json_decref(j);
+}
+
 int report_write(const report_src *a, const report_src *b, const char *out)
+{
+    return report_write_pipeline(a, b, NULL, out);
+}
+
+int report_write_pipeline(const report_src *a, const report_src *b, const char *pipeline,
+                          const char *out)
 {
     side s[2];
     int ns = b ? 2 : 1;
@@ -799,6 +913,8 @@ int report_write(const report_src *a, const report_src *b, const char *out)
     fputs("</h1>\n<p>", p.f);
     escf(p.f, "Written %s from %s%s%s.", when, a->dir, b ? " and " : "", b ? b->dir : "");
     fputs("</p>\n", p.f);
+    if (pipeline)
+        sec_pipeline(&p, pipeline);
     if (b)
         sec_changes(&p, s);
     for (int k = 0; k < ns; k++) {

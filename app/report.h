@@ -20,5 +20,10 @@ typedef struct report_src {
  * says so in its place. Returns 0, or the exit status after a one-line error (2: out cannot
  * be written, or a's folder holds no summary.json and a has no metrics either). */
 int report_write(const report_src *a, const report_src *b, const char *out);
+/* The same with the pipeline check's per-clip table (share/examples/openwakeword/report.js
+ * pipeline, written to $PIPELINE_JSON: {threshold, clips, agree_npu, max_diff_npu, rows:
+ * [{clip, label, float_peak, npu_peak, ...}]}) as a section of its own; pipeline NULL: none. */
+int report_write_pipeline(const report_src *a, const report_src *b, const char *pipeline,
+                          const char *out);
 
 #endif

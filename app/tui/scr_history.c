@@ -36,7 +36,8 @@ typedef struct hist {
     char err[256];         /* why the list is empty */
     int page;              /* visible table rows at the last draw */
     int table_y;           /* the pane row of the table's header at the last draw */
-    int job_kind;          /* 1 diff */
+    int job_kind;          /* 1 diff, 2 report */
+    char report_path[PATH_MAX];
     int64_t diff_ids[2];
 } hist;
 
@@ -273,7 +274,7 @@ static void draw(tui *t, WINDOW *w)
                (long long)h->mark[0]);
     else
         su_put(t, w, 1, 0, ww, dim,
-               "Enter details  space mark+down  d diff  f filter  x export  ? keys");
+               "Enter details  space mark+down  d diff  r report  f filter  x export  ? keys");
     h->table_y = 2;
     int th = hh - h->table_y;
     if (th < 2)
@@ -591,6 +592,38 @@ static void export_runs(tui *t)
     tui_status(t, false, "exported %d run%s to %s", h->nids, h->nids == 1 ? "" : "s", path);
 }
 
+/* 'r': the HTML report (nanobench report, a job) of the two marked runs side by side, or of
+   the selected one, into a file picked in a save dialog */
+static void report(tui *t)
+{
+    hist *h = H(t);
+    int64_t a = h->mark[0] && h->mark[1] ? (h->mark[0] < h->mark[1] ? h->mark[0] : h->mark[1])
+                                         : selected_id(t);
+    int64_t b = h->mark[0] && h->mark[1] ? (h->mark[0] < h->mark[1] ? h->mark[1] : h->mark[0])
+                                         : 0;
+    if (!a) {
+        tui_status(t, true, "report: no run selected");
+        return;
+    }
+    char start[PATH_MAX] = "";
+    if (t->model[0])
+        tui_workdir(t, "report", start, sizeof start);
+    if (!start[0] && !getcwd(start, sizeof start))
+        snprintf(start, sizeof start, ".");
+    char path[PATH_MAX] = "report.html";
+    if (!tui_pick_file(t, b ? "Report of the two marked runs to" : "Report of the run to", start,
+                       ".html", true, path, sizeof path))
+        return;
+    char ia[24], ib[24];
+    snprintf(ia, sizeof ia, "%lld", (long long)a);
+    snprintf(ib, sizeof ib, "%lld", (long long)b);
+    char *argv[] = {"report", ia, b ? ib : "-o", b ? "-o" : path, b ? path : NULL, NULL};
+    h->job_kind = 2;
+    snprintf(h->report_path, sizeof h->report_path, "%s", path);
+    if (!tui_run(t, STEP_HISTORY, 0, argv, "report"))
+        h->job_kind = 0;
+}
+
 static void filter_form(tui *t)
 {
     hist *h = H(t);
@@ -675,6 +708,9 @@ static bool key(tui *t, int ch)
     case 'x':
         export_runs(t);
         return true;
+    case 'r':
+        report(t);
+        return true;
     case 'g':
         reload(t);
         tui_status(t, false, "history reloaded");
@@ -715,6 +751,8 @@ static void job_done(tui *t, tui_job *j)
     if (kind == 1)
         tui_status(t, false, "diff of runs %lld and %lld", (long long)h->diff_ids[0],
                    (long long)h->diff_ids[1]);
+    else if (kind == 2)
+        tui_status(t, false, "report written: %s (open it in a browser)", h->report_path);
 }
 
 static void mouse(tui *t, int y, int x)
@@ -746,6 +784,7 @@ static const tui_keyhelp help[] = {
           "any model)"},
     {"c", "clear the filters"},
     {"x", "export the listed runs (as filtered) to CSV, JSON or a per-layer CSV (save dialog)"},
+    {"r", "HTML report of the selected run's bring-up, or of the two marked side by side"},
     {"g, F5, r", "reload from the database"},
     {"arrows j k PgUp PgDn", "move"},
     {"< > s", "sort column left/right, reverse"},

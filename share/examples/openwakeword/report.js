@@ -146,6 +146,7 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
   console.log('clip                     float    NPU   NPU*  max|diff|  detected    NPU clamped');
   console.log('                         peak    peak   peak   NPU/NPU*  fl/NPU/NPU* mel/emb/hj');
   const agree = { N: 0, M: 0, B: 0, C: 0 }, right = { F: 0, N: 0, M: 0 }, dis = [];
+  const rows = []; // per clip, for nanobench report --pipeline ($PIPELINE_JSON)
   let maxN = [0, ''], maxM = [0, ''];
   for (let i = 0; i < n; i++) {
     const [name, want] = lab[i], w = want === 'positive' ? 'yes' : 'no';
@@ -158,6 +159,9 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
     if (C) agree.C += fd === yn(C.clips[i].peak);
     right.F += fd === w; right.N += nd === w; right.M += md === w;
     if (fd !== nd) dis.push(name);
+    rows.push({ clip: name, label: want, float_peak: f.peak, npu_peak: p.peak, npu_float_mel_peak: m.peak,
+                max_diff_npu: dN, max_diff_npu_float_mel: dM, detected_float: fd === 'yes',
+                detected_npu: nd === 'yes', detected_npu_float_mel: md === 'yes', npu_clamped: p.sat || '' });
     console.log(`${name.padEnd(23)} ${f4(f.peak)} ${f4(p.peak)} ${f4(m.peak)}  ${dN.toFixed(2)}/` +
                 `${dM.toFixed(2)}  ${`${fd}/${nd}/${md}`.padEnd(11)} ${p.sat || '-'}`);
   }
@@ -173,6 +177,10 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
       `as is: ${agree.B} of ${n}${C ? `; with the scale alone: ${agree.C} of ${n}` : ''}); ` +
       `NPU* (float melspectrogram) ${agree.M} of ${n}`);
   say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}, NPU* ${right.M}`);
+  if (process.env.PIPELINE_JSON)
+    fs.writeFileSync(process.env.PIPELINE_JSON, JSON.stringify({
+      threshold: THRESHOLD, clips: n, agree_npu: agree.N, agree_npu_float_mel: agree.M,
+      max_diff_npu: maxN[0], max_diff_npu_float_mel: maxM[0], rows }, null, 1));
   say(`max |score difference| over all frames: NPU ${maxN[0].toFixed(4)} (${maxN[1]}), ` +
       `NPU* ${maxM[0].toFixed(4)} (${maxM[1]})`);
   const bm = /cycles per 80 ms frame: melspectrogram (\d+) \+ embedding (\d+) \+ wake word (\d+) = (\d+)/

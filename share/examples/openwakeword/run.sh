@@ -222,8 +222,13 @@ node -e 'const fs = require("fs");
     { cat "$work/npu.err"; die "oww_npu (melspectrogram with the scale alone) failed"; }
 
 echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak first-stage score (Sigmoid_28)"
-node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
+PIPELINE_JSON="$work/pipeline.json" node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
     "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" || die "report.js pipeline failed"
+# the page to hand on: melspectrogram as is against as advised, and the pipeline table
+"$nb" report "$work/npu/mel_as_is" "$work/npu/mel" --pipeline "$work/pipeline.json" \
+    -o "$work/report.html" >/dev/null || die "nanobench report failed"
+echo "== report: $work/report.html (open it in a browser: the melspectrogram bring-ups side by side,"
+echo "   every clip's scores; each bring-up also wrote its own, npu/NAME/report.html)"
 echo "== took $(( $(date +%s) - t_start )) s; outputs in $work (npu/*.txt: the bring-ups' summaries;"
 echo "   float.txt, npu*.txt: per-frame scores)"
