@@ -154,8 +154,17 @@ static void test_introduced_problem_node(void **state)
     assert_int_equal(r.worst, 1);
     assert_int_equal(r.worst_prev, 0);
     char buf[400];
+    /* the golden Sigmoid outputs are 0.5 each: every input is 0, within the coarse segment */
+    assert_float_equal(r.rows[1].table_small, 1.0, 0);
     assert_string_equal(nb_cmp_likely_cause(&r.rows[1], true, buf, sizeof buf),
-                        "table-function error (the Tanh/Sigmoid table on small inputs)");
+                        "table-function error (the Tanh/Sigmoid table on small inputs: 100% of "
+                        "its inputs within +-1/16)");
+    /* inputs far from 0 (hey_mycroft's Sigmoid_28 at -15.6: outputs near 1.7e-7): not the
+       table's fault */
+    nb_cmp_row far = r.rows[1];
+    far.table_small = 0;
+    assert_string_equal(nb_cmp_likely_cause(&far, true, buf, sizeof buf), "quantization noise");
+    assert_true(isnan(r.rows[0].table_small)); /* a Conv: not a table op */
     assert_string_equal(nb_cmp_likely_cause(&r.rows[2], true, buf, sizeof buf),
                         "quantization noise");
     /* the CSV: a header and three rows; sig's cosine 0.5, conv's SQNR shown 999 */

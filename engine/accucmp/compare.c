@@ -310,8 +310,11 @@ const char *nb_cmp_likely_cause(const nb_cmp_row *r, bool over, char *buf, size_
         !strstr(r->reason, "kl") && r->m.sqnr_db >= 30)
         return "none clear: over only a scale-dependent threshold (RMSE or relative error) "
                "at a good SQNR; see the largest SQNR drop";
-    if (!strcmp(op, "Sigmoid") || !strcmp(op, "Tanh"))
-        return "table-function error (the Tanh/Sigmoid table on small inputs)";
+    if ((!strcmp(op, "Sigmoid") || !strcmp(op, "Tanh")) && r->table_small >= 0.25) {
+        snprintf(buf, len, "table-function error (the Tanh/Sigmoid table on small inputs: "
+                 "%.0f%% of its inputs within +-1/16)", 100 * r->table_small);
+        return buf;
+    }
     if ((!strcmp(op, "LSTM") || !strcmp(op, "GRU")) && r->step > 0 &&
         !isnan(r->step0_sqnr_db) && sqnr_shown(r->step0_sqnr_db) - sqnr_shown(r->m.sqnr_db) >= 3) {
         /* named only where the error grows with t */
@@ -428,6 +431,17 @@ static void compare_row(const cmp_ctx *c, const nb_dump *d, const nb_dump_tensor
     }
     nb_cmp_metrics_compute(x->v + r->slice_off, r->y->v + r->slice_off, r->slice_n, &r->m);
     r->compared = true;
+    bool sig = !strcmp(d->op_type, "Sigmoid"), tnh = !strcmp(d->op_type, "Tanh");
+    if ((sig || tnh) && r->slice_n > 0) { /* where the golden inputs lie: y's inverse */
+        int64_t small = 0;
+        for (int64_t i = 0; i < r->slice_n; i++) {
+            double y = r->y->v[r->slice_off + i];
+            double in = sig ? (y > 0 && y < 1 ? log(y / (1 - y)) : INFINITY)
+                            : (fabs(y) < 1 ? atanh(y) : INFINITY);
+            small += fabs(in) < 1.0 / 16;
+        }
+        r->table_small = (double)small / (double)r->slice_n;
+    }
     char why[64];
     r->fails = nb_cmp_fails(&r->m, c->th, why, sizeof why);
     if (r->fails && !r->m.nan_x && !r->m.inf_x && !strcmp(x->dtype, "FLOAT16") &&
@@ -492,6 +506,7 @@ static void npu_rows(void *user, nb_dump *d, int di)
         r->step = -1;
         r->slice_n = x->numel;
         r->step0_sqnr_db = NAN;
+        r->table_small = NAN;
         if (match_golden(c, d, x, r))
             compare_row(c, d, x, r);
         keep |= c->keep && may_be_layer(d, r, c->keep);

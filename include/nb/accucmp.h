@@ -193,6 +193,10 @@ typedef struct nb_cmp_row {
     int64_t slice_off, slice_n;  /* the values compared: all (0, numel), or a step's slice of
                                     Y [seq, dirs, batch, hidden] */
     double step0_sqnr_db;        /* a step's row: SQNR of the same output at t0 (NaN else) */
+    /* Tanh, Sigmoid: the share of the golden values whose input lies within +-1/16 (one table
+       segment around 0, where the table's 8-bit fraction is coarse; the input recovered as
+       atanh(y) or ln(y / (1 - y))); NaN for other ops */
+    double table_small;
 } nb_cmp_row;
 
 typedef struct nb_compare_opts {
@@ -249,8 +253,9 @@ const char *nb_cmp_cause(const nb_comparison *c, int i, char *buf, size_t len);
 /* The likely cause of a row's error, one line: of a layer over threshold (over) or of the
  * largest SQNR drop. In order: fp16 saturation (the task's clamp count or values at 65504;
  * a Log's -inf told apart), "none clear" when only RMSE or relative error (scale-dependent)
- * crosses at an SQNR of 30 dB or more, the Tanh/Sigmoid table, accumulated RNN error, else
- * quantization noise. buf holds the text when it has numbers in it; returns the text. */
+ * crosses at an SQNR of 30 dB or more, the Tanh/Sigmoid table (only when a quarter or more of
+ * its inputs fall where the table is coarse: r->table_small; hey_mycroft's Sigmoid_28 on
+ * inputs near -15.6 was named for it), accumulated RNN error, else quantization noise. buf holds the text when it has numbers in it; returns the text. */
 const char *nb_cmp_likely_cause(const nb_cmp_row *r, bool over, char *buf, size_t len);
 
 /* The row of layer name: the task of that name (its first compared output), else the first
