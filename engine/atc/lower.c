@@ -478,6 +478,31 @@ static void cube_reason(const lctx *c, const nb_node *n, char *why, size_t len)
     else if (!conv_op(n->op_type) &&
              (c->g->values[n->in[wi]].rank < 1 || c->g->values[n->in[0]].rank < 1))
         snprintf(why, len, "%s of a scalar operand: the cube takes matrices", n->op_type);
+    else if (!strcmp(n->op_type, "MatMul") && !is_const(c, n->in[wi])) {
+        /* two activations: B [..., K, N] with x's batch dims (leading 1s aside) or none */
+        const nb_value *x = &c->g->values[n->in[0]], *b = &c->g->values[n->in[wi]];
+        int xa = 0, ba = 0;
+        int64_t bb = 1;
+        for (int d = 0; d + 2 < b->rank; d++)
+            bb *= b->dims[d];
+        while (xa + 2 < x->rank && x->dims[xa] == 1)
+            xa++;
+        while (ba + 2 < b->rank && b->dims[ba] == 1)
+            ba++;
+        bool same = x->rank - 2 - xa == b->rank - 2 - ba;
+        for (int d = 0; same && xa + d + 2 < x->rank; d++)
+            same = x->dims[xa + d] == b->dims[ba + d];
+        if (x->rank < 2 || b->rank < 2)
+            snprintf(why, len, "MatMul of two activations with a vector operand (x of rank %d, "
+                     "B of rank %d): the cube takes matrices", x->rank, b->rank);
+        else if (bb != 1 && !same) {
+            char xs[96], bs[96];
+            nb_shape_str(x->rank, x->dims, ',', xs, sizeof xs);
+            nb_shape_str(b->rank, b->dims, ',', bs, sizeof bs);
+            snprintf(why, len, "MatMul of two activations broadcasting x %s against B %s: "
+                     "the cube reads B with x's batch dims, or one B for all", xs, bs);
+        }
+    }
 }
 
 /* What to do about an op the Nano lacks, for the reason text ("" when nothing simple). */
@@ -993,7 +1018,8 @@ static void lower_node(lctx *c, int ni)
         return;
     }
     for (int i = 0; i < n->n_in; i++) {
-        if (n->in[i] < 0 || (is_const(c, n->in[i]) && param_input(op, i)))
+        if (n->in[i] < 0 || (is_const(c, n->in[i]) && param_input(op, i)) ||
+            (dropout && i >= 1)) /* Dropout's ratio, constant or not, is not read at inference */
             continue;
         if (div_const && i == 1) { /* the divisor's reciprocal, a weight of its own */
             const nb_value *dv = &c->g->values[n->in[1]];

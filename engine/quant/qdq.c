@@ -2154,8 +2154,9 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
             if (!(bsc > 0) || !isfinite(bsc) || !isfinite(boff) || boff != floorf(boff) ||
                 boff < -128 || boff > 127 || (bb && bb->has_i && bb->i != 8))
                 return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': the AscendQuant of its second "
-                               "input has scale %g, offset %g: a positive finite scale and an "
-                               "int8 offset are needed", src, name, bsc, boff);
+                               "input has scale %g, offset %g, dst_bits %lld: a positive finite "
+                               "scale, an int8 offset and 8 bits are needed", src, name, bsc, boff,
+                               bb && bb->has_i ? (long long)bb->i : 8LL);
         }
         /* every constant it reads, and its AscendDequant's deq_scale, complete */
         for (size_t k = 1; k <= nd->n_input; k++) {
@@ -2174,6 +2175,45 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                 return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its input '%s' is not a "
                                "constant", src, name, in);
         }
+        /* the integer constants' types (AscendQuant's int8 weights, int32 bias, uint64
+           deq_scale with a finite non-negative fp32 in its low half): a value of another type
+           would be cut to fit without a word */
+        for (size_t k = 1; k <= nd->n_input && !(rnn && k >= 7); k++) {
+            const char *in = k < nd->n_input ? nd->input[k]
+                             : dq && dq->n_input > 1 ? dq->input[1] : NULL;
+            const Onnx__TensorProto *t = in && in[0] ? init_anywhere(root, in) : NULL;
+            if (!t || (bq && k == 1))
+                continue;
+            bool deq = k == nd->n_input || (rnn && (k == 5 || k == 6));
+            bool w = k == 1 || (rnn && k == 2);
+            int want = deq ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT64
+                       : w ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+                           : ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
+            if (t->data_type != want)
+                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': %s '%s' is %s, not %s", src, name,
+                               deq ? "deq_scale" : w ? "weights" : "bias", in,
+                               nb_dtype_name((nb_dtype)t->data_type), /* ONNX's codes */
+                               deq ? "UINT64" : w ? "INT8" : "INT32");
+            for (int64_t e = 0, ne = numel_of(t); deq && e < ne; e++) {
+                uint64_t v = 0;
+                if (t->has_raw_data && t->raw_data.len >= 8 * (size_t)(e + 1))
+                    memcpy(&v, t->raw_data.data + 8 * e, 8);
+                else if ((int64_t)t->n_uint64_data > e)
+                    v = t->uint64_data[e];
+                uint32_t bits = (uint32_t)v;
+                float f;
+                memcpy(&f, &bits, sizeof f);
+                if (!isfinite(f) || f < 0)
+                    return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': deq_scale '%s' element %lld "
+                                   "is %g: a finite scale of 0 or more is needed", src, name, in,
+                                   (long long)e, f);
+            }
+        }
+        const Onnx__AttributeProto *wba = find_attr(nd, "weight_bits");
+        if (wba && (!wba->has_i || (wba->i != 4 && wba->i != 8) || bq || rnn))
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': weight_bits %s%lld: 8 or 4 (int4 "
+                           "weights of a Conv, MatMul or Gemm with constant weights)", src, name,
+                           wba->has_i ? "" : "not an integer, ", wba->has_i ? (long long)wba->i : 0LL);
         const Onnx__AttributeProto *qs = find_attr(q, "scale");
         float qscale = qs && qs->has_f ? qs->f : NAN, qoff = attr_f(q, "offset", 0);
         const Onnx__AttributeProto *qb = find_attr(q, "dst_bits");

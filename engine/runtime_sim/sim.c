@@ -560,9 +560,19 @@ static nb_err check_matmul(const vctx *v, sim_task *k)
         k->b_batch = 1;
         for (int i = 0; i + 2 < w->rank; i++)
             k->b_batch *= w->dims[i];
-        if (k->b_batch != 1 && (k->b_batch != batch || w->rank != x->rank))
-            return BAD("task %d (%s): run-time B of batch %lld for x of batch %lld", v->k,
-                       kname(k->kid), (long long)k->b_batch, (long long)batch);
+        /* B's batch dims x's, leading 1s aside (x [4, 16, 8] with B [1, 4, 8, 16]) */
+        int xa = 0, wa = 0;
+        while (xa + 2 < x->rank && x->dims[xa] == 1)
+            xa++;
+        while (wa + 2 < w->rank && w->dims[wa] == 1)
+            wa++;
+        bool same = x->rank - xa == w->rank - wa;
+        for (int d = 0; same && xa + d + 2 < x->rank; d++)
+            same = x->dims[xa + d] == w->dims[wa + d];
+        if (k->b_batch != 1 && !same)
+            return BAD("task %d (%s): run-time B's batch dims (rank %d, %lld matrices) are not "
+                       "x's (rank %d, %lld matrices)", v->k, kname(k->kid), w->rank,
+                       (long long)k->b_batch, x->rank, (long long)batch);
         k->b_off = zero_point(v->m, v->k, k->in[1]);
     }
     /* y: x's dims with K replaced by N, or without N when B was a 1-D [K] (N = 1) */
