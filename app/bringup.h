@@ -26,6 +26,7 @@ typedef struct bu {
     /* derived */
     char stem[256], outdir[3000], exeom[3400], deploy[3400], gold[3400];
     char fp16_all[4096];  /* every float input, ';'-separated: atc's default */
+    char shape_auto[4096]; /* a dynamic batch taken as 1, for every step (shape points here) */
     const char *db;       /* the children's --db */
     int n_in;
     char *in_name[MAX_IN]; /* in --data_dir order */
@@ -45,6 +46,9 @@ typedef struct bu {
     char suggest[256];              /* the --nb_input_scale atc suggests, "" if none */
     int64_t id_est, id_cal, id_atc, id_cmp;
     int64_t id_run[MAX_EVAL], id_inf[MAX_EVAL];
+    int cmp_input;         /* the evaluation input compared layer by layer (lowest SQNR) */
+    int64_t id_dump_run, id_dump_inf; /* its run and infer with every task dumped */
+    char dumped[3400];     /* the NPU dump folder of that run */
     double step_ms[N_STEPS];
     double t0;
 } bu;

@@ -207,9 +207,35 @@ int model_inputs(bu *b)
         for (int d = 0; d < b->in_rank[i] && d < 8; d++)
             b->in_dims[i][d] = v->dims[d] < 0 ? 1 : v->dims[d];
         b->in_dtype[i] = v->dtype;
+        /* a dynamic batch alone is taken as 1 by every step: infer too reads .bin files of
+           that shape (it needs --input_shape for them) */
+        bool dyn_batch = !b->shape && v->rank > 0 && v->dims[0] < 0, other = false;
+        for (int d = 1; d < v->rank; d++)
+            other |= v->dims[d] < 0;
+        if (dyn_batch && !other) {
+            size_t at = strlen(b->shape_auto);
+            at += (size_t)snprintf(b->shape_auto + at, sizeof b->shape_auto - at, "%s%s:1",
+                                   at ? ";" : "", v->name);
+            for (int d = 1; d < v->rank && at < sizeof b->shape_auto; d++)
+                at += (size_t)snprintf(b->shape_auto + at, sizeof b->shape_auto - at, ",%lld",
+                                       (long long)v->dims[d]);
+        }
         if ((v->dtype == NB_FLOAT || v->dtype == NB_FLOAT16) && len + strlen(v->name) + 2 < sizeof b->fp16_all)
             len += (size_t)snprintf(b->fp16_all + len, sizeof b->fp16_all - len, "%s%s",
                                     len ? ";" : "", v->name);
+    }
+    if (!rc && !b->shape && b->shape_auto[0]) { /* the static inputs too, by name */
+        for (int i = 0; i < g->n_inputs; i++) {
+            const nb_value *v = &g->values[order[i]];
+            if (v->rank <= 0 || v->dims[0] < 0)
+                continue;
+            size_t at = strlen(b->shape_auto);
+            at += (size_t)snprintf(b->shape_auto + at, sizeof b->shape_auto - at, ";%s:", v->name);
+            for (int d = 0; d < v->rank && at < sizeof b->shape_auto; d++)
+                at += (size_t)snprintf(b->shape_auto + at, sizeof b->shape_auto - at, "%s%lld",
+                                       d ? "," : "", (long long)v->dims[d]);
+        }
+        b->shape = b->shape_auto;
     }
 out:
     nb_model_free(m);

@@ -356,7 +356,10 @@ compile:;
             b->n_eval);
     const json_t *fb = json_object_get(cm, "first_over_threshold");
     if (json_is_object(fb)) {
-        put("compare", 3, "%s", bu_str(cm, "verdict_text"));
+        if (b->n_eval > 1)
+            put("compare", 1, "on evaluation input %d of %d (the lowest output SQNR)",
+                b->cmp_input + 1, b->n_eval);
+        put(b->n_eval > 1 ? "" : "compare", 3, "%s", bu_str(cm, "verdict_text"));
         char lname[48];
         short_label(bu_str(fb, "layer"), lname, sizeof lname);
         put("", 2, "first over threshold: %s (%s), cos %s, %s; %.0f/%.0f over",
@@ -375,7 +378,10 @@ compile:;
                 strncmp(why, "none clear", 10) ? ": " : "", strncmp(why, "none clear", 10) ? why : "");
         }
     } else {
-        put("compare", 2, "%s: %.0f of %.0f tensors compared, none over threshold",
+        if (b->n_eval > 1)
+            put("compare", 1, "on evaluation input %d of %d (the lowest output SQNR)",
+                b->cmp_input + 1, b->n_eval);
+        put(b->n_eval > 1 ? "" : "compare", 2, "%s: %.0f of %.0f tensors compared, none over threshold",
             bu_str(cm, "verdict_text"), bu_num(cm, "compared"), bu_num(cm, "tensors"));
     }
     char ri[256], ii[256];
@@ -662,6 +668,12 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++)
         json_object_set_new(jcm, ck[i], copy(b->cmp, ck[i]));
     json_object_set_new(jcm, "golden_dump", nb_json_string(b->gold));
+    /* the evaluation input compared layer by layer: the one of the lowest output SQNR */
+    json_object_set_new(jcm, "input", json_integer(b->cmp_input));
+    json_t *cf = json_array();
+    for (int i = 0; i < b->n_in && b->eval; i++)
+        json_array_append_new(cf, nb_json_string(b->eval[b->cmp_input * b->n_in + i]));
+    json_object_set_new(jcm, "input_files", cf);
     json_object_set_new(s, "compare", jcm);
     json_t *jr = json_object();
     json_object_set_new(jr, "bringup", jid(g_rec.run_id));
@@ -670,6 +682,8 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_object_set_new(jr, "compile", jid(b->id_atc));
     json_object_set_new(jr, "run", jids(b->id_run, b->n_eval));
     json_object_set_new(jr, "infer", jids(b->id_inf, b->n_eval));
+    json_object_set_new(jr, "run_dumped", jid(b->id_dump_run));
+    json_object_set_new(jr, "infer_dumped", jid(b->id_dump_inf));
     json_object_set_new(jr, "compare", jid(b->id_cmp));
     json_object_set_new(s, "runs", jr);
     json_t *jst = json_array();

@@ -849,8 +849,12 @@ json_ok "bringup --json: the summary's values" 'const fs = require("fs"), d = pr
     ["global_consistency", "problem_node", "single_point_error"].includes(j.compare.verdict) &&
     j.compare.compared > 0 && fs.existsSync(j.compare.csv) && j.status === "ok" &&
     fs.existsSync(d + "o/summary.json") && eq(JSON.parse(fs.readFileSync(d + "o/summary.json", "utf8")).outputs, j.outputs)'
+# (history show lists descendants breadth first: the dumped run, a child of the compile,
+# comes before the infers of the runs)
 # the lineage: estimate's parent is the bringup, then each step's the one before (every run
-# of the compile, each infer the run of its input, the compare the first infer)
+# of the compile, each infer the run of its input; the evaluation input of the lowest output
+# SQNR run again with its dumps (a run of the compile), its golden dumps an infer of that run,
+# the compare that infer)
 "$NB" history export --format json >"$BU/runs.json" 2>/dev/null
 node -e 'const fs = require("fs"), j = JSON.parse(fs.readFileSync(process.argv[1], "utf8")).runs,
         all = JSON.parse(fs.readFileSync(process.argv[2], "utf8")), p = {}, k = {};
@@ -858,14 +862,16 @@ node -e 'const fs = require("fs"), j = JSON.parse(fs.readFileSync(process.argv[1
     const ok = k[j.bringup] === "bringup" && p[j.estimate] === j.bringup && k[j.estimate] === "estimate" &&
         p[j.calibrate] === j.estimate && k[j.calibrate] === "calibrate" && p[j.compile] === j.calibrate &&
         k[j.compile] === "compile" && j.run.length === 2 && j.run.every(r => p[r] === j.compile && k[r] === "run") &&
-        j.infer.every((r, i) => p[r] === j.run[i] && k[r] === "infer") && p[j.compare] === j.infer[0] &&
-        k[j.compare] === "compare";
+        j.infer.every((r, i) => p[r] === j.run[i] && k[r] === "infer") &&
+        p[j.run_dumped] === j.compile && k[j.run_dumped] === "run" &&
+        p[j.infer_dumped] === j.run_dumped && k[j.infer_dumped] === "infer" &&
+        p[j.compare] === j.infer_dumped && k[j.compare] === "compare";
     if (!ok) { console.log(JSON.stringify(j)); process.exit(1); }' "$BU/o.json" "$BU/runs.json" ||
     { echo "FAIL: bringup: the lineage of the steps"; fails=$((fails + 1)); }
 bid=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).runs.bringup)' "$BU/o.json")
 "$NB" history show "$bid" >"$T/out" 2>/dev/null
 grep -q "^kind       bringup$" "$T/out" && grep -q "^status     ok$" "$T/out" &&
-    grep -q "^descendants $((bid + 1)), $((bid + 2)), $((bid + 3)), $((bid + 4)), $((bid + 5)), $((bid + 6)), $((bid + 7)), $((bid + 8))$" "$T/out" &&
+    grep -q "^descendants $((bid + 1)), $((bid + 2)), $((bid + 3)), $((bid + 4)), $((bid + 5)), $((bid + 8)), $((bid + 6)), $((bid + 7)), $((bid + 9)), $((bid + 10))$" "$T/out" &&
     grep -q "^  worst_output_cosine " "$T/out" ||
     { echo "FAIL: history show of the bringup run"; cat "$T/out"; fails=$((fails + 1)); }
 # the text summary: one screen (at most 22 lines of at most 79 characters), the numbers of the
