@@ -25,7 +25,8 @@
 
 typedef struct fix_try {
     char scale[512], tag[16];
-    double clamps;  /* summed over the inputs run */
+    double clamps;  /* summed over the inputs run: clamps of a range beyond fp16 */
+    double log_left; /* -inf of a Log that clamps first (the log of 0: no scale removes it) */
     int inputs_run;
     json_t *runs;   /* run's JSON per input run */
 } fix_try;
@@ -66,6 +67,7 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
     tui_job_free(j);
     t->runs = json_array();
     t->clamps = 0;
+    t->log_left = 0;
     t->inputs_run = 0;
     for (int k = 0; k < b->n_eval && t->clamps == 0; k++) {
         if (g_rec.no_record)
@@ -90,7 +92,21 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
         tui_job_free(j);
         if (!o)
             return r;
-        t->clamps += bu_num(json_object_get(o, "saturation"), "total");
+        /* clamps from a range beyond fp16; when the first task to clamp is a Log, what is
+           left is the log of 0 (and what inherits it), which no scale removes */
+        const json_t *ts = json_object_get(json_object_get(o, "saturation"), "tasks");
+        double fi = INFINITY;
+        const char *fop = "";
+        for (size_t i = 0; i < json_array_size(ts); i++)
+            if (bu_num(json_array_get(ts, i), "index") < fi) {
+                fi = bu_num(json_array_get(ts, i), "index");
+                fop = bu_str(json_array_get(ts, i), "op_type");
+            }
+        double total = bu_num(json_object_get(o, "saturation"), "total");
+        if (!strcmp(fop, "Log"))
+            t->log_left += total;
+        else
+            t->clamps += total;
         t->inputs_run++;
         json_array_append_new(t->runs, o);
     }
@@ -104,6 +120,30 @@ json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc)
     json_object_set_new(fx, "tried", tried);
     if (b->in_scale) {
         json_object_set_new(fx, "not_tried", json_string("--nb_input_scale was given"));
+        return fx;
+    }
+    if (!*(b->fp16 ? b->fp16 : b->fp16_all)) {
+        json_object_set_new(fx, "not_tried", json_string("no float input to scale"));
+        return fx;
+    }
+    /* the first task (in task order) that clamps: a Log's -inf is the log of 0, which no
+       input scale removes */
+    const char *first_op = NULL;
+    double first_index = INFINITY;
+    for (size_t k = 0; k < json_array_size(b->runs); k++) {
+        const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
+                                                           "saturation"), "tasks");
+        for (size_t i = 0; i < json_array_size(ts); i++)
+            if (bu_num(json_array_get(ts, i), "index") < first_index) {
+                first_index = bu_num(json_array_get(ts, i), "index");
+                first_op = bu_str(json_array_get(ts, i), "op_type");
+            }
+    }
+    if (first_op && !strcmp(first_op, "Log")) {
+        json_object_set_new(fx, "not_tried", json_string(
+            "the first task to clamp is a Log: its -inf is the log of 0 (small values the "
+            "quantization rounds to 0), which no input scale removes; INT16 on the layer "
+            "before it (calibrate's advice), or that part on the host"));
         return fx;
     }
     fprintf(stderr, "[+] fp16 saturation: trying atc --nb_input_scale ...\n");
@@ -194,6 +234,7 @@ json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc)
     }
     json_object_set_new(fx, "nb_input_scale", nb_json_string(best.scale));
     json_object_set_new(fx, "saturations", json_real(0));
+    json_object_set_new(fx, "log_of_zero_left", json_real(best.log_left));
     json_object_set_new(fx, "inputs", json_integer(b->n_eval));
     json_object_set_new(fx, "outputs", outs);
     json_object_set_new(fx, "worst_cosine", cli_jnum(worst));

@@ -296,7 +296,7 @@ compile:;
         const json_t *tr = json_object_get(fx, "tried"), *fo = json_object_get(fx, "outputs");
         const char *fs = bu_str(fx, "nb_input_scale");
         if (*bu_str(fx, "not_tried"))
-            put("fix", 1, "not tried: %s", bu_str(fx, "not_tried"));
+            put("fix", 3, "not tried: %s", bu_str(fx, "not_tried"));
         else if (!*fs)
             put("fix", 3, "no atc --nb_input_scale clamps nothing (%zu tried): %s",
                 json_array_size(tr), bu_str(fx, "note"));
@@ -305,10 +305,15 @@ compile:;
                          *f0 = json_array_get(fo, 0);
             bool score = bu_num(o0, "numel") == 1;
             const char *key = score ? "pooled_cosine" : "cosine_worst";
-            put("fix", 4, "tried and measured (%zu compiles): atc --nb_input_scale=\"%s\" clamps "
-                "nothing on %.0f/%d inputs (%.0f values before); output SQNR mean %s -> %s, "
-                "%s %s -> %s (fix/ in out)", json_array_size(tr), fs, bu_num(fx, "inputs"), b->n_eval,
-                bu_num(fx, "saturations_before"), db_str(bu_num(o0, "sqnr_db_mean"), t2, sizeof t2),
+            double logs = bu_num(fx, "log_of_zero_left");
+            put("fix", 5, "tried and measured (%zu compile%s): atc --nb_input_scale=\"%s\" clamps "
+                "nothing on %.0f/%d inputs (%.0f values before)%s; output SQNR mean %s -> %s, "
+                "%s %s -> %s (fix/ in out)", json_array_size(tr),
+                json_array_size(tr) == 1 ? "" : "s", fs, bu_num(fx, "inputs"), b->n_eval,
+                bu_num(fx, "saturations_before"),
+                logs > 0 ? "; a Log's -inf remains (the log of 0, no scale removes it: INT16 "
+                           "before it, or the host)" : "",
+                db_str(bu_num(o0, "sqnr_db_mean"), t2, sizeof t2),
                 db_str(bu_num(f0, "sqnr_db_mean"), t3, sizeof t3),
                 score ? "cosine over the inputs" : "worst cosine",
                 cos_str(bu_num(o0, key), t4, sizeof t4), cos_str(bu_num(f0, key), t1, sizeof t1));

@@ -597,12 +597,21 @@ static void verdict(nb_comparison *c)
         const nb_cmp_row *s = &rows[c->first_sat];
         unsigned long long n = s->npu->saturations ? s->npu->saturations
                                                    : (unsigned long long)s->m.sat_x;
-        snprintf(c->verdict_buf, sizeof c->verdict_buf,
-                 "fp16 saturation: '%.150s' (%s, task %u) clamped %llu value%s at 65504; the "
-                 "layers after it inherit them (%s)", s->npu->op_name, s->npu->op_type,
-                 s->npu->task_id, n, n == 1 ? "" : "s",
-                 carries ? "the failure carries to the network output"
-                         : "the network output is within the thresholds");
+        if (!strcmp(s->npu->op_type, "Log")) /* -inf: the log of 0, not a range to scale */
+            snprintf(c->verdict_buf, sizeof c->verdict_buf,
+                     "the log of 0: '%.150s' (Log, task %u) wrote -inf (fp16's -65504) for %llu "
+                     "value%s, its input 0 where float has small values (rounded to 0 by the "
+                     "quantization steps of a wide range); the layers after it inherit them (%s)",
+                     s->npu->op_name, s->npu->task_id, n, n == 1 ? "" : "s",
+                     carries ? "the failure carries to the network output"
+                             : "the network output is within the thresholds");
+        else
+            snprintf(c->verdict_buf, sizeof c->verdict_buf,
+                     "fp16 saturation: '%.150s' (%s, task %u) clamped %llu value%s at 65504; the "
+                     "layers after it inherit them (%s)", s->npu->op_name, s->npu->op_type,
+                     s->npu->task_id, n, n == 1 ? "" : "s",
+                     carries ? "the failure carries to the network output"
+                             : "the network output is within the thresholds");
         c->verdict = "fp16_saturation";
         c->verdict_text = c->verdict_buf;
     }

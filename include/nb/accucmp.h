@@ -222,7 +222,7 @@ typedef struct nb_comparison {
        both: "fp16_saturation", its sentence naming that task and its count (issue 26:
        hey_mycroft's Pow_5 saturated and ReduceMean_2 was named) */
     const char *verdict, *verdict_text;
-    char verdict_buf[400];
+    char verdict_buf[512];
     int first_bad;               /* the first row over threshold, or -1 */
     int prev;                    /* the compared row before it, or -1 */
     /* first_bad's error: "accumulated" (prev, within every threshold as any row before
