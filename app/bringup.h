@@ -109,6 +109,8 @@ json_t *saturation_json(const bu *b, double *total);
  * clamps nothing on the K inputs and the network outputs with it; before: the clamps of the
  * bringup's own runs. NULL with *rc the exit status (an interrupt, out of memory). */
 json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc);
+/* Removes the fix tries a previous bring-up left in b's folder (fix/suggested, fix/s<k>). */
+void fix_clear(const bu *b);
 json_t *calibration_json(const bu *b);
 json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                             int64_t exeom_bytes, const char *dumped, double wall, bool below);

@@ -11,8 +11,12 @@
  * The exeom that clamps nothing is measured like the bringup's own (output_metrics) and
  * kept under OUT/fix/. atc refusing a scale (an input that reaches no cube op) ends the
  * search with its message. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <ftw.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +115,31 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
         json_array_append_new(t->runs, o);
     }
     return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+void fix_clear(const bu *b)
+{
+    /* only the folders this step writes: fix/suggested and fix/s<k> (k = 1..24) */
+    char p[3600];
+    for (int k = 0; k <= 24; k++) {
+        if (k)
+            snprintf(p, sizeof p, "%s/fix/s%d", b->outdir, k);
+        else
+            snprintf(p, sizeof p, "%s/fix/suggested", b->outdir);
+        struct stat sb;
+        if (!lstat(p, &sb) && S_ISDIR(sb.st_mode) &&
+            nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
+            fprintf(stderr, "nanobench: warning: %s: cannot remove a previous try: %s\n", p,
+                    strerror(errno));
+    }
+    snprintf(p, sizeof p, "%s/fix", b->outdir);
+    rmdir(p); /* when empty */
 }
 
 json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc)

@@ -223,6 +223,18 @@ int cmd_bringup(int argc, char **argv)
         rc = cli_fail(2, "bringup: %s: cannot make the folder: %s", b->outdir, strerror(errno));
         goto out;
     }
+    /* a previous bring-up's summary, report and fix tries in this folder go first: a run that
+       stops half-way leaves no summary that speaks for another */
+    {
+        static const char *const stale[] = {"summary.json", "report.html"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(dir, sizeof dir, "%s/%s", b->outdir, stale[i]);
+            if (unlink(dir) && errno != ENOENT)
+                fprintf(stderr, "nanobench: warning: %s: cannot remove: %s\n", dir,
+                        strerror(errno));
+        }
+        fix_clear(b);
+    }
 #define GLOBAL_FLAGS()                                                                         \
     do {                                                                                       \
         if (g_rec.no_record)                                                                   \

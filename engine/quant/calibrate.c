@@ -185,9 +185,11 @@ static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_stat
             cnt++;
     }
     closedir(d);
-    if (!e && (cnt < n || cnt == 0))
-        e = nb_fail(st, NB_ERR_ARG, "%s: %d file%s for %s %d", dir, cnt, cnt == 1 ? "" : "s",
-                    n < 0 ? "evaluation, need" : "batch_num", n < 0 ? 1 : n);
+    if (!e && cnt == 0)
+        e = nb_fail(st, NB_ERR_ARG, "%s: no batch files (.npy or .bin) in the folder", dir);
+    else if (!e && cnt < n)
+        e = nb_fail(st, NB_ERR_ARG, "%s: %d file%s for batch_num %d", dir, cnt,
+                    cnt == 1 ? "" : "s", n);
     if (e) {
         for (int i = 0; i < cnt; i++)
             free(names[i]);
@@ -640,8 +642,14 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
         }
         if (!e && (data[i]->dtype != v->dtype || data[i]->rank != v->rank ||
                    memcmp(data[i]->dims, v->dims, sizeof(int64_t) * (size_t)v->rank)))
-            e = nb_fail(st, NB_ERR_DATA, "%s: not of input '%s''s dtype and shape", path,
-                        v->name);
+        {
+            char has[96], wants[96];
+            nb_shape_str(data[i]->rank, data[i]->dims, ',', has, sizeof has);
+            nb_shape_str(v->rank, v->dims, ',', wants, sizeof wants);
+            e = nb_fail(st, NB_ERR_DATA, "%s: %s %s, but input '%s' is %s %s", path,
+                        nb_dtype_name(data[i]->dtype), has, v->name, nb_dtype_name(v->dtype),
+                        wants);
+        }
         cb->failed = NULL;
         if (!e && data[i]->dtype == NB_FLOAT) { /* every set, the evaluation's too */
             const float *p = data[i]->data;
