@@ -35,6 +35,7 @@ typedef struct bu {
     int in_dtype[MAX_IN];
     bool qat;              /* a Q/DQ model: imported (calibrate --from_qdq), not calibrated */
     int n_eval;
+    int eval_avail;        /* files the evaluation's folder holds (n_eval of them are used) */
     char **eval;           /* [k * n_in + i]: input i of evaluation input k */
     bool eval_from_dir;
     bool eval_random;      /* no folder: random inputs (infer's random:SEED values) */

@@ -147,6 +147,7 @@ int pick_eval(bu *b)
         rc = cli_fail(2, "bringup: %s: no files to evaluate on", dirs);
     if (!rc) {
         b->n_eval = b->eval_count < least ? b->eval_count : least;
+        b->eval_avail = least;
         int first = b->eval_dir ? 0 : least - b->n_eval;
         b->eval = calloc((size_t)b->n_eval * (size_t)b->n_in, sizeof *b->eval);
         if (!b->eval)
