@@ -86,6 +86,14 @@ json_t *job_json(const tui_job *j, const char *stage, int *rc);
 /* atc's argument list for the deploy model into output (.exeom and .dbg), with the
    bringup's flags and --nb_input_scale=scale when scale is not NULL */
 void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale);
+/* run's argument list for evaluation input k on exeom into out_dir (--json; --dump dump_cfg
+   when not NULL) */
+void run_argv(const bu *b, bu_argv *a, const char *exeom, int k, const char *out_dir,
+              const char *dump_cfg);
+/* infer's for evaluation input k into out_dir (--dump-all when dump_all; golden dumps into
+   golden when not NULL) */
+void infer_argv(const bu *b, bu_argv *a, int k, const char *out_dir, bool dump_all,
+                const char *golden);
 void atc_warnings(bu *b, const char *err);
 
 /* ---- the data (bringup_inputs.c): the model's inputs, the data folders, the evaluation

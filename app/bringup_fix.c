@@ -74,19 +74,9 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
     t->log_left = 0;
     t->inputs_run = 0;
     for (int k = 0; k < b->n_eval && t->clamps == 0; k++) {
-        if (g_rec.no_record)
-            arg(&a, "--no-record");
-        if (g_rec.require_record)
-            arg(&a, "--require-record");
-        arg(&a, "run");
-        arg(&a, "%s", exeom);
-        for (int i = 0; i < b->n_in; i++) {
-            arg(&a, "--input");
-            arg(&a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
-        }
-        arg(&a, "--output-dir");
-        arg(&a, "%s/fix/%s/run/%d", b->outdir, tag, k);
-        arg(&a, "--json");
+        char od[3600];
+        snprintf(od, sizeof od, "%s/fix/%s/run/%d", b->outdir, tag, k);
+        run_argv(b, &a, exeom, k, od, NULL);
         snprintf(logname, sizeof logname, "7-fix-%s-run-%d", tag, k);
         r = child_soft(b, -1, "run", "", logname, atc_id > 0 ? atc_id : parent, &a, &j, err,
                        errlen, &status);

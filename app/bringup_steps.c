@@ -190,13 +190,61 @@ int child(bu *b, int step, const char *detail, const char *logname, int64_t pare
     return cli_fail(status == 2 ? 2 : 1, "bringup: %s failed: %s", step_name[step], err);
 }
 
-void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale)
+static void global_flags(bu_argv *a)
 {
-    const char *fp16 = b->fp16 ? b->fp16 : b->fp16_all;
     if (g_rec.no_record)
         arg(a, "--no-record");
     if (g_rec.require_record)
         arg(a, "--require-record");
+}
+
+static void eval_inputs(const bu *b, bu_argv *a, int k)
+{
+    for (int i = 0; i < b->n_in; i++) {
+        arg(a, "--input");
+        arg(a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
+    }
+}
+
+void run_argv(const bu *b, bu_argv *a, const char *exeom, int k, const char *out_dir,
+              const char *dump_cfg)
+{
+    global_flags(a);
+    arg(a, "run");
+    arg(a, "%s", exeom);
+    eval_inputs(b, a, k);
+    arg(a, "--output-dir");
+    arg(a, "%s", out_dir);
+    if (dump_cfg) {
+        arg(a, "--dump");
+        arg(a, "%s", dump_cfg);
+    }
+    arg(a, "--json");
+}
+
+void infer_argv(const bu *b, bu_argv *a, int k, const char *out_dir, bool dump_all,
+                const char *golden)
+{
+    global_flags(a);
+    arg(a, "infer");
+    arg(a, "%s", b->model);
+    eval_inputs(b, a, k);
+    if (b->shape)
+        arg(a, "--input_shape=%s", b->shape);
+    arg(a, "--output-dir");
+    arg(a, "%s", out_dir);
+    if (dump_all)
+        arg(a, "--dump-all");
+    if (golden) {
+        arg(a, "--dump");
+        arg(a, "%s", golden);
+    }
+}
+
+void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale)
+{
+    const char *fp16 = b->fp16 ? b->fp16 : b->fp16_all;
+    global_flags(a);
     arg(a, "atc");
     arg(a, "--mode=30");
     arg(a, "--framework=5");

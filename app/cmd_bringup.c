@@ -392,16 +392,9 @@ calibrate:
     step_line(b, 3, detail, "");
     b->runs = json_array();
     for (int k = 0; k < b->n_eval; k++) {
-        GLOBAL_FLAGS();
-        arg(&a, "run");
-        arg(&a, "%s", b->exeom);
-        for (int i = 0; i < b->n_in; i++) {
-            arg(&a, "--input");
-            arg(&a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
-        }
-        arg(&a, "--output-dir");
-        arg(&a, "%s/run/%d", b->outdir, k);
-        arg(&a, "--json");
+        char od[3400];
+        snprintf(od, sizeof od, "%s/run/%d", b->outdir, k);
+        run_argv(b, &a, b->exeom, k, od, NULL);
         char ln[32];
         snprintf(ln, sizeof ln, "4-run-%d", k);
         STEP_TIMER(3, child(b, 3, detail, ln, parent, &a, &j));
@@ -442,19 +435,9 @@ calibrate:
              b->n_eval == 1 ? "" : "s");
     step_line(b, 4, detail, "");
     for (int k = 0; k < b->n_eval; k++) {
-        GLOBAL_FLAGS();
-        arg(&a, "infer");
-        arg(&a, "%s", b->model);
-        for (int i = 0; i < b->n_in; i++) {
-            arg(&a, "--input");
-            arg(&a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
-        }
-        if (b->shape)
-            arg(&a, "--input_shape=%s", b->shape);
-        arg(&a, "--output-dir");
-        arg(&a, "%s/reference/%d", b->outdir, k);
-        if (dump_all)
-            arg(&a, "--dump-all");
+        char od[3400];
+        snprintf(od, sizeof od, "%s/reference/%d", b->outdir, k);
+        infer_argv(b, &a, k, od, dump_all, NULL);
         char ln[32];
         snprintf(ln, sizeof ln, "5-infer-%d", k);
         STEP_TIMER(4, child(b, 4, detail, ln, b->id_run[k] > 0 ? b->id_run[k] : parent, &a, &j));
@@ -496,18 +479,9 @@ calibrate:
         int k = b->cmp_input;
         snprintf(detail, sizeof detail, "evaluation input %d with every task dumped", k + 1);
         step_line(b, 3, detail, "");
-        GLOBAL_FLAGS();
-        arg(&a, "run");
-        arg(&a, "%s", b->exeom);
-        for (int i = 0; i < b->n_in; i++) {
-            arg(&a, "--input");
-            arg(&a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
-        }
-        arg(&a, "--output-dir");
-        arg(&a, "%s/run/dumped", b->outdir);
-        arg(&a, "--dump");
-        arg(&a, "%s", acl);
-        arg(&a, "--json");
+        char od[3400];
+        snprintf(od, sizeof od, "%s/run/dumped", b->outdir);
+        run_argv(b, &a, b->exeom, k, od, acl);
         STEP_TIMER(3, child(b, 3, detail, "4-run-dump", parent, &a, &j));
         if (rc) {
             json_decref(outs);
@@ -531,21 +505,8 @@ calibrate:
         }
         snprintf(detail, sizeof detail, "float reference of input %d, golden dumps", k + 1);
         step_line(b, 4, detail, "");
-        GLOBAL_FLAGS();
-        arg(&a, "infer");
-        arg(&a, "%s", b->model);
-        for (int i = 0; i < b->n_in; i++) {
-            arg(&a, "--input");
-            arg(&a, "%s=%s", b->in_name[i], b->eval[k * b->n_in + i]);
-        }
-        if (b->shape)
-            arg(&a, "--input_shape=%s", b->shape);
-        arg(&a, "--output-dir");
-        arg(&a, "%s/reference/dumped", b->outdir);
-        if (dump_all)
-            arg(&a, "--dump-all");
-        arg(&a, "--dump");
-        arg(&a, "%s", b->gold);
+        snprintf(od, sizeof od, "%s/reference/dumped", b->outdir);
+        infer_argv(b, &a, k, od, dump_all, b->gold);
         STEP_TIMER(4, child(b, 4, detail, "5-infer-dump", b->id_dump_run > 0 ? b->id_dump_run
                                                                              : parent, &a, &j));
         if (rc) {

@@ -514,6 +514,16 @@ static void diff(tui *t)
         h->job_kind = 0;
 }
 
+/* where a save dialog starts: the model's work folder for what, else the current folder */
+static void save_dir(tui *t, const char *what, char *start, size_t len)
+{
+    start[0] = 0;
+    if (t->model[0])
+        tui_workdir(t, what, start, len);
+    if (!start[0] && !getcwd(start, len))
+        snprintf(start, len, ".");
+}
+
 static void export_runs(tui *t)
 {
     hist *h = H(t);
@@ -546,11 +556,8 @@ static void export_runs(tui *t)
         return;
     }
     const char *ext = !strcmp(fmt, "json") ? ".json" : ".csv";
-    char start[PATH_MAX] = "";
-    if (t->model[0])
-        tui_workdir(t, "export", start, sizeof start);
-    if (!start[0] && !getcwd(start, sizeof start))
-        snprintf(start, sizeof start, ".");
+    char start[PATH_MAX];
+    save_dir(t, "export", start, sizeof start);
     char path[PATH_MAX] = "";
     snprintf(path, sizeof path, "%s", layers ? "layers.csv" : !strcmp(fmt, "json") ? "runs.json"
                                                                                    : "runs.csv");
@@ -605,11 +612,8 @@ static void report(tui *t)
         tui_status(t, true, "report: no run selected");
         return;
     }
-    char start[PATH_MAX] = "";
-    if (t->model[0])
-        tui_workdir(t, "report", start, sizeof start);
-    if (!start[0] && !getcwd(start, sizeof start))
-        snprintf(start, sizeof start, ".");
+    char start[PATH_MAX];
+    save_dir(t, "report", start, sizeof start);
     char path[PATH_MAX] = "report.html";
     if (!tui_pick_file(t, b ? "Report of the two marked runs to" : "Report of the run to", start,
                        ".html", true, path, sizeof path))
