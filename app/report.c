@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "nb/accucmp.h"
 #include "report.h"
 
 extern char **environ;
@@ -239,6 +240,29 @@ static void sec_model(page *p, side *s)
     kv_row(p->f, "SoC", NULL, str(s->sum, "soc_version"));
     char b[64];
     kv_row(p->f, "bring-up wall time (s)", NULL, fmtn(num(s->sum, "wall_s"), "%.2f", b, sizeof b));
+    /* the inputs: their names from the summary, shapes as the estimate's tasks read them */
+    const json_t *ins = json_object_get(json_object_get(s->sum, "evaluation"), "model_inputs");
+    for (size_t i = 0; i < json_array_size(ins); i++) {
+        const char *nm = json_string_value(json_array_get(ins, i));
+        char v[600] = "";
+        const json_t *ls = json_object_get(s->est, "layers");
+        for (size_t t = 0; t < json_array_size(ls) && !v[0]; t++) {
+            const json_t *ti = json_object_get(json_array_get(ls, t), "inputs");
+            for (size_t q = 0; q < json_array_size(ti) && !v[0]; q++) {
+                const json_t *x = json_array_get(ti, q);
+                if (!nm || strcmp(str(x, "name"), nm))
+                    continue;
+                size_t at = (size_t)snprintf(v, sizeof v, "%s [", nm);
+                const json_t *sh = json_object_get(x, "shape");
+                for (size_t d = 0; d < json_array_size(sh) && at < sizeof v; d++)
+                    at += (size_t)snprintf(v + at, sizeof v - at, "%s%lld", d ? "," : "",
+                                           (long long)json_integer_value(json_array_get(sh, d)));
+                if (at < sizeof v)
+                    snprintf(v + at, sizeof v - at, "] %s on the NPU", str(x, "dtype"));
+            }
+        }
+        kv_row(p->f, "input", NULL, v[0] ? v : nm ? nm : "");
+    }
     const json_t *outs = json_object_get(s->sum, "outputs");
     for (size_t i = 0; i < json_array_size(outs); i++) {
         const json_t *o = json_array_get(outs, i);
@@ -589,6 +613,8 @@ static void sec_outputs(page *p, side *s, int ns)
     fputs("</section>\n", p->f);
 }
 
+static void worst_layer(page *p, side *s);
+
 /* the comparison along the network: SQNR (left axis) and cosine (right axis) per row */
 static void sec_compare(page *p, side *s, int ns)
 {
@@ -710,6 +736,9 @@ static void sec_compare(page *p, side *s, int ns)
             fputs("</table></details>\n", p->f);
         }
     }
+    for (int k = 0; k < ns; k++)
+        if (s[k].cmp)
+            worst_layer(p, &s[k]);
     fputs("</section>\n", p->f);
 }
 
@@ -757,6 +786,69 @@ static char *value_text(const json_t *v)
         return strdup(buf);
     }
     return json_dumps(v, JSON_ENCODE_ANY);
+}
+
+/* The worst layer in detail (the first to saturate fp16, else the first over threshold, else
+ * the largest SQNR drop): the
+ * histogram of npu - golden and its largest errors, from the dumps (accucmp's). */
+static void worst_layer(page *p, side *s)
+{
+    const json_t *c = s->sum ? json_object_get(s->sum, "compare") : NULL;
+    const json_t *l = json_object_get(s->cmp, "first_saturation"); /* ranks first (compare) */
+    if (!json_is_object(l))
+        l = json_object_get(c, "first_over_threshold");
+    if (!json_is_object(l))
+        l = json_object_get(c, "largest_sqnr_drop");
+    const char *name = str(l, "layer"), *mdir = str(s->cmp, "npu_dumps"),
+               *gdir = str(s->cmp, "golden_dumps");
+    if (!*name || !*mdir || !*gdir)
+        return;
+    fputs("<h3>", p->f);
+    escf(p->f, "The worst layer: %s", name);
+    fputs("</h3>\n", p->f);
+    nb_comparison cs;
+    nb_status st = {0};
+    nb_compare_opts co = {.npu_dumps = mdir, .golden_dumps = gdir, .keep_layer = name};
+    nb_cmp_thresholds_default(&co.th);
+    if (nb_compare(&co, &cs, &st)) {
+        gone(p, st.msg);
+        return;
+    }
+    int sel = -1;
+    enum { BINS = 40, K = 10 };
+    double edges[BINS + 1];
+    int64_t counts[BINS], worst[K], left = 0;
+    if (nb_cmp_pick_layer(&cs, name, mdir, &sel, &st) || !cs.rows[sel].x->v) {
+        gone(p, st.msg[0] ? st.msg : "its values were not kept");
+        nb_comparison_free(&cs);
+        return;
+    }
+    const nb_cmp_row *r = &cs.rows[sel];
+    const double *x = r->x->v + r->slice_off, *y = r->y->v + r->slice_off;
+    int nw = nb_cmp_worst_k(x, y, r->slice_n, K, worst);
+    if (!nb_cmp_error_histogram(x, y, r->slice_n, BINS, edges, counts, &left, &st)) {
+        char gp[4300], svg[4300];
+        FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 300);
+        if (f) {
+            fputs("$d << EOD\n", f);
+            for (int b = 0; b < BINS; b++)
+                fprintf(f, "%g %g %lld\n", (edges[b] + edges[b + 1]) / 2, edges[b + 1] - edges[b],
+                        (long long)counts[b]);
+            fputs("EOD\nset xlabel 'npu - float'\nset ylabel 'values'\nunset key\n"
+                  "set style fill solid 0.8 border -1\nset logscale y\nset yrange [0.8:*]\n"
+                  "plot $d using 1:($3 > 0 ? $3 : 1/0):2 with boxes lt 1\n", f);
+            fclose(f);
+            plot(p, gp, svg, "Histogram of the error (NPU minus float) over the worst layer's "
+                             "values, log scale");
+        }
+    }
+    fputs("<table><tr><th>flat index</th><th>NPU</th><th>float</th><th>|error|</th></tr>\n",
+          p->f);
+    for (int i = 0; i < nw; i++)
+        fprintf(p->f, "<tr><td>%lld</td><td>%.6g</td><td>%.6g</td><td>%.4g</td></tr>\n",
+                (long long)worst[i], x[worst[i]], y[worst[i]], fabs(x[worst[i]] - y[worst[i]]));
+    fputs("</table>\n", p->f);
+    nb_comparison_free(&cs);
 }
 
 /* what changed between the two: parameters, sizes, cycles, metrics */
