@@ -94,6 +94,11 @@ void run_argv(const bu *b, bu_argv *a, const char *exeom, int k, const char *out
    golden when not NULL) */
 void infer_argv(const bu *b, bu_argv *a, int k, const char *out_dir, bool dump_all,
                 const char *golden);
+/* The evaluation input of the lowest output SQNR (outs: output_metrics's) into b->cmp_input,
+   run again with every task dumped (acl: the dump config) and its golden dumps written by
+   infer into b->gold: b->dumped, b->id_dump_run, b->id_dump_inf. 0, or the exit status after
+   the step's line. */
+int dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all, int64_t parent);
 void atc_warnings(bu *b, const char *err);
 
 /* ---- the data (bringup_inputs.c): the model's inputs, the data folders, the evaluation

@@ -330,3 +330,56 @@ const char *bu_str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
+int dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all, int64_t parent)
+{
+    /* the lowest output SQNR over the outputs, per input */
+    b->cmp_input = 0;
+    double lowest = INFINITY;
+    for (int k = 0; k < b->n_eval; k++) {
+        double q = INFINITY;
+        for (size_t o = 0; o < json_array_size(outs); o++) {
+            double v = bu_num(json_array_get(json_object_get(json_array_get(outs, o), "per_input"),
+                                             (size_t)k), "sqnr_db");
+            if (!isnan(v) && v < q)
+                q = v;
+        }
+        if (q < lowest)
+            lowest = q, b->cmp_input = k;
+    }
+    int k = b->cmp_input, rc;
+    char detail[160], od[3400];
+    bu_argv a = {0};
+    tui_job *j = NULL;
+    snprintf(detail, sizeof detail, "evaluation input %d with every task dumped", k + 1);
+    step_line(b, 3, detail, "");
+    snprintf(od, sizeof od, "%s/run/dumped", b->outdir);
+    run_argv(b, &a, b->exeom, k, od, acl);
+    double t0 = now_s();
+    rc = child(b, 3, detail, "4-run-dump", parent, &a, &j);
+    b->step_ms[3] += (now_s() - t0) * 1e3;
+    if (rc)
+        return rc;
+    b->id_dump_run = j->run_id;
+    json_t *o = job_json(j, "run", &rc);
+    tui_job_free(j);
+    if (!o)
+        return rc;
+    snprintf(b->dumped, sizeof b->dumped, "%s", bu_str(json_object_get(o, "dump"), "folder"));
+    json_decref(o);
+    step_done(b, 3, detail);
+    if (!b->dumped[0])
+        return cli_fail(1, "bringup: run dumped no files into %s/npu_dump", b->outdir);
+    snprintf(detail, sizeof detail, "float reference of input %d, golden dumps", k + 1);
+    step_line(b, 4, detail, "");
+    snprintf(od, sizeof od, "%s/reference/dumped", b->outdir);
+    infer_argv(b, &a, k, od, dump_all, b->gold);
+    t0 = now_s();
+    rc = child(b, 4, detail, "5-infer-dump", b->id_dump_run > 0 ? b->id_dump_run : parent, &a, &j);
+    b->step_ms[4] += (now_s() - t0) * 1e3;
+    if (rc)
+        return rc;
+    b->id_dump_inf = j->run_id;
+    tui_job_free(j);
+    step_done(b, 4, detail);
+    return 0;
+}

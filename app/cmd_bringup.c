@@ -462,61 +462,9 @@ calibrate:
     json_t *outs = output_metrics(b, outs0, &worst_cos, &rc);
     if (!outs)
         goto out;
-    b->cmp_input = 0;
-    double lowest = INFINITY;
-    for (int k = 0; k < b->n_eval; k++) {
-        double q = INFINITY;
-        for (size_t o = 0; o < json_array_size(outs); o++) {
-            double v = bu_num(json_array_get(json_object_get(json_array_get(outs, o), "per_input"),
-                                             (size_t)k), "sqnr_db");
-            if (!isnan(v) && v < q)
-                q = v;
-        }
-        if (q < lowest)
-            lowest = q, b->cmp_input = k;
-    }
-    {
-        int k = b->cmp_input;
-        snprintf(detail, sizeof detail, "evaluation input %d with every task dumped", k + 1);
-        step_line(b, 3, detail, "");
-        char od[3400];
-        snprintf(od, sizeof od, "%s/run/dumped", b->outdir);
-        run_argv(b, &a, b->exeom, k, od, acl);
-        STEP_TIMER(3, child(b, 3, detail, "4-run-dump", parent, &a, &j));
-        if (rc) {
-            json_decref(outs);
-            goto out;
-        }
-        b->id_dump_run = j->run_id;
-        json_t *o = job_json(j, "run", &rc);
-        tui_job_free(j);
-        j = NULL;
-        if (!o) {
-            json_decref(outs);
-            goto out;
-        }
-        snprintf(b->dumped, sizeof b->dumped, "%s", bu_str(json_object_get(o, "dump"), "folder"));
-        json_decref(o);
-        step_done(b, 3, detail);
-        if (!b->dumped[0]) {
-            json_decref(outs);
-            rc = cli_fail(1, "bringup: run dumped no files into %s", npu_dump);
-            goto out;
-        }
-        snprintf(detail, sizeof detail, "float reference of input %d, golden dumps", k + 1);
-        step_line(b, 4, detail, "");
-        snprintf(od, sizeof od, "%s/reference/dumped", b->outdir);
-        infer_argv(b, &a, k, od, dump_all, b->gold);
-        STEP_TIMER(4, child(b, 4, detail, "5-infer-dump", b->id_dump_run > 0 ? b->id_dump_run
-                                                                             : parent, &a, &j));
-        if (rc) {
-            json_decref(outs);
-            goto out;
-        }
-        b->id_dump_inf = j->run_id;
-        tui_job_free(j);
-        j = NULL;
-        step_done(b, 4, detail);
+    if ((rc = dump_worst(b, outs, acl, dump_all, parent))) {
+        json_decref(outs);
+        goto out;
     }
     const char *dumped = b->dumped;
 
