@@ -265,6 +265,8 @@ int cmd_bringup(int argc, char **argv)
         arg(&a, "--input_fp16_nodes=%s", b->fp16);
     if (b->otype)
         arg(&a, "--output_type=%s", b->otype);
+    if (b->out_nodes) /* the same cut as atc's: the estimate of what is compiled */
+        arg(&a, "--out_nodes=%s", b->out_nodes);
     STEP_TIMER(0, child(b, 0, "", "1-estimate", g_rec.run_id, &a, &j));
     if (rc)
         goto out;

@@ -16,6 +16,7 @@ static void help(void)
     printf("usage: nanobench estimate -m MODEL.onnx [-p] [--json] [--input_shape \"name:d0,d1;...\"]\n"
            "                          [--soc_version Ascend035A|Ascend035B] [--weight_bits 8|4]\n"
            "                          [--input_fp16_nodes \"x;y\"] [--output_type FP16|FP32]\n"
+           "                          [--out_nodes \"node:0;...\"]\n"
            "Prints the vendor's five items (TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE, TOTAL_EXEOM_SIZE,\n"
            "TOTAL_NET_OP_TYPE, NOT_SUPPORT_OP_TYPE) from the compiler's own lowering and memory\n"
            "plan, with MACs, the activation arena against its lower bound, the rewrites applied\n"
@@ -23,12 +24,15 @@ static void help(void)
            "with arena_map: each arena tensor's offset, bytes and first/last task index.\n"
            "--input_fp16_nodes and --output_type are ATC's: a float input not listed arrives as\n"
            "float32 and takes a Cast (default: every float input is fp16), FP32 outputs take one.\n"
+           "--out_nodes is ATC's too: the graph cut at those outputs, estimated as atc compiles\n"
+           "it (hey_jarvis cut at its first-stage score: the exeom's size, not the whole's).\n"
            "The op-support table is share/ops.tsv ($NANOBENCH_SHARE to use another).\n");
 }
 
 int cmd_estimate(int argc, char **argv)
 {
-    const char *model = NULL, *shape = NULL, *soc = "Ascend035A", *fp16_nodes = NULL;
+    const char *model = NULL, *shape = NULL, *soc = "Ascend035A", *fp16_nodes = NULL,
+               *out_nodes = NULL;
     bool out_fp32 = false;
     bool per_layer = false, json = false;
     int bits = 8;
@@ -63,6 +67,10 @@ int cmd_estimate(int argc, char **argv)
             if (r < 0 || (strcmp(v, "FP16") && strcmp(v, "FP32")))
                 return cli_usage_error("estimate", "--output_type is FP16 or FP32");
             out_fp32 = !strcmp(v, "FP32");
+        } else if ((r = cli_opt(argc, argv, &i, "--out_nodes", &v))) {
+            if (r < 0 || !*v)
+                return cli_usage_error("estimate", "--out_nodes needs \"node:index;...\"");
+            out_nodes = v;
         } else if (!strcmp(argv[i], "-p")) {
             per_layer = true;
         } else if (!strcmp(argv[i], "--json")) {
@@ -112,12 +120,14 @@ int cmd_estimate(int argc, char **argv)
     /* a Q/DQ (QAT) model: estimated as atc compiles it, the pairs imported as AscendQuant and
        int8 weights (nb_read_npu_input), not as Q/DQ tasks */
     bool qdq = nb_graph_has_qdq(m->graph);
-    if (qdq) {
+    if (out_nodes)
+        rec_param("out_nodes", "%s", out_nodes);
+    if (qdq || out_nodes) { /* as atc reads it: the pairs imported, the graph cut */
         char work[] = "/tmp/nanobench_estimate.XXXXXX";
         nb_npu_input in = {0};
         nb_load_opts lq = {.input_shape = all ? all : shape};
         bool made = mkdtemp(work) != NULL;
-        nb_err qe = made ? nb_read_npu_input(model, lq.input_shape, NULL, work, &in, &st)
+        nb_err qe = made ? nb_read_npu_input(model, lq.input_shape, out_nodes, work, &in, &st)
                          : nb_fail(&st, NB_ERR_IO, "cannot make a work folder in /tmp");
         if (made)
             nb_remove_tree(work);

@@ -162,6 +162,13 @@ grep -q "^TOTAL_WEIGHT_SIZE: " "$T/out" && grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T
 # NC1HWC0 fp16 1x1x8x8x16 x 2 = 2048 B (tasks 0..1), its int8 copy 1x1x8x8x32 = 2048 (1..2),
 # the int32 accumulator 1x1x6x6x16 x 4 = 2304 (2..3), fp16 y 1x1x6x6x16 x 2 = 1152 (3..4); the
 # peak is at task 2 (2048 + 2304 = 4352, the arena); slots alive together never overlap
+# --out_nodes as atc's (issue 21): the vendor's cascaded MatMul sample cut after matmul_1 is
+# one MatMul, its output the cut tensor h; a name that is no node is refused with the nearest
+"$FIX" matmul_sample "$T/mm.onnx" || { echo "FAIL: make_fixture matmul_sample"; fails=$((fails + 1)); }
+expect 0 "estimate --out_nodes" -- "$NB" estimate -m "$T/mm.onnx" --out_nodes "matmul_1:0" --json
+json_ok "estimate --out_nodes: the cut graph" 'eq(j.TOTAL_NET_OP_TYPE, {MatMul: 1}) &&
+    j.layers.some(l => l.outputs.some(o => o.name === "h")) && !j.layers.some(l => l.name === "matmul_2")'
+expect 2 "estimate --out_nodes: no such node" -- "$NB" estimate -m "$T/mm.onnx" --out_nodes "matmul_3:0"; mentions "the nearest: 'matmul_1'"
 expect 0 "estimate --json: arena map" -- "$NB" estimate -m "$T/conv.onnx" --json
 json_ok "estimate --json: arena_map by hand" 'const a = j.arena_map;
     eq(a.map(s => [s.name, s.bytes, s.first_task, s.last_task]), [["x/NC1HWC0", 2048, 0, 1],
@@ -952,7 +959,8 @@ bu_fails 2 "bringup: a missing --data_dir folder" "nanobench: bringup: calibrate
 "$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " error .*(bringup: calibrate failed: --data_dir $BU/nosuch: No such file or directory)$" ||
     { echo "FAIL: bringup: the failed run not recorded as an error"; "$NB" history list --kind bringup --limit 1; fails=$((fails + 1)); }
 bu_fails 2 "bringup: atc's own error" "nanobench: bringup: atc failed: E10001: Value [FP32] for parameter [--output_type] is invalid" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --output_type FP32 --out "$BU/e2"
-bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: atc failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node or tensor 'nosuch'"
+# (refused at the first step now: estimate cuts as atc does)
+bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: estimate failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node or tensor 'nosuch'"
 # Ctrl-C: SIGINT to the bringup (each child runs in its own process group) during the
 # calibration's evaluation (the 6000 batches of $T/cal/many; its three .part files exist):
 # the child is interrupted and removes them, the bringup exits 130, recorded as an error
