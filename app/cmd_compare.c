@@ -261,7 +261,10 @@ static int file_compare(int argc, char **argv)
             char task[41];
             snprintf(task, sizeof task, "%s", r->npu->op_name);
             cli_plain(task); /* one line of plain text per row */
-            if (r->compared)
+            if (r->compared && r->m.n == 1) /* a cosine of one value is 1 by definition */
+                printf("%5d  %-14.14s %-40s %9s %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
+                       "1 value", r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
+            else if (r->compared)
                 printf("%5d  %-14.14s %-40s %9.6f %10.4g %8.1f  %s\n", i, r->npu->op_type, task,
                        r->m.cos, r->m.max_abs, sqnr_shown(r->m.sqnr_db), r->reason);
             else
@@ -348,9 +351,15 @@ static int file_compare(int argc, char **argv)
         if (first_bad >= 0) {
             const nb_cmp_row *b = &rows[first_bad];
             const char *origin = cs.origin;
-            printf("first layer over threshold: %s (%s, task %u): cosine %.6f, SQNR %.1f dB; "
+            char cosb[96];
+            if (b->m.n == 1) /* one value: its cosine is 1 whatever the values */
+                snprintf(cosb, sizeof cosb, "one value, %.6g against %.6g", b->m.mean_x,
+                         b->m.mean_y);
+            else
+                snprintf(cosb, sizeof cosb, "cosine %.6f", b->m.cos);
+            printf("first layer over threshold: %s (%s, task %u): %s, SQNR %.1f dB; "
                    "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
-                   b->npu->task_id, b->m.cos, b->m.sqnr_db,
+                   b->npu->task_id, cosb, b->m.sqnr_db,
                    nb_cmp_cause(&cs, first_bad, cause, sizeof cause),
                    !strcmp(origin, "accumulated")
                        ? "accumulated: the error grew gradually (within 3 dB of the layer "

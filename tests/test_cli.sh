@@ -521,6 +521,8 @@ json_ok "run --json: dump folder and files" "j.dump.files === $n && j.dump.files
     j.tasks[2].macs > 0 && j.saturation.total === 0"
 expect 0 "compare: fp16 saturation named" -- "$NB" compare file_compare -m "$T/run/d_sum" -g "$T/run/g_sum" -out "$T/run/c_sum"
 # 256 adds of 1000: the 66th passes 65504 (65 x 1000 = 65000), so 256 - 65 = 191 clamp
+grep -q "^first layer over threshold: sum (ReduceSum, task 0): one value, 65504 against 256000, SQNR" "$T/out" &&
+grep -q "^    0  ReduceSum      sum  *1 value " "$T/out" &&
 grep -q "^first layer over threshold: sum (ReduceSum, task 0).*likely cause: fp16 saturation (191 results clamped at 65504 in this task): values beyond fp16's range (a long sum, large products); when they grow from a cube op's output, atc --nb_input_scale scales them down (atc suggests a value); introduced here" "$T/out" ||
     { echo "FAIL: compare: the ReduceSum's saturation not named"; cat "$T/out"; fails=$((fails + 1)); }
 # --json of the same: y = 65504 against 256000, by hand: |error| 190496, relative 190496 /
