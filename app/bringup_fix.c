@@ -35,6 +35,20 @@ typedef struct fix_try {
     json_t *runs;   /* run's JSON per input run */
 } fix_try;
 
+/* The op type of the first task (in task order) that clamped in a run's JSON, when its index
+ * is below *index (which it then takes); NULL otherwise. */
+static const char *first_clamp(const json_t *run, double *index)
+{
+    const json_t *ts = json_object_get(json_object_get(run, "saturation"), "tasks");
+    const char *op = NULL;
+    for (size_t i = 0; i < json_array_size(ts); i++)
+        if (bu_num(json_array_get(ts, i), "index") < *index) {
+            *index = bu_num(json_array_get(ts, i), "index");
+            op = bu_str(json_array_get(ts, i), "op_type");
+        }
+    return op;
+}
+
 /* "x:2^-k;y:2^-k" over the fp16 inputs */
 static void scale_all(const bu *b, int k, char *buf, size_t len)
 {
@@ -88,16 +102,10 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
             return r;
         /* clamps from a range beyond fp16; when the first task to clamp is a Log, what is
            left is the log of 0 (and what inherits it), which no scale removes */
-        const json_t *ts = json_object_get(json_object_get(o, "saturation"), "tasks");
         double fi = INFINITY;
-        const char *fop = "";
-        for (size_t i = 0; i < json_array_size(ts); i++)
-            if (bu_num(json_array_get(ts, i), "index") < fi) {
-                fi = bu_num(json_array_get(ts, i), "index");
-                fop = bu_str(json_array_get(ts, i), "op_type");
-            }
+        const char *fop = first_clamp(o, &fi);
         double total = bu_num(json_object_get(o, "saturation"), "total");
-        if (!strcmp(fop, "Log"))
+        if (fop && !strcmp(fop, "Log"))
             t->log_left += total;
         else
             t->clamps += total;
@@ -150,13 +158,9 @@ json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc)
     const char *first_op = NULL;
     double first_index = INFINITY;
     for (size_t k = 0; k < json_array_size(b->runs); k++) {
-        const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
-                                                           "saturation"), "tasks");
-        for (size_t i = 0; i < json_array_size(ts); i++)
-            if (bu_num(json_array_get(ts, i), "index") < first_index) {
-                first_index = bu_num(json_array_get(ts, i), "index");
-                first_op = bu_str(json_array_get(ts, i), "op_type");
-            }
+        const char *op = first_clamp(json_array_get(b->runs, k), &first_index);
+        if (op)
+            first_op = op;
     }
     if (first_op && !strcmp(first_op, "Log")) {
         json_object_set_new(fx, "not_tried", json_string(

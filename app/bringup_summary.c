@@ -206,6 +206,15 @@ static json_t *jids(const int64_t *ids, int n)
     return a;
 }
 
+/* "agrees at fp16's resolution" under an output that does (output_metrics's flag) */
+static void fp16_resolution_line(const json_t *o)
+{
+    double steps = ceil(bu_num(o, "max_fp16_steps"));
+    if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
+        put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s of float "
+            "at its magnitude", steps, steps == 1 ? "" : "s");
+}
+
 void print_text(const bu *b, const json_t *s)
 {
     char t1[2048], t2[64], t3[64], t4[64];
@@ -336,10 +345,7 @@ compile:;
             put("", 1, "cosine 1 on one value; over the %d inputs together: %s, %s", b->n_eval,
                 cos_str(bu_num(o, "pooled_cosine"), t2, sizeof t2),
                 db_str(bu_num(o, "pooled_sqnr_db"), t3, sizeof t3));
-            if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
-                put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s "
-                    "of float at its magnitude", ceil(bu_num(o, "max_fp16_steps")),
-                    ceil(bu_num(o, "max_fp16_steps")) == 1 ? "" : "s");
+            fp16_resolution_line(o);
         } else {
             put(i ? "" : "output", 2, "%s [%s], %d input%s: cosine mean %s worst %s",
                 oname, bu_str(o, "shape"), b->n_eval, b->n_eval == 1 ? "" : "s",
@@ -348,10 +354,7 @@ compile:;
             put("", 1, "SQNR mean %s worst %s, max |npu - float| %.4g",
                 db_str(bu_num(o, "sqnr_db_mean"), t2, sizeof t2),
                 db_str(bu_num(o, "sqnr_db_worst"), t4, sizeof t4), bu_num(o, "max_abs_error"));
-            if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
-                put("", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s "
-                    "of float at its magnitude", ceil(bu_num(o, "max_fp16_steps")),
-                    ceil(bu_num(o, "max_fp16_steps")) == 1 ? "" : "s");
+            fp16_resolution_line(o);
         }
     }
     if (json_array_size(outs) > 3)
@@ -479,11 +482,13 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
         nb_cmp_over_inputs_finish(&acc);
         nb_cmp_over_inputs_free(&acc);
         /* an fp16 output within 2 of fp16's steps of float everywhere agrees at its own
-           resolution: --fail-under-cosine takes it as 1 (weather's scores near 1e-7 gave a
-           pooled cosine of 0.68 from rounding alone) */
-        const char *nd0 = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
-                                                                "outputs"), o), "npu_dtype");
-        double gate = !strcmp(nd0, "FLOAT16") && acc.fp16_steps <= 2 ? 1.0 : acc.gate;
+           resolution, whatever its SQNR (issue 26: hey_mycroft's score 1.19e-7 against
+           2e-10, -51 dB, is 2 steps of fp16's subnormal 5.96e-8); --fail-under-cosine takes
+           it as 1 (weather's scores near 1e-7 gave a pooled cosine of 0.68 from rounding) */
+        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
+                                                               "outputs"), o), "npu_dtype");
+        bool fp16_res = !strcmp(nd, "FLOAT16") && acc.fp16_steps <= 2;
+        double gate = fp16_res ? 1.0 : acc.gate;
         if (isnan(gate))
             undefined = true;
         else if (gate < *worst)
@@ -498,15 +503,9 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
         json_object_set_new(jo, "pooled_cosine", cli_jnum(acc.pooled_cos));
         json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(acc.pooled_sqnr));
         json_object_set_new(jo, "worst_cosine", cli_jnum(acc.gate));
-        /* an fp16 output within 2 of fp16's steps of float everywhere agrees at its own
-           resolution, whatever its SQNR (issue 26: hey_mycroft's score 1.19e-7 against
-           2e-10, -51 dB, is 2 steps of fp16's subnormal 5.96e-8) */
-        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
-                                                               "outputs"), o), "npu_dtype");
         json_object_set_new(jo, "npu_dtype", nb_json_string(nd));
         json_object_set_new(jo, "max_fp16_steps", cli_jnum(acc.fp16_steps));
-        json_object_set_new(jo, "agrees_at_fp16_resolution",
-                            json_boolean(!strcmp(nd, "FLOAT16") && acc.fp16_steps <= 2));
+        json_object_set_new(jo, "agrees_at_fp16_resolution", json_boolean(fp16_res));
         json_object_set_new(jo, "per_input", per);
         continue;
     fail:

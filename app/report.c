@@ -150,10 +150,12 @@ static void gone(page *p, const char *why)
 
 /* ---- plots: a gnuplot script with its data inline, run into an SVG, inlined ---- */
 
-/* Runs gnuplot on script (a file in p->tmp) and copies the SVG it wrote into the page inside
+/* Closes script_f and runs gnuplot on it (a file in p->tmp), and copies the SVG it wrote into the page inside
  * a figure with caption (its text alternative is the table the caller writes after). */
-static void plot(page *p, const char *script_path, const char *svg_path, const char *caption)
+static void plot(page *p, FILE *script_f, const char *script_path, const char *svg_path,
+                 const char *caption)
 {
+    fclose(script_f); /* the script is complete */
     fprintf(p->f, "<figure role=\"img\" aria-label=\"");
     esc(p->f, caption);
     fputs("\">\n", p->f);
@@ -204,6 +206,20 @@ static FILE *script(page *p, char *gp, size_t gl, char *svg, size_t sl, int w, i
     for (int i = 0; i < 4; i++)
         fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d\n", i + 1, palette[i], 7 + 2 * i);
     return f;
+}
+
+/* A data table under a plot, folded: "<what>[ of <of>] (table)" and its header row. */
+static void details_open(page *p, const char *what, const char *of, const char *const *cols)
+{
+    fprintf(p->f, "<details%s><summary>", strcmp(what, "clips") ? "" : " open");
+    escf(p->f, "%s%s%s (table)", what, of ? " of " : "", of ? of : "");
+    fputs("</summary><table><tr>", p->f);
+    for (int i = 0; cols[i]; i++) {
+        fputs("<th>", p->f);
+        esc(p->f, cols[i]);
+        fputs("</th>", p->f);
+    }
+    fputs("</tr>\n", p->f);
 }
 
 /* ---- sections ---- */
@@ -286,11 +302,9 @@ static void sec_model(page *p, side *s)
             fputs("EOD\nset style data histograms\nset style fill solid 0.8 border -1\n"
                   "set boxwidth 0.7\nset xtics rotate by -40 scale 0\nset ylabel 'nodes'\n"
                   "unset key\nset yrange [0:*]\nplot $d using 2:xtic(1) lt 1\n", f);
-            fclose(f);
-            plot(p, gp, svg, "Operator histogram: how many nodes of each op type the model has");
+            plot(p, f, gp, svg, "Operator histogram: how many nodes of each op type the model has");
         }
-        fputs("<details><summary>op histogram (table)</summary><table><tr><th>op</th><th>nodes"
-              "</th></tr>\n", p->f);
+        details_open(p, "op histogram", NULL, (const char *const[]){"op", "nodes", NULL});
         const char *k;
         const json_t *v;
         json_object_foreach((json_t *)ops, k, v) {
@@ -364,13 +378,12 @@ static void sec_estimate(page *p, side *s)
                            "set label 'peak' at %g, graph 0.95 offset 0.5,0 tc lt 2\n",
                         peak, peak, peak);
             fputs("plot $d using 1:2:3:4 with boxxyerror lt 1\n", f);
-            fclose(f);
-            plot(p, gp, svg, "Arena map: each activation tensor as a box from the task that "
-                             "writes it to the last that reads it, at its offset; the peak "
-                             "task dashed");
+            plot(p, f, gp, svg, "Arena map: each activation tensor as a box from the task that "
+                                "writes it to the last that reads it, at its offset; the peak "
+                                "task dashed");
         }
-        fputs("<details><summary>arena map (table)</summary><table><tr><th>tensor</th><th>"
-              "offset</th><th>bytes</th><th>tasks</th></tr>\n", p->f);
+        details_open(p, "arena map", NULL,
+                     (const char *const[]){"tensor", "offset", "bytes", "tasks", NULL});
         for (size_t i = 0; i < json_array_size(map); i++) {
             const json_t *t = json_array_get(map, i);
             fputs("<tr><td>", p->f);
@@ -439,19 +452,17 @@ static void sec_calibration(page *p, side *s, int ns)
                 gp_name(f, s[k].src->label, 40);
             }
             fputs("\n", f);
-            fclose(f);
-            plot(p, gp, svg, "Calibration: each cube layer alone on fake-quantized input and "
-                             "weights, its output's SQNR against float, along the depth");
+            plot(p, f, gp, svg, "Calibration: each cube layer alone on fake-quantized input and "
+                                "weights, its output's SQNR against float, along the depth");
         }
     }
     for (int k = 0; k < ns; k++) {
         const json_t *ls = json_object_get(s[k].cal, "layers");
         if (!json_array_size(ls))
             continue;
-        fprintf(p->f, "<details><summary>layers%s%s (table)</summary><table><tr><th>#</th>"
-                "<th>layer</th><th>op</th><th>algorithm</th><th>clip</th><th>act bits</th>"
-                "<th>act SQNR</th><th>out SQNR</th><th>out cosine</th></tr>\n",
-                ns > 1 ? " of " : "", ns > 1 ? s[k].src->label : "");
+        details_open(p, "layers", ns > 1 ? s[k].src->label : NULL,
+                     (const char *const[]){"#", "layer", "op", "algorithm", "clip", "act bits",
+                                           "act SQNR", "out SQNR", "out cosine", NULL});
         for (size_t i = 0; i < json_array_size(ls); i++) {
             const json_t *l = json_array_get(ls, i);
             char a[64], b[64], c[64], d[64], e[64];
@@ -554,15 +565,14 @@ static void sec_npu(page *p, side *s, int ns)
                       "set boxwidth 0.7\nset xtics rotate by -45 scale 0 font ',9'\n"
                       "set ylabel 'cycles'\nunset key\nset yrange [0:*]\n"
                       "set bmargin 9\nplot $d using 2:xtic(1) lt 1\n", f);
-                fclose(f);
                 char cap[200];
                 snprintf(cap, sizeof cap, "Cycles per task, the %zu largest of %zu, sorted%s", top,
                          nt, ns > 1 ? " (the first bring-up)" : "");
-                plot(p, gp, svg, cap);
+                plot(p, f, gp, svg, cap);
             }
-            fputs("<details><summary>tasks by cycles (table)</summary><table><tr><th>task</th>"
-                  "<th>op</th><th>cycles</th><th>compute</th><th>movement</th><th>MACs</th>"
-                  "<th>saturations</th></tr>\n", p->f);
+            details_open(p, "tasks by cycles", NULL,
+                         (const char *const[]){"task", "op", "cycles", "compute", "movement",
+                                               "MACs", "saturations", NULL});
             for (size_t i = 0; i < nt; i++) {
                 fputs("<tr><td>", p->f);
                 esc(p->f, str(v[i], "name"));
@@ -703,18 +713,17 @@ static void sec_compare(page *p, side *s, int ns)
                 gp_name(f, t, 60);
             }
             fputs("\n", f);
-            fclose(f);
-            plot(p, gp, svg, "Every NPU task's output against the float reference: SQNR (solid, "
-                             "left axis) and cosine similarity (dashed, right axis); the "
-                             "cosine threshold dotted, the first layer over threshold dashed");
+            plot(p, f, gp, svg, "Every NPU task's output against the float reference: SQNR (solid, "
+                                "left axis) and cosine similarity (dashed, right axis); the "
+                                "cosine threshold dotted, the first layer over threshold dashed");
         }
         for (int k = 0; k < ns; k++) {
             const json_t *rows = json_object_get(s[k].cmp, "rows");
             if (!json_array_size(rows))
                 continue;
-            fprintf(p->f, "<details><summary>rows%s%s (table)</summary><table><tr><th>#</th>"
-                    "<th>layer</th><th>op</th><th>cosine</th><th>SQNR (dB)</th><th>max |err|"
-                    "</th><th>over</th></tr>\n", ns > 1 ? " of " : "", ns > 1 ? s[k].src->label : "");
+            details_open(p, "rows", ns > 1 ? s[k].src->label : NULL,
+                         (const char *const[]){"#", "layer", "op", "cosine", "SQNR (dB)",
+                                               "max |err|", "over", NULL});
             for (size_t i = 0; i < json_array_size(rows); i++) {
                 const json_t *r = json_array_get(rows, i);
                 char a[64], b[64], c[64];
@@ -837,9 +846,8 @@ static void worst_layer(page *p, side *s)
             fputs("EOD\nset xlabel 'npu - float'\nset ylabel 'values'\nunset key\n"
                   "set style fill solid 0.8 border -1\nset logscale y\nset yrange [0.8:*]\n"
                   "plot $d using 1:($3 > 0 ? $3 : 1/0):2 with boxes lt 1\n", f);
-            fclose(f);
-            plot(p, gp, svg, "Histogram of the error (NPU minus float) over the worst layer's "
-                             "values, log scale");
+            plot(p, f, gp, svg, "Histogram of the error (NPU minus float) over the worst layer's "
+                                "values, log scale");
         }
     }
     fputs("<table><tr><th>flat index</th><th>NPU</th><th>float</th><th>|error|</th></tr>\n",
@@ -930,13 +938,12 @@ static void sec_pipeline(page *p, const char *path)
                    "set arrow from graph 0, first %g to graph 1, first %g nohead lt 4 dt 3\n"
                    "plot $d using 1:2 with points lt 1 pt 7 ps 1.2 title 'float', "
                    "$d using 1:3 with points lt 2 pt 6 ps 1.6 title 'NPU'\n", th, th);
-        fclose(f);
-        plot(p, gp, svg, "Every evaluation clip's peak wake-word score in float (filled) and on the "
-                         "simulated NPU (open); the detection threshold dotted");
+        plot(p, f, gp, svg, "Every evaluation clip's peak wake-word score in float (filled) and on the "
+                            "simulated NPU (open); the detection threshold dotted");
     }
-    fputs("<details open><summary>clips (table)</summary><table><tr><th>#</th><th>clip</th>"
-          "<th>label</th><th>float peak</th><th>NPU peak</th><th>max |diff|</th><th>detected "
-          "float / NPU</th></tr>\n", p->f);
+    details_open(p, "clips", NULL,
+                 (const char *const[]){"#", "clip", "label", "float peak", "NPU peak",
+                                       "max |diff|", "detected float / NPU", NULL});
     for (size_t i = 0; i < json_array_size(rows); i++) {
         const json_t *r = json_array_get(rows, i);
         bool fd = json_is_true(json_object_get(r, "detected_float")),

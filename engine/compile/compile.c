@@ -150,6 +150,8 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
         goto out;
     }
     for (int k = 0; k < in.n_layers; k++) {
+        if (in.layers[k].weight_bits == 4) /* s8 x s4 (the reader allows it on no RNN) */
+            w4[n_w4++] = in.layers[k].node;
         if (in.layers[k].act_bits != 16)
             continue;
         if (in.layers[k].r) {
@@ -168,16 +170,6 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     advise(o, adv, n_adv, &r->plan);
     if ((e = nb_op_table_load(nb_op_table_default_path(), &ops, st)))
         goto out;
-    for (int k = 0; k < in.n_layers; k++) /* s8 x s4 layers (their deploy weight_bits 4) */
-        if (in.layers[k].weight_bits == 4) {
-            if (in.layers[k].r) {
-                e = nb_fail(st, NB_ERR_ARG, "%s: layer '%s' (LSTM/GRU) has int4 weights: the "
-                            "compiler runs an RNN's weights as int8 (calibrate it with "
-                            "quant_bits 8)", model, in.layers[k].node);
-                goto out;
-            }
-            w4[n_w4++] = in.layers[k].node;
-        }
     nb_npu_opts no = {.weight_bits = 8, .soc_version = o->soc_version,
                       .input_fp16_nodes = o->input_fp16_nodes, .act16_nodes = act16,
                       .n_act16_nodes = n_act16, .w4_nodes = w4, .n_w4_nodes = n_w4};

@@ -485,10 +485,17 @@ static nb_err kl(const nb_hist *h, int bits, bool asym, nb_qparams *out, nb_stat
     if (NBINS > 1 && a[0] > a[1])
         a[0] = a[1];
     double best = INFINITY, thr = amax;
+    /* the mass beyond each candidate, once (a suffix sum: not 2048 x 2048 adds per layer) */
+    double *tail = malloc(sizeof(double) * (NBINS + 1));
+    if (!tail) {
+        free(a), free(p), free(q);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    tail[NBINS] = 0;
+    for (int k = NBINS - 1; k >= 0; k--)
+        tail[k] = tail[k + 1] + a[k];
     for (int i = levels; i <= NBINS && aw > 0; i++) {
-        double outl = 0;
-        for (int k = i; k < NBINS; k++)
-            outl += a[k];
+        double outl = tail[i];
         for (int k = 0; k < i; k++)
             p[k] = a[k];
         p[i - 1] += outl;
@@ -524,7 +531,7 @@ static nb_err kl(const nb_hist *h, int bits, bool asym, nb_qparams *out, nb_stat
             thr = (i + 0.5) * aw;
         }
     }
-    free(a), free(p), free(q);
+    free(a), free(p), free(q), free(tail);
     if (base != 0)
         nb_qparams_from_range(base, base + thr, bits, true, out);
     else if (asym) /* the |x| threshold on an asymmetric grid: no level beyond the data on
