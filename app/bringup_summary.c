@@ -18,47 +18,6 @@
 #include "nb/accucmp.h"
 #include "nb/ir.h"
 
-/* The file infer wrote for tensor name (DIR/manifest.tsv, names escaped), into path. */
-static bool manifest_file(const char *dir, const char *name, char *path, size_t len)
-{
-    char mp[3400];
-    snprintf(mp, sizeof mp, "%s/manifest.tsv", dir);
-    FILE *f = fopen(mp, "r");
-    if (!f)
-        return false;
-    char *line = NULL;
-    size_t cap = 0;
-    bool found = false;
-    ssize_t n;
-    while (!found && (n = getline(&line, &cap, f)) > 0) {
-        char *tab = strchr(line, '\t');
-        if (!tab)
-            continue;
-        *tab = 0;
-        char *file = tab + 1, *end = strchr(file, '\t');
-        if (end)
-            *end = 0;
-        /* unescape \t \n \r \\ in place */
-        char *w = line;
-        for (char *r = line; *r; r++) {
-            if (*r == '\\' && r[1]) {
-                r++;
-                *w++ = *r == 't' ? '\t' : *r == 'n' ? '\n' : *r == 'r' ? '\r' : *r;
-            } else {
-                *w++ = *r;
-            }
-        }
-        *w = 0;
-        if (!strcmp(line, name)) {
-            snprintf(path, len, "%s/%s", dir, file);
-            found = true;
-        }
-    }
-    free(line);
-    fclose(f);
-    return found;
-}
-
 /* Reads a .npy into doubles (malloc'd), its element count in *n. */
 static int read_npy(const char *path, double **v, int64_t *n, char *shape, size_t slen)
 {
@@ -445,7 +404,7 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
             char ref[3400], refdir[3400];
             int64_t nx = 0, ny = 0;
             snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
-            if (!manifest_file(refdir, name, ref, sizeof ref)) {
+            if (!nb_infer_manifest_file(refdir, name, ref, sizeof ref)) {
                 *rc = cli_fail(1, "bringup: infer wrote no tensor '%s' into %s", name, refdir);
                 goto fail;
             }

@@ -22,12 +22,6 @@ int cli_model_arg(const char *cmd, const char *arg, const char **model);
 /* Prints a usage error (exit status 2). */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Writes s to f with tab, newline, carriage return and backslash escaped (\t \n \r \\):
- * a tensor name from a model stays on one line and in one tab-separated field. */
-void cli_put_escaped(FILE *f, const char *s);
-/* A tensor name as a file name: [A-Za-z0-9_.-] kept (no leading '.'), others '_'; "_" for
- * an empty name. */
-void cli_safe_name(const char *name, char *out, size_t len);
 
 /* Makes s one line of plain text for the terminal, in place: control characters (< 32, 127)
  * of a layer or tensor name become '?'. Returns s. */

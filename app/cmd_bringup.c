@@ -173,7 +173,7 @@ int cmd_bringup(int argc, char **argv)
     size_t sl = strlen(stem);
     if (sl > 5 && !strcmp(stem + sl - 5, ".onnx"))
         stem[sl - 5] = 0;
-    cli_safe_name(stem, b->stem, sizeof b->stem);
+    nb_safe_name(stem, b->stem, sizeof b->stem);
     if (b->out) {
         if (!*b->out || strlen(b->out) > 2000)
             return cli_usage_error("bringup", "--out needs a folder (up to 2000 characters)");

@@ -148,10 +148,10 @@ static int cmd_list(nb_db *db, int argc, char **argv)
             snprintf(parent, sizeof parent, "%lld", (long long)r->parent_id);
         printf("%6lld  %-9s  %-7s  %-23s  %9s  %6s  ", (long long)r->id, r->kind, r->status,
                r->started, wall, parent);
-        cli_put_escaped(stdout, base_name(r->model_path));
+        nb_put_escaped(stdout, base_name(r->model_path));
         if (!strcmp(r->status, "error") && r->error) {
             printf("  (");
-            cli_put_escaped(stdout, r->error);
+            nb_put_escaped(stdout, r->error);
             printf(")");
         }
         printf("\n");
@@ -190,13 +190,13 @@ static int cmd_show(nb_db *db, int argc, char **argv)
     printf("run        %lld\nkind       %s\nstatus     %s\n", (long long)r.id, r.kind, r.status);
     if (r.error) {
         printf("error      ");
-        cli_put_escaped(stdout, r.error);
+        nb_put_escaped(stdout, r.error);
         printf("\n");
     }
     printf("started    %s\nfinished   %s\nwall       %s\n", r.started,
            r.finished[0] ? r.finished : "-", wall);
     printf("model      ");
-    cli_put_escaped(stdout, r.model_path ? r.model_path : "-");
+    nb_put_escaped(stdout, r.model_path ? r.model_path : "-");
     printf("\nsha256     %s\n", r.model_sha256 ? r.model_sha256 : "-");
     printf("recorded   nanobench %s on %s, pid %lld\n", r.version ? r.version : "?",
            r.host ? r.host : "?", (long long)r.pid);
@@ -219,7 +219,7 @@ static int cmd_show(nb_db *db, int argc, char **argv)
             char *s = json_is_string(v) ? strdup(json_string_value(v))
                                         : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
             printf("  %-20s ", k);
-            cli_put_escaped(stdout, s ? s : "?");
+            nb_put_escaped(stdout, s ? s : "?");
             printf("\n");
             free(s);
         }
@@ -266,7 +266,7 @@ static int cmd_show(nb_db *db, int argc, char **argv)
         else
             printf("  %-9s %10lld B  %.12s  ", a[i].role, (long long)a[i].bytes,
                    a[i].sha256 ? a[i].sha256 : "-");
-        cli_put_escaped(stdout, a[i].path);
+        nb_put_escaped(stdout, a[i].path);
         printf("\n");
     }
     nb_artifact_rows_free(a, na);

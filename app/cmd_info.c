@@ -25,10 +25,10 @@ static void print_value(const nb_value *v)
         snprintf(shape + o, sizeof shape - o, o >= cap - 1 ? "...]" : "]");
     }
     printf("  ");
-    cli_put_escaped(stdout, v->name);
+    nb_put_escaped(stdout, v->name);
     int pad = 40 - (int)strlen(v->name);
     printf("%*s %-8s ", pad > 0 ? pad : 0, "", nb_dtype_name(v->dtype));
-    cli_put_escaped(stdout, shape);
+    nb_put_escaped(stdout, shape);
     printf("\n");
 }
 

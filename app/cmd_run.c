@@ -180,7 +180,7 @@ int cmd_run(int argc, char **argv)
         const char *nm = ro->io.name;
         char base[256], path[1400];
         if (nm[0])
-            cli_safe_name(nm, base, sizeof base);
+            nb_safe_name(nm, base, sizeof base);
         else
             snprintf(base, sizeof base, "output%d", i);
         /* two outputs whose names clean up alike: the later one gets its index */

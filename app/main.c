@@ -36,34 +36,6 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
     return 1;
 }
 
-/* Writes s to f with tab, newline, carriage return and backslash escaped (\t \n \r \\),
- * so that a manifest row is one line of tab-separated fields whatever a name holds. */
-void cli_safe_name(const char *name, char *out, size_t len)
-{
-    size_t o = 0;
-    for (const char *p = name; *p && o + 1 < len; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-' || (c == '.' && o > 0);
-        out[o++] = ok ? c : '_';
-    }
-    if (o == 0 && len > 1)
-        out[o++] = '_';
-    out[o] = 0;
-}
-
-void cli_put_escaped(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '\t': fputs("\\t", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\\': fputs("\\\\", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
 
 int cli_error(const nb_status *st)
 {

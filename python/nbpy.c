@@ -336,58 +336,40 @@ int nbpy_infer(const char *model, const char *input_shape, int n_inputs,
                const char *dump_dir, char **json, char *err, size_t errlen)
 {
     nb_status st = {0};
-    nb_model *m = NULL;
-    nb_exec *ex = NULL;
     nb_tensor *ts[64] = {0};
-    const char *names[64];
     int rc = 0;
-    nb_load_opts lo = {.input_shape = input_shape};
-    if (nb_ref_load(model, &lo, &m, &st) ||
-        nb_exec_create(m, &(nb_exec_opts){.keep_all = dump_dir != NULL}, &ex, &st)) {
-        rc = fail(&st, err, errlen);
-        goto out;
+    if (n_inputs < 0 || n_inputs > 64) {
+        snprintf(err, errlen, "%s: %d inputs given, at most 64", model, n_inputs);
+        return 2;
     }
-    const nb_graph *g = m->graph;
-    if (n_inputs != g->n_inputs || n_inputs > 64) {
-        snprintf(err, errlen, "%s: %d inputs, %d given", model, g->n_inputs, n_inputs);
-        rc = 2;
-        goto out;
-    }
-    for (int i = 0; i < n_inputs; i++) {
-        names[i] = g->values[g->inputs[i]].name;
-        if (!(ts[i] = tensor_of(data[i], ranks[i], dims + 6 * i, &st))) {
+    for (int i = 0; i < n_inputs && !rc; i++)
+        if (!(ts[i] = tensor_of(data[i], ranks[i], dims + 6 * i, &st)))
             rc = fail(&st, err, errlen);
-            goto out;
+    nb_infer_opts o = {.model = model, .input_shape = input_shape, .n_inputs = n_inputs,
+                       .tensors = (const nb_tensor *const *)ts, .golden_dir = dump_dir};
+    nb_infer_result r;
+    if (!rc && nb_infer(&o, &r, &st))
+        rc = fail(&st, err, errlen);
+    if (!rc) {
+        json_t *j = json_object(), *outs = json_array();
+        for (int i = 0; i < r.n_outputs; i++) {
+            const nb_tensor *t = r.files[i].t;
+            json_t *jo = json_object(), *shape = json_array(), *vals = json_array();
+            for (int d = 0; t && d < t->rank; d++)
+                json_array_append_new(shape, json_integer(t->dims[d]));
+            for (int64_t k = 0; t && k < t->numel; k++)
+                json_array_append_new(vals, json_real(nb_tensor_get_f64(t, k)));
+            json_object_set_new(jo, "name", json_string(r.files[i].name));
+            json_object_set_new(jo, "shape", shape);
+            json_object_set_new(jo, "values", vals);
+            json_array_append_new(outs, jo);
         }
+        json_object_set_new(j, "outputs", outs);
+        nb_infer_result_free(&r);
+        rc = done(j, json, err, errlen);
     }
-    if (nb_exec_run(ex, n_inputs, names, ts, &st)) {
-        rc = fail(&st, err, errlen);
-        goto out;
-    }
-    if (dump_dir && nb_dump_golden_run(m, ex, dump_dir, NULL, &st)) { /* as infer --dump */
-        rc = fail(&st, err, errlen);
-        goto out;
-    }
-    json_t *j = json_object(), *outs = json_array();
-    for (int o = 0; o < g->n_outputs; o++) {
-        const nb_tensor *t = nb_exec_output(ex, o);
-        json_t *jo = json_object(), *shape = json_array(), *vals = json_array();
-        for (int d = 0; t && d < t->rank; d++)
-            json_array_append_new(shape, json_integer(t->dims[d]));
-        for (int64_t k = 0; t && k < t->numel; k++)
-            json_array_append_new(vals, json_real(nb_tensor_get_f64(t, k)));
-        json_object_set_new(jo, "name", json_string(g->values[g->outputs[o]].name));
-        json_object_set_new(jo, "shape", shape);
-        json_object_set_new(jo, "values", vals);
-        json_array_append_new(outs, jo);
-    }
-    json_object_set_new(j, "outputs", outs);
-    rc = done(j, json, err, errlen);
-out:
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < n_inputs; i++)
         nb_tensor_free(ts[i]);
-    nb_exec_free(ex);
-    nb_model_free(m);
     return rc;
 }
 

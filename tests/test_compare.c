@@ -21,6 +21,7 @@
 #include "dump.pb-c.h"
 #include "nb/accucmp.h"
 #include "nb/sim.h"
+#include "model_builder.h"
 #include "tmpdir.h"
 
 /* a golden dump of node (op) with one output value of 4 floats */
@@ -432,6 +433,92 @@ static void test_over_inputs(void **state)
     nb_cmp_over_inputs_free(&a);
 }
 
+/* infer's pipeline (nb_infer): y = Relu(x * w), w = (1, -2, 3, -4), x = (0.5, 0.5, -1, 1)
+ *   x * w = (0.5, -1, -3, -4), Relu: y = (0.5, 0, 0, 0).
+ * The spec binds x by name; a second run with dump_all writes x, t (the Mul) and y, and the
+ * output folder's earlier y.npy (listed in its manifest) is replaced while the user's own
+ * "t.npy" there is kept: t goes to t_2.npy. Errors: an unknown input name, a wrong shape. */
+static void test_infer(void **state)
+{
+    (void)state;
+    char model[600], xf[600], out[600], user[700];
+    sprintf(model, "%s/relu_mul.onnx", tmpdir);
+    sprintf(xf, "%s/x.npy", tmpdir);
+    sprintf(out, "%s/infer_out", tmpdir);
+    mb_model *mb = mb_new(13);
+    const int64_t d4[2] = {1, 4}, w4[1] = {4};
+    const float w[4] = {1, -2, 3, -4}, xv[4] = {0.5f, 0.5f, -1, 1};
+    mb_input(mb, "x", 1, 2, d4);
+    mb_output(mb, "y", 1, 2, d4);
+    mb_init_floats(mb, "w", 1, w4, w, 4);
+    mb_node(mb, "Mul", (const char *const[]){"x", "w", NULL}, (const char *const[]){"t", NULL});
+    mb_node(mb, "Relu", (const char *const[]){"t", NULL}, (const char *const[]){"y", NULL});
+    assert_int_equal(mb_write(mb, model), 0);
+    mb_free(mb);
+    nb_status st = {0};
+    nb_tensor *x = NULL;
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 2, d4, &x, &st), NB_OK);
+    memcpy(x->data, xv, sizeof xv);
+    assert_int_equal(nb_npy_write(xf, x, &st), NB_OK);
+    nb_tensor_free(x);
+    char spec[700];
+    sprintf(spec, "x=%s", xf);
+    const char *specs[1] = {spec};
+    nb_infer_opts o = {.model = model, .n_inputs = 1, .inputs = specs, .output_dir = out};
+    nb_infer_result r;
+    assert_int_equal(nb_infer(&o, &r, &st), NB_OK);
+    assert_int_equal(r.n_files, 1);
+    assert_int_equal(r.n_outputs, 1);
+    assert_string_equal(r.files[0].kind, "output");
+    assert_string_equal(r.input_files[0], xf);
+    const float *y = r.files[0].t->data;
+    const float want[4] = {0.5f, 0, 0, 0};
+    for (int i = 0; i < 4; i++)
+        assert_float_equal(y[i], want[i], 0);
+    char path[800], yp[800];
+    sprintf(yp, "%s/y.npy", out);
+    assert_string_equal(r.files[0].path, yp);
+    nb_infer_result_free(&r);
+    assert_true(nb_infer_manifest_file(out, "y", path, sizeof path));
+    assert_string_equal(path, yp);
+    assert_false(nb_infer_manifest_file(out, "t", path, sizeof path));
+    /* the user's own t.npy in the folder: kept, the dump_all's t goes to t_2.npy */
+    sprintf(user, "%s/t.npy", out);
+    FILE *f = fopen(user, "w");
+    assert_non_null(f);
+    fputs("mine", f);
+    fclose(f);
+    o.dump_all = true;
+    assert_int_equal(nb_infer(&o, &r, &st), NB_OK);
+    assert_int_equal(r.n_files, 3); /* y, then x and t */
+    assert_true(nb_infer_manifest_file(out, "t", path, sizeof path));
+    sprintf(yp, "%s/t_2.npy", out);
+    assert_string_equal(path, yp);
+    nb_tensor *t = NULL;
+    assert_int_equal(nb_npy_read(path, &t, &st), NB_OK);
+    const float tw[4] = {0.5f, -1, -3, -4};
+    for (int i = 0; i < 4; i++)
+        assert_float_equal(((const float *)t->data)[i], tw[i], 0);
+    nb_tensor_free(t);
+    nb_infer_result_free(&r);
+    f = fopen(user, "r");
+    char buf[8] = "";
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "mine");
+    /* errors: a name that is not an input, a file of the wrong shape */
+    sprintf(spec, "z=%s", xf);
+    assert_int_equal(nb_infer(&o, &r, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "is not an input of"));
+    const int64_t d2[2] = {1, 2};
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 2, d2, &x, &st), NB_OK);
+    assert_int_equal(nb_npy_write(xf, x, &st), NB_OK);
+    nb_tensor_free(x);
+    sprintf(spec, "x=%s", xf);
+    assert_int_equal(nb_infer(&o, &r, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "must have shape [1,4], the file has [1,2]"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,7 +527,7 @@ int main(void)
         cmocka_unit_test(test_fused_inherited_saturation),
         cmocka_unit_test(test_global_consistency),
         cmocka_unit_test(test_over_inputs), cmocka_unit_test(test_fp16_resolution),
-        cmocka_unit_test(test_saturation_upstream),
+        cmocka_unit_test(test_saturation_upstream), cmocka_unit_test(test_infer),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

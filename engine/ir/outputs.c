@@ -329,3 +329,44 @@ int nb_remove_stale_tmps_under(const char *dir, int depth)
     closedir(d);
     return n;
 }
+
+void nb_safe_name(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = name; *p && o + 1 < len; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || (c == '.' && o > 0);
+        out[o++] = ok ? c : '_';
+    }
+    if (o == 0 && len > 1)
+        out[o++] = '_';
+    out[o] = 0;
+}
+
+void nb_put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '\t': fputs("\\t", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\\': fputs("\\\\", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+void nb_unescape(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (*r == '\\' && r[1]) {
+            r++;
+            *w++ = *r == 't' ? '\t' : *r == 'n' ? '\n' : *r == 'r' ? '\r' : *r;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = 0;
+}

@@ -303,6 +303,62 @@ struct nb_exec;
 nb_err nb_dump_golden_run(const struct nb_model *m, const struct nb_exec *ex, const char *dir,
                           int *n, nb_status *st);
 
+/* ---- nanobench infer: the golden side of a comparison (engine/accucmp/golden.c) ---- */
+
+/* What to run: the float32 reference on the model's inputs, each given either as a spec
+ * "[NAME=]FILE" (FILE a .npy of the input's dtype and shape, a raw .bin of its dtype and
+ * static shape, or random[:SEED], uniform in [-1,1), float inputs only; NAME= may be left out
+ * with one model input; NAME is the shortest prefix before an '=' that names an input), or
+ * as tensors in the graph's input order. */
+typedef struct nb_infer_opts {
+    const char *model;              /* .onnx */
+    const char *input_shape;        /* "name:n,c,h,w;..." or NULL */
+    int n_inputs;
+    const char *const *inputs;      /* n_inputs specs, or NULL with tensors */
+    const nb_tensor *const *tensors; /* n_inputs values in graph input order, or NULL */
+    const char *output_dir;         /* each output as OUTPUT_DIR/<safe name>.npy and
+                                       manifest.tsv; NULL: nothing written */
+    bool dump_all;                  /* with output_dir: every input and intermediate too */
+    const char *golden_dir;         /* one golden dump per node (nb_dump_golden_run), or NULL */
+    /* called with ("golden_dump", 0, 1) before golden_dir is written and (.., 1, 1) after
+       (a Ctrl-C handler's window), may be NULL */
+    nb_progress_fn progress;
+    void *user;
+} nb_infer_opts;
+
+typedef struct nb_infer_file {
+    char *name;        /* the tensor's name */
+    char *path;        /* OUTPUT_DIR/<file>.npy, or NULL when nothing was written */
+    const char *kind;  /* "output", "input", "constant", "intermediate", "subgraph" */
+    const nb_tensor *t; /* held by the result's exec */
+} nb_infer_file;
+
+typedef struct nb_infer_result {
+    struct nb_model *model;  /* the loaded model (owned) */
+    struct nb_exec *exec;    /* its execution, holding the files' tensors (owned) */
+    nb_infer_file *files;    /* the outputs in graph order, then (dump_all) the rest */
+    int n_files, n_outputs;
+    int files_cap;           /* internal: files' capacity */
+    double ms;               /* the reference run's wall time, ms */
+    int golden_dumps;        /* node dumps written into golden_dir */
+    const char **input_files; /* per opts input: the file read, NULL for random or tensors */
+} nb_infer_result;
+
+/* Runs the float32 reference on the given inputs and writes what opts asks. OUTPUT_DIR's
+ * files are written into OUTPUT_DIR/.nb-infer.PID and moved in only when all are written,
+ * then manifest.tsv (name, file, kind, dtype, shape; names escaped by nb_put_escaped);
+ * files an earlier manifest listed and this run did not write are removed; any other file
+ * in the folder is never written over (the name takes a _2, _3 suffix). Errors: NB_ERR_ARG
+ * (an input that is not the model's, given twice or missing, a dtype or shape that does not
+ * match, a symbolic dim of two sizes, random for a non-float input, a bad seed), the
+ * loader's, the executor's, NB_ERR_IO (a folder in the way, a file not written: nothing is
+ * moved in), NB_ERR_NOMEM. On error r holds nothing to free. */
+nb_err nb_infer(const nb_infer_opts *o, nb_infer_result *r, nb_status *st);
+void nb_infer_result_free(nb_infer_result *r);
+/* The file DIR/manifest.tsv lists for tensor name, as DIR/FILE into path; false when the
+ * manifest or the name is not there. */
+bool nb_infer_manifest_file(const char *dir, const char *name, char *path, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -224,6 +224,14 @@ nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, cons
  * when a folder is in the way. tmp is removed in every case. Errors: NB_ERR_IO. */
 nb_err nb_publish_dir(const char *tmp, const char *final, bool (*ours)(const char *name),
                       nb_status *st);
+/* A tensor name as a file name into out (len bytes): [A-Za-z0-9_.-] kept (no leading '.'),
+ * any other byte '_'; "_" for an empty name. */
+void nb_safe_name(const char *name, char *out, size_t len);
+/* Writes s to f with tab, newline, carriage return and backslash escaped (\t \n \r \\):
+ * a tensor name from a model stays on one line and in one tab-separated field. */
+void nb_put_escaped(FILE *f, const char *s);
+/* Undoes nb_put_escaped in place. */
+void nb_unescape(char *s);
 /* True for a dump file's name as nb_sim_dump_file_name makes it:
  * {op_type}.{op_name}.{task}.0.{16 digits}. */
 bool nb_is_dump_file_name(const char *name);

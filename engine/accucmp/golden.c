@@ -1,0 +1,566 @@
+/* nanobench infer's pipeline, the golden side of a comparison (include/nb/accucmp.h):
+ * inputs bound from specs or tensors, the float32 reference run, the outputs (and with
+ * dump_all every value) written as .npy files with a manifest, the golden dumps. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nb/accucmp.h"
+#include "nb/ir.h"
+#include "nb/ref.h"
+
+/* ---- the output folder ---- */
+
+/* A set of strings (open addressing, FNV-1a): the names and file names of a dump_all of
+ * tens of thousands of tensors are checked for repeats in linear time. Holds pointers it
+ * does not own. */
+typedef struct strset {
+    const char **slot;
+    size_t cap, n;
+} strset;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool strset_has(const strset *z, const char *s)
+{
+    if (!z->cap)
+        return false;
+    for (size_t i = fnv1a(s) & (z->cap - 1);; i = (i + 1) & (z->cap - 1)) {
+        if (!z->slot[i])
+            return false;
+        if (!strcmp(z->slot[i], s))
+            return true;
+    }
+}
+
+/* Adds s (kept by pointer); false when out of memory. */
+static bool strset_add(strset *z, const char *s)
+{
+    if (2 * (z->n + 1) > z->cap) {
+        size_t nc = z->cap ? 2 * z->cap : 64;
+        const char **ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return false;
+        for (size_t i = 0; i < z->cap; i++) {
+            if (!z->slot[i])
+                continue;
+            size_t k = fnv1a(z->slot[i]) & (nc - 1);
+            while (ns[k])
+                k = (k + 1) & (nc - 1);
+            ns[k] = z->slot[i];
+        }
+        free(z->slot);
+        z->slot = ns;
+        z->cap = nc;
+    }
+    size_t k = fnv1a(s) & (z->cap - 1);
+    while (z->slot[k])
+        k = (k + 1) & (z->cap - 1);
+    z->slot[k] = s;
+    z->n++;
+    return true;
+}
+
+/* True for a file name this step writes: nb_safe_name() characters, ending in .npy. */
+static bool our_file_name(const char *f)
+{
+    size_t n = strlen(f);
+    if (n < 5 || strcmp(f + n - 4, ".npy") != 0 || f[0] == '.')
+        return false;
+    for (const char *p = f; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.'))
+            return false;
+    return true;
+}
+
+/* Calls fn(user, name, file) for each row of DIR/manifest.tsv (name unescaped) until it
+ * returns true; false when the manifest cannot be read or no row was taken. */
+static bool manifest_rows(const char *dir, bool (*fn)(void *, const char *, const char *),
+                          void *user)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    struct stat sb;
+    FILE *f = nb_fopen_regular(path, &sb);
+    if (!f)
+        return false;
+    char *line = NULL;
+    size_t cap = 0;
+    bool taken = false;
+    while (!taken && getline(&line, &cap, f) > 0) {
+        char *file = strchr(line, '\t');
+        if (!file)
+            continue;
+        *file++ = 0;
+        char *end = strchr(file, '\t');
+        if (!end)
+            continue;
+        *end = 0;
+        nb_unescape(line);
+        taken = fn(user, line, file);
+    }
+    free(line);
+    fclose(f);
+    return taken;
+}
+
+typedef struct name_list {
+    char **v;
+    int n, cap;
+} name_list;
+
+static bool collect_ours(void *user, const char *name, const char *file)
+{
+    (void)name;
+    name_list *l = user;
+    if (!our_file_name(file))
+        return false;
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 64;
+        char **nv = realloc(l->v, sizeof(char *) * (size_t)nc);
+        if (!nv)
+            return true; /* stop: what was collected is removed, the rest stays */
+        l->v = nv;
+        l->cap = nc;
+    }
+    if (!(l->v[l->n] = strdup(file)))
+        return true;
+    l->n++;
+    return false;
+}
+
+typedef struct find_ctx {
+    const char *dir, *name;
+    char *path;
+    size_t len;
+} find_ctx;
+
+static bool find_row(void *user, const char *name, const char *file)
+{
+    find_ctx *c = user;
+    if (strcmp(name, c->name) != 0)
+        return false;
+    snprintf(c->path, c->len, "%s/%s", c->dir, file);
+    return true;
+}
+
+bool nb_infer_manifest_file(const char *dir, const char *name, char *path, size_t len)
+{
+    find_ctx c = {dir, name, path, len};
+    return manifest_rows(dir, find_row, &c);
+}
+
+static nb_err add_file(nb_infer_result *r, strset *names, const char *name, const nb_tensor *t,
+                       const char *kind, nb_status *st)
+{
+    if (strset_has(names, name))
+        return NB_OK;
+    if (r->n_files == r->files_cap) {
+        int nc = r->files_cap ? r->files_cap * 2 : 32;
+        nb_infer_file *f = realloc(r->files, sizeof *f * (size_t)nc);
+        if (!f)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        r->files = f;
+        r->files_cap = nc;
+    }
+    nb_infer_file *f = &r->files[r->n_files];
+    *f = (nb_infer_file){.name = strdup(name), .t = t, .kind = kind};
+    if (!f->name || !strset_add(names, f->name)) {
+        free(f->name);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    r->n_files++;
+    return NB_OK;
+}
+
+/* Writes r's files into dir (the rules at nb_infer). */
+static nb_err write_outputs(const char *dir, nb_infer_result *r, nb_status *st)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.nb-infer.%ld", dir, (long)getpid());
+    if (mkdir(tmp, 0777) != 0)
+        return nb_fail(st, NB_ERR_IO, "%s: cannot create a folder in the output folder: %s", tmp,
+                       strerror(errno));
+    char *manifest = NULL;
+    size_t mlen = 0;
+    FILE *mf = open_memstream(&manifest, &mlen);
+    nb_err e = mf ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (mf)
+        fputs("name\tfile\tkind\tdtype\tshape\n", mf);
+    char **fname = calloc((size_t)r->n_files + 1, sizeof(char *));
+    if (!fname && !e)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    /* files of an earlier run (its manifest lists them) may be replaced; any other file
+       in the folder (the user's input.npy, say) is never written over */
+    name_list old = {0};
+    manifest_rows(dir, collect_ours, &old);
+    strset taken = {0}, earlier = {0};
+    for (int j = 0; j < old.n && !e; j++)
+        if (!strset_add(&earlier, old.v[j]))
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < r->n_files && !e; i++) {
+        nb_infer_file *f = &r->files[i];
+        char base[200], fn[240];
+        nb_safe_name(f->name, base, sizeof base);
+        snprintf(fn, sizeof fn, "%s.npy", base);
+        for (int k = 2;; k++) {
+            bool clash = !strcmp(fn, "manifest.tsv") || strset_has(&taken, fn);
+            if (!clash) {
+                char ep[4400];
+                struct stat sb;
+                snprintf(ep, sizeof ep, "%s/%s", dir, fn);
+                clash = !strset_has(&earlier, fn) && lstat(ep, &sb) == 0;
+            }
+            if (!clash)
+                break;
+            snprintf(fn, sizeof fn, "%s_%d.npy", base, k);
+        }
+        size_t pl = strlen(dir) + strlen(fn) + 2;
+        if (!(fname[i] = strdup(fn)) || !strset_add(&taken, fname[i]) ||
+            !(f->path = malloc(pl))) {
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(f->path, pl, "%s/%s", dir, fn);
+        char tp[4400], sh[160];
+        snprintf(tp, sizeof tp, "%s/%s", tmp, fn);
+        if ((e = nb_npy_write(tp, f->t, st)))
+            break;
+        nb_put_escaped(mf, f->name);
+        fprintf(mf, "\t%s\t%s\t%s\t%s\n", fn, f->kind, nb_dtype_name(f->t->dtype),
+                nb_shape_str(f->t->rank, f->t->dims, ',', sh, sizeof sh));
+    }
+    if (mf && fclose(mf) != 0 && !e)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    char tp[4400], mp[4096];
+    if (!e) {
+        snprintf(tp, sizeof tp, "%s/manifest.tsv", tmp);
+        e = nb_write_file_atomic(tp, manifest, mlen, st);
+    }
+    /* nothing moves unless every destination can take a file (a folder in the way would
+       fail halfway and leave the folder mixed) */
+    for (int i = 0; i <= r->n_files && !e; i++) {
+        struct stat sb;
+        if (i == r->n_files)
+            snprintf(mp, sizeof mp, "%s/manifest.tsv", dir);
+        else
+            snprintf(mp, sizeof mp, "%s", r->files[i].path);
+        if (lstat(mp, &sb) == 0 && S_ISDIR(sb.st_mode))
+            e = nb_fail(st, NB_ERR_IO, "%s: a folder is in the way of an output file; nothing "
+                        "was written", mp);
+    }
+    /* move in: the .npy files, then the manifest that lists them */
+    snprintf(mp, sizeof mp, "%s/manifest.tsv", dir);
+    for (int i = 0; i <= r->n_files && !e; i++) {
+        snprintf(tp, sizeof tp, "%s/%s", tmp, i < r->n_files ? fname[i] : "manifest.tsv");
+        const char *to = i < r->n_files ? r->files[i].path : mp;
+        if (rename(tp, to) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", to, strerror(errno));
+    }
+    for (int k = 0; k < old.n; k++) {
+        if (!e && !strset_has(&taken, old.v[k])) {
+            snprintf(mp, sizeof mp, "%s/%s", dir, old.v[k]);
+            remove(mp);
+        }
+        free(old.v[k]);
+    }
+    free(old.v);
+    free(taken.slot);
+    free(earlier.slot);
+    /* whatever is left in the temporary folder (after a failure) goes */
+    for (int i = 0; i < r->n_files && fname; i++) {
+        if (fname[i]) {
+            snprintf(tp, sizeof tp, "%s/%s", tmp, fname[i]);
+            remove(tp);
+        }
+        free(fname[i]);
+    }
+    free(fname);
+    snprintf(tp, sizeof tp, "%s/manifest.tsv", tmp);
+    remove(tp);
+    rmdir(tmp);
+    free(manifest);
+    return e;
+}
+
+/* ---- the inputs ---- */
+
+static bool later_spec(const char *spec) /* random and .bin inputs take dims from .npy ones */
+{
+    const char *tail = strrchr(spec, '=');
+    tail = tail ? tail + 1 : spec;
+    size_t tl = strlen(tail);
+    return !strncmp(tail, "random", 6) || (tl > 4 && !strcmp(tail + tl - 4, ".bin"));
+}
+
+/* random[:SEED] into *seed; NB_ERR_ARG for a seed that is not an integer 0..2^32-1 */
+static nb_err parse_seed(const char *spec, const char *file, uint32_t *seed, nb_status *st)
+{
+    *seed = 0;
+    if (file[6] != ':')
+        return NB_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(file + 7, &end, 10);
+    if (!file[7] || *end || errno || file[7] == '-' || v > UINT32_MAX)
+        return nb_fail(st, NB_ERR_ARG, "--input %s: the seed must be an integer from 0 to "
+                       "4294967295 (random:SEED)", spec);
+    *seed = (uint32_t)v;
+    return NB_OK;
+}
+
+/* Binds the spec of input i (names[i], tins[i], r->input_files[i]); order: the specs bound
+ * before it (their dims fix a symbolic dim it shares). */
+static nb_err bind_spec(const nb_infer_opts *o, nb_infer_result *r, const int *order, int oi,
+                        const char **names, nb_tensor **tins, nb_status *st)
+{
+    const nb_graph *g = r->model->graph;
+    const int i = order[oi];
+    const char *spec = o->inputs[i], *eq = strchr(spec, '='), *file = spec;
+    int id = -1;
+    char *nm = NULL;
+    for (const char *q = eq; q && id < 0; q = strchr(q + 1, '=')) {
+        free(nm);
+        nm = strndup(spec, (size_t)(q - spec));
+        id = nm ? nb_graph_find(g, nm) : -1;
+        if (id >= 0 && g->values[id].is_input)
+            file = q + 1;
+        else
+            id = -1;
+    }
+    if (id < 0 && g->n_inputs == 1 && (!eq || access(spec, F_OK) == 0))
+        id = g->inputs[0];
+    int named = nm ? nb_graph_find(g, nm) : -1;
+    nb_err e = NB_OK;
+    if (id < 0 && named >= 0 && g->values[named].const_val)
+        e = nb_fail(st, NB_ERR_ARG, "--input %s: '%s' is an initializer (a graph input with a "
+                    "stored value); nanobench runs with the stored value", spec, nm);
+    else if (id < 0 || !g->values[id].is_input)
+        e = nb_fail(st, NB_ERR_ARG, "--input %s: %s is not an input of %s (use NAME=FILE)",
+                    spec, nm ? nm : spec, o->model);
+    free(nm);
+    if (e)
+        return e;
+    const nb_value *v = &g->values[id];
+    for (int ok = 0; ok < oi; ok++)
+        if (names[order[ok]] == v->name)
+            return nb_fail(st, NB_ERR_ARG, "--input %s: input '%s' is given twice", spec, v->name);
+    names[i] = v->name;
+    size_t fl = strlen(file);
+    if (fl == 0)
+        return nb_fail(st, NB_ERR_ARG, "--input %s: no file given for input '%s' (NAME=FILE)",
+                       spec, v->name);
+    bool bin = fl > 4 && !strcmp(file + fl - 4, ".bin");
+    bool random = !strcmp(file, "random") || !strncmp(file, "random:", 7);
+    r->input_files[i] = random ? NULL : file;
+    int64_t vdims[NB_MAX_RANK];
+    for (int k = 0; k < v->rank; k++) {
+        vdims[k] = v->dims[k];
+        /* a dynamic dim whose symbol an input read before has fixed */
+        for (int ok = 0; ok < oi && vdims[k] < 0 && v->dim_params[k]; ok++) {
+            const nb_value *w = &g->values[nb_graph_find(g, names[order[ok]])];
+            for (int d = 0; d < w->rank && d < tins[order[ok]]->rank; d++)
+                if (w->dim_params[d] && !strcmp(w->dim_params[d], v->dim_params[k]))
+                    vdims[k] = tins[order[ok]]->dims[d];
+        }
+    }
+    if (bin || random) {
+        bool known = v->rank >= 0;
+        for (int k = 0; known && k < v->rank; k++)
+            known = vdims[k] >= 0;
+        if (!known)
+            return nb_fail(st, NB_ERR_ARG, "%s: input '%s' has dynamic dims; give --input_shape "
+                           "or a .npy file", file, v->name);
+    }
+    if (random) {
+        if (!nb_dtype_is_float(v->dtype))
+            return nb_fail(st, NB_ERR_ARG, "--input %s: random inputs are for float inputs; "
+                           "input '%s' is %s: give a .npy or .bin file", spec, v->name,
+                           nb_dtype_name(v->dtype));
+        uint32_t seed;
+        if ((e = parse_seed(spec, file, &seed, st)))
+            return e;
+        if (nb_tensor_new(v->dtype, v->rank, vdims, &tins[i], st))
+            return nb_prefix(st, "--input %s", spec);
+        nb_tensor_fill_uniform(tins[i], seed, -1.0, 1.0);
+        return NB_OK;
+    }
+    if (bin)
+        return nb_bin_read(file, v->dtype, v->rank, vdims, &tins[i], st);
+    if ((e = nb_npy_read(file, &tins[i], st)))
+        return e;
+    char a[160], b[160];
+    bool ok = v->rank < 0 || v->rank == tins[i]->rank;
+    for (int k = 0; ok && v->rank >= 0 && k < v->rank; k++)
+        ok = v->dims[k] < 0 || v->dims[k] == tins[i]->dims[k];
+    if (v->dtype != NB_UNDEFINED && v->dtype != tins[i]->dtype)
+        return nb_fail(st, NB_ERR_ARG, "%s: input '%s' must be %s, the file holds %s", file,
+                       v->name, nb_dtype_name(v->dtype), nb_dtype_name(tins[i]->dtype));
+    if (!ok)
+        return nb_fail(st, NB_ERR_ARG, "%s: input '%s' must have shape %s, the file has %s",
+                       file, v->name, nb_shape_str(v->rank, v->dims, ',', a, sizeof a),
+                       nb_shape_str(tins[i]->rank, tins[i]->dims, ',', b, sizeof b));
+    return NB_OK;
+}
+
+/* Every model input given once, a symbolic dim of one size across the inputs (silero_vad's
+ * 'batch' in input, h and c). */
+static nb_err check_inputs(const nb_infer_opts *o, const nb_graph *g, const char **names,
+                           nb_tensor *const *tins, nb_status *st)
+{
+    char missing[1024] = "";
+    size_t mo = 0;
+    for (int k = 0; k < g->n_inputs; k++) {
+        bool given = false;
+        for (int i = 0; i < o->n_inputs; i++)
+            given |= names[i] == g->values[g->inputs[k]].name;
+        if (!given && mo < sizeof missing - 2)
+            mo += (size_t)snprintf(missing + mo, sizeof missing - mo, "%s%s", mo ? ", " : "",
+                                   g->values[g->inputs[k]].name);
+    }
+    if (mo)
+        return nb_fail(st, NB_ERR_ARG, "%s: no --input for %s", o->model, missing);
+    for (int i = 0; i < o->n_inputs; i++) {
+        const nb_value *vi = &g->values[nb_graph_find(g, names[i])];
+        for (int k = i + 1; k < o->n_inputs; k++) {
+            const nb_value *vk = &g->values[nb_graph_find(g, names[k])];
+            for (int a = 0; a < vi->rank && a < tins[i]->rank; a++)
+                for (int b = 0; b < vk->rank && b < tins[k]->rank; b++)
+                    if (vi->dim_params[a] && vk->dim_params[b] &&
+                        !strcmp(vi->dim_params[a], vk->dim_params[b]) &&
+                        tins[i]->dims[a] != tins[k]->dims[b])
+                        return nb_fail(st, NB_ERR_ARG, "%s: dim '%s' is %lld in input '%s' and "
+                                       "%lld in input '%s'", o->model, vi->dim_params[a],
+                                       (long long)tins[i]->dims[a], vi->name,
+                                       (long long)tins[k]->dims[b], vk->name);
+        }
+    }
+    return NB_OK;
+}
+
+/* ---- the pipeline ---- */
+
+static nb_err collect(const nb_infer_opts *o, nb_infer_result *r, nb_status *st)
+{
+    const nb_graph *g = r->model->graph;
+    strset names = {0};
+    nb_err e = NB_OK;
+    for (int i = 0; i < g->n_outputs && !e; i++) {
+        const char *nm = g->values[g->outputs[i]].name;
+        e = add_file(r, &names, nm, nb_exec_get(r->exec, nm), "output", st);
+    }
+    r->n_outputs = r->n_files;
+    for (int v = 0; o->dump_all && v < g->n_values && !e; v++) {
+        const nb_tensor *t = nb_exec_get(r->exec, g->values[v].name);
+        if (!t || g->values[v].is_initializer)
+            continue;
+        const char *kind = g->values[v].is_input    ? "input"
+                           : g->values[v].const_val ? "constant"
+                                                    : "intermediate";
+        e = add_file(r, &names, g->values[v].name, t, kind, st);
+    }
+    const char *sname;
+    const nb_tensor *sv;
+    for (int i = 0; o->dump_all && !e && (sv = nb_exec_subgraph_value(r->exec, i, &sname)); i++)
+        e = add_file(r, &names, sname, sv, "subgraph", st);
+    free(names.slot);
+    return e;
+}
+
+nb_err nb_infer(const nb_infer_opts *o, nb_infer_result *r, nb_status *st)
+{
+    memset(r, 0, sizeof *r);
+    int n = o->n_inputs;
+    if (n < 0 || n > 4096 || (n && !o->inputs && !o->tensors))
+        return nb_fail(st, NB_ERR_ARG, "infer: %d inputs given", n);
+    if (o->golden_dir) /* a killed run's dump folder, first: this run may fail */
+        nb_remove_stale_tmps(o->golden_dir);
+    nb_tensor **tins = calloc((size_t)n + 1, sizeof *tins);
+    const char **names = calloc((size_t)n + 1, sizeof *names);
+    int *order = calloc((size_t)n + 1, sizeof *order);
+    r->input_files = calloc((size_t)n + 1, sizeof *r->input_files);
+    nb_err e = tins && names && order && r->input_files ? NB_OK
+                                                        : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    nb_load_opts lo = {.input_shape = o->input_shape};
+    if (!e)
+        e = nb_ref_load(o->model, &lo, &r->model, st);
+    const nb_graph *g = r->model ? r->model->graph : NULL;
+    if (!e && o->tensors) { /* in the graph's input order */
+        if (n != g->n_inputs)
+            e = nb_fail(st, NB_ERR_ARG, "%s: %d inputs, %d given", o->model, g->n_inputs, n);
+        for (int i = 0; i < n && !e; i++)
+            names[i] = g->values[g->inputs[i]].name;
+    } else if (!e) {
+        /* .npy inputs first: their shapes fix dim symbols (silero_vad's 'batch') that a
+           random or .bin input sharing the symbol then takes */
+        int no = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < n; i++)
+                if (later_spec(o->inputs[i]) == (pass == 1))
+                    order[no++] = i;
+        for (int oi = 0; oi < n && !e; oi++)
+            e = bind_spec(o, r, order, oi, names, tins, st);
+        if (!e)
+            e = check_inputs(o, g, names, tins, st);
+    }
+    nb_exec_opts eo = {.keep_all = o->dump_all || o->golden_dir};
+    if (!e)
+        e = nb_exec_create(r->model, &eo, &r->exec, st);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!e)
+        e = nb_exec_run(r->exec, n, names,
+                        o->tensors ? (nb_tensor *const *)o->tensors : (nb_tensor *const *)tins, st);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (!e)
+        e = collect(o, r, st);
+    if (!e && o->output_dir) {
+        if (nb_mkdir_p(o->output_dir) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot create output folder: %s", o->output_dir,
+                        strerror(errno));
+        else
+            e = write_outputs(o->output_dir, r, st);
+    }
+    if (!e && o->golden_dir) { /* one golden dump per node, its float outputs, graph order */
+        if (o->progress)
+            o->progress(o->user, "golden_dump", 0, 1);
+        e = nb_dump_golden_run(r->model, r->exec, o->golden_dir, &r->golden_dumps, st);
+        if (o->progress)
+            o->progress(o->user, "golden_dump", 1, 1);
+    }
+    for (int i = 0; i < n && tins; i++)
+        nb_tensor_free(tins[i]);
+    free(tins);
+    free(names);
+    free(order);
+    if (e)
+        nb_infer_result_free(r);
+    return e;
+}
+
+void nb_infer_result_free(nb_infer_result *r)
+{
+    for (int i = 0; i < r->n_files; i++) {
+        free(r->files[i].name);
+        free(r->files[i].path);
+    }
+    free(r->files);
+    free(r->input_files);
+    nb_exec_free(r->exec);
+    nb_model_free(r->model);
+    memset(r, 0, sizeof *r);
+}
