@@ -209,6 +209,22 @@ static int cmd_show(nb_db *db, int argc, char **argv)
     }
     print_ids("ancestors", up, nu);
     print_ids("descendants", down, nd);
+    for (int s = 0; s < 2; s++) { /* each run of the lineage on a line */
+        printf("lineage %s%s\n", s ? "down (children first)" : "up (parent first)",
+               (s ? nd : nu) ? "" : ": none");
+        for (int i = 0; i < (s ? nd : nu); i++) {
+            nb_run_row lr;
+            int64_t lid = s ? down[i] : up[i];
+            if (nb_db_get(db, lid, &lr, &st)) {
+                printf("  %lld  (%s)\n", (long long)lid, st.msg);
+                continue;
+            }
+            printf("  %-6lld %-10s %-8s ", (long long)lr.id, lr.kind, lr.status);
+            nb_put_escaped(stdout, base_name(lr.model_path));
+            printf("\n");
+            nb_run_row_clear(&lr);
+        }
+    }
     json_error_t je;
     json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
     printf("parameters\n");

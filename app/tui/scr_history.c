@@ -36,7 +36,7 @@ typedef struct hist {
     char err[256];         /* why the list is empty */
     int page;              /* visible table rows at the last draw */
     int table_y;           /* the pane row of the table's header at the last draw */
-    int job_kind;          /* 1 diff, 2 report */
+    int job_kind;          /* 1 diff, 2 report, 3 a run's details */
     char report_path[PATH_MAX];
     int64_t diff_ids[2];
 } hist;
@@ -294,181 +294,18 @@ static void draw(tui *t, WINDOW *w)
 }
 
 /* Appends a run's one-line summary ("12 calibrate ok embedding_model.onnx") to f. */
-static void run_line(FILE *f, nb_db *db, int64_t id)
-{
-    nb_run_row r;
-    nb_status st = {0};
-    if (nb_db_get(db, id, &r, &st)) {
-        fprintf(f, "  %lld  (%s)\n", (long long)id, st.msg);
-        return;
-    }
-    fprintf(f, "  %-6lld %-10s %-8s %s\n", (long long)r.id, r.kind, r.status,
-            base_name(r.model_path));
-    nb_run_row_clear(&r);
-}
-
-static void put_json_value(FILE *f, json_t *v)
-{
-    if (json_is_string(v)) {
-        fputs(json_string_value(v), f);
-    } else if (json_is_array(v) && json_array_size(v) && json_is_string(json_array_get(v, 0))) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e) {
-            if (i)
-                fputc(' ', f);
-            if (json_is_string(e)) {
-                const char *s = json_string_value(e);
-                bool q = !*s || strpbrk(s, " \t;\"'$*?") != NULL;
-                fprintf(f, q ? "'%s'" : "%s", s);
-            }
-        }
-    } else {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        fputs(s ? s : "?", f);
-        free(s);
-    }
-}
-
-/* The detail view of run id, from the database: the row, parameters, metrics, per-layer
- * count, artifacts and lineage. */
+/* The detail view of run id: what `history show` prints (the row, lineage, parameters,
+ * metrics, layers and artifacts), run as a child like every step. */
 static void show_details(tui *t, int64_t id)
 {
-    nb_db *db = NULL;
-    nb_status st = {0};
-    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st)) {
-        tui_status(t, true, "history: %s", st.msg);
-        return;
-    }
-    nb_run_row r;
-    if (nb_db_get(db, id, &r, &st)) {
-        tui_status(t, true, "history: %s", st.msg);
-        nb_db_close(db);
-        return;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        nb_run_row_clear(&r);
-        nb_db_close(db);
-        return;
-    }
-    char wall[32];
-    fmt_wall(r.wall_ms, wall, sizeof wall);
-    fprintf(f, "run        %lld\nkind       %s\nstatus     %s\n", (long long)r.id, r.kind,
-            r.status);
-    if (r.error && *r.error)
-        fprintf(f, "error      %s\n", r.error);
-    fprintf(f, "started    %s\nfinished   %s\nwall       %s\n", r.started,
-            r.finished[0] ? r.finished : "-", wall);
-    fprintf(f, "model      %s\nsha256     %s\n", r.model_path ? r.model_path : "-",
-            r.model_sha256 ? r.model_sha256 : "-");
-    fprintf(f, "recorded   nanobench %s on %s, pid %lld\n", r.version ? r.version : "?",
-            r.host ? r.host : "?", (long long)r.pid);
-    /* lineage */
-    int64_t *up = NULL, *down = NULL;
-    int nup = 0, ndown = 0;
-    if (!nb_db_lineage(db, id, &up, &nup, &down, &ndown, &st)) {
-        fprintf(f, "\nlineage up (parent first)%s\n", nup ? "" : ": none");
-        for (int i = 0; i < nup; i++)
-            run_line(f, db, up[i]);
-        fprintf(f, "lineage down (children first)%s\n", ndown ? "" : ": none");
-        for (int i = 0; i < ndown; i++)
-            run_line(f, db, down[i]);
-    }
-    free(up);
-    free(down);
-    /* parameters */
-    fprintf(f, "\nparameters\n");
-    json_error_t je;
-    json_t *p = r.params ? json_loads(r.params, 0, &je) : NULL;
-    if (json_is_object(p)) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(p, k, v) {
-            /* the value wrapped at spaces to the viewer's width, indented under itself */
-            char *val = NULL;
-            size_t vl = 0;
-            FILE *vf = open_memstream(&val, &vl);
-            if (!vf)
-                continue;
-            put_json_value(vf, v);
-            fclose(vf);
-            int width = COLS - 8 - 21; /* the viewer's frame and margins, the key column */
-            width = width < 20 ? 20 : width;
-            fprintf(f, "  %-18s ", k);
-            const char *p = val ? val : "";
-            while (strlen(p) > (size_t)width) {
-                int cut = width;
-                while (cut > width / 2 && p[cut] != ' ')
-                    cut--;
-                if (p[cut] != ' ')
-                    cut = width;
-                fprintf(f, "%.*s\n%21s", cut, p, "");
-                p += cut;
-                while (*p == ' ')
-                    p++;
-            }
-            fprintf(f, "%s\n", p);
-            free(val);
-        }
-    } else {
-        fprintf(f, "  %s\n", r.params ? r.params : "-");
-    }
-    json_decref(p);
-    /* metrics */
-    nb_metric_row *m = NULL;
-    int nm = 0;
-    if (!nb_db_metrics(db, id, &m, &nm, &st)) {
-        fprintf(f, "\nmetrics%s\n", nm ? "" : ": none");
-        for (int i = 0; i < nm; i++) {
-            char v[48];
-            if (isnan(m[i].value))
-                snprintf(v, sizeof v, "-");
-            else if (m[i].value == floor(m[i].value) && fabs(m[i].value) < 1e15)
-                snprintf(v, sizeof v, "%.0f", m[i].value);
-            else
-                snprintf(v, sizeof v, "%.6g", m[i].value);
-            fprintf(f, "  %-28s %14s %s\n", m[i].name, v, m[i].unit ? m[i].unit : "");
-        }
-        nb_metric_rows_free(m, nm);
-    }
-    /* layers: how many (the Compare and Estimate screens show them) */
-    nb_layer_row *l = NULL;
-    int nl = 0;
-    if (!nb_db_layers(db, id, &l, &nl, &st)) {
-        if (nl) {
-            fprintf(f, "\nlayers (%d)\n", nl);
-            for (int i = 0; i < nl; i++) {
-                fprintf(f, "  %-40s %-14s", l[i].layer, l[i].op_type ? l[i].op_type : "");
-                for (int k = 0; k < l[i].n; k++)
-                    fprintf(f, " %s=%.6g", l[i].m[k].name, l[i].m[k].value);
-                fputc('\n', f);
-            }
-        }
-        nb_layer_rows_free(l, nl);
-    }
-    /* artifacts */
-    nb_artifact_row *a = NULL;
-    int na = 0;
-    if (!nb_db_artifacts(db, id, &a, &na, &st)) {
-        fprintf(f, "\nartifacts%s\n", na ? "" : ": none");
-        for (int i = 0; i < na; i++) {
-            char b[32];
-            vm_fmt_bytes(b, sizeof b, (double)a[i].bytes);
-            fprintf(f, "  %-10s %10s  %.12s  %s\n", a[i].role, b,
-                    a[i].sha256 ? a[i].sha256 : "-", a[i].path);
-        }
-        nb_artifact_rows_free(a, na);
-    }
-    fclose(f);
-    char title[64];
-    snprintf(title, sizeof title, "run %lld (%s)", (long long)r.id, r.kind);
-    nb_run_row_clear(&r);
-    nb_db_close(db);
-    tui_show_wrapped(t, title, text ? text : "");
-    free(text);
+    hist *h = H(t);
+    char a[24];
+    snprintf(a, sizeof a, "%lld", (long long)id);
+    char *argv[] = {"history", "show", a, NULL};
+    h->job_kind = 3;
+    h->diff_ids[0] = id;
+    if (!tui_run(t, STEP_HISTORY, 0, argv, "history show"))
+        h->job_kind = 0;
 }
 
 static void toggle_mark(tui *t)
@@ -750,6 +587,11 @@ static void job_done(tui *t, tui_job *j)
         snprintf(title, sizeof title, "diff: run %lld (A) vs run %lld (B)",
                  (long long)h->diff_ids[0], (long long)h->diff_ids[1]);
         tui_show_text(t, title, j->out ? j->out : "");
+    }
+    if (kind == 3) {
+        char title[64];
+        snprintf(title, sizeof title, "run %lld", (long long)h->diff_ids[0]);
+        tui_show_wrapped(t, title, j->out ? j->out : "");
     }
     reload(t);
     if (kind == 1)
