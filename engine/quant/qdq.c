@@ -1644,10 +1644,21 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     if (nsc > 1 && (axis < 0 || axis >= rank || w->dims[axis] != nsc))
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': %lld weight scales for axis %lld",
                        src, name, (long long)nsc, (long long)axis);
+    /* one scale for the whole tensor (onnxruntime's quantize_static per_channel=False, TF's
+       per-tensor QAT): the same scale on every output channel, the per-channel form the
+       cube's deq_scale and bias take (Conv and Gemm transB: axis 0, ConvTranspose: 1,
+       MatMul and Gemm: the last) */
+    int64_t nch = nsc;
+    if (nsc == 1 && rank >= 2) {
+        bool gemm_t = !strcmp(nd->op_type, "Gemm") && attr_i(nd, "transB", 0);
+        axis = !strcmp(nd->op_type, "Conv") || gemm_t ? 0
+               : !strcmp(nd->op_type, "ConvTranspose") ? 1 : rank - 1;
+        nch = w->dims[axis] > 0 ? w->dims[axis] : 1;
+    }
     int64_t n = numel_of(w), stride = 1;
     for (int d = (int)axis + 1; d < rank; d++)
         stride *= w->dims[d];
-    float *sw = malloc(sizeof(float) * (size_t)(nsc + 1));
+    float *sw = malloc(sizeof(float) * (size_t)(nch + 1));
     int8_t *wq = malloc((size_t)n + 1);
     int64_t *dims = malloc(sizeof(int64_t) * (size_t)(rank + 1));
     char *nm = strdup(name);
@@ -1663,6 +1674,8 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
             e = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': weight scale %lld is %g (or missing): "
                         "scales are positive and finite", src, name, (long long)c, v);
     }
+    for (int64_t c = nsc; c < nch && !e; c++)
+        sw[c] = sw[0];
     for (int64_t i = 0; i < n && !e; i++) {
         int64_t c = nsc > 1 ? (i / stride) % nsc : 0;
         double v = wi ? value_at(wi, i) : nearbyint(value_at(wf, i) / sw[c]);
@@ -1678,9 +1691,9 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     }
     memcpy(dims, w->dims, sizeof(int64_t) * (size_t)rank);
     *l = (nb_qlayer){.node = nm, .act_bits = l->act_bits, .scale_d = l->scale_d,
-                     .offset_d = l->offset_d, .weight_bits = 8, .channels = nsc,
+                     .offset_d = l->offset_d, .weight_bits = 8, .channels = nch,
                      .scale_w = sw, .w_q = wq, .w_rank = rank, .w_dims = dims, .w_numel = n,
-                     .w_axis = nsc > 1 ? axis : 0};
+                     .w_axis = nch > 1 ? axis : 0};
     /* the layer reads the weights' source directly (and, once every layer is read, x: the
        edges): the Q/DQ nodes fall away */
     if (!set_input(nd, 1, wdq->input[0]))
