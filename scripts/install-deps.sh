@@ -3,7 +3,7 @@
 # only when something is missing). Uses sudo when not root.
 set -eu
 pkgs="build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-libonnx-testdata libopenblas-dev libcmocka-dev ca-certificates libsqlite3-dev libjansson-dev
+libonnx-testdata python3-onnx libopenblas-dev libcmocka-dev ca-certificates libsqlite3-dev libjansson-dev
 nettle-dev libcsv-dev zlib1g-dev espeak-ng sox libncurses-dev tmux python3 python3-numpy
 clang libclang-rt-14-dev gnuplot-nox chromium"
 missing=""

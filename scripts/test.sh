@@ -5,7 +5,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
-"$root/tests/data/fetch_models.sh" >/dev/null
+"$root/tests/data/fetch_models.sh" --with-ort >/dev/null # ORT: the op suite's oracle
 "$root/scripts/build.sh" "$root/build"
 "$root/scripts/build.sh" "$root/build-asan" -DNB_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # the libFuzzer harnesses (clang): every parser fuzzed for 30 s (ctest -L fuzz)

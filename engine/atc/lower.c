@@ -387,6 +387,25 @@ static bool param_input(const char *op, int i)
            (!strcmp(op, "ConstantOfShape") && i == 0);
 }
 
+/* True for value v written by an ArgMax: ONNX's int64 indices, int32 on the NPU (CANN's
+ * ArgMaxD writes int32; an index of a tensor of the Nano's memory fits). */
+static bool argmax_index(const lctx *c, int v)
+{
+    int p = c->g->values[v].producer;
+    return p >= 0 && !strcmp(c->g->nodes[p].op_type, "ArgMax");
+}
+
+/* True for a Gather's indices (input i = 1) that the task reads as an int32 tensor, input 1
+ * (CANN's GatherV2): more than the 6 the task descriptor holds, or computed at run time (an
+ * ArgMax's); up to 6 constant indices are parameters (exeom.md). */
+static bool gather_indices_tensor(const lctx *c, const nb_node *n, int i)
+{
+    if (i != 1 || strcmp(n->op_type, "Gather") != 0 || n->in[1] < 0)
+        return false;
+    const nb_tensor *t = c->g->values[n->in[1]].const_val;
+    return !t || t->numel > 6;
+}
+
 /* Why the NPU cannot run node n as it stands, or "" (checked after the op table). */
 static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t len)
 {
@@ -407,8 +426,8 @@ static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t le
             dyn = val->dims[d] < 0;
         if (dyn)
             snprintf(why, len, "dynamic shape of '%s'", val->name);
-        else if (val->dtype == NB_INT64 || val->dtype == NB_DOUBLE || val->dtype == NB_UINT64 ||
-                 val->dtype == NB_STRING)
+        else if ((val->dtype == NB_INT64 && !argmax_index(c, v)) || val->dtype == NB_DOUBLE ||
+                 val->dtype == NB_UINT64 || val->dtype == NB_STRING)
             snprintf(why, len, "%s tensor '%s' at run time (the NPU has fp16, int8, int32)",
                      nb_dtype_name(val->dtype), val->name);
     }
@@ -971,15 +990,8 @@ static void lower_node(lctx *c, int ni)
                          (long long)v);
         }
     }
-    if (!why[0] && !strcmp(op, "Gather")) { /* constant indices, at most 6 (exeom.md) */
-        const nb_value *iv = n->n_in > 1 && n->in[1] >= 0 ? &c->g->values[n->in[1]] : NULL;
-        if (!iv || !is_const(c, n->in[1]))
-            snprintf(why, sizeof why, "Gather indices computed at run time (the exeom takes "
-                     "constant indices)");
-        else if (iv->const_val && iv->const_val->numel > 6)
-            snprintf(why, sizeof why, "Gather of %lld indices (the exeom holds 6)",
-                     (long long)iv->const_val->numel);
-    }
+    if (!why[0] && !strcmp(op, "Gather") && (n->n_in < 2 || n->in[1] < 0))
+        snprintf(why, sizeof why, "Gather without indices");
     if (why[0]) {
         cpu_task(c, n, name, why);
         free(name);
@@ -1018,7 +1030,8 @@ static void lower_node(lctx *c, int ni)
         return;
     }
     for (int i = 0; i < n->n_in; i++) {
-        if (n->in[i] < 0 || (is_const(c, n->in[i]) && param_input(op, i)) ||
+        if (n->in[i] < 0 ||
+            (is_const(c, n->in[i]) && param_input(op, i) && !gather_indices_tensor(c, n, i)) ||
             (dropout && i >= 1)) /* Dropout's ratio, constant or not, is not read at inference */
             continue;
         if (div_const && i == 1) { /* the divisor's reciprocal, a weight of its own */
@@ -1052,8 +1065,10 @@ static void lower_node(lctx *c, int ni)
         const nb_value *val = &c->g->values[v];
         nb_format f = (spatial || ew) && f0 == NB_FMT_NC1HWC0 ? spatial_format(val->rank)
                                                              : NB_FMT_ND;
-        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), f, val->rank, val->dims,
-                           NB_T_ACTIVATION, -1);
+        /* ArgMax's int64 indices are int32 on the NPU (argmax_index) */
+        nb_dtype dt = argmax_index(c, v) ? NB_INT32 : npu_type(val->dtype);
+        int t = add_tensor(c, strdup(val->name), dt, f, val->rank, val->dims, NB_T_ACTIVATION,
+                           -1);
         task_out(c, k, t);
         c->vt[v] = t;
     }

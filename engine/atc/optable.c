@@ -185,7 +185,7 @@ static const char *const kernels[] = {
     "ReduceMin",     "ReduceSum",     "Softmax",   "Greater",  "Equal",
     "Or",            "And",           "Where",     "PRelu",    "Elu",
     "BatchNormalization", "InstanceNormalization", "Pad", "Round", "ReduceL2",
-    "Gather",        "Tile",          "SpaceToDepth",
+    "Gather",        "Tile",          "SpaceToDepth", "ArgMax",
 };
 #define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
 

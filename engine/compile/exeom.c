@@ -396,9 +396,33 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     }
     if (!strcmp(op, "Slice"))
         return slice_params(g, ng, k, n, p, st);
+    if (!strcmp(op, "ArgMax")) { /* axis (normalized), keepdims, select_last_index */
+        int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
+        int64_t axis = nb_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += rank;
+        if (axis < 0 || axis >= rank)
+            return nb_fail(st, NB_ERR_ATTR, "task '%s': ArgMax axis %lld of rank %d", k->name,
+                           (long long)nb_attr_int(n, "axis", 0), rank);
+        p[0] = (uint8_t)axis;
+        p[1] = (uint8_t)(nb_attr_int(n, "keepdims", 1) != 0);
+        p[2] = (uint8_t)(nb_attr_int(n, "select_last_index", 0) != 0);
+        return NB_OK;
+    }
     if (!strcmp(op, "Gather")) { /* axis, count, the indices (negative ones normalized) */
         const nb_tensor *it = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
                                                                  : NULL;
+        if (k->n_in == 2) { /* the indices are input 1, an int32 tensor (GatherV2): count 0 */
+            int64_t axis = nb_attr_int(n, "axis", 0), rank = ng->t[k->in[0]].rank;
+            if (axis < 0)
+                axis += rank;
+            if (axis < 0 || axis >= rank)
+                return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather axis %lld", k->name,
+                               (long long)nb_attr_int(n, "axis", 0));
+            p[0] = (uint8_t)axis;
+            p[1] = 0;
+            return NB_OK;
+        }
         if (!it || it->numel > 6 || !k->n_in)
             return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Gather with indices that are not "
                            "6 constants or fewer", k->name);

@@ -1020,6 +1020,36 @@ static nb_err k_reduce(nb_sim_model *m, const sim_task *k, nb_status *st)
     return NB_OK;
 }
 
+/* ArgMax: the index of the largest fp16 value along the axis, the first of equal ones (the
+ * last with select_last_index), as ONNX defines it; written as int32. */
+static void k_argmax(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int ax = k->axis;
+    int64_t L = x->dims[ax], n = nb_sim_numel(x), idx[6] = {0}, iy[6];
+    for (int64_t e = 0; e < n; e++) {
+        if (idx[ax] == 0) { /* one slice along the axis starting here */
+            int64_t j[6];
+            memcpy(j, idx, sizeof j);
+            double best = -INFINITY;
+            int64_t at = 0;
+            for (j[ax] = 0; j[ax] < L; j[ax]++) {
+                double v = F16V(rd16(xp + 2 * sim_ph(m, x, j)));
+                if (v > best || (k->last && v == best) || (j[ax] == 0 && isnan(best)))
+                    best = v, at = j[ax];
+            }
+            int r = 0;
+            for (int d = 0; d < x->rank; d++)
+                if (d != ax || k->keepdims)
+                    iy[r++] = d == ax ? 0 : idx[d];
+            sim_store(y->dtype, yp, sim_ph(m, y, iy), (double)at);
+        }
+        odo_inc(idx, x->dims, x->rank);
+    }
+}
+
 static void k_softmax(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
@@ -1183,25 +1213,38 @@ static void k_slice(nb_sim_model *m, const sim_task *k)
 
 /* Gather of constant indices: output index iy = (before the axis, the indices' position j
  * (flattened), after) reads input (before, idx[j], after); any layout, logical indices. */
-static void k_gather(nb_sim_model *m, const sim_task *k)
+static nb_err k_gather(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
-    const uint8_t *xp = sim_ptr(m, k->in[0]);
+    const nb_exeom_tensor *it = k->n_in == 2 ? TD(k->in[1]) : NULL;
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *ip = it ? sim_ptr(m, k->in[1]) : NULL;
     uint8_t *yp = sim_ptr(m, k->out[0]);
     int ri = y->rank - x->rank + 1, a = k->g_axis;
-    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6];
+    int64_t n = nb_sim_numel(y), iy[6] = {0}, ix[6], ii[6];
     for (int64_t e = 0; e < n; e++) {
         int64_t j = 0;
         for (int d = 0; d < ri; d++)
             j = j * y->dims[a + d] + iy[a + d];
         for (int d = 0; d < a; d++)
             ix[d] = iy[d];
-        ix[a] = k->g_idx[j];
+        if (it) { /* GatherV2: the j-th index of the int32 tensor, negative from the end */
+            flat_to_idx(j, it, ii);
+            int64_t v = (int64_t)sim_load(it->dtype, ip, sim_ph(m, it, ii));
+            if (v < 0)
+                v += x->dims[a];
+            if (v < 0 || v >= x->dims[a])
+                return nb_fail(st, NB_ERR_FORMAT, "[NDRV] Gather: index %lld outside [0, %d)",
+                               (long long)sim_load(it->dtype, ip, sim_ph(m, it, ii)), x->dims[a]);
+            ix[a] = v;
+        } else {
+            ix[a] = k->g_idx[j];
+        }
         for (int d = a + 1; d < x->rank; d++)
             ix[d] = iy[d + ri - 1];
         sim_store(y->dtype, yp, sim_ph(m, y, iy), sim_load(x->dtype, xp, sim_ph(m, x, ix)));
         odo_inc(iy, y->dims, y->rank);
     }
+    return NB_OK;
 }
 
 /* Pad (ONNX Pad-11..18 without axes): output element iy reads input iy - begin; outside the
@@ -1276,13 +1319,14 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
     case K_TRANSPOSE: k_transpose(m, k); return NB_OK;
     case K_CONCAT: k_concat(m, k); return NB_OK;
     case K_SLICE: k_slice(m, k); return NB_OK;
-    case K_GATHER: k_gather(m, k); return NB_OK;
+    case K_GATHER: return k_gather(m, k, st);
     case K_PAD: k_pad(m, k); return NB_OK;
     case K_TILE: case K_S2D: k_tile_s2d(m, k); return NB_OK;
     case K_MAXPOOL: k_maxpool(m, k); return NB_OK;
     case K_GAP: case K_GMP: case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
         return k_reduce(m, k, st);
     case K_SOFTMAX: k_softmax(m, k); return NB_OK;
+    case K_ARGMAX: k_argmax(m, k); return NB_OK;
     case K_BN: case K_IN: return k_norm(m, k, st);
     default: k_elementwise(m, k); return NB_OK;
     }

@@ -807,6 +807,24 @@ static nb_err check_task(vctx *v)
                        y->rank, r);
         return NB_OK;
     }
+    case K_ARGMAX: { /* fp16 [.., L, ..] -> int32 indices, the axis kept as 1 or dropped */
+        k->axis = p[0], k->keepdims = p[1] != 0, k->last = p[2] != 0;
+        if (k->n_in != 1 || x->dtype != DT_F16 || y->dtype != DT_I32 || k->axis >= x->rank ||
+            p[1] > 1 || p[2] > 1 || x->dims[k->axis] < 1)
+            return BAD("task %d (ArgMax): fp16 in, int32 out, axis %d of rank %d", v->k, p[0],
+                       x->rank);
+        int r = 0;
+        for (int d = 0; d < x->rank; d++) {
+            if (d == k->axis && !k->keepdims)
+                continue;
+            if (r >= y->rank || y->dims[r] != (d == k->axis ? 1 : x->dims[d]))
+                return BAD("task %d (ArgMax): output dims do not follow the axis", v->k);
+            r++;
+        }
+        if (r != y->rank)
+            return BAD("task %d (ArgMax): output rank %d, the axis gives %d", v->k, y->rank, r);
+        return NB_OK;
+    }
     case K_SOFTMAX: {
         int ax = (int8_t)p[0];
         if (ax < 0)
@@ -859,8 +877,12 @@ static nb_err check_task(vctx *v)
         int64_t n_idx = 1;
         for (int d = 0; d < ri && k->g_axis + d < y->rank; d++)
             n_idx *= y->dims[k->g_axis + d];
-        if (k->n_in != 1 || x->dtype != y->dtype || k->g_axis >= x->rank || ri < 0 ||
-            k->g_n < 1 || k->g_n > 6 || n_idx != k->g_n)
+        const nb_exeom_tensor *it = k->n_in == 2 ? T(v, k->in[1]) : NULL;
+        if (it && (k->g_n != 0 || it->dtype != DT_I32 || nb_sim_numel(it) != n_idx))
+            return BAD("task %d (Gather): its indices tensor is not %lld int32 values", v->k,
+                       (long long)n_idx);
+        if (x->dtype != y->dtype || k->g_axis >= x->rank || ri < 0 ||
+            (!it && (k->n_in != 1 || k->g_n < 1 || k->g_n > 6 || n_idx != k->g_n)))
             return BAD("task %d (Gather): one input, axis %d, %d indices for the output's "
                        "dims", v->k, k->g_axis, k->g_n);
         for (int d = 0; d < k->g_axis; d++)

@@ -27,7 +27,8 @@ enum {
     K_TANH, K_EXP, K_LOG, K_ABS, K_NEG, K_CLIP, K_SQRT, K_RESHAPE, K_IDENTITY, K_SQUEEZE,
     K_UNSQUEEZE, K_FLATTEN, K_TRANSPOSE, K_CONCAT, K_SLICE, K_MAXPOOL, K_GAP, K_GMP,
     K_RMEAN, K_RMAX, K_RMIN, K_RSUM, K_SOFTMAX, K_GREATER, K_EQUAL, K_OR, K_AND, K_WHERE,
-    K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_GATHER, K_TILE, K_S2D, K_COUNT
+    K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_GATHER, K_TILE, K_S2D, K_ARGMAX,
+    K_COUNT
 };
 
 /* A task as the kernels run it: operands resolved, parameters decoded and checked. */
@@ -52,7 +53,8 @@ typedef struct sim_task {
     int n_sl, sl_axis[3], sl_start[3], sl_step[3]; /* slice: the sliced axes */
     int g_axis, g_n, g_idx[6]; /* gather: axis, the constant indices (normalized) */
     int pad_mode, pad_begin[6]; /* pad: 0 constant (f[0] its value), 1 reflect, 2 edge */
-    int mask, keepdims; /* reduce */
+    int mask, keepdims; /* reduce; argmax: keepdims (axis in axis) */
+    int last;          /* argmax: select_last_index */
     int64_t M, N, K, batch; /* matmul */
     int64_t b_batch;        /* a run-time B's batch count: 1 (shared) or batch */
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)

@@ -31,18 +31,21 @@ class G:
     """A graph under construction: x -> Conv 1x1 (8 -> 8) named c, nodes with exporter-like
     names (torch's /op/Op_N or none at all for every third case)."""
 
-    def __init__(self, case, opset=13, cin=8, hw=6, unnamed=False, qat=False):
+    def __init__(self, case, opset=13, cin=8, hw=6, unnamed=False, qat=False, per_channel=False):
         self.case, self.opset, self.nodes, self.inits, self.n = case, opset, [], [], 0
         self.unnamed = unnamed
         self.in_shape = [1, cin, hw, hw]
         if qat:  # a QAT export: x quantized first, every matrix layer on Q/DQ operands
             self.init("xs", np.array(0.01, np.float32))
             self.init("xz", np.array(0, np.int8))
-            self.init("wcs", np.array(0.004, np.float32))
+            self.init("wcs", RNG.uniform(0.002, 0.006, 8).astype(np.float32) if per_channel
+                      else np.array(0.004, np.float32))
+            self.init("wcz", np.zeros(8, np.int8) if per_channel else np.array(0, np.int8))
             self.init("wc", RNG.integers(-100, 100, (8, cin, 1, 1)).astype(np.int8))
             self.node("QuantizeLinear", ["x", "xs", "xz"], ["xq"])
             self.node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"])
-            self.node("DequantizeLinear", ["wc", "wcs", "xz"], ["wd"])
+            self.node("DequantizeLinear", ["wc", "wcs", "wcz"], ["wd"],
+                      **({"axis": 0} if per_channel else {}))
             self.node("Conv", ["xd", "wd"], ["c"])
             return
         w = RNG.uniform(-0.5, 0.5, (8, cin, 1, 1)).astype(np.float32)
@@ -292,6 +295,11 @@ for nm, idx, ax, v in [("gather_c", [0, 3, 5], 1, "axis 1 [0,3,5]"),
     g = case(nm)
     g.init("idx", np.array(idx, np.int64))
     g.save("Gather", v, g.node("Gather", ["c", "idx"], ["y"], axis=ax))
+g = case("gather_runtime")
+g.node("GlobalMaxPool", ["c"], ["p"])
+g.node("Flatten", ["p"], ["f"], axis=1)
+g.node("ArgMax", ["f"], ["i"], axis=1, keepdims=0)
+g.save("Gather", "indices at run time (an ArgMax's)", g.node("Gather", ["f", "i"], ["y"], axis=1))
 g = case("tile")
 g.init("rep", np.array([1, 1, 2, 1], np.int64))
 g.save("Tile", "[1,1,2,1]", g.node("Tile", ["c", "rep"], ["y"]))
@@ -319,7 +327,10 @@ for nm, ax, kd, last, v in [("argmax_c", 1, 1, 0, "axis 1 keepdims"),
 
 # ---- quantize / dequantize: a QAT export, x quantized, the Conv on Q/DQ operands ----
 g = case("qdq", qat=True)
-g.save("QuantizeLinear", "QAT Conv, int8 Q/DQ", g.node("Relu", ["c"], ["y"]))
+g.save("QuantizeLinear", "QAT Conv, int8 Q/DQ, per-tensor weights", g.node("Relu", ["c"], ["y"]))
+g = case("dq_perchannel", qat=True, per_channel=True)
+g.save("DequantizeLinear", "QAT Conv, per-channel weight scales (axis 0)",
+       g.node("Relu", ["c"], ["y"]))
 
 # ---- cube ----
 g = case("conv_dw")

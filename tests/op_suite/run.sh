@@ -4,7 +4,8 @@
 # the output checked against ONNX Runtime's float output (tests/op_suite/ort.js). A case
 # fails when estimate calls its ops supported and a later step refuses it, or when the
 # output is off: cosine < 0.99 ("cos"), values not equal ("exact"), or under 97 % equal
-# ("agree": integer or boolean outputs of quantized values). Prints the table: case, op,
+# ("agree": integer or boolean outputs of quantized values); the cases of known_gaps.tsv are
+# reported, not failed. Prints the table: case, op,
 # variant, estimate, the step reached, the measure.
 # usage: run.sh NANOBENCH SOURCE_DIR [ORT_DIR] [CASE_PATTERN]
 set -u
@@ -29,7 +30,7 @@ tail -n +2 "$T/cases.tsv" | while IFS="$(printf '\t')" read -r c op variant chec
     if [ "$est" = 0 ]; then
         step=calibrate
         case $op in
-        QuantizeLinear|ConvInteger|MatMulInteger|QLinearConv|QLinearMatMul)
+        QuantizeLinear|DequantizeLinear|ConvInteger|MatMulInteger|QLinearConv|QLinearMatMul)
             set -- --from_qdq "$d/model.onnx" ;;
         *) set -- --model "$d/model.onnx" --data_dir "$d/data" --batch_num=all ;;
         esac
@@ -50,16 +51,18 @@ tail -n +2 "$T/cases.tsv" | while IFS="$(printf '\t')" read -r c op variant chec
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$op" "$variant" "$check" "$est" "$step" "$msg" \
         >>"$T/results.tsv"
 done
-"$PY" - "$T" <<'PYEOF'
+"$PY" - "$T" "$SRC/tests/op_suite/known_gaps.tsv" <<'PYEOF'
 import json, os, sys
 import numpy as np
 T = sys.argv[1]
+gaps = dict(l.rstrip("\n").split("\t", 1) for l in open(sys.argv[2])
+            if l.strip() and not l.startswith("#"))
 bad, rows = 0, []
 for line in open(os.path.join(T, "results.tsv")):
     c, op, variant, check, est, step, msg = line.rstrip("\n").split("\t")
     measure, ok = "", True
     if est != "0":
-        measure = "estimate: %s unsupported" % est
+        measure = ("estimate: %s" % msg) if est == "error" else "estimate: %s unsupported" % est
         ok = False  # every op of the list must be supported in these forms
     elif step != "ran":
         measure, ok = "%s: %s" % (step, msg), False
@@ -83,9 +86,12 @@ for line in open(os.path.join(T, "results.tsv")):
                 share = float(np.mean(ref == got)); ms.append("%.1f%% equal" % (100 * share))
                 ok &= share >= 0.97
         measure = ", ".join(ms)
+    verdict = "ok" if ok else "FAIL"
+    if c in gaps:  # a known gap: reported; passing now means the list is out of date
+        verdict = "FAIL: passes, remove it from known_gaps.tsv" if ok else "known gap"
+        ok = not ok
     bad += not ok
-    rows.append((c, op, variant, "supported" if est == "0" else est, step, measure,
-                 "ok" if ok else "FAIL"))
+    rows.append((c, op, variant, "supported" if est == "0" else est, step, measure, verdict))
 w = [max(len(r[i]) for r in rows + [("case", "op", "variant", "estimate", "step", "measure", "")])
      for i in range(7)]
 print("  ".join(h.ljust(w[i]) for i, h in enumerate(("case", "op", "variant", "estimate", "step",
@@ -93,6 +99,7 @@ print("  ".join(h.ljust(w[i]) for i, h in enumerate(("case", "op", "variant", "e
 for r in rows:
     print("  ".join(x.ljust(w[i]) for i, x in enumerate(r)))
 ops = sorted({r[1] for r in rows})
-print("op_suite: %d cases of %d ops, %d failed" % (len(rows), len(ops), bad))
+print("op_suite: %d cases of %d ops, %d failed, %d known gaps" %
+      (len(rows), len(ops), bad, sum(r[6] == "known gap" for r in rows)))
 sys.exit(1 if bad else 0)
 PYEOF
