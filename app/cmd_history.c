@@ -214,15 +214,12 @@ static int cmd_show(nb_db *db, int argc, char **argv)
                (s ? nd : nu) ? "" : ": none");
         for (int i = 0; i < (s ? nd : nu); i++) {
             nb_run_row lr;
-            int64_t lid = s ? down[i] : up[i];
-            if (nb_db_get(db, lid, &lr, &st)) {
-                printf("  %lld  (%s)\n", (long long)lid, st.msg);
-                continue;
+            if (!nb_db_get(db, s ? down[i] : up[i], &lr, &st)) {
+                printf("  %-6lld %-10s %-8s ", (long long)lr.id, lr.kind, lr.status);
+                nb_put_escaped(stdout, base_name(lr.model_path));
+                printf("\n");
+                nb_run_row_clear(&lr);
             }
-            printf("  %-6lld %-10s %-8s ", (long long)lr.id, lr.kind, lr.status);
-            nb_put_escaped(stdout, base_name(lr.model_path));
-            printf("\n");
-            nb_run_row_clear(&lr);
         }
     }
     json_error_t je;

@@ -17,62 +17,6 @@
 
 /* ---- the output folder ---- */
 
-/* A set of strings (open addressing, FNV-1a): the names and file names of a dump_all of
- * tens of thousands of tensors are checked for repeats in linear time. Holds pointers it
- * does not own. */
-typedef struct strset {
-    const char **slot;
-    size_t cap, n;
-} strset;
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static bool strset_has(const strset *z, const char *s)
-{
-    if (!z->cap)
-        return false;
-    for (size_t i = fnv1a(s) & (z->cap - 1);; i = (i + 1) & (z->cap - 1)) {
-        if (!z->slot[i])
-            return false;
-        if (!strcmp(z->slot[i], s))
-            return true;
-    }
-}
-
-/* Adds s (kept by pointer); false when out of memory. */
-static bool strset_add(strset *z, const char *s)
-{
-    if (2 * (z->n + 1) > z->cap) {
-        size_t nc = z->cap ? 2 * z->cap : 64;
-        const char **ns = calloc(nc, sizeof *ns);
-        if (!ns)
-            return false;
-        for (size_t i = 0; i < z->cap; i++) {
-            if (!z->slot[i])
-                continue;
-            size_t k = fnv1a(z->slot[i]) & (nc - 1);
-            while (ns[k])
-                k = (k + 1) & (nc - 1);
-            ns[k] = z->slot[i];
-        }
-        free(z->slot);
-        z->slot = ns;
-        z->cap = nc;
-    }
-    size_t k = fnv1a(s) & (z->cap - 1);
-    while (z->slot[k])
-        k = (k + 1) & (z->cap - 1);
-    z->slot[k] = s;
-    z->n++;
-    return true;
-}
-
 /* True for a file name this step writes: nb_safe_name() characters, ending in .npy. */
 static bool our_file_name(const char *f)
 {
@@ -163,10 +107,10 @@ bool nb_infer_manifest_file(const char *dir, const char *name, char *path, size_
     return manifest_rows(dir, find_row, &c);
 }
 
-static nb_err add_file(nb_infer_result *r, strset *names, const char *name, const nb_tensor *t,
+static nb_err add_file(nb_infer_result *r, nb_name_set *names, const char *name, const nb_tensor *t,
                        const char *kind, nb_status *st)
 {
-    if (strset_has(names, name))
+    if (nb_name_set_has(names, name))
         return NB_OK;
     if (r->n_files == r->files_cap) {
         int nc = r->files_cap ? r->files_cap * 2 : 32;
@@ -178,7 +122,7 @@ static nb_err add_file(nb_infer_result *r, strset *names, const char *name, cons
     }
     nb_infer_file *f = &r->files[r->n_files];
     *f = (nb_infer_file){.name = strdup(name), .t = t, .kind = kind};
-    if (!f->name || !strset_add(names, f->name)) {
+    if (!f->name || !nb_name_set_add(names, f->name)) {
         free(f->name);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
@@ -207,9 +151,9 @@ static nb_err write_outputs(const char *dir, nb_infer_result *r, nb_status *st)
        in the folder (the user's input.npy, say) is never written over */
     name_list old = {0};
     manifest_rows(dir, collect_ours, &old);
-    strset taken = {0}, earlier = {0};
+    nb_name_set taken = {0}, earlier = {0};
     for (int j = 0; j < old.n && !e; j++)
-        if (!strset_add(&earlier, old.v[j]))
+        if (!nb_name_set_add(&earlier, old.v[j]))
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     for (int i = 0; i < r->n_files && !e; i++) {
         nb_infer_file *f = &r->files[i];
@@ -217,19 +161,19 @@ static nb_err write_outputs(const char *dir, nb_infer_result *r, nb_status *st)
         nb_safe_name(f->name, base, sizeof base);
         snprintf(fn, sizeof fn, "%s.npy", base);
         for (int k = 2;; k++) {
-            bool clash = !strcmp(fn, "manifest.tsv") || strset_has(&taken, fn);
+            bool clash = !strcmp(fn, "manifest.tsv") || nb_name_set_has(&taken, fn);
             if (!clash) {
                 char ep[4400];
                 struct stat sb;
                 snprintf(ep, sizeof ep, "%s/%s", dir, fn);
-                clash = !strset_has(&earlier, fn) && lstat(ep, &sb) == 0;
+                clash = !nb_name_set_has(&earlier, fn) && lstat(ep, &sb) == 0;
             }
             if (!clash)
                 break;
             snprintf(fn, sizeof fn, "%s_%d.npy", base, k);
         }
         size_t pl = strlen(dir) + strlen(fn) + 2;
-        if (!(fname[i] = strdup(fn)) || !strset_add(&taken, fname[i]) ||
+        if (!(fname[i] = strdup(fn)) || !nb_name_set_add(&taken, fname[i]) ||
             !(f->path = malloc(pl))) {
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
             break;
@@ -271,7 +215,7 @@ static nb_err write_outputs(const char *dir, nb_infer_result *r, nb_status *st)
             e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", to, strerror(errno));
     }
     for (int k = 0; k < old.n; k++) {
-        if (!e && !strset_has(&taken, old.v[k])) {
+        if (!e && !nb_name_set_has(&taken, old.v[k])) {
             snprintf(mp, sizeof mp, "%s/%s", dir, old.v[k]);
             remove(mp);
         }
@@ -456,7 +400,7 @@ static nb_err check_inputs(const nb_infer_opts *o, const nb_graph *g, const char
 static nb_err collect(const nb_infer_opts *o, nb_infer_result *r, nb_status *st)
 {
     const nb_graph *g = r->model->graph;
-    strset names = {0};
+    nb_name_set names = {0};
     nb_err e = NB_OK;
     for (int i = 0; i < g->n_outputs && !e; i++) {
         const char *nm = g->values[g->outputs[i]].name;

@@ -624,3 +624,44 @@ nb_err nb_batch_one_shape(const nb_model *m, const char *shape, char **out, char
         free(note);
     return NB_OK;
 }
+
+bool nb_name_set_has(const nb_name_set *ns, const char *name)
+{
+    if (!ns->cap)
+        return false;
+    for (size_t h = nb_fnv1a(name) & (ns->cap - 1);; h = (h + 1) & (ns->cap - 1)) {
+        if (!ns->slot[h])
+            return false;
+        if (!strcmp(ns->slot[h], name))
+            return true;
+    }
+}
+
+bool nb_name_set_add(nb_name_set *ns, const char *name)
+{
+    if (2 * (ns->n + 1) > ns->cap) {
+        size_t cap = ns->cap ? 2 * ns->cap : 64;
+        const char **slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return false;
+        for (size_t i = 0; i < ns->cap; i++)
+            if (ns->slot[i]) {
+                size_t h = nb_fnv1a(ns->slot[i]) & (cap - 1);
+                while (slot[h])
+                    h = (h + 1) & (cap - 1);
+                slot[h] = ns->slot[i];
+            }
+        free(ns->slot);
+        ns->slot = slot;
+        ns->cap = cap;
+    }
+    size_t h = nb_fnv1a(name) & (ns->cap - 1);
+    while (ns->slot[h]) {
+        if (!strcmp(ns->slot[h], name))
+            return true;
+        h = (h + 1) & (ns->cap - 1);
+    }
+    ns->slot[h] = name;
+    ns->n++;
+    return true;
+}

@@ -274,61 +274,12 @@ static bool fill_strings(ProtobufCMessage *m, int depth)
     return true;
 }
 
-/* A set of node names (open addressing, FNV-1a): the names in the file, then the ones the
- * gate gives unnamed nodes. */
-typedef struct name_set {
-    const char **slot;
-    size_t cap, n;
-} name_set;
-
-
-static bool name_set_has(const name_set *ns, const char *name)
-{
-    if (!ns->cap)
-        return false;
-    for (size_t h = nb_fnv1a(name) & (ns->cap - 1);; h = (h + 1) & (ns->cap - 1)) {
-        if (!ns->slot[h])
-            return false;
-        if (!strcmp(ns->slot[h], name))
-            return true;
-    }
-}
-
-/* Adds name (not copied: it must outlive the set); false when out of memory. */
-static bool name_set_add(name_set *ns, const char *name)
-{
-    if (2 * (ns->n + 1) > ns->cap) {
-        size_t cap = ns->cap ? 2 * ns->cap : 64;
-        const char **slot = calloc(cap, sizeof *slot);
-        if (!slot)
-            return false;
-        for (size_t i = 0; i < ns->cap; i++)
-            if (ns->slot[i]) {
-                size_t h = nb_fnv1a(ns->slot[i]) & (cap - 1);
-                while (slot[h])
-                    h = (h + 1) & (cap - 1);
-                slot[h] = ns->slot[i];
-            }
-        free(ns->slot);
-        ns->slot = slot;
-        ns->cap = cap;
-    }
-    size_t h = nb_fnv1a(name) & (ns->cap - 1);
-    while (ns->slot[h]) {
-        if (!strcmp(ns->slot[h], name))
-            return true;
-        h = (h + 1) & (ns->cap - 1);
-    }
-    ns->slot[h] = name;
-    ns->n++;
-    return true;
-}
 
 typedef struct gate_ctx {
     const char *path;
     nb_status *st;
     int node_counter; /* as import_graph counts, for the same generated names */
-    name_set names;   /* every node name, in every graph */
+    nb_name_set names;   /* every node name, in every graph */
     int named;        /* unnamed nodes given a name */
 } gate_ctx;
 
@@ -339,7 +290,7 @@ static bool collect_node_names(gate_ctx *c, const Onnx__GraphProto *gp, int dept
         return true;
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
-        if (np->name && np->name[0] && !name_set_add(&c->names, np->name))
+        if (np->name && np->name[0] && !nb_name_set_add(&c->names, np->name))
             return false;
         for (size_t k = 0; k < np->n_attribute; k++) {
             const Onnx__AttributeProto *ap = np->attribute[k];
@@ -543,7 +494,7 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
             char gen[96];
             snprintf(gen, sizeof gen, "%.60s_%d", np->op_type[0] ? np->op_type : "node", counter);
             size_t bl = strlen(gen);
-            for (int k = 1; name_set_has(&c->names, gen); k++)
+            for (int k = 1; nb_name_set_has(&c->names, gen); k++)
                 snprintf(gen + bl, sizeof gen - bl, "_%d", k);
             char *dup = strdup(gen);
             if (!dup)
@@ -551,7 +502,7 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
             if (np->name != protobuf_c_empty_string)
                 free(np->name);
             np->name = dup;
-            if (!name_set_add(&c->names, np->name))
+            if (!nb_name_set_add(&c->names, np->name))
                 return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
             c->named++;
         }

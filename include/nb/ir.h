@@ -129,6 +129,17 @@ typedef struct nb_load_opts {
 nb_err nb_parse_input_shape(const char *text, nb_shape_override **out, int *n, nb_status *st);
 /* The 32-bit FNV-1a hash of a NUL-terminated string (the name indexes' hash). */
 uint32_t nb_fnv1a(const char *s);
+/* A set of strings (open addressing, FNV-1a, linear probing): node names checked for
+ * repeats, a dump's file names, in linear time. Holds pointers it does not own; zero-
+ * initialize, free(slot) when done. */
+typedef struct nb_name_set {
+    const char **slot;
+    size_t cap, n;
+} nb_name_set;
+bool nb_name_set_has(const nb_name_set *ns, const char *name);
+/* Adds name (not copied: it must outlive the set; already in: nothing added); false when
+ * out of memory. */
+bool nb_name_set_add(nb_name_set *ns, const char *name);
 /* A dynamic batch (dim 0) of each input of m whose other dims are known, taken as 1, as the
  * vendor's estimate takes it for one inference: *out is the --input_shape text that fixes
  * them (shape's own entries first, then "name:1,d1,..." for each; malloc'd), *names their
