@@ -1767,6 +1767,46 @@ static nb_err drop_dead_qdq(Onnx__GraphProto *g, nb_status *st)
 
 static bool has_prefix(const char *s, const char *p, size_t pl);
 
+/* The Q/DQ pairs no quantized layer reads once the layers are read (a QAT export's pair on
+ * a network output, or between two vector ops: torch's fake-quant after every op) pass
+ * their float input through: DequantizeLinear(QuantizeLinear(x)) becomes Identity(x), the
+ * QuantizeLinear then dead. The pair's rounding is dropped: those tensors are fp16 on the
+ * NPU, as a float model's are. Returns how many pairs, -1 when out of memory. */
+static int pass_through_pairs(Onnx__GraphProto *g)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_node; i++) {
+        Onnx__NodeProto *dq = g->node[i];
+        if (strcmp(dq->op_type, "DequantizeLinear") || dq->n_input < 1 || dq->n_output < 1 ||
+            !name_used(g, dq->output[0])) /* a layer's own pair, read past: dropped below */
+            continue;
+        Onnx__NodeProto *q = NULL;
+        for (size_t k = 0; k < g->n_node && !q; k++)
+            if (!strcmp(g->node[k]->op_type, "QuantizeLinear") && g->node[k]->n_output >= 1 &&
+                !strcmp(g->node[k]->output[0], dq->input[0]) && g->node[k]->n_input >= 1)
+                q = g->node[k];
+        if (!q)
+            continue; /* a constant's DequantizeLinear: folded like any constant */
+        char *op = strdup("Identity"), *in = strdup(q->input[0]);
+        if (!op || !in) {
+            free(op), free(in);
+            return -1;
+        }
+        free(dq->op_type);
+        dq->op_type = op;
+        for (size_t a = 1; a < dq->n_input; a++)
+            free(dq->input[a]);
+        free(dq->input[0]);
+        dq->input[0] = in;
+        dq->n_input = 1;
+        for (size_t a = 0; a < dq->n_attribute; a++)
+            onnx__attribute_proto__free_unpacked(dq->attribute[a], NULL);
+        dq->n_attribute = 0;
+        n++;
+    }
+    return n;
+}
+
 /* Renames every use of name in g and its subgraphs (node inputs and outputs, graph
  * outputs, initializers) to to; false when out of memory. */
 static bool rename_all(Onnx__GraphProto *g, const char *name, const char *to)
@@ -1850,6 +1890,8 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
     free(el.e);
     if (!e && out->n == 0)
         e = nb_fail(st, NB_ERR_GRAPH, "%s: no Conv, ConvTranspose, MatMul or Gemm", src);
+    if (!e && pass_through_pairs(g) < 0)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     if (!e)
         e = drop_dead_qdq(g, st);
     if (!e)

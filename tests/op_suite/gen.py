@@ -326,8 +326,13 @@ for nm, ax, kd, last, v in [("argmax_c", 1, 1, 0, "axis 1 keepdims"),
                                select_last_index=last), "agree", TP.INT64)
 
 # ---- quantize / dequantize: a QAT export, x quantized, the Conv on Q/DQ operands ----
-g = case("qdq", qat=True)
-g.save("QuantizeLinear", "QAT Conv, int8 Q/DQ, per-tensor weights", g.node("Relu", ["c"], ["y"]))
+g = case("qdq", qat=True)  # torch's fake-quant after every op: a pair on the output too
+g.node("Relu", ["c"], ["r"])
+g.init("ys", np.array(0.01, np.float32))
+g.init("yz", np.array(0, np.int8))
+g.node("QuantizeLinear", ["r", "ys", "yz"], ["rq"])
+g.save("QuantizeLinear", "QAT Conv, per-tensor weights, Q/DQ on the output",
+       g.node("DequantizeLinear", ["rq", "ys", "yz"], ["y"]))
 g = case("dq_perchannel", qat=True, per_channel=True)
 g.save("DequantizeLinear", "QAT Conv, per-channel weight scales (axis 0)",
        g.node("Relu", ["c"], ["y"]))
