@@ -350,12 +350,12 @@ int dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all, int64_
     char detail[160], od[3400];
     bu_argv a = {0};
     tui_job *j = NULL;
-    snprintf(detail, sizeof detail, "evaluation input %d with every task dumped", k + 1);
-    step_line(b, 3, detail, "");
+    snprintf(detail, sizeof detail, "evaluation input %d run again, every task dumped", k + 1);
+    step_line(b, 5, detail, ""); /* part of the comparison: [6/6] */
     snprintf(od, sizeof od, "%s/run/dumped", b->outdir);
     run_argv(b, &a, b->exeom, k, od, acl);
     double t0 = now_s();
-    rc = child(b, 3, detail, "4-run-dump", parent, &a, &j);
+    rc = child(b, 5, detail, "4-run-dump", parent, &a, &j);
     b->step_ms[3] += (now_s() - t0) * 1e3;
     if (rc)
         return rc;
@@ -366,20 +366,20 @@ int dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all, int64_
         return rc;
     snprintf(b->dumped, sizeof b->dumped, "%s", bu_str(json_object_get(o, "dump"), "folder"));
     json_decref(o);
-    step_done(b, 3, detail);
+    step_done(b, 5, detail);
     if (!b->dumped[0])
         return cli_fail(1, "bringup: run dumped no files into %s/npu_dump", b->outdir);
     snprintf(detail, sizeof detail, "float reference of input %d, golden dumps", k + 1);
-    step_line(b, 4, detail, "");
+    step_line(b, 5, detail, "");
     snprintf(od, sizeof od, "%s/reference/dumped", b->outdir);
     infer_argv(b, &a, k, od, dump_all, b->gold);
     t0 = now_s();
-    rc = child(b, 4, detail, "5-infer-dump", b->id_dump_run > 0 ? b->id_dump_run : parent, &a, &j);
+    rc = child(b, 5, detail, "5-infer-dump", b->id_dump_run > 0 ? b->id_dump_run : parent, &a, &j);
     b->step_ms[4] += (now_s() - t0) * 1e3;
     if (rc)
         return rc;
     b->id_dump_inf = j->run_id;
     tui_job_free(j);
-    step_done(b, 4, detail);
+    step_done(b, 5, detail);
     return 0;
 }

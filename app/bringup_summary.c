@@ -100,7 +100,7 @@ static void put(const char *label, int max, const char *fmt, ...)
 static const char *db_str(double v, char *buf, size_t len)
 {
     if (isnan(v))
-        snprintf(buf, len, "-");
+        snprintf(buf, len, "undefined");
     else if (isinf(v))
         snprintf(buf, len, "%sinf", v < 0 ? "-" : "");
     else
@@ -191,12 +191,15 @@ void print_text(const bu *b, const json_t *s)
     counts_text(json_object_get(e, "NOT_SUPPORT_OP_TYPE"), t1, sizeof t1);
     put("", 2, "NOT_SUPPORT_OP_TYPE %s", t1);
     if (b->qat) { /* imported: nothing was calibrated, nothing evaluated at this step */
-        put("calibrate", 1, "QAT import: %.0f layers, the model's own scales (no data)", bu_num(c, "layers"));
+        put("calibrate", 1, "QAT import: %.0f layer%s, the model's own scales (no data)",
+            bu_num(c, "layers"), bu_num(c, "layers") == 1 ? "" : "s");
         goto compile;
     }
-    put("calibrate", 1, "%s on %.0f batch%s; fake-quant output %s against float",
-        bu_str(c, "algorithm"), bu_num(c, "batches"), bu_num(c, "batches") == 1 ? "" : "es",
-        db_str(bu_num(c, "output_sqnr_db"), t2, sizeof t2));
+    double fq = bu_num(c, "output_sqnr_db"); /* NaN: no float output to measure (ArgMax's) */
+    put("calibrate", 1, "%s on %.0f batch%s; fake-quant output %s%s", bu_str(c, "algorithm"),
+        bu_num(c, "batches"), bu_num(c, "batches") == 1 ? "" : "es",
+        isnan(fq) ? "not measured (no float output)" : db_str(fq, t2, sizeof t2),
+        isnan(fq) ? "" : " against float");
     size_t at = 0;
     t1[0] = 0;
     const json_t *w = json_object_get(c, "worst_layers");

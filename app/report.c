@@ -3,6 +3,7 @@
  * deficiency); every plot also as a table under it (its text alternative). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -163,7 +164,12 @@ static void plot(page *p, FILE *script_f, const char *script_path, const char *s
     pid_t pid;
     int status = -1;
     bool drawn = false;
-    if (!p->no_gnuplot && posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) == 0 &&
+    /* gnuplot's warnings (an empty x range of a one-point series) are not the user's */
+    posix_spawn_file_actions_t fa;
+    bool fa_ok = posix_spawn_file_actions_init(&fa) == 0 &&
+                 posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) == 0;
+    if (!p->no_gnuplot && posix_spawnp(&pid, "gnuplot", fa_ok ? &fa : NULL, NULL, argv,
+                                       environ) == 0 &&
         waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         FILE *g = fopen(svg_path, "r");
         char *buf = NULL;
@@ -183,6 +189,8 @@ static void plot(page *p, FILE *script_f, const char *script_path, const char *s
     } else if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
         p->no_gnuplot = true;
     }
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
     if (!drawn)
         fputs("<p class=\"gone\">The plot is left out: gnuplot did not run (apt-get install "
               "gnuplot-nox); its data is in the table below.</p>\n", p->f);

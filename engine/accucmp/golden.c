@@ -292,9 +292,15 @@ static nb_err bind_spec(const nb_infer_opts *o, nb_infer_result *r, const int *o
     if (id < 0 && named >= 0 && g->values[named].const_val)
         e = nb_fail(st, NB_ERR_ARG, "--input %s: '%s' is an initializer (a graph input with a "
                     "stored value); nanobench runs with the stored value", spec, nm);
-    else if (id < 0 || !g->values[id].is_input)
-        e = nb_fail(st, NB_ERR_ARG, "--input %s: %s is not an input of %s (use NAME=FILE)",
-                    spec, nm ? nm : spec, o->model);
+    else if (id < 0 || !g->values[id].is_input) {
+        char names[512] = "";
+        size_t l = 0;
+        for (int k = 0; k < g->n_inputs && l + 4 < sizeof names; k++)
+            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", k ? ", " : "",
+                                  g->values[g->inputs[k]].name);
+        e = nb_fail(st, NB_ERR_ARG, "--input %s: %s is not an input of %s (its input%s: %s)",
+                    spec, nm ? nm : spec, o->model, g->n_inputs == 1 ? "" : "s", names);
+    }
     free(nm);
     if (e)
         return e;
@@ -346,7 +352,16 @@ static nb_err bind_spec(const nb_infer_opts *o, nb_infer_result *r, const int *o
         return nb_bin_read(file, v->dtype, v->rank, vdims, &tins[i], st);
     if ((e = nb_npy_read(file, &tins[i], st)))
         return e;
-    char a[160], b[160];
+    char a[320] = "[", b[160]; /* the input's shape, a symbolic dim by its name */
+    for (int k = 0; k < v->rank; k++) {
+        size_t l = strlen(a);
+        if (v->dims[k] >= 0)
+            snprintf(a + l, sizeof a - l, "%s%lld", k ? "," : "", (long long)v->dims[k]);
+        else
+            snprintf(a + l, sizeof a - l, "%s%.40s", k ? "," : "",
+                     v->dim_params[k] ? v->dim_params[k] : "?");
+    }
+    snprintf(a + strlen(a), sizeof a - strlen(a), "]");
     bool ok = v->rank < 0 || v->rank == tins[i]->rank;
     for (int k = 0; ok && v->rank >= 0 && k < v->rank; k++)
         ok = v->dims[k] < 0 || v->dims[k] == tins[i]->dims[k];
@@ -355,8 +370,8 @@ static nb_err bind_spec(const nb_infer_opts *o, nb_infer_result *r, const int *o
                        v->name, nb_dtype_name(v->dtype), nb_dtype_name(tins[i]->dtype));
     if (!ok)
         return nb_fail(st, NB_ERR_ARG, "%s: input '%s' must have shape %s, the file has %s",
-                       file, v->name, nb_shape_str(v->rank, v->dims, ',', a, sizeof a),
-                       nb_shape_str(tins[i]->rank, tins[i]->dims, ',', b, sizeof b));
+                       file, v->name, a, nb_shape_str(tins[i]->rank, tins[i]->dims, ',', b,
+                                                      sizeof b));
     return NB_OK;
 }
 
