@@ -1701,6 +1701,237 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     return NB_OK;
 }
 
+/* ---- the integer cube ops of onnxruntime's quantizer, as Q/DQ around a float layer ----
+ * QLinearConv(x_q, xs, xz, w, ws, wz, ys, yz[, B]) = Q(Conv(DQ(x_q, xs, xz), DQ(w, ws, wz),
+ * B xs ws), ys, yz) and QLinearMatMul likewise (ONNX's definitions); the static form of
+ * ConvInteger / MatMulInteger (x_q from QuantizeLinear(x, s, z), the int32 result through
+ * Cast(float) and Mul by a constant k) = Conv(DQ(x_q, s, z), DQ(w, k / s, 0)). Rewritten so
+ * that read_layer takes them as any QAT layer. */
+
+/* The only node of g reading name, or NULL (none, or several). */
+static Onnx__NodeProto *sole_reader(const Onnx__GraphProto *g, const char *name)
+{
+    Onnx__NodeProto *r = NULL;
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++)
+            if (g->node[i]->input[k] && !strcmp(g->node[i]->input[k], name)) {
+                if (r && r != g->node[i])
+                    return NULL;
+                r = g->node[i];
+            }
+    for (size_t o = 0; o < g->n_output; o++)
+        if (g->output[o]->name && !strcmp(g->output[o]->name, name))
+            return NULL; /* a graph output is read too */
+    return r;
+}
+
+static size_t index_of(const Onnx__GraphProto *g, const Onnx__NodeProto *n)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        if (g->node[i] == n)
+            return i;
+    return g->n_node;
+}
+
+/* A float initializer name of n values (per channel along axis of a rank-1 tensor) */
+static bool push_floats(Onnx__GraphProto *g, const char *name, const float *v, int64_t n)
+{
+    int64_t dims[1] = {n};
+    return push_init(g, initializer(name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, n == 1 ? 0 : 1,
+                                    dims, v, sizeof(float) * (size_t)n));
+}
+
+/* Replaces node i (the integer op nd) by DQ(x) -> DQ(w) -> layer [-> Q]: x_dq, w_dq named
+ * after nd; the layer takes nd's name and attributes and writes out; q (ys, yz) NULL: no
+ * QuantizeLinear after it. */
+static bool qop_replace(Onnx__GraphProto *g, size_t i, const char *layer_op, const char *const *x3,
+                        const char *x_float, const char *const *w3, int64_t w_axis,
+                        const char *bias, const char *out, const char *const *q2)
+{
+    Onnx__NodeProto *nd = g->node[i];
+    char *name = strdup(nd->name), *xd = dupf2(name ? name : "", "/x_dq"),
+         *wd = dupf2(name ? name : "", "/w_dq"), *yf = dupf2(name ? name : "", "/y_float"),
+         *nxd = dupf2(name ? name : "", "/DequantizeLinear_x"),
+         *nwd = dupf2(name ? name : "", "/DequantizeLinear_w"),
+         *nq = dupf2(name ? name : "", "/QuantizeLinear_y"), *o = strdup(out);
+    bool ok = name && xd && wd && yf && nxd && nwd && nq && o;
+    Onnx__AttributeProto **at = ok ? calloc(nd->n_attribute + 1, sizeof *at) : NULL;
+    int nat = 0;
+    const char *lin[3] = {x_float ? x_float : xd, wd, bias};
+    const char *qin[3] = {yf, q2 ? q2[0] : NULL, q2 ? q2[1] : NULL};
+    size_t at_i = i;
+    ok = ok && at &&
+         (x_float ||
+          push_node(g, at_i++, node(nxd, "DequantizeLinear", x3, x3[2] ? 3 : 2, xd, -1000))) &&
+         push_node(g, at_i++, node(nwd, "DequantizeLinear", w3, w3[2] ? 3 : 2, wd,
+                                   w_axis >= 0 ? w_axis : -1000));
+    if (ok) { /* the layer takes nd's attributes (node_attrs frees them on failure) */
+        nd = g->node[at_i];
+        for (size_t a = 0; a < nd->n_attribute; a++)
+            at[nat++] = nd->attribute[a];
+        nd->n_attribute = 0;
+        ok = push_node(g, at_i++, node_attrs(name, layer_op, "", lin, bias ? 3 : 2, q2 ? yf : o,
+                                             at, nat)) &&
+             (!q2 || push_node(g, at_i++, node(nq, "QuantizeLinear", qin, q2[1] ? 3 : 2, o,
+                                               -1000)));
+    }
+    if (ok)
+        remove_node(g, at_i);
+    free(at), free(name), free(xd), free(wd), free(yf), free(nxd), free(nwd), free(nq), free(o);
+    return ok;
+}
+
+/* The QuantizeLinear whose output reaches name, directly or through the layout ops a
+ * reader also passes (Reshape, Flatten, Squeeze, Unsqueeze, Transpose), or NULL. With a
+ * chain between them, the chain is made to read DQ(Q(x)) instead (a new DequantizeLinear of
+ * the Q's own scale and zero point) and *x_float is name (now float): the layer reads the
+ * pair through the chain, as read_layer takes it. */
+static Onnx__NodeProto *quantized_input(Onnx__GraphProto *g, const char *name,
+                                        const char **x_float, bool *oom)
+{
+    static const char *const layout[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                         "Transpose", NULL};
+    *x_float = NULL;
+    Onnx__NodeProto *p = producer(g, name), *first = NULL;
+    for (int depth = 0; p && depth < 8; depth++) {
+        bool lay = false;
+        for (int k = 0; layout[k] && !lay; k++)
+            lay = !strcmp(p->op_type, layout[k]);
+        if (!lay || p->n_input < 1)
+            break;
+        first = p;
+        p = producer(g, p->input[0]);
+    }
+    if (!p || strcmp(p->op_type, "QuantizeLinear") || p->n_input < 2 || p->n_output < 1)
+        return NULL;
+    if (!first)
+        return p;
+    if (sole_reader(g, p->output[0]) != first)
+        return NULL;
+    char *dqn = dupf2(p->output[0], "/dq"), *nn = dupf2(p->output[0], "/DequantizeLinear");
+    const char *in[3] = {p->output[0], p->input[1], p->n_input > 2 && p->input[2][0]
+                                                         ? p->input[2] : NULL};
+    bool ok = dqn && nn && set_input(first, 0, dqn) &&
+              push_node(g, index_of(g, first), node(nn, "DequantizeLinear", in, in[2] ? 3 : 2,
+                                                    dqn, -1000));
+    free(dqn), free(nn);
+    *oom = !ok;
+    *x_float = name;
+    return p;
+}
+
+static nb_err qoperator_to_qdq(const char *src, Onnx__GraphProto *g, nb_status *st)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        Onnx__NodeProto *nd = g->node[i];
+        const char *op = nd->op_type, *nm = nd->name ? nd->name : "";
+        bool qconv = !strcmp(op, "QLinearConv"), qmm = !strcmp(op, "QLinearMatMul");
+        bool iconv = !strcmp(op, "ConvInteger"), imm = !strcmp(op, "MatMulInteger");
+        if (!qconv && !qmm && !iconv && !imm)
+            continue;
+        if (qconv || qmm) {
+            if (nd->n_input < 8 || nd->n_output < 1)
+                return nb_fail(st, NB_ERR_GRAPH, "%s: node '%s' (%s): %zu inputs, 8 or 9 expected",
+                               src, nm, op, nd->n_input);
+            const Onnx__TensorProto *xs = constant(g, nd->input[1]), *ws = constant(g, nd->input[4]),
+                                    *B = qconv && nd->n_input > 8 && nd->input[8][0]
+                                             ? constant(g, nd->input[8]) : NULL;
+            if (!xs || !ws || (qconv && nd->n_input > 8 && nd->input[8][0] && !B))
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s' (%s): its scales and bias "
+                               "must be constants", src, nm, op);
+            int64_t nws = numel_of(ws), nb = B ? numel_of(B) : 0;
+            char *bname = B ? dupf2(nm, "/bias_float") : NULL;
+            bool ok = !B || bname;
+            if (ok && B) { /* B x xs x ws, per output channel */
+                float *bf = malloc(sizeof(float) * (size_t)(nb + 1));
+                for (int64_t c = 0; bf && c < nb; c++)
+                    bf[c] = (float)(value_at(B, c) * value_at(xs, 0) *
+                                    value_at(ws, nws > 1 ? c % nws : 0));
+                ok = bf && push_floats(g, bname, bf, nb);
+                free(bf);
+            }
+            const char *x3[3] = {nd->input[0], nd->input[1], nd->input[2][0] ? nd->input[2] : NULL};
+            const char *w3[3] = {nd->input[3], nd->input[4], nd->input[5][0] ? nd->input[5] : NULL};
+            const char *q2[2] = {nd->input[6], nd->input[7][0] ? nd->input[7] : NULL};
+            const char *xf = NULL;
+            bool oom = false;
+            if (producer(g, nd->input[0]) &&
+                strcmp(producer(g, nd->input[0])->op_type, "QuantizeLinear")) {
+                quantized_input(g, nd->input[0], &xf, &oom);
+                i = index_of(g, nd);
+            }
+            ok = ok && !oom && qop_replace(g, i, qconv ? "Conv" : "MatMul", x3, xf, w3,
+                                   nws > 1 ? (qconv ? 0 : 1) : -1, bname, nd->output[0], q2);
+            free(bname);
+            if (!ok)
+                return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            i += 3; /* past the nodes it became */
+            continue;
+        }
+        /* ConvInteger / MatMulInteger: x from a QuantizeLinear of a constant scale, the int32
+           result through Cast(float) and Mul by a constant */
+        Onnx__NodeProto *px = nd->n_input > 0 ? producer(g, nd->input[0]) : NULL;
+        const char *xf = NULL;
+        bool oom = false;
+        Onnx__NodeProto *qx = nd->n_input > 0 ? quantized_input(g, nd->input[0], &xf, &oom) : NULL;
+        if (oom)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        i = index_of(g, nd);
+        const Onnx__TensorProto *s = qx ? constant(g, qx->input[1]) : NULL;
+        if (px && !strcmp(px->op_type, "DynamicQuantizeLinear"))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s' (%s): its input is quantized at "
+                           "run time (DynamicQuantizeLinear, onnxruntime's quantize_dynamic); the "
+                           "Nano takes calibrated scales: calibrate the float model, or export "
+                           "with quantize_static", src, nm, op);
+        if (!s || numel_of(s) != 1)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s' (%s): its input is not "
+                           "QuantizeLinear(x) of a constant scalar scale", src, nm, op);
+        const Onnx__TensorProto *wz = nd->n_input > 3 && nd->input[3][0]
+                                          ? constant(g, nd->input[3]) : NULL;
+        for (int64_t k = 0; wz && k < numel_of(wz); k++)
+            if (value_at(wz, k) != 0)
+                return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s' (%s): weight zero point "
+                               "%g: the Nano takes symmetric weights only", src, nm, op,
+                               value_at(wz, k));
+        Onnx__NodeProto *cast = sole_reader(g, nd->output[0]);
+        Onnx__NodeProto *mul = cast && !strcmp(cast->op_type, "Cast") && cast->n_output == 1
+                                   ? sole_reader(g, cast->output[0]) : NULL;
+        const Onnx__TensorProto *k = NULL;
+        for (size_t a = 0; mul && !strcmp(mul->op_type, "Mul") && a < 2 && !k; a++)
+            if (strcmp(mul->input[a], cast->output[0]) != 0)
+                k = constant(g, mul->input[a]);
+        const Onnx__TensorProto *w = constant(g, nd->input[1]);
+        int64_t M = !w || w->n_dims < 1 ? 0 : iconv ? w->dims[0] : w->dims[w->n_dims - 1];
+        if (!k || !w || (numel_of(k) != 1 && numel_of(k) != M))
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s' (%s): its int32 result is not "
+                           "Cast to float and multiplied by a constant scale (one, or one per "
+                           "output channel)", src, nm, op);
+        int64_t nk = numel_of(k);
+        float *wsv = malloc(sizeof(float) * (size_t)(nk + 1));
+        char *wsn = dupf2(nm, "/w_scale"), *out = mul ? strdup(mul->output[0]) : NULL;
+        bool ok = wsv && wsn && out;
+        for (int64_t c = 0; ok && c < nk; c++)
+            wsv[c] = (float)(value_at(k, c) / value_at(s, 0));
+        ok = ok && push_floats(g, wsn, wsv, nk);
+        free(wsv);
+        const char *x3[3] = {nd->input[0], qx->input[1], qx->n_input > 2 && qx->input[2][0]
+                                                             ? qx->input[2] : NULL};
+        const char *w3[3] = {nd->input[1], wsn, NULL};
+        if (ok) { /* the Cast and the Mul go; the layer writes the Mul's output */
+            remove_node(g, index_of(g, mul));
+            remove_node(g, index_of(g, cast));
+            i = index_of(g, nd);
+            ok = qop_replace(g, i, iconv ? "Conv" : "MatMul", x3, xf, w3,
+                             nk > 1 ? (iconv ? 0 : 1) : -1, NULL, out, NULL);
+        }
+        free(wsn), free(out);
+        if (!ok)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        i += 2;
+    }
+    return NB_OK;
+}
+
 /* The layers of sc->g and of its branches into out (room for every node). */
 static nb_err read_layers(const char *src, const scope *sc, nb_qdq_model *out, act_edges *el,
                           nb_status *st)
@@ -1880,7 +2111,16 @@ nb_err nb_read_qdq(const char *src, const char *stripped, nb_qdq_model *out, nb_
     act_edges el = {0};
     if (!out->l)
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    else
+    if (!e)
+        e = qoperator_to_qdq(src, g, st);
+    if (!e) { /* room for the layers the rewrite made */
+        nb_qlayer *l = realloc(out->l, sizeof *out->l * (count_nodes(g) + 1));
+        if (l)
+            out->l = l;
+        else
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    if (!e)
         e = read_layers(src, &top, out, &el, st);
     for (size_t i = 0; i < el.n; i++) { /* the layers' inputs past their Q/DQ pairs */
         if (!e && !set_input(el.e[i].node, el.e[i].input, el.e[i].to))
