@@ -259,7 +259,8 @@ static nb_err parse_seed(const char *spec, const char *file, uint32_t *seed, nb_
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(file + 7, &end, 10);
-    if (!file[7] || *end || errno || file[7] == '-' || v > UINT32_MAX)
+    if (!file[7] || *end || errno || file[7] == '-' || file[7] == '+' ||
+        (file[7] < '0' || file[7] > '9') || v > UINT32_MAX)
         return nb_fail(st, NB_ERR_ARG, "--input %s: the seed must be an integer from 0 to "
                        "4294967295 (random:SEED)", spec);
     *seed = (uint32_t)v;
@@ -298,8 +299,9 @@ static nb_err bind_spec(const nb_infer_opts *o, nb_infer_result *r, const int *o
         for (int k = 0; k < g->n_inputs && l + 4 < sizeof names; k++)
             l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", k ? ", " : "",
                                   g->values[g->inputs[k]].name);
-        e = nb_fail(st, NB_ERR_ARG, "--input %s: %s is not an input of %s (its input%s: %s)",
-                    spec, nm ? nm : spec, o->model, g->n_inputs == 1 ? "" : "s", names);
+        e = nb_fail(st, NB_ERR_ARG, "--input %s: %s%s%s is not an input of %s (its input%s: %s)",
+                    spec, nm && *nm ? "'" : "", nm ? (*nm ? nm : "an empty name") : spec,
+                    nm && *nm ? "'" : "", o->model, g->n_inputs == 1 ? "" : "s", names);
     }
     free(nm);
     if (e)
@@ -394,6 +396,15 @@ static nb_err check_inputs(const nb_infer_opts *o, const nb_graph *g, const char
         return nb_fail(st, NB_ERR_ARG, "%s: no --input for %s", o->model, missing);
     for (int i = 0; i < o->n_inputs; i++) {
         const nb_value *vi = &g->values[nb_graph_find(g, names[i])];
+        for (int a = 0; a < vi->rank && a < tins[i]->rank; a++) /* within the input itself */
+            for (int b = a + 1; b < vi->rank && b < tins[i]->rank; b++)
+                if (vi->dim_params[a] && vi->dim_params[b] &&
+                    !strcmp(vi->dim_params[a], vi->dim_params[b]) &&
+                    tins[i]->dims[a] != tins[i]->dims[b])
+                    return nb_fail(st, NB_ERR_ARG, "%s: input '%s': dim '%s' is both %lld and "
+                                   "%lld in the data given", o->model, vi->name,
+                                   vi->dim_params[a], (long long)tins[i]->dims[a],
+                                   (long long)tins[i]->dims[b]);
         for (int k = i + 1; k < o->n_inputs; k++) {
             const nb_value *vk = &g->values[nb_graph_find(g, names[k])];
             for (int a = 0; a < vi->rank && a < tins[i]->rank; a++)
@@ -487,6 +498,24 @@ nb_err nb_infer(const nb_infer_opts *o, nb_infer_result *r, nb_status *st)
     r->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (!e)
         e = collect(o, r, st);
+    struct stat gsb;
+    if (!e && o->golden_dir && stat(o->golden_dir, &gsb) == 0 && !S_ISDIR(gsb.st_mode))
+        e = nb_fail(st, NB_ERR_IO, "%s: exists and is not a folder (--dump); nothing was written",
+                    o->golden_dir);
+    if (!e && o->golden_dir) { /* its parent must take the folder: checked before any output */
+        char parent[4096]; /* the nearest folder that exists above it */
+        snprintf(parent, sizeof parent, "%s", o->golden_dir);
+        do {
+            char *slash = strrchr(parent, '/');
+            if (slash && slash != parent)
+                *slash = 0;
+            else
+                snprintf(parent, sizeof parent, "%s", slash ? "/" : ".");
+        } while (stat(parent, &gsb) != 0 && strcmp(parent, ".") && strcmp(parent, "/"));
+        if (access(parent, W_OK) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write the golden dump folder there: %s; "
+                        "nothing was written", o->golden_dir, strerror(errno));
+    }
     if (!e && o->output_dir) {
         if (nb_mkdir_p(o->output_dir) != 0)
             e = nb_fail(st, NB_ERR_IO, "%s: cannot create output folder: %s", o->output_dir,

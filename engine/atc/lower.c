@@ -494,6 +494,9 @@ static void cube_reason(const lctx *c, const nb_node *n, char *why, size_t len)
                  "constants, quantized offline", c->g->values[n->in[wi]].name);
     else if (conv_op(n->op_type) && c->g->values[n->in[wi]].rank < 3)
         snprintf(why, len, "%s weights of rank %d", n->op_type, c->g->values[n->in[wi]].rank);
+    else if (!strcmp(n->op_type, "ConvTranspose") && nb_attr_int(n, "group", 1) != 1)
+        snprintf(why, len, "grouped ConvTranspose (group %lld): calibrate does not quantize it "
+                 "yet", (long long)nb_attr_int(n, "group", 1));
     else if (!conv_op(n->op_type) &&
              (c->g->values[n->in[wi]].rank < 1 || c->g->values[n->in[0]].rank < 1))
         snprintf(why, len, "%s of a scalar operand: the cube takes matrices", n->op_type);
@@ -992,6 +995,9 @@ static void lower_node(lctx *c, int ni)
     }
     if (!why[0] && !strcmp(op, "Gather") && (n->n_in < 2 || n->in[1] < 0))
         snprintf(why, sizeof why, "Gather without indices");
+    else if (!why[0] && !strcmp(op, "Gather") && c->g->values[n->in[1]].const_val &&
+             c->g->values[n->in[1]].const_val->numel == 0)
+        snprintf(why, sizeof why, "Gather of no indices (an empty output: no task to run)");
     if (why[0]) {
         cpu_task(c, n, name, why);
         free(name);

@@ -1621,9 +1621,9 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight scales of ONNX type %d, "
                        "not float", src, name, ws->has_data_type ? ws->data_type : 0);
     if (wz && (!wz->has_data_type || wz->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT8))
-        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight zero point of ONNX type "
-                       "%d: the Nano's weights are int8 (zero point int8 0)", src, name,
-                       wz->has_data_type ? wz->data_type : 0);
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': weight zero point of type "
+                       "%s: the Nano's weights are int8 (zero point int8 0)", src, name,
+                       nb_dtype_name((nb_dtype)(wz->has_data_type ? wz->data_type : 0)));
     if (wz)
         for (int64_t i = 0; i < numel_of(wz); i++)
             if (value_at(wz, i) != 0)
@@ -1644,15 +1644,24 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
     if (nsc > 1 && (axis < 0 || axis >= rank || w->dims[axis] != nsc))
         return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': %lld weight scales for axis %lld",
                        src, name, (long long)nsc, (long long)axis);
+    if (!strcmp(nd->op_type, "ConvTranspose") && attr_i(nd, "group", 1) != 1)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': grouped ConvTranspose is not "
+                       "quantized yet", src, name);
+    int64_t out_axis = !strcmp(nd->op_type, "Conv") ||
+                               (!strcmp(nd->op_type, "Gemm") && attr_i(nd, "transB", 0))
+                           ? 0
+                       : !strcmp(nd->op_type, "ConvTranspose") ? 1 : rank - 1;
+    if (nsc > 1 && axis != out_axis)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s' (%s): weight scales along axis "
+                       "%lld; the cube takes one scale per output channel (axis %lld)", src,
+                       name, nd->op_type, (long long)axis, (long long)out_axis);
     /* one scale for the whole tensor (onnxruntime's quantize_static per_channel=False, TF's
        per-tensor QAT): the same scale on every output channel, the per-channel form the
        cube's deq_scale and bias take (Conv and Gemm transB: axis 0, ConvTranspose: 1,
        MatMul and Gemm: the last) */
     int64_t nch = nsc;
     if (nsc == 1 && rank >= 2) {
-        bool gemm_t = !strcmp(nd->op_type, "Gemm") && attr_i(nd, "transB", 0);
-        axis = !strcmp(nd->op_type, "Conv") || gemm_t ? 0
-               : !strcmp(nd->op_type, "ConvTranspose") ? 1 : rank - 1;
+        axis = out_axis;
         nch = w->dims[axis] > 0 ? w->dims[axis] : 1;
     }
     int64_t n = numel_of(w), stride = 1;

@@ -828,7 +828,9 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDatas
             m->dump_files = 0;
     }
     if (e)
-        return fail(e == NB_ERR_NOMEM ? ACL_ERROR_BAD_ALLOC : ACL_ERROR_INTERNAL_ERROR,
+        return fail(e == NB_ERR_NOMEM  ? ACL_ERROR_BAD_ALLOC
+                    : e == NB_ERR_DATA ? ACL_ERROR_INVALID_PARAM /* the input data's fault */
+                                       : ACL_ERROR_INTERNAL_ERROR,
                     "aclmdlExecute: %s", st.msg);
     ndrv(0, "model %u executed: %llu cycles", modelId,
          (unsigned long long)nb_sim_total_cycles(m->sim));

@@ -1233,7 +1233,7 @@ static nb_err k_gather(nb_sim_model *m, const sim_task *k, nb_status *st)
             if (v < 0)
                 v += x->dims[a];
             if (v < 0 || v >= x->dims[a])
-                return nb_fail(st, NB_ERR_FORMAT, "[NDRV] Gather: index %lld outside [0, %d)",
+                return nb_fail(st, NB_ERR_DATA, "[NDRV] Gather: index %lld outside [0, %d)",
                                (long long)sim_load(it->dtype, ip, sim_ph(m, it, ii)), x->dims[a]);
             ix[a] = v;
         } else {

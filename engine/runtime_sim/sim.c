@@ -810,9 +810,12 @@ static nb_err check_task(vctx *v)
     case K_ARGMAX: { /* fp16 [.., L, ..] -> int32 indices, the axis kept as 1 or dropped */
         k->axis = p[0], k->keepdims = p[1] != 0, k->last = p[2] != 0;
         if (k->n_in != 1 || x->dtype != DT_F16 || y->dtype != DT_I32 || k->axis >= x->rank ||
-            p[1] > 1 || p[2] > 1 || x->dims[k->axis] < 1)
+            x->dims[k->axis] < 1)
             return BAD("task %d (ArgMax): fp16 in, int32 out, axis %d of rank %d", v->k, p[0],
                        x->rank);
+        if (p[1] > 1 || p[2] > 1)
+            return BAD("task %d (ArgMax): keepdims %d, select_last_index %d (0 or 1)", v->k,
+                       p[1], p[2]);
         int r = 0;
         for (int d = 0; d < x->rank; d++) {
             if (d == k->axis && !k->keepdims)
@@ -879,12 +882,15 @@ static nb_err check_task(vctx *v)
             n_idx *= y->dims[k->g_axis + d];
         const nb_exeom_tensor *it = k->n_in == 2 ? T(v, k->in[1]) : NULL;
         if (it && (k->g_n != 0 || it->dtype != DT_I32 || nb_sim_numel(it) != n_idx))
-            return BAD("task %d (Gather): its indices tensor is not %lld int32 values", v->k,
-                       (long long)n_idx);
+            return BAD("task %d (Gather): input 1 holds %lld %s values, the output has %lld "
+                       "positions along axis %d (int32 ones)", v->k,
+                       (long long)nb_sim_numel(it), it->dtype == DT_I32 ? "int32" : "non-int32",
+                       (long long)n_idx, k->g_axis);
         if (x->dtype != y->dtype || k->g_axis >= x->rank || ri < 0 ||
             (!it && (k->n_in != 1 || k->g_n < 1 || k->g_n > 6 || n_idx != k->g_n)))
-            return BAD("task %d (Gather): one input, axis %d, %d indices for the output's "
-                       "dims", v->k, k->g_axis, k->g_n);
+            return BAD("task %d (Gather): axis %d of rank %d, %d %s for the output's %lld "
+                       "positions along it", v->k, k->g_axis, x->rank, it ? (int)nb_sim_numel(it)
+                       : k->g_n, it ? "indices in input 1" : "constant indices", (long long)n_idx);
         for (int d = 0; d < k->g_axis; d++)
             if (x->dims[d] != y->dims[d])
                 return BAD("task %d (Gather): dim %d differs before the axis", v->k, d);
