@@ -651,8 +651,25 @@ grep -q "1 quantized layer (Q/DQ model)" "$T/out" && cmp -s "$T/atc/c.exeom" "$T
 expect 0 "atc: LSTM and GRU" -- "$NB" atc $A --model="$T/rnn/out/r_deploy_model.onnx" --input_fp16_nodes="x;h0;c0" --output_type=FP16
 [ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.rnn")" ] ||
     { echo "FAIL: atc LSTM/GRU size"; cat "$T/out" "$T/atc.rnn"; fails=$((fails + 1)); }
-# an If the NPU cannot run is listed with its reason; --out_nodes before it cuts it away
-expect 2 "atc: an If is listed" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16; mentions "1 op the NPU cannot run (cut it away with --out_nodes, or rewrite it): If_[0-9]* (If): If on a condition known only at run time: a CPU task, not in the exeom yet"
+# an If on a run-time condition: the MCU's CPU picks the branch taken (both branches' tasks on
+# the NPU), said by atc; run on each branch against the hand-worked values:
+#   x = (1, -2): max 1 > 0, then: Gemm(x, W, transB) + b = (1*0.5 + -2*-1 + 0.1,
+#   1*0.25 + -2*2 - 0.2) = (2.6, -3.95), int8 noise below 0.1; x = (-1, -3): else, y = x
+#   (exact in fp16); --out_nodes before it cuts it away
+expect 0 "atc: an If runs on the CPU" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/if"; mentions "task 'If_[0-9]*' (If) runs on the MCU's CPU: If on a condition known only at run time: the CPU picks the branch taken"
+printf '\000\000\200\277\000\000\100\300' >"$T/cal/ifx/neg.bin" # -1, -3
+for xin in 0 neg; do
+    "$NB" --no-record run "$T/atc/if.exeom" --input "x=$T/cal/ifx/$xin.bin" --output-dir "$T/atc/if_$xin" >/dev/null 2>&1 ||
+        { echo "FAIL: run the If on input $xin"; fails=$((fails + 1)); }
+done
+node -e '
+const fs = require("fs");
+const npy = f => { const b = fs.readFileSync(f); const h = b.readUInt16LE(8);
+  return new Float32Array(b.buffer.slice(b.byteOffset + 10 + h, b.byteOffset + b.length)); };
+const a = npy(process.argv[1] + "/if_0/y.npy"), e = npy(process.argv[1] + "/if_neg/y.npy");
+const ok = Math.abs(a[0] - 2.6) < 0.1 && Math.abs(a[1] + 3.95) < 0.1 && e[0] === -1 && e[1] === -3;
+if (!ok) { console.log("FAIL: If branches: then " + Array.from(a) + ", else " + Array.from(e)); process.exit(1); }
+console.log("ok: If on the CPU: then " + Array.from(a) + ", else " + Array.from(e));' "$T/atc" || fails=$((fails + 1))
 expect 0 "atc: --out_nodes cuts before the If" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --out_nodes="ReduceMax_0:0"
 grep -q "0 quantized layers" "$T/out" || { echo "FAIL: atc cut"; cat "$T/out"; fails=$((fails + 1)); }
 

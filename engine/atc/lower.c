@@ -1429,10 +1429,10 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         ctx_free(&b);
     }
     char why[160];
-    /* what the Nano would do (its CPU picks the branch, both branches' tasks on the NPU) is
-       not in the exeom yet: said so, with the way around it */
-    snprintf(why, sizeof why, "If on a condition known only at run time: a CPU task, not in "
-             "the exeom yet (%d branch tasks); a constant condition folds it away", total);
+    /* what the Nano does: its CPU reads the condition and takes the branch's outputs; both
+       branches' tasks run on the NPU before it (exeom.md) */
+    snprintf(why, sizeof why, "If on a condition known only at run time: the CPU picks the "
+             "branch taken (its %d branch tasks run on the NPU)", total);
     int k = add_task(c, strdup(name), "If", "If", NB_TASK_CPU, false);
     if (k < 0 || *c->oom) {
         free(outs);

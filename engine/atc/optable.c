@@ -185,7 +185,7 @@ static const char *const kernels[] = {
     "ReduceMin",     "ReduceSum",     "Softmax",   "Greater",  "Equal",
     "Or",            "And",           "Where",     "PRelu",    "Elu",
     "BatchNormalization", "InstanceNormalization", "Pad", "Round", "ReduceL2",
-    "Gather",        "Tile",          "SpaceToDepth", "ArgMax",
+    "Gather",        "Tile",          "SpaceToDepth", "ArgMax", "If",
 };
 #define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
 
@@ -195,6 +195,11 @@ int nb_exeom_kernel_id(const char *op_type)
         if (!strcmp(kernels[i], op_type))
             return i;
     return 0;
+}
+
+bool nb_task_in_exeom(const struct nb_npu_task *k)
+{
+    return k->unit != NB_TASK_CPU || !strcmp(k->op_type, "If"); /* the CPU's kernels */
 }
 
 const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }

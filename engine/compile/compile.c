@@ -180,7 +180,7 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     int n_cpu = 0;
     size_t cap = 256, len = 0;
     for (int i = 0; i < g->n_k; i++) {
-        n_cpu += g->k[i].unit == NB_TASK_CPU;
+        n_cpu += !nb_task_in_exeom(&g->k[i]);
         cap += strlen(g->k[i].name) + strlen(g->k[i].onnx_op) + 200;
     }
     if (n_cpu) {
@@ -194,13 +194,17 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
                                n_cpu == 1 ? "" : "s", n_cpu == 1 ? "it" : "them",
                                n_cpu == 1 ? "it" : "them");
         for (int i = 0, k = 0; i < g->n_k && len < cap; i++)
-            if (g->k[i].unit == NB_TASK_CPU)
+            if (!nb_task_in_exeom(&g->k[i]))
                 len += (size_t)snprintf(msg + len, cap - len, "%s %s (%s): %s", k++ ? ";" : "",
                                         g->k[i].name, g->k[i].onnx_op, g->k[i].reason);
         e = nb_fail(st, NB_ERR_UNSUPPORTED, "%s", msg);
         free(msg);
         goto out;
     }
+    for (int i = 0; i < g->n_k; i++) /* the tasks the MCU's core runs, said once */
+        if (g->k[i].unit == NB_TASK_CPU)
+            nb_warnf(o->warn, o->user, "task '%s' (%s) runs on the MCU's CPU: %s", g->k[i].name,
+                     g->k[i].op_type, g->k[i].reason);
     const char *slash = strrchr(output, '/');
     if (slash && slash != output) { /* the output's folder is made, as calibrate does */
         char dir[4200];

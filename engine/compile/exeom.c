@@ -74,12 +74,41 @@ static const nb_node *find_node(const nb_graph *g, const char *name)
     return NULL;
 }
 
+/* A task inside an If branch is named "<If node>/<branch attribute>/<task>" (the lowering's
+ * prefix, nested for nested Ifs): the branch's graph, and in *task the rest of the name.
+ * Node names may hold '/' (torch's): the prefix is matched against the nodes' own names. */
+static const nb_graph *task_scope(const nb_graph *g, const char **task)
+{
+    for (bool deeper = true; deeper;) {
+        deeper = false;
+        for (int i = 0; i < g->n_nodes && !deeper; i++) {
+            const nb_node *n = &g->nodes[i];
+            size_t nl = strlen(n->name);
+            if (!n->n_attr || strncmp(*task, n->name, nl) || (*task)[nl] != '/')
+                continue;
+            for (int a = 0; a < n->n_attr && !deeper; a++) {
+                size_t al = strlen(n->attrs[a].name);
+                const char *r = *task + nl + 1;
+                if (n->attrs[a].g && !strncmp(r, n->attrs[a].name, al) && r[al] == '/') {
+                    g = n->attrs[a].g;
+                    *task = r + al + 1;
+                    deeper = true;
+                }
+            }
+        }
+    }
+    return g;
+}
+
 /* The quantized layer a task belongs to: the task itself ("<layer>"), an unrolled RNN step
  * ("<layer>/t<s>"), or their AscendQuant ("<layer>/AscendQuant", and "<layer>/t<s>/
  * AscendQuant" for the state: *step set). NULL when none. */
 static const nb_npu_layer *layer_of(const nb_npu_layer *ls, int n, const char *task, bool *step)
 {
     char buf[512];
+    const char *s = strrchr(task, '/'); /* a layer in an If branch: named without the prefix */
+    for (const char *p = task; s && (p = strstr(p, "_branch/")) != NULL; p += 8)
+        task = p + 8;
     snprintf(buf, sizeof buf, "%s", task);
     size_t len = strlen(buf);
     static const char quant[] = "/AscendQuant";
@@ -99,6 +128,7 @@ static const nb_npu_layer *layer_of(const nb_npu_layer *ls, int n, const char *t
 /* The ONNX node a task comes from: its own name, or "<node>/<inserted op>". */
 static const nb_node *task_node(const nb_graph *g, const char *task)
 {
+    g = task_scope(g, &task);
     const nb_node *n = find_node(g, task);
     if (n)
         return n;
@@ -396,6 +426,23 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     }
     if (!strcmp(op, "Slice"))
         return slice_params(g, ng, k, n, p, st);
+    if (!strcmp(op, "If")) { /* branches, outputs each, which branch is then_branch */
+        int nbr = 0, then_at = -1;
+        for (int a = 0; n && a < n->n_attr; a++)
+            if (n->attrs[a].g) {
+                if (!strcmp(n->attrs[a].name, "then_branch"))
+                    then_at = nbr;
+                nbr++;
+            }
+        int nout = n ? n->n_out : 0;
+        if (nbr != 2 || then_at < 0 || k->n_out != nout || k->n_in != 1 + nbr * nout)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': If of %d branches and %d outputs",
+                           k->name, nbr, nout);
+        p[0] = (uint8_t)nbr;
+        p[1] = (uint8_t)nout;
+        p[2] = (uint8_t)then_at;
+        return NB_OK;
+    }
     if (!strcmp(op, "ArgMax")) { /* axis (normalized), keepdims, select_last_index */
         int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
         int64_t axis = nb_attr_int(n, "axis", 0);
@@ -599,7 +646,7 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         }
         /* N x K from the source: Gemm transB = 1 holds [N, K]; otherwise [K, N] (Gemm,
            MatMul), or a 1-D [K] (N = 1) */
-        const nb_node *n = find_node(m->graph, k->name);
+        const nb_node *n = task_node(m->graph, k->name); /* in an If branch too */
         int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
         bool nk = (n && !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transB", 0)) ||
                   l->w_rank == 1;
@@ -644,8 +691,14 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
     }
     /* a constant of the model (a vector op's operand; gen 2: its reciprocal), in its NPU
        type, ND */
-    int v = nb_graph_find(m->graph, t->gen == 2 ? t->src : t->name);
-    const nb_tensor *c = v >= 0 ? m->graph->values[v].const_val : NULL;
+    const char *rest = k->name; /* a branch's constant: in the branch, else in the graph */
+    const nb_graph *sg = task_scope(m->graph, &rest);
+    int v = nb_graph_find(sg, t->gen == 2 ? t->src : t->name);
+    const nb_tensor *c = v >= 0 ? sg->values[v].const_val : NULL;
+    if (!c && sg != m->graph) {
+        v = nb_graph_find(m->graph, t->gen == 2 ? t->src : t->name);
+        c = v >= 0 ? m->graph->values[v].const_val : NULL;
+    }
     if (!c)
         return nb_fail(st, NB_ERR_GRAPH, "weight '%s' of task '%s': no constant of that name",
                        t->name, k->name);
@@ -692,8 +745,8 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
     if (g->n_t >= NB_EXEOM_NONE || g->n_k >= NB_EXEOM_NONE)
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%d tensors and %d tasks: the exeom holds at most "
                        "65534 of each", g->n_t, g->n_k);
-    for (int ki = 0; ki < g->n_k; ki++) /* the NPU runs all of it, or nothing is written */
-        if (g->k[ki].unit == NB_TASK_CPU)
+    for (int ki = 0; ki < g->n_k; ki++) /* the exeom holds all of it, or nothing is written */
+        if (!nb_task_in_exeom(&g->k[ki]))
             return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s' (%s) runs on the CPU: %s",
                            g->k[ki].name, g->k[ki].op_type, g->k[ki].reason);
     int64_t size = e->exeom_bytes;
@@ -718,7 +771,7 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
         const nb_npu_task *k = &g->k[ki];
         uint8_t *d = buf + k_off + (int64_t)ki * TASK;
         int id = nb_exeom_kernel_id(k->op_type);
-        if (k->unit == NB_TASK_CPU)
+        if (!nb_task_in_exeom(k))
             err = nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s' (%s) runs on the CPU: %s", k->name,
                           k->op_type, k->reason);
         else if (!id)
@@ -731,7 +784,7 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
         if (err)
             break;
         put16(d, (uint32_t)id);
-        d[2] = k->unit == NB_TASK_CUBE ? 1 : 0;
+        d[2] = k->unit == NB_TASK_CUBE ? 1 : k->unit == NB_TASK_CPU ? 2 : 0;
         d[3] = (uint8_t)k->n_in;
         d[4] = (uint8_t)k->n_out;
         d[5] = k->inserted ? 1 : 0;
@@ -909,7 +962,8 @@ nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st
         for (int j = 0; j < NB_EXEOM_MAX_OUT; j++)
             k->out[j] = (uint16_t)get16(d + 24 + 2 * j);
         memcpy(k->params, d + 32, 32);
-        if (k->kernel == 0 || !strcmp(nb_exeom_kernel_name(k->kernel), "?") || k->unit > 1 ||
+        if (k->kernel == 0 || !strcmp(nb_exeom_kernel_name(k->kernel), "?") || k->unit > 2 ||
+            (k->unit == 2) != !strcmp(nb_exeom_kernel_name(k->kernel), "If") ||
             k->n_in > NB_EXEOM_MAX_IN || k->n_out > NB_EXEOM_MAX_OUT)
             e = nb_fail(st, NB_ERR_FORMAT, "task %u: kernel %u, unit %u, %u in, %u out", i,
                         k->kernel, k->unit, k->n_in, k->n_out);

@@ -139,8 +139,8 @@ nb_err nb_estimate_model(const nb_model *m, const nb_op_table *ops, const nb_npu
     for (int i = 0; i < g->n_k; i++) {
         e->macs += g->k[i].macs;
         e->weight_bytes += g->k[i].weight_bytes;
-        if (g->k[i].unit == NB_TASK_CPU && !count_op(&e->unsupported, &e->n_unsupported,
-                                                    g->k[i].onnx_op))
+        if (!nb_task_in_exeom(&g->k[i]) && !count_op(&e->unsupported, &e->n_unsupported,
+                                                     g->k[i].onnx_op))
             err = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     e->task_desc_bytes = (int64_t)g->n_k * NB_EXEOM_TASK_DESC_BYTES;

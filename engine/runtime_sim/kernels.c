@@ -1327,6 +1327,17 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
         return k_reduce(m, k, st);
     case K_SOFTMAX: k_softmax(m, k); return NB_OK;
     case K_ARGMAX: k_argmax(m, k); return NB_OK;
+    case K_IF: { /* the MCU's CPU: the condition's first value picks the branch's outputs */
+        const nb_exeom_tensor *c = TD(k->in[0]);
+        int64_t i0[6] = {0};
+        bool cond = sim_load(c->dtype, sim_ptr(m, k->in[0]), sim_ph(m, c, i0)) != 0;
+        int b = cond ? k->if_then : 1 - k->if_then, nout = k->n_out;
+        for (int o = 0; o < nout; o++) {
+            int t = k->in[1 + b * nout + o];
+            copy_logical(m, TD(t), sim_ptr(m, t), TD(k->out[o]), sim_ptr(m, k->out[o]));
+        }
+        return NB_OK;
+    }
     case K_BN: case K_IN: return k_norm(m, k, st);
     default: k_elementwise(m, k); return NB_OK;
     }

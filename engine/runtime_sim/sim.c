@@ -685,6 +685,27 @@ static nb_err check_task(vctx *v)
         return check_matmul(v, k);
     if (kid == K_LSTM || kid == K_GRU)
         return check_rnn(v, k);
+    if (kid == K_IF) { /* cond, then 2 x n_out branch outputs -> n_out: the CPU's select */
+        int nout = p[1];
+        if (p[0] != 2 || p[2] > 1 || nout < 1 || k->n_out != nout || k->n_in != 1 + 2 * nout ||
+            k->in[0] < 0 || nb_sim_numel(T(v, k->in[0])) < 1)
+            return BAD("task %d (If): a condition and 2 branches of %d outputs each, %d in and "
+                       "%d out", v->k, nout, k->n_in, k->n_out);
+        for (int o = 0; o < nout; o++) {
+            if (k->out[o] < 0)
+                return BAD("task %d (If): output %d is missing", v->k, o);
+            const nb_exeom_tensor *y = T(v, k->out[o]);
+            for (int b = 0; b < 2; b++) {
+                int t = k->in[1 + b * nout + o];
+                if (t < 0 || T(v, t)->dtype != y->dtype ||
+                    nb_sim_numel(T(v, t)) != nb_sim_numel(y))
+                    return BAD("task %d (If): branch %d's output %d is not the output's type and "
+                               "size", v->k, b, o);
+            }
+        }
+        k->if_then = p[2];
+        return NB_OK;
+    }
     /* vector tasks: every operand present */
     if (k->n_out < 1 || k->out[0] < 0)
         return BAD("task %d (%s): no output", v->k, kname(kid));

@@ -28,7 +28,7 @@ enum {
     K_UNSQUEEZE, K_FLATTEN, K_TRANSPOSE, K_CONCAT, K_SLICE, K_MAXPOOL, K_GAP, K_GMP,
     K_RMEAN, K_RMAX, K_RMIN, K_RSUM, K_SOFTMAX, K_GREATER, K_EQUAL, K_OR, K_AND, K_WHERE,
     K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_GATHER, K_TILE, K_S2D, K_ARGMAX,
-    K_COUNT
+    K_IF, K_COUNT
 };
 
 /* A task as the kernels run it: operands resolved, parameters decoded and checked. */
@@ -55,6 +55,7 @@ typedef struct sim_task {
     int pad_mode, pad_begin[6]; /* pad: 0 constant (f[0] its value), 1 reflect, 2 edge */
     int mask, keepdims; /* reduce; argmax: keepdims (axis in axis) */
     int last;          /* argmax: select_last_index */
+    int if_then;       /* if (a CPU task): the branch of then_branch, 0 or 1 */
     int64_t M, N, K, batch; /* matmul */
     int64_t b_batch;        /* a run-time B's batch count: 1 (shared) or batch */
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)

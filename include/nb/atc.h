@@ -111,6 +111,11 @@ const char *nb_unit_name(nb_unit u);
 /* The kernel id of an op type (ONNX ops, and AscendQuant, AscendDequant, TransData), or 0
  * when the exeom has none for it yet. */
 int nb_exeom_kernel_id(const char *op_type);
+/* True for a task the exeom holds: an NPU task, or a CPU task the MCU's core runs through
+ * a kernel of its own (If: the branch taken picked by the CPU, share/doc/exeom.md); a CPU
+ * task of no kernel is an op nothing runs (estimate's NOT_SUPPORT_OP_TYPE, atc refuses). */
+struct nb_npu_task;
+bool nb_task_in_exeom(const struct nb_npu_task *k);
 const char *nb_exeom_kernel_name(int id);
 /* Whether the exeom has a kernel for op_type with its parameters encoded: what the compiler
  * and the simulator take. The lowering gives an op without one to the CPU (unsupported),
