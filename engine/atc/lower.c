@@ -395,6 +395,13 @@ static bool argmax_index(const lctx *c, int v)
     return p >= 0 && !strcmp(c->g->nodes[p].op_type, "ArgMax");
 }
 
+/* True for an int64 model input (silero_vad's sample rate sr): int32 on the NPU, the run
+ * converting the given values (saturated, as any integer input). */
+static bool int64_model_input(const lctx *c, int v)
+{
+    return !c->parent && c->g->values[v].is_input && c->g->values[v].dtype == NB_INT64;
+}
+
 /* True for a Gather's indices (input i = 1) that the task reads as an int32 tensor, input 1
  * (CANN's GatherV2): more than the 6 the task descriptor holds, or computed at run time (an
  * ArgMax's); up to 6 constant indices are parameters (exeom.md). */
@@ -426,7 +433,8 @@ static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t le
             dyn = val->dims[d] < 0;
         if (dyn)
             snprintf(why, len, "dynamic shape of '%s'", val->name);
-        else if ((val->dtype == NB_INT64 && !argmax_index(c, v)) || val->dtype == NB_DOUBLE ||
+        else if ((val->dtype == NB_INT64 && !argmax_index(c, v) && !int64_model_input(c, v)) ||
+                 val->dtype == NB_DOUBLE ||
                  val->dtype == NB_UINT64 || val->dtype == NB_STRING)
             snprintf(why, len, "%s tensor '%s' at run time (the NPU has fp16, int8, int32)",
                      nb_dtype_name(val->dtype), val->name);
@@ -1624,6 +1632,11 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
        --input_fp16_nodes (all when it is not given), else float32 and a Cast to fp16 */
     for (int i = 0; i < g->n_inputs; i++) {
         const nb_value *v = &g->values[g->inputs[i]];
+        if (v->dtype == NB_INT64) { /* int32 on the NPU (int64_model_input) */
+            c.vt[g->inputs[i]] = add_tensor(&c, strdup(v->name), NB_INT32, NB_FMT_ND, v->rank,
+                                            v->dims, NB_T_INPUT, -1);
+            continue;
+        }
         if (fp16_input(v, opts.input_fp16_nodes)) {
             c.vt[g->inputs[i]] = add_tensor(&c, strdup(v->name), npu_type(v->dtype), NB_FMT_ND,
                                             v->rank, v->dims, NB_T_INPUT, -1);

@@ -257,9 +257,10 @@ static nb_err slice_params(const nb_graph *g, const nb_npu_graph *ng, const nb_n
 static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
                           const nb_npu_layer *ls, int n_layers, uint8_t *p, nb_status *st)
 {
-    const nb_graph *g = m->graph;
+    const char *rest = k->name; /* an If branch's task: its node and values in the branch */
+    const nb_graph *g = task_scope(m->graph, &rest);
     const char *op = k->op_type;
-    const nb_node *n = task_node(g, k->name);
+    const nb_node *n = task_node(m->graph, k->name);
     if (!strcmp(op, "AscendQuant")) {
         /* the second operand of a MatMul of two activations: its own scale */
         for (int j = 0; j < ng->n_k && k->n_out; j++) {

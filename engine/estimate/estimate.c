@@ -193,9 +193,14 @@ static const char *human(int64_t b, char *buf, size_t len)
     return buf;
 }
 
-static const char *unit_name(nb_task_unit u)
+/* "cpu" for a task the MCU's core runs (an If's select), "cpu-unsupported" for one nothing
+ * runs (NOT_SUPPORT_OP_TYPE) */
+static const char *unit_name(const nb_npu_task *k)
 {
-    return u == NB_TASK_CUBE ? "cube" : u == NB_TASK_VECTOR ? "vector" : "cpu-unsupported";
+    return k->unit == NB_TASK_CUBE     ? "cube"
+           : k->unit == NB_TASK_VECTOR ? "vector"
+           : nb_task_in_exeom(k)       ? "cpu"
+                                       : "cpu-unsupported";
 }
 
 /* A copy of s with tab, newline, carriage return and backslash as \t \n \r \\ (a
@@ -296,7 +301,7 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
                  human(out ? out->bytes : 0, hb, sizeof hb));
         fprintf(f, "%-*s  %-*s  %-15s  %-*s  %-*s  %-10s  %-21s  %12lld  ", wname,
                 names && names[i] ? names[i] : "?", wop,
-                k->op_type, unit_name(k->unit), win, cells ? cells[i][0] : "?", wout,
+                k->op_type, unit_name(k), win, cells ? cells[i][0] : "?", wout,
                 cells ? cells[i][1] : "?", out ? nb_format_name(out->format) : "-", ob,
                 (long long)k->macs);
         if (k->unit == NB_TASK_CPU)
@@ -405,7 +410,7 @@ int nb_estimate_json(const nb_estimate *e, FILE *f)
         json_object_set_new(l, "name", jstr(k->name));
         json_object_set_new(l, "op_type", jstr(k->op_type));
         json_object_set_new(l, "onnx_op", jstr(k->onnx_op));
-        json_object_set_new(l, "unit", json_string(unit_name(k->unit)));
+        json_object_set_new(l, "unit", json_string(unit_name(k)));
         json_object_set_new(l, "inserted", json_boolean(k->inserted));
         for (int j = 0; j < k->n_in; j++)
             json_array_append_new(in, tensor_json(&e->g.t[k->in[j]]));
