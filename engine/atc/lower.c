@@ -541,8 +541,9 @@ static const char *hint(const char *op)
     static const char *const h[][2] = {
         {"AveragePool", " (a depthwise Conv with constant 1/k weights runs on the cube)"},
         {"Erf", " (GELU: its tanh or sigmoid form runs on the vector unit)"},
-        {"Resize", " (nearest upsampling by an integer factor: Tile and Reshape, or a "
-                   "ConvTranspose)"},
+        {"Resize", " (nearest by integer factors, asymmetric + floor or half_pixel + "
+                   "round_prefer_*, is rewritten as Reshape, Tile, Reshape; bilinear: a "
+                   "ConvTranspose of fixed weights)"},
         {"Expand", " (Tile runs on the vector unit)"},
         {"Softplus", " (Log(1 + Exp(x)): Exp, Add, Log run on the vector unit)"}};
     for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
@@ -565,6 +566,68 @@ typedef struct dstep {
     operand in[3];
     bool to_bool; /* the step yields BOOL (comparisons) */
 } dstep;
+
+/* Resize, nearest, by integer factors along the spatial dims (a U-Net's or a decoder's
+ * upsampling; torch's F.interpolate(mode="nearest") exports asymmetric + floor): y[.., h,
+ * w] = x[.., h / s, w / s] exactly when the source index rounds down, which holds for
+ * asymmetric + floor, and for half_pixel / pytorch_half_pixel with round_prefer_floor or
+ * round_prefer_ceil ((h + 0.5) / s - 0.5 is never a tie). Rewritten as Reshape (a unit dim
+ * after each scaled dim) -> Tile (s there) -> Reshape, exact, on the vector unit. False
+ * (the op goes on as unsupported, with its hint) for any other form. */
+static bool lower_resize(lctx *c, const nb_node *n, const char *name)
+{
+    if (strcmp(n->op_type, "Resize") || n->n_in < 3 || n->n_out != 1 || n->out[0] < 0 ||
+        n->in[0] < 0 || !nb_op_table_find(c->ops, "Reshape", c->g->opset) ||
+        !nb_op_table_find(c->ops, "Tile", c->g->opset))
+        return false;
+    const nb_value *x = &c->g->values[n->in[0]], *y = &c->g->values[n->out[0]];
+    const char *mode = nb_attr_str(n, "mode", "nearest"),
+               *ct = nb_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
+               *nm = nb_attr_str(n, "nearest_mode", "round_prefer_floor");
+    bool exact = (!strcmp(ct, "asymmetric") && !strcmp(nm, "floor")) ||
+                 ((!strcmp(ct, "half_pixel") || !strcmp(ct, "pytorch_half_pixel")) &&
+                  (!strcmp(nm, "round_prefer_floor") || !strcmp(nm, "round_prefer_ceil")));
+    if (strcmp(mode, "nearest") || !exact || x->rank < 3 || x->rank > 4 || y->rank != x->rank)
+        return false;
+    int64_t s[NB_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) { /* the factors, from the output's known dims */
+        if (x->dims[d] <= 0 || y->dims[d] <= 0 || y->dims[d] % x->dims[d])
+            return false;
+        s[d] = y->dims[d] / x->dims[d];
+    }
+    if (s[0] != 1 || s[1] != 1)
+        return false; /* batch and channels stay */
+    int64_t mid[NB_MAX_RANK], til[NB_MAX_RANK];
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        mid[r] = x->dims[d], til[r++] = x->dims[d];
+        if (d >= 2)
+            mid[r] = 1, til[r++] = s[d];
+    }
+    if (r > 6)
+        return false;
+    int t_in = tensor_in(c, n->in[0], NB_FMT_ND, name);
+    const char *ops[3] = {"Reshape", "Tile", "Reshape"};
+    int prev = t_in;
+    for (int i = 0; i < 3; i++) {
+        bool last = i == 2;
+        int k = add_task(c, last ? strdup(name) : dupf("%s/%s%d", name, ops[i], i), ops[i],
+                         "Resize", NB_TASK_VECTOR, true);
+        if (k < 0)
+            return true;
+        c->n->k[k].inserted = !last;
+        task_in(c, k, prev);
+        int t = add_tensor(c, last ? strdup(y->name) : dupf("%s/%s%d", y->name, ops[i], i),
+                           npu_type(x->dtype), NB_FMT_ND, last ? y->rank : r,
+                           last ? y->dims : i == 0 ? mid : til, NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        prev = t;
+    }
+    c->vt[n->out[0]] = prev;
+    rewrite(c, "Resize '%s' (nearest, x%lld by %lld) -> Reshape, Tile, Reshape (exact)", name,
+            (long long)s[2], (long long)(x->rank == 4 ? s[3] : 1));
+    return true;
+}
 
 /* Rewrites an op the Nano lacks into vector ops it has, when the ops the rewrite needs are
  * in the table: Sqrt(x) -> Pow(x, 0.5); Div(x, y) -> Mul(x, Pow(y, -1)); HardSigmoid(x) ->
@@ -952,6 +1015,10 @@ static void lower_node(lctx *c, int ni)
         return;
     }
     if (!sup && !why[0] && decompose(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (!sup && !why[0] && lower_resize(c, n, name)) {
         free(name);
         return;
     }

@@ -278,7 +278,7 @@ static bool visit(sctx *c, int ni)
                                        "Transpose", "Identity", "Dropout", "MaxPool",
                                        "GlobalMaxPool", "ReduceMax", "ReduceMin", "ReduceMean",
                                        "GlobalAveragePool", "Slice", "Split", "Tile", "Expand",
-                                       "SpaceToDepth", "DepthToSpace", "Cast", NULL};
+                                       "SpaceToDepth", "DepthToSpace", "Cast", "Resize", NULL};
     static const char *const homog[] = {"Relu", "LeakyRelu", "PRelu", "ReduceSum", "ReduceL2",
                                         "Abs", NULL};
     static const char *const affine[] = {"Max", "Min", "Concat", "Clip", NULL};

@@ -325,6 +325,18 @@ for nm, ax, kd, last, v in [("argmax_c", 1, 1, 0, "axis 1 keepdims"),
     g.save("ArgMax", v, g.node("ArgMax", ["c"], ["y"], axis=ax, keepdims=kd,
                                select_last_index=last), "agree", TP.INT64)
 
+# ---- rewrites: ops outside the list that the lowering writes in listed ones ----
+g = case("resize_torch")  # torch's F.interpolate(scale_factor=2, mode="nearest")
+g.init("roi", np.array([], np.float32))
+g.init("scales", np.array([1, 1, 2, 2], np.float32))
+g.save("Resize", "nearest x2, asymmetric floor (torch)",
+       g.node("Resize", ["c", "roi", "scales"], ["y"], mode="nearest",
+              coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+g = case("resize_sizes")  # ONNX's defaults (half_pixel, round_prefer_floor), sizes given
+g.init("sizes", np.array([1, 8, 18, 12], np.int64))
+g.save("Resize", "nearest x3 by x2 from sizes, half_pixel",
+       g.node("Resize", ["c", "", "", "sizes"], ["y"], mode="nearest"))
+
 # ---- quantize / dequantize: a QAT export, x quantized, the Conv on Q/DQ operands ----
 g = case("qdq", qat=True)  # torch's fake-quant after every op: a pair on the output too
 g.node("Relu", ["c"], ["r"])
