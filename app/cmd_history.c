@@ -290,15 +290,6 @@ out:
     return rc;
 }
 
-static char *json_value_text(json_t *v)
-{
-    if (!v)
-        return strdup("-");
-    if (json_is_string(v))
-        return strdup(json_string_value(v));
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-}
-
 static int cmd_diff(nb_db *db, int argc, char **argv)
 {
     if (argc != 3)
@@ -307,14 +298,10 @@ static int cmd_diff(nb_db *db, int argc, char **argv)
     if (parse_run_id(argv[1], &id[0]) || parse_run_id(argv[2], &id[1]))
         return 2;
     nb_status st = {0};
-    nb_run_row r[2];
-    if (nb_db_get(db, id[0], &r[0], &st))
+    nb_run_diff d;
+    if (nb_db_diff(db, id[0], id[1], &d, &st))
         return cli_error(&st);
-    if (nb_db_get(db, id[1], &r[1], &st)) {
-        nb_run_row_clear(&r[0]);
-        return cli_error(&st);
-    }
-    int rc = 0;
+    const nb_run_row *r = d.run;
     printf("%-28s %-30s %-30s\n", "", "A", "B");
     char a[64], b[64];
     snprintf(a, sizeof a, "run %lld (%s, %s)", (long long)r[0].id, r[0].kind, r[0].status);
@@ -324,111 +311,41 @@ static int cmd_diff(nb_db *db, int argc, char **argv)
            base_name(r[1].model_path),
            (r[0].model_sha256 && r[1].model_sha256 && strcmp(r[0].model_sha256, r[1].model_sha256))
                ? "  (different files)" : "");
-    {
-        char wa[32], wb[32];
-        fmt_wall(r[0].wall_ms, wa, sizeof wa);
-        fmt_wall(r[1].wall_ms, wb, sizeof wb);
-        printf("%-28s %-30s %-30s\n", "wall", wa, wb);
-        printf("%-28s %-30.12s %-30.12s\n", "model sha256", r[0].model_sha256 ? r[0].model_sha256 : "-",
-               r[1].model_sha256 ? r[1].model_sha256 : "-");
-    }
-    /* parameters: the union of keys, '*' where they differ */
-    json_error_t je;
-    json_t *p[2] = {r[0].params ? json_loads(r[0].params, 0, &je) : NULL,
-                    r[1].params ? json_loads(r[1].params, 0, &je) : NULL};
-    printf("parameters\n");
-    for (int s = 0; s < 2; s++) {
-        if (!p[s])
-            continue;
-        const char *k;
-        json_t *v;
-        json_object_foreach(p[s], k, v) {
-            if (s == 1 && p[0] && json_object_get(p[0], k))
-                continue; /* printed with A */
-            json_t *va = p[0] ? json_object_get(p[0], k) : NULL;
-            json_t *vb = p[1] ? json_object_get(p[1], k) : NULL;
-            char *ta = json_value_text(va), *tb = json_value_text(vb);
-            bool same = va && vb && json_equal(va, vb);
-            printf("%c %-26s %-30s %-30s\n", same ? ' ' : '*', k, ta ? ta : "?", tb ? tb : "?");
-            free(ta);
-            free(tb);
-        }
-    }
-    json_decref(p[0]);
-    json_decref(p[1]);
-    /* metrics: the union of names with B - A */
-    nb_metric_row *m[2] = {NULL, NULL};
-    int nm[2] = {0, 0};
-    if (nb_db_metrics(db, id[0], &m[0], &nm[0], &st) ||
-        nb_db_metrics(db, id[1], &m[1], &nm[1], &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
+    char wa[32], wb[32];
+    fmt_wall(r[0].wall_ms, wa, sizeof wa);
+    fmt_wall(r[1].wall_ms, wb, sizeof wb);
+    printf("%-28s %-30s %-30s\n", "wall", wa, wb);
+    printf("%-28s %-30.12s %-30.12s\n", "model sha256", r[0].model_sha256 ? r[0].model_sha256 : "-",
+           r[1].model_sha256 ? r[1].model_sha256 : "-");
+    printf("parameters\n"); /* the union of keys, '*' where they differ */
+    for (int i = 0; i < d.n_params; i++)
+        printf("%c %-26s %-30s %-30s\n", d.params[i].same ? ' ' : '*', d.params[i].key,
+               d.params[i].a ? d.params[i].a : "-", d.params[i].b ? d.params[i].b : "-");
     printf("metrics%-21s %-14s %-14s %s\n", "", "A", "B", "B - A");
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < nm[s]; i++) {
-            int other = -1;
-            for (int k = 0; k < nm[1 - s]; k++)
-                if (!strcmp(m[1 - s][k].name, m[s][i].name))
-                    other = k;
-            if (s == 1 && other >= 0)
-                continue;
-            double va = s == 0 ? m[0][i].value : NAN, vb = s == 1 ? m[1][i].value : NAN;
-            if (other >= 0)
-                vb = m[1][other].value;
-            char ta[64], tb[64], td[64];
-            printf("  %-26s %-14s %-14s %s %s\n", m[s][i].name, fmt_value(va, ta, sizeof ta),
-                   fmt_value(vb, tb, sizeof tb), fmt_value(vb - va, td, sizeof td),
-                   m[s][i].unit);
-        }
-    /* layers: matched by name */
-    nb_layer_row *l[2] = {NULL, NULL};
-    int nl[2] = {0, 0};
-    if (nb_db_layers(db, id[0], &l[0], &nl[0], &st) ||
-        nb_db_layers(db, id[1], &l[1], &nl[1], &st)) {
-        rc = cli_error(&st);
-        goto out2;
+    for (int i = 0; i < d.n_metrics; i++) {
+        const nb_diff_metric *m = &d.metrics[i];
+        char ta[64], tb[64], td[64];
+        printf("  %-26s %-14s %-14s %s %s\n", m->name, fmt_value(m->a, ta, sizeof ta),
+               fmt_value(m->b, tb, sizeof tb), fmt_value(m->b - m->a, td, sizeof td), m->unit);
     }
-    if (nl[0] && nl[1]) {
+    if (d.layers_a && d.layers_b)
         printf("layers: metric A -> B (B - A), matched by layer name\n");
-        for (int i = 0; i < nl[0]; i++) {
-            int j = -1;
-            for (int k = 0; k < nl[1] && j < 0; k++)
-                if (!strcmp(l[0][i].layer, l[1][k].layer))
-                    j = k;
-            printf("  %-32s", l[0][i].layer);
-            if (j < 0) {
-                printf("  only in A\n");
-                continue;
-            }
-            for (int k = 0; k < l[0][i].n; k++)
-                for (int q = 0; q < l[1][j].n; q++)
-                    if (!strcmp(l[0][i].m[k].name, l[1][j].m[q].name))
-                        printf("  %s %.6g -> %.6g (%+.3g)", l[0][i].m[k].name,
-                               l[0][i].m[k].value, l[1][j].m[q].value,
-                               l[1][j].m[q].value - l[0][i].m[k].value);
-            printf("\n");
+    else if (d.layers_a || d.layers_b)
+        printf("layers: only run %s has per-layer results\n", d.layers_a ? "A" : "B");
+    for (int i = 0; i < d.n_layers; i++) {
+        const nb_diff_layer *l = &d.layers[i];
+        printf("  %-32s", l->layer);
+        if (l->in != 3) {
+            printf("  only in %s\n", l->in == 1 ? "A" : "B");
+            continue;
         }
-        for (int k = 0; k < nl[1]; k++) {
-            bool found = false;
-            for (int i = 0; i < nl[0] && !found; i++)
-                found = !strcmp(l[0][i].layer, l[1][k].layer);
-            if (!found)
-                printf("  %-32s  only in B\n", l[1][k].layer);
-        }
-    } else if (nl[0] || nl[1]) {
-        printf("layers: only run %s has per-layer results\n", nl[0] ? "A" : "B");
+        for (int k = 0; k < l->n; k++)
+            printf("  %s %.6g -> %.6g (%+.3g)", l->m[k].name, l->m[k].a, l->m[k].b,
+                   l->m[k].b - l->m[k].a);
+        printf("\n");
     }
-out2:
-    nb_layer_rows_free(l[0], nl[0]);
-    nb_layer_rows_free(l[1], nl[1]);
-out:
-    nb_metric_rows_free(m[0], nm[0]);
-    nb_metric_rows_free(m[1], nm[1]);
-    for (int s = 0; s < 2; s++) {
-        nb_run_row_clear(&r[s]);
-    }
-    return rc;
+    nb_run_diff_free(&d);
+    return 0;
 }
 
 static int cmd_export(nb_db *db, int argc, char **argv)

@@ -39,22 +39,13 @@ typedef struct resolved {
 } resolved;
 
 /* A bringup's folder from its "summary" artifact; false when it has none. */
-static bool folder_of(nb_db *db, int64_t id, char *dir, size_t len, nb_status *st)
+static bool folder_of(nb_db *db, int64_t id, char *dir, size_t len)
 {
-    nb_artifact_row *ar = NULL;
-    int na = 0;
-    if (nb_db_artifacts(db, id, &ar, &na, st))
+    char tmp[4200];
+    if (!nb_db_artifact_path(db, id, "summary", false, tmp, sizeof tmp))
         return false;
-    bool found = false;
-    for (int i = 0; i < na && !found; i++)
-        if (!strcmp(ar[i].role, "summary")) {
-            char tmp[4200];
-            snprintf(tmp, sizeof tmp, "%s", ar[i].path);
-            snprintf(dir, len, "%s", dirname(tmp));
-            found = true;
-        }
-    nb_artifact_rows_free(ar, na);
-    return found;
+    snprintf(dir, len, "%s", dirname(tmp));
+    return true;
 }
 
 static int resolve(nb_db **db, const char *arg, resolved *r)
@@ -73,28 +64,13 @@ static int resolve(nb_db **db, const char *arg, resolved *r)
     nb_status st = {0};
     if (!*db && nb_db_open(g_rec.db_path, db, &st))
         return cli_error(&st);
+    int64_t bid = 0; /* the run itself, or the bringup that ran it */
+    if (nb_db_ancestor_of_kind(*db, id, "bringup", &bid, &st))
+        return cli_fail(2, "report: %s (see 'nanobench history list --kind bringup')", st.msg);
+    if (!bid)
+        return cli_fail(2, "report: run %lld is not a bringup and no bringup ran it", id);
     nb_run_row row;
     memset(&row, 0, sizeof row);
-    if (nb_db_get(*db, id, &row, &st))
-        return cli_fail(2, "report: %s (see 'nanobench history list --kind bringup')", st.msg);
-    int64_t bid = !strcmp(row.kind, "bringup") ? id : 0;
-    nb_run_row_clear(&row);
-    if (!bid) { /* a step of a bringup: its nearest bringup ancestor */
-        int64_t *up = NULL, *down = NULL;
-        int nu = 0, nd = 0;
-        if (nb_db_lineage(*db, id, &up, &nu, &down, &nd, &st))
-            return cli_error(&st);
-        for (int i = 0; i < nu && !bid; i++) {
-            nb_run_row a;
-            memset(&a, 0, sizeof a);
-            if (!nb_db_get(*db, up[i], &a, &st) && !strcmp(a.kind, "bringup"))
-                bid = up[i];
-            nb_run_row_clear(&a);
-        }
-        free(up), free(down);
-        if (!bid)
-            return cli_fail(2, "report: run %lld is not a bringup and no bringup ran it", id);
-    }
     if (nb_db_get(*db, bid, &row, &st))
         return cli_error(&st);
     json_error_t je;
@@ -113,7 +89,7 @@ static int resolve(nb_db **db, const char *arg, resolved *r)
         nb_metric_rows_free(mr, nm);
     }
     snprintf(r->label, sizeof r->label, "bringup %lld", (long long)bid);
-    if (!folder_of(*db, bid, r->dir, sizeof r->dir, &st))
+    if (!folder_of(*db, bid, r->dir, sizeof r->dir))
         snprintf(r->dir, sizeof r->dir, "(bringup %lld recorded no folder)", (long long)bid);
     return 0;
 }

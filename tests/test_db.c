@@ -574,6 +574,86 @@ static void test_killed_writer(void **state)
     nb_db_close(db);
 }
 
+/* The shared lookups and two runs side by side (db/lookup.c), on runs recorded here:
+ *   bringup B -> calibrate C (params algo ifmr, soc A) -> compile X (model m2);
+ *   a second calibrate D (params algo kl, seed 3), 2 layers (conv0: cos 0.9, err 0;
+ *   conv1: cos 0.901, err 0.5) where C has none.
+ * diff(C, D): params algo differs (ifmr / kl), soc only in C, seed only in D; metrics
+ * min_cosine 0.99 -> 0.9 and exeom_bytes 1234 -> 1234; layers only D has. */
+static void test_lookups_and_diff(void **state)
+{
+    (void)state;
+    char dbp[512], model[512], m2[512];
+    path_of(dbp, sizeof dbp, "look.db");
+    path_of(model, sizeof model, "lm.onnx");
+    path_of(m2, sizeof m2, "lm2.exeom");
+    write_file(model, "model bytes");
+    write_file(m2, "exeom bytes");
+    nb_status st = {0};
+    nb_db *db;
+    assert_int_equal(nb_db_open(dbp, &db, &st), NB_OK);
+    int64_t b = record(db, "bringup", model, 0, NULL, 0.99, 0);
+    int64_t c = record(db, "calibrate", model, b, "{\"algo\":\"ifmr\",\"soc\":\"A\"}", 0.99, 0);
+    nb_run *r;
+    assert_int_equal(nb_run_begin(db, "compile", m2, c, NULL, &r, &st), NB_OK);
+    int64_t x = nb_run_id(r);
+    assert_int_equal(nb_run_artifact(r, "exeom", m2, &st), NB_OK);
+    assert_int_equal(nb_run_end(r, true, NULL, &st), NB_OK);
+    int64_t d = record(db, "calibrate", model, 0, "{\"algo\":\"kl\",\"seed\":3}", 0.9, 2);
+    /* metric and artifact lookups */
+    double v = 0;
+    assert_true(nb_db_metric(db, c, "min_cosine", &v));
+    assert_float_equal(v, 0.99, 1e-12);
+    assert_false(nb_db_metric(db, c, "no_such", &v));
+    char path[600];
+    assert_true(nb_db_artifact_path(db, x, "exeom", true, path, sizeof path));
+    assert_string_equal(path, m2);
+    unlink(m2); /* gone: found only when not asked to be live */
+    assert_false(nb_db_artifact_path(db, x, "exeom", true, path, sizeof path));
+    assert_true(nb_db_artifact_path(db, x, "exeom", false, path, sizeof path));
+    /* the nearest bringup: of the compile, its grandparent; of d, none */
+    int64_t id = -1;
+    assert_int_equal(nb_db_ancestor_of_kind(db, x, "bringup", &id, &st), NB_OK);
+    assert_int_equal(id, b);
+    assert_int_equal(nb_db_ancestor_of_kind(db, b, "bringup", &id, &st), NB_OK);
+    assert_int_equal(id, b);
+    assert_int_equal(nb_db_ancestor_of_kind(db, d, "bringup", &id, &st), NB_OK);
+    assert_int_equal(id, 0);
+    assert_int_equal(nb_db_ancestor_of_kind(db, 99999, "bringup", &id, &st), NB_ERR_ARG);
+    /* the model's runs and their descendants: b, c, x (recorded under m2), d */
+    int64_t *ids = NULL;
+    assert_int_equal(nb_db_model_runs(db, model, &ids, &st), 4);
+    assert_int_equal(ids[0], b);
+    assert_int_equal(ids[1], c);
+    assert_int_equal(ids[2], x);
+    assert_int_equal(ids[3], d);
+    free(ids);
+    /* C against D */
+    nb_run_diff df;
+    assert_int_equal(nb_db_diff(db, c, d, &df, &st), NB_OK);
+    assert_int_equal(df.n_params, 3);
+    assert_string_equal(df.params[0].key, "algo");
+    assert_string_equal(df.params[0].a, "ifmr");
+    assert_string_equal(df.params[0].b, "kl");
+    assert_false(df.params[0].same);
+    assert_string_equal(df.params[1].key, "soc");
+    assert_null(df.params[1].b);
+    assert_string_equal(df.params[2].key, "seed");
+    assert_null(df.params[2].a);
+    assert_string_equal(df.params[2].b, "3");
+    assert_int_equal(df.n_metrics, 2);
+    assert_string_equal(df.metrics[0].name, "min_cosine");
+    assert_float_equal(df.metrics[0].a, 0.99, 1e-12);
+    assert_float_equal(df.metrics[0].b, 0.9, 1e-12);
+    assert_float_equal(df.metrics[1].a, df.metrics[1].b, 0);
+    assert_false(df.layers_a);
+    assert_true(df.layers_b);
+    assert_int_equal(df.n_layers, 0); /* matched only when both have layers */
+    nb_run_diff_free(&df);
+    assert_int_equal(nb_db_diff(db, c, 99999, &df, &st), NB_ERR_ARG);
+    nb_db_close(db);
+}
+
 int main(void)
 {
     setenv("NANOBENCH_DB_TIMEOUT_MS", "300", 1);
@@ -584,7 +664,7 @@ int main(void)
         cmocka_unit_test(test_newer_refused_untouched),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_four_writers),
-        cmocka_unit_test(test_killed_writer),
+        cmocka_unit_test(test_killed_writer), cmocka_unit_test(test_lookups_and_diff),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -136,7 +136,7 @@ static void reload(tui *t)
     int nset = 0;
     bool failed = nb_db_open(t->db[0] ? t->db : NULL, &db, &st) != NB_OK;
     if (!failed && h->model[0]) {
-        nset = su_model_runs(db, h->model, &set, &st);
+        nset = nb_db_model_runs(db, h->model, &set, &st);
         failed = nset < 0;
         f.ids = set;
         f.n_ids = nset;

@@ -77,114 +77,28 @@ int64_t su_parent(const tui *t, int step)
     return 0;
 }
 
-bool su_db_metric(const tui *t, int64_t run, const char *name, double *value)
+/* t's database opened for one lookup (the TUI keeps no handle open between jobs) */
+static nb_db *open_db(const tui *t)
 {
-    if (run <= 0 || !t->db[0])
-        return false;
     nb_db *db = NULL;
     nb_status st = {0};
-    if (nb_db_open(t->db, &db, &st))
-        return false;
-    nb_metric_row *rows = NULL;
-    int n = 0;
-    bool found = false;
-    if (!nb_db_metrics(db, run, &rows, &n, &st))
-        for (int i = 0; i < n && !found; i++)
-            if (!strcmp(rows[i].name, name) && !isnan(rows[i].value)) {
-                *value = rows[i].value;
-                found = true;
-            }
-    nb_metric_rows_free(rows, n);
+    return t->db[0] && !nb_db_open(t->db, &db, &st) ? db : NULL;
+}
+
+bool su_db_metric(const tui *t, int64_t run, const char *name, double *value)
+{
+    nb_db *db = open_db(t);
+    bool found = db && nb_db_metric(db, run, name, value);
     nb_db_close(db);
     return found;
 }
 
 bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, size_t len)
 {
-    if (run <= 0 || !t->db[0])
-        return false;
-    nb_db *db = NULL;
-    nb_status st = {0};
-    if (nb_db_open(t->db, &db, &st))
-        return false;
-    nb_artifact_row *rows = NULL;
-    int n = 0;
-    bool found = false;
-    if (!nb_db_artifacts(db, run, &rows, &n, &st))
-        for (int i = 0; i < n && !found; i++)
-            if (!strcmp(rows[i].role, role) && rows[i].path) {
-                snprintf(path, len, "%s", rows[i].path);
-                found = true;
-            }
-    nb_artifact_rows_free(rows, n);
+    nb_db *db = open_db(t);
+    bool found = db && nb_db_artifact_path(db, run, role, false, path, len);
     nb_db_close(db);
     return found;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static bool has_id(const int64_t *ids, int n, int64_t id)
-{
-    for (int i = 0; i < n; i++)
-        if (ids[i] == id)
-            return true;
-    return false;
-}
-
-int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st)
-{
-    *ids = NULL;
-    nb_run_filter f = {.model = model};
-    nb_run_row *rows = NULL;
-    int n = 0;
-    if (nb_db_list(db, &f, &rows, &n, st))
-        return -1;
-    int64_t *out = NULL;
-    int cnt = 0, cap = 0, rc = 0;
-    /* oldest first: a run already in the set came down from an earlier one, and so did its
-       own descendants */
-    for (int i = n - 1; i >= 0 && rc == 0; i--) {
-        if (has_id(out, cnt, rows[i].id))
-            continue;
-        int64_t *up = NULL, *down = NULL;
-        int nu = 0, nd = 0;
-        if (nb_db_lineage(db, rows[i].id, &up, &nu, &down, &nd, st)) {
-            rc = -1;
-            break;
-        }
-        if (cnt + nd + 1 > cap) {
-            int nc = (cnt + nd + 1) * 2;
-            int64_t *g = realloc(out, sizeof *out * (size_t)nc);
-            if (!g) {
-                snprintf(st->msg, sizeof st->msg, "out of memory");
-                rc = -1;
-            } else {
-                out = g;
-                cap = nc;
-            }
-        }
-        if (rc == 0) {
-            out[cnt++] = rows[i].id;
-            for (int k = 0; k < nd; k++)
-                if (!has_id(out, cnt, down[k]))
-                    out[cnt++] = down[k];
-        }
-        free(up);
-        free(down);
-    }
-    nb_run_rows_free(rows, n);
-    if (rc) {
-        free(out);
-        return -1;
-    }
-    if (cnt)
-        qsort(out, (size_t)cnt, sizeof *out, cmp_id);
-    *ids = out;
-    return cnt;
 }
 
 const char *su_argv_opt(const json_t *params, const char *opt)
@@ -245,36 +159,11 @@ static bool run_dump_folder(const nb_run_row *r, const json_t *params, char *out
     return found;
 }
 
-/* The path of run id's artifact role into out when the file is still there. */
-static bool live_artifact(nb_db *db, int64_t id, const char *role, char *out, size_t len)
-{
-    nb_artifact_row *a = NULL;
-    int n = 0;
-    nb_status st = {0};
-    bool found = false;
-    if (!nb_db_artifacts(db, id, &a, &n, &st))
-        for (int i = 0; i < n && !found; i++)
-            if (!strcmp(a[i].role, role) && a[i].path && !access(a[i].path, R_OK)) {
-                snprintf(out, len, "%s", a[i].path);
-                found = true;
-            }
-    nb_artifact_rows_free(a, n);
-    return found;
-}
-
 /* A metric of run id, NaN when it has none. */
 static double run_metric(nb_db *db, int64_t id, const char *name)
 {
-    nb_metric_row *m = NULL;
-    int n = 0;
-    nb_status st = {0};
     double v = NAN;
-    if (!nb_db_metrics(db, id, &m, &n, &st))
-        for (int i = 0; i < n; i++)
-            if (!strcmp(m[i].name, name))
-                v = m[i].value;
-    nb_metric_rows_free(m, n);
-    return v;
+    return nb_db_metric(db, id, name, &v) ? v : NAN;
 }
 
 void su_resume(tui *t, char *what, size_t len)
@@ -287,7 +176,7 @@ void su_resume(tui *t, char *what, size_t len)
     if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st))
         return;
     int64_t *set = NULL;
-    int nset = su_model_runs(db, t->model, &set, &st);
+    int nset = nb_db_model_runs(db, t->model, &set, &st);
     nb_run_row *rows = NULL;
     int n = 0;
     nb_run_filter f = {.ids = set, .n_ids = nset};
@@ -309,7 +198,7 @@ void su_resume(tui *t, char *what, size_t len)
             shape_seen = true; /* the newest one's shape, none included */
             snprintf(t->input_shape, sizeof t->input_shape, "%s", su_str(p, "input_shape"));
         } else if (!cal && !strcmp(r->kind, "calibrate") &&
-                   live_artifact(db, r->id, "deploy_model", path, sizeof path)) {
+                   nb_db_artifact_path(db, r->id, "deploy_model", true, path, sizeof path)) {
             cal = true;
             snprintf(t->deploy_model, sizeof t->deploy_model, "%s", path);
             t->run_id[STEP_QUANTIZE] = r->id;
@@ -320,7 +209,7 @@ void su_resume(tui *t, char *what, size_t len)
                 snprintf(note, sizeof note, "SQNR %.1f dB", q);
             tui_set_state(t, STEP_QUANTIZE, !isnan(q) && q < 20.0 ? ST_WARN : ST_OK, note);
         } else if (!comp && !strcmp(r->kind, "compile") &&
-                   live_artifact(db, r->id, "exeom", path, sizeof path)) {
+                   nb_db_artifact_path(db, r->id, "exeom", true, path, sizeof path)) {
             comp = true;
             snprintf(t->exeom, sizeof t->exeom, "%s", path);
             t->run_id[STEP_COMPILE] = r->id;

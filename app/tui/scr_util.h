@@ -37,15 +37,10 @@ bool su_db_metric(const tui *t, int64_t run, const char *name, double *value);
  * when none. */
 bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, size_t len);
 
-/* The runs of a model (a path or a SHA-256 prefix, as nb_run_filter.model) and every run
- * derived from them in the lineage (its compile, run and compare runs are recorded under
- * the deploy model, the exeom or no model): their ids, ascending, each once, in *ids
- * (malloc'd, NULL when none). Returns the count, -1 with st set on an error. */
-int su_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st);
 
 /* A model opened again picks up what earlier sessions made of it, from the run database:
  * the newest ok calibrate, compile and run runs among the model's runs and their
- * descendants (su_model_runs) whose files are still there set t->deploy_model, t->exeom,
+ * descendants (nb_db_model_runs) whose files are still there set t->deploy_model, t->exeom,
  * t->npu_dump (the run's dump folder) and the steps' run ids, states and notes; an empty
  * t->input_shape takes the one of the model's newest info or estimate run. what (len)
  * takes "Quantize, Compile, Run" (the steps taken up), "" when none. */

@@ -141,6 +141,53 @@ void nb_artifact_rows_free(nb_artifact_row *rows, int n);
 nb_err nb_db_lineage(nb_db *db, int64_t run, int64_t **up, int *n_up, int64_t **down,
                      int *n_down, nb_status *st);
 
+/* ---- lookups the front ends share (db/lookup.c) ---- */
+
+/* The value of run's metric name into *value; false when the run has none, its value is
+ * NULL, or the database cannot be read. */
+bool nb_db_metric(nb_db *db, int64_t run, const char *name, double *value);
+/* The path of run's first artifact of role into path (len bytes); live: only when the file
+ * can still be read. False when there is none. */
+bool nb_db_artifact_path(nb_db *db, int64_t run, const char *role, bool live, char *path,
+                         size_t len);
+/* run itself when it is of kind, else its nearest ancestor of kind, into *id (0: none). */
+nb_err nb_db_ancestor_of_kind(nb_db *db, int64_t run, const char *kind, int64_t *id,
+                              nb_status *st);
+/* Every run recorded for model (nb_run_filter's model) and every run derived from one of
+ * them (its descendants), ascending ids, malloc'ed into *ids; the count, or -1 with st. */
+int nb_db_model_runs(nb_db *db, const char *model, int64_t **ids, nb_status *st);
+
+/* Two runs side by side (history diff, the report's "what changed"): their rows, the union
+ * of their parameters (text as stored; NULL where a run lacks one), of their metrics (NaN
+ * where a run lacks one) and of their layers matched by name (the metrics both have). */
+typedef struct nb_diff_param {
+    char *key, *a, *b;
+    bool same;
+} nb_diff_param;
+typedef struct nb_diff_metric {
+    char *name, *unit;
+    double a, b;
+} nb_diff_metric;
+typedef struct nb_diff_layer {
+    char *layer;
+    int in;           /* 1: only in A, 2: only in B, 3: both */
+    int n;            /* the metrics both runs have for it */
+    nb_diff_metric *m;
+} nb_diff_layer;
+typedef struct nb_run_diff {
+    nb_run_row run[2];
+    nb_diff_param *params;
+    int n_params;
+    nb_diff_metric *metrics;
+    int n_metrics;
+    nb_diff_layer *layers; /* A's order, then B's own */
+    int n_layers;
+    bool layers_a, layers_b; /* which runs have per-layer rows */
+} nb_run_diff;
+/* Errors: NB_ERR_ARG (no such run), NB_ERR_DB, NB_ERR_NOMEM. */
+nb_err nb_db_diff(nb_db *db, int64_t a, int64_t b, nb_run_diff *d, nb_status *st);
+void nb_run_diff_free(nb_run_diff *d);
+
 /* Deletes a run with its metrics, layers and artifact rows (not the files); its children
  * keep their rows with no parent. */
 nb_err nb_db_remove(nb_db *db, int64_t run, nb_status *st);
