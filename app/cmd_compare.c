@@ -42,12 +42,15 @@ static void help(void)
 }
 
 /* ---- convert ---- */
-/* a file convert writes: <dump file>.<input|output>.<i>.<shape>.<npy|bin> */
-static bool converted_name(const char *name)
+
+/* Ctrl-C while convert's folder is written: its temporary goes */
+static void on_convert(void *user, const char *pass, int done, int total)
 {
-    size_t n = strlen(name);
-    return (n > 4 && (!strcmp(name + n - 4, ".npy") || !strcmp(name + n - 4, ".bin"))) &&
-           (strstr(name, ".output.") || strstr(name, ".input."));
+    (void)pass, (void)total;
+    if (!done)
+        cli_cleanup_add_tmp(user);
+    else
+        cli_cleanup_clear();
 }
 
 static int convert(int argc, char **argv)
@@ -74,74 +77,12 @@ static int convert(int argc, char **argv)
     }
     if (!src)
         return cli_usage_error("compare", "convert needs -d DUMP_FILE");
-    nb_dump *d = NULL;
-    nb_status rst = {0};
-    int n = nb_dumps_read(src, NB_DUMP_INPUTS | NB_DUMP_OUTPUTS, 0, &d, &rst);
-    if (n < 0)
-        return cli_error(&rst);
-    int rc = 0, written = 0;
-    /* --out: the files go to OUT.tmp.PID, published as OUT when all are written (a full
-       disk leaves nothing under OUT, an earlier OUT's files stay) */
-    char otmp[4400] = "";
-    const char *final_out = out;
-    if (out) {
-        nb_remove_stale_tmps(out);
-        nb_tmp_path(out, otmp, sizeof otmp);
-        cli_cleanup_add_tmp(out);
-        out = otmp;
-    }
-    if (out && nb_mkdir_p(out))
-        rc = cli_fail(2, "%s: cannot make the folder: %s", final_out, strerror(errno));
-    for (int i = 0; i < n && !rc; i++) {
-        for (int k = 0; k < d[i].n_t && !rc; k++) {
-            const nb_dump_tensor *t = &d[i].t[k];
-            if (!t->v)
-                continue;
-            char sh[128], path[4096];
-            shape_str(t, sh, sizeof sh);
-            const char *base = strrchr(d[i].path, '/');
-            base = base ? base + 1 : d[i].path;
-            int pl = out ? snprintf(path, sizeof path, "%s/%s.%s.%d.%s.%s", out, base,
-                                    t->output ? "output" : "input", t->index, sh, type)
-                         : snprintf(path, sizeof path, "%s.%s.%d.%s.%s", d[i].path,
-                                    t->output ? "output" : "input", t->index, sh, type);
-            if (pl < 0 || (size_t)pl >= sizeof path) {
-                rc = cli_fail(2, "%s: the converted file's path is too long", d[i].path);
-                break;
-            }
-            int64_t dims[6];
-            for (int q = 0; q < t->rank; q++)
-                dims[q] = t->dims[q];
-            nb_status st = {0};
-            nb_tensor *x = NULL;
-            if (nb_tensor_new(NB_FLOAT, t->rank, dims, &x, &st)) {
-                rc = cli_error(&st);
-                break;
-            }
-            for (int64_t e = 0; e < t->numel; e++)
-                ((float *)x->data)[e] = (float)t->v[e];
-            nb_err we = strcmp(type, "npy") ? nb_bin_write(path, x, &st) : nb_npy_write(path, x, &st);
-            nb_tensor_free(x);
-            if (we)
-                rc = cli_error(&st);
-            else
-                written++;
-        }
-    }
-    for (int i = 0; i < n; i++)
-        nb_dump_free(&d[i]);
-    free(d);
-    if (otmp[0]) {
-        nb_status pst = {0};
-        if (rc)
-            nb_remove_tree(otmp);
-        else if (nb_publish_dir(otmp, final_out, converted_name, &pst))
-            rc = cli_error(&pst);
-    }
-    cli_cleanup_clear();
-    if (!rc)
-        printf("%d tensor file(s) written\n", written);
-    return rc;
+    nb_status st = {0};
+    int written = 0;
+    if (nb_dump_convert(src, !strcmp(type, "bin"), out, on_convert, (void *)out, &written, &st))
+        return cli_error(&st);
+    printf("%d tensor file(s) written\n", written);
+    return 0;
 }
 
 /* One row of file_compare --json. */

@@ -13,7 +13,6 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <jansson.h>
 
 #include "nb/db.h"
+#include "nb/tensor.h"
 #include "scr_util.h"
 #include "tui.h"
 
@@ -589,21 +589,6 @@ static json_t *golden_manifest(const char *model, char *const *in, int n, const 
     return m;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p) != 0 && errno != ENOENT;
-}
-
-/* rm -rf of one of our own folders */
-static void rm_tree(const char *path)
-{
-    if (access(path, F_OK) == 0)
-        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* The golden folder of a successful infer takes the place of the old one; the manifest
    says what it holds. Earlier sessions' folders of one run each (runN_STAMP) go too. */
 static void golden_keep(tui *t, cmp_scr *s)
@@ -612,7 +597,7 @@ static void golden_keep(tui *t, cmp_scr *s)
     snprintf(dump, sizeof dump, "%s/dump", s->gbase);
     snprintf(mf, sizeof mf, "%s/manifest.json", s->gbase);
     remove(mf);
-    rm_tree(dump);
+    nb_remove_tree(dump);
     if (rename(s->golden, dump) != 0) { /* keep it where it is, without a manifest */
         snprintf(t->golden_dump, sizeof t->golden_dump, "%s", s->golden);
         return;
@@ -628,7 +613,7 @@ static void golden_keep(tui *t, cmp_scr *s)
         if (e[i].dir && sscanf(e[i].name, "run%llu_%llu%c", &id, &stamp, &rest) >= 2) {
             char p[PATH_MAX + 300];
             snprintf(p, sizeof p, "%s/%s", s->gbase, e[i].name);
-            rm_tree(p);
+            nb_remove_tree(p);
         }
     }
     free(e);
@@ -697,7 +682,7 @@ static void run(tui *t)
     }
     /* a new folder for the dumps, in the old one's place once the run succeeded */
     snprintf(s->golden, sizeof s->golden, "%s/dump.new", gbase);
-    rm_tree(s->golden);
+    nb_remove_tree(s->golden);
     su_argv a = {0};
     su_arg(&a, "infer");
     su_arg(&a, "%s", model);
@@ -968,14 +953,14 @@ static void job_done(tui *t, tui_job *j)
             snprintf(s->err, sizeof s->err, "the golden run was cancelled");
             tui_status(t, false, "%s", s->err);
             tui_set_state(t, STEP_COMPARE, ST_NOT_RUN, "cancelled");
-            rm_tree(s->golden);
+            nb_remove_tree(s->golden);
             return;
         }
         if (j->status != 0) {
             snprintf(s->err, sizeof s->err, "the golden run failed: %s", tui_job_error(j));
             tui_status(t, true, "%s", s->err);
             tui_set_state(t, STEP_COMPARE, ST_FAILED, "golden failed");
-            rm_tree(s->golden);
+            nb_remove_tree(s->golden);
             return;
         }
         golden_keep(t, s);

@@ -552,3 +552,83 @@ void nb_infer_result_free(nb_infer_result *r)
     nb_model_free(r->model);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- compare convert ---- */
+
+/* a file convert writes: <dump file>.<input|output>.<i>.<shape>.<npy|bin> */
+static bool converted_name(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 4 && (!strcmp(name + n - 4, ".npy") || !strcmp(name + n - 4, ".bin"))) &&
+           (strstr(name, ".output.") || strstr(name, ".input."));
+}
+
+nb_err nb_dump_convert(const char *src, bool bin, const char *out, nb_progress_fn progress,
+                       void *user, int *written, nb_status *st)
+{
+    *written = 0;
+    nb_dump *d = NULL;
+    int n = nb_dumps_read(src, NB_DUMP_INPUTS | NB_DUMP_OUTPUTS, 0, &d, st);
+    if (n < 0)
+        return st->code;
+    nb_err e = NB_OK;
+    char otmp[4400] = "";
+    const char *final_out = out;
+    if (out) {
+        nb_remove_stale_tmps(out);
+        nb_tmp_path(out, otmp, sizeof otmp);
+        if (progress)
+            progress(user, "convert", 0, 1);
+        out = otmp;
+        if (nb_mkdir_p(out))
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot make the folder: %s", final_out,
+                        strerror(errno));
+    }
+    for (int i = 0; i < n && !e; i++)
+        for (int k = 0; k < d[i].n_t && !e; k++) {
+            const nb_dump_tensor *t = &d[i].t[k];
+            if (!t->v)
+                continue;
+            char sh[128] = "", path[4096];
+            for (int q = 0; q < t->rank; q++)
+                snprintf(sh + strlen(sh), sizeof sh - strlen(sh), "%s%lld", q ? "x" : "",
+                         (long long)t->dims[q]);
+            const char *base = strrchr(d[i].path, '/');
+            base = base ? base + 1 : d[i].path;
+            int pl = out ? snprintf(path, sizeof path, "%s/%s.%s.%d.%s.%s", out, base,
+                                    t->output ? "output" : "input", t->index, sh,
+                                    bin ? "bin" : "npy")
+                         : snprintf(path, sizeof path, "%s.%s.%d.%s.%s", d[i].path,
+                                    t->output ? "output" : "input", t->index, sh,
+                                    bin ? "bin" : "npy");
+            if (pl < 0 || (size_t)pl >= sizeof path) {
+                e = nb_fail(st, NB_ERR_ARG, "%s: the converted file's path is too long",
+                            d[i].path);
+                break;
+            }
+            int64_t dims[6];
+            for (int q = 0; q < t->rank; q++)
+                dims[q] = t->dims[q];
+            nb_tensor *x = NULL;
+            if ((e = nb_tensor_new(NB_FLOAT, t->rank, dims, &x, st)))
+                break;
+            for (int64_t j = 0; j < t->numel; j++)
+                ((float *)x->data)[j] = (float)t->v[j];
+            e = bin ? nb_bin_write(path, x, st) : nb_npy_write(path, x, st);
+            nb_tensor_free(x);
+            if (!e)
+                (*written)++;
+        }
+    for (int i = 0; i < n; i++)
+        nb_dump_free(&d[i]);
+    free(d);
+    if (otmp[0]) {
+        if (e)
+            nb_remove_tree(otmp);
+        else
+            e = nb_publish_dir(otmp, final_out, converted_name, st);
+        if (progress)
+            progress(user, "convert", 1, 1);
+    }
+    return e;
+}

@@ -303,6 +303,16 @@ struct nb_exec;
 nb_err nb_dump_golden_run(const struct nb_model *m, const struct nb_exec *ex, const char *dir,
                           int *n, nb_status *st);
 
+/* msaccucmp's convert (compare convert): every tensor of the dump file or folder src as a
+ * float32 .npy (bin: raw float32) named <dump file>.<input|output>.<i>.<shape>.<npy|bin>,
+ * beside each dump file, or in the folder out: written as OUT.tmp.PID and published whole
+ * (an earlier OUT's converted files replaced, nothing left on error). progress(user,
+ * "convert", 0, 1) before the temporary folder exists and (1, 1) after (a Ctrl-C handler's
+ * window), may be NULL. The files written into *written. Errors: nb_dumps_read's, NB_ERR_IO,
+ * NB_ERR_ARG (a path too long), NB_ERR_NOMEM. */
+nb_err nb_dump_convert(const char *src, bool bin, const char *out, nb_progress_fn progress,
+                       void *user, int *written, nb_status *st);
+
 /* ---- nanobench infer: the golden side of a comparison (engine/accucmp/golden.c) ---- */
 
 /* What to run: the float32 reference on the model's inputs, each given either as a spec
