@@ -544,6 +544,62 @@ static void test_cycle_params(void **state)
                 d.vector_math_cost == f.vector_math_cost);
 }
 
+/* The F16C path of MaxPool (one C0 block of 16 fp16 lanes per output pixel) gives the bits
+ * of the plain one: 3x3, stride 2, pad 1 over [1,16,8,8] NC1HWC0 (the padded windows at the
+ * edges), values with ties, +0 against -0 in channel 7 (the first maximum kept) and a NaN in
+ * channel 6 (it wins its windows: the plain path decides those), run twice as above. Hand-
+ * worked: output (0, 0) of channel 0 is the max of x[0..1][0..1] of channel 0. */
+static void test_maxpool_paths(void **state)
+{
+    (void)state;
+    xt t[2] = {{1, 3, 0, 4, {1, 16, 8, 8}, 0}, {1, 3, 1, 4, {1, 16, 4, 4}, 0}};
+    xk k[1] = {{36, 0, 1, 1, {0}, {1}, {0}}};
+    uint16_t wp[11] = {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+    for (int i = 0; i < 11; i++)
+        put16(k[0].params + 2 * i, wp[i]);
+    size_t len;
+    uint8_t w[32] = {0};
+    uint8_t *f = build(t, 2, k, 1, w, sizeof w, 4096, &len);
+    double in[1024], a[256], b[256];
+    uint32_t r = 777;
+    for (int i = 0; i < 1024; i++) { /* logical NCHW order: c = i / 64 */
+        r = r * 1103515245u + 12345u;
+        in[i] = (double)((int)(r >> 16) % 64 - 32) / 4;
+        if (i / 64 == 7)
+            in[i] = (i & 1) ? -0.0 : 0.0;
+    }
+    in[6 * 64 + 9] = NAN; /* channel 6, h 1, w 1: in the windows of outputs (0,0) .. (1,1) */
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    int pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        setenv("NANOBENCH_SIM_SCALAR", "1", 1);
+        run_model(f, len, in, 1024, b, 256);
+        _exit(write(fd[1], b, sizeof b) == (ssize_t)sizeof b ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = read(fd[0], (char *)b + got, sizeof b - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof b);
+    run_model(f, len, in, 1024, a, 256);
+    for (int i = 0; i < 256; i++)
+        assert_memory_equal(&a[i], &b[i], sizeof(double));
+    double m00 = fmax(fmax(in[0], in[1]), fmax(in[8], in[9]));
+    assert_true(a[0] == m00);
+    assert_true(isnan(a[6 * 16])); /* channel 6, output (0, 0) */
+    assert_true(a[7 * 16] == 0 && !signbit(a[7 * 16])); /* +0 first at (0, 0) */
+    free(f);
+}
+
 int main(void)
 {
     nb_sim_numerics_init();
@@ -553,7 +609,7 @@ int main(void)
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
         cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
-        cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_reduce_mean),
+        cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_reduce_mean),
         cmocka_unit_test(test_clip_runtime_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

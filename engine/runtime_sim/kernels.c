@@ -173,6 +173,41 @@ static int have_f16c(void)
     }
     return known;
 }
+
+/* MaxPool of one output pixel of a C0 block (16 fp16 lanes) with the F16C conversions: the
+   window's valid taps' rows (n of them at rows[]) maxed lane by lane, the first maximum kept
+   (max(v, best) keeps best on equal values: +-0 as the scalar path), written as the fp16 it
+   came from. False when a lane holds a NaN (the scalar path decides then); an empty window
+   writes -65504. Bit-identical to the scalar loop. */
+__attribute__((target("f16c,sse4.1"))) static bool
+maxpool_px_f16c(const uint16_t *const *rows, int n, uint16_t *out)
+{
+    if (n == 0) {
+        for (int l = 0; l < 16; l++)
+            out[l] = 0xFBFF;
+        return true;
+    }
+    __m128 best[4], nan = _mm_setzero_ps();
+    for (int q = 0; q < 4; q++)
+        best[q] = _mm_set1_ps(-INFINITY);
+    for (int t = 0; t < n; t++)
+        for (int q = 0; q < 4; q++) {
+            __m128i h;
+            memcpy(&h, rows[t] + 4 * q, 8);
+            __m128 v = _mm_cvtph_ps(h);
+            nan = _mm_or_ps(nan, _mm_cmpunord_ps(v, v));
+            best[q] = _mm_max_ps(v, best[q]);
+        }
+    if (_mm_movemask_ps(nan))
+        return false;
+    for (int q = 0; q < 4; q++) { /* a lane of -inf only kept the start, -65504 */
+        __m128 b = _mm_blendv_ps(best[q], _mm_set1_ps(-65504.0f),
+                                 _mm_cmpeq_ps(best[q], _mm_set1_ps(-INFINITY)));
+        __m128i h = _mm_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT);
+        memcpy(out + 4 * q, &h, 8);
+    }
+    return true;
+}
 /* max(x, c) or min(x, c) on fp16 bits, 4 at a time (a NaN x wins, as in the plain loop);
    returns how many elements it did (a multiple of 4). c is not NaN. */
 __attribute__((target("f16c,sse4.1"))) static int64_t
@@ -359,8 +394,12 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
             free(A), free(Cm);
             return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
         }
-        for (int64_t co = 0; co < Co; co++)
+        bool small_bias = true; /* every |bias| < 2^30 */
+        for (int64_t co = 0; co < Co; co++) {
             bias32[co] = rd32(bp + 4 * co);
+            small_bias &= bias32[co] > -(1 << 30) && bias32[co] < (1 << 30);
+        }
+        (void)small_bias;
         for (int64_t n = 0; n < N; n++)
             for (int64_t p0 = 0; p0 < P; p0 += blk) {
                 int64_t np = P - p0 < blk ? P - p0 : blk;
@@ -395,6 +434,19 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
                     uint8_t *yb = yp + 4 * (n * C1y * plane + (p0 + q) * 16);
                     for (int64_t c1 = 0; c1 < C1y; c1++) {
                         int64_t nl = Co - c1 * 16 < 16 ? Co - c1 * 16 : 16;
+#ifdef __SSE2__
+                        if (nl == 16 && small_bias) { /* the sums are integers below 2^24 and
+                                                        |bias| < 2^30: no int32 overflow */
+                            for (int v = 0; v < 16; v += 4) {
+                                __m128i s4 = _mm_cvtps_epi32(_mm_loadu_ps(cr + c1 * 16 + v));
+                                __m128i b4 = _mm_loadu_si128(
+                                    (const __m128i *)(const void *)(bias32 + c1 * 16 + v));
+                                _mm_storeu_si128((__m128i *)(void *)(yb + 4 * (c1 * plane + v)),
+                                                 _mm_add_epi32(s4, b4));
+                            }
+                            continue;
+                        }
+#endif
                         for (int64_t l = 0; l < nl; l++)
                             wr32(yb + 4 * (c1 * plane + l),
                                  sat32((int64_t)bias32[c1 * 16 + l] + (int64_t)cr[c1 * 16 + l]));
@@ -913,6 +965,22 @@ static void k_maxpool(nb_sim_model *m, const sim_task *k)
                 uint16_t *ys = (uint16_t *)(void *)(yp + 2 * ((n * C1 + c1) * OH * OW * 16));
                 for (int64_t oh = 0; oh < OH; oh++)
                     for (int64_t ow = 0; ow < OW; ow++) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                        if (have_f16c() && k->kh * k->kw <= 64) { /* the window's rows */
+                            const uint16_t *rows[64];
+                            int nr = 0;
+                            for (int64_t kh = 0; kh < k->kh; kh++) {
+                                int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                                for (int64_t kw = 0; ih >= 0 && ih < H && kw < k->kw; kw++) {
+                                    int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                                    if (iw >= 0 && iw < W)
+                                        rows[nr++] = xs + (ih * W + iw) * 16;
+                                }
+                            }
+                            if (maxpool_px_f16c(rows, nr, ys + (oh * OW + ow) * 16))
+                                continue;
+                        }
+#endif
                         float best[16];
                         uint16_t bb[16];
                         for (int l = 0; l < 16; l++)
