@@ -593,6 +593,8 @@ nb_err nb_dump_convert(const char *src, bool bin, const char *out, nb_progress_f
             for (int q = 0; q < t->rank; q++)
                 snprintf(sh + strlen(sh), sizeof sh - strlen(sh), "%s%lld", q ? "x" : "",
                          (long long)t->dims[q]);
+            if (!sh[0]) /* a scalar */
+                snprintf(sh, sizeof sh, "scalar");
             const char *base = strrchr(d[i].path, '/');
             base = base ? base + 1 : d[i].path;
             int pl = out ? snprintf(path, sizeof path, "%s/%s.%s.%d.%s.%s", out, base,

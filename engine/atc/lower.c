@@ -425,6 +425,14 @@ static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t le
     }
     for (int k = 0; k < n->n_in + n->n_out && !why[0]; k++) {
         int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        const nb_tensor *cv = v >= 0 && is_const(c, v) ? c->g->values[v].const_val : NULL;
+        if (cv && k < n->n_in && cv->dtype == NB_INT64 && !param_input(n->op_type, k))
+            for (int64_t i = 0; i < cv->numel && !why[0]; i++) { /* an int32 weight */
+                int64_t x = nb_tensor_get_i64(cv, i);
+                if (x < INT32_MIN || x > INT32_MAX)
+                    snprintf(why, len, "int64 constant '%s' holds %lld, beyond the NPU's int32",
+                             c->g->values[v].name, (long long)x);
+            }
         if (v < 0 || is_const(c, v))
             continue;
         const nb_value *val = &c->g->values[v];
@@ -595,6 +603,15 @@ static bool lower_resize(lctx *c, const nb_node *n, const char *name)
             return false;
         s[d] = y->dims[d] / x->dims[d];
     }
+    /* given as scales, each must be that integer itself (x 2.2 on 3 gives 6 too, but reads
+       x[floor(h / 2.2)], not x[h / 2]) */
+    const nb_value *sv = n->n_in > 2 && n->in[2] >= 0 ? &c->g->values[n->in[2]] : NULL;
+    const nb_tensor *sc = sv ? sv->const_val : NULL;
+    if (sv && !sc && (n->n_in < 4 || n->in[3] < 0))
+        return false; /* scales computed at run time */
+    for (int d = 0; sc && sc->numel > 0 && d < x->rank; d++)
+        if (sc->numel != x->rank || nb_tensor_get_f64(sc, d) != (double)s[d])
+            return false;
     if (s[0] != 1 || s[1] != 1)
         return false; /* batch and channels stay */
     int64_t mid[NB_MAX_RANK], til[NB_MAX_RANK];
@@ -1513,6 +1530,23 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         free(outs);
         return;
     }
+    /* the select copies one shape: every branch's output o as the If's output o, known */
+    bool same = n_br == 2;
+    for (int o = 0; o < n->n_out && same; o++) {
+        const nb_value *val = n->out[o] >= 0 ? &c->g->values[n->out[o]] : NULL;
+        same = val && val->rank >= 0;
+        for (int d = 0; same && d < val->rank; d++)
+            same = val->dims[d] >= 0;
+        for (int b = 0; b < n_br && same; b++) {
+            int t = outs[b * n->n_out + o];
+            same = t >= 0 && c->n->t[t].rank == val->rank &&
+                   !memcmp(c->n->t[t].dims, val->dims, sizeof(int64_t) * (size_t)val->rank);
+        }
+    }
+    c->n->k[k].cpu_ok = same;
+    if (!same)
+        snprintf(why, sizeof why, "If whose branches give outputs of other shapes (or of "
+                 "shapes known only at run time): the CPU's select copies one shape");
     snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
     task_in(c, k, tensor_in(c, n->in[0], NB_FMT_ND, name));
     for (int i = 0; i < n_br * n->n_out; i++)

@@ -199,7 +199,7 @@ int nb_exeom_kernel_id(const char *op_type)
 
 bool nb_task_in_exeom(const struct nb_npu_task *k)
 {
-    return k->unit != NB_TASK_CPU || !strcmp(k->op_type, "If"); /* the CPU's kernels */
+    return k->unit != NB_TASK_CPU || k->cpu_ok; /* the CPU's kernels: If */
 }
 
 const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }

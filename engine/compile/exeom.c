@@ -100,6 +100,23 @@ static const nb_graph *task_scope(const nb_graph *g, const char **task)
     return g;
 }
 
+/* The constant named name in g or in any of its branches (depth first): a branch output
+ * that is a Constant node's, which the If's select reads. */
+static const nb_tensor *any_const(const nb_graph *g, const char *name)
+{
+    int v = nb_graph_find(g, name);
+    if (v >= 0 && g->values[v].const_val)
+        return g->values[v].const_val;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < g->nodes[i].n_attr; a++) {
+            const nb_tensor *t = g->nodes[i].attrs[a].g ? any_const(g->nodes[i].attrs[a].g, name)
+                                                        : NULL;
+            if (t)
+                return t;
+        }
+    return NULL;
+}
+
 /* The quantized layer a task belongs to: the task itself ("<layer>"), an unrolled RNN step
  * ("<layer>/t<s>"), or their AscendQuant ("<layer>/AscendQuant", and "<layer>/t<s>/
  * AscendQuant" for the state: *step set). NULL when none. */
@@ -696,13 +713,11 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
     const nb_graph *sg = task_scope(m->graph, &rest);
     int v = nb_graph_find(sg, t->gen == 2 ? t->src : t->name);
     const nb_tensor *c = v >= 0 ? sg->values[v].const_val : NULL;
-    if (!c && sg != m->graph) {
-        v = nb_graph_find(m->graph, t->gen == 2 ? t->src : t->name);
-        c = v >= 0 ? m->graph->values[v].const_val : NULL;
-    }
     if (!c)
-        return nb_fail(st, NB_ERR_GRAPH, "weight '%s' of task '%s': no constant of that name",
-                       t->name, k->name);
+        c = any_const(m->graph, t->gen == 2 ? t->src : t->name);
+    if (!c)
+        return nb_fail(st, NB_ERR_GRAPH, "weight '%s' of task '%s': no constant of that name "
+                       "in the model or its branches", t->name, k->name);
     if (t->format != NB_FMT_ND)
         return nb_fail(st, NB_ERR_UNSUPPORTED, "weight '%s': a constant in %s is not in the "
                        "exeom yet", t->name, nb_format_name(t->format));

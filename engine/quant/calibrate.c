@@ -87,6 +87,7 @@ typedef struct layer {
     nb_tensor *cur[MAX_LAYER_IN];
     int out_index;     /* the output compared: 0, or an RNN's Y_h when it has no Y */
     bool seen;         /* its input was seen in a batch (maybe with no elements) */
+    bool ran;        /* its output was computed in a batch (an If branch taken) */
     int batches;       /* calibration batches that reached it (fewer in an If branch) */
     /* Conv + BatchNormalization fused (AMCT's do_fusion): the BN node, the folded float
        weights (l->w points to them) and bias */
@@ -242,6 +243,8 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
                 return e;
             }
         }
+        if (l->out == name)
+            l->ran = true;
         if (l->act_b && l->b_act == name) {
             nb_err e = nb_hist_add(&l->hist_b, t->data, t->numel, c->st);
             if (e) {
@@ -1427,7 +1430,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     int unreached = 0; /* layers of If branches no batch took: all named in one error */
     char names_buf[400] = "";
     for (int i = 0; i < nl; i++)
-        if (!ls[i].seen && ls[i].g->parent && unreached++ < 4)
+        if ((!ls[i].seen || !ls[i].ran) && ls[i].g->parent && unreached++ < 4)
             snprintf(names_buf + strlen(names_buf), sizeof names_buf - strlen(names_buf),
                      "%s'%s'", unreached > 1 ? ", " : "", ls[i].node->name);
     if (unreached) {

@@ -101,6 +101,23 @@ static nb_err feed(const nb_run_opts *o, int a, const nb_run_io *io, const nb_ex
         return nb_fail(st, NB_ERR_ARG, "%s: shape %s, the model's input is %s", label, have,
                        want);
     }
+    /* an int32 input (an ONNX int64 or int32 one): integers within int32, never rounded or
+       saturated into another value */
+    if (t->dtype == 3 && !nb_dtype_is_float(v->dtype) && v->dtype != NB_BOOL) {
+        for (int64_t j = 0; j < v->numel; j++) {
+            double x = nb_tensor_get_f64(v, j);
+            if (x < -2147483648.0 || x > 2147483647.0 || x != x) {
+                nb_tensor_free(owned);
+                return nb_fail(st, NB_ERR_ARG, "%s: value %.17g (element %lld) is beyond int32, "
+                               "the NPU's type for this integer input", label, x, (long long)j);
+            }
+        }
+    } else if (t->dtype == 3) {
+        nb_fail(st, NB_ERR_ARG, "%s: the input is an integer one (int32 on the NPU), the file "
+                "holds %s", label, nb_dtype_name(v->dtype));
+        nb_tensor_free(owned);
+        return st->code;
+    }
     for (int64_t j = 0; j < v->numel; j++)
         nb_sim_set(t, buf, j, nb_tensor_get_f64(v, j));
     nb_tensor_free(owned);
