@@ -103,8 +103,6 @@ void atc_warnings(bu *b, const char *err);
 
 /* ---- the data (bringup_inputs.c): the model's inputs, the data folders, the evaluation
    inputs ---- */
-int list_files(const char *dir, char ***out);
-void files_free(char **v, int n);
 int split_dirs(const char *dirs, char **parts, int max);
 int pick_eval(bu *b);
 int model_inputs(bu *b);

@@ -23,55 +23,6 @@
 #include "nb/quant.h"
 #include "tui/job.h"
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The regular files of dir, hidden ones left out, in ascending name order (calibrate's
- * rule). Returns the count, or -1 with errno. */
-int list_files(const char *dir, char ***out)
-{
-    *out = NULL;
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    char **v = NULL;
-    int n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[4400];
-        struct stat sb;
-        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
-            stat(path, &sb) || !S_ISREG(sb.st_mode))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nv = realloc(v, sizeof *v * (size_t)cap);
-            if (!nv)
-                break;
-            v = nv;
-        }
-        if (!(v[n] = strdup(path)))
-            break;
-        n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(v, (size_t)n, sizeof *v, cmp_str);
-    *out = v;
-    return n;
-}
-
-void files_free(char **v, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* The ';'-separated folders of dirs into parts (each malloc'd); returns the count. */
 int split_dirs(const char *dirs, char **parts, int max)
 {
@@ -133,7 +84,7 @@ int pick_eval(bu *b)
     char **files[MAX_IN] = {0};
     int nf[MAX_IN] = {0}, least = -1, rc = 0;
     for (int i = 0; i < nd; i++) {
-        nf[i] = parts[i] ? list_files(parts[i], &files[i]) : -1;
+        nf[i] = parts[i] ? nb_list_files(parts[i], &files[i]) : -1;
         if (nf[i] < 0 && !rc)
             rc = cli_fail(2, "bringup: %s %s: %s", b->eval_dir ? "--eval_dir" : "--data_dir",
                           parts[i] ? parts[i] : "?", strerror(errno));
@@ -159,7 +110,7 @@ int pick_eval(bu *b)
         b->eval_from_dir = b->eval_dir != NULL;
     }
     for (int i = 0; i < nd; i++) {
-        files_free(files[i], nf[i] > 0 ? nf[i] : 0);
+        nb_files_free(files[i], nf[i] > 0 ? nf[i] : 0);
         free(parts[i]);
     }
     return rc;

@@ -370,3 +370,59 @@ void nb_unescape(char *s)
     }
     *w = 0;
 }
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int nb_list_files(const char *dir, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    char **v = NULL;
+    int n = 0, cap = 0;
+    bool oom = false;
+    struct dirent *de;
+    while (!oom && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[4400];
+        struct stat sb;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &sb) || !S_ISREG(sb.st_mode))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nv = realloc(v, sizeof *v * (size_t)cap);
+            if (!nv) {
+                oom = true;
+                break;
+            }
+            v = nv;
+        }
+        if (!(v[n] = strdup(path)))
+            oom = true;
+        else
+            n++;
+    }
+    closedir(d);
+    if (oom) {
+        nb_files_free(v, n);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, cmp_path);
+    *out = v;
+    return n;
+}
+
+void nb_files_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}

@@ -154,50 +154,27 @@ static int split(char *s, char **parts, int max)
     return n;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The first n regular files of dir in ascending name order (hidden files left out); with
  * n < 0 all of them, their count in *n_out. */
 static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_status *st)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return nb_fail(st, NB_ERR_IO, "%s %s: %s", n < 0 ? "--eval_dir" : "--data_dir", dir,
-                       strerror(errno));
     char **names = NULL;
-    int cnt = 0, cap = 0;
-    struct dirent *de;
+    int cnt = nb_list_files(dir, &names);
+    if (cnt < 0)
+        return errno == ENOMEM ? nb_fail(st, NB_ERR_NOMEM, "out of memory")
+                               : nb_fail(st, NB_ERR_IO, "%s %s: %s", n < 0 ? "--eval_dir"
+                                                                       : "--data_dir", dir,
+                                         strerror(errno));
     nb_err e = NB_OK;
-    while (!e && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[4096];
-        struct stat sb;
-        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
-            stat(path, &sb) || !S_ISREG(sb.st_mode))
-            continue;
-        if (!nb_grow((void **)&names, &cap, cnt, sizeof(char *)) ||
-            !(names[cnt] = strdup(path)))
-            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        else
-            cnt++;
-    }
-    closedir(d);
     if (!e && cnt == 0)
         e = nb_fail(st, NB_ERR_ARG, "%s: no batch files (.npy or .bin) in the folder", dir);
     else if (!e && cnt < n)
         e = nb_fail(st, NB_ERR_ARG, "%s: %d file%s for batch_num %d", dir, cnt,
                     cnt == 1 ? "" : "s", n);
     if (e) {
-        for (int i = 0; i < cnt; i++)
-            free(names[i]);
-        free(names);
+        nb_files_free(names, cnt);
         return e;
     }
-    qsort(names, (size_t)cnt, sizeof(char *), cmp_str);
     for (int i = n < 0 ? cnt : n; i < cnt; i++)
         free(names[i]);
     *out = names;

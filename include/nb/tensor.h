@@ -232,6 +232,11 @@ void nb_safe_name(const char *name, char *out, size_t len);
 void nb_put_escaped(FILE *f, const char *s);
 /* Undoes nb_put_escaped in place. */
 void nb_unescape(char *s);
+/* The regular files of dir ("dir/name"), hidden ones left out, in ascending name order
+ * (calibrate's batch order), malloc'ed into *out (free with nb_files_free). Returns the
+ * count, or -1 with errno (the folder cannot be opened, or out of memory: ENOMEM). */
+int nb_list_files(const char *dir, char ***out);
+void nb_files_free(char **v, int n);
 /* True for a dump file's name as nb_sim_dump_file_name makes it:
  * {op_type}.{op_name}.{task}.0.{16 digits}. */
 bool nb_is_dump_file_name(const char *name);
