@@ -12,10 +12,10 @@
 //   - the wake-word model on the last 16 embeddings [1,16,96], from the 16th frame on
 //     (openWakeWord pre-fills its feature buffer with embeddings of random noise and zeroes
 //     the first 5 predictions instead; here nothing is scored before 16 real embeddings).
-// The wake-word score is the model's first stage (hey_jarvis: node Sigmoid_28, tensor p1.1),
-// the part the NPU runs (atc --out_nodes="Sigmoid_28:0": the If that runs the second stage
-// is CPU-only); the model's full output (tensor 53: the second stage's score when the first
-// is >= its threshold, else the first's) is printed beside it.
+// The wake-word score is the model's own output (hey_jarvis: tensor 53, the second stage's
+// score when the first, Sigmoid_28, is >= its threshold, else the first's), the whole model
+// the NPU runs (its If on the MCU's CPU); --stage1 TENSOR scores an inner tensor instead
+// (p1.1: the first stage, for a model cut with atc --out_nodes="Sigmoid_28:0").
 //
 // usage: node oww_float.js ORT_DIR MODELS_DIR [--wakeword NAME] [--stage1 TENSOR] [--scores]
 //                          [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR] CLIP.raw ...
@@ -46,7 +46,7 @@ function usage() {
 const argv = process.argv.slice(2);
 if (argv.length < 3) usage();
 const [ortDir, modelsDir] = argv;
-let wakeword = 'hey_jarvis_v0.1', stage1 = 'p1.1', scores = false, calibDir = null, calibN = 0;
+let wakeword = 'hey_jarvis_v0.1', stage1 = null, scores = false, calibDir = null, calibN = 0;
 let melOut = null, loudFirst = false;
 const clips = [];
 for (let i = 2; i < argv.length; i++) {
@@ -133,8 +133,11 @@ const writeBin = (file, f32) =>
   const mel = await ort.InferenceSession.create(path.join(modelsDir, 'melspectrogram.onnx'), opts);
   const emb = await ort.InferenceSession.create(path.join(modelsDir, 'embedding_model.onnx'), opts);
   const wwBytes = fs.readFileSync(path.join(modelsDir, wakeword + '.onnx'));
-  const ww = await ort.InferenceSession.create(withOutput(wwBytes, stage1), opts);
-  const wwFull = ww.outputNames.find(n => n !== stage1);
+  // the score: the model's own output (the whole model, its If included); --stage1 T scores
+  // an inner tensor instead (a model cut with atc --out_nodes)
+  const ww = await ort.InferenceSession.create(stage1 ? withOutput(wwBytes, stage1) : wwBytes, opts);
+  const wwFull = stage1 ? ww.outputNames.find(n => n !== stage1) : ww.outputNames[0];
+  if (!stage1) stage1 = wwFull;
   const calib = { mel: [], embedding: [], wakeword: [] };
 
   for (const file of clips) {

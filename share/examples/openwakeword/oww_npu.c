@@ -1,5 +1,5 @@
 /* oww_npu: openWakeWord's streaming pipeline (melspectrogram -> embedding_model -> a wake-word
- * model's first stage) on nanobench's simulated Nano NPU, three exeoms chained through the ACL
+ * model) on nanobench's simulated Nano NPU, three exeoms chained through the ACL
  * C API (<acl/acl.h>); the float reference is oww_float.js, with the same framing:
  *   - audio: 16 kHz mono raw s16le, taken as int16 values in float (openWakeWord's input);
  *   - one frame per 1280 samples (80 ms); frame f runs the melspectrogram exeom on the 1760
@@ -9,8 +9,8 @@
  *   - the embedding exeom on the last 76 mel frames [1,76,32,1] every frame: one embedding
  *     of 96 values, appended to a buffer of the last 16;
  *   - the wake-word exeom on the last 16 embeddings [1,16,96] once there are 16 (from the
- *     16th frame on): its score (hey_jarvis compiled with --out_nodes="Sigmoid_28:0": the
- *     first-stage score).
+ *     16th frame on): its score (hey_jarvis compiled whole: its output, the If's branch
+ *     picked on the MCU's CPU).
  *
  * usage: oww_npu [--scores] [--mel-from DIR] MEL.exeom EMBEDDING.exeom WAKEWORD.exeom CLIP.raw ...
  *

@@ -12,7 +12,7 @@
 //       layers calibrated at INT16), fp16 results clamped, the first layer over threshold,
 //       calibrate's INT16 advice, the network output's cosine and SQNR against float
 //   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE]
-//       the streaming check: per clip the peak first-stage score of float and NPU, the
+//       the streaming check: per clip the peak score of float and NPU, the
 //       detections at 0.5, the largest per-frame difference; then the detection agreement,
 //       the largest difference, the NPU cycles per 80 ms frame and the real-time margin, and
 //       where the NPU and float disagree, what the bringups' compare and calibration say.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Pipeline check: does openWakeWord's hey_jarvis pipeline (melspectrogram -> embedding_model ->
-# hey_jarvis_v0.1 first stage) still detect the wake word once it runs on the simulated Nano NPU,
+# hey_jarvis_v0.1, whole) still detect the wake word once it runs on the simulated Nano NPU,
 # and if not, which layer breaks it?
 #   1. synthesizes clips with espeak-ng and sox (16 kHz mono s16le, 1 s of lead-in and 0.8 s of
 #      tail, a microphone-like noise floor): evaluation clips, "hey jarvis" in 10 voice/speed
@@ -17,16 +17,16 @@
 #      --nb_input_scale that atc suggested (read from that bring-up's summary.json), then (c)
 #      with it and the layers calibrate suggested at INT16 (a config written from (b)'s
 #      summary.json: calibration.suggested_int16), the effect of (a), (b), (c) side by side;
-#      embedding_model; hey_jarvis cut at its first-stage score Sigmoid_28 (its If is CPU-only);
+#      embedding_model; hey_jarvis whole (its If picks the second stage on the MCU's CPU);
 #   4. runs every evaluation clip through the NPU pipeline (oww_npu: the three exeoms chained
 #      through the ACL API), 80 ms frames: with the fixed melspectrogram (c), with the float
 #      melspectrogram's frames (the front end on the host), with the melspectrogram as is (a)
 #      and with the scale alone (b);
-#      prints per clip the peak first-stage score of float and NPU and the detections at 0.5,
+#      prints per clip the peak score of float and NPU and the detections at 0.5,
 #      then the pipeline summary: detection agreement, the largest score difference, the NPU
 #      cycles per 80 ms frame at 64 MHz and the real-time margin, and where NPU and float
 #      disagree, what the bring-ups' compare and calibration name (report.js).
-# Both sides score hey_jarvis's first stage (tensor p1.1, Sigmoid_28): the NPU runs only that.
+# Both sides score hey_jarvis's own output (tensor 53): the NPU runs the whole model.
 # Every bring-up is recorded in the run history (nanobench history; --db / NANOBENCH_DB).
 #
 # usage: share/examples/openwakeword/run.sh
@@ -189,7 +189,7 @@ else
 fi
 bring_up embedding "$models/embedding_model.onnx" embedding "input_1:1,76,32,1"
 key_lines "$work/npu/embedding.txt"
-bring_up hey_jarvis "$models/hey_jarvis_v0.1.onnx" wakeword "x.1:1,16,96" --out_nodes="Sigmoid_28:0"
+bring_up hey_jarvis "$models/hey_jarvis_v0.1.onnx" wakeword "x.1:1,16,96"
 key_lines "$work/npu/hey_jarvis.txt"
 mel_x=$(exeom "$work/npu/mel/summary.json")
 mel0_x=$(exeom "$work/npu/mel_as_is/summary.json")
@@ -221,7 +221,7 @@ node -e 'const fs = require("fs");
 "$npu" --scores "$mel1_x" "$emb_x" "$ww_x" $clips >"$work/npu_scaled.txt" 2>"$work/npu.err" ||
     { cat "$work/npu.err"; die "oww_npu (melspectrogram with the scale alone) failed"; }
 
-echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak first-stage score (Sigmoid_28)"
+echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak score (hey_jarvis whole: its output 53)"
 PIPELINE_JSON="$work/pipeline.json" node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
     "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" || die "report.js pipeline failed"
