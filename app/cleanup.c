@@ -167,3 +167,12 @@ void cli_cleanup_clear(void)
     n_paths = 0;
     sweep_dir[0] = 0;
 }
+
+void cli_cleanup_tmp_progress(void *user, const char *pass, int done, int total)
+{
+    (void)pass, (void)total;
+    if (!done)
+        cli_cleanup_add_tmp(user);
+    else
+        cli_cleanup_clear();
+}

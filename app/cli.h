@@ -98,6 +98,9 @@ void cli_cleanup_add(const char *path);
 void cli_cleanup_add_tmp(const char *final);
 void cli_cleanup_add_sweep(const char *dir);
 void cli_cleanup_clear(void);
+/* An engine's progress callback (nb_progress_fn) around a folder it publishes: done 0 adds
+ * the folder user (a path) as cli_cleanup_add_tmp does, done 1 clears. */
+void cli_cleanup_tmp_progress(void *user, const char *pass, int done, int total);
 
 int cmd_info(int argc, char **argv);
 int cmd_infer(int argc, char **argv);

@@ -43,16 +43,6 @@ static void help(void)
 
 /* ---- convert ---- */
 
-/* Ctrl-C while convert's folder is written: its temporary goes */
-static void on_convert(void *user, const char *pass, int done, int total)
-{
-    (void)pass, (void)total;
-    if (!done)
-        cli_cleanup_add_tmp(user);
-    else
-        cli_cleanup_clear();
-}
-
 static int convert(int argc, char **argv)
 {
     const char *src = NULL, *type = "npy", *out = NULL;
@@ -79,7 +69,7 @@ static int convert(int argc, char **argv)
         return cli_usage_error("compare", "convert needs -d DUMP_FILE");
     nb_status st = {0};
     int written = 0;
-    if (nb_dump_convert(src, !strcmp(type, "bin"), out, on_convert, (void *)out, &written, &st))
+    if (nb_dump_convert(src, !strcmp(type, "bin"), out, cli_cleanup_tmp_progress, (void *)out, &written, &st))
         return cli_error(&st);
     printf("%d tensor file(s) written\n", written);
     return 0;

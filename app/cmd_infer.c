@@ -25,16 +25,6 @@ static void help(void)
            "runs). With one model input, NAME= may be left out.\n");
 }
 
-/* Ctrl-C while the golden dump folder is written: its temporary goes */
-static void on_progress(void *user, const char *pass, int done, int total)
-{
-    (void)pass, (void)total;
-    if (!done)
-        cli_cleanup_add_tmp(user);
-    else
-        cli_cleanup_clear();
-}
-
 int cmd_infer(int argc, char **argv)
 {
     const char *model = NULL, *shape = NULL, *outdir = NULL;
@@ -94,7 +84,7 @@ int cmd_infer(int argc, char **argv)
     nb_status st = {0};
     nb_infer_opts o = {.model = model, .input_shape = shape, .n_inputs = n_inputs,
                        .inputs = inputs, .output_dir = outdir, .dump_all = dump_all,
-                       .golden_dir = golden_dir, .progress = on_progress,
+                       .golden_dir = golden_dir, .progress = cli_cleanup_tmp_progress,
                        .user = (void *)golden_dir};
     nb_infer_result r;
     if (nb_infer(&o, &r, &st)) {

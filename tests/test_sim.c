@@ -121,6 +121,36 @@ static void run_model(const uint8_t *file, size_t len, const double *in, int n_i
     nb_sim_free(m);
 }
 
+/* The model run twice on in: the plain path (NANOBENCH_SIM_SCALAR, read once per process:
+ * in a child) into b, and the F16C path (where the CPU has it) into a. */
+static void run_both(const uint8_t *f, size_t len, const double *in, int n_in, double *a,
+                     double *b, int n_out)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    int pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        setenv("NANOBENCH_SIM_SCALAR", "1", 1);
+        run_model(f, len, in, n_in, b, n_out);
+        size_t want = sizeof(double) * (size_t)n_out;
+        _exit(write(fd[1], b, want) == (ssize_t)want ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0, want = sizeof(double) * (size_t)n_out;
+    while (got < want) {
+        ssize_t n = read(fd[0], (char *)b + got, want - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == want);
+    run_model(f, len, in, n_in, a, n_out);
+}
+
 static void put_f32(uint8_t *w, uint32_t at, float v) { memcpy(w + at, &v, 4); }
 
 /* Round to nearest even, saturating at 65504 (never infinity). */
@@ -406,28 +436,7 @@ static void test_dequant_paths(void **state)
     in[77] = NAN;
     /* the plain path in a child (the switch is read at the first use in a process, which
        has not come yet here: the earlier tests' blocks are not 16 channels wide) */
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    int pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        setenv("NANOBENCH_SIM_SCALAR", "1", 1);
-        run_model(f, len, in, 1024, b, 1024);
-        _exit(write(fd[1], b, sizeof b) == (ssize_t)sizeof b ? 0 : 1);
-    }
-    close(fd[1]);
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t n = read(fd[0], (char *)b + got, sizeof b - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof b);
-    run_model(f, len, in, 1024, a, 1024); /* the F16C path (where the CPU has it) */
+    run_both(f, len, in, 1024, a, b, 1024);
     for (int i = 0; i < 1024; i++)
         assert_memory_equal(&a[i], &b[i], sizeof(double));
     int saturated = 0, floor20 = 0, leaky = 0;
@@ -569,28 +578,7 @@ static void test_maxpool_paths(void **state)
             in[i] = (i & 1) ? -0.0 : 0.0;
     }
     in[6 * 64 + 9] = NAN; /* channel 6, h 1, w 1: in the windows of outputs (0,0) .. (1,1) */
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    int pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        setenv("NANOBENCH_SIM_SCALAR", "1", 1);
-        run_model(f, len, in, 1024, b, 256);
-        _exit(write(fd[1], b, sizeof b) == (ssize_t)sizeof b ? 0 : 1);
-    }
-    close(fd[1]);
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t n = read(fd[0], (char *)b + got, sizeof b - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof b);
-    run_model(f, len, in, 1024, a, 256);
+    run_both(f, len, in, 1024, a, b, 256);
     for (int i = 0; i < 256; i++)
         assert_memory_equal(&a[i], &b[i], sizeof(double));
     double m00 = fmax(fmax(in[0], in[1]), fmax(in[8], in[9]));
