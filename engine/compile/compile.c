@@ -22,6 +22,29 @@ void nb_compile_result_free(nb_compile_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The cube ops of g and of its branches: the quantized ones counted into *n_q, the others
+ * listed (8 at most) into unq and counted into *n_unq. */
+static void count_quantized(const nb_graph *g, const nb_npu_input *in, int *n_q, char *unq,
+                            size_t len, int *n_unq)
+{
+    static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM", "GRU"};
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *nd = &g->nodes[i];
+        for (int a = 0; a < nd->n_attr; a++)
+            if (nd->attrs[a].g)
+                count_quantized(nd->attrs[a].g, in, n_q, unq, len, n_unq);
+        bool is_cube = false, quantized = false;
+        for (size_t k = 0; k < sizeof cube / sizeof cube[0]; k++)
+            is_cube |= !strcmp(nd->op_type, cube[k]);
+        for (int k = 0; is_cube && k < in->n_layers && !quantized; k++)
+            quantized = !strcmp(in->layers[k].node, nd->name);
+        *n_q += quantized;
+        if (is_cube && !quantized && (*n_unq)++ < 8)
+            snprintf(unq + strlen(unq), len - strlen(unq), "%s'%s' (%s)", unq[0] ? ", " : "",
+                     nd->name, nd->op_type);
+    }
+}
+
 /* The checks of the model against the flags (ATC's order). */
 static nb_err check_model(const nb_compile_opts *o, const nb_graph *g, const nb_npu_input *in,
                           int *n_q, nb_status *st)
@@ -68,23 +91,11 @@ static nb_err check_model(const nb_compile_opts *o, const nb_graph *g, const nb_
     if (float_out && !o->output_fp16)
         return nb_fail(st, NB_ERR_ARG, "E10004: --output_type=FP16 is required: %s has float "
                        "outputs", model);
-    /* every cube op quantized: a float one cannot run on the cube (s16/s8/s4 only) */
+    /* every cube op quantized, an If branch's too: a float one cannot run on the cube
+       (s16/s8/s4 only) */
     char unq[1024] = "";
     int n_unq = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const nb_node *nd = &g->nodes[i];
-        static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM",
-                                           "GRU"};
-        bool is_cube = false, quantized = false;
-        for (size_t k = 0; k < sizeof cube / sizeof cube[0]; k++)
-            is_cube |= !strcmp(nd->op_type, cube[k]);
-        for (int k = 0; is_cube && k < in->n_layers && !quantized; k++)
-            quantized = !strcmp(in->layers[k].node, nd->name);
-        *n_q += quantized;
-        if (is_cube && !quantized && n_unq++ < 8)
-            snprintf(unq + strlen(unq), sizeof unq - strlen(unq), "%s'%s' (%s)",
-                     unq[0] ? ", " : "", nd->name, nd->op_type);
-    }
+    count_quantized(g, in, n_q, unq, sizeof unq, &n_unq);
     if (n_unq)
         return nb_fail(st, NB_ERR_ARG, "%s: %d cube op%s need%s int8: run calibration first "
                        "(nanobench calibrate): %s%s", model, n_unq, n_unq == 1 ? "" : "s",

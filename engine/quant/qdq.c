@@ -2008,10 +2008,12 @@ static nb_err drop_dead_qdq(Onnx__GraphProto *g, nb_status *st)
 static bool has_prefix(const char *s, const char *p, size_t pl);
 
 /* The Q/DQ pairs no quantized layer reads once the layers are read (a QAT export's pair on
- * a network output, or between two vector ops: torch's fake-quant after every op) pass
- * their float input through: DequantizeLinear(QuantizeLinear(x)) becomes Identity(x), the
- * QuantizeLinear then dead. The pair's rounding is dropped: those tensors are fp16 on the
- * NPU, as a float model's are. Returns how many pairs, -1 when out of memory. */
+ * a network output, or between two vector ops: torch's fake-quant after every op) keep
+ * their range and lose their rounding: DequantizeLinear(QuantizeLinear(x, s, z)) becomes
+ * Clip(x, (qmin - z) s, (qmax - z) s) (qmin, qmax of z's type: uint8 0..255, int8
+ * -128..127, int16), the QuantizeLinear then dead; those tensors are fp16 on the NPU, as a
+ * float model's are. A pair of no constant scale passes x through (Identity). Returns how
+ * many pairs, -1 when out of memory. */
 static int pass_through_pairs(Onnx__GraphProto *g)
 {
     int n = 0;
@@ -2027,18 +2029,44 @@ static int pass_through_pairs(Onnx__GraphProto *g)
                 q = g->node[k];
         if (!q)
             continue; /* a constant's DequantizeLinear: folded like any constant */
-        char *op = strdup("Identity"), *in = strdup(q->input[0]);
-        if (!op || !in) {
-            free(op), free(in);
+        const Onnx__TensorProto *s = q->n_input > 1 ? constant(g, q->input[1]) : NULL;
+        const Onnx__TensorProto *z = q->n_input > 2 && q->input[2][0] ? constant(g, q->input[2])
+                                                                     : NULL;
+        int zdt = z && z->has_data_type ? z->data_type : ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+        double qmin = zdt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8    ? -128
+                      : zdt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? -32768 : 0;
+        double qmax = zdt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8    ? 127
+                      : zdt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? 32767
+                      : zdt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ? 65535 : 255;
+        bool clip = s && numel_of(s) == 1 && (!z || numel_of(z) == 1) && value_at(s, 0) > 0;
+        char *op = strdup(clip ? "Clip" : "Identity"), *in = strdup(q->input[0]);
+        char *lo = clip ? dupf2(dq->output[0], "/clip_lo") : NULL;
+        char *hi = clip ? dupf2(dq->output[0], "/clip_hi") : NULL;
+        char **ins = calloc(4, sizeof *ins);
+        bool ok = op && in && ins && (!clip || (lo && hi));
+        if (ok && clip) { /* the pair's range as Clip's bounds */
+            double zp = z ? value_at(z, 0) : 0;
+            float b[2] = {(float)((qmin - zp) * value_at(s, 0)),
+                          (float)((qmax - zp) * value_at(s, 0))};
+            ok = push_init(g, initializer(lo, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL,
+                                          &b[0], sizeof(float))) &&
+                 push_init(g, initializer(hi, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL,
+                                          &b[1], sizeof(float)));
+        }
+        if (!ok) {
+            free(op), free(in), free(lo), free(hi), free(ins);
             return -1;
         }
         free(dq->op_type);
         dq->op_type = op;
-        for (size_t a = 1; a < dq->n_input; a++)
+        for (size_t a = 0; a < dq->n_input; a++)
             free(dq->input[a]);
-        free(dq->input[0]);
-        dq->input[0] = in;
-        dq->n_input = 1;
+        free(dq->input);
+        ins[0] = in;
+        ins[1] = lo;
+        ins[2] = hi;
+        dq->input = ins;
+        dq->n_input = clip ? 3 : 1;
         for (size_t a = 0; a < dq->n_attribute; a++)
             onnx__attribute_proto__free_unpacked(dq->attribute[a], NULL);
         dq->n_attribute = 0;
