@@ -95,7 +95,8 @@ int pick_eval(bu *b)
                       b->eval_dir ? "--eval_dir" : "--data_dir", nd, nd == 1 ? "" : "s",
                       b->n_in, b->n_in == 1 ? "" : "s");
     if (!rc && least <= 0)
-        rc = cli_fail(2, "bringup: %s: no files to evaluate on", dirs);
+        rc = cli_fail(2, "bringup: %s: no files to evaluate on (one folder of .npy or .bin "
+                      "files per model input, ';' between them: not their parent folder)", dirs);
     if (!rc) {
         b->n_eval = b->eval_count < least ? b->eval_count : least;
         b->eval_avail = least;
