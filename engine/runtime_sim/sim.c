@@ -1182,8 +1182,10 @@ void nb_sim_free(nb_sim_model *m)
     for (uint32_t i = 0; m->w16 && i < m->x.n_tensors; i++)
         free(m->w16[i]);
     free(m->w16);
-    for (uint32_t i = 0; m->k && i < m->x.n_tasks; i++)
+    for (uint32_t i = 0; m->k && i < m->x.n_tasks; i++) {
         free(m->k[i].wf);
+        free(m->k[i].wt);
+    }
     nb_exeom_free(&m->x);
     free(m->buf);
     free(m->k);
