@@ -741,3 +741,68 @@ void nb_run_abandon(nb_run *r)
     free(r->outputs);
     free(r);
 }
+
+typedef struct killed_arg {
+    const int64_t *ids;
+    int n;
+    const char *why;
+} killed_arg;
+
+static nb_err killed_body(nb_db *db, void *arg, nb_status *st)
+{
+    const killed_arg *a = arg;
+    char now[32];
+    nb_db_now(now);
+    for (int i = 0; i < a->n; i++) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(db->h, "UPDATE runs SET status = 'error', error = ?, "
+                               "finished = ? WHERE id = ? AND status = 'running'", -1, &s,
+                               NULL) != SQLITE_OK)
+            return nb_db_fail(db, st, "cannot mark the run killed");
+        sqlite3_bind_text(s, 1, a->why, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 2, now, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 3, a->ids[i]);
+        int rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE)
+            return nb_db_fail(db, st, "cannot mark the run killed");
+    }
+    return NB_OK;
+}
+
+nb_err nb_db_mark_killed(nb_db *db, int64_t pid, const char *why, nb_status *st)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT id FROM runs WHERE pid = ? AND status = 'running' "
+                           "AND host = ?", -1, &s, NULL) != SQLITE_OK)
+        return nb_db_fail(db, st, "cannot read the runs");
+    sqlite3_bind_int64(s, 1, pid);
+    sqlite3_bind_text(s, 2, host, -1, SQLITE_TRANSIENT);
+    int64_t *ids = NULL;
+    int n = 0, cap = 0;
+    nb_err e = NB_OK;
+    while (!e && sqlite3_step(s) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0), *up = NULL, *down = NULL;
+        int nu = 0, nd = 0;
+        if (!nb_grow((void **)&ids, &cap, n + 1, sizeof *ids))
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        else
+            ids[n++] = id;
+        if (!e && !nb_db_lineage(db, id, &up, &nu, &down, &nd, st))
+            for (int k = 0; k < nd && !e; k++) {
+                if (!nb_grow((void **)&ids, &cap, n + 1, sizeof *ids))
+                    e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+                else
+                    ids[n++] = down[k];
+            }
+        free(up), free(down);
+    }
+    sqlite3_finalize(s);
+    killed_arg a = {ids, n, why};
+    if (!e && n)
+        e = nb_db_write(db, killed_body, &a, st);
+    free(ids);
+    return e;
+}

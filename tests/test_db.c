@@ -654,6 +654,40 @@ static void test_lookups_and_diff(void **state)
     nb_db_close(db);
 }
 
+/* A killed process's runs (the workbench's cancel after SIGINT's grace time): its running
+ * row and the running rows below it become errors with the reason; an ended row stays. */
+static void test_mark_killed(void **state)
+{
+    (void)state;
+    char dbp[512];
+    path_of(dbp, sizeof dbp, "killed.db");
+    nb_status st = {0};
+    nb_db *db;
+    assert_int_equal(nb_db_open(dbp, &db, &st), NB_OK);
+    int64_t done = record(db, "estimate", NULL, 0, NULL, 0.9, 0); /* ended: ok */
+    nb_run *top, *step;
+    assert_int_equal(nb_run_begin(db, "bringup", NULL, 0, NULL, &top, &st), NB_OK);
+    assert_int_equal(nb_run_begin(db, "calibrate", NULL, nb_run_id(top), NULL, &step, &st),
+                     NB_OK);
+    int64_t t = nb_run_id(top), c = nb_run_id(step);
+    assert_int_equal(nb_db_mark_killed(db, (int64_t)getpid(), "cancelled: killed", &st), NB_OK);
+    nb_run_row r;
+    assert_int_equal(nb_db_get(db, t, &r, &st), NB_OK);
+    assert_string_equal(r.status, "error");
+    assert_string_equal(r.error, "cancelled: killed");
+    assert_true(r.finished[0] != 0);
+    nb_run_row_clear(&r);
+    assert_int_equal(nb_db_get(db, c, &r, &st), NB_OK);
+    assert_string_equal(r.status, "error");
+    nb_run_row_clear(&r);
+    assert_int_equal(nb_db_get(db, done, &r, &st), NB_OK);
+    assert_string_equal(r.status, "ok");
+    nb_run_row_clear(&r);
+    nb_run_abandon(step);
+    nb_run_abandon(top);
+    nb_db_close(db);
+}
+
 int main(void)
 {
     setenv("NANOBENCH_DB_TIMEOUT_MS", "300", 1);
@@ -665,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_four_writers),
         cmocka_unit_test(test_killed_writer), cmocka_unit_test(test_lookups_and_diff),
+        cmocka_unit_test(test_mark_killed),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -659,6 +659,14 @@ static void cancel_job(tui *t)
     tui_status(t, false, "cancelling %s...", t->job->title);
     tui_redraw(t);
     tui_job_cancel(t->job);
+    if (t->job->killed) { /* its rows (a bringup's steps too) say cancelled, not crashed */
+        nb_db *db = NULL;
+        nb_status st = {0};
+        if (!nb_db_open(t->db[0] ? t->db : NULL, &db, &st))
+            nb_db_mark_killed(db, t->job->pid, "cancelled: killed after SIGINT did not stop "
+                              "it within 3 s", &st);
+        nb_db_close(db);
+    }
     finish_job(t);
 }
 

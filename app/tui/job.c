@@ -338,6 +338,7 @@ void tui_job_cancel(tui_job *j)
     wait_until(j, now_s() + 3.0);
     if (!j->done) {
         kill(-j->pid, SIGKILL);
+        j->killed = true;
         wait_until(j, 0);
     }
 }

@@ -21,6 +21,7 @@ typedef struct tui_job {
     char progress_what[32];
     double started;           /* monotonic seconds */
     bool done, cancelled;
+    bool killed; /* cancelled, and SIGKILLed when SIGINT did not stop it in time */
     int status;               /* exit status (128 + signal when killed) once done */
     int64_t run_id;           /* from "recorded as run N", 0 when none */
     /* from "nanobench: warning: REASON; the run is not recorded" (a locked, read-only or

@@ -188,6 +188,13 @@ typedef struct nb_run_diff {
 nb_err nb_db_diff(nb_db *db, int64_t a, int64_t b, nb_run_diff *d, nb_status *st);
 void nb_run_diff_free(nb_run_diff *d);
 
+/* The runs of a process another one had to kill (the workbench's cancel, when the step did
+ * not stop on SIGINT within its grace time): every row of process pid on this host still
+ * 'running', and every row still 'running' below it in the lineage (a bringup's steps),
+ * becomes 'error' with why as its error and finished now, instead of showing as 'crashed'.
+ * Rows already ended are left as they are. Errors: NB_ERR_DB. */
+nb_err nb_db_mark_killed(nb_db *db, int64_t pid, const char *why, nb_status *st);
+
 /* Deletes a run with its metrics, layers and artifact rows (not the files); its children
  * keep their rows with no parent. */
 nb_err nb_db_remove(nb_db *db, int64_t run, nb_status *st);
