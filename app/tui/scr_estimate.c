@@ -171,9 +171,11 @@ static void fill(est_data *d)
             vm_fmt_bytes(ob, sizeof ob, o);
         tensor_text(out, shape, sizeof shape);
         const char *unit = su_str(l, "unit"), *reason = su_str(l, "reason");
-        bool cpu = !strncmp(unit, "cpu", 3) || reason[0];
-        if (cpu)
-            unit = "cpu"; /* "cpu-unsupported": the row's colour and reason say the rest */
+        /* "cpu-unsupported": nothing runs it (red, with its reason); "cpu": the MCU's core
+           runs it (an If's select), not counted as unsupported */
+        bool cpu = !strcmp(unit, "cpu-unsupported") || (strcmp(unit, "cpu") && reason[0]);
+        if (!strncmp(unit, "cpu", 3))
+            unit = "cpu";
         bool inserted = json_is_true(json_object_get(l, "inserted"));
         const char *cells[C_N] = {su_str(l, "name"), su_str(l, "op_type"), unit, macs,
                                   w > 0 ? wb : "-", ob, shape, reason};
