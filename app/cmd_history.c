@@ -108,6 +108,10 @@ static const char *base_name(const char *p)
 static int open_db(nb_db **db)
 {
     nb_status st = {0};
+    /* a database named by --db that is not there: said, not made (history only reads it,
+       or removes from it) */
+    if (g_rec.db_path && access(g_rec.db_path, F_OK) != 0)
+        return cli_fail(2, "%s: no run database there (a recorded run makes it)", g_rec.db_path);
     if (nb_db_open(g_rec.db_path, db, &st))
         return cli_error(&st);
     return 0;
