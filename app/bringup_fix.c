@@ -46,6 +46,15 @@ static const char *first_clamp(const json_t *run, double *index)
             *index = bu_num(json_array_get(ts, i), "index");
             op = bu_str(json_array_get(ts, i), "op_type");
         }
+    /* a Log's -inf (the log of 0, counted apart by run: log_zeros) is a first clamp too */
+    const json_t *all = json_object_get(run, "tasks");
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        const json_t *t = json_array_get(all, i);
+        if (bu_num(t, "log_zeros") > 0 && bu_num(t, "index") < *index) {
+            *index = bu_num(t, "index");
+            op = "Log";
+        }
+    }
     return op;
 }
 
@@ -105,6 +114,8 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
         double fi = INFINITY;
         const char *fop = first_clamp(o, &fi);
         double total = bu_num(json_object_get(o, "saturation"), "total");
+        double lz = bu_num(o, "log_of_zero");
+        total += isnan(lz) ? 0 : lz;
         if (fop && !strcmp(fop, "Log"))
             t->log_left += total;
         else

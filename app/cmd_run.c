@@ -251,6 +251,7 @@ int cmd_run(int argc, char **argv)
         }
     }
     rec_metric("fp16_saturations", (double)r.saturations, "");
+    rec_metric("log_of_zero", (double)r.log_zeros, "");
     if (jo) {
         json_object_set_new(jo, "cycles", json_integer((json_int_t)r.cycles));
         json_object_set_new(jo, "ms_64mhz", json_real(r.ms[0]));
@@ -277,11 +278,13 @@ int cmd_run(int argc, char **argv)
             json_object_set_new(jt, "movement", json_integer((json_int_t)p->movement));
             json_object_set_new(jt, "macs", json_integer((json_int_t)p->macs));
             json_object_set_new(jt, "saturations", json_integer((json_int_t)p->saturations));
+            json_object_set_new(jt, "log_zeros", json_integer((json_int_t)p->log_zeros));
             json_array_append_new(jtasks, jt);
         }
         json_object_set_new(jsum, "total", json_integer((json_int_t)r.saturations));
         json_object_set_new(jsum, "tasks", jsat);
         json_object_set_new(jo, "saturation", jsum);
+        json_object_set_new(jo, "log_of_zero", json_integer((json_int_t)r.log_zeros));
         json_object_set_new(jo, "tasks", jtasks);
         if (!dump)
             json_object_set_new(jo, "dump", json_null());

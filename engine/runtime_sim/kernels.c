@@ -891,7 +891,12 @@ static inline double ew_op(const sim_task *k, const double *a, int n)
     case K_SIGMOID: return F16V(nb_sim_table_sigmoid(sim_f16(a[0])));
     case K_TANH: return F16V(nb_sim_table_tanh(sim_f16(a[0])));
     case K_EXP: return exp(a[0]);
-    case K_LOG: return log(a[0]);
+    case K_LOG: /* the log of 0: -inf, -65504 in fp16, counted apart (nb_sim_log_zeros) */
+        if (a[0] == 0) {
+            nb_sim_log_zeros++;
+            return -65504.0;
+        }
+        return log(a[0]);
     case K_ABS: return fabs(a[0]);
     case K_NEG: return -a[0];
     case K_CLIP: {

@@ -9,6 +9,7 @@
 /* binary16 bits -> float, for every bit pattern (built by nb_sim_numerics_init). */
 float nb_sim_f16_tbl[65536];
 _Thread_local uint64_t nb_sim_saturations;
+_Thread_local uint64_t nb_sim_log_zeros;
 static int f16_ready;
 
 static float f16_decode(uint16_t h)

@@ -141,6 +141,8 @@ static void profile(const nb_run_opts *o, uint32_t id, const nb_sim_model *sim, 
         rt->movement = p->movement;
         rt->macs = p->macs;
         rt->saturations = nb_sim_task_saturations(sim, k);
+        rt->log_zeros = nb_sim_task_log_zeros(sim, k);
+        r->log_zeros += rt->log_zeros;
         if (!rt->saturations)
             continue;
         r->saturations += rt->saturations;
@@ -156,6 +158,10 @@ static void profile(const nb_run_opts *o, uint32_t id, const nb_sim_model *sim, 
                  "task(s): %s%s; the NPU's output can differ from the float model's there "
                  "(share/doc/npu-numerics.md)", (unsigned long long)r->saturations,
                  r->saturated_tasks, list, r->saturated_tasks > 4 ? ", ..." : "");
+    if (r->log_zeros)
+        nb_warnf(o->warn, o->user, "the log of 0: %llu Log input(s) of 0 gave -inf, written as "
+                 "fp16's -65504 (no input scale removes it: the values before the Log round to "
+                 "0)", (unsigned long long)r->log_zeros);
     nb_cycle_params cp;
     nb_cycle_params_default(&cp);
     r->cycles = nb_sim_total_cycles(sim);

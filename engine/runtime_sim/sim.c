@@ -1191,6 +1191,7 @@ void nb_sim_free(nb_sim_model *m)
     free(m->k);
     free(m->prof);
     free(m->sat);
+    free(m->logz);
     free(m->writer);
     free(m->in_t);
     free(m->out_t);
@@ -1257,6 +1258,7 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
     m->k = calloc((size_t)x->n_tasks + 1, sizeof *m->k);
     m->prof = calloc((size_t)x->n_tasks + 1, sizeof *m->prof);
     m->sat = calloc((size_t)x->n_tasks + 1, sizeof *m->sat);
+    m->logz = calloc((size_t)x->n_tasks + 1, sizeof *m->logz);
     m->writer = malloc(sizeof *m->writer * ((size_t)x->n_tensors + 1));
     for (uint32_t i = 0; m->writer && i < x->n_tensors; i++)
         m->writer[i] = -1;
@@ -1264,7 +1266,7 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
     m->out_t = calloc((size_t)x->n_outputs + 1, sizeof(int));
     m->bound = calloc((size_t)x->n_tensors + 1, sizeof *m->bound);
     m->arena = calloc((size_t)x->arena_bytes + 1, 1);
-    if (!m->k || !m->prof || !m->sat || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena) {
+    if (!m->k || !m->prof || !m->sat || !m->logz || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena) {
         e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena", x->arena_bytes);
         goto fail;
     }
@@ -1381,6 +1383,10 @@ uint64_t nb_sim_task_saturations(const nb_sim_model *m, int k)
     return k >= 0 && (uint32_t)k < m->x.n_tasks ? m->sat[k] : 0;
 }
 uint64_t nb_sim_total_macs(const nb_sim_model *m) { return m->total_macs; }
+uint64_t nb_sim_task_log_zeros(const nb_sim_model *m, int k)
+{
+    return k >= 0 && (uint32_t)k < m->x.n_tasks ? m->logz[k] : 0;
+}
 int nb_sim_input_tensor(const nb_sim_model *m, int i)
 {
     return i >= 0 && (uint32_t)i < m->x.n_inputs ? m->in_t[i] : -1;
@@ -1404,8 +1410,10 @@ nb_err nb_sim_execute(nb_sim_model *m, const void *const *inputs, void *const *o
         if (hook)
             hook(user, m, (int)k, true);
         nb_sim_saturations = 0;
+        nb_sim_log_zeros = 0;
         e = sim_run_task(m, (int)k, st);
         m->sat[k] = nb_sim_saturations;
+        m->logz[k] = nb_sim_log_zeros;
         if (!e && hook)
             hook(user, m, (int)k, false);
     }

@@ -77,6 +77,7 @@ struct nb_sim_model {
     const uint8_t **bound; /* tensor -> caller buffer for inputs / outputs (during execute) */
     int executing;
     uint64_t *sat;         /* per task: fp16 saturations in the last execution */
+    uint64_t *logz;        /* per task: Log's inputs of 0 (-inf, written as -65504) */
     int *writer;           /* per tensor: the last task (so far, while loading) writing it */
     double *scratch;       /* kernels' work space (grown on demand) */
     int64_t **off;         /* per tensor, per dim d: the physical offset of index v along d
@@ -112,6 +113,9 @@ static inline int64_t sim_ph(const nb_sim_model *m, const nb_exeom_tensor *t, co
 /* fp16 results clamped at +-65504 (values IEEE would round to infinity, and infinities)
    since the task began: the saturation the seed warns of, counted per task (numerics.c) */
 extern _Thread_local uint64_t nb_sim_saturations;
+/* Log's inputs of exactly 0 in the running task: -inf, which fp16 holds as -65504; counted
+   apart from the saturations (no range or scale removes it) */
+extern _Thread_local uint64_t nb_sim_log_zeros;
 
 /* nb_sim_f16, inlined in the kernels */
 static inline uint16_t sim_f16(double x)

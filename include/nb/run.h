@@ -63,6 +63,7 @@ typedef struct nb_run_task {
     char name[256];   /* from NAME.dbg, else "task<k>" */
     char op_type[64]; /* the kernel's op */
     uint64_t cycles, compute, movement, macs, saturations;
+    uint64_t log_zeros; /* a Log's inputs of 0: -inf, written as -65504 (not saturations) */
 } nb_run_task;
 
 typedef struct nb_run_result {
@@ -79,6 +80,7 @@ typedef struct nb_run_result {
     double ms[2];          /* cycles at clock_mhz[0] and [1], in ms */
     double host_ms;        /* the simulator's wall time of the execution */
     uint64_t saturations;  /* fp16 results clamped at +-65504, all tasks */
+    uint64_t log_zeros;    /* a Log's inputs of 0, all tasks (the log of 0: -inf) */
     int saturated_tasks;
     char dump_dir[2048];   /* the published dump folder, or "" */
     uint32_t dump_files;

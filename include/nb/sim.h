@@ -105,6 +105,9 @@ uint64_t nb_sim_total_cycles(const nb_sim_model *m);
  * clamped add): the saturation the seed warns of, which the output values alone may hide
  * (a clamped sum divided into a mean). */
 uint64_t nb_sim_task_saturations(const nb_sim_model *m, int k);
+/* Task k's Log inputs of exactly 0 in the last execution (-inf, written as fp16's -65504):
+ * counted apart from the saturations, which a scale can remove and these no scale can. */
+uint64_t nb_sim_task_log_zeros(const nb_sim_model *m, int k);
 /* Multiply-accumulates of one execution (cube tasks, unpadded). */
 uint64_t nb_sim_total_macs(const nb_sim_model *m);
 /* Index of the tensor bound as model input / output i. */
