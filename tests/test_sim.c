@@ -588,6 +588,40 @@ static void test_maxpool_paths(void **state)
     free(f);
 }
 
+/* Log's input of 0: -inf, written as fp16's -65504 and counted as the log of 0, not as
+ * saturation. x = (0, 1, 2, 0.5): log gives -inf, 0, 0.693147 and -0.693147; fp16's step
+ * in [0.5, 1) is 2^-11, and 0.693147 / 2^-11 = 1419.56 rounds to 1420: 0.693359375. */
+static void test_log_of_zero(void **state)
+{
+    (void)state;
+    xt t[2] = {{1, 2, 0, 2, {1, 4}, 0}, {1, 2, 1, 2, {1, 4}, 0}};
+    xk k[1] = {{23, 0, 1, 1, {0}, {1}, {0}}};
+    uint8_t w[32] = {0};
+    size_t len;
+    uint8_t *f = build(t, 2, k, 1, w, sizeof w, 32, &len);
+    nb_sim_model *m = NULL;
+    nb_status st = {0};
+    assert_int_equal(nb_sim_load(f, len, NULL, &m, &st), NB_OK);
+    const nb_exeom *x = nb_sim_exeom(m);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(m, 0)];
+    const nb_exeom_tensor *to = &x->t[nb_sim_output_tensor(m, 0)];
+    uint8_t ib[8] = {0}, ob[8] = {0};
+    const double in[4] = {0, 1, 2, 0.5};
+    for (int i = 0; i < 4; i++)
+        nb_sim_set(ti, ib, i, in[i]);
+    const void *ins[1] = {ib};
+    void *outs[1] = {ob};
+    assert_int_equal(nb_sim_execute(m, ins, outs, NULL, NULL, &st), NB_OK);
+    assert_true(nb_sim_get(to, ob, 0) == -65504.0);
+    assert_true(nb_sim_get(to, ob, 1) == 0.0);
+    assert_true(nb_sim_get(to, ob, 2) == 0.693359375);
+    assert_true(nb_sim_get(to, ob, 3) == -0.693359375);
+    assert_int_equal(nb_sim_task_log_zeros(m, 0), 1);
+    assert_int_equal(nb_sim_task_saturations(m, 0), 0);
+    nb_sim_free(m);
+    free(f);
+}
+
 int main(void)
 {
     nb_sim_numerics_init();
@@ -597,7 +631,7 @@ int main(void)
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
         cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
-        cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_reduce_mean),
+        cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_log_of_zero), cmocka_unit_test(test_reduce_mean),
         cmocka_unit_test(test_clip_runtime_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
