@@ -555,56 +555,57 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
         free(xt), free(wt), free(l32), free(acc);
         return NB_OK;
     }
-    int64_t ix[4], iw_[4];
-    if (g == 1) {
-        /* s16 x s8 and s8 x s4, one group: each output pixel's taps gathered once (the zero
-           point outside), then every output channel's sum over them against its row of the
-           weights, gathered once into [Co][Kg] at the first execution; int64 sums, exact */
-        int64_t Kg = C * KH * KW;
-        sim_task *km = (sim_task *)(uintptr_t)k; /* the cache of this task's weights */
-        if (!km->wt) {
-            int16_t *wt = malloc(sizeof *wt * (size_t)(Co * Kg + 1));
-            if (!wt)
-                return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-            for (int64_t co = 0; co < Co; co++)
-                for (int64_t ci = 0; ci < C; ci++)
-                    for (int64_t kh = 0; kh < KH; kh++)
-                        for (int64_t kw = 0; kw < KW; kw++) {
-                            iw_[0] = co, iw_[1] = ci;
-                            if (r == 4)
-                                iw_[2] = kh, iw_[3] = kw;
-                            else
-                                iw_[2] = kw;
-                            wt[co * Kg + (ci * KH + kh) * KW + kw] =
-                                (int16_t)ld_int(w->dtype, wp, sim_ph(m, w, iw_));
-                        }
-            km->wt = wt;
-        }
-        int32_t *a = malloc(sizeof *a * (size_t)(Kg + 1));
-        if (!a)
+    /* s16 x s8, s8 x s4, and grouped convolutions: each output pixel's taps of a group
+       gathered once (the zero point outside), then each of the group's output channels
+       summed over them against its row of the weights, gathered once per task into
+       [Co][Kg] (Kg = the group's channels x kh x kw) at the first execution; int64 sums,
+       exact */
+    int64_t ix[4], iw_[4], Kg = cin_g * KH * KW;
+    sim_task *km = (sim_task *)(uintptr_t)k; /* the cache of this task's weights */
+    if (!km->wt) {
+        int16_t *wt = malloc(sizeof *wt * (size_t)(Co * Kg + 1));
+        if (!wt)
             return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    for (int64_t ci = 0; ci < C; ci++)
+        for (int64_t co = 0; co < Co; co++)
+            for (int64_t cg = 0; cg < cin_g; cg++)
+                for (int64_t kh = 0; kh < KH; kh++)
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        iw_[0] = co, iw_[1] = cg;
+                        if (r == 4)
+                            iw_[2] = kh, iw_[3] = kw;
+                        else
+                            iw_[2] = kw;
+                        wt[co * Kg + (cg * KH + kh) * KW + kw] =
+                            (int16_t)ld_int(w->dtype, wp, sim_ph(m, w, iw_));
+                    }
+        km->wt = wt;
+    }
+    int32_t *a = malloc(sizeof *a * (size_t)(Kg + 1));
+    if (!a)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t iy[4] = {n, 0, r == 4 ? oh : ow, ow};
+                for (int64_t gi = 0; gi < g; gi++) {
+                    for (int64_t cg = 0; cg < cin_g; cg++)
                         for (int64_t kh = 0; kh < KH; kh++) {
                             int64_t ih = oh * k->sh - k->pt + kh * k->dh;
                             for (int64_t kw = 0; kw < KW; kw++) {
                                 int64_t iw = ow * k->sw - k->pl + kw * k->dw;
                                 int32_t xv = k->x_off;
                                 if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                                    ix[0] = n, ix[1] = ci;
+                                    ix[0] = n, ix[1] = gi * cin_g + cg;
                                     if (r == 4)
                                         ix[2] = ih, ix[3] = iw;
                                     else
                                         ix[2] = iw;
                                     xv = ld_int(x->dtype, xp, sim_ph(m, x, ix));
                                 }
-                                a[(ci * KH + kh) * KW + kw] = xv;
+                                a[(cg * KH + kh) * KW + kw] = xv;
                             }
                         }
-                    int64_t iy[4] = {n, 0, r == 4 ? oh : ow, ow};
-                    for (int64_t co = 0; co < Co; co++) {
+                    for (int64_t co = gi * cout_g; co < (gi + 1) * cout_g; co++) {
                         const int16_t *wr = km->wt + co * Kg;
                         int64_t acc = rd32(bp + 4 * co);
                         for (int64_t t = 0; t < Kg; t++)
@@ -613,43 +614,8 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
                         wr32(yp + 4 * sim_ph(m, y, iy), sat32(acc));
                     }
                 }
-        free(a);
-        return NB_OK;
-    }
-    /* grouped (depthwise): element by element */
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t co = 0; co < Co; co++) {
-            int64_t gi = co / cout_g;
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    int64_t acc = rd32(bp + 4 * co);
-                    for (int64_t cg = 0; cg < cin_g; cg++) {
-                        int64_t ci = gi * cin_g + cg;
-                        for (int64_t kh = 0; kh < KH; kh++)
-                            for (int64_t kw = 0; kw < KW; kw++) {
-                                int64_t ih = oh * k->sh - k->pt + kh * k->dh;
-                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
-                                int32_t xv = k->x_off;
-                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                                    ix[0] = n, ix[1] = ci;
-                                    if (r == 4)
-                                        ix[2] = ih, ix[3] = iw;
-                                    else
-                                        ix[2] = iw;
-                                    xv = ld_int(x->dtype, xp, sim_ph(m, x, ix));
-                                }
-                                iw_[0] = co, iw_[1] = cg;
-                                if (r == 4)
-                                    iw_[2] = kh, iw_[3] = kw;
-                                else
-                                    iw_[2] = kw;
-                                acc += (int64_t)xv * ld_int(w->dtype, wp, sim_ph(m, w, iw_));
-                            }
-                    }
-                    int64_t iy[4] = {n, co, r == 4 ? oh : ow, ow};
-                    wr32(yp + 4 * sim_ph(m, y, iy), sat32(acc));
-                }
-        }
+            }
+    free(a);
     return NB_OK;
 }
 

@@ -61,8 +61,8 @@ typedef struct sim_task {
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)
                           for the exact fp32 GEMM path; NULL when sums could reach 2^24 */
     int lanes;         /* conv: input channels per C0 row taken into Kg */
-    int16_t *wt;       /* conv s16 x s8, s8 x s4 (one group): the weights [Co][Kg], (ci, kh,
-                          kw) along Kg, built at the first execution */
+    int16_t *wt;       /* conv s16 x s8, s8 x s4, grouped: the weights [Co][Kg], (the
+                          group's ci, kh, kw) along Kg, built at the first execution */
 } sim_task;
 
 struct nb_sim_model {
