@@ -117,15 +117,15 @@ static const nb_tensor *any_const(const nb_graph *g, const char *name)
     return NULL;
 }
 
-/* The quantized layer a task belongs to: the task itself ("<layer>"), an unrolled RNN step
- * ("<layer>/t<s>"), or their AscendQuant ("<layer>/AscendQuant", and "<layer>/t<s>/
- * AscendQuant" for the state: *step set). NULL when none. */
-static const nb_npu_layer *layer_of(const nb_npu_layer *ls, int n, const char *task, bool *step)
+/* The quantized layer a task of graph g belongs to: the task itself ("<layer>"), an unrolled
+ * RNN step ("<layer>/t<s>"), or their AscendQuant ("<layer>/AscendQuant", and "<layer>/t<s>/
+ * AscendQuant" for the state: *step set); in an If branch, named without the branch's
+ * prefix (task_scope). NULL when none. */
+static const nb_npu_layer *layer_of(const nb_graph *g, const nb_npu_layer *ls, int n,
+                                    const char *task, bool *step)
 {
     char buf[512];
-    const char *s = strrchr(task, '/'); /* a layer in an If branch: named without the prefix */
-    for (const char *p = task; s && (p = strstr(p, "_branch/")) != NULL; p += 8)
-        task = p + 8;
+    task_scope(g, &task);
     snprintf(buf, sizeof buf, "%s", task);
     size_t len = strlen(buf);
     static const char quant[] = "/AscendQuant";
@@ -285,7 +285,7 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
             if (c->unit != NB_TASK_CUBE || c->n_in < 2 || c->in[1] != k->out[0])
                 continue;
             bool step;
-            const nb_npu_layer *l = layer_of(ls, n_layers, c->name, &step);
+            const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, c->name, &step);
             if (!l || !(l->b_scale > 0))
                 return nb_fail(st, NB_ERR_GRAPH, "task '%s': no scale for the second operand "
                                "of '%s' (a MatMul of two activations)", k->name, c->name);
@@ -295,7 +295,7 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
             return NB_OK;
         }
         bool state; /* an RNN's state enters its recurrent product through its step's quant */
-        const nb_npu_layer *l = layer_of(ls, n_layers, k->name, &state);
+        const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &state);
         if (!l)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no quantized layer gives its scale",
                            k->name);
@@ -591,7 +591,7 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
                           int n_layers, uint8_t *out, nb_status *st)
 {
     bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU"), step;
-    const nb_npu_layer *l = layer_of(ls, n_layers, k->name, &step);
+    const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &step);
     if (rnn) {
         if (!l || !l->r)
             return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 W and R for it in the input",
