@@ -150,7 +150,7 @@ dequant_block_f16c(const int32_t *acc, uint16_t *out, int64_t hw, const float *d
                 uint16_t b = hv[i];
                 if ((b & 0x7C00) == 0x7C00)
                     b = (b & 0x3FF) ? 0x7E00 : (uint16_t)((b & 0x8000) | 0x7BFF);
-                out[p * 16 + 4 * q + i] = b;
+                memcpy(out + p * 16 + 4 * q + i, &b, 2); /* the arena may place it at any byte */
             }
         }
 }
@@ -183,8 +183,9 @@ __attribute__((target("f16c,sse4.1"))) static bool
 maxpool_px_f16c(const uint16_t *const *rows, int n, uint16_t *out)
 {
     if (n == 0) {
+        const uint16_t empty = 0xFBFF; /* stored by bytes: the arena may place out anywhere */
         for (int l = 0; l < 16; l++)
-            out[l] = 0xFBFF;
+            memcpy(out + l, &empty, 2);
         return true;
     }
     __m128 best[4], nan = _mm_setzero_ps();
