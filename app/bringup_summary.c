@@ -18,27 +18,6 @@
 #include "nb/accucmp.h"
 #include "nb/ir.h"
 
-/* Reads a .npy into doubles (malloc'd), its element count in *n. */
-static int read_npy(const char *path, double **v, int64_t *n, char *shape, size_t slen)
-{
-    nb_status st = {0};
-    nb_tensor *t = NULL;
-    if (nb_npy_read(path, &t, &st))
-        return cli_fail(1, "bringup: %s", st.msg);
-    *n = t->numel;
-    *v = malloc(sizeof(double) * ((size_t)t->numel + 1));
-    if (!*v) {
-        nb_tensor_free(t);
-        return cli_fail(1, "out of memory");
-    }
-    for (int64_t i = 0; i < t->numel; i++)
-        (*v)[i] = nb_tensor_get_f64(t, i);
-    if (shape)
-        nb_shape_str(t->rank, t->dims, 'x', shape, slen);
-    nb_tensor_free(t);
-    return 0;
-}
-
 /* ---- the text summary ---- */
 
 /* label into buf (len 20..): whole when it fits, else its head and tail with "..." between,
@@ -383,104 +362,98 @@ compile:;
 
 /* ---- the summary's parts ---- */
 
-/* The network outputs against float: accucmp's metrics on each evaluation input's .npy
- * files (run's and infer's), per output the mean and worst over the inputs, and the metrics
- * over the inputs together. *worst: the cosine --fail-under-cosine takes (NaN when one is
- * not defined). NULL after the error line (*rc). */
+/* The network outputs against float: accucmp's comparison of each evaluation input's .npy
+ * files (run's and infer's, nb_cmp_output_files), per output the mean and worst over the
+ * inputs, and the metrics over the inputs together. *worst: the cosine --fail-under-cosine
+ * takes (NaN when one is not defined). NULL after the error line (*rc). */
 json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
 {
     json_t *outs = json_array();
-    double *x = NULL, *y = NULL;
     bool undefined = false;
     *worst = INFINITY;
-    nb_cmp_over_inputs acc;
+    const char **npu = calloc((size_t)b->n_eval + 1, sizeof *npu);
+    char (*ref)[3400] = calloc((size_t)b->n_eval + 1, sizeof *ref);
+    if (!npu || !ref) {
+        *rc = cli_fail(1, "out of memory");
+        goto fail;
+    }
     for (size_t o = 0; o < json_array_size(outs0); o++) {
         const char *name = bu_str(json_array_get(outs0, o), "name");
-        char shape[128] = "";
         json_t *per = json_array(), *jo = json_object();
         json_object_set_new(jo, "name", nb_json_string(name));
         json_array_append_new(outs, jo); /* owned by outs from here */
-        nb_cmp_over_inputs_init(&acc, b->n_eval); /* the metrics over K: the engine's */
         for (int k = 0; k < b->n_eval; k++) {
-            const json_t *ro = json_array_get(
-                json_object_get(json_array_get(b->runs, (size_t)k), "outputs"), o);
-            char ref[3400], refdir[3400];
-            int64_t nx = 0, ny = 0;
+            char refdir[3400];
+            npu[k] = bu_str(json_array_get(json_object_get(json_array_get(b->runs, (size_t)k),
+                                                           "outputs"), o), "file");
             snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
-            if (!nb_infer_manifest_file(refdir, name, ref, sizeof ref)) {
+            if (!nb_infer_manifest_file(refdir, name, ref[k], sizeof ref[k])) {
+                json_decref(per);
                 *rc = cli_fail(1, "bringup: infer wrote no tensor '%s' into %s", name, refdir);
                 goto fail;
             }
-            if ((*rc = read_npy(bu_str(ro, "file"), &x, &nx, shape, sizeof shape)) ||
-                (*rc = read_npy(ref, &y, &ny, NULL, 0)))
-                goto fail;
-            if (nx != ny) {
-                *rc = cli_fail(1, "bringup: output '%s': %lld values from the NPU, %lld from the "
-                               "reference", name, (long long)nx, (long long)ny);
-                goto fail;
-            }
-            nb_cmp_metrics m;
-            nb_status st = {0};
-            if (nb_cmp_over_inputs_add(&acc, x, y, nx, &m, &st)) {
-                *rc = cli_error(&st);
-                goto fail;
-            }
-            free(x);
-            free(y);
-            x = y = NULL;
+        }
+        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
+                                                               "outputs"), o), "npu_dtype");
+        const char *refs[b->n_eval > 0 ? b->n_eval : 1];
+        for (int k = 0; k < b->n_eval; k++)
+            refs[k] = ref[k];
+        nb_cmp_output_files_opts co = {.n_inputs = b->n_eval, .npu = npu, .reference = refs,
+                                       .npu_dtype = nd};
+        nb_cmp_output_files_result r;
+        nb_status st = {0};
+        if (nb_cmp_output_files(&co, &r, &st)) {
+            nb_cmp_output_files_free(&r);
+            json_decref(per);
+            *rc = cli_fail(1, "bringup: output '%s': %s", name, st.msg);
+            goto fail;
+        }
+        for (int k = 0; k < b->n_eval; k++) {
+            const nb_cmp_metrics *m = &r.per_input[k];
             json_t *pi = json_object(), *files = json_array();
             for (int i = 0; i < b->n_in; i++)
                 json_array_append_new(files, nb_json_string(b->eval[k * b->n_in + i]));
             json_object_set_new(pi, "inputs", files);
-            json_object_set_new(pi, "npu", nb_json_string(bu_str(ro, "file")));
-            json_object_set_new(pi, "reference", nb_json_string(ref));
-            json_object_set_new(pi, "cosine", cli_jnum(m.cos));
-            json_object_set_new(pi, "sqnr_db", cli_jnum(m.sqnr_db));
-            json_object_set_new(pi, "max_abs_error", cli_jnum(m.max_abs));
-            if (m.note[0])
-                json_object_set_new(pi, "note", nb_json_string(m.note));
+            json_object_set_new(pi, "npu", nb_json_string(npu[k]));
+            json_object_set_new(pi, "reference", nb_json_string(ref[k]));
+            json_object_set_new(pi, "cosine", cli_jnum(m->cos));
+            json_object_set_new(pi, "sqnr_db", cli_jnum(m->sqnr_db));
+            json_object_set_new(pi, "max_abs_error", cli_jnum(m->max_abs));
+            if (m->note[0])
+                json_object_set_new(pi, "note", nb_json_string(m->note));
             json_array_append_new(per, pi);
         }
-        nb_cmp_over_inputs_finish(&acc);
-        nb_cmp_over_inputs_free(&acc);
-        /* an fp16 output within 2 of fp16's steps of float everywhere agrees at its own
-           resolution, whatever its SQNR (issue 26: hey_mycroft's score 1.19e-7 against
-           2e-10, -51 dB, is 2 steps of fp16's subnormal 5.96e-8); --fail-under-cosine takes
-           it as 1 (weather's scores near 1e-7 gave a pooled cosine of 0.68 from rounding) */
-        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
-                                                               "outputs"), o), "npu_dtype");
-        bool fp16_res = !strcmp(nd, "FLOAT16") && acc.fp16_steps <= 2;
-        double gate = fp16_res ? 1.0 : acc.gate;
-        if (isnan(gate))
+        const nb_cmp_over_inputs *acc = &r.acc;
+        if (isnan(r.gate))
             undefined = true;
-        else if (gate < *worst)
-            *worst = gate;
-        json_object_set_new(jo, "shape", json_string(shape));
-        json_object_set_new(jo, "numel", json_integer(acc.numel));
-        json_object_set_new(jo, "cosine_mean", cli_jnum(acc.cos_mean));
-        json_object_set_new(jo, "cosine_worst", cli_jnum(acc.cos_worst));
-        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(acc.sqnr_mean));
-        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(acc.sqnr_worst));
-        json_object_set_new(jo, "max_abs_error", cli_jnum(acc.max_abs));
-        json_object_set_new(jo, "pooled_cosine", cli_jnum(acc.pooled_cos));
-        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(acc.pooled_sqnr));
-        json_object_set_new(jo, "worst_cosine", cli_jnum(acc.gate));
+        else if (r.gate < *worst)
+            *worst = r.gate;
+        json_object_set_new(jo, "shape", json_string(r.shape));
+        json_object_set_new(jo, "numel", json_integer(acc->numel));
+        json_object_set_new(jo, "cosine_mean", cli_jnum(acc->cos_mean));
+        json_object_set_new(jo, "cosine_worst", cli_jnum(acc->cos_worst));
+        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(acc->sqnr_mean));
+        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(acc->sqnr_worst));
+        json_object_set_new(jo, "max_abs_error", cli_jnum(acc->max_abs));
+        json_object_set_new(jo, "pooled_cosine", cli_jnum(acc->pooled_cos));
+        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(acc->pooled_sqnr));
+        json_object_set_new(jo, "worst_cosine", cli_jnum(acc->gate));
         json_object_set_new(jo, "npu_dtype", nb_json_string(nd));
-        json_object_set_new(jo, "max_fp16_steps", cli_jnum(acc.fp16_steps));
-        json_object_set_new(jo, "agrees_at_fp16_resolution", json_boolean(fp16_res));
+        json_object_set_new(jo, "max_fp16_steps", cli_jnum(acc->fp16_steps));
+        json_object_set_new(jo, "agrees_at_fp16_resolution", json_boolean(r.fp16_resolution));
         json_object_set_new(jo, "per_input", per);
-        continue;
-    fail:
-        json_decref(per);
-        free(x);
-        free(y);
-        nb_cmp_over_inputs_free(&acc);
-        json_decref(outs);
-        return NULL;
+        nb_cmp_output_files_free(&r);
     }
+    free(npu);
+    free(ref);
     if (undefined || isinf(*worst))
         *worst = NAN;
     return outs;
+fail:
+    free(npu);
+    free(ref);
+    json_decref(outs);
+    return NULL;
 }
 
 /* fp16 saturation over the K runs: per task, its count and on how many inputs */

@@ -433,6 +433,75 @@ static void test_over_inputs(void **state)
     nb_cmp_over_inputs_free(&a);
 }
 
+/* Writes n float32 values as a 1-D .npy at DIR/name; returns the path (static buffer k). */
+static const char *npy_f32(const char *name, const float *v, int64_t n, int k)
+{
+    static char path[4][512];
+    nb_tensor *t = NULL;
+    nb_status st = {0};
+    assert_int_equal(nb_tensor_new(NB_FLOAT, 1, &n, &t, &st), NB_OK);
+    memcpy(t->data, v, sizeof(float) * (size_t)n);
+    snprintf(path[k], sizeof path[k], "%s/%s.npy", tmpdir, name);
+    assert_int_equal(nb_npy_write(path[k], t, &st), NB_OK);
+    nb_tensor_free(t);
+    return path[k];
+}
+
+/* One output over K = 2 inputs from .npy files (nb_cmp_output_files):
+ *   input 1 NPU (1, 0), reference (1, 0): cos 1; input 2 NPU (0, 1), reference (1, 1):
+ *   cos 1 / sqrt(2) = 0.707107; mean 0.853553, worst and gate 0.707107 (2 values: no score).
+ * The fp16 rule: NPU (0, 5.96e-8), reference (1e-7, 0): orthogonal, cos 0; fp16's step below
+ *   2^-14 is 2^-24 = 5.96e-8, so the errors are 1.68 and 1.00 steps: within 2, the output
+ *   agrees at fp16's resolution and its gate is 1; as FLOAT32 its gate is the cosine 0.
+ * A reference of 3 values against 2 is NB_ERR_DATA; a missing file NB_ERR_IO. */
+static void test_output_files(void **state)
+{
+    (void)state;
+    const float a1[2] = {1, 0}, b1[2] = {1, 0}, a2[2] = {0, 1}, b2[2] = {1, 1};
+    const char *npu[2] = {npy_f32("of_n1", a1, 2, 0), npy_f32("of_n2", a2, 2, 1)};
+    const char *ref[2] = {npy_f32("of_r1", b1, 2, 2), npy_f32("of_r2", b2, 2, 3)};
+    nb_cmp_output_files_opts o = {.n_inputs = 2, .npu = npu, .reference = ref,
+                                  .npu_dtype = "FLOAT16"};
+    nb_cmp_output_files_result r;
+    nb_status st = {0};
+    assert_int_equal(nb_cmp_output_files(&o, &r, &st), NB_OK);
+    assert_string_equal(r.shape, "2");
+    assert_float_equal(r.per_input[0].cos, 1.0, 1e-12);
+    assert_float_equal(r.per_input[1].cos, 0.707107, 1e-6);
+    assert_float_equal(r.acc.cos_mean, 0.853553, 1e-6);
+    assert_false(r.fp16_resolution); /* input 2: an error of 1 where fp16's step is 2^-10 */
+    assert_float_equal(r.gate, 0.707107, 1e-6);
+    nb_cmp_output_files_free(&r);
+
+    const float s1[2] = {0, 5.96e-8f}, t1[2] = {1e-7f, 0};
+    const char *n1[1] = {npy_f32("of_s", s1, 2, 0)}, *r1[1] = {npy_f32("of_t", t1, 2, 1)};
+    o = (nb_cmp_output_files_opts){.n_inputs = 1, .npu = n1, .reference = r1,
+                                   .npu_dtype = "FLOAT16"};
+    assert_int_equal(nb_cmp_output_files(&o, &r, &st), NB_OK);
+    assert_float_equal(r.acc.fp16_steps, 1e-7 / 5.9604645e-8, 1e-3);
+    assert_true(r.fp16_resolution);
+    assert_float_equal(r.gate, 1.0, 0);
+    assert_float_equal(r.acc.cos_worst, 0.0, 1e-12);
+    nb_cmp_output_files_free(&r);
+    o.npu_dtype = "FLOAT32";
+    assert_int_equal(nb_cmp_output_files(&o, &r, &st), NB_OK);
+    assert_false(r.fp16_resolution);
+    assert_float_equal(r.gate, 0.0, 1e-12);
+    nb_cmp_output_files_free(&r);
+
+    const float c3[3] = {1, 2, 3};
+    const char *r3[1] = {npy_f32("of_3", c3, 3, 2)};
+    o.reference = r3;
+    assert_int_equal(nb_cmp_output_files(&o, &r, &st), NB_ERR_DATA);
+    assert_non_null(strstr(st.msg, "2 values from the NPU, 3 from the reference"));
+    nb_cmp_output_files_free(&r);
+    const char *gone[1] = {"/nonexistent/out.npy"};
+    o.reference = gone;
+    assert_int_not_equal(nb_cmp_output_files(&o, &r, &st), NB_OK);
+    assert_non_null(strstr(st.msg, "/nonexistent/out.npy"));
+    nb_cmp_output_files_free(&r);
+}
+
 /* infer's pipeline (nb_infer): y = Relu(x * w), w = (1, -2, 3, -4), x = (0.5, 0.5, -1, 1)
  *   x * w = (0.5, -1, -3, -4), Relu: y = (0.5, 0, 0, 0).
  * The spec binds x by name; a second run with dump_all writes x, t (the Mul) and y, and the
@@ -528,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_global_consistency),
         cmocka_unit_test(test_over_inputs), cmocka_unit_test(test_fp16_resolution),
         cmocka_unit_test(test_saturation_upstream), cmocka_unit_test(test_infer),
+        cmocka_unit_test(test_output_files),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

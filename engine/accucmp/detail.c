@@ -154,3 +154,68 @@ void nb_cmp_over_inputs_free(nb_cmp_over_inputs *a)
     a->px = a->py = NULL;
     a->pn = 0;
 }
+
+/* ---- one output over K inputs, from .npy files (accucmp.h) ---- */
+
+/* path's values as doubles (malloc'd), their count in *n; its shape into shape (may be NULL) */
+static nb_err npy_doubles(const char *path, double **v, int64_t *n, char *shape, size_t slen,
+                          nb_status *st)
+{
+    nb_tensor *t = NULL;
+    if (nb_npy_read(path, &t, st))
+        return st->code;
+    *n = t->numel;
+    *v = malloc(sizeof(double) * ((size_t)t->numel + 1));
+    if (!*v) {
+        nb_tensor_free(t);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < t->numel; i++)
+        (*v)[i] = nb_tensor_get_f64(t, i);
+    if (shape)
+        nb_shape_str(t->rank, t->dims, 'x', shape, slen);
+    nb_tensor_free(t);
+    return NB_OK;
+}
+
+nb_err nb_cmp_output_files(const nb_cmp_output_files_opts *o, nb_cmp_output_files_result *r,
+                           nb_status *st)
+{
+    memset(r, 0, sizeof *r);
+    nb_cmp_over_inputs_init(&r->acc, o->n_inputs);
+    r->gate = NAN;
+    if (o->n_inputs < 1)
+        return nb_fail(st, NB_ERR_ARG, "no input to compare an output over");
+    r->per_input = calloc((size_t)o->n_inputs, sizeof *r->per_input);
+    if (!r->per_input)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < o->n_inputs; k++) {
+        double *x = NULL, *y = NULL;
+        int64_t nx = 0, ny = 0;
+        if (npy_doubles(o->npu[k], &x, &nx, k ? NULL : r->shape, sizeof r->shape, st) ||
+            npy_doubles(o->reference[k], &y, &ny, NULL, 0, st)) {
+            free(x);
+            return st->code;
+        }
+        nb_err e = nx != ny ? nb_fail(st, NB_ERR_DATA, "%s: %lld values from the NPU, %lld "
+                                      "from the reference %s", o->npu[k], (long long)nx,
+                                      (long long)ny, o->reference[k])
+                            : nb_cmp_over_inputs_add(&r->acc, x, y, nx, &r->per_input[k], st);
+        free(x);
+        free(y);
+        if (e)
+            return e;
+    }
+    nb_cmp_over_inputs_finish(&r->acc);
+    r->fp16_resolution = o->npu_dtype && !strcmp(o->npu_dtype, "FLOAT16") &&
+                         r->acc.fp16_steps <= 2;
+    r->gate = r->fp16_resolution ? 1.0 : r->acc.gate;
+    return NB_OK;
+}
+
+void nb_cmp_output_files_free(nb_cmp_output_files_result *r)
+{
+    nb_cmp_over_inputs_free(&r->acc);
+    free(r->per_input);
+    r->per_input = NULL;
+}

@@ -167,6 +167,36 @@ nb_err nb_cmp_over_inputs_add(nb_cmp_over_inputs *a, const double *x, const doub
 void nb_cmp_over_inputs_finish(nb_cmp_over_inputs *a);
 void nb_cmp_over_inputs_free(nb_cmp_over_inputs *a);
 
+/* One network output over K inputs, from files: the NPU's and the reference's .npy of each
+ * input (run --output and infer write them), compared value by value (nb_cmp_over_inputs).
+ * The rule of an fp16 output (issue 26): when npu_dtype is "FLOAT16" and no value is more
+ * than 2 of fp16's steps (nb_fp16_step) from the reference, the output agrees at fp16's own
+ * resolution whatever its SQNR (hey_mycroft's score 1.19e-7 against 2e-10, -51 dB, is 2
+ * steps of fp16's subnormal 5.96e-8), and its gate is 1. */
+typedef struct nb_cmp_output_files_opts {
+    int n_inputs;                  /* K >= 1 */
+    const char *const *npu;        /* K .npy paths: the NPU's output of each input */
+    const char *const *reference;  /* K .npy paths: the float reference's */
+    const char *npu_dtype;         /* the NPU's dtype of the output ("FLOAT16", ...), or NULL */
+} nb_cmp_output_files_opts;
+
+typedef struct nb_cmp_output_files_result {
+    char shape[128];               /* the NPU file's shape, "1x16x96" */
+    nb_cmp_metrics *per_input;     /* K: each input's metrics (malloc'd) */
+    nb_cmp_over_inputs acc;        /* finished: means, worst, pooled; numel */
+    bool fp16_resolution;          /* the fp16 rule above holds */
+    double gate;                   /* the cosine a fail-under threshold takes: 1 under the
+                                      fp16 rule, else acc.gate; NaN when not defined */
+} nb_cmp_output_files_result;
+
+/* Compares the K pairs of files. Errors: NB_ERR_IO / NB_ERR_FORMAT (a file that cannot be
+ * read as .npy, named), NB_ERR_DATA ("output 'x' of input k: N values from the NPU, M from
+ * the reference"), NB_ERR_ARG (K < 1), NB_ERR_NOMEM. The result is freed by
+ * nb_cmp_output_files_free, also after an error. */
+nb_err nb_cmp_output_files(const nb_cmp_output_files_opts *o, nb_cmp_output_files_result *r,
+                           nb_status *st);
+void nb_cmp_output_files_free(nb_cmp_output_files_result *r);
+
 /* ---- file_compare: two dump sets matched and compared (engine/accucmp/compare.c) ---- */
 
 /* Reads every dump under the comma-separated files and folders of spec (a file named as a
