@@ -116,43 +116,52 @@ static void copy_logical(const nb_sim_model *m, const nb_exeom_tensor *x, const 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
-/* The same AscendDequant on 16 channels x hw pixels with the F16C conversions (one
-   rounding to nearest even from fp32, as sim_f16f): results bit-identical to the scalar
-   path (saturation and NaN fixed up the same way). */
-__attribute__((target("f16c,sse4.1"))) static void
-dequant_block_f16c(const int32_t *acc, uint16_t *out, int64_t hw, const float *d16, int act,
+/* The same AscendDequant on 16 channels x hw pixels with the F16C conversions, 8 lanes at
+   a time (AVX2): one rounding to nearest even from fp32 as sim_f16f, the activation on the
+   rounded value, then the fp16 bits fixed up as the scalar path writes them: an infinity
+   (beyond 65504, also after LeakyRelu's product) clamps to +-65504 and is counted, a NaN is
+   0x7E00. Results bit-identical to the scalar path. */
+/* fp16 bits h with an all-ones exponent fixed up as sim_f16 writes them: an infinity to
+   +-65504 (its sign kept; counted into *sat), a NaN to 0x7E00. The common case, no such
+   lane, costs one test. */
+__attribute__((target("avx2,f16c"))) static inline __m128i f16_fixup(__m128i h, uint64_t *sat)
+{
+    const __m128i expo = _mm_set1_epi16(0x7C00);
+    __m128i top = _mm_cmpeq_epi16(_mm_and_si128(h, expo), expo);
+    if (_mm_testz_si128(top, top))
+        return h;
+    __m128i zm = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x03FF)), _mm_setzero_si128());
+    __m128i isinf = _mm_and_si128(top, zm), isnan = _mm_andnot_si128(zm, top);
+    *sat += (uint64_t)__builtin_popcount((unsigned)_mm_movemask_epi8(isinf)) / 2;
+    h = _mm_blendv_epi8(h, _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16((short)0x8000)),
+                                        _mm_set1_epi16(0x7BFF)), isinf);
+    return _mm_blendv_epi8(h, _mm_set1_epi16(0x7E00), isnan);
+}
+
+__attribute__((target("avx2,f16c"))) static void
+dequant_block_avx2(const int32_t *acc, uint16_t *out, int64_t hw, const float *d16, int act,
                    float alpha)
 {
-    const __m128 hi = _mm_set1_ps(65504.0f), lo = _mm_set1_ps(-65504.0f), zero = _mm_setzero_ps();
-    const __m128 a = _mm_set1_ps(alpha);
-    __m128 d[4];
-    for (int q = 0; q < 4; q++)
-        d[q] = _mm_loadu_ps(d16 + 4 * q);
+    const __m256 zero = _mm256_setzero_ps(), a = _mm256_set1_ps(alpha);
+    const __m256 d[2] = {_mm256_loadu_ps(d16), _mm256_loadu_ps(d16 + 8)};
+    uint64_t sat = 0;
     for (int64_t p = 0; p < hw; p++)
-        for (int q = 0; q < 4; q++) {
-            __m128i v;
-            memcpy(&v, acc + p * 16 + 4 * q, 16);
-            __m128 y = _mm_mul_ps(_mm_cvtepi32_ps(v), d[q]);
-            /* to fp16 and back: the rounded value; infinities clamp to +-65504, NaN stays */
-            __m128 yh = _mm_cvtph_ps(_mm_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT));
-            int inf = _mm_movemask_ps(_mm_cmpeq_ps(_mm_max_ps(yh, _mm_sub_ps(zero, yh)),
-                                                   _mm_set1_ps(INFINITY)));
-            nb_sim_saturations += (uint64_t)__builtin_popcount((unsigned)inf);
-            yh = _mm_max_ps(lo, _mm_min_ps(hi, yh));
-            if (act == 1)
-                yh = _mm_andnot_ps(_mm_cmple_ps(yh, zero), yh);
-            else if (act == 2)
-                yh = _mm_blendv_ps(yh, _mm_mul_ps(yh, a), _mm_cmplt_ps(yh, zero));
-            __m128i h = _mm_cvtps_ph(yh, _MM_FROUND_TO_NEAREST_INT);
-            uint16_t hv[8];
-            memcpy(hv, &h, 16);
-            for (int i = 0; i < 4; i++) {
-                uint16_t b = hv[i];
-                if ((b & 0x7C00) == 0x7C00)
-                    b = (b & 0x3FF) ? 0x7E00 : (uint16_t)((b & 0x8000) | 0x7BFF);
-                memcpy(out + p * 16 + 4 * q + i, &b, 2); /* the arena may place it at any byte */
+        for (int q = 0; q < 2; q++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(acc + p * 16 + 8 * q));
+            __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(v), d[q]);
+            __m128i h = f16_fixup(_mm256_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT), &sat);
+            if (act == 1 || act == 2) { /* on the rounded (and clamped) value */
+                __m256 yh = _mm256_cvtph_ps(h);
+                if (act == 1) /* negatives and -0 to +0; a NaN stays */
+                    yh = _mm256_andnot_ps(_mm256_cmp_ps(yh, zero, _CMP_LE_OQ), yh);
+                else
+                    yh = _mm256_blendv_ps(yh, _mm256_mul_ps(yh, a),
+                                          _mm256_cmp_ps(yh, zero, _CMP_LT_OQ));
+                h = f16_fixup(_mm256_cvtps_ph(yh, _MM_FROUND_TO_NEAREST_INT), &sat);
             }
+            _mm_storeu_si128((__m128i *)(void *)(out + p * 16 + 8 * q), h);
         }
+    nb_sim_saturations += sat;
 }
 
 /* F16C and SSE4.1 by CPUID, and the AVX register state enabled by the OS (F16C is
@@ -170,6 +179,17 @@ static int have_f16c(void)
         }
         if (getenv("NANOBENCH_SIM_SCALAR"))
             known = 0;
+    }
+    return known;
+}
+
+/* AVX2 by CPUID leaf 7 (with have_f16c's AVX state); NANOBENCH_SIM_SCALAR: none */
+int sim_have_avx2(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        unsigned a, b, c, d;
+        known = have_f16c() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 5 & 1);
     }
     return known;
 }
@@ -318,8 +338,8 @@ static void k_dequant(nb_sim_model *m, const sim_task *k)
                     d16[i] = i < lanes ? deq_at(dq, c1 * 16 + i) : 0.0f;
                 int64_t base = (n * C1 + c1) * hw * 16;
 #if defined(__x86_64__) && defined(__GNUC__)
-                if (have_f16c()) {
-                    dequant_block_f16c((const int32_t *)(const void *)(xp + 4 * base),
+                if (sim_have_avx2()) {
+                    dequant_block_avx2((const int32_t *)(const void *)(xp + 4 * base),
                                        (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
                                        k->f[0]);
                     continue;
@@ -366,8 +386,209 @@ static inline int32_t ld_int(int dtype, const uint8_t *p, int64_t e)
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The packed weights of an s8 x s8 or s16 x s8 convolution of one group (sim_task.wpk), when
+   the AVX2 GEMM applies: x and y in NC1HWC0 (y int32), and every sum, bias included, within
+   int32: Kg x max|x| x max|w| + max|bias| < 2^31 (max|x| 128 or 32768 by x's dtype, max|w|
+   and max|bias| read from the tensors), so that the 32-bit lanes are exact and no sum
+   saturates. Sets k->pk_state; NB_ERR_NOMEM only. */
+static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
+    const uint8_t *wp = sim_ptr(m, k->in[1]), *bp = sim_ptr(m, k->in[2]);
+    int r = x->rank;
+    k->pk_state = -1;
+    if (!sim_have_avx2() || k->group != 1 || w->dtype != DT_I8 ||
+        (x->dtype != DT_I8 && x->dtype != DT_I16) || x->format != FMT_NC1HWC0 ||
+        y->format != FMT_NC1HWC0 || y->dtype != DT_I32 || (r != 3 && r != 4))
+        return NB_OK;
+    int64_t C = x->dims[1], Co = y->dims[1], KH = k->kh, KW = k->kw;
+    int64_t Kg = KH * KW * C, Kp = Kg + (Kg & 1), Cb = cdiv(Co, 16);
+    if (Kg <= 0 || Co <= 0 || Kg > (1 << 20))
+        return NB_OK;
+    int64_t wmax = 0, bmax = 0, idx[4];
+    for (int64_t co = 0; co < Co; co++) {
+        int64_t b = rd32(bp + 4 * co);
+        bmax = b < 0 ? (-b > bmax ? -b : bmax) : (b > bmax ? b : bmax);
+    }
+    int16_t *pk = calloc((size_t)(Cb * Kp * 16), sizeof *pk);
+    if (!pk)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    for (int64_t co = 0; co < Co; co++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++)
+                for (int64_t c = 0; c < C; c++) {
+                    idx[0] = co, idx[1] = c;
+                    if (r == 4)
+                        idx[2] = kh, idx[3] = kw;
+                    else
+                        idx[2] = kw;
+                    int32_t v = ld_int(w->dtype, wp, sim_ph(m, w, idx));
+                    int64_t kg = (kh * KW + kw) * C + c;
+                    pk[((co / 16 * (Kp / 2) + kg / 2) * 16 + co % 16) * 2 + kg % 2] = (int16_t)v;
+                    wmax = v < 0 ? (-v > wmax ? -v : wmax) : (v > wmax ? v : wmax);
+                }
+    int64_t xmax = x->dtype == DT_I8 ? 128 : 32768;
+    if ((double)Kg * (double)xmax * (double)wmax + (double)bmax >= 2147483648.0) {
+        free(pk);
+        return NB_OK;
+    }
+    k->wpk = pk;
+    k->pk_state = 1;
+    return NB_OK;
+}
+
+/* rows 0..5 of the im2col block A (int16, Kp each) against the 16 output channels of one
+   weight block b (Kp/2 pairs of 16 x 2): pairs of 16-bit products summed into 32-bit lanes
+   (vpmaddwd), exact under conv_pack's bound; plus the bias, into out[6][16]. 12 accumulators,
+   the 2 weight vectors and a broadcast: 15 of the 16 ymm registers. */
+__attribute__((target("avx2"))) static void
+gemm_6x16(const int16_t *A, int64_t Kp, const int16_t *b, const int32_t *bias, int32_t *out)
+{
+    __m256i c00 = _mm256_loadu_si256((const __m256i *)(const void *)bias);
+    __m256i c01 = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8));
+    __m256i c10 = c00, c11 = c01, c20 = c00, c21 = c01, c30 = c00, c31 = c01;
+    __m256i c40 = c00, c41 = c01, c50 = c00, c51 = c01;
+    const int16_t *a0 = A, *a1 = A + Kp, *a2 = A + 2 * Kp, *a3 = A + 3 * Kp, *a4 = A + 4 * Kp,
+                  *a5 = A + 5 * Kp;
+#define NB_ROW(ar, x0, x1)                                                                   \
+    do {                                                                                     \
+        int32_t v;                                                                           \
+        memcpy(&v, ar + kk, 4);                                                              \
+        __m256i xv = _mm256_set1_epi32(v);                                                   \
+        x0 = _mm256_add_epi32(x0, _mm256_madd_epi16(xv, b0));                                \
+        x1 = _mm256_add_epi32(x1, _mm256_madd_epi16(xv, b1));                                \
+    } while (0)
+    for (int64_t kk = 0; kk < Kp; kk += 2, b += 32) {
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)b);
+        __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(b + 16));
+        NB_ROW(a0, c00, c01);
+        NB_ROW(a1, c10, c11);
+        NB_ROW(a2, c20, c21);
+        NB_ROW(a3, c30, c31);
+        NB_ROW(a4, c40, c41);
+        NB_ROW(a5, c50, c51);
+    }
+#undef NB_ROW
+    __m256i *o = (__m256i *)(void *)out;
+    _mm256_storeu_si256(o, c00), _mm256_storeu_si256(o + 1, c01);
+    _mm256_storeu_si256(o + 2, c10), _mm256_storeu_si256(o + 3, c11);
+    _mm256_storeu_si256(o + 4, c20), _mm256_storeu_si256(o + 5, c21);
+    _mm256_storeu_si256(o + 6, c30), _mm256_storeu_si256(o + 7, c31);
+    _mm256_storeu_si256(o + 8, c40), _mm256_storeu_si256(o + 9, c41);
+    _mm256_storeu_si256(o + 10, c50), _mm256_storeu_si256(o + 11, c51);
+}
+
+/* 16 values of an NC1HWC0 row of x (int8 sign-extended, or int16) into dst */
+__attribute__((target("avx2"))) static inline void widen16(const uint8_t *src, bool i8, int16_t *dst)
+{
+    __m256i v = i8 ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src))
+                   : _mm256_loadu_si256((const __m256i *)(const void *)src);
+    _mm256_storeu_si256((__m256i *)(void *)dst, v);
+}
+
+/* The convolution as one 16-bit GEMM per block of 64 output pixels (conv_pack's weights):
+   im2col of the block into int16 rows of Kp ((kh, kw, ci), the zero point outside x), then
+   6 pixels x 16 output channels at a time (gemm_6x16), stored into y's NC1HWC0 int32 rows
+   (C0 16: one weight block is one C0 row), the pad lanes past Co left as they were. Sums
+   identical to the plain loops' (exact int32 under conv_pack's bound). */
+__attribute__((target("avx2"))) static nb_err
+conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    bool i8 = x->dtype == DT_I8;
+    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t KH = k->kh, KW = k->kw, Kg = KH * KW * C, Kp = Kg + (Kg & 1), Cb = cdiv(Co, 16);
+    int64_t c0 = sim_c0(x->dtype), C1x = cdiv(C, c0), esz = i8 ? 1 : 2, P = OH * OW;
+    enum { BLK = 66, MR = 6 }; /* pixels per im2col block, per GEMM call */
+    int16_t *A = malloc(sizeof *A * (size_t)(BLK * Kp + 64)); /* slack: widen16's tail */
+    int32_t *bias = calloc((size_t)(Cb * 16), sizeof *bias), out[16 * MR];
+    if (!A || !bias) {
+        free(A), free(bias);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    }
+    for (int64_t co = 0; co < Co; co++)
+        bias[co] = rd32(bp + 4 * co);
+    const int16_t zp = (int16_t)k->x_off;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p0 = 0; p0 < P; p0 += BLK) {
+            int64_t np = P - p0 < BLK ? P - p0 : BLK, npad = (np + MR - 1) / MR * MR;
+            for (int64_t q = 0; q < npad; q++) {
+                int16_t *row = A + q * Kp;
+                if (q >= np) { /* rows past the block: computed, never stored */
+                    memset(row, 0, sizeof *row * (size_t)Kp);
+                    continue;
+                }
+                int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                    if (C == 1) { /* one channel (a 1-D filter bank): a strided gather */
+                        bool in_h = ih >= 0 && ih < H;
+                        const uint8_t *xb = in_h ? xp + esz * ((n * H + ih) * W * c0) : xp;
+                        int64_t iw = ow * k->sw - k->pl;
+                        for (int64_t kw = 0; kw < KW; kw++, iw += k->dw)
+                            row[kw] = !in_h || iw < 0 || iw >= W ? zp
+                                      : i8 ? (int8_t)xb[iw * c0] : (int16_t)rd16(xb + 2 * iw * c0);
+                        row += KW;
+                        continue;
+                    }
+                    for (int64_t kw = 0; kw < KW; kw++, row += C) {
+                        int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+                            for (int64_t c = 0; c < C; c++)
+                                row[c] = zp;
+                            continue;
+                        }
+                        /* whole C0 rows, 16 lanes at a time: the lanes past C (x's pad
+                           lanes, in its bytes) land where the next tap, row or the pad
+                           element is written after, or in A's slack */
+                        for (int64_t c1 = 0; c1 < C1x; c1++) {
+                            const uint8_t *xr = xp + esz * ((((n * C1x + c1) * H + ih) * W + iw) * c0);
+                            int64_t nl = C - c1 * c0 < c0 ? C - c1 * c0 : c0;
+                            if (nl < 8) /* a few channels: one by one */
+                                for (int64_t l = 0; l < nl; l++)
+                                    row[c1 * c0 + l] = i8 ? (int8_t)xr[l] : (int16_t)rd16(xr + 2 * l);
+                            else
+                                for (int64_t l = 0; l < nl; l += 16)
+                                    widen16(xr + esz * l, i8, row + c1 * c0 + l);
+                        }
+                    }
+                }
+                if (Kp > Kg)
+                    A[q * Kp + Kg] = 0;
+            }
+            for (int64_t cb = 0; cb < Cb; cb++) {
+                const int16_t *b = k->wpk + cb * Kp * 16;
+                int64_t nl = Co - cb * 16 < 16 ? Co - cb * 16 : 16;
+                for (int64_t q = 0; q < np; q += MR) {
+                    gemm_6x16(A + q * Kp, Kp, b, bias + cb * 16, out);
+                    for (int64_t t = 0; t < MR && q + t < np; t++) {
+                        uint8_t *yr = yp + 4 * (((n * Cb + cb) * P + p0 + q + t) * 16);
+                        memcpy(yr, out + 16 * t, sizeof(int32_t) * (size_t)nl);
+                    }
+                }
+            }
+        }
+    free(A), free(bias);
+    return NB_OK;
+}
+#endif
+
 static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (k->kid == K_CONV && k->pk_state == 0) {
+        nb_err pe = conv_pack(m, (sim_task *)(uintptr_t)k, st);
+        if (pe)
+            return pe;
+    }
+    if (k->pk_state == 1)
+        return conv_gemm16(m, k, st);
+#endif
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
     const uint8_t *bp = sim_ptr(m, k->in[2]);
@@ -888,6 +1109,35 @@ static inline double ew_op(const sim_task *k, const double *a, int n)
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Add, Sub, Mul, Div of two fp16 operands (either one a broadcast scalar: x0 / x1 NULL, its
+   value in s0 / s1), 8 elements at a time in fp32 (F16C, AVX2). The fp32 result of two fp16
+   operands rounded once more to fp16 equals the exact result rounded to fp16 (Figueroa's
+   double-rounding rule: 24 >= 2 x 11 + 2 bits), so this matches sim_f16 of the double; an
+   infinity clamps to +-65504 (counted), a NaN is 0x7E00. Returns how many it did (a multiple
+   of 8); the caller does the rest. */
+__attribute__((target("avx2,f16c"))) static int64_t
+binary_f16_avx2(int kid, const uint8_t *x0, const uint8_t *x1, float s0, float s1, uint8_t *y,
+                int64_t cnt)
+{
+    const __m256 c0 = _mm256_set1_ps(s0), c1 = _mm256_set1_ps(s1);
+    uint64_t sat = 0;
+    int64_t e = 0;
+    for (; e + 8 <= cnt; e += 8) {
+        __m256 a = x0 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(x0 + 2 * e)))
+                      : c0;
+        __m256 b = x1 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(x1 + 2 * e)))
+                      : c1;
+        __m256 r = kid == K_ADD ? _mm256_add_ps(a, b) : kid == K_SUB ? _mm256_sub_ps(a, b)
+                 : kid == K_MUL ? _mm256_mul_ps(a, b) : _mm256_div_ps(a, b);
+        __m128i h = f16_fixup(_mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT), &sat);
+        _mm_storeu_si128((__m128i *)(void *)(y + 2 * e), h);
+    }
+    nb_sim_saturations += sat;
+    return e;
+}
+#endif
+
 static void k_elementwise(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *y = TD(k->out[0]);
@@ -939,6 +1189,25 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
                 float v = nb_sim_f16_tbl[xb];
                 bool take_x = v != v || (mx ? v > c : v < c) || c != c;
                 wr16(yp + 2 * e, take_x ? (c != c ? cb : xb) : cb);
+            }
+        } else if (all16 && n == 2 && !(scalar[0] && scalar[1]) &&
+                   (k->kid == K_ADD || k->kid == K_SUB || k->kid == K_MUL ||
+                    k->kid == K_DIV || (k->kid == K_POW && scalar[1] && a[1] == 2.0))) {
+            /* the arithmetic of two fp16 operands; x^2 as x * x */
+            bool sq = k->kid == K_POW;
+            int64_t e = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (sim_have_avx2())
+                e = binary_f16_avx2(sq ? K_MUL : k->kid, scalar[0] ? NULL : ip[0],
+                                    sq ? ip[0] : scalar[1] ? NULL : ip[1],
+                                    scalar[0] ? (float)a[0] : 0.0f,
+                                    scalar[1] ? (float)a[1] : 0.0f, yp, cnt);
+#endif
+            for (; e < cnt; e++) {
+                for (int i = 0; i < n; i++)
+                    if (!scalar[i])
+                        a[i] = F16V(rd16(ip[i] + 2 * e));
+                wr16(yp + 2 * e, sim_f16(ew_op(k, a, n)));
             }
         } else if (all16 && exact)
             for (int64_t e = 0; e < cnt; e++) {

@@ -1185,6 +1185,7 @@ void nb_sim_free(nb_sim_model *m)
     for (uint32_t i = 0; m->k && i < m->x.n_tasks; i++) {
         free(m->k[i].wf);
         free(m->k[i].wt);
+        free(m->k[i].wpk);
     }
     nb_exeom_free(&m->x);
     free(m->buf);

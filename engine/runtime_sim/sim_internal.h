@@ -63,6 +63,11 @@ typedef struct sim_task {
     int lanes;         /* conv: input channels per C0 row taken into Kg */
     int16_t *wt;       /* conv s16 x s8, s8 x s4, grouped: the weights [Co][Kg], (the
                           group's ci, kh, kw) along Kg, built at the first execution */
+    int16_t *wpk;      /* conv s8 x s8 and s16 x s8 on AVX2: the weights packed for the
+                          16-bit multiply-add GEMM, [Co/16][Kp/2][16][2] with Kp = Kg rounded
+                          up to even and (kh, kw, ci) along Kg, zeros past Co and Kg; built at
+                          the first execution when every sum fits int32 */
+    int pk_state;      /* 0 not decided, 1 wpk built, -1 the path does not apply */
 } sim_task;
 
 struct nb_sim_model {
@@ -91,6 +96,8 @@ struct nb_sim_model {
 /* element size in bits */
 int sim_bits(int dtype);
 int sim_c0(int dtype);
+/* the host has AVX2 and F16C (and NANOBENCH_SIM_SCALAR is not set): the kernels' fast paths */
+int sim_have_avx2(void);
 /* physical element index of the logical multi-index idx of t */
 int64_t sim_phys(const nb_exeom_tensor *t, const int64_t *idx);
 /* element e (physical) of a buffer of dtype, as double / written from double (fp16 rounded
