@@ -359,6 +359,20 @@ g.init("w3", RNG.uniform(-0.3, 0.3, (16, 8, 3, 3)).astype(np.float32))
 g.save("Conv", "3x3 stride 2 dilation 2 pads 2",
        g.node("Conv", ["c", "w3"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
               dilations=[2, 2], pads=[2, 2, 2, 2]))
+# channel counts across the C0 blocks (int8 32, int32 16) and the 16-channel weight blocks of
+# the simulator's GEMM: 8 -> 40 (1x1) -> 33 (3x3), and 8 -> 5 with a 1x5 kernel, stride 1x2
+g = case("conv_c40_co33")
+g.init("w40", RNG.uniform(-0.3, 0.3, (40, 8, 1, 1)).astype(np.float32))
+g.init("w33", RNG.uniform(-0.2, 0.2, (33, 40, 3, 3)).astype(np.float32))
+g.init("b33", RNG.uniform(-0.2, 0.2, 33).astype(np.float32))
+g.save("Conv", "40 -> 33 channels 3x3 pads 1",
+       g.node("Conv", [g.node("Conv", ["c", "w40"], ["c40"]), "w33", "b33"], ["y"],
+              kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+g = case("conv_k1x5_co5")
+g.init("w5", RNG.uniform(-0.3, 0.3, (5, 8, 1, 5)).astype(np.float32))
+g.save("Conv", "8 -> 5 channels 1x5 stride 1x2 pads 2",
+       g.node("Conv", ["c", "w5"], ["y"], kernel_shape=[1, 5], strides=[1, 2],
+              pads=[0, 2, 0, 2]))
 g = case("convtranspose")
 g.init("wt", RNG.uniform(-0.3, 0.3, (8, 4, 2, 2)).astype(np.float32))
 g.save("ConvTranspose", "2x2 stride 2",
