@@ -1,6 +1,6 @@
 #!/bin/sh
 # Reference executor vs ONNX Runtime, one thread each, same inputs (tests/oracle/recipes.tsv).
-# Prints the median time per inference and the ratio ours/ORT (target <= 2.0).
+# Prints the median time per inference and the ratio ours/ORT (target <= 1.0, issue 22).
 # usage: bench/run.sh [BUILD_DIR] [MIN_SECONDS] [CASE...]
 #   default cases: mel_1s mel_chunk embedding_b1 jarvis_else jarvis_then vad_16k
 set -eu
