@@ -386,6 +386,15 @@ static inline int32_t ld_int(int dtype, const uint8_t *p, int64_t e)
     }
 }
 
+/* W[co][c][kh][kw] of a convolution's weights w (W[co][c][kw] of a 1-D one), whatever their
+   layout (the per-dim offset tables) */
+static inline int32_t conv_w(const nb_sim_model *m, const nb_exeom_tensor *w, const uint8_t *wp,
+                             int64_t co, int64_t c, int64_t kh, int64_t kw)
+{
+    const int64_t idx[4] = {co, c, w->rank == 4 ? kh : kw, kw};
+    return ld_int(w->dtype, wp, sim_ph(m, w, idx));
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The packed weights of an s8 x s8 or s16 x s8 convolution of one group (sim_task.wpk), when
    the AVX2 GEMM applies: x and y in NC1HWC0 (y int32), and every sum, bias included, within
@@ -406,7 +415,7 @@ static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
     int64_t Kg = KH * KW * C, Kp = Kg + (Kg & 1), Cb = cdiv(Co, 16);
     if (Kg <= 0 || Co <= 0 || Kg > (1 << 20))
         return NB_OK;
-    int64_t wmax = 0, bmax = 0, idx[4];
+    int64_t wmax = 0, bmax = 0;
     for (int64_t co = 0; co < Co; co++) {
         int64_t b = rd32(bp + 4 * co);
         bmax = b < 0 ? (-b > bmax ? -b : bmax) : (b > bmax ? b : bmax);
@@ -418,12 +427,7 @@ static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
         for (int64_t kh = 0; kh < KH; kh++)
             for (int64_t kw = 0; kw < KW; kw++)
                 for (int64_t c = 0; c < C; c++) {
-                    idx[0] = co, idx[1] = c;
-                    if (r == 4)
-                        idx[2] = kh, idx[3] = kw;
-                    else
-                        idx[2] = kw;
-                    int32_t v = ld_int(w->dtype, wp, sim_ph(m, w, idx));
+                    int32_t v = conv_w(m, w, wp, co, c, kh, kw);
                     int64_t kg = (kh * KW + kw) * C + c;
                     pk[((co / 16 * (Kp / 2) + kg / 2) * 16 + co % 16) * 2 + kg % 2] = (int16_t)v;
                     wmax = v < 0 ? (-v > wmax ? -v : wmax) : (v > wmax ? v : wmax);
@@ -782,7 +786,7 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
        summed over them against its row of the weights, gathered once per task into
        [Co][Kg] (Kg = the group's channels x kh x kw) at the first execution; int64 sums,
        exact */
-    int64_t ix[4], iw_[4], Kg = cin_g * KH * KW;
+    int64_t ix[4], Kg = cin_g * KH * KW;
     sim_task *km = (sim_task *)(uintptr_t)k; /* the cache of this task's weights */
     if (!km->wt) {
         int16_t *wt = malloc(sizeof *wt * (size_t)(Co * Kg + 1));
@@ -791,15 +795,9 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
         for (int64_t co = 0; co < Co; co++)
             for (int64_t cg = 0; cg < cin_g; cg++)
                 for (int64_t kh = 0; kh < KH; kh++)
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        iw_[0] = co, iw_[1] = cg;
-                        if (r == 4)
-                            iw_[2] = kh, iw_[3] = kw;
-                        else
-                            iw_[2] = kw;
+                    for (int64_t kw = 0; kw < KW; kw++)
                         wt[co * Kg + (cg * KH + kh) * KW + kw] =
-                            (int16_t)ld_int(w->dtype, wp, sim_ph(m, w, iw_));
-                    }
+                            (int16_t)conv_w(m, w, wp, co, cg, kh, kw);
         km->wt = wt;
     }
     int32_t *a = malloc(sizeof *a * (size_t)(Kg + 1));
