@@ -415,7 +415,9 @@ static void test_dequant_paths(void **state)
         }
     for (int co = 0; co < 16; co++) {
         put32(w + 512 + 4 * co, (uint32_t)(co * 37 - 300));
-        put_f32(w, 576 + 8 * (uint32_t)co, (float)(1e-4 * pow(10, co / 2.5)));
+        /* channel 0 at 1e-14: its products (|acc| < 3e5) round to +-0 in fp16 (below 2^-25); -0 is
+           negative to LeakyRelu: -0 x alpha, +0 for a negative alpha */
+        put_f32(w, 576 + 8 * (uint32_t)co, co ? (float)(1e-4 * pow(10, co / 2.5)) : 1e-14f);
     }
     xk k[4] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
                {2, 0, 1, 1, {5}, {6}, {0}}, {16, 0, 2, 1, {6, 7}, {8}, {0}}};
@@ -424,29 +426,38 @@ static void test_dequant_paths(void **state)
     for (int i = 0; i < 11; i++)
         put16(k[1].params + 2 * i, cp[i]);
     k[2].params[0] = 2; /* LeakyRelu */
-    float alpha = 0.1f;
-    memcpy(k[2].params + 4, &alpha, 4);
-    size_t len;
-    /* the AscendDequant's output at an odd arena offset: the F16C path stores by bytes (a
-       fuzzed exeom placed it so; a typed 16-bit store there is undefined) */
-    uint8_t *f = build(t, 9, k, 4, w, sizeof w, 8200, &len);
     double in[1024], a[1024], b[1024];
     for (int i = 0; i < 1024; i++) { /* halves (ties to even), beyond int8, one NaN */
         r = r * 1103515245u + 12345u;
         in[i] = (double)((int)(r >> 16) % 600 - 300) / 2;
     }
     in[77] = NAN;
-    /* the plain path in a child (the switch is read at the first use in a process, which
-       has not come yet here: the earlier tests' blocks are not 16 channels wide) */
-    run_both(f, len, in, 1024, a, b, 1024);
-    for (int i = 0; i < 1024; i++)
-        assert_memory_equal(&a[i], &b[i], sizeof(double));
-    int saturated = 0, floor20 = 0, leaky = 0;
-    for (int i = 0; i < 1024; i++)
-        saturated += a[i] == 65504.0, floor20 += a[i] == -20.0, leaky += a[i] < 0 && a[i] > -20;
-    /* saturation, LeakyRelu's negatives and the Max's constant all seen */
-    assert_true(saturated > 0 && floor20 > 0 && leaky > 0);
-    free(f);
+    /* LeakyRelu's alpha 0.1, then -0.5: channel 0's -0 stays -0 (-0 x 0.1), then becomes +0
+       (-0 x -0.5); the Max(y, -20) after keeps either (a breaker found the fast path kept
+       -0 for a negative alpha) */
+    for (int pass = 0; pass < 2; pass++) {
+        float alpha = pass ? -0.5f : 0.1f;
+        memcpy(k[2].params + 4, &alpha, 4);
+        size_t len;
+        /* the AscendDequant's output at an odd arena offset: the fast path stores by bytes
+           (a fuzzed exeom placed it so; a typed 16-bit store there is undefined) */
+        uint8_t *f = build(t, 9, k, 4, w, sizeof w, 8200, &len);
+        /* the plain path in a child (NANOBENCH_SIM_SCALAR is read once per process) */
+        run_both(f, len, in, 1024, a, b, 1024);
+        for (int i = 0; i < 1024; i++)
+            assert_memory_equal(&a[i], &b[i], sizeof(double));
+        int saturated = 0, floor20 = 0, leaky = 0, zero_neg = 0, zero_pos = 0;
+        for (int i = 0; i < 1024; i++)
+            saturated += a[i] == 65504.0, floor20 += a[i] == -20.0,
+                leaky += a[i] < 0 && a[i] > -20;
+        for (int i = 0; i < 64; i++) /* channel 0 of y [1, 16, 8, 8] */
+            zero_neg += a[i] == 0 && signbit(a[i]), zero_pos += a[i] == 0 && !signbit(a[i]);
+        /* saturation seen; with alpha 0.1 LeakyRelu's negatives and the Max's constant too
+           (with -0.5 no value stays negative) */
+        assert_true(saturated > 0 && (pass || (floor20 > 0 && leaky > 0)));
+        assert_true(pass ? zero_pos > 0 && zero_neg == 0 : zero_neg > 0);
+        free(f);
+    }
 }
 
 /* One reduction over the last axis of an fp16 [1, n] input (kernel 39 ReduceMean or 42

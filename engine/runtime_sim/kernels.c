@@ -154,9 +154,8 @@ dequant_block_avx2(const int32_t *acc, uint16_t *out, int64_t hw, const float *d
                 __m256 yh = _mm256_cvtph_ps(h);
                 if (act == 1) /* negatives and -0 to +0; a NaN stays */
                     yh = _mm256_andnot_ps(_mm256_cmp_ps(yh, zero, _CMP_LE_OQ), yh);
-                else
-                    yh = _mm256_blendv_ps(yh, _mm256_mul_ps(yh, a),
-                                          _mm256_cmp_ps(yh, zero, _CMP_LT_OQ));
+                else /* by the sign bit, as the scalar path: -0 too (-0 x alpha) */
+                    yh = _mm256_blendv_ps(yh, _mm256_mul_ps(yh, a), yh);
                 h = f16_fixup(_mm256_cvtps_ph(yh, _MM_FROUND_TO_NEAREST_INT), &sat);
             }
             _mm_storeu_si128((__m128i *)(void *)(out + p * 16 + 8 * q), h);
