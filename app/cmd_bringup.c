@@ -25,7 +25,7 @@
 #include <jansson.h>
 
 #include "bringup.h"
-#include "report.h"
+#include "nb/report.h"
 #include "cli.h"
 #include "nb/accucmp.h"
 #include "nb/ir.h"
@@ -522,9 +522,13 @@ calibrate:
     {
         char label[300];
         snprintf(label, sizeof label, "%s", b->stem);
-        report_src rs = {b->outdir, label, NULL, NULL};
-        if (report_write(&rs, NULL, rp))
-            rp[0] = 0; /* its one-line error said why; the bring-up itself stands */
+        nb_report_src rs = {b->outdir, label, NULL, NULL};
+        nb_report_opts ro = {&rs, NULL, NULL, rp};
+        nb_status st;
+        if (nb_report_write(&ro, NULL, &st)) {
+            fprintf(stderr, "nanobench: warning: report: %s\n", st.msg);
+            rp[0] = 0; /* the bring-up itself stands */
+        }
         json_object_set_new(summary, "report", rp[0] ? nb_json_string(rp) : json_null());
         if (rp[0] && json_dump_file(summary, sp, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
             fprintf(stderr, "nanobench: warning: %s: cannot write: %s\n", sp, strerror(errno));

@@ -1,4 +1,4 @@
-/* nanobench report: the HTML page of one bring-up, or two side by side (report.h). A RUN is
+/* nanobench report: the HTML page of one bring-up, or two side by side (nb/report.h). A RUN is
  * a bringup run of the history, any run of its lineage (a step it ran, e.g. its compare), or
  * a bringup folder. */
 #define _POSIX_C_SOURCE 200809L
@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "nb/db.h"
-#include "report.h"
+#include "nb/report.h"
 
 static void usage(FILE *f)
 {
@@ -132,10 +132,13 @@ int cmd_report(int argc, char **argv)
     for (int k = 0; k < n && !rc; k++)
         rc = resolve(&db, runs[k], &rs[k]);
     if (!rc) {
-        report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},
-                   b = {rs[1].dir, rs[1].label, rs[1].params, rs[1].metrics};
-        rc = report_write_pipeline(&a, n > 1 ? &b : NULL, pipe, out);
-        if (!rc)
+        nb_report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},
+                      b = {rs[1].dir, rs[1].label, rs[1].params, rs[1].metrics};
+        nb_report_opts o = {&a, n > 1 ? &b : NULL, pipe, out};
+        nb_status st;
+        if (nb_report_write(&o, NULL, &st))
+            rc = cli_fail(2, "report: %s", st.msg);
+        else
             printf("wrote %s\n", out);
     }
     for (int k = 0; k < 2; k++) {

@@ -1,4 +1,4 @@
-/* nanobench report (report.h): the HTML page of a bring-up folder. Plots: gnuplot's SVG
+/* nanobench report (include/nb/report.h): the HTML page of a bring-up folder. Plots: gnuplot's SVG
  * terminal, inlined; the Okabe-Ito palette (readable with every common colour-vision
  * deficiency); every plot also as a table under it (its text alternative). */
 #define _POSIX_C_SOURCE 200809L
@@ -18,9 +18,8 @@
 
 #include <jansson.h>
 
-#include "cli.h"
 #include "nb/accucmp.h"
-#include "report.h"
+#include "nb/report.h"
 
 extern char **environ;
 
@@ -28,7 +27,7 @@ extern char **environ;
 static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#E69F00"};
 
 typedef struct side {
-    const report_src *src;
+    const nb_report_src *src;
     json_t *sum, *est, *cal, *run, *cmp;
     char missing[5][512]; /* why a part is absent: "" when loaded */
 } side;
@@ -38,9 +37,13 @@ typedef struct page {
     char tmp[4200]; /* scratch folder for gnuplot */
     int n_plot;
     bool no_gnuplot;
+    int n_gone, n_drawn;
 } page;
 
 /* ---- small helpers ---- */
+
+/* a number for JSON: null for NaN or an infinity (JSON has neither) */
+static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static double num(const json_t *o, const char *k)
 {
@@ -125,7 +128,7 @@ static json_t *load(const char *dir, const char *name, char *why, size_t len)
     return o;
 }
 
-static void side_load(side *s, const report_src *src)
+static void side_load(side *s, const nb_report_src *src)
 {
     memset(s, 0, sizeof *s);
     s->src = src;
@@ -144,6 +147,7 @@ static void side_free(side *s)
 
 static void gone(page *p, const char *why)
 {
+    p->n_gone++;
     fputs("<p class=\"gone\">Not shown: ", p->f);
     esc(p->f, why);
     fputs(" (the bring-up's folder was moved or cleaned).</p>\n", p->f);
@@ -191,6 +195,7 @@ static void plot(page *p, FILE *script_f, const char *script_path, const char *s
     }
     if (fa_ok)
         posix_spawn_file_actions_destroy(&fa);
+    p->n_drawn += drawn;
     if (!drawn)
         fputs("<p class=\"gone\">The plot is left out: gnuplot did not run (apt-get install "
               "gnuplot-nox); its data is in the table below.</p>\n", p->f);
@@ -777,17 +782,17 @@ static json_t *summary_facts(const json_t *sum, bool metrics)
     }
     static const char *const items[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};
     for (int i = 0; i < 3; i++)
-        json_object_set_new(o, items[i], cli_jnum(num(json_object_get(sum, "estimate"), items[i])));
-    json_object_set_new(o, "exeom_bytes", cli_jnum(num(x, "exeom_bytes")));
-    json_object_set_new(o, "cycles", cli_jnum(num(n, "cycles")));
-    json_object_set_new(o, "npu_ms_64mhz", cli_jnum(num(n, "ms_64mhz")));
-    json_object_set_new(o, "fp16_saturations", cli_jnum(num(json_object_get(n, "saturation"),
+        json_object_set_new(o, items[i], jnum(num(json_object_get(sum, "estimate"), items[i])));
+    json_object_set_new(o, "exeom_bytes", jnum(num(x, "exeom_bytes")));
+    json_object_set_new(o, "cycles", jnum(num(n, "cycles")));
+    json_object_set_new(o, "npu_ms_64mhz", jnum(num(n, "ms_64mhz")));
+    json_object_set_new(o, "fp16_saturations", jnum(num(json_object_get(n, "saturation"),
                                                             "total")));
-    json_object_set_new(o, "calibration_output_sqnr_db", cli_jnum(num(c, "output_sqnr_db")));
-    json_object_set_new(o, "output_cosine_worst", cli_jnum(num(o0, "cosine_worst")));
-    json_object_set_new(o, "output_sqnr_db_mean", cli_jnum(num(o0, "sqnr_db_mean")));
+    json_object_set_new(o, "calibration_output_sqnr_db", jnum(num(c, "output_sqnr_db")));
+    json_object_set_new(o, "output_cosine_worst", jnum(num(o0, "cosine_worst")));
+    json_object_set_new(o, "output_sqnr_db_mean", jnum(num(o0, "sqnr_db_mean")));
     json_object_set_new(o, "layers_over_threshold",
-                        cli_jnum(num(json_object_get(sum, "compare"), "over_threshold")));
+                        jnum(num(json_object_get(sum, "compare"), "over_threshold")));
     return o;
 }
 
@@ -968,21 +973,19 @@ static void sec_pipeline(page *p, const char *path)
     json_decref(j);
 }
 
-int report_write(const report_src *a, const report_src *b, const char *out)
+nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *st)
 {
-    return report_write_pipeline(a, b, NULL, out);
-}
-
-int report_write_pipeline(const report_src *a, const report_src *b, const char *pipeline,
-                          const char *out)
-{
+    const nb_report_src *a = o->a, *b = o->b;
+    const char *pipeline = o->pipeline, *out = o->out;
+    if (r)
+        *r = (nb_report_result){0};
     side s[2];
     int ns = b ? 2 : 1;
     side_load(&s[0], a);
     if (b)
         side_load(&s[1], b);
     if (!s[0].sum && !a->metrics) {
-        int rc = cli_fail(2, "report: %s: no summary.json (is it a bringup folder?)", a->dir);
+        nb_err rc = nb_fail(st, NB_ERR_ARG, "%s: no summary.json (is it a bringup folder?)", a->dir);
         for (int k = 0; k < ns; k++)
             side_free(&s[k]);
         return rc;
@@ -992,14 +995,14 @@ int report_write_pipeline(const report_src *a, const report_src *b, const char *
                                                                           : "/tmp");
     char part[4300];
     snprintf(part, sizeof part, "%s.tmp.%ld", out, (long)getpid());
-    int rc = 0;
+    nb_err rc = NB_OK;
     if (!mkdtemp(p.tmp)) {
-        rc = cli_fail(2, "report: cannot make a scratch folder %s: %s", p.tmp, strerror(errno));
+        rc = nb_fail(st, NB_ERR_IO, "cannot make a scratch folder %s: %s", p.tmp, strerror(errno));
         goto done;
     }
     p.f = fopen(part, "w");
     if (!p.f) {
-        rc = cli_fail(2, "report: %s: cannot write: %s", out, strerror(errno));
+        rc = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", out, strerror(errno));
         goto done;
     }
     char when[64];
@@ -1043,12 +1046,12 @@ int report_write_pipeline(const report_src *a, const report_src *b, const char *
           "the table under it.</p></footer>\n</body></html>\n", p.f);
     int bad = ferror(p.f);
     if (fclose(p.f) || bad) {
-        rc = cli_fail(2, "report: %s: write failed", out);
+        rc = nb_fail(st, NB_ERR_IO, "%s: write failed", out);
         goto done;
     }
     p.f = NULL;
     if (rename(part, out))
-        rc = cli_fail(2, "report: %s: cannot write: %s", out, strerror(errno));
+        rc = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", out, strerror(errno));
 done:
     if (p.f)
         fclose(p.f);
@@ -1066,5 +1069,7 @@ done:
     }
     for (int k = 0; k < ns; k++)
         side_free(&s[k]);
+    if (r && !rc)
+        *r = (nb_report_result){p.n_drawn, !p.no_gnuplot, p.n_gone};
     return rc;
 }

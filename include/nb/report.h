@@ -1,0 +1,55 @@
+/* nanobench report (db/report.c): one self-contained HTML page per bring-up (issue 23), or two
+ * side by side — the export of a bring-up that the run store keeps, next to the CSV and JSON
+ * exports of nb/db.h. The page is made from what the bring-up folder holds (summary.json and
+ * the steps' JSON under log/, the dump folders its compare read); plots are drawn by
+ * gnuplot's SVG terminal (when it is on PATH) and inlined, each with its data as a table (the
+ * plot's text alternative); colours are the Okabe-Ito palette. No printing, no exit. */
+#ifndef NB_REPORT_H
+#define NB_REPORT_H
+
+#include <stdbool.h>
+
+#include "nb/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct json_t;
+
+/* One bring-up to show: its folder (the bringup's --out), a caption ("bringup 45"), and from
+ * the run history when known its parameters and metrics (JSON objects, or NULL). */
+typedef struct nb_report_src {
+    const char *dir;
+    const char *label;
+    const struct json_t *params;  /* {"flag": value, ...}: the command line's options */
+    const struct json_t *metrics; /* {"name": number, ...} */
+} nb_report_src;
+
+typedef struct nb_report_opts {
+    const nb_report_src *a;  /* required */
+    const nb_report_src *b;  /* NULL: a alone; else both on the same axes and a table of
+                                what changed (parameters, sizes, cycles, metrics) */
+    const char *pipeline;    /* NULL, or the pipeline check's per-clip JSON
+                                (share/examples/openwakeword/report.js pipeline: {threshold,
+                                clips, agree_npu, max_diff_npu, rows: [{clip, label,
+                                float_peak, npu_peak, ...}]}) shown as a section of its own */
+    const char *out;         /* the .html written (through out.tmp.PID, renamed when whole) */
+} nb_report_opts;
+
+typedef struct nb_report_result {
+    int n_plots;        /* SVG plots inlined (0 without gnuplot) */
+    bool gnuplot;       /* gnuplot was not found missing (true when no plot was tried) */
+    int n_gone;         /* sections whose files are gone (each says so in its place) */
+} nb_report_result;
+
+/* Writes the page. Errors: NB_ERR_ARG ("<dir>: no summary.json (is it a bringup folder?)"
+ * when a's folder holds no summary.json and a has no metrics either), NB_ERR_IO (out or the
+ * scratch folder cannot be written; no partial out is left). */
+nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
