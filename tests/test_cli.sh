@@ -179,7 +179,9 @@ json_ok "estimate --json: arena_map by hand" 'const a = j.arena_map;
     a.every((s, i) => a.every((t, k) => k === i || t.last_task < s.first_task ||
         s.last_task < t.first_task || s.offset + s.bytes <= t.offset || t.offset + t.bytes <= s.offset))'
 expect 0 "estimate: conv weights given as an input" -- "$NB" estimate -m "$DATA/test_conv_with_strides_padding/model.onnx"
-grep -q "^NOT_SUPPORT_OP_TYPE: 1: Conv(1)" "$T/out" || { echo "FAIL: run-time conv weights"; cat "$T/out"; fails=$((fails + 1)); }
+grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T/out" || { echo "FAIL: run-time conv weights"; cat "$T/out"; fails=$((fails + 1)); }
+expect 0 "estimate: run-time conv weights on the MCU's CPU" -- "$NB" estimate -p -m "$DATA/test_conv_with_strides_padding/model.onnx"
+grep -q "^Conv_0 *Conv *cpu .*run-time weights 'W'.*the MCU's CPU runs it (float32)" "$T/out" || { echo "FAIL: run-time conv weights on the CPU"; cat "$T/out"; fails=$((fails + 1)); }
 expect 2 "estimate: dynamic time dim" -- "$NB" estimate -m "$T/dyn_time.onnx"; mentions "input 'x' has dynamic dims \[1,N,16\]"
 expect 0 "estimate: dynamic time dim fixed" -- "$NB" estimate -m "$T/dyn_time.onnx" --input_shape "x:1,50,16"
 expect 2 "estimate: --input_fp16_nodes names no input" -- "$NB" estimate -m "$T/conv.onnx" --input_fp16_nodes "x;nosuch"; mentions "'nosuch' is not an input"

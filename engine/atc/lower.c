@@ -9,6 +9,7 @@
 
 #include "nb/atc.h"
 #include "nb/ir.h"
+#include "nb/ref.h"
 
 const char *nb_format_name(nb_format f)
 {
@@ -464,7 +465,26 @@ static void nd_outputs(lctx *c, const nb_node *n, int k)
     }
 }
 
-/* An op that runs on the CPU (unsupported, with why): it reads and writes ND. */
+/* The type a CPU task's value has in the exeom: fp16 for a float activation (the NPU's),
+ * int32 for int64 (the NPU's widest integer), else its own. */
+static nb_dtype cpu_io_type(nb_dtype t) { return t == NB_INT64 ? NB_INT32 : npu_type(t); }
+
+/* A constant a CPU task reads: a weight in the constant's own type (the MCU's core computes
+ * in float32: the value exactly), int64 as int32 (the caller checked that every value
+ * fits). */
+static int cpu_const_tensor(lctx *c, int v)
+{
+    lctx *o = owner(c, &v);
+    const nb_tensor *t = o->g->values[v].const_val;
+    return add_tensor(o, strdup(o->g->values[v].name), t->dtype == NB_INT64 ? NB_INT32 : t->dtype,
+                      NB_FMT_ND, t->rank, t->dims, NB_T_WEIGHT, -1);
+}
+
+/* An op the NPU does not run (why): a task of the MCU's core, reading and writing ND.
+ * When the reference can run the node and the exeom can carry it (nb_cpu_node_model), it is
+ * a CpuOnnx task: the node's inputs (constants as weights in their own type), then the
+ * one-node model as a UINT8 weight (gen 5); its outputs fp16 / int32 (cpu_io_type). Else
+ * a task nothing runs, with why (estimate lists it, atc refuses it). */
 static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *why)
 {
     int *ins = malloc(sizeof(int) * ((size_t)n->n_in + 1)), n_ins = 0;
@@ -472,19 +492,72 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
         *c->oom = true;
         return;
     }
-    for (int i = 0; i < n->n_in; i++)
-        if (n->in[i] >= 0)
-            ins[n_ins++] = tensor_in(c, n->in[i], NB_FMT_ND, name);
-    int k = add_task(c, strdup(name), n->op_type, n->op_type, NB_TASK_CPU, false);
-    if (k < 0) {
+    uint8_t *blob = NULL;
+    size_t blen = 0;
+    char cwhy[160] = "";
+    nb_status st;
+    if (nb_cpu_node_model(c->g, n, &blob, &blen, cwhy, sizeof cwhy, &st)) {
+        *c->oom = true;
         free(ins);
         return;
     }
-    snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%s", why);
+    for (int i = 0; i < n->n_in && blob; i++) /* constants in range first: no tensor made */
+        if (n->in[i] >= 0 && is_const(c, n->in[i]) &&
+            c->g->values[n->in[i]].const_val->dtype == NB_INT64) {
+            const nb_tensor *t = c->g->values[n->in[i]].const_val;
+            for (int64_t j = 0; j < t->numel && blob; j++)
+                if (nb_tensor_get_i64(t, j) < INT32_MIN || nb_tensor_get_i64(t, j) > INT32_MAX) {
+                    snprintf(cwhy, sizeof cwhy, "constant '%s' holds %lld, beyond int32",
+                             c->g->values[n->in[i]].name, (long long)nb_tensor_get_i64(t, j));
+                    free(blob);
+                    blob = NULL;
+                }
+        }
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0)
+            ins[n_ins++] = blob && is_const(c, n->in[i])
+                               ? cpu_const_tensor(c, n->in[i])
+                               : tensor_in(c, n->in[i], NB_FMT_ND, name);
+    int k = add_task(c, strdup(name), n->op_type, n->op_type, NB_TASK_CPU, false);
+    if (k < 0) {
+        free(ins);
+        free(blob);
+        return;
+    }
+    if (blob)
+        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%.100s; the MCU's CPU runs it "
+                 "(float32)", why);
+    else
+        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%.90s%s%.60s", why,
+                 cwhy[0] ? "; not on the CPU: " : "", cwhy);
     for (int i = 0; i < n_ins; i++)
         task_in(c, k, ins[i]);
     free(ins);
-    nd_outputs(c, n, k);
+    if (!blob) {
+        nd_outputs(c, n, k);
+        return;
+    }
+    int64_t bl = (int64_t)blen;
+    int bt = add_tensor(c, dupf("%s/cpu_model", name), NB_UINT8, NB_FMT_ND, 1, &bl, NB_T_WEIGHT,
+                        -1);
+    if (bt < 0) {
+        free(blob);
+        return;
+    }
+    c->n->t[bt].gen = 5;
+    c->n->t[bt].blob = blob;
+    task_in(c, k, bt);
+    c->n->k[k].cpu_ok = true;
+    for (int o = 0; o < n->n_out; o++) {
+        int v = n->out[o];
+        if (v < 0)
+            continue;
+        const nb_value *val = &c->g->values[v];
+        int t = add_tensor(c, strdup(val->name), cpu_io_type(val->dtype), NB_FMT_ND, val->rank,
+                           val->dims, NB_T_ACTIVATION, -1);
+        task_out(c, k, t);
+        c->vt[v] = t;
+    }
 }
 
 static int bias_index(const char *op)
@@ -1824,6 +1897,7 @@ void nb_npu_graph_free(nb_npu_graph *g)
     for (int i = 0; i < g->n_t; i++) {
         free(g->t[i].name);
         free(g->t[i].src);
+        free(g->t[i].blob);
     }
     for (int i = 0; i < g->n_k; i++) {
         free(g->k[i].in);

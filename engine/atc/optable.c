@@ -186,6 +186,7 @@ static const char *const kernels[] = {
     "Or",            "And",           "Where",     "PRelu",    "Elu",
     "BatchNormalization", "InstanceNormalization", "Pad", "Round", "ReduceL2",
     "Gather",        "Tile",          "SpaceToDepth", "ArgMax", "If",
+    NB_EXEOM_CPU_ONNX, /* 61: a CPU task running its node through the reference */
 };
 #define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
 
@@ -199,7 +200,7 @@ int nb_exeom_kernel_id(const char *op_type)
 
 bool nb_task_in_exeom(const struct nb_npu_task *k)
 {
-    return k->unit != NB_TASK_CPU || k->cpu_ok; /* the CPU's kernels: If */
+    return k->unit != NB_TASK_CPU || k->cpu_ok; /* the CPU's kernels: If, CpuOnnx */
 }
 
 const char *nb_exeom_kernel_name(int id) { return id > 0 && id < N_KERNELS ? kernels[id] : "?"; }

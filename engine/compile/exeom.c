@@ -278,6 +278,8 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     const nb_graph *g = task_scope(m->graph, &rest);
     const char *op = k->op_type;
     const nb_node *n = task_node(m->graph, k->name);
+    if (k->unit == NB_TASK_CPU && strcmp(op, "If"))
+        return NB_OK; /* CpuOnnx: its node is its last input (the one-node model) */
     if (!strcmp(op, "AscendQuant")) {
         /* the second operand of a MatMul of two activations: its own scale */
         for (int j = 0; j < ng->n_k && k->n_out; j++) {
@@ -700,6 +702,12 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         }
         return NB_OK;
     }
+    if (t->gen == 5) { /* a CPU task's node: its one-node ONNX model (nb_cpu_node_model) */
+        if (!t->blob)
+            return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': no node model", t->name);
+        memcpy(out, t->blob, (size_t)t->bytes);
+        return NB_OK;
+    }
     if (t->gen == 1) { /* a scalar of a decomposition */
         if (t->dtype != NB_FLOAT16 || t->bytes < 2)
             return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': a scalar of %s", t->name,
@@ -786,7 +794,8 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
     for (int ki = 0; ki < g->n_k && !err; ki++) {
         const nb_npu_task *k = &g->k[ki];
         uint8_t *d = buf + k_off + (int64_t)ki * TASK;
-        int id = nb_exeom_kernel_id(k->op_type);
+        bool cpu_onnx = k->unit == NB_TASK_CPU && strcmp(k->op_type, "If");
+        int id = nb_exeom_kernel_id(cpu_onnx ? NB_EXEOM_CPU_ONNX : k->op_type);
         if (!nb_task_in_exeom(k))
             err = nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s' (%s) runs on the CPU: %s", k->name,
                           k->op_type, k->reason);
@@ -979,7 +988,8 @@ nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st
             k->out[j] = (uint16_t)get16(d + 24 + 2 * j);
         memcpy(k->params, d + 32, 32);
         if (k->kernel == 0 || !strcmp(nb_exeom_kernel_name(k->kernel), "?") || k->unit > 2 ||
-            (k->unit == 2) != !strcmp(nb_exeom_kernel_name(k->kernel), "If") ||
+            (k->unit == 2) != (!strcmp(nb_exeom_kernel_name(k->kernel), "If") ||
+                               !strcmp(nb_exeom_kernel_name(k->kernel), NB_EXEOM_CPU_ONNX)) ||
             k->n_in > NB_EXEOM_MAX_IN || k->n_out > NB_EXEOM_MAX_OUT)
             e = nb_fail(st, NB_ERR_FORMAT, "task %u: kernel %u, unit %u, %u in, %u out", i,
                         k->kernel, k->unit, k->n_in, k->n_out);

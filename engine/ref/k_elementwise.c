@@ -134,7 +134,8 @@ static inline float roundevenf(float x) { return rintf(x); /* default mode: near
     X(Shrink, v < -p->lambd ? v + p->bias : (v > p->lambd ? v - p->bias : 0.0f))
 
 #define UNARY_FN(NAME, EXPR)                                                            \
-    static void u_##NAME(const float *x, float *y, int64_t n, const uparams *pp)        \
+    NB_REF_AVX2_CLONES static void u_##NAME(const float *x, float *y, int64_t n,        \
+                                            const uparams *pp)                         \
     {                                                                                   \
         const uparams P = *pp, *p = &P; /* locals: y cannot alias the parameters */     \
         (void)p;                                                                        \
@@ -287,7 +288,8 @@ static inline float powf_exact(float a, float b) { return b == 2.0f ? a * a : po
 /* out = f(a, b) over a broadcast: it walks the outer dims (rank - 1 of them), the last dim
  * runs as an inner loop with strides sa, sb (0 = broadcast, 1 = contiguous). */
 #define BIN_FN(NAME, EXPR)                                                                   \
-    static void b_##NAME(const float *A, const float *B, float *Y, nb_bcast *it,             \
+    NB_REF_AVX2_CLONES static void b_##NAME(const float *A, const float *B, float *Y,        \
+                                            nb_bcast *it,                                    \
                          int64_t total, int64_t inner, int64_t sa, int64_t sb)               \
     {                                                                                        \
         if (sa == 1 && sb == 1) {                                                            \

@@ -154,7 +154,7 @@ static inline void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t kk, flo
 }
 
 /* rows x cols of y := bias[row] (or 0 without bias). */
-static void fill_rows(float *y, int64_t rows, int64_t cols, const float *bias)
+NB_REF_AVX2_CLONES static void fill_rows(float *y, int64_t rows, int64_t cols, const float *bias)
 {
     if (!bias) {
         memset(y, 0, sizeof(float) * (size_t)(rows * cols));
@@ -375,7 +375,7 @@ static nb_err make_geom(nb_kctx *k, const nb_tensor *x, const nb_tensor *y,
 /* im2col of the output rows [r0, r1) (row r is (od, oh) = (r / OH, r % OH)):
  * col[(c, kd, kh, kw), (r - r0) * OW + ow] = x[c, od*sd - pd + kd*dd, oh*sh - ph + kh*dh,
  * ow*sw - pw + kw*dw], 0 in the padding. */
-static void im2col(const float *x, int64_t channels, const geom *g, int64_t r0, int64_t r1,
+NB_REF_AVX2_CLONES static void im2col(const float *x, int64_t channels, const geom *g, int64_t r0, int64_t r1,
                    float *col)
 {
     const int64_t ih_n = g->in[1], iw_n = g->in[2], oh_n = g->out[1], ow_n = g->out[2];
@@ -834,7 +834,7 @@ typedef struct pool_job {
  * outputs whose tap is inside X. ROW_MAX is branch-free and may lose a NaN when a later tap
  * of the window is a number: it returns true when it saw a NaN, and the caller redoes the
  * row with ROW_MAX_NAN. */
-static bool pool_row(const pool_job *j, int64_t od, int64_t oh, float *yr, int64_t *ir,
+NB_REF_AVX2_CLONES static bool pool_row(const pool_job *j, int64_t od, int64_t oh, float *yr, int64_t *ir,
                      row_mode mode)
 {
     const geom *g = j->g;

@@ -24,6 +24,16 @@ void nb_cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint 
  * Identity, Dropout): the executor makes a view; a kernel, if any, runs after it. Callers
  * read k->out[] after the kernel returns, so a kernel may replace an output it was given
  * (freeing it) when a view cannot hold the result (training-mode Dropout). */
+/* A hot loop built twice, for AVX2 and for the baseline, the copy picked at load time
+ * (GCC's target_clones, an ifunc): 8 floats per instruction where the CPU has them. AVX2
+ * alone, not FMA: the same IEEE operations per element (a * b + c is not contracted), so
+ * the values do not depend on the copy taken. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NB_REF_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NB_REF_AVX2_CLONES
+#endif
+
 #define NB_K_ALIAS 1u
 /* The kernel creates its outputs itself (If): no inference or allocation beforehand. */
 #define NB_K_CONTROL 2u

@@ -1704,6 +1704,7 @@ nb_err sim_run_task(nb_sim_model *m, int ki, nb_status *st)
         }
         return NB_OK;
     }
+    case K_CPU_ONNX: return sim_cpu_run(m, k, st);
     case K_BN: case K_IN: return k_norm(m, k, st);
     default: k_elementwise(m, k); return NB_OK;
     }

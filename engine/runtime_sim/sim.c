@@ -685,6 +685,8 @@ static nb_err check_task(vctx *v)
         return check_matmul(v, k);
     if (kid == K_LSTM || kid == K_GRU)
         return check_rnn(v, k);
+    if (kid == K_CPU_ONNX)
+        return sim_cpu_load(v->m, v->k, v->st);
     if (kid == K_IF) { /* cond, then 2 x n_out branch outputs -> n_out: the CPU's select */
         int nout = p[1];
         if (p[0] != 2 || p[2] > 1 || nout < 1 || k->n_out != nout || k->n_in != 1 + 2 * nout ||
@@ -1186,6 +1188,7 @@ void nb_sim_free(nb_sim_model *m)
         free(m->k[i].wf);
         free(m->k[i].wt);
         free(m->k[i].wpk);
+        sim_cpu_free(&m->k[i]);
     }
     nb_exeom_free(&m->x);
     free(m->buf);

@@ -28,7 +28,7 @@ enum {
     K_UNSQUEEZE, K_FLATTEN, K_TRANSPOSE, K_CONCAT, K_SLICE, K_MAXPOOL, K_GAP, K_GMP,
     K_RMEAN, K_RMAX, K_RMIN, K_RSUM, K_SOFTMAX, K_GREATER, K_EQUAL, K_OR, K_AND, K_WHERE,
     K_PRELU, K_ELU, K_BN, K_IN, K_PAD, K_ROUND, K_RL2, K_GATHER, K_TILE, K_S2D, K_ARGMAX,
-    K_IF, K_COUNT
+    K_IF, K_CPU_ONNX, K_COUNT
 };
 
 /* A task as the kernels run it: operands resolved, parameters decoded and checked. */
@@ -68,6 +68,8 @@ typedef struct sim_task {
                           up to even and (kh, kw, ci) along Kg, zeros past Co and Kg; built at
                           the first execution when every sum fits int32 */
     int pk_state;      /* 0 not decided, 1 wpk built, -1 the path does not apply */
+    struct nb_model *cpu_m; /* CpuOnnx: its node's one-node model, loaded at load time */
+    struct nb_exec *cpu_x;  /* and the reference's executor of it */
 } sim_task;
 
 struct nb_sim_model {
@@ -207,6 +209,13 @@ static inline uint16_t sim_dequant(int32_t acc, float deq_scale, int act, float 
 
 /* kernels (kernels.c): run task k */
 nb_err sim_run_task(nb_sim_model *m, int k, nb_status *st);
+/* CpuOnnx (cpu_task.c): loads task ki's node model and its executor (checked against the
+   task's operands: count, size, type); runs it (inputs converted from their exeom types to
+   the node's, outputs back); frees them. Errors: NB_ERR_DATA naming the task, the
+   importer's and the reference's. */
+nb_err sim_cpu_load(nb_sim_model *m, int ki, nb_status *st);
+nb_err sim_cpu_run(nb_sim_model *m, const sim_task *k, nb_status *st);
+void sim_cpu_free(sim_task *k);
 
 
 static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }

@@ -112,11 +112,25 @@ const char *nb_unit_name(nb_unit u);
  * when the exeom has none for it yet. */
 int nb_exeom_kernel_id(const char *op_type);
 /* True for a task the exeom holds: an NPU task, or a CPU task the MCU's core runs through
- * a kernel of its own (If: the branch taken picked by the CPU, share/doc/exeom.md); a CPU
- * task of no kernel is an op nothing runs (estimate's NOT_SUPPORT_OP_TYPE, atc refuses). */
+ * a kernel of its own (If: the branch taken picked by the CPU; CpuOnnx: any op the
+ * reference runs, its node carried as a one-node ONNX model, share/doc/exeom.md); a CPU
+ * task of neither is an op nothing runs (estimate's NOT_SUPPORT_OP_TYPE, atc refuses). */
 struct nb_npu_task;
 bool nb_task_in_exeom(const struct nb_npu_task *k);
 const char *nb_exeom_kernel_name(int id);
+/* The kernel id of a CPU task that runs node n through the reference (CpuOnnx). */
+#define NB_EXEOM_CPU_ONNX "CpuOnnx"
+/* The one-node ONNX model of a CPU task (engine/atc/cpu_node.c): node n of g (its op,
+ * attributes, opset), a graph input per present input and a graph output per present
+ * output with their element types and static shapes, serialized (*bytes malloc'd, *len).
+ * When the node cannot be carried, *bytes is NULL and why says why (an op of another domain,
+ * one the reference has no kernel for, a graph attribute, more than NB_EXEOM_MAX_IN - 1
+ * inputs or NB_EXEOM_MAX_OUT outputs, a value of unknown type or run-time shape); that is
+ * not an error. Errors: NB_ERR_NOMEM. */
+struct nb_graph;
+struct nb_node;
+nb_err nb_cpu_node_model(const struct nb_graph *g, const struct nb_node *n, uint8_t **bytes,
+                         size_t *len, char *why, size_t wl, nb_status *st);
 /* Whether the exeom has a kernel for op_type with its parameters encoded: what the compiler
  * and the simulator take. The lowering gives an op without one to the CPU (unsupported),
  * so that estimate never calls supported what atc refuses. */
@@ -130,6 +144,8 @@ bool nb_npu_has_kernel(const char *op_type);
 #define NB_EXEOM_TENSOR_DESC_BYTES 48
 #define NB_EXEOM_TASK_DESC_BYTES 64
 #define NB_EXEOM_ALIGN 32
+#define NB_EXEOM_MAX_IN 8  /* operands of a task descriptor */
+#define NB_EXEOM_MAX_OUT 4
 
 /* ---- lowering: the float IR as the NPU will run it ---- */
 
@@ -155,9 +171,10 @@ typedef struct nb_npu_tensor {
        scalar of a decomposition (gen 1, value scalar), the reciprocal of the model's
        constant src (gen 2: Div by a constant -> Mul), a cube op's int32 bias (gen 3) or its
        deq_scale (gen 4), whose values come with the quantized layer */
-    int gen;
+    int gen;         /* gen 5: a CPU task's node, the one-node ONNX model blob (bytes) */
     float scalar;
     char *src;
+    uint8_t *blob;
 } nb_npu_tensor;
 
 typedef enum nb_task_unit { NB_TASK_VECTOR, NB_TASK_CUBE, NB_TASK_CPU } nb_task_unit;

@@ -1,0 +1,138 @@
+/* nanobench simulated NPU: the MCU's CPU tasks of kernel CpuOnnx (share/doc/exeom.md). The
+ * task's last input is its node as a one-node ONNX model (nb_cpu_node_model); the core runs
+ * it with the reference's kernels in the node's own types (float32 for float: the M-core's
+ * data type). At the boundary each input is read from its exeom tensor (fp16 activations,
+ * int32 for int64 values, float32 constants) into the node's type, and each output is
+ * written back in its tensor's type (fp16 rounded and clamped at 65504 as every fp16 write
+ * is, the clamps counted as the task's saturations). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nb/ref.h"
+#include "sim_internal.h"
+
+/* element e of t set from v: converted as a C cast (floats rounded, integers truncated
+ * toward zero; the callers give values of the tensor's own range) */
+static void put_f64(nb_tensor *t, int64_t e, double v)
+{
+    switch (t->dtype) {
+    case NB_FLOAT: ((float *)t->data)[e] = (float)v; break;
+    case NB_FLOAT16: ((uint16_t *)t->data)[e] = nb_float_to_half((float)v); break;
+    case NB_DOUBLE: ((double *)t->data)[e] = v; break;
+    case NB_INT8: ((int8_t *)t->data)[e] = (int8_t)v; break;
+    case NB_UINT8: ((uint8_t *)t->data)[e] = (uint8_t)v; break;
+    case NB_BOOL: ((uint8_t *)t->data)[e] = v != 0; break;
+    case NB_INT16: ((int16_t *)t->data)[e] = (int16_t)v; break;
+    case NB_UINT16: ((uint16_t *)t->data)[e] = (uint16_t)v; break;
+    case NB_INT32: ((int32_t *)t->data)[e] = (int32_t)v; break;
+    case NB_UINT32: ((uint32_t *)t->data)[e] = (uint32_t)v; break;
+    case NB_INT64: ((int64_t *)t->data)[e] = (int64_t)v; break;
+    case NB_UINT64: ((uint64_t *)t->data)[e] = (uint64_t)v; break;
+    default: break;
+    }
+}
+
+/* the logical multi-index of row-major element e of dims[rank] */
+static void unravel(int64_t e, int rank, const int32_t *dims, int64_t *idx)
+{
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t n = dims[d] > 0 ? dims[d] : 1;
+        idx[d] = e % n;
+        e /= n;
+    }
+}
+
+nb_err sim_cpu_load(nb_sim_model *m, int ki, nb_status *st)
+{
+    sim_task *k = &m->k[ki];
+    int bt = k->n_in > 0 ? k->in[k->n_in - 1] : -1;
+    const nb_exeom_tensor *b = bt >= 0 ? &m->x.t[bt] : NULL;
+    if (!b || b->role != ROLE_W || b->dtype != DT_U8 || b->rank != 1 || b->bytes < 1)
+        return nb_fail(st, NB_ERR_DATA, "task %d (CpuOnnx): its last input is not the node's "
+                       "model (a UINT8 weight)", ki);
+    char what[64];
+    snprintf(what, sizeof what, "task %d (CpuOnnx)", ki);
+    nb_load_opts lo = {0};
+    nb_model *nm = NULL;
+    nb_err e = nb_model_load_mem(sim_ptr(m, bt), b->bytes, what, NULL, &lo, &nm, st);
+    if (e)
+        return nb_prefix(st, "the node of a CPU task"), e;
+    const nb_graph *g = nm->graph;
+    if (g->n_nodes != 1 || g->n_inputs != k->n_in - 1 || g->n_outputs != k->n_out) {
+        nb_model_free(nm);
+        return nb_fail(st, NB_ERR_DATA, "%s: its node model has %d nodes, %d inputs and %d "
+                       "outputs for %d and %d operands", what, g->n_nodes, g->n_inputs,
+                       g->n_outputs, k->n_in - 1, k->n_out);
+    }
+    for (int i = 0; i < k->n_in - 1 + k->n_out; i++) {
+        bool in = i < k->n_in - 1;
+        int t = in ? k->in[i] : k->out[i - (k->n_in - 1)];
+        const nb_value *v = &g->values[in ? g->inputs[i] : g->outputs[i - (k->n_in - 1)]];
+        int64_t numel = 1;
+        for (int d = 0; d < v->rank; d++)
+            numel *= v->dims[d] >= 0 ? v->dims[d] : -1;
+        if (t < 0 || v->rank < 0 || numel < 0 || !sim_bits(m->x.t[t].dtype) ||
+            numel != nb_sim_numel(&m->x.t[t])) {
+            nb_model_free(nm);
+            return nb_fail(st, NB_ERR_DATA, "%s: %s '%s' does not match its tensor's size or "
+                           "type", what, in ? "input" : "output", v->name);
+        }
+    }
+    nb_exec *x = NULL;
+    if ((e = nb_exec_create(nm, NULL, &x, st))) {
+        nb_model_free(nm);
+        return nb_prefix(st, "%s", what), e;
+    }
+    k->cpu_m = nm;
+    k->cpu_x = x;
+    return NB_OK;
+}
+
+nb_err sim_cpu_run(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_graph *g = k->cpu_m->graph;
+    int ni = k->n_in - 1;
+    nb_tensor *in[NB_EXEOM_MAX_IN] = {0};
+    const char *names[NB_EXEOM_MAX_IN];
+    int64_t idx[6];
+    nb_err e = NB_OK;
+    for (int i = 0; i < ni && !e; i++) {
+        const nb_value *v = &g->values[g->inputs[i]];
+        const nb_exeom_tensor *d = &m->x.t[k->in[i]];
+        const uint8_t *p = sim_ptr(m, k->in[i]);
+        names[i] = v->name;
+        if ((e = nb_tensor_new(v->dtype, v->rank, v->dims, &in[i], st)))
+            break;
+        for (int64_t j = 0; j < in[i]->numel; j++) {
+            unravel(j, d->rank, d->dims, idx);
+            put_f64(in[i], j, sim_load(d->dtype, p, sim_ph(m, d, idx)));
+        }
+    }
+    if (!e)
+        e = nb_exec_run(k->cpu_x, ni, names, in, st);
+    for (int o = 0; o < k->n_out && !e; o++) {
+        const nb_tensor *y = nb_exec_output(k->cpu_x, o);
+        const nb_exeom_tensor *d = &m->x.t[k->out[o]];
+        uint8_t *p = sim_ptr(m, k->out[o]);
+        if (!y || y->numel != nb_sim_numel(d)) {
+            e = nb_fail(st, NB_ERR_DATA, "CPU task: output %d has %lld values for a tensor of "
+                        "%lld", o, y ? (long long)y->numel : 0LL, (long long)nb_sim_numel(d));
+            break;
+        }
+        for (int64_t j = 0; j < y->numel; j++) {
+            unravel(j, d->rank, d->dims, idx);
+            sim_store(d->dtype, p, sim_ph(m, d, idx), nb_tensor_get_f64(y, j));
+        }
+    }
+    for (int i = 0; i < ni; i++)
+        nb_tensor_free(in[i]);
+    return e;
+}
+
+void sim_cpu_free(sim_task *k)
+{
+    nb_exec_free(k->cpu_x);
+    nb_model_free(k->cpu_m);
+    k->cpu_x = NULL;
+    k->cpu_m = NULL;
+}
