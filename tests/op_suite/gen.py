@@ -435,6 +435,35 @@ for nm, op in [("convinteger", "ConvInteger"), ("matmulinteger", "MatMulInteger"
     g, y = integer_case(nm, op)
     g.save(op, "u8 x s8", y)
 
+# ---- the MCU's CPU (issue 21): ops outside the Nano's list, run by CpuOnnx tasks in float32
+# with the boundary conversions; each followed by a second 1x1 Conv so that the CPU's output
+# goes back to the cube (quantized by its AscendQuant) ----
+def conv_after(g, src):
+    w = RNG.uniform(-0.5, 0.5, (8, 8, 1, 1)).astype(np.float32)
+    g.init("conv3.weight", w)
+    return g.node("Conv", [src, "conv3.weight"], ["y"])
+
+
+for nm, op, attrs in [("cpu_sin", "Sin", {}), ("cpu_softplus", "Softplus", {}),
+                      ("cpu_hardswish", "HardSwish", {}), ("cpu_softsign", "Softsign", {})]:
+    g = case(nm, opset=14)
+    g.node(op, ["c"], ["u"], **attrs)
+    g.save(op, "CPU task, then a Conv", conv_after(g, "u"))
+g = case("cpu_cumsum")
+g.init("ax", np.array(1, np.int64))
+g.save("CumSum", "axis 1 (int64 constant), CPU", g.node("CumSum", ["c", "ax"], ["y"]))
+g = case("cpu_reduceprod")  # of 1 + c: products of 6 values in fp16's range
+g.init("one", np.array(1.0, np.float32))
+g.node("Add", ["c", "one"], ["c1"])
+g.save("ReduceProd", "of 1 + c, axes [3], keepdims, CPU",
+       g.node("ReduceProd", ["c1"], ["y"], axes=[3], keepdims=1))
+g = case("cpu_topk")
+g.init("shape", np.array([1, 288], np.int64))
+g.node("Reshape", ["c", "shape"], ["f"])
+g.init("k", np.array([5], np.int64))
+g.node("TopK", ["f", "k"], ["y", "i"], axis=1)
+g.save("TopK", "k 5 of 288: values, CPU", "y")
+
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("case\top\tvariant\tcheck\n")
     for c in cases:
