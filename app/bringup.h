@@ -19,7 +19,7 @@ enum { N_STEPS = 6, MAX_IN = 64, MAX_EVAL = 1000, MAX_ARGS = 160, WIDTH = 79, LA
 typedef struct bu {
     /* flags */
     const char *model, *data_dir, *shape, *types, *cfg, *batch, *algo, *eval_dir, *out, *soc,
-        *fp16, *otype, *out_nodes, *in_scale, *threshold;
+        *fp16, *otype, *out_nodes, *in_scale, *threshold, *cpu_nodes;
     int eval_count;
     double fail_cos;
     bool has_fail_cos, json;

@@ -258,6 +258,8 @@ void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale)
         arg(a, "--input_shape=%s", b->shape);
     if (b->out_nodes)
         arg(a, "--out_nodes=%s", b->out_nodes);
+    if (b->cpu_nodes)
+        arg(a, "--cpu_nodes=%s", b->cpu_nodes);
     if (scale)
         arg(a, "--nb_input_scale=%s", scale);
 }

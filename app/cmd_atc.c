@@ -23,7 +23,7 @@ static void help(void)
            "                     --output=NAME --input_fp16_nodes=\"x;y\" --output_type=FP16\n"
            "                     [--input_shape=\"x:1,16,96;y:...\"] [--out_nodes=\"node:0;...\"]\n"
            "                     [--log=debug|info|warning|error|null]\n"
-           "                     [--nb_input_scale=\"x:2^-15;...\"]\n"
+           "                     [--nb_input_scale=\"x:2^-15;...\"] [--cpu_nodes=\"a;b\"]\n"
            "The vendor's ATC command line for the Nano (mode 30). The model is the quantized\n"
            "one: nanobench calibrate's PREFIX_deploy_model.onnx, or QuantizeLinear /\n"
            "DequantizeLinear pairs. Every float input must be in --input_fp16_nodes and float\n"
@@ -33,7 +33,10 @@ static void help(void)
            "--nb_input_scale (a nanobench extension, not an ATC flag): the model computes\n"
            "with s x that input (s a power of two, 2^-24 .. 2^24) where fp16 would clamp its\n"
            "values, and takes s back before the outputs (docs/fp16-range.md); atc suggests\n"
-           "a value when a calibrated range is beyond fp16's 65504.\n");
+           "a value when a calibrated range is beyond fp16's 65504.\n"
+           "An op the NPU does not run, and the nodes of --cpu_nodes (a nanobench extension),\n"
+           "run on the MCU's CPU in float32 inside the exeom (a CpuOnnx task, share/doc/\n"
+           "exeom.md); a cube op placed there must be float: calibrate --cpu_nodes keeps it so.\n");
 }
 
 /* ATC's name rule for --model / --output: the file name is letters, digits, _ - . */
@@ -84,7 +87,7 @@ int cmd_atc(int argc, char **argv)
 {
     const char *mode = NULL, *framework = NULL, *soc = NULL, *model = NULL, *output = NULL;
     const char *fp16 = NULL, *otype = NULL, *shape = NULL, *out_nodes = NULL, *log = "null";
-    const char *scale = NULL;
+    const char *scale = NULL, *cpu = NULL;
     struct {
         const char *flag;
         const char **dst;
@@ -93,7 +96,7 @@ int cmd_atc(int argc, char **argv)
                 {"--output", &output},      {"--input_fp16_nodes", &fp16},
                 {"--output_type", &otype},  {"--input_shape", &shape},
                 {"--out_nodes", &out_nodes}, {"--log", &log},
-                {"--nb_input_scale", &scale}};
+                {"--nb_input_scale", &scale}, {"--cpu_nodes", &cpu}};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             help();
@@ -159,6 +162,8 @@ int cmd_atc(int argc, char **argv)
     rec_param("soc_version", "%s", soc);
     if (scale)
         rec_param("nb_input_scale", "%s", scale);
+    if (cpu)
+        rec_param("cpu_nodes", "%s", cpu);
     /* a private folder for the Q/DQ conversion's files (not next to the model) */
     char work[4200], path[4300];
     const char *tmpbase = getenv("TMPDIR");
@@ -178,6 +183,7 @@ int cmd_atc(int argc, char **argv)
     nb_compile_opts o = {.model = model, .output = output, .soc_version = soc,
                          .input_fp16_nodes = fp16, .output_fp16 = otype != NULL,
                          .input_shape = shape, .out_nodes = out_nodes, .input_scale = scale,
+                         .cpu_nodes = cpu,
                          .work_dir = work, .warn = on_warn};
     nb_status st = {0};
     nb_compile_result r;

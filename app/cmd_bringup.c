@@ -38,7 +38,7 @@ static void help(void)
            "           [--data_types T] [--calibration_config CFG | --batch_num N] [--algo A]\n"
            "           [--eval_dir \"e_x;e_y\"] [--eval_count K] [--out DIR]\n"
            "           [--soc_version V] [--input_fp16_nodes \"x;y\"] [--output_type FP16]\n"
-           "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"]\n"
+           "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"] [--cpu_nodes \"a;b\"]\n"
            "           [--threshold cos=0.99,...]\n"
            "           [--fail-under-cosine X] [--json]\n"
            "Brings a model up on the Nano in one command: estimate -> calibrate -> atc ->\n"
@@ -65,6 +65,8 @@ static void help(void)
            "./bringup_<model name>. An output of one value per input (a score) is also\n"
            "compared over the K inputs together, and that cosine is its worst (a cosine of\n"
            "one value is 1).\n"
+           "--cpu_nodes \"a;b\": those nodes run on the MCU's CPU in float32 (estimate, calibrate\n"
+           "and atc take it; a cube op there is left out of calibration).\n"
            "A Q/DQ (QAT) model carries its scales: it is imported (calibrate --from_qdq), not\n"
            "calibrated, and needs no --data_dir; without --data_dir or --eval_dir it is\n"
            "evaluated on K random inputs, uniform in [-1, 1) (the summary says so).\n"
@@ -93,6 +95,7 @@ int cmd_bringup(int argc, char **argv)
                 {"--input_fp16_nodes", &b->fp16},
                 {"--output_type", &b->otype},
                 {"--out_nodes", &b->out_nodes},
+                {"--cpu_nodes", &b->cpu_nodes},
                 {"--nb_input_scale", &b->in_scale},
                 {"--threshold", &b->threshold}};
     const char *eval_count = NULL, *fail_cos = NULL;
@@ -193,7 +196,8 @@ int cmd_bringup(int argc, char **argv)
                            {"algo", b->algo},          {"eval_dir", b->eval_dir},
                            {"soc_version", b->soc},    {"input_fp16_nodes", b->fp16},
                            {"output_type", b->otype},  {"out_nodes", b->out_nodes},
-                           {"nb_input_scale", b->in_scale}, {"threshold", b->threshold}};
+                           {"nb_input_scale", b->in_scale}, {"threshold", b->threshold},
+                           {"cpu_nodes", b->cpu_nodes}};
     for (size_t k = 0; k < sizeof pv / sizeof pv[0]; k++)
         if (pv[k][1])
             rec_param(pv[k][0], "%s", pv[k][1]);
@@ -267,6 +271,8 @@ int cmd_bringup(int argc, char **argv)
         arg(&a, "--output_type=%s", b->otype);
     if (b->out_nodes) /* the same cut as atc's: the estimate of what is compiled */
         arg(&a, "--out_nodes=%s", b->out_nodes);
+    if (b->cpu_nodes) /* and the same placement */
+        arg(&a, "--cpu_nodes=%s", b->cpu_nodes);
     STEP_TIMER(0, child(b, 0, "", "1-estimate", g_rec.run_id, &a, &j));
     if (rc)
         goto out;
@@ -325,6 +331,8 @@ int cmd_bringup(int argc, char **argv)
         arg(&a, "--algo=%s", b->algo);
     if (b->eval_dir)
         arg(&a, "--eval_dir=%s", b->eval_dir);
+    if (b->cpu_nodes) /* their cube ops stay float: the MCU's CPU runs them */
+        arg(&a, "--cpu_nodes=%s", b->cpu_nodes);
     arg(&a, "--json");
     arg(&a, "--progress");
 calibrate:

@@ -19,7 +19,7 @@ static void help(void)
            "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
            "           [--calibration_config CFG | --batch_num N|all]\n"
            "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--eval_dir \"e_x;e_y\"] [--json]\n"
-           "           [--progress]\n"
+           "           [--progress] [--cpu_nodes \"a;b\"]\n"
            "       nanobench calibrate --from_qdq QAT.onnx --save_path DIR/PREFIX\n"
            "AMCT's flags. Each --data_dir folder holds one input's batches, one file per batch\n"
            "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
@@ -33,7 +33,9 @@ static void help(void)
            "fake-quant model against float on a separate set (default: the first 8 batches).\n"           "--progress prints \"progress: calibrate I/N\" after each calibration batch and\n"
            "\"progress: evaluate I/N\" after each evaluation batch on stderr, flushed at once.\n"
            "--from_qdq: a model exported from QAT (QuantizeLinear/DequantizeLinear pairs,\n"
-           "symmetric int8 weights) into the deploy model and the record, without data.\n");
+           "symmetric int8 weights) into the deploy model and the record, without data.\n"
+           "--cpu_nodes (nanobench's, with atc's and estimate's): the cube ops among those\n"
+           "nodes stay float, not calibrated: the MCU's CPU runs them in float32.\n");
 }
 
 static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -245,7 +247,7 @@ int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
                *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL,
-               *from_qdq = NULL;
+               *from_qdq = NULL, *cpu_nodes = NULL;
     bool json = false, bias_corr = true, show_progress = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -260,7 +262,8 @@ int cmd_calibrate(int argc, char **argv)
         } opts[] = {{"--model", &model}, {"--save_path", &save}, {"--input_shape", &shape},
                     {"--data_dir", &dirs}, {"--data_types", &types},
                     {"--calibration_config", &cfg_path}, {"--batch_num", &batch},
-                    {"--algo", &algo}, {"--eval_dir", &eval_dirs}, {"--from_qdq", &from_qdq}};
+                    {"--algo", &algo}, {"--eval_dir", &eval_dirs}, {"--from_qdq", &from_qdq},
+                    {"--cpu_nodes", &cpu_nodes}};
         bool taken = false;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !taken; k++) {
             if (!(r = cli_opt(argc, argv, &i, opts[k].flag, &v)))
@@ -302,6 +305,7 @@ int cmd_calibrate(int argc, char **argv)
     nb_calibrate_opts o = {.model = model, .input_shape = shape, .save_path = save,
                            .data_dirs = dirs, .data_types = types, .eval_dirs = eval_dirs,
                            .config_path = cfg_path, .no_bias_correction = !bias_corr,
+                           .cpu_nodes = cpu_nodes,
                            .progress = show_progress ? on_progress : NULL, .warn = on_warn,
                            .on_model = on_model};
     if (algo && !(o.algo_set = nb_act_algo_parse(algo, &o.algo)))

@@ -16,7 +16,7 @@ static void help(void)
     printf("usage: nanobench estimate -m MODEL.onnx [-p] [--json] [--input_shape \"name:d0,d1;...\"]\n"
            "                          [--soc_version Ascend035A|Ascend035B] [--weight_bits 8|4]\n"
            "                          [--input_fp16_nodes \"x;y\"] [--output_type FP16|FP32]\n"
-           "                          [--out_nodes \"node:0;...\"]\n"
+           "                          [--out_nodes \"node:0;...\"] [--cpu_nodes \"a;b\"]\n"
            "Prints the vendor's five items (TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE, TOTAL_EXEOM_SIZE,\n"
            "TOTAL_NET_OP_TYPE, NOT_SUPPORT_OP_TYPE) from the compiler's own lowering and memory\n"
            "plan, with MACs, the activation arena against its lower bound, the rewrites applied\n"
@@ -26,13 +26,14 @@ static void help(void)
            "float32 and takes a Cast (default: every float input is fp16), FP32 outputs take one.\n"
            "--out_nodes is ATC's too: the graph cut at those outputs, estimated as atc compiles\n"
            "it (hey_jarvis cut at its first-stage score: the exeom's size, not the whole's).\n"
+           "--cpu_nodes is atc's (nanobench's): those nodes on the MCU's CPU, in float32.\n"
            "The op-support table is share/ops.tsv ($NANOBENCH_SHARE to use another).\n");
 }
 
 int cmd_estimate(int argc, char **argv)
 {
     const char *model = NULL, *shape = NULL, *soc = "Ascend035A", *fp16_nodes = NULL,
-               *out_nodes = NULL;
+               *out_nodes = NULL, *cpu_nodes = NULL;
     bool out_fp32 = false;
     bool per_layer = false, json = false;
     int bits = 8;
@@ -67,6 +68,10 @@ int cmd_estimate(int argc, char **argv)
             if (r < 0 || (strcmp(v, "FP16") && strcmp(v, "FP32")))
                 return cli_usage_error("estimate", "--output_type is FP16 or FP32");
             out_fp32 = !strcmp(v, "FP32");
+        } else if ((r = cli_opt(argc, argv, &i, "--cpu_nodes", &v))) {
+            if (r < 0 || !*v)
+                return cli_usage_error("estimate", "--cpu_nodes needs \"node;node2\"");
+            cpu_nodes = v;
         } else if ((r = cli_opt(argc, argv, &i, "--out_nodes", &v))) {
             if (r < 0 || !*v)
                 return cli_usage_error("estimate", "--out_nodes needs \"node:index;...\"");
@@ -145,7 +150,9 @@ int cmd_estimate(int argc, char **argv)
     free(all);
     rec_model(m);
     nb_npu_opts o = {.weight_bits = bits, .soc_version = soc, .input_fp16_nodes = fp16_nodes,
-                     .output_fp32 = out_fp32};
+                     .output_fp32 = out_fp32, .cpu_nodes = cpu_nodes};
+    if (cpu_nodes)
+        rec_param("cpu_nodes", "%s", cpu_nodes);
     if (nb_estimate_model(m, &ops, &o, &e, &st)) {
         nb_prefix(&st, "%s", model);
         rc = cli_error(&st);

@@ -417,7 +417,7 @@ expect 2 "atc: --log verbose" -- "$NB" atc $A --model="$D" --log=verbose; mentio
 expect 2 "atc: an unknown option" -- "$NB" atc $A --model="$D" --precision_mode=force_fp16; mentions "E10001: parameter \[--precision_mode=force_fp16\]"
 expect 2 "atc: a float input missing from --input_fp16_nodes" -- "$NB" atc $A --model="$D" --output_type=FP16; mentions "missing: 'x'"
 expect 2 "atc: no --output_type with float outputs" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x; mentions "--output_type=FP16 is required"
-expect 2 "atc: a float Conv" -- "$NB" atc $A --model="$T/conv.onnx" --input_fp16_nodes=x --output_type=FP16; mentions "1 cube op needs int8: run calibration first (nanobench calibrate): 'Conv_0' (Conv)"
+expect 2 "atc: a float Conv" -- "$NB" atc $A --model="$T/conv.onnx" --input_fp16_nodes=x --output_type=FP16; mentions "1 cube op needs int8: run calibration first (nanobench calibrate), or place it on the MCU's CPU in float (--cpu_nodes): 'Conv_0' (Conv)"
 expect 2 "atc: --out_nodes naming no node" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="nosuch:0"; mentions "no node or tensor 'nosuch'"
 mentions "the nearest: 'Conv_0"; mentions "nanobench info --nodes MODEL"
 expect 2 "atc: --out_nodes with an output index out of range" -- "$NB" atc $A --model="$D" --input_fp16_nodes=x --output_type=FP16 --out_nodes="Conv_0:1"; mentions "has 1 output (indices 0..0), not 1"
@@ -653,6 +653,31 @@ grep -q "1 quantized layer (Q/DQ model)" "$T/out" && cmp -s "$T/atc/c.exeom" "$T
 expect 0 "atc: LSTM and GRU" -- "$NB" atc $A --model="$T/rnn/out/r_deploy_model.onnx" --input_fp16_nodes="x;h0;c0" --output_type=FP16
 [ "$(wc -c <"$T/atc/c.exeom")" = "$(cat "$T/atc.rnn")" ] ||
     { echo "FAIL: atc LSTM/GRU size"; cat "$T/out" "$T/atc.rnn"; fails=$((fails + 1)); }
+# --cpu_nodes (issue 21): calibrate leaves the Conv float (no layer to calibrate is then no
+# error), atc places it on the MCU's CPU (a CpuOnnx task), and the simulator's output is
+# infer's float32 output rounded to fp16: x = ((5 i) mod 33 - 16) / 16 and W = ((7 i) mod 11 -
+# 5) / 8 are exact in fp16, the CPU computes the Conv in float32 with the reference's
+# kernels as infer does, then one rounding to fp16 (the Relu after it, on the NPU, is exact)
+"$FIX" conv "$T/cpuconv.onnx" || { echo "FAIL: make_fixture conv"; fails=$((fails + 1)); }
+mkdir -p "$T/cpu/x"
+node -e '
+const fs = require("fs");
+const hdr = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (1, 3, 8, 8), }";
+let len = hdr.length + 1; const pad = (64 - (10 + len) % 64) % 64; len += pad;
+const h = Buffer.alloc(10 + len, 0x20); h.write("\x93NUMPY", 0, "latin1"); h[6] = 1; h[7] = 0;
+h.writeUInt16LE(len, 8); h.write(hdr, 10, "latin1"); h[10 + len - 1] = 0x0a;
+const x = new Float32Array(192); for (let i = 0; i < 192; i++) x[i] = ((i * 5) % 33 - 16) / 16;
+fs.writeFileSync(process.argv[1], Buffer.concat([h, Buffer.from(x.buffer)]));' "$T/cpu/x/x.npy"
+expect 0 "calibrate --cpu_nodes: the Conv left float" -- "$NB" calibrate --model "$T/cpuconv.onnx" --save_path "$T/cpu/q/c" --data_dir "$T/cpu/x" --cpu_nodes Conv_0 --json
+json_ok "calibrate --cpu_nodes: no layer calibrated, the output exact" 'j.layers.length === 0 && j.output_cosine === 1'
+expect 2 "atc: a float Conv without --cpu_nodes" -- "$NB" atc $A --model="$T/cpu/q/c_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/cpu"; mentions "run calibration first (nanobench calibrate), or place it on the MCU's CPU in float (--cpu_nodes): 'Conv_0' (Conv)"
+expect 0 "atc --cpu_nodes: the Conv on the MCU's CPU" -- "$NB" atc $A --model="$T/cpu/q/c_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/cpu" --cpu_nodes=Conv_0; mentions "task 'Conv_0' (Conv) runs on the MCU's CPU: placed by --cpu_nodes; the MCU's CPU runs it (float32)"
+expect 0 "run: the CPU's Conv" -- "$NB" run "$T/atc/cpu.exeom" --input "x=$T/cpu/x/x.npy" --output-dir "$T/cpu/npu"
+expect 0 "infer: the float Conv" -- "$NB" infer "$T/cpuconv.onnx" --input "x=$T/cpu/x/x.npy" --output-dir "$T/cpu/ref"
+/usr/bin/python3 -c 'import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+sys.exit(0 if a.shape == b.shape and np.array_equal(a, b.astype(np.float16).astype(a.dtype)) and np.abs(b).max() > 1 else 1)' "$T/cpu/npu/y.npy" "$T/cpu/ref/y.npy" ||
+    { echo "FAIL: the CPU's Conv is not infer's rounded to fp16"; fails=$((fails + 1)); }
 # an If on a run-time condition: the MCU's CPU picks the branch taken (both branches' tasks on
 # the NPU), said by atc; run on each branch against the hand-worked values:
 #   x = (1, -2): max 1 > 0, then: Gemm(x, W, transB) + b = (1*0.5 + -2*-1 + 0.1,

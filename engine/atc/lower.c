@@ -1064,6 +1064,17 @@ static void lower_node(lctx *c, int ni)
         *c->oom = true;
         return;
     }
+    if (c->o->cpu_nodes && strcmp(op, "If") &&
+        nb_list_has(c->o->cpu_nodes, n->name, strlen(n->name))) {
+        /* a calibrated cube op (the deploy model's, of the NPU's domain) stays with the NPU's
+           int8 operands: only a float node moves */
+        cpu_task(c, n, name, strcmp(n->domain, "") && strcmp(n->domain, "ai.onnx")
+                                 ? "placed by --cpu_nodes, but quantized "
+                                   "(calibrate --cpu_nodes keeps it float)"
+                                 : "placed by --cpu_nodes");
+        free(name);
+        return;
+    }
     bool flatten = !strcmp(op, "Flatten");
     bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]) &&
                      nb_dtype_is_float(c->g->values[n->in[1]].const_val->dtype);

@@ -24,21 +24,23 @@ void nb_compile_result_free(nb_compile_result *r)
 
 /* The cube ops of g and of its branches: the quantized ones counted into *n_q, the others
  * listed (8 at most) into unq and counted into *n_unq. */
-static void count_quantized(const nb_graph *g, const nb_npu_input *in, int *n_q, char *unq,
-                            size_t len, int *n_unq)
+static void count_quantized(const nb_graph *g, const nb_npu_input *in, const char *cpu,
+                            int *n_q, char *unq, size_t len, int *n_unq)
 {
     static const char *const cube[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM", "GRU"};
     for (int i = 0; i < g->n_nodes; i++) {
         const nb_node *nd = &g->nodes[i];
         for (int a = 0; a < nd->n_attr; a++)
             if (nd->attrs[a].g)
-                count_quantized(nd->attrs[a].g, in, n_q, unq, len, n_unq);
+                count_quantized(nd->attrs[a].g, in, cpu, n_q, unq, len, n_unq);
         bool is_cube = false, quantized = false;
         for (size_t k = 0; k < sizeof cube / sizeof cube[0]; k++)
             is_cube |= !strcmp(nd->op_type, cube[k]);
         for (int k = 0; is_cube && k < in->n_layers && !quantized; k++)
             quantized = !strcmp(in->layers[k].node, nd->name);
         *n_q += quantized;
+        if (is_cube && !quantized && cpu && nb_list_has(cpu, nd->name, strlen(nd->name)))
+            continue; /* float on the MCU's CPU (--cpu_nodes) */
         if (is_cube && !quantized && (*n_unq)++ < 8)
             snprintf(unq + strlen(unq), len - strlen(unq), "%s'%s' (%s)", unq[0] ? ", " : "",
                      nd->name, nd->op_type);
@@ -95,11 +97,13 @@ static nb_err check_model(const nb_compile_opts *o, const nb_graph *g, const nb_
        (s16/s8/s4 only) */
     char unq[1024] = "";
     int n_unq = 0;
-    count_quantized(g, in, n_q, unq, sizeof unq, &n_unq);
+    count_quantized(g, in, o->cpu_nodes, n_q, unq, sizeof unq, &n_unq);
     if (n_unq)
         return nb_fail(st, NB_ERR_ARG, "%s: %d cube op%s need%s int8: run calibration first "
-                       "(nanobench calibrate): %s%s", model, n_unq, n_unq == 1 ? "" : "s",
-                       n_unq == 1 ? "s" : "", unq, n_unq > 8 ? ", ..." : "");
+                       "(nanobench calibrate), or place %s on the MCU's CPU in float "
+                       "(--cpu_nodes): %s%s", model, n_unq, n_unq == 1 ? "" : "s",
+                       n_unq == 1 ? "s" : "", n_unq == 1 ? "it" : "them", unq,
+                       n_unq > 8 ? ", ..." : "");
     return NB_OK;
 }
 
@@ -183,7 +187,8 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
         goto out;
     nb_npu_opts no = {.weight_bits = 8, .soc_version = o->soc_version,
                       .input_fp16_nodes = o->input_fp16_nodes, .act16_nodes = act16,
-                      .n_act16_nodes = n_act16, .w4_nodes = w4, .n_w4_nodes = n_w4};
+                      .n_act16_nodes = n_act16, .w4_nodes = w4, .n_w4_nodes = n_w4,
+                      .cpu_nodes = o->cpu_nodes};
     if ((e = nb_estimate_model(m, &ops, &no, &r->est, st)))
         goto out;
     const nb_npu_graph *g = &r->est.g;

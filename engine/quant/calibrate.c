@@ -969,14 +969,14 @@ static bool skips_fusion(const nb_quant_config *cfg, const char *name)
 }
 
 /* Adds the layers of g and of its If branches to ls (room for every node of the model). */
-static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *ls, int *k,
-                         nb_status *st)
+static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, const char *cpu,
+                         layer *ls, int *k, nb_status *st)
 {
     for (int i = 0; i < g->n_nodes; i++) {
         const nb_node *nd = &g->nodes[i];
         for (int a = 0; a < nd->n_attr; a++)
             if (nd->attrs[a].g) {
-                nb_err e = add_layers(nd->attrs[a].g, cfg, ls, k, st);
+                nb_err e = add_layers(nd->attrs[a].g, cfg, cpu, ls, k, st);
                 if (e)
                     return e;
             }
@@ -987,18 +987,22 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
                            "NPU (estimate lists it as a CPU task)", nd->name);
         if (!cube_op(nd->op_type) && !rnn)
             continue;
+        if (cpu && nb_list_has(cpu, nd->name, strlen(nd->name)))
+            continue; /* float, on the MCU's CPU (atc --cpu_nodes places it there) */
         if (nb_quant_config_skips(cfg, nd->name, nd->op_type))
             return nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
                            "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
-                           "run in float", nd->name, nd->op_type);
+                           "run in float on the NPU (--cpu_nodes places it on the MCU's CPU, "
+                           "in float)", nd->name, nd->op_type);
         const nb_value *r = NULL;
         if (rnn) {
             char why[300];
             nb_npu_rnn_reason(g, nd, 1, why, sizeof why);
             if (why[0])
                 return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': %s, so it cannot be "
-                               "quantized for the NPU (estimate lists it as a CPU task); "
-                               "rewrite it, or cut the graph before it", nd->name, why);
+                               "quantized for the NPU; place it on the MCU's CPU in float "
+                               "(--cpu_nodes \"%s\"), rewrite it, or cut the graph before it",
+                               nd->name, why, nd->name);
             r = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]] : NULL;
             if (!r || !r->const_val || r->const_val->rank != 3 || r->const_val->numel == 0)
                 return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its recurrent weights "
@@ -1103,14 +1107,14 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, layer *l
 
 /* The layers that must be quantized (If branches included); an error for one that cannot
  * be. */
-static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, layer **out, int *n,
-                          nb_status *st)
+static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, const char *cpu,
+                          layer **out, int *n, nb_status *st)
 {
     layer *ls = calloc((size_t)nb_graph_count_nodes(m->graph) + 1, sizeof *ls);
     if (!ls)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     int k = 0;
-    nb_err e = add_layers(m->graph, cfg, ls, &k, st);
+    nb_err e = add_layers(m->graph, cfg, cpu, ls, &k, st);
     if (e) {
         for (int i = 0; i < k; i++) {
             nb_hist_free(&ls[i].hist);
@@ -1359,11 +1363,11 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, st)))
             goto out;
     }
-    if ((e = find_layers(m, &cfg, &ls, &nl, st))) {
+    if ((e = find_layers(m, &cfg, o->cpu_nodes, &ls, &nl, st))) {
         nb_prefix(st, "%s", model);
         goto out;
     }
-    if (nl == 0) {
+    if (nl == 0 && !o->cpu_nodes) { /* with --cpu_nodes: every cube op float, on the CPU */
         e = nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU to "
                     "quantize", model);
         goto out;

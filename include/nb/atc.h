@@ -218,6 +218,10 @@ typedef struct nb_npu_opts {
      * weights a byte, C0 64); NULL: those of weight_bits. */
     const char *const *w4_nodes;
     int n_w4_nodes;
+    /* --cpu_nodes "a;b": ONNX nodes placed on the MCU's CPU whatever the NPU could do (a
+     * CpuOnnx task in float32; a cube op among them must be float: left out of
+     * calibration). NULL: none. */
+    const char *cpu_nodes;
 } nb_npu_opts;
 
 typedef struct nb_npu_graph {

@@ -150,6 +150,8 @@ typedef struct nb_compile_opts {
     const char *input_shape;      /* or NULL */
     const char *out_nodes;        /* "node:0;..." to cut the graph, or NULL */
     const char *input_scale;      /* --nb_input_scale "x:2^-12", or NULL */
+    const char *cpu_nodes;        /* --cpu_nodes "a;b": placed on the MCU's CPU (float), or
+                                     NULL (nb_npu_opts.cpu_nodes) */
     const char *work_dir;         /* an existing private folder for the Q/DQ conversion's two
                                      files (removed again) */
     nb_warn_fn warn;              /* the fp16-range advice, or NULL */

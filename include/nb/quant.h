@@ -369,6 +369,8 @@ typedef struct nb_calibrate_opts {
     bool algo_set;            /* algo replaces the config's activation algorithm */
     nb_act_algo algo;
     bool no_bias_correction;
+    const char *cpu_nodes;    /* "a;b": nodes the MCU's CPU runs (atc --cpu_nodes): their cube
+                                 ops stay float, not calibrated; NULL: none */
     nb_progress_fn progress;  /* or NULL */
     nb_warn_fn warn;          /* or NULL */
     /* called once the model is loaded and checked (before any batch), or NULL */
