@@ -35,6 +35,10 @@ typedef struct lctx {
     char *prefix;   /* put before task names: "" at top level, "<If>/<branch>/" in branches */
     int *vt;        /* value -> tensor as produced (-1) */
     int *vt_alt;    /* value -> tensor after a TransData to the other format (-1) */
+    int *vh;        /* value -> the fp16 Cast of a CPU task's float32 output, for the NPU's
+                       readers (-1) */
+    bool cpu_reader; /* tensor_in for a CPU task (or a float32 output): a float32 value as
+                        it is, without the Cast to fp16 */
     int *vq;        /* value -> int8 tensor written by an AscendQuant (-1) */
     int *vw;        /* value -> cube weight tensor (quantized, in FRACTAL_Z or _NZ) (-1) */
     int *uses;      /* value -> number of reading nodes (branch reads included) */
@@ -212,12 +216,29 @@ static nb_format spatial_format(int r) { return r == 3 || r == 4 ? NB_FMT_NC1HWC
 /* The tensor of value v in format f: as produced, or through a TransData (made once). */
 static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
 {
+    bool f32_ok = c->cpu_reader;
     c = owner(c, &v);
     if (v < 0)
         return -1;
     if (is_const(c, v))
         return const_tensor(c, v);
     int t = c->vt[v];
+    if (t >= 0 && !f32_ok && c->n->t[t].dtype == NB_FLOAT && c->n->t[t].role == NB_T_ACTIVATION) {
+        /* a CPU task's float32 output read by the NPU: the boundary's Cast to fp16, made once
+           (values beyond 65504 clamp there, as any fp16 write) */
+        if (c->vh[v] < 0) {
+            const nb_npu_tensor src = c->n->t[t]; /* a copy: add_tensor may move the array */
+            int k = add_task(c, dupf("%s/Cast_fp16", consumer), "Cast", "Cast", NB_TASK_VECTOR,
+                             true);
+            int h = add_tensor(c, dupf("%s/fp16", src.name), NB_FLOAT16, NB_FMT_ND, src.rank,
+                               src.dims, NB_T_ACTIVATION, -1);
+            task_in(c, k, t);
+            task_out(c, k, h);
+            c->n->n_cast++;
+            c->vh[v] = h;
+        }
+        t = c->vh[v];
+    }
     if (t < 0 || c->n->t[t].format == f || c->n->t[t].rank < 3 ||
         (f == NB_FMT_NC1HWC0 && spatial_format(c->n->t[t].rank) != NB_FMT_NC1HWC0))
         return t;
@@ -465,9 +486,10 @@ static void nd_outputs(lctx *c, const nb_node *n, int k)
     }
 }
 
-/* The type a CPU task's value has in the exeom: fp16 for a float activation (the NPU's),
- * int32 for int64 (the NPU's widest integer), else its own. */
-static nb_dtype cpu_io_type(nb_dtype t) { return t == NB_INT64 ? NB_INT32 : npu_type(t); }
+/* The type a CPU task's output has in the exeom: float32 for float (the M-core's; an NPU
+ * reader takes it through a Cast to fp16, tensor_in), int32 for int64 (the NPU's widest
+ * integer), else its own. */
+static nb_dtype cpu_io_type(nb_dtype t) { return t == NB_INT64 ? NB_INT32 : t; }
 
 /* A constant a CPU task reads: a weight in the constant's own type (the MCU's core computes
  * in float32: the value exactly), int64 as int32 (the caller checked that every value
@@ -513,11 +535,13 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
                     blob = NULL;
                 }
         }
+    c->cpu_reader = blob != NULL; /* another CPU task's float32 output as it is */
     for (int i = 0; i < n->n_in; i++)
         if (n->in[i] >= 0)
             ins[n_ins++] = blob && is_const(c, n->in[i])
                                ? cpu_const_tensor(c, n->in[i])
                                : tensor_in(c, n->in[i], NB_FMT_ND, name);
+    c->cpu_reader = false;
     int k = add_task(c, strdup(name), n->op_type, n->op_type, NB_TASK_CPU, false);
     if (k < 0) {
         free(ins);
@@ -1532,16 +1556,17 @@ static bool ctx_init(lctx *c, const nb_graph *g, lctx *parent, char *prefix)
     c->prefix = prefix;
     c->vt = malloc(sizeof(int) * nv);
     c->vt_alt = malloc(sizeof(int) * nv);
+    c->vh = malloc(sizeof(int) * nv);
     c->vq = malloc(sizeof(int) * nv);
     c->vw = malloc(sizeof(int) * nv);
     c->alias = malloc(sizeof(int) * nv);
     c->uses = calloc(nv, sizeof(int));
     c->skip = calloc((size_t)g->n_nodes + 1, sizeof(bool));
-    if (!prefix || !c->vt || !c->vt_alt || !c->vq || !c->vw || !c->alias || !c->uses ||
+    if (!prefix || !c->vt || !c->vt_alt || !c->vh || !c->vq || !c->vw || !c->alias || !c->uses ||
         !c->skip)
         return false;
     for (int v = 0; v < g->n_values; v++)
-        c->vt[v] = c->vt_alt[v] = c->vq[v] = c->vw[v] = c->alias[v] = -1;
+        c->vt[v] = c->vt_alt[v] = c->vh[v] = c->vq[v] = c->vw[v] = c->alias[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const nb_node *n = &g->nodes[i];
         for (int k = 0; k < n->n_in; k++)
@@ -1555,7 +1580,7 @@ static bool ctx_init(lctx *c, const nb_graph *g, lctx *parent, char *prefix)
 
 static void ctx_free(lctx *c)
 {
-    free(c->vt), free(c->vt_alt), free(c->vq), free(c->vw), free(c->alias), free(c->uses);
+    free(c->vt), free(c->vt_alt), free(c->vh), free(c->vq), free(c->vw), free(c->alias), free(c->uses);
     free(c->skip), free(c->prefix);
 }
 
@@ -1838,11 +1863,15 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
         c.vt[g->inputs[i]] = h;
     }
     lower_nodes(&c);
-    /* graph outputs: their own buffers in ND (a TransData where the producer wrote 5HD) */
+    /* graph outputs: their own buffers in ND (a TransData where the producer wrote 5HD),
+       bound in the model's order */
+    int n_outs = 0;
     for (int i = 0; i < g->n_outputs && !oom; i++) {
         int v = g->outputs[i];
         lctx *oc = owner(&c, &v);
+        c.cpu_reader = opts.output_fp32; /* a CPU task's float32 output leaves as it is */
         int t = tensor_in(&c, g->outputs[i], NB_FMT_ND, g->values[g->outputs[i]].name);
+        c.cpu_reader = false;
         if (t >= 0 && is_const(oc, v)) {
             /* a constant output: its weight copied into the output buffer */
             const nb_npu_tensor src = out->t[t]; /* a copy: add_tensor may move the array */
@@ -1868,6 +1897,7 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
         }
         if (t >= 0 && out->t[t].role == NB_T_ACTIVATION) { /* not an input passed through */
             out->t[t].role = NB_T_OUTPUT;
+            out->t[t].out_index = n_outs++;
             out->t[t].last = out->n_k;
         }
     }

@@ -786,7 +786,7 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
     uint32_t n_in = 0, n_out = 0;
     for (int i = 0; i < g->n_t; i++) {
         const nb_npu_tensor *t = &g->t[i];
-        place[i] = t->role == NB_T_INPUT ? n_in++ : t->role == NB_T_OUTPUT ? n_out++
+        place[i] = t->role == NB_T_INPUT ? n_in++ : t->role == NB_T_OUTPUT ? (n_out++, t->out_index)
                    : t->role == NB_T_ACTIVATION ? (e->arena_offset[i] >= 0 ? e->arena_offset[i] : 0)
                                                : -1; /* weights: placed below */
     }
@@ -950,6 +950,8 @@ nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st
     x->weight_bytes = ss[2];
     nb_err e = NB_OK;
     uint32_t ins = 0, outs = 0;
+    /* inputs bound in tensor order; outputs in the model's output order, each once */
+    uint8_t *out_seen = x->n_outputs <= x->n_tensors ? calloc((size_t)x->n_outputs + 1, 1) : NULL;
     for (uint32_t i = 0; i < x->n_tensors && !e; i++) {
         const uint8_t *d = buf + so[0] + (size_t)i * TENSOR;
         nb_exeom_tensor *t = &x->t[i];
@@ -968,12 +970,17 @@ nb_err nb_exeom_parse(const uint8_t *buf, size_t len, nb_exeom *x, nb_status *st
         else if (t->role == 2 && (uint64_t)t->place + t->bytes > x->arena_bytes)
             e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: arena [%u, +%u) outside the arena of %u "
                         "bytes", i, t->place, t->bytes, x->arena_bytes);
-        else if ((t->role == 0 && t->place != ins++) || (t->role == 1 && t->place != outs++))
+        else if (t->role == 0 && t->place != ins++)
             e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: binding %u out of order", i, t->place);
+        else if (t->role == 1 && (t->place >= x->n_outputs || !out_seen ||
+                                  out_seen[t->place]++ || (outs++, false)))
+            e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: output binding %u given twice or beyond "
+                        "%u outputs", i, t->place, x->n_outputs);
         else if ((t->first != NB_EXEOM_NONE && t->first >= x->n_tasks) ||
                  (t->last != NB_EXEOM_NONE && t->last > x->n_tasks))
             e = nb_fail(st, NB_ERR_FORMAT, "tensor %u: task range beyond %u tasks", i, x->n_tasks);
     }
+    free(out_seen);
     if (!e && (ins != x->n_inputs || outs != x->n_outputs))
         e = nb_fail(st, NB_ERR_FORMAT, "%u inputs and %u outputs described, the header says %u "
                     "and %u", ins, outs, x->n_inputs, x->n_outputs);
@@ -1052,9 +1059,12 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
         ts[i].name = t->name;
         ts[i].onnx_value = !t->gen && nb_graph_find(m->graph, t->name) >= 0 ? t->name : "";
         /* a layout copy ("<value>/<FORMAT>", a TransData's output, the model's output when
-           its last op ran in NC1HWC0) holds the same value: compared after converting back */
-        static const char *const fmts[] = {"/ND", "/NC1HWC0", "/FRACTAL_NZ", "/NCHW"};
-        for (size_t f = 0; !ts[i].onnx_value[0] && !t->gen && f < 4; f++) {
+           its last op ran in NC1HWC0) or a type copy (a Cast's "<value>/fp16", "/fp32": a
+           float input, a CPU task's output for the NPU, an FP32 output) holds the same value:
+           compared after converting back */
+        static const char *const fmts[] = {"/ND", "/NC1HWC0", "/FRACTAL_NZ", "/NCHW", "/fp16",
+                                           "/fp32"};
+        for (size_t f = 0; !ts[i].onnx_value[0] && !t->gen && f < 6; f++) {
             size_t nl = strlen(t->name), fl = strlen(fmts[f]);
             if (nl > fl && !strcmp(t->name + nl - fl, fmts[f]) && t->dtype != NB_INT8 &&
                 t->dtype != NB_INT16) {

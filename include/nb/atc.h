@@ -175,6 +175,7 @@ typedef struct nb_npu_tensor {
     float scalar;
     char *src;
     uint8_t *blob;
+    int out_index;   /* role NB_T_OUTPUT: the graph output it is, in the model's order */
 } nb_npu_tensor;
 
 typedef enum nb_task_unit { NB_TASK_VECTOR, NB_TASK_CUBE, NB_TASK_CPU } nb_task_unit;
