@@ -591,7 +591,7 @@ static double run_stft_db(nb_model *m, const char *spec, nb_scale_plan *plan, ui
                       .act_bits = 8, .w_rank = 3, .w_dims = {1, 1, 4}, .w_numel = 4, .w = wq,
                       .channels = 1, .bias = b, .deq_scale = dq};
     nb_status st = {0};
-    if (spec && nb_input_scale_apply(m, &l, 1, spec, plan, &st))
+    if (spec && nb_input_scale_apply(m, &l, 1, spec, NULL, plan, &st))
         fail_msg("%s", st.msg);
     assert_true(l.quant_scale == 1.0f / 256); /* it reads the input: the same int8 values */
     *deq_bits = dq[0];
@@ -716,17 +716,17 @@ static void test_input_scale(void **state)
                       .w_dims = {1, 1, 4}, .w_numel = 4, .w = wq, .channels = 1, .bias = b,
                       .deq_scale = dq};
     nb_status st = {0};
-    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:2^-10", &plan, &st), NB_OK);
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:2^-10", NULL, &plan, &st), NB_OK);
     assert_int_equal(plan.n_reset, 1);
     assert_true(dq[0] == 0x43800000u && l.quant_scale == 1.0f / 256);
     nb_scale_plan_free(&plan);
     /* refused: not a power of two, out of range, not an input, no cube op reached */
-    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:3", &plan, &st), NB_ERR_ARG);
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:3", NULL, &plan, &st), NB_ERR_ARG);
     assert_non_null(strstr(st.msg, "power of two"));
-    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:2^-25", &plan, &st), NB_ERR_ARG);
-    assert_int_equal(nb_input_scale_apply(m, &l, 1, "W:2^-10", &plan, &st), NB_ERR_ARG);
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "x:2^-25", NULL, &plan, &st), NB_ERR_ARG);
+    assert_int_equal(nb_input_scale_apply(m, &l, 1, "W:2^-10", NULL, &plan, &st), NB_ERR_ARG);
     assert_non_null(strstr(st.msg, "not an input"));
-    assert_int_equal(nb_input_scale_apply(m, &l, 0, "x:2^-10", &plan, &st),
+    assert_int_equal(nb_input_scale_apply(m, &l, 0, "x:2^-10", NULL, &plan, &st),
                      NB_ERR_UNSUPPORTED);
     assert_non_null(strstr(st.msg, "reaches no cube op"));
     nb_model_free(m);

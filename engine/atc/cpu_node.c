@@ -169,8 +169,47 @@ static bool declarable(const nb_value *v, const char *what, char *why, size_t wl
     return ok;
 }
 
-nb_err nb_cpu_node_model(const nb_graph *g, const nb_node *n, uint8_t **bytes, size_t *len,
-                         char *why, size_t wl, nb_status *st)
+/* a float32 scalar initializer */
+static Onnx__TensorProto *scalar(pool *pl, const char *name, float v)
+{
+    Onnx__TensorProto *tp = pmalloc(pl, sizeof *tp);
+    float *d = pmalloc(pl, sizeof *d);
+    char *nm = pmalloc(pl, strlen(name) + 1);
+    if (pl->oom)
+        return NULL;
+    onnx__tensor_proto__init(tp);
+    *d = v;
+    strcpy(nm, name);
+    tp->name = nm;
+    tp->has_data_type = 1;
+    tp->data_type = NB_FLOAT;
+    tp->has_raw_data = 1;
+    tp->raw_data.len = sizeof *d;
+    tp->raw_data.data = (uint8_t *)d;
+    return tp;
+}
+
+/* a node op(a, b) -> y of the prologue */
+static Onnx__NodeProto *binary(pool *pl, const char *op, const char *a, const char *b,
+                               const char *y)
+{
+    Onnx__NodeProto *np = pmalloc(pl, sizeof *np);
+    char **in = pmalloc(pl, sizeof *in * 2), **out = pmalloc(pl, sizeof *out);
+    char *ya = pmalloc(pl, strlen(y) + 1);
+    if (pl->oom)
+        return NULL;
+    onnx__node_proto__init(np);
+    strcpy(ya, y);
+    in[0] = (char *)a, in[1] = (char *)b, out[0] = ya;
+    np->op_type = (char *)op;
+    np->n_input = 2, np->input = in;
+    np->n_output = 1, np->output = out;
+    return np;
+}
+
+nb_err nb_cpu_node_model(const nb_graph *g, const nb_node *n, const double *in_scale,
+                         const double *in_offset, uint8_t **bytes, size_t *len, char *why,
+                         size_t wl, nb_status *st)
 {
     *bytes = NULL, *len = 0;
     why[0] = 0;
@@ -205,7 +244,9 @@ nb_err nb_cpu_node_model(const nb_graph *g, const nb_node *n, uint8_t **bytes, s
     Onnx__ModelProto *mp = pmalloc(&pl, sizeof *mp);
     Onnx__OperatorSetIdProto *os = pmalloc(&pl, sizeof *os);
     Onnx__OperatorSetIdProto **osv = pmalloc(&pl, sizeof *osv);
-    Onnx__NodeProto **nodes = pmalloc(&pl, sizeof *nodes);
+    Onnx__NodeProto **nodes = pmalloc(&pl, sizeof *nodes * (size_t)(2 * n->n_in + 1));
+    Onnx__TensorProto **inits = pmalloc(&pl, sizeof *inits * (size_t)(2 * n->n_in + 1));
+    int n_nodes = 0, n_inits = 0;
     char **ins = pmalloc(&pl, sizeof *ins * (size_t)(n->n_in + 1));
     char **outs = pmalloc(&pl, sizeof *outs * (size_t)(n->n_out + 1));
     Onnx__AttributeProto **attrs = pmalloc(&pl, sizeof *attrs * (size_t)(n->n_attr + 1));
@@ -223,10 +264,34 @@ nb_err nb_cpu_node_model(const nb_graph *g, const nb_node *n, uint8_t **bytes, s
     np->op_type = n->op_type;
     np->domain = (char *)"";
     int gi = 0, go = 0;
-    for (int i = 0; i < n->n_in; i++) {
+    for (int i = 0; i < n->n_in && !pl.oom; i++) {
         ins[i] = n->in[i] >= 0 ? g->values[n->in[i]].name : (char *)"";
-        if (n->in[i] >= 0)
-            gin[gi++] = value_info(&pl, &g->values[n->in[i]]);
+        if (n->in[i] < 0)
+            continue;
+        gin[gi++] = value_info(&pl, &g->values[n->in[i]]);
+        double s = in_scale ? in_scale[i] : 1, o = in_offset ? in_offset[i] : 0;
+        if (s == 1 && o == 0)
+            continue;
+        /* the NPU holds s x + o: (x' - o) x (1 / s) in float32 before the node */
+        char nm[600], cn[640];
+        const char *x = ins[i];
+        if (o != 0) {
+            snprintf(nm, sizeof nm, "%s/nb_offset", x);
+            snprintf(cn, sizeof cn, "%s/nb_offset_value", x);
+            inits[n_inits++] = scalar(&pl, cn, (float)o);
+            nodes[n_nodes] = binary(&pl, "Sub", x, inits[n_inits - 1] ? inits[n_inits - 1]->name : "", nm);
+            x = nodes[n_nodes] ? nodes[n_nodes]->output[0] : "";
+            n_nodes++;
+        }
+        if (s != 1) {
+            snprintf(nm, sizeof nm, "%s/nb_unscaled", ins[i]);
+            snprintf(cn, sizeof cn, "%s/nb_unscale_value", ins[i]);
+            inits[n_inits++] = scalar(&pl, cn, (float)(1.0 / s));
+            nodes[n_nodes] = binary(&pl, "Mul", x, inits[n_inits - 1] ? inits[n_inits - 1]->name : "", nm);
+            x = nodes[n_nodes] ? nodes[n_nodes]->output[0] : "";
+            n_nodes++;
+        }
+        ins[i] = (char *)x;
     }
     for (int i = 0; i < n->n_out; i++) {
         outs[i] = n->out[i] >= 0 ? g->values[n->out[i]].name : (char *)"";
@@ -238,9 +303,10 @@ nb_err nb_cpu_node_model(const nb_graph *g, const nb_node *n, uint8_t **bytes, s
     for (int a = 0; a < n->n_attr && !why[0]; a++)
         attrs[a] = attribute(&pl, &n->attrs[a], why, wl);
     np->n_attribute = (size_t)n->n_attr, np->attribute = attrs;
-    nodes[0] = np;
+    nodes[n_nodes++] = np;
     gp->name = (char *)"cpu_task";
-    gp->n_node = 1, gp->node = nodes;
+    gp->n_node = (size_t)n_nodes, gp->node = nodes;
+    gp->n_initializer = (size_t)n_inits, gp->initializer = inits;
     gp->n_input = (size_t)gi, gp->input = gin;
     gp->n_output = (size_t)go, gp->output = gout;
     os->domain = (char *)"";

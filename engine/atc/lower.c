@@ -518,7 +518,23 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
     size_t blen = 0;
     char cwhy[160] = "";
     nb_status st;
-    if (nb_cpu_node_model(c->g, n, &blob, &blen, cwhy, sizeof cwhy, &st)) {
+    /* --nb_input_scale: what the NPU holds of each input, taken back by the task */
+    double *isc = malloc(sizeof(double) * ((size_t)n->n_in + 1)),
+           *ioff = malloc(sizeof(double) * ((size_t)n->n_in + 1));
+    bool scaled = false;
+    for (int i = 0; isc && ioff && i < n->n_in; i++) {
+        int v = n->in[i];
+        bool top = !c->parent && c->o->value_scale && v >= 0 && v < c->o->n_values;
+        isc[i] = top ? c->o->value_scale[v] : 1;
+        ioff[i] = top ? c->o->value_offset[v] : 0;
+        scaled |= isc[i] != 1 || ioff[i] != 0;
+    }
+    nb_err ce = !isc || !ioff ? NB_ERR_NOMEM
+                              : nb_cpu_node_model(c->g, n, scaled ? isc : NULL,
+                                                  scaled ? ioff : NULL, &blob, &blen, cwhy,
+                                                  sizeof cwhy, &st);
+    free(isc), free(ioff);
+    if (ce) {
         *c->oom = true;
         free(ins);
         return;

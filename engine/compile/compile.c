@@ -180,7 +180,8 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     if ((e = nb_input_scale_advise(m, in.layers, in.n_layers, &adv, &n_adv, st)))
         goto out;
     if (o->input_scale &&
-        (e = nb_input_scale_apply(m, in.layers, in.n_layers, o->input_scale, &r->plan, st)))
+        (e = nb_input_scale_apply(m, in.layers, in.n_layers, o->input_scale, o->cpu_nodes,
+                                   &r->plan, st)))
         goto out;
     advise(o, adv, n_adv, &r->plan);
     if ((e = nb_op_table_load(nb_op_table_default_path(), &ops, st)))
@@ -188,7 +189,8 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     nb_npu_opts no = {.weight_bits = 8, .soc_version = o->soc_version,
                       .input_fp16_nodes = o->input_fp16_nodes, .act16_nodes = act16,
                       .n_act16_nodes = n_act16, .w4_nodes = w4, .n_w4_nodes = n_w4,
-                      .cpu_nodes = o->cpu_nodes};
+                      .cpu_nodes = o->cpu_nodes, .value_scale = r->plan.scale,
+                      .value_offset = r->plan.offset, .n_values = r->plan.n_values};
     if ((e = nb_estimate_model(m, &ops, &no, &r->est, st)))
         goto out;
     const nb_npu_graph *g = &r->est.g;

@@ -47,6 +47,7 @@ typedef struct sctx {
     nb_status *st;
     nb_err err;       /* an error of apply (nomem, a constant of another type) */
     int n_reached;    /* cube ops the input reaches first */
+    const char *cpu;  /* --cpu_nodes: the MCU's CPU takes back each input's state in float32 */
 } sctx;
 
 static bool is_const(const sctx *c, int v)
@@ -251,6 +252,12 @@ static bool visit(sctx *c, int ni)
     if (li >= 0)
         return visit_cube(c, ni, li);
     pass_reach(c, n);
+    if (c->cpu && nb_list_has(c->cpu, n->name, strlen(n->name))) {
+        /* a node on the MCU's CPU: its task takes each input's f x + a back to x in float32
+           (a power of two: exact), its outputs are the model's (nb_cpu_node_model) */
+        set_out(c, n, 1, 0, -1);
+        return true;
+    }
     /* the data inputs (not constants) and whether any carries a state */
     int vin[16], nvar = 0, first = -1;
     bool all_ident = true;
@@ -481,12 +488,13 @@ static void sctx_free(sctx *c)
 }
 
 nb_err nb_input_scale_apply(nb_model *m, nb_npu_layer *ls, int n_layers, const char *spec,
-                            nb_scale_plan *p, nb_status *st)
+                            const char *cpu_nodes, nb_scale_plan *p, nb_status *st)
 {
     memset(p, 0, sizeof *p);
     nb_graph *g = m->graph;
     sctx c;
     nb_err e = sctx_init(&c, g, ls, n_layers, st);
+    c.cpu = cpu_nodes;
     double *in_f = e ? NULL : malloc(sizeof(double) * ((size_t)c.nv + 1));
     char *copy = e ? NULL : strdup(spec);
     if (!e && (!in_f || !copy))

@@ -1,5 +1,6 @@
 /* nanobench simulated NPU: the MCU's CPU tasks of kernel CpuOnnx (share/doc/exeom.md). The
- * task's last input is its node as a one-node ONNX model (nb_cpu_node_model); the core runs
+ * task's last input is its node as a one-node ONNX model (nb_cpu_node_model: the node, and
+ * under --nb_input_scale the Sub / Mul that take its inputs back first); the core runs
  * it with the reference's kernels in the node's own types (float32 for float: the M-core's
  * data type). At the boundary each input is read from its exeom tensor (fp16 activations,
  * int32 for int64 values, float32 constants) into the node's type, and each output is
@@ -58,7 +59,7 @@ nb_err sim_cpu_load(nb_sim_model *m, int ki, nb_status *st)
     if (e)
         return nb_prefix(st, "the node of a CPU task"), e;
     const nb_graph *g = nm->graph;
-    if (g->n_nodes != 1 || g->n_inputs != k->n_in - 1 || g->n_outputs != k->n_out) {
+    if (g->n_nodes < 1 || g->n_inputs != k->n_in - 1 || g->n_outputs != k->n_out) {
         nb_model_free(nm);
         return nb_fail(st, NB_ERR_DATA, "%s: its node model has %d nodes, %d inputs and %d "
                        "outputs for %d and %d operands", what, g->n_nodes, g->n_inputs,

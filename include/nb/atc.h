@@ -126,10 +126,14 @@ const char *nb_exeom_kernel_name(int id);
  * When the node cannot be carried, *bytes is NULL and why says why (an op of another domain,
  * one the reference has no kernel for, a graph attribute, more than NB_EXEOM_MAX_IN - 1
  * inputs or NB_EXEOM_MAX_OUT outputs, a value of unknown type or run-time shape); that is
- * not an error. Errors: NB_ERR_NOMEM. */
+ * not an error. in_scale, in_offset (per node input, or NULL): what the NPU holds of a
+ * float input under --nb_input_scale, s x + o; the model then takes it back first in float32
+ * ("<input>/nb_unscaled" = (x - o) x (1 / s), exact for a power of two s). Errors:
+ * NB_ERR_NOMEM. */
 struct nb_graph;
 struct nb_node;
-nb_err nb_cpu_node_model(const struct nb_graph *g, const struct nb_node *n, uint8_t **bytes,
+nb_err nb_cpu_node_model(const struct nb_graph *g, const struct nb_node *n,
+                         const double *in_scale, const double *in_offset, uint8_t **bytes,
                          size_t *len, char *why, size_t wl, nb_status *st);
 /* Whether the exeom has a kernel for op_type with its parameters encoded: what the compiler
  * and the simulator take. The lowering gives an op without one to the CPU (unsupported),
@@ -223,6 +227,11 @@ typedef struct nb_npu_opts {
      * CpuOnnx task in float32; a cube op among them must be float: left out of
      * calibration). NULL: none. */
     const char *cpu_nodes;
+    /* --nb_input_scale's plan: what the NPU holds of each value id v of the model's graph,
+     * value_scale[v] x v + value_offset[v] (NULL: the values as the model's); a CPU task
+     * takes its inputs back (nb_cpu_node_model's in_scale, in_offset) */
+    const double *value_scale, *value_offset;
+    int n_values;
 } nb_npu_opts;
 
 typedef struct nb_npu_graph {

@@ -84,9 +84,10 @@ typedef struct nb_scale_plan {
  * that is no float input; NB_ERR_UNSUPPORTED naming the op where the scale cannot be taken
  * back (an op that is not linear with no cube op before it to leave unscaled, a model
  * output); NB_ERR_NOMEM. On error p is empty (m and ls may be partly changed only on
- * NB_ERR_NOMEM). */
+ * NB_ERR_NOMEM). The nodes of cpu_nodes (--cpu_nodes, or NULL) run on the MCU's CPU, which
+ * takes each input's scale and offset back in float32: their outputs are the model's. */
 nb_err nb_input_scale_apply(nb_model *m, nb_npu_layer *ls, int n_layers, const char *spec,
-                            nb_scale_plan *p, nb_status *st);
+                            const char *cpu_nodes, nb_scale_plan *p, nb_status *st);
 void nb_scale_plan_free(nb_scale_plan *p);
 /* The scale the spec gave input (0 when none). */
 double nb_scale_plan_input(const nb_scale_plan *p, const char *input);
