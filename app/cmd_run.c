@@ -257,6 +257,10 @@ int cmd_run(int argc, char **argv)
         json_object_set_new(jo, "ms_64mhz", json_real(r.ms[0]));
         json_object_set_new(jo, "ms_200mhz", json_real(r.ms[1]));
         json_object_set_new(jo, "macs", json_integer((json_int_t)r.macs));
+        json_object_set_new(jo, "npu_cycles", json_integer((json_int_t)r.npu_cycles));
+        json_object_set_new(jo, "cpu_cycles", json_integer((json_int_t)r.cpu_cycles));
+        json_object_set_new(jo, "switches", json_integer(r.switches));
+        json_object_set_new(jo, "switch_cycles", json_integer((json_int_t)r.switch_cycles));
         json_object_set_new(jo, "host_ms", json_real(r.host_ms));
         json_t *jsum = json_object(), *jsat = json_array(), *jtasks = json_array();
         for (int k = 0; k < r.n_tasks; k++) {
@@ -277,6 +281,10 @@ int cmd_run(int argc, char **argv)
             json_object_set_new(jt, "compute", json_integer((json_int_t)p->compute));
             json_object_set_new(jt, "movement", json_integer((json_int_t)p->movement));
             json_object_set_new(jt, "macs", json_integer((json_int_t)p->macs));
+            json_object_set_new(jt, "unit", json_string(p->unit == 2   ? "cpu"
+                                                        : p->unit == 1 ? "cube"
+                                                                       : "vector"));
+            json_object_set_new(jt, "switch_cycles", json_integer((json_int_t)p->switch_cycles));
             json_object_set_new(jt, "saturations", json_integer((json_int_t)p->saturations));
             json_object_set_new(jt, "log_zeros", json_integer((json_int_t)p->log_zeros));
             json_array_append_new(jtasks, jt);
@@ -292,18 +300,21 @@ int cmd_run(int argc, char **argv)
     if (profile && !jo) {
         printf("cycles per task = %g + max(compute, movement) (share/doc/cycle-model.md; the "
                "model is fitted to the seed's table within 2x)\n", r.task_overhead);
-        printf("%5s  %-44s %-16s %10s %10s %10s %10s %8s\n", "task", "name", "op", "cycles",
-               "compute", "movement", "MACs", "fp16 sat");
+        printf("%5s  %-44s %-16s %-6s %10s %10s %10s %10s %8s\n", "task", "name", "op", "unit",
+               "cycles", "compute", "movement", "MACs", "fp16 sat");
     }
     for (int k = 0; profile && k < r.n_tasks; k++) {
         const nb_run_task *p = &r.tasks[k];
         char nm_safe[45];
         snprintf(nm_safe, sizeof nm_safe, "%s", p->name);
         if (!jo)
-            printf("%5d  %-44.44s %-16.16s %10llu %10llu %10llu %10llu %8llu\n", k,
-                   cli_plain(nm_safe), p->op_type, (unsigned long long)p->cycles,
+            printf("%5d  %-44.44s %-16.16s %-6s %10llu %10llu %10llu %10llu %8llu%s\n", k,
+                   cli_plain(nm_safe), p->op_type,
+                   p->unit == 2 ? "cpu" : p->unit == 1 ? "cube" : "vector",
+                   (unsigned long long)p->cycles,
                    (unsigned long long)p->compute, (unsigned long long)p->movement,
-                   (unsigned long long)p->macs, (unsigned long long)p->saturations);
+                   (unsigned long long)p->macs, (unsigned long long)p->saturations,
+                   p->switch_cycles ? "  (after a switch)" : "");
         double vals2[3] = {(double)p->cycles, (double)p->macs, (double)p->saturations};
         const char *names2[3] = {"cycles", "macs", "fp16_saturations"};
         rec_layer(p->name, p->op_type, 3, names2, vals2);
@@ -312,7 +323,16 @@ int cmd_run(int argc, char **argv)
         printf("NPU: %llu cycles = %.3f ms at %.0f MHz, %.3f ms at %.0f MHz; %llu MACs; %d tasks "
                "(host %.1f ms)\n", (unsigned long long)r.cycles, r.ms[0], r.clock_mhz[0], r.ms[1],
                r.clock_mhz[1], (unsigned long long)r.macs, r.n_tasks, r.host_ms);
+    if (!jo && r.cpu_cycles)
+        printf("  of which the NPU's tasks %llu cycles, the MCU's CPU %llu, %d switch%s "
+               "between them %llu\n", (unsigned long long)r.npu_cycles,
+               (unsigned long long)r.cpu_cycles, r.switches, r.switches == 1 ? "" : "es",
+               (unsigned long long)r.switch_cycles);
     rec_metric("cycles", (double)r.cycles, "cycles");
+    if (r.cpu_cycles) {
+        rec_metric("cpu_cycles", (double)r.cpu_cycles, "cycles");
+        rec_metric("npu_cpu_switches", r.switches, "");
+    }
     rec_metric("npu_ms_64mhz", r.ms[0], "ms");
     rec_metric("npu_ms_200mhz", r.ms[1], "ms");
     rec_metric("host_ms", r.host_ms, "ms");

@@ -678,6 +678,15 @@ expect 0 "infer: the float Conv" -- "$NB" infer "$T/cpuconv.onnx" --input "x=$T/
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 sys.exit(0 if a.shape == b.shape and np.array_equal(a, b.astype(np.float16).astype(a.dtype)) and np.abs(b).max() > 1 else 1)' "$T/cpu/npu/y.npy" "$T/cpu/ref/y.npy" ||
     { echo "FAIL: the CPU's Conv is not infer's rounded to fp16"; fails=$((fails + 1)); }
+# the CPU's cycle model (share/doc/cycle-model.md): the Conv's 8 x 6 x 6 outputs of 3 x 3 x 3
+# products, 7776 MACs x 4 cycles = 31104, its fp16 input's 192 values converted x 3 = 576 (its
+# float32 output and weights need none), + 200 = 31880 on the CPU; then one switch (1000) to
+# the NPU's Cast of its output to fp16, (288 x 4 + 288 x 2) B / 32 = 54 + 400 + 1000 = 1454
+expect 0 "run --json: the CPU's cycles" -- "$NB" run "$T/atc/cpu.exeom" --input "x=$T/cpu/x/x.npy" --output-dir "$T/cpu/npu2" --json
+json_ok "run --json: CPU cycles, the switch" 'j.cpu_cycles === 31880 && j.switches === 1 && j.switch_cycles === 1000 &&
+    j.tasks[0].unit === "cpu" && j.tasks[0].cycles === 31880 && j.tasks[0].macs === 7776 &&
+    j.tasks[1].op_type === "Cast" && j.tasks[1].cycles === 1454 && j.tasks[1].switch_cycles === 1000 &&
+    j.cycles === j.npu_cycles + j.cpu_cycles + j.switch_cycles'
 # an If on a run-time condition: the MCU's CPU picks the branch taken (both branches' tasks on
 # the NPU), said by atc; run on each branch against the hand-worked values:
 #   x = (1, -2): max 1 > 0, then: Gemm(x, W, transB) + b = (1*0.5 + -2*-1 + 0.1,

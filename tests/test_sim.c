@@ -564,6 +564,8 @@ static void test_cycle_params(void **state)
                 d.cube_ops_s16s8 == f.cube_ops_s16s8 && d.cube_ops_s8s4 == f.cube_ops_s8s4 &&
                 d.vector_table_cost == f.vector_table_cost &&
                 d.vector_math_cost == f.vector_math_cost);
+    /* every key, the CPU's included */
+    assert_memory_equal(&d, &f, sizeof d);
 }
 
 /* The F16C path of MaxPool (one C0 block of 16 fp16 lanes per output pixel) gives the bits

@@ -6,6 +6,7 @@
  * int32 for int64 values, float32 constants) into the node's type, and each output is
  * written back in its tensor's type (fp16 rounded and clamped at 65504 as every fp16 write
  * is, the clamps counted as the task's saturations). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,4 +137,81 @@ void sim_cpu_free(sim_task *k)
     nb_model_free(k->cpu_m);
     k->cpu_x = NULL;
     k->cpu_m = NULL;
+}
+
+static bool in_list(const char *op, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(op, list[i]))
+            return true;
+    return false;
+}
+
+static int64_t numel_of(const nb_value *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < v->rank; d++)
+        n *= v->dims[d] > 0 ? v->dims[d] : 1;
+    return n;
+}
+
+void sim_cpu_profile(const nb_sim_model *m, const sim_task *k, const nb_cycle_params *cp,
+                     nb_sim_task_profile *pr)
+{
+    const nb_graph *g = k->cpu_m->graph;
+    const nb_node *n = &g->nodes[g->n_nodes - 1]; /* the node, after any prologue */
+    const char *op = n->op_type;
+    static const char *const math[] = {"Exp", "Log", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",
+                                       "Erf", "Pow", "Softplus", "Mish", "Elu", "Selu", "Celu",
+                                       "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+                                       "Acosh", "Atanh", "Softmax", "LogSoftmax", "Gelu",
+                                       "HardSwish", "HardSigmoid", NULL};
+    static const char *const divs[] = {"Div", "Sqrt", "Reciprocal", "LpNormalization",
+                                       "ReduceL2", "Softsign", "LayerNormalization",
+                                       "InstanceNormalization", "Mod", NULL};
+    double compute = 0, macs = 0;
+    const nb_value *y = n->n_out > 0 && n->out[0] >= 0 ? &g->values[n->out[0]] : NULL;
+    const nb_value *x = n->n_in > 0 && n->in[0] >= 0 ? &g->values[n->in[0]] : NULL;
+    const nb_value *w = n->n_in > 1 && n->in[1] >= 0 ? &g->values[n->in[1]] : NULL;
+    double ny = y ? (double)numel_of(y) : 0, nx = x ? (double)numel_of(x) : 0;
+    if ((!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) && w && w->rank >= 3) {
+        double taps = 1;
+        for (int d = 2; d < w->rank; d++)
+            taps *= (double)w->dims[d];
+        /* each output (Conv) or input (ConvTranspose) element: C/group x taps products */
+        macs = (!strcmp(op, "Conv") ? ny : nx) * (double)w->dims[1] * taps;
+    } else if ((!strcmp(op, "MatMul") || !strcmp(op, "Gemm")) && x && x->rank >= 1) {
+        bool ta = !strcmp(op, "Gemm") && nb_attr_int(n, "transA", 0);
+        macs = ny * (double)x->dims[ta && x->rank == 2 ? 0 : x->rank - 1];
+    } else if ((!strcmp(op, "LSTM") || !strcmp(op, "GRU")) && x && w && x->rank == 3 &&
+               w->rank == 3) {
+        double hidden = (double)nb_attr_int(n, "hidden_size", 1);
+        macs = (double)x->dims[0] * (double)x->dims[1] * (double)w->dims[0] *
+               (double)w->dims[1] * ((double)x->dims[2] + hidden);
+    }
+    if (macs > 0)
+        compute = macs * cp->cpu_mac;
+    else {
+        /* an element-wise op, a reduction or a data move: every element it reads or
+           writes once, at its class's cost */
+        double elems = nx > ny ? nx : ny;
+        double cost = in_list(op, math) ? cp->cpu_math : in_list(op, divs) ? cp->cpu_div
+                                                                           : cp->cpu_elem;
+        compute = elems * cost;
+    }
+    /* the boundary: each operand converted between its tensor's type and the node's */
+    for (int i = 0; i < k->n_in - 1 + k->n_out; i++) {
+        int t = i < k->n_in - 1 ? k->in[i] : k->out[i - (k->n_in - 1)];
+        const nb_exeom_tensor *d = &m->x.t[t];
+        if (d->role == ROLE_W) /* constants are stored in the node's type */
+            pr->weight_bytes += d->bytes;
+        else if (d->dtype != DT_FLOAT)
+            compute += (double)nb_sim_numel(d) * cp->cpu_io;
+        if (d->role != ROLE_W)
+            *(i < k->n_in - 1 ? &pr->bytes_in : &pr->bytes_out) += d->bytes;
+    }
+    pr->macs = (uint64_t)macs;
+    pr->compute = (uint64_t)ceil(compute);
+    pr->movement = 0;
+    pr->cycles = pr->compute + (uint64_t)cp->cpu_task_overhead;
 }

@@ -140,6 +140,11 @@ static void profile(const nb_run_opts *o, uint32_t id, const nb_sim_model *sim, 
         rt->compute = p->compute;
         rt->movement = p->movement;
         rt->macs = p->macs;
+        rt->unit = p->unit;
+        rt->switch_cycles = p->switch_cycles;
+        r->switch_cycles += p->switch_cycles;
+        r->switches += p->switch_cycles > 0;
+        *(p->unit == 2 ? &r->cpu_cycles : &r->npu_cycles) += p->cycles - p->switch_cycles;
         rt->saturations = nb_sim_task_saturations(sim, k);
         rt->log_zeros = nb_sim_task_log_zeros(sim, k);
         r->log_zeros += rt->log_zeros;

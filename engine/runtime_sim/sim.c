@@ -1016,14 +1016,18 @@ static nb_err check_task(vctx *v)
 static const char *const cycle_keys[] = {
     "cube_ops_per_cycle_s8s8", "cube_ops_per_cycle_s16s8", "cube_ops_per_cycle_s8s4",
     "vector_fp16_lanes", "vector_table_cost", "vector_math_cost", "weight_bytes_per_cycle",
-    "act_bytes_per_cycle", "task_overhead_cycles", "clock_mhz_low", "clock_mhz_high"};
+    "act_bytes_per_cycle", "task_overhead_cycles", "clock_mhz_low", "clock_mhz_high",
+    "cpu_cycles_per_mac", "cpu_cycles_per_element", "cpu_cycles_per_divide",
+    "cpu_cycles_per_math_function", "cpu_cycles_per_boundary_element",
+    "cpu_task_overhead_cycles", "npu_cpu_switch_cycles"};
 
 static double *cycle_field(nb_cycle_params *p, int i)
 {
     double *f[] = {&p->cube_ops_s8s8, &p->cube_ops_s16s8, &p->cube_ops_s8s4, &p->vector_lanes,
                    &p->vector_table_cost, &p->vector_math_cost, &p->weight_bytes_per_cycle,
                    &p->act_bytes_per_cycle, &p->task_overhead, &p->clock_mhz[0],
-                   &p->clock_mhz[1]};
+                   &p->clock_mhz[1], &p->cpu_mac, &p->cpu_elem, &p->cpu_div, &p->cpu_math,
+                   &p->cpu_io, &p->cpu_task_overhead, &p->switch_cycles};
     return f[i];
 }
 
@@ -1041,6 +1045,13 @@ void nb_cycle_params_default(nb_cycle_params *p)
     p->task_overhead = 400;
     p->clock_mhz[0] = 64;
     p->clock_mhz[1] = 200;
+    p->cpu_mac = 4;
+    p->cpu_elem = 4;
+    p->cpu_div = 18;
+    p->cpu_math = 60;
+    p->cpu_io = 3;
+    p->cpu_task_overhead = 200;
+    p->switch_cycles = 1000;
 }
 
 const char *nb_cycle_params_default_path(void)
@@ -1103,6 +1114,18 @@ static void profile_task(nb_sim_model *m, int ki, const nb_cycle_params *cp)
     const sim_task *k = &m->k[ki];
     nb_sim_task_profile *pr = &m->prof[ki];
     memset(pr, 0, sizeof *pr);
+    int unit = m->x.k[ki].unit;
+    pr->unit = unit;
+    /* a hand-over when the unit changes between the NPU and the CPU (task order) */
+    if (ki > 0 && (unit == 2) != (m->x.k[ki - 1].unit == 2))
+        pr->switch_cycles = (uint64_t)cp->switch_cycles;
+    if (k->kid == K_CPU_ONNX) {
+        sim_cpu_profile(m, k, cp, pr);
+        pr->cycles += pr->switch_cycles;
+        m->total_cycles += pr->cycles;
+        m->total_macs += pr->macs;
+        return;
+    }
     uint64_t max_elems = 0;
     for (int i = 0; i < k->n_in + k->n_out; i++) {
         int t = i < k->n_in ? k->in[i] : k->out[i - k->n_in];
@@ -1169,7 +1192,7 @@ static void profile_task(nb_sim_model *m, int ki, const nb_cycle_params *cp)
     pr->compute = (uint64_t)ceil(compute);
     pr->movement = (uint64_t)ceil(move);
     pr->cycles = (pr->compute > pr->movement ? pr->compute : pr->movement) +
-                 (uint64_t)cp->task_overhead;
+                 (uint64_t)cp->task_overhead + pr->switch_cycles;
     m->total_cycles += pr->cycles;
     m->total_macs += pr->macs;
 }

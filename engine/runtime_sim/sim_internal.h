@@ -216,6 +216,11 @@ nb_err sim_run_task(nb_sim_model *m, int k, nb_status *st);
 nb_err sim_cpu_load(nb_sim_model *m, int ki, nb_status *st);
 nb_err sim_cpu_run(nb_sim_model *m, const sim_task *k, nb_status *st);
 void sim_cpu_free(sim_task *k);
+/* The cycle model of a CpuOnnx task (share/doc/cycle-model.md): compute = its node's MACs x
+   cpu_mac, or its elements x the op's class cost, + the boundary conversions; no movement
+   term (the loads are in the per-element costs); cycles = compute + cpu_task_overhead. */
+void sim_cpu_profile(const nb_sim_model *m, const sim_task *k, const nb_cycle_params *cp,
+                     nb_sim_task_profile *pr);
 
 
 static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }

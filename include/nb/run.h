@@ -64,6 +64,8 @@ typedef struct nb_run_task {
     char op_type[64]; /* the kernel's op */
     uint64_t cycles, compute, movement, macs, saturations;
     uint64_t log_zeros; /* a Log's inputs of 0: -inf, written as -65504 (not saturations) */
+    int unit;           /* 0 vector, 1 cube, 2 the MCU's CPU */
+    uint64_t switch_cycles; /* a hand-over between the NPU and the CPU before it (in cycles) */
 } nb_run_task;
 
 typedef struct nb_run_result {
@@ -75,6 +77,9 @@ typedef struct nb_run_result {
     int n_tasks;
     nb_run_task *tasks;
     uint64_t cycles, macs; /* the cycle model's totals (share/doc/cycle-model.md) */
+    uint64_t npu_cycles, cpu_cycles, switch_cycles; /* cycles split: the NPU's tasks, the
+                                                       CPU's, the hand-overs (in both) */
+    int switches;          /* hand-overs between the NPU and the CPU */
     double clock_mhz[2];   /* the two clocks the cycle model quotes (64 and 200 MHz) */
     double task_overhead;  /* cycles per task in the model */
     double ms[2];          /* cycles at clock_mhz[0] and [1], in ms */

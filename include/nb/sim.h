@@ -63,6 +63,14 @@ typedef struct nb_cycle_params {
     double act_bytes_per_cycle;    /* activations between the arena and the units */
     double task_overhead;     /* cycles per task (descriptor fetch, launch, sync) */
     double clock_mhz[2];      /* the two clocks the times are printed at (64, 200) */
+    /* the MCU's CPU (a Cortex-M4F-class core: CpuOnnx tasks, float32) */
+    double cpu_mac;           /* cycles per float32 multiply-accumulate read from memory */
+    double cpu_elem;          /* cycles per element of a simple op (load, op, store) */
+    double cpu_div;           /* ... of a divide or square root */
+    double cpu_math;          /* ... of a libm function (exp, log, tanh, sin, pow, erf) */
+    double cpu_io;            /* cycles per element converted at the boundary (fp16/int) */
+    double cpu_task_overhead; /* cycles per CPU task (the call, its loops' setup) */
+    double switch_cycles;     /* one hand-over between the NPU and the CPU */
 } nb_cycle_params;
 
 /* The defaults (the values of share/npu-cycles.conf). */
@@ -78,8 +86,12 @@ typedef struct nb_sim_task_profile {
     uint64_t cycles;       /* max(compute, movement) + overhead */
     uint64_t compute;      /* cube or vector cycles */
     uint64_t movement;     /* data movement cycles */
-    uint64_t macs;         /* multiply-accumulates (cube tasks, padded to the cube's tiles) */
+    uint64_t macs;         /* multiply-accumulates (cube tasks, padded to the cube's tiles; a
+                              CPU task's node, unpadded) */
     uint64_t bytes_in, bytes_out, weight_bytes;
+    int unit;              /* 0 vector, 1 cube, 2 the MCU's CPU */
+    uint64_t switch_cycles; /* a hand-over between the NPU and the CPU before this task (in
+                               cycles already) */
 } nb_sim_task_profile;
 
 typedef struct nb_sim_model nb_sim_model;
