@@ -118,6 +118,9 @@ static void print_json(const nb_calibrate_result *r, FILE *f)
             json_array_append_new(sw, json_real(l->scale_w[c]));
         json_object_set_new(j, "scale_w", sw);
         json_object_set_new(j, "zeroed_fraction", jreal(l->zeroed));
+        json_object_set_new(j, "zeroed_int16_worst_input", jreal(l->zeroed16));
+        json_object_set_new(j, "zeroed_int16_inputs_over", json_integer(l->zeroed16_over));
+        json_object_set_new(j, "suggests_cpu", json_boolean(l->suggests_cpu));
         json_object_set_new(j, "act_sqnr_db", jreal(l->act_sqnr));
         json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
         json_object_set_new(j, "output_sqnr_db", jreal(l->out_sqnr));
@@ -159,6 +162,9 @@ static void print_json(const nb_calibrate_result *r, FILE *f)
         json_array_append_new(sug, j);
     }
     json_object_set_new(o, "suggested_int16", sug);
+    /* the placement advice: atc / bringup --cpu_nodes */
+    json_object_set_new(o, "suggested_cpu_nodes", r->cpu_nodes ? nb_json_string(r->cpu_nodes)
+                                                               : json_null());
     json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);

@@ -202,12 +202,83 @@ static void test_clipping_guard(void **state)
     nb_tensor_free(x);
 }
 
+/* The placement advice (issue 21): y = Log(MatMul(Pow(x, 2), I)), x [1,4], nodes pow, mm,
+ * log; minmax on two batches, loud x = (30000, 20000, 10000, 5000) and quiet x = (10, 20,
+ * 30, 40). mm's input is the power: loud (9e8, 4e8, 1e8, 2.5e7), quiet (100, 400, 900, 1600);
+ * its range [0, 9e8]. At int16 the step is 9e8 / 65535 = 13733: the quiet batch's four values
+ * are all below half of it (6867) and round to 0, the loud batch's none: 1 of 2 inputs loses
+ * more than 20% (100% on input 1), so no quantization the cube takes holds it. At int8 (step
+ * 9e8 / 255 = 3.53e6) 4 of the 8 nonzero values round to 0 (0.5), but int16 is not advised
+ * since it would not do either. The nodes for the CPU: mm; back from it, the power (9e8 >
+ * 65504, fp16 cannot hold it) made by pow, whose input x is the model's; forward, mm's output
+ * (9e8) read by log, whose output (ln 9e8 = 20.6) fp16 holds: "pow;mm;log". */
+static void test_cpu_advice(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    const int64_t dx[] = {1, 4}, dw[] = {4, 4}, d0[] = {0};
+    float eye[16] = {0}, two = 2;
+    for (int i = 0; i < 4; i++)
+        eye[5 * i] = 1;
+    mb_input(m, "x", 1, 2, dx);
+    mb_output(m, "y", 1, 2, dx);
+    mb_init_floats(m, "W", 2, dw, eye, 16);
+    mb_init_floats(m, "two", 0, d0, &two, 1);
+    mb_node(m, "Pow", (const char *[]){"x", "two", NULL}, (const char *[]){"p", NULL})->name =
+        (char *)"pow";
+    mb_node(m, "MatMul", (const char *[]){"p", "W", NULL}, (const char *[]){"e", NULL})->name =
+        (char *)"mm";
+    mb_node(m, "Log", (const char *[]){"e", NULL}, (const char *[]){"y", NULL})->name =
+        (char *)"log";
+    char path[512], save[512];
+    snprintf(path, sizeof path, "%s/power.onnx", tmpdir);
+    snprintf(save, sizeof save, "%s/power/p", tmpdir);
+    assert_int_equal(mb_write(m, path), 0);
+    mb_free(m);
+    nb_status st = {0};
+    nb_tensor *x[2] = {NULL, NULL};
+    const float v[2][4] = {{30000, 20000, 10000, 5000}, {10, 20, 30, 40}};
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(nb_tensor_new(NB_FLOAT, 2, dx, &x[b], &st), NB_OK);
+        memcpy(x[b]->data, v[b], sizeof v[b]);
+    }
+    const nb_tensor *batches[2] = {x[0], x[1]};
+    nb_calibrate_opts o = {.model = path, .save_path = save, .batches = batches,
+                           .n_batches = 2, .algo_set = true, .algo = NB_ACT_MINMAX,
+                           .no_bias_correction = true};
+    nb_calibrate_result r;
+    assert_int_equal(nb_calibrate(&o, &r, &st), NB_OK);
+    assert_int_equal(r.n_layers, 1);
+    const nb_calib_layer_report *l = &r.layers[0];
+    assert_string_equal(l->name, "mm");
+    assert_float_equal(l->clip_max, 9e8, 1e3);
+    assert_float_equal(l->zeroed16, 1.0, 1e-9);
+    assert_int_equal(l->zeroed16_input, 1);
+    assert_int_equal(l->zeroed16_over, 1);
+    assert_true(l->suggests_cpu);
+    assert_float_equal(l->zeroed, 0.5, 1e-6);
+    assert_false(l->suggests_int16);
+    assert_non_null(r.cpu_nodes);
+    assert_string_equal(r.cpu_nodes, "pow;mm;log");
+    nb_calibrate_result_free(&r);
+    /* calibrated with that advice: mm stays float, no layer left, no advice */
+    o.cpu_nodes = "pow;mm;log";
+    snprintf(save, sizeof save, "%s/power/q", tmpdir);
+    assert_int_equal(nb_calibrate(&o, &r, &st), NB_OK);
+    assert_int_equal(r.n_layers, 0);
+    assert_null(r.cpu_nodes);
+    nb_calibrate_result_free(&r);
+    for (int b = 0; b < 2; b++)
+        nb_tensor_free(x[b]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bn_folded),
         cmocka_unit_test(test_bias_corrected),
         cmocka_unit_test(test_clipping_guard),
+        cmocka_unit_test(test_cpu_advice),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -66,6 +66,12 @@ typedef struct layer {
     nb_hist hist;
     double zeros;          /* calibration values of the input exactly 0 */
     double zeroed;         /* the fraction of its nonzero values that round to 0 at q */
+    double *mag;           /* per calibration batch: MAG_BINS counts of log2|x| (4 a
+                              binade, 2^-32 .. 2^32) and the nonzero count after them */
+    int mag_n, mag_cap;
+    double zeroed16;       /* the largest share of one batch's nonzero values that an int16
+                              step over the clip range rounds to 0 */
+    int zeroed16_batch, zeroed16_over; /* that batch, and how many batches lose > 20% */
     nb_qparams q;
     nb_act_algo algo;
     double act_sqnr, w_sqnr;
@@ -116,6 +122,9 @@ typedef struct layer {
 typedef struct calib {
     layer *l;
     int n;
+    const nb_graph *g;  /* the model's graph, and per value of it the largest |x| seen in
+                           the calibration batches (float values; -1 none) */
+    double *vmax;
     nb_status *st;
     const char *failed; /* the tensor whose data was refused */
     bool eval;          /* the evaluation pass: layers run alone on fake-quantized operands */
@@ -124,6 +133,40 @@ typedef struct calib {
     nb_warn_fn warn;    /* a call per warning, or NULL */
     void *user;
 } calib;
+
+#define MAG_BINS 256
+/* One calibration batch of a layer's input into its log-magnitude histogram (l->mag). */
+static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
+{
+    if (l->mag_n == l->mag_cap) {
+        int cap = l->mag_cap ? 2 * l->mag_cap : 8;
+        double *m = realloc(l->mag, sizeof(double) * (MAG_BINS + 1) * (size_t)cap);
+        if (!m)
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        l->mag = m, l->mag_cap = cap;
+    }
+    double *h = l->mag + (size_t)l->mag_n++ * (MAG_BINS + 1);
+    memset(h, 0, sizeof(double) * (MAG_BINS + 1));
+    for (int64_t k = 0; k < n; k++) {
+        if (x[k] == 0.0f)
+            continue;
+        int b = (int)floor(4 * log2(fabs((double)x[k]))) + MAG_BINS / 2;
+        h[b < 0 ? 0 : b >= MAG_BINS ? MAG_BINS - 1 : b]++;
+        h[MAG_BINS]++;
+    }
+    return NB_OK;
+}
+
+/* The share of one batch's nonzero values with |x| <= a (log-uniform inside a bin). */
+static double mag_share(const double *h, double a)
+{
+    if (h[MAG_BINS] <= 0 || !(a > 0))
+        return 0;
+    double la = 4 * log2(a) + MAG_BINS / 2, in = 0;
+    for (int b = 0; b < MAG_BINS; b++)
+        in += h[b] * fmin(fmax(la - b, 0), 1);
+    return in / h[MAG_BINS];
+}
 
 /* a batch done: the progress callback, so that a front end draws a bar with a rate */
 static void progress(const calib *cb, const char *pass, int done, int total)
@@ -244,6 +287,8 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
             for (int64_t k = 0; k < t->numel; k++)
                 z += x[k] == 0.0f;
             l->zeros += (double)z;
+            if ((e = mag_add(l, x, t->numel, c->st)))
+                return e;
         }
         /* the mean of each input channel (conv: dim 1; matrices: the last dim), for the
            bias correction */
@@ -335,6 +380,17 @@ static nb_err on_value(void *user, const nb_node *node, int out_index, const cha
                        const nb_tensor *t)
 {
     (void)node, (void)out_index;
+    calib *c = user;
+    if (!c->eval && c->vmax && t->dtype == NB_FLOAT) {
+        int v = nb_graph_find(c->g, name);
+        if (v >= 0 && v < c->g->n_values) {
+            const float *x = t->data;
+            double m = c->vmax[v];
+            for (int64_t k = 0; k < t->numel; k++)
+                m = fabs(x[k]) > m ? fabs(x[k]) : m;
+            c->vmax[v] = m;
+        }
+    }
     return observe(user, name, t);
 }
 
@@ -825,9 +881,10 @@ static void int16_override(const layer *l, char *buf, size_t n)
    STFT Convs) at 59%, while embedding_model's Convs, at 27 dB from float with int8, reach
    10% (bell-shaped activations: the values within half a step of 0) */
 #define ZEROED_WARN 0.2
+static bool suggests_cpu(const layer *l);
 static bool suggests_int16(const layer *l)
 {
-    return l->q.bits == 8 && !l->rnn && l->zeroed > ZEROED_WARN;
+    return l->q.bits == 8 && !l->rnn && l->zeroed > ZEROED_WARN && !suggests_cpu(l);
 }
 
 static void warn_zeroed(const calib *cb, const layer *l)
@@ -869,6 +926,104 @@ static bool cube_op(const char *op)
 {
     return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
            !strcmp(op, "Gemm");
+}
+
+/* The int16 test of a layer's input, per calibration batch: the step an int16 grid over its
+ * clip range would have, and the share of each batch's nonzero values within half of it
+ * (they round to 0): the largest share, its batch, and how many batches lose more than
+ * ZEROED_WARN. */
+static void zeroed_int16(layer *l)
+{
+    double step = l->q.bits == 16 ? l->q.scale : (l->q.clip_max - l->q.clip_min) / 65535.0;
+    l->zeroed16 = 0, l->zeroed16_batch = -1, l->zeroed16_over = 0;
+    for (int b = 0; b < l->mag_n; b++) {
+        double s = mag_share(l->mag + (size_t)b * (MAG_BINS + 1), step / 2);
+        if (s > l->zeroed16)
+            l->zeroed16 = s, l->zeroed16_batch = b;
+        l->zeroed16_over += s > ZEROED_WARN;
+    }
+}
+
+/* No quantization the cube takes holds this input: even at int16 some calibration input
+ * loses more than ZEROED_WARN of its nonzero values (a power spectrum's quiet frames). */
+static bool suggests_cpu(const layer *l) { return !l->rnn && l->zeroed16_over > 0; }
+
+/* The nodes to place on the MCU's CPU for the layers that suggest it (in g's node order,
+ * ';'-separated; malloc'd, NULL when none): each such layer, the producers of its input
+ * back to the nearest cube op while the value is beyond fp16 (|x| > 65504 in the
+ * calibration data: the NPU's vector unit cannot hold it), and the consumers of its output
+ * while their input is beyond fp16 (up to the op that brings the range back: a Log). */
+static char *cpu_advice(const nb_graph *g, const double *vmax, const layer *ls, int nl)
+{
+    bool *in = calloc((size_t)g->n_nodes + 1, sizeof(bool));
+    int *stack = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    bool *seen = calloc((size_t)g->n_values + 1, sizeof(bool));
+    char *out = NULL;
+    bool any = false;
+    if (!in || !stack || !seen)
+        goto done;
+    for (int i = 0; i < nl; i++) {
+        const layer *l = &ls[i];
+        if (!suggests_cpu(l) || l->g != g)
+            continue;
+        int ni = (int)(l->node - g->nodes);
+        in[ni] = any = true;
+        int sp = 0;
+        for (int j = 0; j < l->node->n_in; j++) /* backward */
+            if (l->node->in[j] >= 0 && !g->values[l->node->in[j]].const_val)
+                stack[sp++] = l->node->in[j];
+        while (sp > 0) {
+            int v = stack[--sp], p = g->values[v].producer;
+            if (p < 0 || seen[v] || !(vmax[v] > 65504))
+                continue;
+            seen[v] = true;
+            const nb_node *pn = &g->nodes[p];
+            if (cube_op(pn->op_type) || !strcmp(pn->op_type, "LSTM") ||
+                !strcmp(pn->op_type, "GRU") || !strcmp(pn->op_type, "If"))
+                continue;
+            in[p] = true;
+            for (int j = 0; j < pn->n_in && sp < g->n_values; j++)
+                if (pn->in[j] >= 0 && !g->values[pn->in[j]].const_val)
+                    stack[sp++] = pn->in[j];
+        }
+        for (int j = 0; j < l->node->n_out; j++) /* forward */
+            if (l->node->out[j] >= 0)
+                stack[sp++] = l->node->out[j];
+        while (sp > 0) {
+            int v = stack[--sp];
+            if (!(vmax[v] > 65504))
+                continue;
+            for (int c = 0; c < g->n_nodes; c++) {
+                const nb_node *cn = &g->nodes[c];
+                bool reads = false;
+                for (int j = 0; j < cn->n_in; j++)
+                    reads |= cn->in[j] == v;
+                if (!reads || in[c] || cube_op(cn->op_type) || !strcmp(cn->op_type, "If"))
+                    continue;
+                in[c] = true;
+                for (int j = 0; j < cn->n_out && sp < g->n_values; j++)
+                    if (cn->out[j] >= 0)
+                        stack[sp++] = cn->out[j];
+            }
+        }
+    }
+    if (!any)
+        goto done;
+    size_t len = 1;
+    for (int i = 0; i < g->n_nodes; i++)
+        len += in[i] ? strlen(g->nodes[i].name) + 1 : 0;
+    if ((out = malloc(len))) {
+        out[0] = 0;
+        for (int i = 0; i < g->n_nodes; i++)
+            if (in[i]) {
+                if (out[0])
+                    strcat(out, ";");
+                strcat(out, g->nodes[i].name);
+            }
+    }
+done:
+    free(in), free(stack), free(seen);
+    return out;
 }
 
 /* The layers of the model that must be quantized; an error for one that cannot be. */
@@ -1158,6 +1313,7 @@ static void free_layers(layer *ls, int nl)
             nb_tensor_free(ls[i].cur[k]);
         nb_tensor_free(ls[i].bias);
         free(ls[i].in_sum);
+        free(ls[i].mag);
     }
     free(ls);
 }
@@ -1172,6 +1328,7 @@ void nb_calibrate_result_free(nb_calibrate_result *r)
     }
     free(r->layers);
     free(r->outputs);
+    free(r->cpu_nodes);
     memset(r, 0, sizeof *r);
 }
 
@@ -1202,6 +1359,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
 {
     memset(res, 0, sizeof *res);
     nb_err e = NB_OK;
+    double *vmax = NULL; /* per value of the model: the largest |x| calibrated (cpu_advice) */
     const char *model = o->model, *save = o->save_path, *shape = o->input_shape;
     nb_quant_config cfg;
     nb_quant_config_init(&cfg);
@@ -1395,7 +1553,11 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             goto out;
         }
     }
-    calib cb = {.l = ls, .n = nl, .st = st, .progress = o->progress, .warn = o->warn,
+    vmax = malloc(sizeof(double) * ((size_t)m->graph->n_values + 1));
+    for (int v = 0; vmax && v < m->graph->n_values; v++)
+        vmax[v] = -1;
+    calib cb = {.l = ls, .n = nl, .g = m->graph, .vmax = vmax, .st = st,
+                .progress = o->progress, .warn = o->warn,
                 .user = o->user, .mem = o->batches,
                 .mem_eval = o->eval_batches ? o->eval_batches : o->batches};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};
@@ -1434,8 +1596,26 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     for (int i = 0; i < nl; i++) {
         warn_tiny(&cb, &ls[i]);
         ls[i].zeroed = zeroed_fraction(&ls[i]);
+        zeroed_int16(&ls[i]);
         warn_zeroed(&cb, &ls[i]);
     }
+    if (cb.vmax && !(res->cpu_nodes = cpu_advice(m->graph, cb.vmax, ls, nl))) {
+        for (int i = 0; i < nl; i++)
+            if (suggests_cpu(&ls[i]))
+                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        if (e)
+            goto out;
+    }
+    for (int i = 0; i < nl && res->cpu_nodes; i++)
+        if (suggests_cpu(&ls[i]))
+            nb_warnf(cb.warn, cb.user, "%s: even at INT16 (step %.3g over its range %.3g), %d of "
+                     "%d calibration inputs lose more than %.0f%% of their nonzero input values "
+                     "(%.0f%% on input %d): no quantization the cube takes holds it; the MCU's "
+                     "CPU runs it in float: --cpu_nodes \"%s\"", ls[i].node->name,
+                     ls[i].q.bits == 16 ? ls[i].q.scale : (ls[i].q.clip_max - ls[i].q.clip_min) / 65535.0,
+                     ls[i].q.clip_max - ls[i].q.clip_min, ls[i].zeroed16_over, ls[i].mag_n,
+                     100 * ZEROED_WARN, 100 * ls[i].zeroed16, ls[i].zeroed16_batch,
+                     res->cpu_nodes);
     warn_shared(&cb, ls, nl);
     /* everything that can be refused is checked before a file is written */
     int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
@@ -1588,6 +1768,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             .scale_h = l->qh.scale, .offset_h = l->qh.offset, .h_bits = l->qh.bits,
             .h_sqnr = l->h_sqnr, .r_sqnr = l->r_sqnr, .scale_r = l->scale_r,
             .zeroed = l->zeroed, .suggests_int16 = suggests_int16(l),
+            .zeroed16 = l->zeroed16, .zeroed16_input = l->zeroed16_batch,
+            .zeroed16_over = l->zeroed16_over, .suggests_cpu = suggests_cpu(l),
             .act_b = l->act_b, .b_clip_min = l->qb.clip_min, .b_clip_max = l->qb.clip_max,
             .scale_b = l->qb.scale, .offset_b = l->qb.offset, .b_sqnr = l->b_sqnr};
         if (r->suggests_int16)
@@ -1597,6 +1779,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     res->internal = keep;
     m = NULL, ls = NULL, keep = NULL;
 out:
+    free(vmax);
     free(batch_shape);
     free(batch_names);
     if (parts_made) /* a failure after the first write: no output at all */

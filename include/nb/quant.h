@@ -403,7 +403,13 @@ typedef struct nb_calib_layer_report {
     int offset_h, h_bits;
     const float *scale_r;
     double zeroed;            /* the share of its nonzero input int8 rounds to 0 */
-    bool suggests_int16;      /* zeroed over 20% at int8 (not an RNN) */
+    bool suggests_int16;      /* zeroed over 20% at int8 (not an RNN; not one that suggests
+                                 the CPU, where int16 would not do either) */
+    double zeroed16;          /* per calibration input, the largest share of its nonzero input
+                                 values an int16 step over the clip range rounds to 0 */
+    int zeroed16_input;       /* that input (batch index) */
+    int zeroed16_over;        /* the inputs that lose more than 20% at int16 */
+    bool suggests_cpu;        /* one does: no quantization the cube takes holds the input */
     char int16_override[600]; /* the config line that calibrates it at INT16 */
     /* a MatMul of two activations: its second operand's range, scale, offset and SQNR
        (int8, the algorithm chosen for x); no weights (channels 1, scale_w 1) */
@@ -435,6 +441,11 @@ typedef struct nb_calibrate_result {
     nb_act_algo algo;         /* the config's (or the options') activation algorithm */
     int act_bits, weight_bits;
     double calibration_ms, files_and_evaluation_ms;
+    char *cpu_nodes;          /* calibrate's placement advice, for atc --cpu_nodes: the layers
+                                 that suggest the CPU (suggests_cpu), the producers of their
+                                 input back to the nearest cube op and the consumers of their
+                                 output while the values are beyond fp16 (|x| > 65504 in the
+                                 calibration data); ';'-separated in node order; NULL: none */
     void *internal;           /* what the report's pointers point into */
 } nb_calibrate_result;
 
