@@ -23,6 +23,9 @@ typedef struct bu {
     int eval_count;
     double fail_cos;
     bool has_fail_cos, json;
+    bool auto_place;       /* --auto_place: calibrate's placement advice taken */
+    char auto_cpu[4096];   /* the --cpu_nodes it gave (cpu_nodes points here), "" none */
+    json_t *advice;        /* calibrate's placement advice ({nodes, layers}), NULL none */
     /* derived */
     char stem[256], outdir[3000], exeom[3400], deploy[3400], gold[3400];
     char fp16_all[4096];  /* every float input, ';'-separated: atc's default */
@@ -86,6 +89,8 @@ json_t *job_json(const tui_job *j, const char *stage, int *rc);
 /* atc's argument list for the deploy model into output (.exeom and .dbg), with the
    bringup's flags and --nb_input_scale=scale when scale is not NULL */
 void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale);
+/* estimate's argument list for the model with the bringup's flags (-p --json) */
+void estimate_argv(const bu *b, bu_argv *a);
 /* run's argument list for evaluation input k on exeom into out_dir (--json; --dump dump_cfg
    when not NULL) */
 void run_argv(const bu *b, bu_argv *a, const char *exeom, int k, const char *out_dir,
@@ -124,6 +129,9 @@ json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc);
 /* Removes the fix tries a previous bring-up left in b's folder (fix/suggested, fix/s<k>). */
 void fix_clear(const bu *b);
 json_t *calibration_json(const bu *b);
+/* calibrate's placement advice in its JSON (cal): {"nodes": "a;b", "layers": [{layer,
+   zeroed_int16_worst_input, zeroed_int16_inputs_over}]}, or NULL when it gives none */
+json_t *placement_advice(const json_t *cal);
 json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                             int64_t exeom_bytes, const char *dumped, double wall, bool below);
 /* the steps' names: estimate, calibrate, atc, run, infer, compare */

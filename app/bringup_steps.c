@@ -241,6 +241,28 @@ void infer_argv(const bu *b, bu_argv *a, int k, const char *out_dir, bool dump_a
     }
 }
 
+void estimate_argv(const bu *b, bu_argv *a)
+{
+    global_flags(a);
+    arg(a, "estimate");
+    arg(a, "-m");
+    arg(a, "%s", b->model);
+    arg(a, "-p");
+    arg(a, "--json");
+    if (b->shape)
+        arg(a, "--input_shape=%s", b->shape);
+    if (b->soc)
+        arg(a, "--soc_version=%s", b->soc);
+    if (b->fp16)
+        arg(a, "--input_fp16_nodes=%s", b->fp16);
+    if (b->otype)
+        arg(a, "--output_type=%s", b->otype);
+    if (b->out_nodes) /* the same cut as atc's: the estimate of what is compiled */
+        arg(a, "--out_nodes=%s", b->out_nodes);
+    if (b->cpu_nodes) /* and the same placement */
+        arg(a, "--cpu_nodes=%s", b->cpu_nodes);
+}
+
 void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale)
 {
     const char *fp16 = b->fp16 ? b->fp16 : b->fp16_all;

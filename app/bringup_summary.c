@@ -230,6 +230,25 @@ compile:;
     }
     put("NPU", 1, "%.0f cycles = %.3f ms at 64 MHz, %.3f ms at 200 MHz", bu_num(n, "cycles"),
         bu_num(n, "ms_64mhz"), bu_num(n, "ms_200mhz"));
+    /* the MCU's CPU: the placement, its cycles, or calibrate's advice when not taken */
+    const json_t *pl = json_object_get(s, "placement"), *adv = json_object_get(pl, "advice");
+    const json_t *al = json_array_get(json_object_get(adv, "layers"), 0);
+    const char *cpu = json_string_value(json_object_get(pl, "cpu_nodes"));
+    int n_cpu = cpu && *cpu ? 1 : 0;
+    for (const char *p = cpu; p && *p; p++)
+        n_cpu += *p == ';';
+    if (n_cpu)
+        put("placement", 2, "%d node%s on the MCU's CPU (%s): %.0f of the cycles, %.0f "
+            "switch%s between NPU and CPU (%.0f cycles)", n_cpu, n_cpu == 1 ? "" : "s",
+            !strcmp(bu_str(pl, "source"), "auto_place") ? "--auto_place, calibrate's advice"
+                                                        : "--cpu_nodes",
+            bu_num(n, "cpu_cycles"), bu_num(n, "switches"), bu_num(n, "switches") == 1 ? "" : "es",
+            bu_num(n, "switch_cycles"));
+    if (al)
+        put(n_cpu ? "" : "placement", 2, "%s: INT16 rounds to 0 %.0f%% of the nonzero input of "
+            "its worst calibration input (%.0f inputs over 20%%)%s", bu_str(al, "layer"),
+            100 * bu_num(al, "zeroed_int16_worst_input"), bu_num(al, "zeroed_int16_inputs_over"),
+            n_cpu ? "" : ": the MCU's CPU advised (--auto_place; nodes: summary.json)");
     const json_t *st = json_object_get(json_object_get(n, "saturation"), "tasks");
     if (json_array_size(st)) {
         at = 0;
@@ -566,6 +585,30 @@ static json_t *copy(const json_t *o, const char *key)
 }
 
 /* The whole summary (what --json prints and DIR/summary.json holds); takes outs and sat. */
+json_t *placement_advice(const json_t *cal)
+{
+    const char *nodes = json_string_value(json_object_get(cal, "suggested_cpu_nodes"));
+    if (!nodes || !*nodes)
+        return NULL;
+    json_t *a = json_object(), *ls = json_array();
+    json_object_set_new(a, "nodes", nb_json_string(nodes));
+    const json_t *layers = json_object_get(cal, "layers");
+    for (size_t i = 0; i < json_array_size(layers); i++) {
+        const json_t *l = json_array_get(layers, i);
+        if (!json_is_true(json_object_get(l, "suggests_cpu")))
+            continue;
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", nb_json_string(bu_str(l, "layer")));
+        json_object_set_new(x, "zeroed_int16_worst_input",
+                            cli_jnum(bu_num(l, "zeroed_int16_worst_input")));
+        json_object_set_new(x, "zeroed_int16_inputs_over",
+                            cli_jnum(bu_num(l, "zeroed_int16_inputs_over")));
+        json_array_append_new(ls, x);
+    }
+    json_object_set_new(a, "layers", ls);
+    return a;
+}
+
 json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                             int64_t exeom_bytes, const char *dumped, double wall, bool below)
 {
@@ -592,12 +635,21 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                                                                       : json_null());
     json_object_set_new(s, "compile", jx);
     json_t *jn = json_object();
-    static const char *const npu[] = {"cycles", "ms_64mhz", "ms_200mhz", "macs"};
+    static const char *const npu[] = {"cycles", "ms_64mhz", "ms_200mhz", "macs", "npu_cycles",
+                                      "cpu_cycles", "switches", "switch_cycles"};
     for (size_t i = 0; i < sizeof npu / sizeof npu[0]; i++)
         json_object_set_new(jn, npu[i], copy(run0, npu[i]));
     json_object_set_new(jn, "saturation", sat);
     json_object_set_new(jn, "dump", nb_json_string(dumped));
     json_object_set_new(s, "npu", jn);
+    /* the MCU's CPU: what runs there, and why */
+    json_t *jp = json_object();
+    json_object_set_new(jp, "cpu_nodes", b->cpu_nodes ? nb_json_string(b->cpu_nodes) : json_null());
+    json_object_set_new(jp, "source", json_string(!b->cpu_nodes ? "none"
+                                                  : b->auto_cpu[0] ? "auto_place"
+                                                                   : "cpu_nodes"));
+    json_object_set_new(jp, "advice", b->advice ? json_incref(b->advice) : json_null());
+    json_object_set_new(s, "placement", jp);
     json_t *jev = json_object(), *jin = json_array();
     json_object_set_new(jev, "count", json_integer(b->n_eval));
     json_object_set_new(jev, "source", json_string(b->eval_random     ? "random"

@@ -38,7 +38,8 @@ static void help(void)
            "           [--data_types T] [--calibration_config CFG | --batch_num N] [--algo A]\n"
            "           [--eval_dir \"e_x;e_y\"] [--eval_count K] [--out DIR]\n"
            "           [--soc_version V] [--input_fp16_nodes \"x;y\"] [--output_type FP16]\n"
-           "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"] [--cpu_nodes \"a;b\"]\n"
+           "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"]\n"
+           "           [--cpu_nodes \"a;b\" | --auto_place]\n"
            "           [--threshold cos=0.99,...]\n"
            "           [--fail-under-cosine X] [--json]\n"
            "Brings a model up on the Nano in one command: estimate -> calibrate -> atc ->\n"
@@ -66,7 +67,10 @@ static void help(void)
            "compared over the K inputs together, and that cosine is its worst (a cosine of\n"
            "one value is 1).\n"
            "--cpu_nodes \"a;b\": those nodes run on the MCU's CPU in float32 (estimate, calibrate\n"
-           "and atc take it; a cube op there is left out of calibration).\n"
+           "and atc take it; a cube op there is left out of calibration). --auto_place: when\n"
+           "calibrate advises a placement (a layer whose input no int16 step holds on some\n"
+           "calibration input, with the ops around it beyond fp16), calibrate again with it and\n"
+           "go on with it; the summary says which nodes and why.\n"
            "A Q/DQ (QAT) model carries its scales: it is imported (calibrate --from_qdq), not\n"
            "calibrated, and needs no --data_dir; without --data_dir or --eval_dir it is\n"
            "evaluated on K random inputs, uniform in [-1, 1) (the summary says so).\n"
@@ -131,6 +135,8 @@ int cmd_bringup(int argc, char **argv)
             fail_cos = v;
         } else if (!strcmp(argv[i], "--json")) {
             b->json = true;
+        } else if (!strcmp(argv[i], "--auto_place")) {
+            b->auto_place = true;
         } else if ((r = cli_model_arg("bringup", argv[i], &b->model))) {
             return r;
         }
@@ -255,24 +261,7 @@ int cmd_bringup(int argc, char **argv)
 
     /* 1. estimate */
     step_line(b, 0, "", "");
-    GLOBAL_FLAGS();
-    arg(&a, "estimate");
-    arg(&a, "-m");
-    arg(&a, "%s", b->model);
-    arg(&a, "-p");
-    arg(&a, "--json");
-    if (b->shape)
-        arg(&a, "--input_shape=%s", b->shape);
-    if (b->soc)
-        arg(&a, "--soc_version=%s", b->soc);
-    if (b->fp16)
-        arg(&a, "--input_fp16_nodes=%s", b->fp16);
-    if (b->otype)
-        arg(&a, "--output_type=%s", b->otype);
-    if (b->out_nodes) /* the same cut as atc's: the estimate of what is compiled */
-        arg(&a, "--out_nodes=%s", b->out_nodes);
-    if (b->cpu_nodes) /* and the same placement */
-        arg(&a, "--cpu_nodes=%s", b->cpu_nodes);
+    estimate_argv(b, &a);
     STEP_TIMER(0, child(b, 0, "", "1-estimate", g_rec.run_id, &a, &j));
     if (rc)
         goto out;
@@ -301,6 +290,7 @@ int cmd_bringup(int argc, char **argv)
     step_line(b, 1, detail, "");
     char save[3400];
     snprintf(save, sizeof save, "%s/quant/%s", b->outdir, b->stem);
+redo_calibrate:
     GLOBAL_FLAGS();
     arg(&a, "calibrate");
     if (b->qat) { /* a Q/DQ model carries its scales: imported, whatever the data */
@@ -346,6 +336,34 @@ calibrate:
     j = NULL;
     if (!b->cal)
         goto out;
+    if (!b->advice)
+        b->advice = placement_advice(b->cal);
+    /* --auto_place: calibrate's own placement advice taken, the calibration done again with
+       those nodes float (they run on the MCU's CPU); atc and the estimate take it too */
+    const char *advice = json_string_value(json_object_get(b->cal, "suggested_cpu_nodes"));
+    if (b->auto_place && !b->cpu_nodes && advice && *advice) {
+        snprintf(b->auto_cpu, sizeof b->auto_cpu, "%s", advice);
+        b->cpu_nodes = b->auto_cpu;
+        /* the estimate of what atc will now compile: the placement's sizes */
+        estimate_argv(b, &a);
+        STEP_TIMER(0, child(b, 0, "(the placement)", "1-estimate", g_rec.run_id, &a, &j));
+        if (rc)
+            goto out;
+        json_t *est = job_json(j, "estimate", &rc);
+        b->id_est = j->run_id;
+        tui_job_free(j);
+        j = NULL;
+        if (!est)
+            goto out;
+        json_decref(b->est);
+        b->est = est;
+        snprintf(detail, sizeof detail, "(again, --auto_place: %.80s%s on the CPU)", advice,
+                 strlen(advice) > 80 ? "..." : "");
+        step_line(b, 1, detail, "");
+        json_decref(b->cal);
+        b->cal = NULL;
+        goto redo_calibrate;
+    }
     step_done(b, 1, detail);
     if ((rc = pick_eval(b)))
         goto out;
@@ -583,6 +601,7 @@ out:
     json_decref(summary);
     json_decref(b->est);
     json_decref(b->cal);
+    json_decref(b->advice);
     json_decref(b->cmp);
     json_decref(b->runs);
     json_decref(b->atc_warn);

@@ -668,9 +668,11 @@ const h = Buffer.alloc(10 + len, 0x20); h.write("\x93NUMPY", 0, "latin1"); h[6] 
 h.writeUInt16LE(len, 8); h.write(hdr, 10, "latin1"); h[10 + len - 1] = 0x0a;
 const x = new Float32Array(192); for (let i = 0; i < 192; i++) x[i] = ((i * 5) % 33 - 16) / 16;
 fs.writeFileSync(process.argv[1], Buffer.concat([h, Buffer.from(x.buffer)]));' "$T/cpu/x/x.npy"
+expect 2 "calibrate --cpu_nodes: a name of no node" -- "$NB" calibrate --model "$T/cpuconv.onnx" --save_path "$T/cpu/q/c" --data_dir "$T/cpu/x" --cpu_nodes "Conv_0;Conv_9"; mentions "--cpu_nodes names 'Conv_9', which is no node of"
 expect 0 "calibrate --cpu_nodes: the Conv left float" -- "$NB" calibrate --model "$T/cpuconv.onnx" --save_path "$T/cpu/q/c" --data_dir "$T/cpu/x" --cpu_nodes Conv_0 --json
 json_ok "calibrate --cpu_nodes: no layer calibrated, the output exact" 'j.layers.length === 0 && j.output_cosine === 1'
 expect 2 "atc: a float Conv without --cpu_nodes" -- "$NB" atc $A --model="$T/cpu/q/c_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/cpu"; mentions "run calibration first (nanobench calibrate), or place it on the MCU's CPU in float (--cpu_nodes): 'Conv_0' (Conv)"
+expect 2 "atc --cpu_nodes: a name of no node" -- "$NB" atc $A --model="$T/cpu/q/c_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/cpu" --cpu_nodes=conv0; mentions "--cpu_nodes names 'conv0', which is no node of the model"
 expect 0 "atc --cpu_nodes: the Conv on the MCU's CPU" -- "$NB" atc $A --model="$T/cpu/q/c_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/cpu" --cpu_nodes=Conv_0; mentions "task 'Conv_0' (Conv) runs on the MCU's CPU: placed by --cpu_nodes; the MCU's CPU runs it (float32)"
 expect 0 "run: the CPU's Conv" -- "$NB" run "$T/atc/cpu.exeom" --input "x=$T/cpu/x/x.npy" --output-dir "$T/cpu/npu"
 expect 0 "infer: the float Conv" -- "$NB" infer "$T/cpuconv.onnx" --input "x=$T/cpu/x/x.npy" --output-dir "$T/cpu/ref"

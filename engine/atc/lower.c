@@ -1838,6 +1838,34 @@ static nb_err check_inputs(const nb_graph *g, const nb_npu_opts *o, nb_status *s
     return NB_OK;
 }
 
+/* Whether g or one of its branches has a node named name (len bytes). */
+static bool has_node(const nb_graph *g, const char *name, size_t len)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        if (strlen(n->name) == len && !strncmp(n->name, name, len))
+            return true;
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g && has_node(n->attrs[a].g, name, len))
+                return true;
+    }
+    return false;
+}
+
+/* include/nb/atc.h */
+nb_err nb_npu_check_cpu_nodes(const nb_graph *g, const char *list, nb_status *st)
+{
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && !has_node(g, p, len))
+            return nb_fail(st, NB_ERR_ARG, "--cpu_nodes names '%.*s', which is no node of the "
+                           "model", (int)(len > 200 ? 200 : len), p);
+        p = end ? end + 1 : p + len;
+    }
+    return NB_OK;
+}
+
 nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_npu_opts *o,
                     nb_npu_graph *out, nb_status *st)
 {
@@ -1846,6 +1874,8 @@ nb_err nb_npu_lower(const struct nb_model *m, const nb_op_table *ops, const nb_n
     nb_npu_opts opts = o ? *o : (nb_npu_opts){0};
     opts.weight_bits = opts.weight_bits == 4 ? 4 : 8;
     nb_err e = check_inputs(g, &opts, st);
+    if (!e)
+        e = nb_npu_check_cpu_nodes(g, opts.cpu_nodes, st);
     if (e)
         return e;
     bool oom = false;

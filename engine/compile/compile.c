@@ -93,6 +93,9 @@ static nb_err check_model(const nb_compile_opts *o, const nb_graph *g, const nb_
     if (float_out && !o->output_fp16)
         return nb_fail(st, NB_ERR_ARG, "E10004: --output_type=FP16 is required: %s has float "
                        "outputs", model);
+    nb_err ce = nb_npu_check_cpu_nodes(g, o->cpu_nodes, st);
+    if (ce)
+        return ce;
     /* every cube op quantized, an If branch's too: a float one cannot run on the cube
        (s16/s8/s4 only) */
     char unq[1024] = "";

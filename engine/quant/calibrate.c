@@ -881,10 +881,9 @@ static void int16_override(const layer *l, char *buf, size_t n)
    STFT Convs) at 59%, while embedding_model's Convs, at 27 dB from float with int8, reach
    10% (bell-shaped activations: the values within half a step of 0) */
 #define ZEROED_WARN 0.2
-static bool suggests_cpu(const layer *l);
 static bool suggests_int16(const layer *l)
 {
-    return l->q.bits == 8 && !l->rnn && l->zeroed > ZEROED_WARN && !suggests_cpu(l);
+    return l->q.bits == 8 && !l->rnn && l->zeroed > ZEROED_WARN;
 }
 
 static void warn_zeroed(const calib *cb, const layer *l)
@@ -926,6 +925,20 @@ static bool cube_op(const char *op)
 {
     return !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MatMul") ||
            !strcmp(op, "Gemm");
+}
+
+/* Whether g or one of its branches has a node named name (len bytes). */
+static bool graph_has_node(const nb_graph *g, const char *name, size_t len)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        if (strlen(n->name) == len && !strncmp(n->name, name, len))
+            return true;
+        for (int a = 0; a < n->n_attr; a++)
+            if (n->attrs[a].g && graph_has_node(n->attrs[a].g, name, len))
+                return true;
+    }
+    return false;
 }
 
 /* The int16 test of a layer's input, per calibration batch: the step an int16 grid over its
@@ -1521,6 +1534,16 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, st)))
             goto out;
     }
+    for (const char *p = o->cpu_nodes; p && *p && !e;) { /* a typo would place nothing */
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && !graph_has_node(m->graph, p, len))
+            e = nb_fail(st, NB_ERR_ARG, "--cpu_nodes names '%.*s', which is no node of %s",
+                        (int)(len > 200 ? 200 : len), p, model);
+        p = end ? end + 1 : p + len;
+    }
+    if (e)
+        goto out;
     if ((e = find_layers(m, &cfg, o->cpu_nodes, &ls, &nl, st))) {
         nb_prefix(st, "%s", model);
         goto out;
@@ -1540,6 +1563,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         for (int k = 0; k < nl && !found; k++)
             found = !strcmp(ls[k].node->name, nm) &&
                     (kind != 2 || !strcmp(ls[k].node->op_type, "Conv"));
+        /* a layer placed on the MCU's CPU is left float: its config does not apply */
+        found |= o->cpu_nodes && nb_list_has(o->cpu_nodes, nm, strlen(nm));
         if (!found) {
             char where[64] = "";
             if (kind == 0)

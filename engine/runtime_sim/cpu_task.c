@@ -193,10 +193,18 @@ void sim_cpu_profile(const nb_sim_model *m, const sim_task *k, const nb_cycle_pa
         compute = macs * cp->cpu_mac;
     else {
         /* an element-wise op, a reduction or a data move: every element it reads or
-           writes once, at its class's cost */
+           writes once, at its class's cost; Pow by a constant 2 is a multiply */
         double elems = nx > ny ? nx : ny;
-        double cost = in_list(op, math) ? cp->cpu_math : in_list(op, divs) ? cp->cpu_div
-                                                                           : cp->cpu_elem;
+        bool square = false;
+        if (!strcmp(op, "Pow") && k->n_in > 2 && k->in[1] >= 0) {
+            const nb_exeom_tensor *e = &m->x.t[k->in[1]];
+            square = e->role == ROLE_W && nb_sim_numel(e) == 1 &&
+                     sim_load(e->dtype, (const uint8_t *)m->x.weights + e->place, 0) == 2;
+        }
+        double cost = square                ? cp->cpu_elem
+                      : in_list(op, math)   ? cp->cpu_math
+                      : in_list(op, divs)   ? cp->cpu_div
+                                            : cp->cpu_elem;
         compute = elems * cost;
     }
     /* the boundary: each operand converted between its tensor's type and the node's */

@@ -132,6 +132,9 @@ const char *nb_exeom_kernel_name(int id);
  * NB_ERR_NOMEM. */
 struct nb_graph;
 struct nb_node;
+/* Every ';'-separated name of list (--cpu_nodes; NULL: none) is a node of g or of its
+ * branches: a typo would place nothing. Errors: NB_ERR_ARG naming the first that is not. */
+nb_err nb_npu_check_cpu_nodes(const struct nb_graph *g, const char *list, nb_status *st);
 nb_err nb_cpu_node_model(const struct nb_graph *g, const struct nb_node *n,
                          const double *in_scale, const double *in_offset, uint8_t **bytes,
                          size_t *len, char *why, size_t wl, nb_status *st);

@@ -403,8 +403,8 @@ typedef struct nb_calib_layer_report {
     int offset_h, h_bits;
     const float *scale_r;
     double zeroed;            /* the share of its nonzero input int8 rounds to 0 */
-    bool suggests_int16;      /* zeroed over 20% at int8 (not an RNN; not one that suggests
-                                 the CPU, where int16 would not do either) */
+    bool suggests_int16;      /* zeroed over 20% at int8 (not an RNN); on the NPU int16 is
+                                 the better, even where it is not enough (suggests_cpu) */
     double zeroed16;          /* per calibration input, the largest share of its nonzero input
                                  values an int16 step over the clip range rounds to 0 */
     int zeroed16_input;       /* that input (batch index) */
