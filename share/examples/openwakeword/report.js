@@ -11,7 +11,10 @@
 //       bringups of one model side by side: how each was brought up (the input scale, the
 //       layers calibrated at INT16), fp16 results clamped, the first layer over threshold,
 //       calibrate's INT16 advice, the network output's cosine and SQNR against float
-//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE]
+//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED]]
+//       PLACED: the scores with the melspectrogram as the tool places it (--auto_place)
+//   node report.js fix SUMMARY.json
+//       the --nb_input_scale a bring-up's fp16 check found (saturation_fix), nothing if none
 //       the streaming check: per clip the peak score of float and NPU, the
 //       detections at 0.5, the largest per-frame difference; then the detection agreement,
 //       the largest difference, the NPU cycles per 80 ms frame and the real-time margin, and
@@ -56,6 +59,12 @@ function firstOver(s) {
   return f ? `${f.layer} ${db(f.sqnr_db)}` : 'none';
 }
 
+// the --nb_input_scale a bring-up's own fp16 check found and measured (saturation_fix)
+function fix(file) {
+  const f = summary(file).saturation_fix;
+  if (f && f.nb_input_scale) console.log(f.nb_input_scale);
+}
+
 function suggestInt16(file) {
   for (const x of summary(file).calibration.suggested_int16 || []) console.log(x.override);
 }
@@ -71,11 +80,13 @@ function int16Layers(s) {
 }
 
 function effect(...files) {
-  const S = files.map(summary), O = S.map(s => s.outputs[0]), tag = 'abc';
+  const S = files.map(summary), O = S.map(s => s.outputs[0]), tag = 'abcd';
+  const onCpu = s => (s.placement && s.placement.cpu_nodes ? s.placement.cpu_nodes.split(';') : []);
   const how = s => {
-    const i16 = int16Layers(s);
+    const i16 = int16Layers(s), cpu = onCpu(s);
     return (s.compile.nb_input_scale ? `--nb_input_scale=${s.compile.nb_input_scale}` : 'as is') +
-      (i16.length ? `, ${i16.join(', ')} at INT16` : ', int8 throughout');
+      (i16.length ? `, ${i16.join(', ')} at INT16` : ', int8 throughout') +
+      (cpu.length ? `, ${cpu.length} nodes on the MCU's CPU (${s.placement.source}: ${cpu.join(';')})` : '');
   };
   const advice = s => {
     const a = [...(s.calibration.suggested_int16 || [])].sort((x, y) => y.zeroed_fraction - x.zeroed_fraction);
@@ -92,6 +103,9 @@ function effect(...files) {
     ['output SQNR mean', ...O.map(o => db(o.sqnr_db_mean))],
     ['output SQNR worst', ...O.map(o => db(o.sqnr_db_worst))],
     ['max |NPU - float|', ...O.map(o => o.max_abs_error.toPrecision(4))],
+    ['nodes on the MCU\'s CPU', ...S.map(s => String(onCpu(s).length))],
+    ['cycles: NPU + CPU (+ switches)', ...S.map(s => `${s.npu.npu_cycles ?? s.npu.cycles} + ${s.npu.cpu_cycles ?? 0}` +
+                                              (s.npu.switches ? ` (+${s.npu.switches})` : ''))],
   ];
   console.log(`   effect on ${O[0].name} [${O[0].shape}], ${S[0].evaluation.count} evaluation inputs:`);
   S.forEach((s, i) => console.log(`   (${tag[i]}) ${how(s)}`));
@@ -135,35 +149,44 @@ function cause(c) {
   return c || 'none named';
 }
 
-function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
+function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl) {
   const lab = fs.readFileSync(list, 'utf8').trim().split('\n').map(l => l.split('\t'));
   const F = scores(fl), N = scores(np), M = scores(nm), B = scores(nb), C = ns ? scores(ns) : null;
+  const P = npl ? scores(npl) : null;
   const n = lab.length;
   for (const [x, what] of [[F, 'float'], [N, 'NPU'], [M, 'NPU on float mel'], [B, 'NPU before'],
-                           ...(C ? [[C, 'NPU with the scale alone']] : [])])
+                           ...(C ? [[C, 'NPU with the scale alone']] : []),
+                           ...(P ? [[P, 'NPU + CPU as placed']] : [])])
     if (x.clips.length !== n) throw new Error(`${what}: ${x.clips.length} clips scored, ${n} listed`);
   const yn = p => (p >= THRESHOLD ? 'yes' : 'no');
-  console.log('clip                     float    NPU   NPU*  max|diff|  detected    NPU clamped');
-  console.log('                         peak    peak   peak   NPU/NPU*  fl/NPU/NPU* mel/emb/hj');
-  const agree = { N: 0, M: 0, B: 0, C: 0 }, right = { F: 0, N: 0, M: 0 }, dis = [];
+  console.log('clip                     float    NPU  placed  NPU*  max|diff|         detected         NPU clamped');
+  console.log('                         peak    peak   peak   peak  NPU/placed/NPU*   fl/NPU/placed/NPU* mel/emb/hj');
+  const agree = { N: 0, M: 0, B: 0, C: 0, P: 0 }, right = { F: 0, N: 0, M: 0, P: 0 }, dis = [];
+  const fa = { F: 0, N: 0, P: 0, M: 0 }; // false accepts: negatives detected
   const rows = []; // per clip, for nanobench report --pipeline ($PIPELINE_JSON)
-  let maxN = [0, ''], maxM = [0, ''];
+  let maxN = [0, ''], maxM = [0, ''], maxP = [0, ''];
   for (let i = 0; i < n; i++) {
     const [name, want] = lab[i], w = want === 'positive' ? 'yes' : 'no';
-    const f = F.clips[i], p = N.clips[i], m = M.clips[i], b = B.clips[i];
-    const dN = maxDiff(f, p), dM = maxDiff(f, m);
+    const f = F.clips[i], p = N.clips[i], m = M.clips[i], b = B.clips[i], q = P ? P.clips[i] : null;
+    const dN = maxDiff(f, p), dM = maxDiff(f, m), dP = q ? maxDiff(f, q) : NaN;
     if (dN >= maxN[0]) maxN = [dN, name];
     if (dM >= maxM[0]) maxM = [dM, name];
-    const fd = yn(f.peak), nd = yn(p.peak), md = yn(m.peak);
+    if (q && dP >= maxP[0]) maxP = [dP, name];
+    const fd = yn(f.peak), nd = yn(p.peak), md = yn(m.peak), pd = q ? yn(q.peak) : '-';
     agree.N += fd === nd; agree.M += fd === md; agree.B += fd === yn(b.peak);
     if (C) agree.C += fd === yn(C.clips[i].peak);
-    right.F += fd === w; right.N += nd === w; right.M += md === w;
-    if (fd !== nd) dis.push(name);
+    if (q) agree.P += fd === pd;
+    right.F += fd === w; right.N += nd === w; right.M += md === w; right.P += pd === w;
+    if (w === 'no') { fa.F += fd === 'yes'; fa.N += nd === 'yes'; fa.P += pd === 'yes'; fa.M += md === 'yes'; }
+    if (fd !== nd || (q && fd !== pd)) dis.push(name);
     rows.push({ clip: name, label: want, float_peak: f.peak, npu_peak: p.peak, npu_float_mel_peak: m.peak,
-                max_diff_npu: dN, max_diff_npu_float_mel: dM, detected_float: fd === 'yes',
-                detected_npu: nd === 'yes', detected_npu_float_mel: md === 'yes', npu_clamped: p.sat || '' });
-    console.log(`${name.padEnd(23)} ${f4(f.peak)} ${f4(p.peak)} ${f4(m.peak)}  ${dN.toFixed(2)}/` +
-                `${dM.toFixed(2)}  ${`${fd}/${nd}/${md}`.padEnd(11)} ${p.sat || '-'}`);
+                placed_peak: q ? q.peak : null, max_diff_npu: dN, max_diff_npu_float_mel: dM,
+                max_diff_placed: q ? dP : null, detected_float: fd === 'yes',
+                detected_npu: nd === 'yes', detected_npu_float_mel: md === 'yes',
+                detected_placed: pd === 'yes', npu_clamped: p.sat || '' });
+    console.log(`${name.padEnd(23)} ${f4(f.peak)} ${f4(p.peak)} ${q ? f4(q.peak) : '     -'} ${f4(m.peak)}  ` +
+                `${dN.toFixed(2)}/${q ? dP.toFixed(2) : '-'}/${dM.toFixed(2)}`.padEnd(18) +
+                `${`${fd}/${nd}/${pd}/${md}`.padEnd(19)}${p.sat || '-'}`);
   }
   say('(NPU: the three exeoms chained; NPU*: the embedding and hey_jarvis exeoms on the float ' +
       'melspectrogram\'s frames, the front end on the host; max|diff|: the largest |float - NPU| over ' +
@@ -176,12 +199,24 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
       `${melHow ? `with --nb_input_scale=${melHow}` : 'as is'}${i16.length ? ` and ${i16.join(', ')} at INT16` : ''}; ` +
       `as is: ${agree.B} of ${n}${C ? `; with the scale alone: ${agree.C} of ${n}` : ''}); ` +
       `NPU* (float melspectrogram) ${agree.M} of ${n}`);
-  say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}, NPU* ${right.M}`);
+  if (P) {
+    const pl = summary(melJ.replace(/\/mel\/summary\.json$/, '/mel_placed/summary.json'));
+    const cpu = pl.placement && pl.placement.cpu_nodes ? pl.placement.cpu_nodes.split(';').length : 0;
+    say(`detection agreement with float, as the tool places it (melspectrogram --auto_place: ${cpu} nodes ` +
+        `on the MCU's CPU${pl.compile.nb_input_scale ? `, --nb_input_scale=${pl.compile.nb_input_scale}` : ''}` +
+        `${int16Layers(pl).length ? `, ${int16Layers(pl).join(', ')} at INT16` : ''}): ${agree.P} of ${n} clips`);
+  }
+  const negs = lab.filter(l => l[1] !== 'positive').length;
+  say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}${P ? `, placed ${right.P}` : ''}, ` +
+      `NPU* ${right.M}; false accepts (of ${negs} negatives): float ${fa.F}, NPU ${fa.N}` +
+      `${P ? `, placed ${fa.P}` : ''}, NPU* ${fa.M}`);
   if (process.env.PIPELINE_JSON)
     fs.writeFileSync(process.env.PIPELINE_JSON, JSON.stringify({
       threshold: THRESHOLD, clips: n, agree_npu: agree.N, agree_npu_float_mel: agree.M,
-      max_diff_npu: maxN[0], max_diff_npu_float_mel: maxM[0], rows }, null, 1));
-  say(`max |score difference| over all frames: NPU ${maxN[0].toFixed(4)} (${maxN[1]}), ` +
+      agree_placed: P ? agree.P : null, max_diff_npu: maxN[0], max_diff_npu_float_mel: maxM[0],
+      max_diff_placed: P ? maxP[0] : null, false_accepts: fa, rows }, null, 1));
+  say(`max |score difference| over all frames: NPU ${maxN[0].toFixed(4)} (${maxN[1]})` +
+      `${P ? `, placed ${maxP[0].toFixed(4)} (${maxP[1]})` : ''}, ` +
       `NPU* ${maxM[0].toFixed(4)} (${maxM[1]})`);
   const bm = /cycles per 80 ms frame: melspectrogram (\d+) \+ embedding (\d+) \+ wake word (\d+) = (\d+)/
     .exec(N.budget || '');
@@ -193,6 +228,14 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns) {
                 `(NPU*: ${emb + ww} = ${ms(emb + ww).toFixed(2)} ms, margin ${(FRAME_MS - ms(emb + ww)).toFixed(2)} ms)`);
   } else {
     console.log(`NPU budget: ${N.budget || 'not reported'}`);
+  }
+  const pm = P ? /cycles per 80 ms frame: melspectrogram (\d+) \+ embedding (\d+) \+ wake word (\d+) = (\d+)/
+    .exec(P.budget || '') : null;
+  if (pm) {
+    const [mel, emb, ww, all] = pm.slice(1, 5).map(Number), ms = c => c / (MHZ * 1e3);
+    say(`as placed, NPU + CPU cycles per 80 ms frame at ${MHZ} MHz: melspectrogram ${mel} + embedding ${emb} + ` +
+        `hey_jarvis ${ww} = ${all} = ${ms(all).toFixed(2)} ms, ${(100 * ms(all) / FRAME_MS).toFixed(1)}% of the ` +
+        `frame: real-time margin ${(FRAME_MS - ms(all)).toFixed(2)} ms`);
   }
   // where they disagree: what the bringups name
   if (!dis.length) {
@@ -244,12 +287,14 @@ const [cmd, ...args] = process.argv.slice(2);
 try {
   if (cmd === 'suggest' && args.length === 1) suggest(args[0]);
   else if (cmd === 'suggest-int16' && args.length === 1) suggestInt16(args[0]);
-  else if (cmd === 'effect' && (args.length === 2 || args.length === 3)) effect(...args);
-  else if (cmd === 'pipeline' && (args.length === 8 || args.length === 9)) pipeline(...args);
+  else if (cmd === 'effect' && args.length >= 2 && args.length <= 4) effect(...args);
+  else if (cmd === 'pipeline' && args.length >= 8 && args.length <= 10) pipeline(...args);
+  else if (cmd === 'fix' && args.length === 1) fix(args[0]);
   else {
     console.error('usage: node report.js suggest SUMMARY.json | suggest-int16 SUMMARY.json |\n' +
-                  '       effect A.json B.json [C.json] |\n' +
-                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE]');
+                  '       effect A.json B.json [C.json [D.json]] |\n' +
+                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED]]\n' +
+                  '       fix SUMMARY.json');
     process.exit(2);
   }
 } catch (e) {

@@ -3,8 +3,9 @@
 # hey_jarvis_v0.1, whole) still detect the wake word once it runs on the simulated Nano NPU,
 # and if not, which layer breaks it?
 #   1. synthesizes clips with espeak-ng and sox (16 kHz mono s16le, 1 s of lead-in and 0.8 s of
-#      tail, a microphone-like noise floor): evaluation clips, "hey jarvis" in 10 voice/speed
-#      combinations (2 of them in noise) and 8 negatives (other phrases, a near miss, noise,
+#      tail, a microphone-like noise floor): 108 evaluation clips, "hey jarvis" in 12 voices x 5
+#      conditions (speeds, pitches, loud noise, a whisper's level, a shout with reverb) and 48
+#      negatives (near misses such as "hey travis" and "hey marvin", other phrases, noises,
 #      silence), and calibration clips in other voices and phrases;
 #   2. runs the float pipeline (oww_float.js, ONNX Runtime) over the calibration clips and keeps
 #      inputs in each model's streaming shape (mel [1,1760], embedding [1,76,32,1],
@@ -16,10 +17,13 @@
 #      summary names the layer that saturates fp16 and atc's advice), then (b) with the
 #      --nb_input_scale that atc suggested (read from that bring-up's summary.json), then (c)
 #      with it and the layers calibrate suggested at INT16 (a config written from (b)'s
-#      summary.json: calibration.suggested_int16), the effect of (a), (b), (c) side by side;
+#      summary.json: calibration.suggested_int16), then (d) as the tool places it (--auto_place:
+#      the power spectrum's chain on the MCU's CPU in float32, the INT16 layers, and the
+#      --nb_input_scale its own fp16 check finds), the effect of (a) to (d) side by side;
 #      embedding_model; hey_jarvis whole (its If picks the second stage on the MCU's CPU);
 #   4. runs every evaluation clip through the NPU pipeline (oww_npu: the three exeoms chained
-#      through the ACL API), 80 ms frames: with the fixed melspectrogram (c), with the float
+#      through the ACL API), 80 ms frames: with the NPU-only melspectrogram (c), as placed (d)
+#      (NPU + CPU), with the float
 #      melspectrogram's frames (the front end on the host), with the melspectrogram as is (a)
 #      and with the scale alone (b);
 #      prints per clip the peak score of float and NPU and the detections at 0.5,
@@ -87,26 +91,56 @@ floor=0.0005 loud=0.02
 c=$work/clips/eval
 list=$work/clips/eval.tsv # clip, expected
 : >"$list"
-pos() { speech "$c/$1.raw" "$2" "$3" "$4" hey jarvis; printf '%s\tpositive\n' "$1" >>"$list"; }
-neg() { n=$1; shift; speech "$c/$n.raw" "$@"; printf '%s\tnegative\n' "$n" >>"$list"; }
-pos p01_scotland_130 en-gb-scotland 130 $floor
-pos p02_us-f2_160 en-us+f2 160 $floor
-pos p03_caribbean_190 en-029 190 $floor
-pos p04_us-m7_145 en-us+m7 145 $floor
-pos p05_rp_175 en-gb-x-rp 175 $floor
-pos p06_nyc-f4_130 en-us-nyc+f4 130 $floor
-pos p07_lancaster_160 en-gb-x-gbclan 160 $floor
-pos p08_midlands-f5_190 en-gb-x-gbcwmd+f5 190 $floor
-pos p09_us-f2_130_noisy en-us+f2 130 $loud
-pos p10_caribbean_160_noisy en-029 160 $loud
-neg n01_hey_travis en-gb-scotland 160 $floor hey travis
-neg n02_timer en-us+f2 160 $floor set a timer for ten minutes
-neg n03_call_mother en-029 160 $floor call my mother
-neg n04_weather en-us+m7 160 $floor what is the weather
-neg n05_lights_off en-gb-x-rp 160 $floor turn off the lights
-neg n06_jasmine en-us-nyc+f4 145 $floor hey jasmine
-noise "$c/n07_pink_noise.raw" pink 0.05; printf 'n07_pink_noise\tnegative\n' >>"$list"
-noise "$c/n08_silence.raw" white 0; printf 'n08_silence\tnegative\n' >>"$list"
+# say OUT.raw VOICE SPEED PITCH NOISE GAIN REVERB TEXT...: an espeak-ng utterance at PITCH
+# (0-99), scaled by GAIN (0.15: a whisper's level; 3: a shout, clipped where it passes full
+# scale), with sox's reverb at REVERB (0: none), 1 s before and 0.8 s after, in NOISE
+say() {
+    out=$1 voice=$2 speed=$3 pitch=$4 vol=$5 gain=$6 rev=$7
+    shift 7
+    espeak-ng -v "$voice" -s "$speed" -p "$pitch" -w "$tmp/u.wav" "$*"
+    fx=""
+    [ "$rev" = 0 ] || fx="reverb $rev"
+    # shellcheck disable=SC2086 # fx: no effect, or "reverb N"
+    sox -V1 -R "$tmp/u.wav" -r 16000 -c 1 -b 16 -e signed-integer "$tmp/s.wav" vol "$gain" $fx pad 1.0 0.8
+    with_noise "$tmp/s.wav" "$vol" "$out"
+}
+# the evaluation: "hey jarvis" in 12 voices x 5 conditions (speed 130 to 175 words a minute,
+# pitch 30 to 70, the noise floor or loud white noise, a whisper's level, a shout with reverb),
+# and 48 negatives: near misses and other phrases in 7 of the voices, noises and silence
+voices="en-gb-scotland en-us+f2 en-029 en-us+m7 en-gb-x-rp en-us-nyc+f4 en-gb-x-gbclan en-gb-x-gbcwmd+f5 en-us+m4 en-gb-scotland+f4 en-029+m2 en-us-nyc+m6"
+conds="130:50:$floor:1:0 175:30:$floor:1:0 155:70:$loud:1:0 145:50:$floor:0.15:0 165:45:$floor:3:50"
+i=0
+for v in $voices; do
+    k=0
+    for cond in $conds; do
+        i=$((i + 1)) k=$((k + 1))
+        IFS=: read -r sp pi no ga re <<EOF_COND
+$cond
+EOF_COND
+        name=$(printf 'p%03d_%s_c%d' "$i" "$(echo "$v" | tr '+' '-')" "$k")
+        say "$c/$name.raw" "$v" "$sp" "$pi" "$no" "$ga" "$re" hey jarvis
+        printf '%s\tpositive\n' "$name" >>"$list"
+    done
+done
+i=0
+for phrase in "hey travis" "hey jasmine" "hey marvin" "harvest moon" "hey service" "turn off the lights"; do
+    j=0
+    for v in $voices; do
+        j=$((j + 1))
+        [ $j -le 7 ] || break
+        i=$((i + 1))
+        name=$(printf 'n%03d_%s' "$i" "$(echo "$phrase" | tr ' ' '_')")
+        # shellcheck disable=SC2086 # the phrase's words as espeak-ng's text
+        say "$c/$name.raw" "$v" $((130 + 8 * j)) $((35 + 5 * j)) $floor 1 0 $phrase
+        printf '%s\tnegative\n' "$name" >>"$list"
+    done
+done
+for nz in pink:0.05 brown:0.1 white:0.01 white:0 pink:0.2 white:0.05; do
+    i=$((i + 1))
+    name=$(printf 'n%03d_%s_noise_%s' "$i" "${nz%%:*}" "${nz#*:}")
+    noise "$c/$name.raw" "${nz%%:*}" "${nz#*:}"
+    printf '%s\tnegative\n' "$name" >>"$list"
+done
 # calibration: other voices (and mostly other phrases) than the evaluation's
 c=$work/clips/calib
 speech "$c/c01.raw" en-us 130 $floor hey jarvis
@@ -121,7 +155,7 @@ speech "$c/c09.raw" en-us+f3 160 $floor good morning jarvis
 speech "$c/c10.raw" en-gb+m3 190 $floor open the garage door
 noise "$c/c11.raw" brown 0.1
 noise "$c/c12.raw" white 0.01
-echo "== clips: $(wc -l <"$list") for evaluation (10 \"hey jarvis\", 8 negatives), 12 for calibration"
+echo "== clips: $(wc -l <"$list") for evaluation ($(grep -c positive "$list") \"hey jarvis\", $(grep -c negative "$list") negatives), 12 for calibration"
 echo "   (other voices), in $work/clips"
 
 # ---- 2. the float pipeline: calibration data in the streaming shapes, the evaluation clips ----
@@ -180,13 +214,26 @@ if [ -s "$work/npu/mel_int16.lines" ]; then
     bring_up mel "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" $scale_flag \
         --calibration_config="$work/npu/mel_int16.cfg"
     key_lines "$work/npu/mel.txt"
-    node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json" \
-        "$work/npu/mel/summary.json"
+    int16_flag="--calibration_config=$work/npu/mel_int16.cfg"
 else
     echo "== calibrate suggested no INT16 layer: melspectrogram stays int8"
     cp -r "$work/npu/mel_scaled" "$work/npu/mel"
-    node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json"
+    int16_flag=
 fi
+# (d) as the tool places it: --auto_place (calibrate's advice: the layer whose input no int16
+# step holds on some calibration input, and the ops around it beyond fp16, run on the MCU's
+# CPU in float32), calibrate's INT16 layers, and the --nb_input_scale that the bring-up's own
+# fp16 check then finds and measures (its saturation fix), in a second bring-up
+# shellcheck disable=SC2086 # int16_flag: one word or none
+bring_up mel_placed_try "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" --auto_place $int16_flag
+fix=$(node "$here/report.js" fix "$work/npu/mel_placed_try/summary.json")
+echo "== placed: the bring-up's own fp16 fix: ${fix:-none needed}"
+# shellcheck disable=SC2086
+bring_up mel_placed "$models/melspectrogram.onnx" mel "input:1,1760" "$mel_thr" --auto_place $int16_flag \
+    ${fix:+--nb_input_scale=$fix}
+key_lines "$work/npu/mel_placed.txt"
+node "$here/report.js" effect "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json" \
+    "$work/npu/mel/summary.json" "$work/npu/mel_placed/summary.json"
 bring_up embedding "$models/embedding_model.onnx" embedding "input_1:1,76,32,1"
 key_lines "$work/npu/embedding.txt"
 bring_up hey_jarvis "$models/hey_jarvis_v0.1.onnx" wakeword "x.1:1,16,96"
@@ -194,6 +241,7 @@ key_lines "$work/npu/hey_jarvis.txt"
 mel_x=$(exeom "$work/npu/mel/summary.json")
 mel0_x=$(exeom "$work/npu/mel_as_is/summary.json")
 mel1_x=$(exeom "$work/npu/mel_scaled/summary.json")
+melp_x=$(exeom "$work/npu/mel_placed/summary.json")
 emb_x=$(exeom "$work/npu/embedding/summary.json")
 ww_x=$(exeom "$work/npu/hey_jarvis/summary.json")
 # shellcheck disable=SC2016 # JavaScript, not the shell
@@ -202,12 +250,16 @@ node -e 'const fs = require("fs");
     console.log(ids.length ? `== recorded in the run history: bringup runs ${ids.join(", ")} (nanobench history show RUN: its steps)`
                            : "== not recorded in the run history");' \
     "$work/npu/mel_as_is/summary.json" "$work/npu/mel_scaled/summary.json" "$work/npu/mel/summary.json" \
-    "$work/npu/embedding/summary.json" "$work/npu/hey_jarvis/summary.json"
+    "$work/npu/mel_placed/summary.json" "$work/npu/embedding/summary.json" "$work/npu/hey_jarvis/summary.json"
 
 # ---- 4. the NPU pipeline on the evaluation clips --------------------------------------------
 # shellcheck disable=SC2086
 "$npu" --scores "$mel_x" "$emb_x" "$ww_x" $clips >"$work/npu.txt" 2>"$work/npu.err" ||
     { cat "$work/npu.err"; die "oww_npu failed"; }
+# the melspectrogram as the tool places it (NPU + the MCU's CPU)
+# shellcheck disable=SC2086
+"$npu" --scores "$melp_x" "$emb_x" "$ww_x" $clips >"$work/npu_placed.txt" 2>"$work/npu.err" ||
+    { cat "$work/npu.err"; die "oww_npu (melspectrogram as placed) failed"; }
 # the embedding and hey_jarvis exeoms on the float pipeline's mel frames
 # shellcheck disable=SC2086
 "$npu" --scores --mel-from "$work/float_mel" "$mel_x" "$emb_x" "$ww_x" $clips >"$work/npu_float_mel.txt" 2>"$work/npu.err" ||
@@ -224,7 +276,7 @@ node -e 'const fs = require("fs");
 echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak score (hey_jarvis whole: its output 53)"
 PIPELINE_JSON="$work/pipeline.json" node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
-    "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" || die "report.js pipeline failed"
+    "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" "$work/npu_placed.txt" || die "report.js pipeline failed"
 # the page to hand on: melspectrogram as is against as advised, and the pipeline table
 "$nb" report "$work/npu/mel_as_is" "$work/npu/mel" --pipeline "$work/pipeline.json" \
     -o "$work/report.html" >/dev/null || die "nanobench report failed"
