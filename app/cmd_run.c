@@ -285,6 +285,7 @@ int cmd_run(int argc, char **argv)
                                                         : p->unit == 1 ? "cube"
                                                                        : "vector"));
             json_object_set_new(jt, "switch_cycles", json_integer((json_int_t)p->switch_cycles));
+            json_object_set_new(jt, "skipped", json_boolean(p->skipped));
             json_object_set_new(jt, "saturations", json_integer((json_int_t)p->saturations));
             json_object_set_new(jt, "log_zeros", json_integer((json_int_t)p->log_zeros));
             json_array_append_new(jtasks, jt);
@@ -314,7 +315,8 @@ int cmd_run(int argc, char **argv)
                    (unsigned long long)p->cycles,
                    (unsigned long long)p->compute, (unsigned long long)p->movement,
                    (unsigned long long)p->macs, (unsigned long long)p->saturations,
-                   p->switch_cycles ? "  (after a switch)" : "");
+                   p->skipped ? "  (its If's branch not taken: skipped)"
+                   : p->switch_cycles ? "  (after a switch)" : "");
         double vals2[3] = {(double)p->cycles, (double)p->macs, (double)p->saturations};
         const char *names2[3] = {"cycles", "macs", "fp16_saturations"};
         rec_layer(p->name, p->op_type, 3, names2, vals2);

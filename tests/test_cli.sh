@@ -708,6 +708,20 @@ const a = npy(process.argv[1] + "/if_0/y.npy"), e = npy(process.argv[1] + "/if_n
 const ok = Math.abs(a[0] - 2.6) < 0.1 && Math.abs(a[1] + 3.95) < 0.1 && e[0] === -1 && e[1] === -3;
 if (!ok) { console.log("FAIL: If branches: then " + Array.from(a) + ", else " + Array.from(e)); process.exit(1); }
 console.log("ok: If on the CPU: then " + Array.from(a) + ", else " + Array.from(e));' "$T/atc" || fails=$((fails + 1))
+# only the branch taken runs (the CPU reads the condition first): on x = (1, -2) the tasks of
+# else_branch are skipped, on (-1, -3) those of then_branch (its Gemm among them); the If runs
+# on both; the run's cycles are those of the tasks that ran
+for xin in 0 neg; do
+    expect 0 "run --json: the If on input $xin" -- "$NB" run "$T/atc/if.exeom" --input "x=$T/cal/ifx/$xin.bin" --output-dir "$T/atc/ifj_$xin" --json
+    [ $xin = 0 ] && skip=else_branch run=then_branch || { skip=then_branch; run=else_branch; }
+    json_ok "run --json: only $run ran on input $xin" "const t = j.tasks;
+        t.some(k => k.name.includes('/$skip/')) && t.some(k => k.name.includes('/$run/')) &&
+        t.every(k => k.skipped === k.name.includes('/$skip/')) &&
+        t.filter(k => k.skipped).every(k => k.cycles === 0) &&
+        ('$xin' !== '0' || t.some(k => k.skipped === false && k.op_type === 'Gemm')) &&
+        ('$xin' === '0' || t.some(k => k.skipped && k.op_type === 'Gemm')) &&
+        j.cycles === t.reduce((s, k) => s + k.cycles, 0)"
+done
 expect 0 "atc: --out_nodes cuts before the If" -- "$NB" atc $A --model="$T/cal/if/g_deploy_model.onnx" --input_fp16_nodes=x --output_type=FP16 --out_nodes="ReduceMax_0:0"
 grep -q "0 quantized layers" "$T/out" || { echo "FAIL: atc cut"; cat "$T/out"; fails=$((fails + 1)); }
 

@@ -1620,7 +1620,7 @@ static void lower_nodes(lctx *c)
  * The arena plan therefore holds both branches' results at once: an upper bound. */
 static void lower_if(lctx *c, const nb_node *n, const char *name)
 {
-    int n_br = 0, total = 0;
+    int n_br = 0, total = 0, br_first[2] = {0, 0}, br_count[2] = {0, 0};
     int *outs = malloc(sizeof(int) * ((size_t)n->n_attr * (size_t)(n->n_out + 1) + 1));
     if (!outs) {
         *c->oom = true;
@@ -1639,6 +1639,8 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         int before = c->n->n_k;
         lower_nodes(&b);
         total += c->n->n_k - before;
+        if (n_br < 2)
+            br_first[n_br] = before, br_count[n_br] = c->n->n_k - before;
         for (int o = 0; o < n->n_out; o++)
             outs[n_br * n->n_out + o] =
                 o < sub->n_outputs ? tensor_in(&b, sub->outputs[o], NB_FMT_ND, name) : -1;
@@ -1669,6 +1671,8 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         }
     }
     c->n->k[k].cpu_ok = same;
+    for (int b = 0; b < 2; b++)
+        c->n->k[k].br_first[b] = br_first[b], c->n->k[k].br_count[b] = br_count[b];
     if (!same)
         snprintf(why, sizeof why, "If whose branches give outputs of other shapes (or of "
                  "shapes known only at run time): the CPU's select copies one shape");

@@ -461,6 +461,12 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         p[0] = (uint8_t)nbr;
         p[1] = (uint8_t)nout;
         p[2] = (uint8_t)then_at;
+        /* each branch's tasks (the CPU skips the branch not taken; 0 0: none known) */
+        for (int b = 0; b < 2; b++) {
+            bool fits = k->br_first[b] >= 0 && k->br_first[b] + k->br_count[b] < NB_EXEOM_NONE;
+            put16(p + 4 + 4 * b, fits ? (uint32_t)k->br_first[b] : 0);
+            put16(p + 6 + 4 * b, fits ? (uint32_t)k->br_count[b] : 0);
+        }
         return NB_OK;
     }
     if (!strcmp(op, "ArgMax")) { /* axis (normalized), keepdims, select_last_index */

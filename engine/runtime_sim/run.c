@@ -136,15 +136,18 @@ static void profile(const nb_run_opts *o, uint32_t id, const nb_sim_model *sim, 
         nb_acl_task_info(id, k, &name, &op);
         snprintf(rt->name, sizeof rt->name, "%s", name ? name : "");
         snprintf(rt->op_type, sizeof rt->op_type, "%s", op ? op : "");
-        rt->cycles = p->cycles;
-        rt->compute = p->compute;
-        rt->movement = p->movement;
-        rt->macs = p->macs;
         rt->unit = p->unit;
-        rt->switch_cycles = p->switch_cycles;
-        r->switch_cycles += p->switch_cycles;
-        r->switches += p->switch_cycles > 0;
-        *(p->unit == 2 ? &r->cpu_cycles : &r->npu_cycles) += p->cycles - p->switch_cycles;
+        rt->skipped = !nb_sim_task_ran(sim, k);
+        if (!rt->skipped) {
+            rt->cycles = p->cycles;
+            rt->compute = p->compute;
+            rt->movement = p->movement;
+            rt->macs = p->macs;
+            rt->switch_cycles = p->switch_cycles;
+            r->switch_cycles += p->switch_cycles;
+            r->switches += p->switch_cycles > 0;
+            *(p->unit == 2 ? &r->cpu_cycles : &r->npu_cycles) += p->cycles - p->switch_cycles;
+        }
         rt->saturations = nb_sim_task_saturations(sim, k);
         rt->log_zeros = nb_sim_task_log_zeros(sim, k);
         r->log_zeros += rt->log_zeros;

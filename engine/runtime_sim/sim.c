@@ -706,6 +706,13 @@ static nb_err check_task(vctx *v)
             }
         }
         k->if_then = p[2];
+        for (int b = 0; b < 2; b++) {
+            int f = p[4 + 4 * b] | p[5 + 4 * b] << 8, c = p[6 + 4 * b] | p[7 + 4 * b] << 8;
+            if (c && (f + c > v->k || f < 0))
+                return BAD("task %d (If): branch %d's tasks %d..%d are not before it", v->k, b,
+                           f, f + c - 1);
+            k->if_first[b] = f, k->if_count[b] = c;
+        }
         return NB_OK;
     }
     /* vector tasks: every operand present */
@@ -1197,6 +1204,53 @@ static void profile_task(nb_sim_model *m, int ki, const nb_cycle_params *cp)
     m->total_macs += pr->macs;
 }
 
+/* The tasks the MCU's CPU may skip: for each If whose branches' tasks are known, a task of a
+ * branch whose outputs only that branch's tasks and the If read (no model output, nothing
+ * after the If), when the condition is written before the branches begin: it runs only when
+ * its branch is taken (the If reads the taken branch's outputs alone). */
+static void mark_branches(nb_sim_model *m)
+{
+    const nb_exeom *x = &m->x;
+    for (uint32_t t = 0; t < x->n_tasks; t++)
+        m->k[t].skip_if = -1;
+    for (uint32_t ki = 0; ki < x->n_tasks; ki++) {
+        const sim_task *f = &m->k[ki];
+        if (f->kid != K_IF || f->in[0] < 0)
+            continue;
+        int lo = f->if_count[0] && f->if_count[1]
+                     ? (f->if_first[0] < f->if_first[1] ? f->if_first[0] : f->if_first[1])
+                     : -1;
+        /* the condition's writer: before both branches (a model input has none) */
+        int cw = -1;
+        for (int u = 0; u < (int)ki; u++)
+            for (int o = 0; o < m->k[u].n_out; o++)
+                cw = m->k[u].out[o] == f->in[0] ? u : cw;
+        if (lo < 0 || cw >= lo)
+            continue;
+        for (int b = 0; b < 2; b++)
+            for (int t = f->if_first[b]; t < f->if_first[b] + f->if_count[b]; t++) {
+                sim_task *k = &m->k[t];
+                bool own = true;
+                for (int o = 0; o < k->n_out && own; o++) {
+                    int y = k->out[o];
+                    if (y < 0)
+                        continue;
+                    own = x->t[y].role != ROLE_OUT;
+                    for (uint32_t u = 0; u < x->n_tasks && own; u++) {
+                        bool inside = (int)u >= f->if_first[b] &&
+                                      (int)u < f->if_first[b] + f->if_count[b];
+                        if (inside || u == ki)
+                            continue;
+                        for (int i = 0; i < m->k[u].n_in && own; i++)
+                            own = m->k[u].in[i] != y;
+                    }
+                }
+                if (own)
+                    k->skip_if = (int)ki, k->skip_br = b;
+            }
+    }
+}
+
 /* ---- load ---- */
 
 void nb_sim_free(nb_sim_model *m)
@@ -1218,6 +1272,7 @@ void nb_sim_free(nb_sim_model *m)
     free(m->k);
     free(m->prof);
     free(m->sat);
+    free(m->ran);
     free(m->logz);
     free(m->writer);
     free(m->in_t);
@@ -1285,6 +1340,9 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
     m->k = calloc((size_t)x->n_tasks + 1, sizeof *m->k);
     m->prof = calloc((size_t)x->n_tasks + 1, sizeof *m->prof);
     m->sat = calloc((size_t)x->n_tasks + 1, sizeof *m->sat);
+    m->ran = malloc((size_t)x->n_tasks + 1);
+    if (m->ran)
+        memset(m->ran, 1, (size_t)x->n_tasks + 1);
     m->logz = calloc((size_t)x->n_tasks + 1, sizeof *m->logz);
     m->writer = malloc(sizeof *m->writer * ((size_t)x->n_tensors + 1));
     for (uint32_t i = 0; m->writer && i < x->n_tensors; i++)
@@ -1293,7 +1351,7 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
     m->out_t = calloc((size_t)x->n_outputs + 1, sizeof(int));
     m->bound = calloc((size_t)x->n_tensors + 1, sizeof *m->bound);
     m->arena = calloc((size_t)x->arena_bytes + 1, 1);
-    if (!m->k || !m->prof || !m->sat || !m->logz || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena) {
+    if (!m->k || !m->prof || !m->sat || !m->ran || !m->logz || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena) {
         e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena", x->arena_bytes);
         goto fail;
     }
@@ -1386,6 +1444,7 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
             if (k->out[j] >= 0)
                 m->writer[k->out[j]] = (int)i;
     }
+    mark_branches(m);
     for (uint32_t i = 0; i < x->n_outputs; i++) /* every output written by some task */
         if (m->writer[m->out_t[i]] < 0) {
             e = nb_fail(st, NB_ERR_DATA, "model output %u (tensor %d) is never written", i,
@@ -1404,12 +1463,22 @@ const nb_sim_task_profile *nb_sim_profile(const nb_sim_model *m, int k)
 {
     return k >= 0 && (uint32_t)k < m->x.n_tasks ? &m->prof[k] : NULL;
 }
-uint64_t nb_sim_total_cycles(const nb_sim_model *m) { return m->total_cycles; }
+uint64_t nb_sim_total_cycles(const nb_sim_model *m)
+{
+    return m->ran_once ? m->last_cycles : m->total_cycles;
+}
+bool nb_sim_task_ran(const nb_sim_model *m, int k)
+{
+    return k >= 0 && (uint32_t)k < m->x.n_tasks && m->ran[k];
+}
 uint64_t nb_sim_task_saturations(const nb_sim_model *m, int k)
 {
     return k >= 0 && (uint32_t)k < m->x.n_tasks ? m->sat[k] : 0;
 }
-uint64_t nb_sim_total_macs(const nb_sim_model *m) { return m->total_macs; }
+uint64_t nb_sim_total_macs(const nb_sim_model *m)
+{
+    return m->ran_once ? m->last_macs : m->total_macs;
+}
 uint64_t nb_sim_task_log_zeros(const nb_sim_model *m, int k)
 {
     return k >= 0 && (uint32_t)k < m->x.n_tasks ? m->logz[k] : 0;
@@ -1432,8 +1501,24 @@ nb_err nb_sim_execute(nb_sim_model *m, const void *const *inputs, void *const *o
     for (uint32_t i = 0; i < m->x.n_outputs; i++)
         m->bound[m->out_t[i]] = outputs[i];
     m->executing = 1;
+    m->last_cycles = m->last_macs = 0;
     nb_err e = NB_OK;
     for (uint32_t k = 0; k < m->x.n_tasks && !e; k++) {
+        const sim_task *sk = &m->k[k];
+        if (sk->skip_if >= 0) { /* a branch's task: the CPU reads the condition first */
+            const sim_task *f = &m->k[sk->skip_if];
+            const nb_exeom_tensor *c = &m->x.t[f->in[0]];
+            int64_t i0[6] = {0};
+            bool cond = sim_load(c->dtype, sim_ptr(m, f->in[0]), sim_ph(m, c, i0)) != 0;
+            int taken = cond ? f->if_then : 1 - f->if_then;
+            if (taken != sk->skip_br) {
+                m->ran[k] = 0, m->sat[k] = m->logz[k] = 0;
+                continue;
+            }
+        }
+        m->ran[k] = 1;
+        m->last_cycles += m->prof[k].cycles;
+        m->last_macs += m->prof[k].macs;
         if (hook)
             hook(user, m, (int)k, true);
         nb_sim_saturations = 0;
@@ -1445,6 +1530,7 @@ nb_err nb_sim_execute(nb_sim_model *m, const void *const *inputs, void *const *o
             hook(user, m, (int)k, false);
     }
     m->executing = 0;
+    m->ran_once = !e;
     memset(m->bound, 0, sizeof *m->bound * m->x.n_tensors);
     return e;
 }

@@ -56,6 +56,10 @@ typedef struct sim_task {
     int mask, keepdims; /* reduce; argmax: keepdims (axis in axis) */
     int last;          /* argmax: select_last_index */
     int if_then;       /* if (a CPU task): the branch of then_branch, 0 or 1 */
+    int if_first[2], if_count[2]; /* if: each branch's tasks (count 0: not known) */
+    int skip_if;       /* a task of an If's branch that only that branch reads: the If task
+                          whose condition decides whether it runs; -1 always runs */
+    int skip_br;       /* and its branch, 0 or 1 */
     int64_t M, N, K, batch; /* matmul */
     int64_t b_batch;        /* a run-time B's batch count: 1 (shared) or batch */
     float *wf;         /* conv: the weights as an fp32 [Kg x Cout] matrix (Kg = taps x lanes)
@@ -78,7 +82,11 @@ struct nb_sim_model {
     nb_exeom x;
     sim_task *k;
     nb_sim_task_profile *prof;
-    uint64_t total_cycles, total_macs;
+    uint64_t total_cycles, total_macs; /* every task's (the static model) */
+    uint64_t last_cycles, last_macs;   /* the tasks that ran in the last execution */
+    uint8_t *ran;          /* per task: it ran in the last execution (1), or was the branch
+                              not taken (0) */
+    bool ran_once;         /* an execution completed: the last_ totals hold */
     int *in_t, *out_t;   /* binding -> tensor */
     uint8_t *arena;
     const uint8_t **bound; /* tensor -> caller buffer for inputs / outputs (during execute) */

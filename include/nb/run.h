@@ -65,6 +65,7 @@ typedef struct nb_run_task {
     uint64_t cycles, compute, movement, macs, saturations;
     uint64_t log_zeros; /* a Log's inputs of 0: -inf, written as -65504 (not saturations) */
     int unit;           /* 0 vector, 1 cube, 2 the MCU's CPU */
+    bool skipped;       /* a task of an If's branch not taken: it did not run (cycles 0) */
     uint64_t switch_cycles; /* a hand-over between the NPU and the CPU before it (in cycles) */
 } nb_run_task;
 

@@ -109,9 +109,13 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
 void nb_sim_free(nb_sim_model *m);
 
 const nb_exeom *nb_sim_exeom(const nb_sim_model *m);
-/* Task k's profile (k < number of tasks), and the total cycles of one execution. */
+/* Task k's profile (k < number of tasks), and the total cycles of one execution: the last
+ * one's (the tasks that ran: an If's branch not taken is skipped by the CPU), every task's
+ * before any. */
 const nb_sim_task_profile *nb_sim_profile(const nb_sim_model *m, int k);
 uint64_t nb_sim_total_cycles(const nb_sim_model *m);
+/* Whether task k ran in the last execution (false: a task of an If's branch not taken). */
+bool nb_sim_task_ran(const nb_sim_model *m, int k);
 /* fp16 results of task k clamped at +-65504 in the last execution (values IEEE rounds to
  * infinity, accumulations included: a ReduceSum whose running sum passed 65504 counts each
  * clamped add): the saturation the seed warns of, which the output values alone may hide
