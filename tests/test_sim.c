@@ -603,6 +603,52 @@ static void test_maxpool_paths(void **state)
     free(f);
 }
 
+/* The AVX2 AscendQuant of NC1HWC0 fp16 blocks into int8 (8 lanes at a time) and Max(x, c) on
+ * fp16 bits (8 at a time) give the bits of the plain loops: x [1,16,3,3] with ties at half
+ * steps, values beyond int8, a NaN (enters as 0) and -0; run twice as above. Hand-worked,
+ * scale 4, offset 1: x = 0.375 -> 1.5 -> 2 (even) + 1 = 3; x = 0.625 -> 2.5 -> 2 + 1 = 3;
+ * x = 40 -> 161 -> 127; NaN -> 0. Max with c = 0.25 (an fp16 scalar weight): max(-1, 0.25) =
+ * 0.25, max(NaN, 0.25) = NaN (the NaN wins, as in the plain loop). */
+static void test_quant_max_paths(void **state)
+{
+    (void)state;
+    xt t[3] = {{1, 3, 0, 4, {1, 16, 3, 3}, 0}, {2, 3, 1, 4, {1, 16, 3, 3}, 0},
+               {1, 3, 1, 4, {1, 16, 3, 3}, 0}};
+    xk k[1] = {{1, 0, 1, 1, {0}, {1}, {0}}};
+    quant_params(k[0].params, 4.0f, 1.0f, 8);
+    size_t len;
+    uint8_t w[32] = {0};
+    uint8_t *f = build(t, 2, k, 1, w, sizeof w, 4096, &len);
+    double in[144], a[144], b[144];
+    uint32_t r = 4242;
+    for (int i = 0; i < 144; i++) {
+        r = r * 1103515245u + 12345u;
+        in[i] = (double)((int)(r >> 16) % 400 - 200) / 16; /* -12.5 .. 12.4375, 1/16 steps */
+    }
+    in[0] = 0.375, in[1] = 0.625, in[2] = 40, in[3] = NAN, in[4] = -0.0, in[100] = NAN;
+    run_both(f, len, in, 144, a, b, 144);
+    for (int i = 0; i < 144; i++)
+        assert_memory_equal(&a[i], &b[i], sizeof(double));
+    assert_true(a[0] == 3 && a[1] == 3 && a[2] == 127 && a[3] == 0 && a[4] == 1);
+    free(f);
+    /* Max(x, c): c a fp16 weight [1] */
+    xt t2[3] = {{1, 2, 0, 2, {1, 64}, 0}, {1, 2, 3, 1, {1}, 0}, {1, 2, 1, 2, {1, 64}, 0}};
+    xk k2[1] = {{16, 0, 2, 1, {0, 1}, {2}, {0}}};
+    uint8_t w2[32] = {0};
+    put16(w2, 0x3400); /* 0.25 */
+    f = build(t2, 3, k2, 1, w2, sizeof w2, 256, &len);
+    double in2[64], a2[64], b2[64];
+    for (int i = 0; i < 64; i++)
+        in2[i] = (double)(i % 9 - 4) / 8; /* -0.5 .. 0.5 */
+    in2[5] = -1, in2[17] = NAN, in2[20] = 0.25;
+    run_both(f, len, in2, 64, a2, b2, 64);
+    for (int i = 0; i < 64; i++)
+        assert_memory_equal(&a2[i], &b2[i], sizeof(double));
+    assert_true(a2[5] == 0.25 && isnan(a2[17]) && a2[20] == 0.25);
+    assert_true(a2[8] == 0.5); /* i = 8: (8 % 9 - 4) / 8 = 0.5 > 0.25 */
+    free(f);
+}
+
 /* Log's input of 0: -inf, written as fp16's -65504 and counted as the log of 0, not as
  * saturation. x = (0, 1, 2, 0.5): log gives -inf, 0, 0.693147 and -0.693147; fp16's step
  * in [0.5, 1) is 2^-11, and 0.693147 / 2^-11 = 1419.56 rounds to 1420: 0.693359375. */
@@ -647,7 +693,7 @@ int main(void)
         cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_log_of_zero), cmocka_unit_test(test_reduce_mean),
-        cmocka_unit_test(test_clip_runtime_bound),
+        cmocka_unit_test(test_clip_runtime_bound), cmocka_unit_test(test_quant_max_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
