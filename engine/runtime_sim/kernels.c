@@ -3,6 +3,7 @@
  * each tensor's logical dims, whose layout size equals its bytes. Numerics:
  * share/doc/npu-numerics.md. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1184,6 +1185,46 @@ binary_f16_avx2(int kid, const uint8_t *x0, const uint8_t *x1, float s0, float s
 }
 #endif
 
+/* Exp and Log of every fp16 input, computed once by their definition (ew_op: the double
+ * result rounded to fp16 by sim_f16, the log of 0 as -65504): the fp16 result, and per input
+ * whether it saturated (bit 0) or was the log of 0 (bit 1). The fast paths read them
+ * instead of a libm call per element; test_sim checks all 65536 inputs against the plain
+ * loop. */
+typedef struct f16_fn_table {
+    uint16_t y[65536];
+    uint8_t flags[65536];
+} f16_fn_table;
+static f16_fn_table *fn_tables[2]; /* Exp, Log */
+static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
+
+static void fn_tables_make(void)
+{
+    uint64_t sat0 = nb_sim_saturations, lz0 = nb_sim_log_zeros;
+    for (int f = 0; f < 2; f++) {
+        f16_fn_table *t = malloc(sizeof *t);
+        if (!t)
+            continue;
+        sim_task k = {.kid = f ? K_LOG : K_EXP};
+        for (uint32_t h = 0; h < 65536; h++) {
+            double a = F16V(h);
+            uint64_t s = nb_sim_saturations, z = nb_sim_log_zeros;
+            t->y[h] = sim_f16(ew_op(&k, &a, 1));
+            t->flags[h] = (uint8_t)((nb_sim_saturations != s) | (nb_sim_log_zeros != z) << 1);
+        }
+        fn_tables[f] = t;
+    }
+    nb_sim_saturations = sat0, nb_sim_log_zeros = lz0;
+}
+
+/* The table of kid (K_EXP, K_LOG) on the fast paths, or NULL (plain loops, no memory). */
+static const f16_fn_table *fn_table(int kid)
+{
+    if ((kid != K_EXP && kid != K_LOG) || !sim_have_avx2())
+        return NULL;
+    pthread_once(&fn_once, fn_tables_make);
+    return fn_tables[kid == K_LOG];
+}
+
 static void k_elementwise(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *y = TD(k->out[0]);
@@ -1218,7 +1259,18 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
         bool exact = k->kid == K_MAX || k->kid == K_MIN || k->kid == K_RELU ||
                      k->kid == K_ABS || k->kid == K_NEG || k->kid == K_IDENTITY ||
                      k->kid == K_WHERE;
-        if (all16 && n == 2 && scalar[1] && !scalar[0] &&
+        const f16_fn_table *ft = all16 && n == 1 && !scalar[0] ? fn_table(k->kid) : NULL;
+        if (ft) { /* Exp, Log: the result of each fp16 input, looked up */
+            uint64_t sat = 0, lz = 0;
+            for (int64_t e = 0; e < cnt; e++) {
+                uint16_t h = rd16(ip[0] + 2 * e);
+                wr16(yp + 2 * e, ft->y[h]);
+                sat += ft->flags[h] & 1;
+                lz += ft->flags[h] >> 1;
+            }
+            nb_sim_saturations += sat;
+            nb_sim_log_zeros += lz;
+        } else if (all16 && n == 2 && scalar[1] && !scalar[0] &&
             (k->kid == K_MAX || k->kid == K_MIN)) {
             /* max(x, c) / min(x, c): the chosen operand's bits, no arithmetic */
             uint16_t cb = sim_f16(a[1]);
