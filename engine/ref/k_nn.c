@@ -857,7 +857,44 @@ NB_REF_AVX2_CLONES static bool pool_row(const pool_job *j, int64_t od, int64_t o
             /* Indices: flat index of tap (id, ih, iw) is base + row + iw * step */
             int64_t row = j->base + (j->colmajor ? id + ih * id_n : (id * ih_n + ih) * iw_n);
             int64_t step = j->colmajor ? id_n * ih_n : 1;
-            for (int64_t c = t->c_lo; c < t->c_hi; c++) {
+            int64_t c = t->c_lo;
+            if (mode == ROW_MAX && sw == 2 && dw == 1 && pw == 0 && t->c_hi - c == 2 && c == 0) {
+                /* the common 2-wide window of stride 2 without pads: both taps of an output in
+                   one pass (a constant stride the vectorizer takes), the same max order as
+                   the loop below (tap 0, then tap 1) */
+                int64_t lo = t->wlo[0] > t->wlo[1] ? t->wlo[0] : t->wlo[1];
+                int64_t hi = t->whi[0] < t->whi[1] ? t->whi[0] : t->whi[1];
+                for (int64_t ow = t->wlo[0]; ow < lo && ow < t->whi[0]; ow++) {
+                    float v = xr[2 * ow], m = yr[ow];
+                    nan |= v != v;
+                    yr[ow] = m > v ? m : v;
+                }
+                for (int64_t ow = t->wlo[1]; ow < lo && ow < t->whi[1]; ow++) {
+                    float v = xr[2 * ow + 1], m = yr[ow];
+                    nan |= v != v;
+                    yr[ow] = m > v ? m : v;
+                }
+                bool n2 = false;
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    float v0 = xr[2 * ow], v1 = xr[2 * ow + 1], m = yr[ow];
+                    n2 |= (v0 != v0) | (v1 != v1);
+                    m = m > v0 ? m : v0;
+                    yr[ow] = m > v1 ? m : v1;
+                }
+                nan |= n2;
+                for (int64_t ow = hi > lo ? hi : lo; ow < t->whi[0]; ow++) {
+                    float v = xr[2 * ow], m = yr[ow];
+                    nan |= v != v;
+                    yr[ow] = m > v ? m : v;
+                }
+                for (int64_t ow = hi > lo ? hi : lo; ow < t->whi[1]; ow++) {
+                    float v = xr[2 * ow + 1], m = yr[ow];
+                    nan |= v != v;
+                    yr[ow] = m > v ? m : v;
+                }
+                continue;
+            }
+            for (; c < t->c_hi; c++) {
                 const int64_t off = c * dw - pw, lo = t->wlo[c - t->c_lo],
                               hi = t->whi[c - t->c_lo];
                 switch (mode) {
