@@ -927,20 +927,6 @@ static bool cube_op(const char *op)
            !strcmp(op, "Gemm");
 }
 
-/* Whether g or one of its branches has a node named name (len bytes). */
-static bool graph_has_node(const nb_graph *g, const char *name, size_t len)
-{
-    for (int i = 0; i < g->n_nodes; i++) {
-        const nb_node *n = &g->nodes[i];
-        if (strlen(n->name) == len && !strncmp(n->name, name, len))
-            return true;
-        for (int a = 0; a < n->n_attr; a++)
-            if (n->attrs[a].g && graph_has_node(n->attrs[a].g, name, len))
-                return true;
-    }
-    return false;
-}
-
 /* The int16 test of a layer's input, per calibration batch: the step an int16 grid over its
  * clip range would have, and the share of each batch's nonzero values within half of it
  * (they round to 0): the largest share, its batch, and how many batches lose more than
@@ -1534,16 +1520,10 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, st)))
             goto out;
     }
-    for (const char *p = o->cpu_nodes; p && *p && !e;) { /* a typo would place nothing */
-        const char *end = strchr(p, ';');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len && !graph_has_node(m->graph, p, len))
-            e = nb_fail(st, NB_ERR_ARG, "--cpu_nodes names '%.*s', which is no node of %s",
-                        (int)(len > 200 ? 200 : len), p, model);
-        p = end ? end + 1 : p + len;
-    }
-    if (e)
+    if ((e = nb_npu_check_cpu_nodes(m->graph, o->cpu_nodes, st))) { /* a typo places nothing */
+        nb_prefix(st, "%s", model);
         goto out;
+    }
     if ((e = find_layers(m, &cfg, o->cpu_nodes, &ls, &nl, st))) {
         nb_prefix(st, "%s", model);
         goto out;
