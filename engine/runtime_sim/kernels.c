@@ -1206,9 +1206,9 @@ static void fn_tables_make(void)
             continue;
         sim_task k = {.kid = f ? K_LOG : K_EXP};
         for (uint32_t h = 0; h < 65536; h++) {
-            double a = F16V(h);
+            double a[NB_EXEOM_MAX_IN] = {F16V(h)};
             uint64_t s = nb_sim_saturations, z = nb_sim_log_zeros;
-            t->y[h] = sim_f16(ew_op(&k, &a, 1));
+            t->y[h] = sim_f16(ew_op(&k, a, 1));
             t->flags[h] = (uint8_t)((nb_sim_saturations != s) | (nb_sim_log_zeros != z) << 1);
         }
         fn_tables[f] = t;
