@@ -237,13 +237,17 @@ compile:;
     int n_cpu = cpu && *cpu ? 1 : 0;
     for (const char *p = cpu; p && *p; p++)
         n_cpu += *p == ';';
-    if (n_cpu)
-        put("placement", 2, "%d node%s on the MCU's CPU (%s): %.0f of the cycles, %.0f "
-            "switch%s between NPU and CPU (%.0f cycles)", n_cpu, n_cpu == 1 ? "" : "s",
-            !strcmp(bu_str(pl, "source"), "auto_place") ? "--auto_place, calibrate's advice"
-                                                        : "--cpu_nodes",
+    double cpu_tasks = bu_num(pl, "cpu_tasks");
+    if (n_cpu || cpu_tasks > 0)
+        put("placement", 2, "%.0f task%s on the MCU's CPU (%s): %.0f of the cycles, %.0f "
+            "switch%s between NPU and CPU (%.0f cycles)", cpu_tasks, cpu_tasks == 1 ? "" : "s",
+            !n_cpu ? "ops the NPU does not run"
+            : !strcmp(bu_str(pl, "source"), "auto_place") ? "--auto_place, calibrate's advice"
+                                                          : "--cpu_nodes",
             bu_num(n, "cpu_cycles"), bu_num(n, "switches"), bu_num(n, "switches") == 1 ? "" : "es",
             bu_num(n, "switch_cycles"));
+    else if (!strcmp(bu_str(pl, "source"), "auto_place (no advice)"))
+        put("placement", 2, "--auto_place: calibrate advised nothing for the CPU");
     if (al)
         put(n_cpu ? "" : "placement", 2, "%s: INT16 rounds to 0 %.0f%% of the nonzero input of "
             "its worst calibration input (%.0f inputs over 20%%)%s", bu_str(al, "layer"),
@@ -645,9 +649,16 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     /* the MCU's CPU: what runs there, and why */
     json_t *jp = json_object();
     json_object_set_new(jp, "cpu_nodes", b->cpu_nodes ? nb_json_string(b->cpu_nodes) : json_null());
-    json_object_set_new(jp, "source", json_string(!b->cpu_nodes ? "none"
+    json_object_set_new(jp, "source", json_string(!b->cpu_nodes ? (b->auto_place
+                                                                    ? "auto_place (no advice)"
+                                                                    : "none")
                                                   : b->auto_cpu[0] ? "auto_place"
                                                                    : "cpu_nodes"));
+    int cpu_tasks = 0; /* the run's tasks on the MCU's CPU: --cpu_nodes and unsupported ops */
+    const json_t *rt = json_object_get(run0, "tasks");
+    for (size_t i = 0; i < json_array_size(rt); i++)
+        cpu_tasks += !strcmp(bu_str(json_array_get(rt, i), "unit"), "cpu");
+    json_object_set_new(jp, "cpu_tasks", json_integer(cpu_tasks));
     json_object_set_new(jp, "advice", b->advice ? json_incref(b->advice) : json_null());
     json_object_set_new(s, "placement", jp);
     json_t *jev = json_object(), *jin = json_array();

@@ -143,6 +143,9 @@ int cmd_bringup(int argc, char **argv)
     }
     if (!b->model)
         return cli_usage_error("bringup", "no model given");
+    if (b->cpu_nodes && b->auto_place)
+        return cli_usage_error("bringup", "--cpu_nodes and --auto_place are either / or: the "
+                               "placement is given, or calibrate's advice is taken");
     if ((!b->data_dir || !*b->data_dir) && !model_is_qdq(b->model, b->shape))
         return cli_usage_error("bringup", "--data_dir is required (the calibration data, one "
                                "folder per input; a Q/DQ model needs none)");

@@ -299,8 +299,9 @@ int cmd_run(int argc, char **argv)
             json_object_set_new(jo, "dump", json_null());
     }
     if (profile && !jo) {
-        printf("cycles per task = %g + max(compute, movement) (share/doc/cycle-model.md; the "
-               "model is fitted to the seed's table within 2x)\n", r.task_overhead);
+        printf("cycles per task = %g + max(compute, movement) on the NPU, %g + compute on the "
+               "MCU's CPU, + %g after a switch between them (share/doc/cycle-model.md)\n",
+               r.task_overhead, r.cpu_task_overhead, r.switch_cost);
         printf("%5s  %-44s %-16s %-6s %10s %10s %10s %10s %8s\n", "task", "name", "op", "unit",
                "cycles", "compute", "movement", "MACs", "fp16 sat");
     }

@@ -584,13 +584,15 @@ static void sec_npu(page *p, side *s, int ns)
                 plot(p, f, gp, svg, cap);
             }
             details_open(p, "tasks by cycles", NULL,
-                         (const char *const[]){"task", "op", "cycles", "compute", "movement",
-                                               "MACs", "saturations", NULL});
+                         (const char *const[]){"task", "op", "unit", "cycles", "compute",
+                                               "movement", "MACs", "saturations", NULL});
             for (size_t i = 0; i < nt; i++) {
                 fputs("<tr><td>", p->f);
                 esc(p->f, str(v[i], "name"));
                 fputs("</td><td>", p->f);
                 esc(p->f, str(v[i], "op_type"));
+                fputs("</td><td>", p->f);
+                esc(p->f, *str(v[i], "unit") ? str(v[i], "unit") : "npu");
                 fprintf(p->f, "</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f"
                         "</td></tr>\n", num(v[i], "cycles"), num(v[i], "compute"),
                         num(v[i], "movement"), num(v[i], "macs"), num(v[i], "saturations"));
@@ -939,6 +941,11 @@ static void sec_pipeline(page *p, const char *path)
             "clips; the largest score difference over all frames <b id=\"pipe-maxdiff\">%.4f"
             "</b> (detection at a peak score of %g).</p>\n", num(j, "agree_npu"), num(j, "clips"),
             num(j, "max_diff_npu"), th);
+    if (!isnan(num(j, "agree_placed")))
+        fprintf(p->f, "<p>As the tool places the model (the NPU and the MCU's CPU): <b id=\"pipe-"
+                "agree-placed\">%.0f of %.0f</b> clips agree with float; the largest score "
+                "difference <b id=\"pipe-maxdiff-placed\">%.4f</b>.</p>\n",
+                num(j, "agree_placed"), num(j, "clips"), num(j, "max_diff_placed"));
     char gp[4300], svg[4300];
     FILE *f = script(p, gp, sizeof gp, svg, sizeof svg, 900, 340);
     if (f) {

@@ -175,6 +175,8 @@ static void profile(const nb_run_opts *o, uint32_t id, const nb_sim_model *sim, 
     r->cycles = nb_sim_total_cycles(sim);
     r->macs = nb_sim_total_macs(sim);
     r->task_overhead = cp.task_overhead;
+    r->cpu_task_overhead = cp.cpu_task_overhead;
+    r->switch_cost = cp.switch_cycles;
     for (int c = 0; c < 2; c++) {
         r->clock_mhz[c] = cp.clock_mhz[c];
         r->ms[c] = (double)r->cycles / (cp.clock_mhz[c] * 1e3);

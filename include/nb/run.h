@@ -83,6 +83,7 @@ typedef struct nb_run_result {
     int switches;          /* hand-overs between the NPU and the CPU */
     double clock_mhz[2];   /* the two clocks the cycle model quotes (64 and 200 MHz) */
     double task_overhead;  /* cycles per task in the model */
+    double cpu_task_overhead, switch_cost; /* a CPU task's, a switch's (the cycle model) */
     double ms[2];          /* cycles at clock_mhz[0] and [1], in ms */
     double host_ms;        /* the simulator's wall time of the execution */
     uint64_t saturations;  /* fp16 results clamped at +-65504, all tasks */

@@ -71,8 +71,8 @@ tmp=$work/tmp
 # IN.wav (16 kHz) plus white noise at amplitude VOL (0.0005 of full scale: a microphone's noise
 # floor) -> OUT.raw (s16le). sox -R: repeatable (the same bytes on every run).
 with_noise() {
-    sox -R -n -r 16000 -c 1 -b 16 -e signed-integer "$tmp/n.wav" synth "$(soxi -D "$1")" whitenoise vol "$2"
-    sox -R -m -v 1 "$1" -v 1 "$tmp/n.wav" -t raw -e signed-integer -b 16 "$3"
+    sox -V1 -R -n -r 16000 -c 1 -b 16 -e signed-integer "$tmp/n.wav" synth "$(soxi -D "$1")" whitenoise vol "$2"
+    sox -V1 -R -m -v 1 "$1" -v 1 "$tmp/n.wav" -t raw -e signed-integer -b 16 "$3"
 }
 # speech OUT.raw VOICE SPEED NOISE_VOL TEXT...: an espeak-ng utterance, 1 s before, 0.8 s after
 speech() {
@@ -278,9 +278,9 @@ PIPELINE_JSON="$work/pipeline.json" node "$here/report.js" pipeline "$list" "$wo
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
     "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" "$work/npu_placed.txt" || die "report.js pipeline failed"
 # the page to hand on: melspectrogram as is against as advised, and the pipeline table
-"$nb" report "$work/npu/mel_as_is" "$work/npu/mel" --pipeline "$work/pipeline.json" \
+"$nb" report "$work/npu/mel_as_is" "$work/npu/mel_placed" --pipeline "$work/pipeline.json" \
     -o "$work/report.html" >/dev/null || die "nanobench report failed"
-echo "== report: $work/report.html (open it in a browser: the melspectrogram bring-ups side by side,"
+echo "== report: $work/report.html (open it in a browser: the melspectrogram as is and as placed side by side,"
 echo "   every clip's scores; each bring-up also wrote its own, npu/NAME/report.html)"
 echo "== took $(( $(date +%s) - t_start )) s; outputs in $work (npu/*.txt: the bring-ups' summaries;"
 echo "   float.txt, npu*.txt: per-frame scores)"
