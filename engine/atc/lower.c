@@ -588,6 +588,26 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
     c->n->t[bt].blob = blob;
     task_in(c, k, bt);
     c->n->k[k].cpu_ok = true;
+    /* its multiply-accumulates, as the simulator's CPU cycle model counts them (unpadded) */
+    const nb_value *y0 = n->n_out > 0 && n->out[0] >= 0 ? &c->g->values[n->out[0]] : NULL;
+    const nb_value *x0 = n->n_in > 0 && n->in[0] >= 0 ? &c->g->values[n->in[0]] : NULL;
+    const nb_value *w1 = n->n_in > 1 && n->in[1] >= 0 ? &c->g->values[n->in[1]] : NULL;
+    int64_t ny = 1, nx = 1;
+    for (int d = 0; y0 && d < y0->rank; d++)
+        ny *= y0->dims[d];
+    for (int d = 0; x0 && d < x0->rank; d++)
+        nx *= x0->dims[d];
+    if ((!strcmp(n->op_type, "Conv") || !strcmp(n->op_type, "ConvTranspose")) && w1 &&
+        w1->rank >= 3 && y0 && x0) {
+        int64_t taps = 1;
+        for (int d = 2; d < w1->rank; d++)
+            taps *= w1->dims[d];
+        c->n->k[k].macs = (!strcmp(n->op_type, "Conv") ? ny : nx) * w1->dims[1] * taps;
+    } else if ((!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm")) && x0 && y0 &&
+               x0->rank >= 1) {
+        bool ta = !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transA", 0);
+        c->n->k[k].macs = ny * x0->dims[ta && x0->rank == 2 ? 0 : x0->rank - 1];
+    }
     for (int o = 0; o < n->n_out; o++) {
         int v = n->out[o];
         if (v < 0)
