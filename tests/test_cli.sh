@@ -182,6 +182,14 @@ expect 0 "estimate: conv weights given as an input" -- "$NB" estimate -m "$DATA/
 grep -q "^NOT_SUPPORT_OP_TYPE: 0" "$T/out" || { echo "FAIL: run-time conv weights"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "estimate: run-time conv weights on the MCU's CPU" -- "$NB" estimate -p -m "$DATA/test_conv_with_strides_padding/model.onnx"
 grep -q "^Conv_0 *Conv *cpu .*run-time weights 'W'.*the MCU's CPU runs it (float32)" "$T/out" || { echo "FAIL: run-time conv weights on the CPU"; cat "$T/out"; fails=$((fails + 1)); }
+# and so calibrate leaves it float (no layer is no error when the model has cube ops) and atc
+# compiles it onto the CPU, as the estimate said
+mkdir -p "$T/rtw/x" "$T/rtw/w"
+npy "$T/rtw/x/0.npy" '<f4' '(1, 1, 7, 5)' 140
+npy "$T/rtw/w/0.npy" '<f4' '(1, 1, 3, 3)' 36
+expect 0 "calibrate: a Conv of run-time weights is left float" -- "$NB" calibrate --model "$DATA/test_conv_with_strides_padding/model.onnx" --save_path "$T/rtw/q/c" --data_dir "$T/rtw/x;$T/rtw/w" --json
+json_ok "calibrate: no layer calibrated" 'j.layers.length === 0'
+expect 0 "atc: the Conv of run-time weights on the CPU" -- "$NB" atc --mode=30 --framework=5 --soc_version=Ascend035A --model="$T/rtw/q/c_deploy_model.onnx" --input_fp16_nodes="x;W" --output_type=FP16 --output="$T/rtw/m"; mentions "task 'Conv_0' (Conv) runs on the MCU's CPU: run-time weights 'W'"
 expect 2 "estimate: dynamic time dim" -- "$NB" estimate -m "$T/dyn_time.onnx"; mentions "input 'x' has dynamic dims \[1,N,16\]"
 expect 0 "estimate: dynamic time dim fixed" -- "$NB" estimate -m "$T/dyn_time.onnx" --input_shape "x:1,50,16"
 expect 2 "estimate: --input_fp16_nodes names no input" -- "$NB" estimate -m "$T/conv.onnx" --input_fp16_nodes "x;nosuch"; mentions "'nosuch' is not an input"

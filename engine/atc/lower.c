@@ -1659,11 +1659,12 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         int before = c->n->n_k;
         lower_nodes(&b);
         total += c->n->n_k - before;
-        if (n_br < 2)
-            br_first[n_br] = before, br_count[n_br] = c->n->n_k - before;
         for (int o = 0; o < n->n_out; o++)
             outs[n_br * n->n_out + o] =
                 o < sub->n_outputs ? tensor_in(&b, sub->outputs[o], NB_FMT_ND, name) : -1;
+        /* the branch's tasks, with the layout or type copies of its outputs the If reads */
+        if (n_br < 2)
+            br_first[n_br] = before, br_count[n_br] = c->n->n_k - before;
         n_br++;
         ctx_free(&b);
     }

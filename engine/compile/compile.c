@@ -41,6 +41,13 @@ static void count_quantized(const nb_graph *g, const nb_npu_input *in, const cha
         *n_q += quantized;
         if (is_cube && !quantized && cpu && nb_list_has(cpu, nd->name, strlen(nd->name)))
             continue; /* float on the MCU's CPU (--cpu_nodes) */
+        /* run-time weights (not a MatMul of two activations): the lowering gives it to the
+           MCU's CPU, in float, as calibrate leaves it */
+        bool rt_w = strcmp(nd->op_type, "MatMul") && strcmp(nd->op_type, "LSTM") &&
+                    strcmp(nd->op_type, "GRU") && nd->n_in > 1 && nd->in[1] >= 0 &&
+                    !g->values[nd->in[1]].const_val;
+        if (is_cube && !quantized && rt_w)
+            continue;
         if (is_cube && !quantized && (*n_unq)++ < 8)
             snprintf(unq + strlen(unq), len - strlen(unq), "%s'%s' (%s)", unq[0] ? ", " : "",
                      nd->name, nd->op_type);
@@ -95,7 +102,14 @@ static nb_err check_model(const nb_compile_opts *o, const nb_graph *g, const nb_
                        "outputs", model);
     nb_err ce = nb_npu_check_cpu_nodes(g, o->cpu_nodes, st);
     if (ce)
-        return ce;
+        return nb_prefix(st, "%s", model), ce;
+    /* a calibrated layer stays on the cube: its int8 weights and bias are the NPU's, the
+       CPU computes in float (calibrate --cpu_nodes leaves it float) */
+    for (int k = 0; o->cpu_nodes && k < in->n_layers; k++)
+        if (nb_list_has(o->cpu_nodes, in->layers[k].node, strlen(in->layers[k].node)))
+            return nb_fail(st, NB_ERR_ARG, "%s: --cpu_nodes places '%s', a layer calibrated to "
+                           "int8: the MCU's CPU computes in float; calibrate with the same "
+                           "--cpu_nodes to leave it float", model, in->layers[k].node);
     /* every cube op quantized, an If branch's too: a float one cannot run on the cube
        (s16/s8/s4 only) */
     char unq[1024] = "";

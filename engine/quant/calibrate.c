@@ -1169,6 +1169,9 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, const ch
         /* a MatMul of two activations (attention's Q x K^T, weights x V): both calibrated */
         bool act_b = !rnn && !strcmp(nd->op_type, "MatMul") && w && !w->const_val &&
                      w->dtype == NB_FLOAT;
+        if (!act_b && w && !w->const_val && !rnn)
+            continue; /* run-time weights: the cube's are constants quantized offline, so
+                         atc gives it to the MCU's CPU, in float (estimate says so) */
         if (!act_b && (!w || !w->const_val))
             return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its weights '%s' are "
                            "computed at run time; the cube's weights are constants quantized "
@@ -1528,7 +1531,10 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         nb_prefix(st, "%s", model);
         goto out;
     }
-    if (nl == 0 && !o->cpu_nodes) { /* with --cpu_nodes: every cube op float, on the CPU */
+    int n_cube = 0; /* cube ops left float (--cpu_nodes, run-time weights) are no error */
+    for (int i = 0; i < m->graph->n_nodes; i++)
+        n_cube += cube_op(m->graph->nodes[i].op_type);
+    if (nl == 0 && !o->cpu_nodes && !n_cube) {
         e = nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU to "
                     "quantize", model);
         goto out;

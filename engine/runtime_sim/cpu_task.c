@@ -61,10 +61,11 @@ nb_err sim_cpu_load(nb_sim_model *m, int ki, nb_status *st)
         return nb_prefix(st, "the node of a CPU task"), e;
     const nb_graph *g = nm->graph;
     if (g->n_nodes < 1 || g->n_inputs != k->n_in - 1 || g->n_outputs != k->n_out) {
-        nb_model_free(nm);
-        return nb_fail(st, NB_ERR_DATA, "%s: its node model has %d nodes, %d inputs and %d "
-                       "outputs for %d and %d operands", what, g->n_nodes, g->n_inputs,
-                       g->n_outputs, k->n_in - 1, k->n_out);
+        nb_fail(st, NB_ERR_DATA, "%s: its node model has %d nodes, %d inputs and %d outputs "
+                "for %d and %d operands", what, g->n_nodes, g->n_inputs, g->n_outputs,
+                k->n_in - 1, k->n_out);
+        nb_model_free(nm); /* after the message: it names the model's counts */
+        return NB_ERR_DATA;
     }
     for (int i = 0; i < k->n_in - 1 + k->n_out; i++) {
         bool in = i < k->n_in - 1;
@@ -75,9 +76,11 @@ nb_err sim_cpu_load(nb_sim_model *m, int ki, nb_status *st)
             numel *= v->dims[d] >= 0 ? v->dims[d] : -1;
         if (t < 0 || v->rank < 0 || numel < 0 || !sim_bits(m->x.t[t].dtype) ||
             numel != nb_sim_numel(&m->x.t[t])) {
-            nb_model_free(nm);
-            return nb_fail(st, NB_ERR_DATA, "%s: %s '%s' does not match its tensor's size or "
-                           "type", what, in ? "input" : "output", v->name);
+            nb_fail(st, NB_ERR_DATA, "%s: %s %d of its node model does not match its tensor's "
+                    "size or type", what, in ? "input" : "output",
+                    in ? i : i - (k->n_in - 1));
+            nb_model_free(nm); /* after the message */
+            return NB_ERR_DATA;
         }
     }
     nb_exec *x = NULL;
@@ -110,20 +113,28 @@ nb_err sim_cpu_run(nb_sim_model *m, const sim_task *k, nb_status *st)
             put_f64(in[i], j, sim_load(d->dtype, p, sim_ph(m, d, idx)));
         }
     }
-    if (!e)
-        e = nb_exec_run(k->cpu_x, ni, names, in, st);
+    if (!e && (e = nb_exec_run(k->cpu_x, ni, names, in, st)) && e != NB_ERR_NOMEM) {
+        /* the node and its operands come from the exeom: bad data, not a bug */
+        nb_prefix(st, "CPU task (CpuOnnx)");
+        st->code = e = NB_ERR_DATA;
+    }
     for (int o = 0; o < k->n_out && !e; o++) {
         const nb_tensor *y = nb_exec_output(k->cpu_x, o);
         const nb_exeom_tensor *d = &m->x.t[k->out[o]];
         uint8_t *p = sim_ptr(m, k->out[o]);
         if (!y || y->numel != nb_sim_numel(d)) {
-            e = nb_fail(st, NB_ERR_DATA, "CPU task: output %d has %lld values for a tensor of "
-                        "%lld", o, y ? (long long)y->numel : 0LL, (long long)nb_sim_numel(d));
+            e = nb_fail(st, NB_ERR_DATA, "CPU task (CpuOnnx): output %d has %lld values for a "
+                        "tensor of %lld", o, y ? (long long)y->numel : 0LL,
+                        (long long)nb_sim_numel(d));
             break;
         }
         for (int64_t j = 0; j < y->numel; j++) {
             unravel(j, d->rank, d->dims, idx);
-            sim_store(d->dtype, p, sim_ph(m, d, idx), nb_tensor_get_f64(y, j));
+            double v = nb_tensor_get_f64(y, j);
+            /* an int64 value beyond the NPU's int32 clamps there: counted as the fp16 ones */
+            if (d->dtype == DT_I32 && (v > 2147483647.0 || v < -2147483648.0))
+                nb_sim_saturations++;
+            sim_store(d->dtype, p, sim_ph(m, d, idx), v);
         }
     }
     for (int i = 0; i < ni; i++)
