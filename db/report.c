@@ -1,9 +1,10 @@
 /* nanobench report (include/nb/report.h): the HTML page of a bring-up folder. Plots: gnuplot's SVG
  * terminal, inlined; the Okabe-Ito palette (readable with every common colour-vision
  * deficiency); every plot also as a table under it (its text alternative). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -991,8 +992,26 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
     side_load(&s[0], a);
     if (b)
         side_load(&s[1], b);
+    struct stat ob;
+    if (!lstat(out, &ob) && !S_ISREG(ob.st_mode)) { /* a FIFO, a device, a link: not replaced */
+        for (int k = 0; k < ns; k++)
+            side_free(&s[k]);
+        return nb_fail(st, NB_ERR_IO, "%s: exists and is not a regular file: not replaced", out);
+    }
+    char sp[4200], rs[PATH_MAX], ro[PATH_MAX];
+    snprintf(sp, sizeof sp, "%s/summary.json", a->dir);
+    if (realpath(sp, rs) && realpath(out, ro) && !strcmp(rs, ro)) {
+        for (int k = 0; k < ns; k++)
+            side_free(&s[k]);
+        return nb_fail(st, NB_ERR_ARG, "%s: is the bring-up's own summary.json", out);
+    }
     if (!s[0].sum && !a->metrics) {
-        nb_err rc = nb_fail(st, NB_ERR_ARG, "%s: no summary.json (is it a bringup folder?)", a->dir);
+        struct stat sb;
+        nb_err rc = stat(sp, &sb)
+                        ? nb_fail(st, NB_ERR_ARG, "%s: no summary.json (is it a bringup folder?)",
+                                  a->dir)
+                        : nb_fail(st, NB_ERR_FORMAT, "%s: not a bring-up summary (a JSON object)",
+                                  sp);
         for (int k = 0; k < ns; k++)
             side_free(&s[k]);
         return rc;

@@ -790,6 +790,44 @@ static void test_real_models_stable(void **state)
     assert_int_equal(rows, 9);
 }
 
+/* What no task holds, NPU or CPU: a Concat of 9 run-time inputs (a task descriptor has 8
+ * operands) is a task nothing runs, as atc will refuse it; a Split into 5 is 5 Slices. */
+static void test_operand_limits(void **state)
+{
+    (void)state;
+    const int64_t d[2] = {1, 2}, dy[2] = {1, 18}, dz[2] = {1, 10};
+    static const char *const names[9] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
+    mb_model *mm = mb_new(13);
+    for (int i = 0; i < 9; i++)
+        mb_input(mm, names[i], 1, 2, d);
+    mb_output(mm, "y", 1, 2, dy);
+    const char *ins[10];
+    for (int i = 0; i < 9; i++)
+        ins[i] = names[i];
+    ins[9] = NULL;
+    Onnx__NodeProto *cat = mb_node(mm, "Concat", ins, (const char *[]){"y", NULL});
+    cat->name = "cat9";
+    mb_attr_int(cat, "axis", 1);
+    nb_estimate e;
+    estimate(mm, &e);
+    assert_int_equal(task(&e, "cat9")->unit, NB_TASK_CPU);
+    assert_false(task(&e, "cat9")->cpu_ok);
+    assert_non_null(strstr(task(&e, "cat9")->reason, "9 inputs and 1 outputs (a task holds 8 and 4)"));
+    assert_int_equal(e.n_unsupported, 1);
+    nb_estimate_free(&e);
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 2, dz);
+    static const char *const outs[6] = {"o1", "o2", "o3", "o4", "o5", NULL};
+    for (int i = 0; i < 5; i++)
+        mb_output(mm, outs[i], 1, 2, d);
+    Onnx__NodeProto *sp = mb_node(mm, "Split", (const char *[]){"x", NULL}, outs);
+    sp->name = "split5";
+    mb_attr_int(sp, "axis", 1);
+    estimate(mm, &e);
+    assert_int_equal(e.n_unsupported, 0);
+    nb_estimate_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -798,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_bn_folded_and_lstm_unrolled),
         cmocka_unit_test(test_relu_fused_into_dequant),
         cmocka_unit_test(test_unsupported_reasons),
+        cmocka_unit_test(test_operand_limits),
         cmocka_unit_test(test_refused_inputs),
         cmocka_unit_test(test_gemm_transb_and_shared_weight),
         cmocka_unit_test(test_if_branches_lowered),

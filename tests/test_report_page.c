@@ -112,6 +112,23 @@ static void test_errors(void **state)
     assert_non_null(strstr(st.msg, "no/such/dir/p.html: cannot write"));
     snprintf(part, sizeof part, "%s/no", tmpdir);
     assert_int_not_equal(access(part, F_OK), 0);
+    /* a FIFO (or a device, a link) is not replaced by the page; nor the folder's summary */
+    snprintf(out, sizeof out, "%s/fifo", tmpdir);
+    assert_int_equal(mkfifo(out, 0600), 0);
+    assert_int_equal(nb_report_write(&o, NULL, &st), NB_ERR_IO);
+    assert_non_null(strstr(st.msg, "fifo: exists and is not a regular file"));
+    struct stat sb;
+    assert_int_equal(lstat(out, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    o.out = sum;
+    assert_int_equal(nb_report_write(&o, NULL, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "the bring-up's own summary.json"));
+    /* a summary.json that is not a JSON object: said so, not "no summary.json" */
+    write_text(sum, "[1, 2");
+    snprintf(out, sizeof out, "%s/p2.html", tmpdir);
+    o.out = out;
+    assert_int_equal(nb_report_write(&o, NULL, &st), NB_ERR_FORMAT);
+    assert_non_null(strstr(st.msg, "not a bring-up summary"));
 }
 
 int main(void)

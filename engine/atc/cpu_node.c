@@ -159,13 +159,15 @@ static Onnx__AttributeProto *attribute(pool *pl, const nb_attr *a, char *why, si
  * static shape */
 static bool declarable(const nb_value *v, const char *what, char *why, size_t wl)
 {
-    bool ok = v->dtype != NB_UNDEFINED && nb_dtype_size(v->dtype) && v->rank >= 0;
+    bool ok = v->dtype != NB_UNDEFINED && nb_dtype_size(v->dtype) && v->rank >= 0 &&
+              v->rank <= 6;
     for (int d = 0; ok && d < v->rank; d++)
         ok = v->dims[d] >= 0;
     if (!ok)
         snprintf(why, wl, "%s '%s' has %s", what, v->name,
                  v->dtype == NB_UNDEFINED || !nb_dtype_size(v->dtype) ? "no type the MCU's CPU holds"
-                                                                       : "a shape known only at run time");
+                 : v->rank > 6 ? "more than 6 dims (the exeom's tensors hold 6)"
+                               : "a shape known only at run time");
     return ok;
 }
 

@@ -1124,6 +1124,30 @@ static void lower_node(lctx *c, int ni)
         *c->oom = true;
         return;
     }
+    /* what no task of the exeom holds, NPU or CPU: more operands than a descriptor has, a
+       value of more than 6 dims (estimate says so as atc would) */
+    int n_ops = 0, big_rank = 0;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0 && !is_const(c, n->in[i])) {
+            n_ops++;
+            big_rank = c->g->values[n->in[i]].rank > 6 ? c->g->values[n->in[i]].rank : big_rank;
+        }
+    for (int i = 0; i < n->n_out; i++)
+        if (n->out[i] >= 0 && c->g->values[n->out[i]].rank > 6)
+            big_rank = c->g->values[n->out[i]].rank;
+    /* (a Split is one Slice task per output) */
+    bool too_many = n_ops > NB_EXEOM_MAX_IN || (n->n_out > NB_EXEOM_MAX_OUT && strcmp(op, "Split"));
+    if (strcmp(op, "If") && (too_many || big_rank)) {
+        char why[160];
+        if (big_rank)
+            snprintf(why, sizeof why, "a value of rank %d (the exeom holds 6 dims)", big_rank);
+        else
+            snprintf(why, sizeof why, "%d inputs and %d outputs (a task holds %d and %d)", n_ops,
+                     n->n_out, NB_EXEOM_MAX_IN, NB_EXEOM_MAX_OUT);
+        cpu_task(c, n, name, why);
+        free(name);
+        return;
+    }
     if (c->o->cpu_nodes && strcmp(op, "If") &&
         nb_list_has(c->o->cpu_nodes, n->name, strlen(n->name))) {
         /* a calibrated cube op (the deploy model's, of the NPU's domain) stays with the NPU's
@@ -1880,6 +1904,11 @@ static bool has_node(const nb_graph *g, const char *name, size_t len)
 /* include/nb/atc.h */
 nb_err nb_npu_check_cpu_nodes(const nb_graph *g, const char *list, nb_status *st)
 {
+    bool any = false;
+    for (const char *p = list; p && *p; p++)
+        any |= *p != ';' && *p != ' ';
+    if (list && !any)
+        return nb_fail(st, NB_ERR_ARG, "--cpu_nodes names no node");
     for (const char *p = list; p && *p;) {
         const char *end = strchr(p, ';');
         size_t len = end ? (size_t)(end - p) : strlen(p);
