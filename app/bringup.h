@@ -89,8 +89,9 @@ json_t *job_json(const tui_job *j, const char *stage, int *rc);
 /* atc's argument list for the deploy model into output (.exeom and .dbg), with the
    bringup's flags and --nb_input_scale=scale when scale is not NULL */
 void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale);
-/* estimate's argument list for the model with the bringup's flags (-p --json) */
-void estimate_argv(const bu *b, bu_argv *a);
+/* the estimate step (the bringup's flags, -p --json) as a child recorded under the bringup:
+   b->est (replaced) and b->id_est; 0, or the exit status after the step's line */
+int run_estimate(bu *b, const char *detail);
 /* run's argument list for evaluation input k on exeom into out_dir (--json; --dump dump_cfg
    when not NULL) */
 void run_argv(const bu *b, bu_argv *a, const char *exeom, int k, const char *out_dir,

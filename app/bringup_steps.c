@@ -241,7 +241,7 @@ void infer_argv(const bu *b, bu_argv *a, int k, const char *out_dir, bool dump_a
     }
 }
 
-void estimate_argv(const bu *b, bu_argv *a)
+static void estimate_argv(const bu *b, bu_argv *a)
 {
     global_flags(a);
     arg(a, "estimate");
@@ -261,6 +261,27 @@ void estimate_argv(const bu *b, bu_argv *a)
         arg(a, "--out_nodes=%s", b->out_nodes);
     if (b->cpu_nodes) /* and the same placement */
         arg(a, "--cpu_nodes=%s", b->cpu_nodes);
+}
+
+int run_estimate(bu *b, const char *detail)
+{
+    bu_argv a = {0};
+    tui_job *j = NULL;
+    estimate_argv(b, &a);
+    double t0 = now_s();
+    int rc = child(b, 0, detail, "1-estimate", g_rec.run_id, &a, &j);
+    b->step_ms[0] += (now_s() - t0) * 1e3;
+    args_free(&a);
+    if (rc)
+        return rc;
+    json_t *est = job_json(j, "estimate", &rc);
+    b->id_est = j->run_id;
+    tui_job_free(j);
+    if (!est)
+        return rc;
+    json_decref(b->est);
+    b->est = est;
+    return 0;
 }
 
 void atc_argv(const bu *b, bu_argv *a, const char *output, const char *scale)

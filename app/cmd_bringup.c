@@ -66,11 +66,8 @@ static void help(void)
            "./bringup_<model name>. An output of one value per input (a score) is also\n"
            "compared over the K inputs together, and that cosine is its worst (a cosine of\n"
            "one value is 1).\n"
-           "--cpu_nodes \"a;b\": those nodes run on the MCU's CPU in float32 (estimate, calibrate\n"
-           "and atc take it; a cube op there is left out of calibration). --auto_place: when\n"
-           "calibrate advises a placement (a layer whose input no int16 step holds on some\n"
-           "calibration input, with the ops around it beyond fp16), calibrate again with it and\n"
-           "go on with it; the summary says which nodes and why.\n"
+           "--cpu_nodes \"a;b\": those nodes on the MCU's CPU, float32 (calibrate leaves them\n"
+           "float). --auto_place: calibrate's placement advice taken (calibrated again).\n"
            "A Q/DQ (QAT) model carries its scales: it is imported (calibrate --from_qdq), not\n"
            "calibrated, and needs no --data_dir; without --data_dir or --eval_dir it is\n"
            "evaluated on K random inputs, uniform in [-1, 1) (the summary says so).\n"
@@ -264,15 +261,7 @@ int cmd_bringup(int argc, char **argv)
 
     /* 1. estimate */
     step_line(b, 0, "", "");
-    estimate_argv(b, &a);
-    STEP_TIMER(0, child(b, 0, "", "1-estimate", g_rec.run_id, &a, &j));
-    if (rc)
-        goto out;
-    b->id_est = j->run_id;
-    b->est = job_json(j, "estimate", &rc);
-    tui_job_free(j);
-    j = NULL;
-    if (!b->est)
+    if ((rc = run_estimate(b, "")))
         goto out;
     step_done(b, 0, "");
     if ((rc = model_inputs(b)))
@@ -347,19 +336,8 @@ calibrate:
     if (b->auto_place && !b->cpu_nodes && advice && *advice) {
         snprintf(b->auto_cpu, sizeof b->auto_cpu, "%s", advice);
         b->cpu_nodes = b->auto_cpu;
-        /* the estimate of what atc will now compile: the placement's sizes */
-        estimate_argv(b, &a);
-        STEP_TIMER(0, child(b, 0, "(the placement)", "1-estimate", g_rec.run_id, &a, &j));
-        if (rc)
+        if ((rc = run_estimate(b, "(the placement)"))) /* what atc will now compile */
             goto out;
-        json_t *est = job_json(j, "estimate", &rc);
-        b->id_est = j->run_id;
-        tui_job_free(j);
-        j = NULL;
-        if (!est)
-            goto out;
-        json_decref(b->est);
-        b->est = est;
         snprintf(detail, sizeof detail, "(again, --auto_place: %.80s%s on the CPU)", advice,
                  strlen(advice) > 80 ? "..." : "");
         step_line(b, 1, detail, "");

@@ -135,6 +135,16 @@ typedef struct calib {
 } calib;
 
 #define MAG_BINS 256
+/* The magnitude bin of |x| (x not 0): a quarter of a binade, from the float's bits (its
+   exponent and two leading mantissa bits: no log call), 2^-32 .. 2^32 over the 256 bins. */
+static inline int mag_bin(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    int b = 4 * ((int)((u >> 23) & 0xff) - 127) + (int)((u >> 21) & 3) + MAG_BINS / 2;
+    return b < 0 ? 0 : b >= MAG_BINS ? MAG_BINS - 1 : b;
+}
+
 /* One calibration batch of a layer's input into its log-magnitude histogram (l->mag). */
 static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
 {
@@ -150,21 +160,27 @@ static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
     for (int64_t k = 0; k < n; k++) {
         if (x[k] == 0.0f)
             continue;
-        int b = (int)floor(4 * log2(fabs((double)x[k]))) + MAG_BINS / 2;
-        h[b < 0 ? 0 : b >= MAG_BINS ? MAG_BINS - 1 : b]++;
+        h[mag_bin(x[k])]++;
         h[MAG_BINS]++;
     }
     return NB_OK;
 }
 
-/* The share of one batch's nonzero values with |x| <= a (log-uniform inside a bin). */
+/* The share of one batch's nonzero values with |x| <= a (uniform inside a bin). */
 static double mag_share(const double *h, double a)
 {
     if (h[MAG_BINS] <= 0 || !(a > 0))
         return 0;
-    double la = 4 * log2(a) + MAG_BINS / 2, in = 0;
-    for (int b = 0; b < MAG_BINS; b++)
-        in += h[b] * fmin(fmax(la - b, 0), 1);
+    float af = (float)a;
+    int ba = mag_bin(af);
+    /* where a lies inside its bin: the bin is [m, m + 2^(e-2)) for the float's binade 2^e */
+    int e;
+    double m = frexp(a, &e) * 2; /* a = m 2^(e-1), m in [1, 2) */
+    double frac = fmod((m - 1) * 4, 1.0), in = 0;
+    for (int b = 0; b < ba && b < MAG_BINS; b++)
+        in += h[b];
+    if (ba < MAG_BINS)
+        in += h[ba] * frac;
     return in / h[MAG_BINS];
 }
 
