@@ -471,20 +471,23 @@ static void runtime_reason(const lctx *c, const nb_node *n, char *why, size_t le
     }
 }
 
-/* Task k writes node n's outputs, each a new ND tensor of its NPU type. */
-static void nd_outputs(lctx *c, const nb_node *n, int k)
+/* Task k writes node n's outputs, each a new ND tensor of the type type_of gives. */
+static void nd_outputs_as(lctx *c, const nb_node *n, int k, nb_dtype (*type_of)(nb_dtype))
 {
     for (int o = 0; o < n->n_out; o++) {
         int v = n->out[o];
         if (v < 0)
             continue;
         const nb_value *val = &c->g->values[v];
-        int t = add_tensor(c, strdup(val->name), npu_type(val->dtype), NB_FMT_ND, val->rank,
+        int t = add_tensor(c, strdup(val->name), type_of(val->dtype), NB_FMT_ND, val->rank,
                            val->dims, NB_T_ACTIVATION, -1);
         task_out(c, k, t);
         c->vt[v] = t;
     }
 }
+
+/* ... of its NPU type. */
+static void nd_outputs(lctx *c, const nb_node *n, int k) { nd_outputs_as(c, n, k, npu_type); }
 
 /* The type a CPU task's output has in the exeom: float32 for float (the M-core's; an NPU
  * reader takes it through a Cast to fp16, tensor_in), int32 for int64 (the NPU's widest
@@ -608,16 +611,7 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
         bool ta = !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transA", 0);
         c->n->k[k].macs = ny * x0->dims[ta && x0->rank == 2 ? 0 : x0->rank - 1];
     }
-    for (int o = 0; o < n->n_out; o++) {
-        int v = n->out[o];
-        if (v < 0)
-            continue;
-        const nb_value *val = &c->g->values[v];
-        int t = add_tensor(c, strdup(val->name), cpu_io_type(val->dtype), NB_FMT_ND, val->rank,
-                           val->dims, NB_T_ACTIVATION, -1);
-        task_out(c, k, t);
-        c->vt[v] = t;
-    }
+    nd_outputs_as(c, n, k, cpu_io_type);
 }
 
 static int bias_index(const char *op)
