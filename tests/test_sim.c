@@ -696,6 +696,31 @@ static void test_exp_log_table(void **state)
     }
 }
 
+/* Transpose of the last two dims of an ND fp16 tensor (8 x 8 tiles): x [2,17,11] with
+ * x[b][i][j] = 1000 b + 16 i + j (exact in fp16) and perm (0, 2, 1): y[b][j][i] is that
+ * value, the tile edges (17 and 11 are not multiples of 8) included. */
+static void test_transpose_tiles(void **state)
+{
+    (void)state;
+    xt t[2] = {{1, 2, 0, 3, {2, 17, 11}, 0}, {1, 2, 1, 3, {2, 11, 17}, 0}};
+    xk k[1] = {{33, 0, 1, 1, {0}, {1}, {0}}};
+    k[0].params[0] = 3, k[0].params[1] = 0, k[0].params[2] = 2, k[0].params[3] = 1;
+    uint8_t w[32] = {0};
+    size_t len;
+    uint8_t *f = build(t, 2, k, 1, w, sizeof w, 32, &len);
+    double in[374], out[374];
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < 17; i++)
+            for (int j = 0; j < 11; j++)
+                in[(b * 17 + i) * 11 + j] = 1000 * b + 16 * i + j;
+    run_model(f, len, in, 374, out, 374);
+    for (int b = 0; b < 2; b++)
+        for (int j = 0; j < 11; j++)
+            for (int i = 0; i < 17; i++)
+                assert_true(out[(b * 11 + j) * 17 + i] == 1000 * b + 16 * i + j);
+    free(f);
+}
+
 /* Log's input of 0: -inf, written as fp16's -65504 and counted as the log of 0, not as
  * saturation. x = (0, 1, 2, 0.5): log gives -inf, 0, 0.693147 and -0.693147; fp16's step
  * in [0.5, 1) is 2^-11, and 0.693147 / 2^-11 = 1419.56 rounds to 1420: 0.693359375. */
@@ -742,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_log_of_zero), cmocka_unit_test(test_reduce_mean),
         cmocka_unit_test(test_clip_runtime_bound), cmocka_unit_test(test_quant_max_paths),
         cmocka_unit_test(test_exp_log_table),
+        cmocka_unit_test(test_transpose_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1626,6 +1626,26 @@ static void k_transpose(nb_sim_model *m, const sim_task *k)
             sim_store(y->dtype, yp, 0, sim_load(x->dtype, xp, 0));
         return;
     }
+    bool swap2 = r >= 2 && k->perm[r - 1] == r - 2 && k->perm[r - 2] == r - 1;
+    for (int d = 0; swap2 && d + 2 < r; d++)
+        swap2 = k->perm[d] == d;
+    if (swap2 && x->format == FMT_ND && y->format == FMT_ND && x->dtype == DT_F16 &&
+        y->dtype == DT_F16) {
+        /* the last two dims swapped in ND: a batch of 2-D transposes [A, B] -> [B, A], in
+           8 x 8 tiles so that both sides are read and written a cache line at a time */
+        int64_t A = x->dims[r - 2], B = x->dims[r - 1], batch = n / (A * B);
+        const uint16_t *xs = (const uint16_t *)(const void *)xp;
+        uint16_t *ys = (uint16_t *)(void *)yp;
+        for (int64_t bt = 0; bt < batch; bt++, xs += A * B, ys += A * B)
+            for (int64_t i0 = 0; i0 < A; i0 += 8)
+                for (int64_t j0 = 0; j0 < B; j0 += 8) {
+                    int64_t i1 = i0 + 8 < A ? i0 + 8 : A, j1 = j0 + 8 < B ? j0 + 8 : B;
+                    for (int64_t j = j0; j < j1; j++)
+                        for (int64_t i = i0; i < i1; i++)
+                            ys[j * A + i] = xs[i * B + j];
+                }
+        return;
+    }
     /* row by row of the output: its last dim walks the input's dim perm[r - 1] */
     int64_t *const *ox = m->off + 6 * (x - m->x.t);
     const int64_t *oy = last_off(m, y), *oxl = ox[k->perm[r - 1]];
