@@ -269,6 +269,25 @@ double nb_tensor_get_f64(const nb_tensor *t, int64_t i)
     }
 }
 
+void nb_tensor_set_f64(nb_tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case NB_FLOAT: ((float *)t->data)[i] = (float)v; break;
+    case NB_FLOAT16: ((uint16_t *)t->data)[i] = nb_float_to_half((float)v); break;
+    case NB_DOUBLE: ((double *)t->data)[i] = v; break;
+    case NB_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+    case NB_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+    case NB_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+    case NB_INT16: ((int16_t *)t->data)[i] = (int16_t)v; break;
+    case NB_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)v; break;
+    case NB_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+    case NB_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
+    case NB_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+    case NB_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
+    default: break;
+    }
+}
+
 int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i)
 {
     switch (t->dtype) {

@@ -13,27 +13,6 @@
 #include "nb/ref.h"
 #include "sim_internal.h"
 
-/* element e of t set from v: converted as a C cast (floats rounded, integers truncated
- * toward zero; the callers give values of the tensor's own range) */
-static void put_f64(nb_tensor *t, int64_t e, double v)
-{
-    switch (t->dtype) {
-    case NB_FLOAT: ((float *)t->data)[e] = (float)v; break;
-    case NB_FLOAT16: ((uint16_t *)t->data)[e] = nb_float_to_half((float)v); break;
-    case NB_DOUBLE: ((double *)t->data)[e] = v; break;
-    case NB_INT8: ((int8_t *)t->data)[e] = (int8_t)v; break;
-    case NB_UINT8: ((uint8_t *)t->data)[e] = (uint8_t)v; break;
-    case NB_BOOL: ((uint8_t *)t->data)[e] = v != 0; break;
-    case NB_INT16: ((int16_t *)t->data)[e] = (int16_t)v; break;
-    case NB_UINT16: ((uint16_t *)t->data)[e] = (uint16_t)v; break;
-    case NB_INT32: ((int32_t *)t->data)[e] = (int32_t)v; break;
-    case NB_UINT32: ((uint32_t *)t->data)[e] = (uint32_t)v; break;
-    case NB_INT64: ((int64_t *)t->data)[e] = (int64_t)v; break;
-    case NB_UINT64: ((uint64_t *)t->data)[e] = (uint64_t)v; break;
-    default: break;
-    }
-}
-
 /* the logical multi-index of row-major element e of dims[rank] */
 static void unravel(int64_t e, int rank, const int32_t *dims, int64_t *idx)
 {
@@ -110,7 +89,7 @@ nb_err sim_cpu_run(nb_sim_model *m, const sim_task *k, nb_status *st)
             break;
         for (int64_t j = 0; j < in[i]->numel; j++) {
             unravel(j, d->rank, d->dims, idx);
-            put_f64(in[i], j, sim_load(d->dtype, p, sim_ph(m, d, idx)));
+            nb_tensor_set_f64(in[i], j, sim_load(d->dtype, p, sim_ph(m, d, idx)));
         }
     }
     if (!e && (e = nb_exec_run(k->cpu_x, ni, names, in, st)) && e != NB_ERR_NOMEM) {

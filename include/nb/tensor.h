@@ -113,6 +113,10 @@ char *nb_shape_str(int rank, const int64_t *dims, char sep, char *buf, size_t le
 /* Element i of t converted to double / int64 (any stored dtype). */
 double nb_tensor_get_f64(const nb_tensor *t, int64_t i);
 int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i);
+/* Element i of t set from v, as a C cast to t's dtype (floats rounded to nearest, fp16 by
+ * nb_float_to_half; integers truncated toward zero: the caller gives values of t's range;
+ * bool: v != 0). Other dtypes are left unchanged. */
+void nb_tensor_set_f64(nb_tensor *t, int64_t i, double v);
 
 /* binary32 -> binary16 bits with one rounding to nearest even, on the bits. Overflow gives
  * infinity, or +-65504 when saturate (the Nano's vector unit); NaN gives a quiet NaN (sign
