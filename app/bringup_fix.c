@@ -271,7 +271,7 @@ json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc)
     json_object_set_new(fx, "log_of_zero_left", json_real(best.log_left));
     json_object_set_new(fx, "inputs", json_integer(b->n_eval));
     json_object_set_new(fx, "outputs", outs);
-    json_object_set_new(fx, "worst_cosine", cli_jnum(worst));
+    json_object_set_new(fx, "worst_cosine", nb_json_num(worst));
     char path[3600];
     snprintf(path, sizeof path, "%s/fix/%s/%s.exeom", b->outdir, best.tag, b->stem);
     json_object_set_new(fx, "exeom", nb_json_string(path));

@@ -439,9 +439,9 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
             json_object_set_new(pi, "inputs", files);
             json_object_set_new(pi, "npu", nb_json_string(npu[k]));
             json_object_set_new(pi, "reference", nb_json_string(ref[k]));
-            json_object_set_new(pi, "cosine", cli_jnum(m->cos));
-            json_object_set_new(pi, "sqnr_db", cli_jnum(m->sqnr_db));
-            json_object_set_new(pi, "max_abs_error", cli_jnum(m->max_abs));
+            json_object_set_new(pi, "cosine", nb_json_num(m->cos));
+            json_object_set_new(pi, "sqnr_db", nb_json_num(m->sqnr_db));
+            json_object_set_new(pi, "max_abs_error", nb_json_num(m->max_abs));
             if (m->note[0])
                 json_object_set_new(pi, "note", nb_json_string(m->note));
             json_array_append_new(per, pi);
@@ -453,16 +453,16 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
             *worst = r.gate;
         json_object_set_new(jo, "shape", json_string(r.shape));
         json_object_set_new(jo, "numel", json_integer(acc->numel));
-        json_object_set_new(jo, "cosine_mean", cli_jnum(acc->cos_mean));
-        json_object_set_new(jo, "cosine_worst", cli_jnum(acc->cos_worst));
-        json_object_set_new(jo, "sqnr_db_mean", cli_jnum(acc->sqnr_mean));
-        json_object_set_new(jo, "sqnr_db_worst", cli_jnum(acc->sqnr_worst));
-        json_object_set_new(jo, "max_abs_error", cli_jnum(acc->max_abs));
-        json_object_set_new(jo, "pooled_cosine", cli_jnum(acc->pooled_cos));
-        json_object_set_new(jo, "pooled_sqnr_db", cli_jnum(acc->pooled_sqnr));
-        json_object_set_new(jo, "worst_cosine", cli_jnum(acc->gate));
+        json_object_set_new(jo, "cosine_mean", nb_json_num(acc->cos_mean));
+        json_object_set_new(jo, "cosine_worst", nb_json_num(acc->cos_worst));
+        json_object_set_new(jo, "sqnr_db_mean", nb_json_num(acc->sqnr_mean));
+        json_object_set_new(jo, "sqnr_db_worst", nb_json_num(acc->sqnr_worst));
+        json_object_set_new(jo, "max_abs_error", nb_json_num(acc->max_abs));
+        json_object_set_new(jo, "pooled_cosine", nb_json_num(acc->pooled_cos));
+        json_object_set_new(jo, "pooled_sqnr_db", nb_json_num(acc->pooled_sqnr));
+        json_object_set_new(jo, "worst_cosine", nb_json_num(acc->gate));
         json_object_set_new(jo, "npu_dtype", nb_json_string(nd));
-        json_object_set_new(jo, "max_fp16_steps", cli_jnum(acc->fp16_steps));
+        json_object_set_new(jo, "max_fp16_steps", nb_json_num(acc->fp16_steps));
         json_object_set_new(jo, "agrees_at_fp16_resolution", json_boolean(r.fp16_resolution));
         json_object_set_new(jo, "per_input", per);
         nb_cmp_output_files_free(&r);
@@ -555,7 +555,7 @@ json_t *calibration_json(const bu *b)
     json_object_set_new(jc, "algorithm", json_string(algos[0] ? algos : "none (no layer)"));
     json_object_set_new(jc, "requested", b->algo ? nb_json_string(b->algo) : json_null());
     json_object_set_new(jc, "qat", json_boolean(b->qat));
-    json_object_set_new(jc, "batches", cli_jnum(batches));
+    json_object_set_new(jc, "batches", nb_json_num(batches));
     json_object_set_new(jc, "layers", json_integer((json_int_t)json_array_size(layers)));
     json_t *jw = json_array();
     for (int q = 0; q < 3 && order[q] >= 0; q++) {
@@ -563,8 +563,8 @@ json_t *calibration_json(const bu *b)
         json_t *x = json_object();
         json_object_set_new(x, "layer", nb_json_string(bu_str(l, "layer")));
         json_object_set_new(x, "op_type", nb_json_string(bu_str(l, "op_type")));
-        json_object_set_new(x, "sqnr_db", cli_jnum(bu_num(l, "output_sqnr_db")));
-        json_object_set_new(x, "cosine", cli_jnum(bu_num(l, "output_cosine")));
+        json_object_set_new(x, "sqnr_db", nb_json_num(bu_num(l, "output_sqnr_db")));
+        json_object_set_new(x, "cosine", nb_json_num(bu_num(l, "output_cosine")));
         json_array_append_new(jw, x);
     }
     json_object_set_new(jc, "worst_layers", jw);
@@ -573,8 +573,8 @@ json_t *calibration_json(const bu *b)
     const json_t *sg = json_object_get(b->cal, "suggested_int16");
     json_object_set_new(jc, "suggested_int16", json_is_array(sg) ? json_deep_copy(sg)
                                                                  : json_array());
-    json_object_set_new(jc, "output_sqnr_db", cli_jnum(bu_num(b->cal, "output_sqnr_db")));
-    json_object_set_new(jc, "output_cosine", cli_jnum(bu_num(b->cal, "output_cosine")));
+    json_object_set_new(jc, "output_sqnr_db", nb_json_num(bu_num(b->cal, "output_sqnr_db")));
+    json_object_set_new(jc, "output_cosine", nb_json_num(bu_num(b->cal, "output_cosine")));
     json_object_set_new(jc, "eval_set", nb_json_string(bu_str(b->cal, "eval_set")));
     json_object_set_new(jc, "deploy_model", nb_json_string(b->deploy));
     json_object_set_new(jc, "record", nb_json_string(bu_str(b->cal, "record")));
@@ -604,9 +604,9 @@ json_t *placement_advice(const json_t *cal)
         json_t *x = json_object();
         json_object_set_new(x, "layer", nb_json_string(bu_str(l, "layer")));
         json_object_set_new(x, "zeroed_int16_worst_input",
-                            cli_jnum(bu_num(l, "zeroed_int16_worst_input")));
+                            nb_json_num(bu_num(l, "zeroed_int16_worst_input")));
         json_object_set_new(x, "zeroed_int16_inputs_over",
-                            cli_jnum(bu_num(l, "zeroed_int16_inputs_over")));
+                            nb_json_num(bu_num(l, "zeroed_int16_inputs_over")));
         json_array_append_new(ls, x);
     }
     json_object_set_new(a, "layers", ls);
@@ -671,7 +671,7 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_object_set_new(jev, "model_inputs", jin);
     json_object_set_new(s, "evaluation", jev);
     json_object_set_new(s, "outputs", outs);
-    json_object_set_new(s, "worst_cosine", cli_jnum(worst));
+    json_object_set_new(s, "worst_cosine", nb_json_num(worst));
     json_t *jcm = json_object();
     static const char *const ck[] = {"verdict", "verdict_text", "tensors", "compared",
                                      "over_threshold", "thresholds", "first_over_threshold",

@@ -38,8 +38,6 @@ int cli_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 /* ---- machine-readable output (--json) ---- */
 struct json_t;
-/* A number for JSON: the value, or null when it is NaN or infinite (JSON has neither). */
-struct json_t *cli_jnum(double v);
 /* Prints o to stdout as one indented JSON object and a newline, then frees it. Returns 0,
  * or exit status 2 after "cannot write to standard output" (o is freed either way). */
 int cli_json_out(const char *cmd, struct json_t *o);

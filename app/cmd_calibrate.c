@@ -38,8 +38,6 @@ static void help(void)
            "nodes stay float, not calibrated: the MCU's CPU runs them in float32.\n");
 }
 
-static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 static void print_report(const nb_calibrate_result *r, FILE *f)
 {
     bool any_rnn = false;
@@ -75,99 +73,6 @@ static void print_report(const nb_calibrate_result *r, FILE *f)
     fprintf(f, "SQNR in dB against float: act, wts: each tensor's fake quantization (act over the "
             "calibration histogram); out: the layer alone on fake-quantized input and weights%s\n",
             any_rnn ? " (an LSTM/GRU also on its state quantized at every step)" : "");
-}
-
-static void print_json(const nb_calibrate_result *r, FILE *f)
-{
-    json_t *o = json_object(), *arr = json_array(), *outs = json_array();
-    for (int k = 0; k < r->n_outputs; k++) {
-        const nb_calib_output *co = &r->outputs[k];
-        json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(co->name));
-        json_object_set_new(j, "sqnr_db", jreal(co->compared ? co->sqnr_db : NAN));
-        json_object_set_new(j, "cosine", jreal(co->compared ? co->cosine : NAN));
-        json_object_set_new(j, "max_abs_diff", jreal(co->max_abs_diff));
-        json_array_append_new(outs, j);
-    }
-    json_object_set_new(o, "record", json_string(r->record));
-    json_object_set_new(o, "output_sqnr_db", jreal(r->output_sqnr_db));
-    json_object_set_new(o, "output_cosine", jreal(r->output_cosine));
-    json_object_set_new(o, "output_worst_cosine", jreal(r->output_worst_cosine));
-    json_object_set_new(o, "output_max_abs_diff", jreal(r->output_max_abs_diff));
-    json_object_set_new(o, "outputs", outs);
-    json_object_set_new(o, "eval_batches", json_integer(r->eval_batches));
-    json_object_set_new(o, "eval_set", json_string(r->eval_set ? "eval_dir" : "calibration"));
-    json_object_set_new(o, "calibration_ms", json_real(r->calibration_ms));
-    json_object_set_new(o, "files_and_evaluation_ms", json_real(r->files_and_evaluation_ms));
-    for (int i = 0; i < r->n_layers; i++) {
-        const nb_calib_layer_report *l = &r->layers[i];
-        json_t *j = json_object(), *sw = json_array();
-        json_object_set_new(j, "layer", json_string(l->name));
-        json_object_set_new(j, "op_type", json_string(l->op_type));
-        if (l->fused_bn)
-            json_object_set_new(j, "fused_batchnorm", json_string(l->fused_bn));
-        json_object_set_new(j, "batches", json_integer(l->batches));
-        json_object_set_new(j, "algorithm", json_string(nb_act_algo_name(l->algo)));
-        json_object_set_new(j, "clip_min", json_real(l->clip_min));
-        json_object_set_new(j, "clip_max", json_real(l->clip_max));
-        json_object_set_new(j, "scale_d", json_real(l->scale_d));
-        json_object_set_new(j, "offset_d", json_integer(l->offset_d));
-        json_object_set_new(j, "act_bits", json_integer(l->act_bits));
-        json_object_set_new(j, "weight_bits", json_integer(l->weight_bits));
-        for (int64_t c = 0; c < l->channels; c++)
-            json_array_append_new(sw, json_real(l->scale_w[c]));
-        json_object_set_new(j, "scale_w", sw);
-        json_object_set_new(j, "zeroed_fraction", jreal(l->zeroed));
-        json_object_set_new(j, "zeroed_int16_worst_input", jreal(l->zeroed16));
-        json_object_set_new(j, "zeroed_int16_inputs_over", json_integer(l->zeroed16_over));
-        json_object_set_new(j, "suggests_cpu", json_boolean(l->suggests_cpu));
-        json_object_set_new(j, "act_sqnr_db", jreal(l->act_sqnr));
-        json_object_set_new(j, "weight_sqnr_db", jreal(l->w_sqnr));
-        json_object_set_new(j, "output_sqnr_db", jreal(l->out_sqnr));
-        json_object_set_new(j, "output_cosine", jreal(l->out_cos));
-        if (l->act_b) { /* a MatMul of two activations: no weights, B quantized as x */
-            json_object_set_new(j, "second_input_activation", json_true());
-            json_object_set_new(j, "b_clip_min", json_real(l->b_clip_min));
-            json_object_set_new(j, "b_clip_max", json_real(l->b_clip_max));
-            json_object_set_new(j, "scale_b", json_real(l->scale_b));
-            json_object_set_new(j, "offset_b", json_integer(l->offset_b));
-            json_object_set_new(j, "b_sqnr_db", jreal(l->b_sqnr));
-        }
-        if (l->rnn) {
-            json_t *sr = json_array();
-            for (int64_t c = 0; c < l->channels; c++)
-                json_array_append_new(sr, json_real(l->scale_r[c]));
-            json_object_set_new(j, "h_clip_min", json_real(l->h_clip_min));
-            json_object_set_new(j, "h_clip_max", json_real(l->h_clip_max));
-            json_object_set_new(j, "scale_h", json_real(l->scale_h));
-            json_object_set_new(j, "offset_h", json_integer(l->offset_h));
-            json_object_set_new(j, "h_sqnr_db", jreal(l->h_sqnr));
-            json_object_set_new(j, "scale_r", sr);
-            json_object_set_new(j, "r_weight_sqnr_db", jreal(l->r_sqnr));
-        }
-        json_array_append_new(arr, j);
-    }
-    json_object_set_new(o, "layers", arr);
-    json_t *sug = json_array();
-    for (int i = 0; i < r->n_layers; i++) {
-        const nb_calib_layer_report *l = &r->layers[i];
-        if (!l->suggests_int16)
-            continue;
-        json_t *j = json_object();
-        json_object_set_new(j, "layer", json_string(l->name));
-        json_object_set_new(j, "zeroed_fraction", jreal(l->zeroed));
-        json_object_set_new(j, "int8_step", jreal(l->scale_d));
-        json_object_set_new(j, "range", jreal(l->clip_max - l->clip_min));
-        json_object_set_new(j, "override", json_string(l->int16_override));
-        json_array_append_new(sug, j);
-    }
-    json_object_set_new(o, "suggested_int16", sug);
-    /* the placement advice: atc / bringup --cpu_nodes */
-    json_object_set_new(o, "suggested_cpu_nodes", r->cpu_nodes ? nb_json_string(r->cpu_nodes)
-                                                               : json_null());
-    json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
-    json_decref(o);
 }
 
 /* --progress: "progress: calibrate I/N" or "progress: evaluate I/N" on stderr, flushed at
@@ -391,8 +296,9 @@ int cmd_calibrate(int argc, char **argv)
                 v[k] = NAN; /* stored as NULL */
         rec_layer(l->name, l->fused_bn ? "Conv+BN" : l->op_type, l->rnn ? 14 : 11, cols, v);
     }
+    rc = 0;
     if (json) {
-        print_json(&r, stdout);
+        rc = cli_json_out("calibrate", nb_calibrate_json(&r));
     } else {
         const char *dir0 = dirs, *semi = strchr(dirs, ';');
         printf("model:   %s (%d layers to quantize, %d batch%s of the %d files in %.*s%s)\n",
@@ -444,5 +350,5 @@ int cmd_calibrate(int argc, char **argv)
         printf("wrote %s\n      %s\n      %s\n", r.deploy, r.fake_quant, r.record);
     }
     nb_calibrate_result_free(&r);
-    return 0;
+    return rc;
 }

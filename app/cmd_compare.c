@@ -75,48 +75,6 @@ static int convert(int argc, char **argv)
     return 0;
 }
 
-/* One row of file_compare --json. */
-static json_t *row_json(const nb_cmp_row *r, int index, const nb_cmp_thresholds *th)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "index", json_integer(index));
-    json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
-    json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
-    json_object_set_new(o, "task", json_integer(r->npu->task_id));
-    json_object_set_new(o, "tensor_index", json_integer(r->x->index));
-    json_object_set_new(o, "golden_node", r->gold ? nb_json_string(r->gold->op_name)
-                                                  : json_null());
-    json_object_set_new(o, "shape", shape_json(r->x));
-    json_object_set_new(o, "npu_dtype", nb_json_string(r->x->dtype));
-    json_object_set_new(o, "golden_dtype", r->y ? nb_json_string(r->y->dtype) : json_null());
-    json_object_set_new(o, "compared", json_boolean(r->compared));
-    metrics_json(o, r);
-    json_object_set_new(o, "over", over_json(r, th));
-    json_object_set_new(o, "saturations", json_integer((json_int_t)r->npu->saturations));
-    json_object_set_new(o, "reason", nb_json_string(r->reason));
-    json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
-    json_object_set_new(o, "golden_dump", r->gold ? nb_json_string(r->gold->path) : json_null());
-    json_object_set_new(o, "covers", covers_json(r->npu));
-    return o;
-}
-
-
-/* {layer, op_type, task, index, cosine, sqnr_db, likely_cause} of row i */
-static json_t *named_row_json(const nb_comparison *cs, int i)
-{
-    const nb_cmp_row *r = &cs->rows[i];
-    json_t *o = json_object();
-    json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
-    json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
-    json_object_set_new(o, "task", json_integer(r->npu->task_id));
-    json_object_set_new(o, "index", json_integer(i));
-    json_object_set_new(o, "cosine", cli_jnum(r->m.cos));
-    json_object_set_new(o, "sqnr_db", cli_jnum(r->m.sqnr_db));
-    char cause[400];
-    json_object_set_new(o, "likely_cause", json_string(nb_cmp_cause(cs, i, cause, sizeof cause)));
-    return o;
-}
-
 static int file_compare(int argc, char **argv)
 {
     const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL, *iso_layer = NULL,
@@ -152,7 +110,7 @@ static int file_compare(int argc, char **argv)
         return cli_error(&st);
     const nb_cmp_row *rows = cs.rows;
     int nr = cs.nr;
-    json_t *jo = NULL, *jrows = NULL;
+    json_t *jo = NULL;
     nb_cmp_isolation iso = {0};
     bool isolated = false;
     char csv[4096];
@@ -177,18 +135,12 @@ static int file_compare(int argc, char **argv)
         goto done;
     }
     cli_cleanup_clear();
-    if (json) {
-        jo = json_object();
-        jrows = json_array();
-    } else {
+    if (!json)
         printf("%5s  %-14s %-40s %9s %10s %8s  %s\n", "index", "op", "NPU task", "cosine",
                "max abs", "SQNR dB", "reason");
-    }
     for (int i = 0; i < nr; i++) {
         const nb_cmp_row *r = &rows[i];
-        if (jrows) {
-            json_array_append_new(jrows, row_json(r, i, &th));
-        } else {
+        if (!json) {
             char task[41];
             snprintf(task, sizeof task, "%s", r->npu->op_name);
             cli_plain(task); /* one line of plain text per row */
@@ -223,52 +175,8 @@ static int file_compare(int argc, char **argv)
     if (worst >= 0)
         rec_metric("largest_drop_task", (double)rows[worst].npu->task_id, "");
     if (json) {
-        json_object_set_new(jo, "npu_dumps", nb_json_string(mdir));
-        json_object_set_new(jo, "golden_dumps", nb_json_string(gdir));
-        json_object_set_new(jo, "thresholds", thresholds_json(&th));
-        json_object_set_new(jo, "verdict", json_string(cs.verdict));
-        json_object_set_new(jo, "verdict_text", json_string(cs.verdict_text));
-        json_object_set_new(jo, "tensors", json_integer(nr));
-        json_object_set_new(jo, "compared", json_integer(n_cmp));
-        json_object_set_new(jo, "over_threshold", json_integer(n_bad));
-        json_object_set_new(jo, "not_compared", json_integer(nr - n_cmp));
-        json_t *fb = first_bad >= 0 ? named_row_json(&cs, first_bad) : json_null();
-        if (first_bad >= 0)
-            json_object_set_new(fb, "origin", json_string(cs.origin));
-        json_object_set_new(jo, "first_over_threshold", fb);
-        json_t *wd = worst >= 0 ? named_row_json(&cs, worst) : json_null();
-        if (worst >= 0)
-            json_object_set_new(wd, "previous_sqnr_db", cli_jnum(rows[worst_prev].m.sqnr_db));
-        json_object_set_new(jo, "largest_sqnr_drop", wd);
-        json_t *fs = json_null();
-        if (cs.first_sat >= 0) { /* the first layer that clamped at fp16's 65504 */
-            const nb_cmp_row *s = &rows[cs.first_sat];
-            fs = json_object();
-            json_object_set_new(fs, "layer", nb_json_string(s->npu->op_name));
-            json_object_set_new(fs, "op_type", nb_json_string(s->npu->op_type));
-            json_object_set_new(fs, "task", json_integer(s->npu->task_id));
-            json_object_set_new(fs, "values", json_integer((json_int_t)(
-                s->npu->saturations ? s->npu->saturations : (uint64_t)s->m.sat_x)));
-        }
-        json_object_set_new(jo, "first_saturation", fs);
-        if (isolated) {
-            json_t *ji = json_object();
-            json_object_set_new(ji, "layer", nb_json_string(iso_layer));
-            json_object_set_new(ji, "first_task", json_integer(iso.k0));
-            json_object_set_new(ji, "last_task", json_integer(iso.k1));
-            json_object_set_new(ji, "cosine", cli_jnum(iso.m.cos));
-            json_object_set_new(ji, "sqnr_db", cli_jnum(iso.m.sqnr_db));
-            json_object_set_new(ji, "max_abs_error", cli_jnum(iso.m.max_abs));
-            json_object_set_new(ji, "chain_cosine", iso.chain ? cli_jnum(iso.chain->m.cos) : json_null());
-            json_object_set_new(ji, "chain_sqnr_db", iso.chain ? cli_jnum(iso.chain->m.sqnr_db)
-                                                               : json_null());
-            json_object_set_new(ji, "error", !iso.chain ? json_null()
-                                : json_string(iso.inherited ? "inherited" : "own"));
-            json_object_set_new(jo, "isolate", ji);
-        }
+        jo = nb_comparison_json(&co, &cs, iso_layer, isolated ? &iso : NULL);
         json_object_set_new(jo, "csv", nb_json_string(csv));
-        json_object_set_new(jo, "rows", jrows);
-        jrows = NULL;
     } else {
         char cause[400];
         printf("verdict: %s\n", cs.verdict_text);
@@ -326,7 +234,6 @@ static int file_compare(int argc, char **argv)
     }
 done:
     json_decref(jo);
-    json_decref(jrows);
     nb_comparison_free(&cs);
     return rc;
 }

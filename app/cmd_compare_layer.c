@@ -22,20 +22,6 @@ static void index_str(int64_t flat, const nb_dump_tensor *t, char *buf, size_t l
     nb_shape_str(t->rank, idx, ',', buf, len);
 }
 
-static json_t *index_json(int64_t flat, const nb_dump_tensor *t)
-{
-    int64_t dims[6], idx[6];
-    for (int d = 0; d < t->rank; d++)
-        dims[d] = t->dims[d];
-    nb_cmp_unravel(flat, t->rank, dims, idx);
-    json_t *a = json_array();
-    for (int d = 0; d < t->rank; d++)
-        json_array_append_new(a, json_integer(idx[d]));
-    return a;
-}
-
-#define WORST_K 10
-#define FIRST_N 16
 
 int compare_layer(int argc, char **argv)
 {
@@ -67,106 +53,22 @@ int compare_layer(int argc, char **argv)
     nb_status st = {0};
     if (thr && nb_cmp_thresholds_parse(thr, &th, &st))
         return cli_error(&st);
-    nb_comparison cs;
-    nb_compare_opts co = {.npu_dumps = mdir, .golden_dumps = gdir, .th = th, .keep_layer = name};
-    if (nb_compare(&co, &cs, &st))
+    nb_cmp_layer_opts lo = {.npu_dumps = mdir, .golden_dumps = gdir, .layer = name,
+                            .th = th, .bins = bins};
+    nb_cmp_layer_detail d;
+    if (nb_cmp_layer(&lo, &d, &st))
         return cli_error(&st);
-    int rc = 0;
-    double *edges = NULL;
-    int64_t *counts = NULL;
-    int *tasks = NULL;
-    int sel = -1;
-    if (nb_cmp_pick_layer(&cs, name, mdir, &sel, &st)) {
-        rc = cli_error(&st);
-        goto out;
+    if (json) { /* the JSON holds copies of what it shows */
+        json_t *o = nb_cmp_layer_json(&d);
+        nb_cmp_layer_detail_free(&d);
+        return cli_json_out("compare layer", o);
     }
-    const nb_cmp_row *r = &cs.rows[sel];
+    const nb_comparison *cs = &d.cs;
+    const nb_cmp_row *r = &cs->rows[d.row];
     const nb_dump_tensor *x = r->x, *y = r->y;
-    if (!x->v) { /* the values of a row that may be the layer were kept */
-        rc = cli_fail(1, "compare layer: the values of '%s' were not kept", name);
-        goto out;
-    }
-    /* the compared values: all, or an RNN step's slice of Y (r->slice_off, r->slice_n) */
-    int64_t off = r->slice_off, n = r->slice_n, worst[WORST_K], left_out = 0;
-    int nw = nb_cmp_worst_k(x->v + off, y->v + off, n, WORST_K, worst);
-    for (int i = 0; i < nw; i++)
-        worst[i] += off;
-    edges = malloc(sizeof *edges * ((size_t)bins + 1));
-    counts = malloc(sizeof *counts * (size_t)bins);
-    tasks = malloc(sizeof *tasks * ((size_t)cs.nm + 1));
-    if (!edges || !counts || !tasks) {
-        rc = cli_fail(1, "out of memory");
-        goto out;
-    }
-    if (nb_cmp_error_histogram(x->v + off, y->v + off, n, bins, edges, counts, &left_out, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    int nt = nb_cmp_layer_tasks(&cs, r->npu, tasks);
+    int64_t off = d.off, n = d.n;
     char why[64];
     nb_cmp_fails(&r->m, &th, why, sizeof why);
-    if (json) {
-        json_t *o = json_object(), *jt = json_array(), *jw = json_array(), *jf = json_array();
-        json_t *jh = json_object(), *je = json_array(), *jc = json_array(), *jm = json_object();
-        json_object_set_new(o, "layer", nb_json_string(r->npu->op_name));
-        json_object_set_new(o, "op_type", nb_json_string(r->npu->op_type));
-        json_object_set_new(o, "task", json_integer(r->npu->task_id));
-        json_object_set_new(o, "tensor_index", json_integer(x->index));
-        json_object_set_new(o, "golden_node", nb_json_string(r->gold->op_name));
-        json_object_set_new(o, "golden_value", nb_json_string(y->original_name));
-        json_object_set_new(o, "shape", shape_json(x));
-        json_object_set_new(o, "numel", json_integer(n));
-        json_object_set_new(o, "npu_dtype", nb_json_string(x->dtype));
-        json_object_set_new(o, "golden_dtype", nb_json_string(y->dtype));
-        json_object_set_new(o, "covers", covers_json(r->npu));
-        for (int i = 0; i < nt; i++) {
-            const nb_dump *t = &cs.md[tasks[i]];
-            json_t *j = json_object();
-            json_object_set_new(j, "task", json_integer(t->task_id));
-            json_object_set_new(j, "name", nb_json_string(t->op_name));
-            json_object_set_new(j, "op_type", nb_json_string(t->op_type));
-            json_array_append_new(jt, j);
-        }
-        json_object_set_new(o, "tasks", jt);
-        json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
-        json_object_set_new(o, "golden_dump", nb_json_string(r->gold->path));
-        metrics_json(jm, r);
-        json_object_set_new(o, "metrics", jm);
-        json_object_set_new(o, "thresholds", thresholds_json(&th));
-        json_object_set_new(o, "over", over_json(r, &th));
-        json_object_set_new(o, "reason", nb_json_string(r->reason));
-        for (int i = 0; i < nw; i++) {
-            json_t *j = json_object();
-            json_object_set_new(j, "flat", json_integer(worst[i]));
-            json_object_set_new(j, "index", index_json(worst[i], x));
-            json_object_set_new(j, "golden", cli_jnum(y->v[worst[i]]));
-            json_object_set_new(j, "npu", cli_jnum(x->v[worst[i]]));
-            json_object_set_new(j, "error", cli_jnum(x->v[worst[i]] - y->v[worst[i]]));
-            json_array_append_new(jw, j);
-        }
-        json_object_set_new(o, "worst", jw);
-        for (int64_t i = off; i < off + n && i < off + FIRST_N; i++) {
-            json_t *j = json_object();
-            json_object_set_new(j, "flat", json_integer(i));
-            json_object_set_new(j, "index", index_json(i, x));
-            json_object_set_new(j, "golden", cli_jnum(y->v[i]));
-            json_object_set_new(j, "npu", cli_jnum(x->v[i]));
-            json_array_append_new(jf, j);
-        }
-        json_object_set_new(o, "first", jf);
-        for (int b = 0; b <= bins; b++)
-            json_array_append_new(je, json_real(edges[b]));
-        for (int b = 0; b < bins; b++)
-            json_array_append_new(jc, json_integer(counts[b]));
-        json_object_set_new(jh, "of", json_string("npu - golden"));
-        json_object_set_new(jh, "bins", json_integer(bins));
-        json_object_set_new(jh, "edges", je);
-        json_object_set_new(jh, "counts", jc);
-        json_object_set_new(jh, "left_out", json_integer(left_out));
-        json_object_set_new(o, "histogram", jh);
-        rc = cli_json_out("compare layer", o);
-        goto out;
-    }
     char sh[128];
     shape_str(x, sh, sizeof sh);
     printf("layer:      %s (%s, task %u, output %d)\n", plain(r->npu->op_name),
@@ -182,9 +84,9 @@ int compare_layer(int argc, char **argv)
     for (int q = 0; q < r->npu->n_covers; q++)
         printf("%s %s", q ? "," : "", plain(r->npu->covers[q]));
     printf("%s\nNPU tasks: ", r->npu->n_covers ? "" : " (no ONNX node)");
-    for (int i = 0; i < nt; i++)
-        printf("%s %u %s (%s)", i ? "," : "", cs.md[tasks[i]].task_id,
-               plain(cs.md[tasks[i]].op_name), plain(cs.md[tasks[i]].op_type));
+    for (int i = 0; i < d.n_tasks; i++)
+        printf("%s %u %s (%s)", i ? "," : "", cs->md[d.tasks[i]].task_id,
+               plain(cs->md[d.tasks[i]].op_name), plain(cs->md[d.tasks[i]].op_type));
     printf("\ndumps:      NPU %s\n            golden %s\n", plain(r->npu->path),
            plain(r->gold->path));
     const nb_cmp_metrics *m = &r->m;
@@ -194,39 +96,37 @@ int compare_layer(int argc, char **argv)
     printf("over:       %s%s%s\n", why[0] ? why : "no threshold crossed",
            m->nan_x || m->inf_x ? (why[0] ? ", " : "; ") : "",
            m->nan_x || m->inf_x ? "NaN or infinity in the NPU output" : "");
-    printf("\nthe %d worst elements by |npu - golden|:\n%4s %10s  %-16s %14s %14s %14s\n", nw,
+    printf("\nthe %d worst elements by |npu - golden|:\n%4s %10s  %-16s %14s %14s %14s\n", d.n_worst,
            "rank", "flat", "index", "golden", "npu", "npu - golden");
-    for (int i = 0; i < nw; i++) {
+    for (int i = 0; i < d.n_worst; i++) {
         char ix[128];
-        index_str(worst[i], x, ix, sizeof ix);
-        printf("%4d %10lld  %-16s %14.7g %14.7g %14.7g\n", i + 1, (long long)worst[i], ix,
-               y->v[worst[i]], x->v[worst[i]], x->v[worst[i]] - y->v[worst[i]]);
+        index_str(d.worst[i], x, ix, sizeof ix);
+        printf("%4d %10lld  %-16s %14.7g %14.7g %14.7g\n", i + 1, (long long)d.worst[i], ix,
+               y->v[d.worst[i]], x->v[d.worst[i]], x->v[d.worst[i]] - y->v[d.worst[i]]);
     }
-    printf("\nthe first %lld elements:\n%10s  %-16s %14s %14s\n", (long long)(n < FIRST_N ? n : FIRST_N),
+    printf("\nthe first %lld elements:\n%10s  %-16s %14s %14s\n", (long long)(n < NB_CMP_FIRST_N ? n : NB_CMP_FIRST_N),
            "flat", "index", "golden", "npu");
-    for (int64_t i = off; i < off + n && i < off + FIRST_N; i++) {
+    for (int64_t i = off; i < off + n && i < off + NB_CMP_FIRST_N; i++) {
         char ix[128];
         index_str(i, x, ix, sizeof ix);
         printf("%10lld  %-16s %14.7g %14.7g\n", (long long)i, ix, y->v[i], x->v[i]);
     }
     int64_t most = 1;
     for (int b = 0; b < bins; b++)
-        most = counts[b] > most ? counts[b] : most;
-    printf("\nhistogram of npu - golden, %d bins (%lld values", bins, (long long)(n - left_out));
-    if (left_out)
-        printf(", %lld left out: NaN or infinity", (long long)left_out);
+        most = d.counts[b] > most ? d.counts[b] : most;
+    printf("\nhistogram of npu - golden, %d bins (%lld values", bins, (long long)(n - d.left_out));
+    if (d.left_out)
+        printf(", %lld left out: NaN or infinity", (long long)d.left_out);
     printf("):\n");
     for (int b = 0; b < bins; b++) {
         char bar[41];
-        int w = (int)((counts[b] * 40 + most - 1) / most);
+        int w = (int)((d.counts[b] * 40 + most - 1) / most);
         memset(bar, '#', (size_t)w);
         bar[w] = 0;
-        printf("  [%12.5g, %12.5g%c %8lld  %s\n", edges[b], edges[b + 1],
-               b == bins - 1 ? ']' : ')', (long long)counts[b], bar);
+        printf("  [%12.5g, %12.5g%c %8lld  %s\n", d.edges[b], d.edges[b + 1],
+               b == bins - 1 ? ']' : ')', (long long)d.counts[b], bar);
     }
-out:
-    free(edges), free(counts), free(tasks);
-    nb_comparison_free(&cs);
-    return rc;
+    nb_cmp_layer_detail_free(&d);
+    return 0;
 }
 

@@ -85,7 +85,7 @@ static int resolve(nb_db **db, const char *arg, resolved *r)
     if (!nb_db_metrics(*db, bid, &mr, &nm, &st)) {
         r->metrics = json_object();
         for (int i = 0; i < nm; i++)
-            json_object_set_new(r->metrics, mr[i].name, cli_jnum(mr[i].value));
+            json_object_set_new(r->metrics, mr[i].name, nb_json_num(mr[i].value));
         nb_metric_rows_free(mr, nm);
     }
     snprintf(r->label, sizeof r->label, "bringup %lld", (long long)bid);

@@ -155,13 +155,9 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < r.n_inputs; i++)
         if (r.input_labels[i])
             rec_param(r.inputs[i].name[0] ? r.inputs[i].name : "input", "%s", r.input_labels[i]);
-    /* --json: the object built as the text would be printed, printed at the end */
-    jo = json ? json_object() : NULL;
-    json_t *jouts = json ? json_array() : NULL;
-    if (jo) {
-        json_object_set_new(jo, "exeom", nb_json_string(exeom));
-        json_object_set_new(jo, "outputs", jouts);
-    }
+    /* --json: the engine's object, with where each output was written */
+    jo = json ? nb_run_result_json(&o, &r) : NULL;
+    json_t *jouts = jo ? json_object_get(jo, "outputs") : NULL;
     if (nb_mkdir_p(outdir)) {
         rc = cli_fail(2, "%s: cannot make the output folder: %s", outdir, strerror(errno));
         goto done;
@@ -171,12 +167,6 @@ int cmd_run(int argc, char **argv)
         const nb_run_output *ro = &r.outputs[i];
         const nb_tensor *y = ro->value;
         const float *yp = y->data;
-        double mn = 0, mx = 0, sum = 0;
-        for (int64_t j = 0; j < y->numel; j++) {
-            mn = j == 0 || yp[j] < mn ? yp[j] : mn;
-            mx = j == 0 || yp[j] > mx ? yp[j] : mx;
-            sum += yp[j];
-        }
         const char *nm = ro->io.name;
         char base[256], path[1400];
         if (nm[0])
@@ -200,25 +190,10 @@ int cmd_run(int argc, char **argv)
         char shown[256];
         snprintf(shown, sizeof shown, "%s", nm[0] ? nm : base);
         if (jouts) {
-            json_t *jt = json_object(), *sh = json_array(), *first = json_array();
-            for (int d = 0; d < y->rank; d++)
-                json_array_append_new(sh, json_integer(y->dims[d]));
-            for (int64_t j = 0; j < y->numel && j < 8; j++)
-                json_array_append_new(first, cli_jnum(yp[j]));
-            json_object_set_new(jt, "name", nb_json_string(nm[0] ? nm : base));
-            json_object_set_new(jt, "file", nb_json_string(path));
-            json_object_set_new(jt, "shape", sh);
-            json_object_set_new(jt, "dtype", json_string(nb_dtype_name(NB_FLOAT)));
-            json_object_set_new(jt, "npu_dtype", json_string(ro->io.npu_dtype));
-            json_object_set_new(jt, "min", y->numel ? cli_jnum(mn) : json_null());
-            json_object_set_new(jt, "max", y->numel ? cli_jnum(mx) : json_null());
-            json_object_set_new(jt, "mean", y->numel ? cli_jnum(sum / (double)y->numel)
-                                                     : json_null());
-            json_object_set_new(jt, "first", first);
-            json_array_append_new(jouts, jt);
+            json_object_set_new(json_array_get(jouts, (size_t)i), "file", nb_json_string(path));
         } else {
             printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", cli_plain(shown),
-                   shape, mn, mx, y->numel ? sum / (double)y->numel : 0.0);
+                   shape, ro->min, ro->max, ro->mean);
             for (int64_t j = 0; j < y->numel && j < 6; j++)
                 printf(" %.6g", yp[j]);
             printf("\n");
@@ -235,13 +210,6 @@ int cmd_run(int argc, char **argv)
             printf("wrote %s\n", path);
     }
     if (dump) {
-        if (jo) {
-            json_t *jd = json_object();
-            json_object_set_new(jd, "folder", r.dump_files ? nb_json_string(r.dump_dir)
-                                                           : json_null());
-            json_object_set_new(jd, "files", json_integer(r.dump_files));
-            json_object_set_new(jo, "dump", jd);
-        }
         if (r.dump_files) {
             char shown_dir[2048];
             snprintf(shown_dir, sizeof shown_dir, "%s", r.dump_dir);
@@ -252,52 +220,6 @@ int cmd_run(int argc, char **argv)
     }
     rec_metric("fp16_saturations", (double)r.saturations, "");
     rec_metric("log_of_zero", (double)r.log_zeros, "");
-    if (jo) {
-        json_object_set_new(jo, "cycles", json_integer((json_int_t)r.cycles));
-        json_object_set_new(jo, "ms_64mhz", json_real(r.ms[0]));
-        json_object_set_new(jo, "ms_200mhz", json_real(r.ms[1]));
-        json_object_set_new(jo, "macs", json_integer((json_int_t)r.macs));
-        json_object_set_new(jo, "npu_cycles", json_integer((json_int_t)r.npu_cycles));
-        json_object_set_new(jo, "cpu_cycles", json_integer((json_int_t)r.cpu_cycles));
-        json_object_set_new(jo, "switches", json_integer(r.switches));
-        json_object_set_new(jo, "switch_cycles", json_integer((json_int_t)r.switch_cycles));
-        json_object_set_new(jo, "host_ms", json_real(r.host_ms));
-        json_t *jsum = json_object(), *jsat = json_array(), *jtasks = json_array();
-        for (int k = 0; k < r.n_tasks; k++) {
-            const nb_run_task *p = &r.tasks[k];
-            if (p->saturations) {
-                json_t *js = json_object();
-                json_object_set_new(js, "index", json_integer(k));
-                json_object_set_new(js, "name", nb_json_string(p->name));
-                json_object_set_new(js, "op_type", nb_json_string(p->op_type));
-                json_object_set_new(js, "count", json_integer((json_int_t)p->saturations));
-                json_array_append_new(jsat, js);
-            }
-            json_t *jt = json_object();
-            json_object_set_new(jt, "index", json_integer(k));
-            json_object_set_new(jt, "name", nb_json_string(p->name));
-            json_object_set_new(jt, "op_type", nb_json_string(p->op_type));
-            json_object_set_new(jt, "cycles", json_integer((json_int_t)p->cycles));
-            json_object_set_new(jt, "compute", json_integer((json_int_t)p->compute));
-            json_object_set_new(jt, "movement", json_integer((json_int_t)p->movement));
-            json_object_set_new(jt, "macs", json_integer((json_int_t)p->macs));
-            json_object_set_new(jt, "unit", json_string(p->unit == 2   ? "cpu"
-                                                        : p->unit == 1 ? "cube"
-                                                                       : "vector"));
-            json_object_set_new(jt, "switch_cycles", json_integer((json_int_t)p->switch_cycles));
-            json_object_set_new(jt, "skipped", json_boolean(p->skipped));
-            json_object_set_new(jt, "saturations", json_integer((json_int_t)p->saturations));
-            json_object_set_new(jt, "log_zeros", json_integer((json_int_t)p->log_zeros));
-            json_array_append_new(jtasks, jt);
-        }
-        json_object_set_new(jsum, "total", json_integer((json_int_t)r.saturations));
-        json_object_set_new(jsum, "tasks", jsat);
-        json_object_set_new(jo, "saturation", jsum);
-        json_object_set_new(jo, "log_of_zero", json_integer((json_int_t)r.log_zeros));
-        json_object_set_new(jo, "tasks", jtasks);
-        if (!dump)
-            json_object_set_new(jo, "dump", json_null());
-    }
     if (profile && !jo) {
         printf("cycles per task = %g + max(compute, movement) on the NPU, %g + compute on the "
                "MCU's CPU, + %g after a switch between them (share/doc/cycle-model.md)\n",

@@ -13,13 +13,6 @@ void shape_str(const nb_dump_tensor *t, char *buf, size_t len);
 const char *plain(const char *s);
 /* SQNR for the table: +-999 for +-infinity, as in the CSV */
 double sqnr_shown(double v);
-/* the --threshold names a compared row crosses, and "nonfinite" */
-json_t *over_json(const nb_cmp_row *r, const nb_cmp_thresholds *th);
-json_t *shape_json(const nb_dump_tensor *t);
-json_t *covers_json(const nb_dump *d);
-/* the metrics of a compared row into o (null when not compared or not finite) */
-void metrics_json(json_t *o, const nb_cmp_row *r);
-json_t *thresholds_json(const nb_cmp_thresholds *th);
 /* A subcommand's flags: each flag (its other spelling alt, or NULL) takes a value into
  * *dst, refused with need ("-m needs the NPU dump folder") when it has none; --json sets
  * *json. Returns 0, or the exit status after the usage message. */

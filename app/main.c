@@ -65,7 +65,6 @@ int cli_fail(int status, const char *fmt, ...)
     return status;
 }
 
-json_t *cli_jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 int cli_json_out(const char *cmd, json_t *o)
 {

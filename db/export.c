@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "db_internal.h"
+#include "nb/json.h"
 #include "nb/tensor.h"
 
 static void csv_field(FILE *f, const char *s) { nb_csv_field(f, s, false); }
@@ -181,26 +182,6 @@ nb_err nb_db_export_csv(nb_db *db, const nb_run_filter *flt, bool layers, FILE *
     name_list_free(&cols);
     nb_run_rows_free(rows, n);
     return e;
-}
-
-json_t *nb_json_string(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    /* not UTF-8 (a Latin-1 file name, say): bytes above 0x7f become '?' rather than the
-       value being dropped */
-    char *c = strdup(s);
-    if (!c)
-        return json_null();
-    for (char *p = c; *p; p++)
-        if ((unsigned char)*p > 0x7f)
-            *p = '?';
-    j = json_string(c);
-    free(c);
-    return j ? j : json_null();
 }
 
 static json_t *jstr(const char *s) { return nb_json_string(s); }

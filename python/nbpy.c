@@ -62,7 +62,6 @@ static int done(json_t *o, char **json, char *err, size_t errlen)
     return 0;
 }
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 int nbpy_estimate(const char *model, const char *input_shape, char **json, char *err,
                   size_t errlen)
@@ -161,26 +160,7 @@ int nbpy_calibrate(const char *model, const char *save_path, const char *input_s
     if (!rc && nb_calibrate(&o, &r, &st))
         rc = fail(&st, err, errlen);
     if (!rc) {
-        json_t *j = json_object(), *ls = json_array();
-        json_object_set_new(j, "record", json_string(r.record));
-        json_object_set_new(j, "fake_quant_model", json_string(r.fake_quant));
-        json_object_set_new(j, "deploy_model", json_string(r.deploy));
-        json_object_set_new(j, "batches", json_integer(r.batch_num));
-        json_object_set_new(j, "output_sqnr_db", num(r.output_sqnr_db));
-        json_object_set_new(j, "output_cosine", num(r.output_cosine));
-        for (int i = 0; i < r.n_layers; i++) {
-            const nb_calib_layer_report *l = &r.layers[i];
-            json_t *o2 = json_object();
-            json_object_set_new(o2, "layer", json_string(l->name));
-            json_object_set_new(o2, "op_type", json_string(l->op_type));
-            json_object_set_new(o2, "algorithm", json_string(nb_act_algo_name(l->algo)));
-            json_object_set_new(o2, "scale_d", json_real(l->scale_d));
-            json_object_set_new(o2, "offset_d", json_integer(l->offset_d));
-            json_object_set_new(o2, "act_sqnr_db", num(l->act_sqnr));
-            json_object_set_new(o2, "output_sqnr_db", num(l->out_sqnr));
-            json_array_append_new(ls, o2);
-        }
-        json_object_set_new(j, "layers", ls);
+        json_t *j = nb_calibrate_json(&r); /* the CLI's calibrate --json */
         rc = done(j, json, err, errlen);
     }
     nb_calibrate_result_free(&r);
@@ -307,22 +287,15 @@ int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const in
         snprintf(err, errlen, "%s: %d inputs, %d given", exeom, r.n_inputs, n_inputs);
         rc = 2;
     } else {
-        json_t *j = json_object(), *outs = json_array();
+        /* the CLI's run --json, each output with all its values */
+        json_t *j = nb_run_result_json(&o, &r), *outs = json_object_get(j, "outputs");
         for (int i = 0; i < r.n_outputs; i++) {
             const nb_tensor *y = r.outputs[i].value;
-            json_t *o1 = json_object(), *shape = json_array(), *vals = json_array();
-            for (int d = 0; d < y->rank; d++)
-                json_array_append_new(shape, json_integer(y->dims[d]));
+            json_t *vals = json_array();
             for (int64_t k = 0; k < y->numel; k++)
                 json_array_append_new(vals, json_real(((const float *)y->data)[k]));
-            json_object_set_new(o1, "name", json_string(r.outputs[i].io.name));
-            json_object_set_new(o1, "shape", shape);
-            json_object_set_new(o1, "values", vals);
-            json_array_append_new(outs, o1);
+            json_object_set_new(json_array_get(outs, (size_t)i), "values", vals);
         }
-        json_object_set_new(j, "outputs", outs);
-        json_object_set_new(j, "cycles", json_integer((json_int_t)r.cycles));
-        json_object_set_new(j, "dump", r.dump_dir[0] ? json_string(r.dump_dir) : json_null());
         rc = done(j, json, err, errlen);
     }
     nb_run_result_free(&r);
@@ -382,27 +355,8 @@ int nbpy_compare(const char *npu_dump, const char *golden_dump, char **json, cha
     nb_comparison c;
     if (nb_compare(&o, &c, &st))
         return fail(&st, err, errlen);
-    json_t *j = json_object(), *rows = json_array();
-    for (int i = 0; i < c.nr; i++) {
-        const nb_cmp_row *r = &c.rows[i];
-        json_t *o2 = json_object();
-        json_object_set_new(o2, "layer", json_string(r->npu->op_name));
-        json_object_set_new(o2, "op_type", json_string(r->npu->op_type));
-        json_object_set_new(o2, "golden_node", r->gold ? json_string(r->gold->op_name)
-                                                       : json_null());
-        json_object_set_new(o2, "compared", json_boolean(r->compared));
-        json_object_set_new(o2, "cosine", r->compared ? num(r->m.cos) : json_null());
-        json_object_set_new(o2, "sqnr_db", r->compared ? num(r->m.sqnr_db) : json_null());
-        json_object_set_new(o2, "max_abs_error", r->compared ? num(r->m.max_abs) : json_null());
-        json_object_set_new(o2, "over_threshold", json_boolean(r->fails));
-        json_object_set_new(o2, "reason", json_string(r->reason));
-        json_array_append_new(rows, o2);
-    }
-    json_object_set_new(j, "verdict", json_string(c.verdict));
-    json_object_set_new(j, "first_over_threshold",
-                        c.first_bad >= 0 ? json_string(c.rows[c.first_bad].npu->op_name)
-                                         : json_null());
-    json_object_set_new(j, "rows", rows);
+    /* the CLI's own JSON (compare file_compare --json) */
+    json_t *j = nb_comparison_json(&o, &c, NULL, NULL);
     nb_comparison_free(&c);
     return done(j, json, err, errlen);
 }

@@ -22,7 +22,7 @@ rank() {
 # the layer owning a header include/nb/X.h or include/acl/X.h
 owner() {
     case $1 in
-    nb/status.h|nb/tensor.h|nb/ir.h) echo ir ;; nb/ref.h) echo ref ;; nb/quant.h) echo quant ;;
+    nb/status.h|nb/tensor.h|nb/ir.h|nb/json.h) echo ir ;; nb/ref.h) echo ref ;; nb/quant.h) echo quant ;;
     nb/atc.h) echo atc ;; nb/estimate.h) echo estimate ;; nb/exeom.h) echo compile ;;
     nb/sim.h|nb/run.h|acl/acl.h) echo runtime_sim ;; nb/accucmp.h) echo accucmp ;; nb/db.h|nb/report.h) echo db ;;
     nb/*) echo unknown ;; *) echo "" ;;

@@ -289,8 +289,14 @@ nb_err nb_run_exeom(const nb_run_opts *o, nb_run_result *r, nb_status *st)
             goto done;
         const uint8_t *data = aclGetDataBufferAddr(aclmdlGetDatasetBuffer(out, (size_t)i));
         float *yp = ro->value->data;
-        for (int64_t j = 0; j < ro->value->numel; j++)
+        double sum = 0;
+        for (int64_t j = 0; j < ro->value->numel; j++) {
             yp[j] = (float)nb_sim_get(t, data, j);
+            ro->min = j == 0 || yp[j] < ro->min ? yp[j] : ro->min;
+            ro->max = j == 0 || yp[j] > ro->max ? yp[j] : ro->max;
+            sum += yp[j];
+        }
+        ro->mean = ro->value->numel ? sum / (double)ro->value->numel : 0.0;
     }
     if (o->dump_config) {
         const char *dd = nb_acl_last_dump(id, &r->dump_files);

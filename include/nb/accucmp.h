@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nb/json.h"
 #include "nb/status.h"
 #include "nb/tensor.h"
 
@@ -320,6 +321,55 @@ typedef struct nb_cmp_isolation {
  * runtime (aclInit .. aclFinalize) itself. */
 nb_err nb_cmp_isolate(const nb_comparison *c, const char *layer, const char *exeom,
                       nb_cmp_isolation *iso, nb_status *st);
+
+/* ---- the comparison as JSON, and one layer in detail (engine/accucmp/cmp_json.c) ---- */
+
+/* The comparison as `compare file_compare --json` prints it (and the workbench and the Python
+ * module read it): npu_dumps, golden_dumps, thresholds, verdict, verdict_text, the counts,
+ * first_over_threshold (with origin and likely_cause), largest_sqnr_drop, first_saturation,
+ * isolate (iso's result for iso_layer, when iso is not NULL) and rows (nb_cmp_row_json each).
+ * NaN and infinite metrics are null. A new object the caller frees (json_decref). */
+json_t *nb_comparison_json(const nb_compare_opts *o, const nb_comparison *cs,
+                           const char *iso_layer, const nb_cmp_isolation *iso);
+/* One row: index, layer, op_type, task, tensor_index, golden_node, shape, dtypes, compared,
+ * the metrics (nb_cmp_metrics_json), over, saturations, reason, the dump paths, covers. */
+json_t *nb_cmp_row_json(const nb_cmp_row *r, int index, const nb_cmp_thresholds *th);
+/* The ten metrics of a compared row into o under msaccucmp's names in snake case (cosine,
+ * max_abs_error, ..., sqnr_db in dB, rmse, kl); null when not compared or not finite. */
+void nb_cmp_metrics_json(json_t *o, const nb_cmp_row *r);
+/* The --threshold names a compared row crosses (cos, red, kl, rmse, mre), and "nonfinite" for
+ * a NaN or an infinity in the NPU output. */
+json_t *nb_cmp_over_json(const nb_cmp_row *r, const nb_cmp_thresholds *th);
+json_t *nb_cmp_thresholds_json(const nb_cmp_thresholds *th);
+
+#define NB_CMP_WORST_K 10 /* the worst elements `compare layer` lists */
+#define NB_CMP_FIRST_N 16 /* the first elements it shows side by side */
+typedef struct nb_cmp_layer_opts {
+    const char *npu_dumps, *golden_dumps; /* as nb_compare_opts */
+    const char *layer;                    /* a task, or an ONNX node a task covers */
+    nb_cmp_thresholds th;
+    int bins;                             /* error histogram bins, 1..NB_CMP_MAX_BINS; 0: 20 */
+} nb_cmp_layer_opts;
+typedef struct nb_cmp_layer_detail {
+    nb_comparison cs;       /* the whole comparison (the layer's values kept) */
+    bool compared;          /* cs holds a comparison (freed by nb_cmp_layer_detail_free) */
+    int row;                /* the layer's row in cs (nb_cmp_pick_layer) */
+    int64_t off, n;         /* the compared elements: all, or an RNN step's slice of Y */
+    int64_t worst[NB_CMP_WORST_K]; /* flat indices, largest |npu - golden| first */
+    int n_worst;
+    int bins;
+    double *edges;          /* bins + 1 edges of the npu - golden histogram */
+    int64_t *counts, left_out; /* per bin; NaN or infinite errors left out */
+    int *tasks, n_tasks;    /* the layer's NPU tasks (nb_cmp_layer_tasks) */
+} nb_cmp_layer_detail;
+/* `compare layer`: the comparison of the two dump sets, the layer's row, its worst elements
+ * and its error histogram. Errors: nb_compare's, nb_cmp_pick_layer's (NB_ERR_ARG naming the
+ * layer), NB_ERR_ARG for bins out of range, NB_ERR_NOMEM. d is freed on error. */
+nb_err nb_cmp_layer(const nb_cmp_layer_opts *o, nb_cmp_layer_detail *d, nb_status *st);
+void nb_cmp_layer_detail_free(nb_cmp_layer_detail *d);
+/* The detail as `compare layer --json` prints it: the row's identity and dumps, metrics,
+ * thresholds, over, reason, tasks, worst (with error), first, histogram. */
+json_t *nb_cmp_layer_json(const nb_cmp_layer_detail *d);
 
 /* The golden dumps of one reference run (nanobench infer --dump): the model's float inputs
  * as "Input" dumps (what a first layer reads) and each node's float outputs, in graph

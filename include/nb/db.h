@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nb/json.h"
 #include "nb/status.h"
 
 #ifdef __cplusplus
@@ -207,10 +208,6 @@ nb_err nb_db_export_csv(nb_db *db, const nb_run_filter *f, bool layers, FILE *ou
                         nb_status *st);
 nb_err nb_db_export_json(nb_db *db, const nb_run_filter *f, FILE *out, nb_status *st);
 
-struct json_t;
-/* A jansson string of s; NULL gives null, and text that is not UTF-8 keeps its ASCII with
- * other bytes as '?' (jansson refuses it, and the value would be lost). */
-struct json_t *nb_json_string(const char *s);
 
 /* Lowercase hex SHA-256 (65 bytes with NUL) and size of a file. Errors: NB_ERR_IO. */
 nb_err nb_sha256_file(const char *path, char hex[65], int64_t *bytes, nb_status *st);

@@ -466,6 +466,14 @@ typedef struct nb_calibrate_result {
  * nb_calibrate_result_free frees r (also after an error). */
 nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *r, nb_status *st);
 void nb_calibrate_result_free(nb_calibrate_result *r);
+/* The result as `calibrate --json` prints it: the three files (record, fake_quant_model,
+ * deploy_model), batches, the fake-quant model's output metrics against float (SQNR in dB,
+ * cosine, worst cosine, max |diff|; per output under outputs), the evaluation set, the times
+ * in ms, layers (each layer's clip range, scale_d/offset_d, bits, scale_w per channel, the
+ * int8/int16 zeroed shares, the SQNRs in dB; an RNN's h and R, a MatMul's second input B),
+ * suggested_int16 and suggested_cpu_nodes. NaN and infinities are null. A new object
+ * (engine/quant/calib_json.c). */
+struct json_t *nb_calibrate_json(const nb_calibrate_result *r);
 
 /* The QAT import (calibrate --from_qdq): a Q/DQ model (nb_read_qdq) into save_path's
  * PREFIX_deploy_model.onnx and PREFIX_quant_record.txt, both or none; the layers read into

@@ -57,6 +57,7 @@ typedef struct nb_run_opts {
 typedef struct nb_run_output {
     nb_run_io io;
     nb_tensor *value; /* float32, io's shape */
+    double min, max, mean; /* over value (0 when it is empty) */
 } nb_run_output;
 
 typedef struct nb_run_task {
@@ -102,6 +103,14 @@ typedef struct nb_run_result {
  * nb_run_result_free in every case. */
 nb_err nb_run_exeom(const nb_run_opts *opts, nb_run_result *r, nb_status *st);
 void nb_run_result_free(nb_run_result *r);
+/* The run as `run --json` prints it (engine/runtime_sim/run_json.c): exeom, outputs (name --
+ * "output<i>" for an unnamed one --, shape, dtype FLOAT, npu_dtype, min, max, mean, the first
+ * 8 values; a front end adds where it wrote each), dump ({folder, files} when o->dump_config
+ * is set, else null), cycles, ms_64mhz, ms_200mhz, macs, the NPU / CPU / switch split,
+ * host_ms, saturation ({total, tasks: [{index, name, op_type, count}]}), log_of_zero and
+ * tasks (each task's cycles, compute, movement, MACs, unit "vector", "cube" or "cpu",
+ * switch_cycles, skipped, saturations, log_zeros). NaN is null. A new object. */
+struct json_t *nb_run_result_json(const nb_run_opts *o, const nb_run_result *r);
 
 #ifdef __cplusplus
 }

@@ -115,8 +115,9 @@ def inputs(model, input_shape=None):
 def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
     """Post-training calibration on numpy arrays: data is {input name: [batch arrays]} (or a
     list of lists in the model's input order). Writes save_path's record, fake-quant and
-    deploy models (AMCT's names) and returns their paths, the per-layer scales and SQNRs and
-    the fake-quant model's output SQNR against float."""
+    deploy models (AMCT's names) and returns the CLI's calibrate --json: their paths, the
+    per-layer scales and SQNRs, the fake-quant model's output SQNR against float and the
+    INT16 and CPU placement advice."""
     if isinstance(data, dict):
         names = list(data)
         per_input = [data[n] for n in names]
@@ -162,17 +163,21 @@ def compile(model, output, input_fp16_nodes=None, input_shape=None):
 
 
 class Outputs(dict):
-    """{output name: numpy array}, with .dump (the dump folder or None) and .cycles."""
+    """{output name: numpy array}, with .dump (the dump folder or None), .cycles and .result
+    (the CLI's run --json or infer's object: run's has the per-task profile)."""
     dump = None
     cycles = 0
+    result = None
 
 
 def _outputs(res):
     out = Outputs()
     for o in res["outputs"]:
         out[o["name"]] = np.array(o["values"], dtype=np.float32).reshape(o["shape"])
-    out.dump = res.get("dump")
+    d = res.get("dump")
+    out.dump = d.get("folder") if isinstance(d, dict) else d
     out.cycles = res.get("cycles", 0)
+    out.result = res
     return out
 
 
@@ -200,5 +205,6 @@ def infer(model, inputs, dump=None, input_shape=None):
 
 
 def compare(npu_dump, golden_dump):
-    """file_compare of two dump folders: {"verdict", "first_over_threshold", "rows": [...]}."""
+    """file_compare of two dump folders: the CLI's compare file_compare --json ("verdict",
+    "first_over_threshold", "largest_sqnr_drop", "rows": [...]), without its CSV."""
     return _call(_lib.nbpy_compare, _b(npu_dump), _b(golden_dump))

@@ -1,0 +1,37 @@
+/* nanobench: the JSON values the engines' result serializations share (include/nb/json.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nb/json.h"
+
+json_t *nb_json_string(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    /* not UTF-8 (a Latin-1 file name, say): bytes above 0x7f become '?' rather than the
+       value being dropped */
+    char *c = strdup(s);
+    if (!c)
+        return json_null();
+    for (char *p = c; *p; p++)
+        if ((unsigned char)*p > 0x7f)
+            *p = '?';
+    j = json_string(c);
+    free(c);
+    return j ? j : json_null();
+}
+
+json_t *nb_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+json_t *nb_json_int_array(const int64_t *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)v[i]));
+    return a;
+}

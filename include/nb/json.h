@@ -1,0 +1,20 @@
+/* nanobench: the JSON values every engine's result serialization shares (jansson). Owned by
+ * engine/ir (json.c): each engine turns its result struct into the JSON object that the
+ * CLI's --json prints, the workbench reads back and the Python module returns, so that the
+ * three say the same thing under the same keys. */
+#ifndef NB_JSON_H
+#define NB_JSON_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* A jansson string of s; NULL gives null, and text that is not UTF-8 keeps its ASCII with
+ * other bytes as '?' (jansson refuses it, and the value would be lost). */
+json_t *nb_json_string(const char *s);
+/* v as a JSON real; null for NaN and +-infinity (JSON has neither). */
+json_t *nb_json_num(double v);
+/* An array of n integers (a shape, an index). */
+json_t *nb_json_int_array(const int64_t *v, int n);
+
+#endif
