@@ -140,6 +140,5 @@ extern const char *const step_name[N_STEPS];
 /* a cosine as the summary shows it (5 decimals; "undefined" for NaN) */
 const char *cos_str(double v, char *buf, size_t len);
 /* the one-screen summary of s (summary_json's) on stdout */
-void print_text(const bu *b, const json_t *s);
 
 #endif

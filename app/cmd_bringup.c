@@ -25,10 +25,10 @@
 #include <jansson.h>
 
 #include "bringup.h"
-#include "nb/report.h"
 #include "cli.h"
 #include "nb/accucmp.h"
 #include "nb/ir.h"
+#include "nb/report.h"
 #include "tui/job.h"
 
 
@@ -568,7 +568,7 @@ calibrate:
     if (b->json) {
         rc = cli_json_out("bringup", json_incref(summary));
     } else {
-        print_text(b, summary);
+        nb_report_text(summary, stdout);
         fflush(stdout);
     }
     if (!rc && below) {

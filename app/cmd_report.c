@@ -18,6 +18,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: nanobench report RUN [RUN2] -o FILE.html [--pipeline CHECK.json]\n"
+          "       nanobench report RUN --text\n"
           "Writes one self-contained HTML page (no network; it opens from disk) about a\n"
           "bring-up: the model and its op histogram, the five estimate items with their parts\n"
           "and the arena map, the calibration per layer, the NPU's cycles per task, fp16\n"
@@ -30,11 +31,14 @@ static void usage(FILE *f)
           "(apt-get install gnuplot-nox); without it the tables stand alone. Sections whose\n"
           "files are gone say so. Exit status: 0, or 2 for a bad argument, an unknown run,\n"
           "or a file that cannot be written. --pipeline adds the pipeline check's per-clip\n"
-          "table (share/examples/openwakeword/run.sh writes it: float and NPU peak scores).\n", f);
+          "table (share/examples/openwakeword/run.sh writes it: float and NPU peak scores).\n"
+          "--text prints the bring-up's one-screen summary again, as bringup printed it, from\n"
+          "the summary.json in its folder.\n", f);
 }
 
 typedef struct resolved {
     char dir[4200], label[64];
+    bool no_dir; /* a recorded bringup without its "summary" artifact */
     json_t *params, *metrics;
 } resolved;
 
@@ -89,7 +93,7 @@ static int resolve(nb_db **db, const char *arg, resolved *r)
         nb_metric_rows_free(mr, nm);
     }
     snprintf(r->label, sizeof r->label, "bringup %lld", (long long)bid);
-    if (!folder_of(*db, bid, r->dir, sizeof r->dir))
+    if ((r->no_dir = !folder_of(*db, bid, r->dir, sizeof r->dir)))
         snprintf(r->dir, sizeof r->dir, "(bringup %lld recorded no folder)", (long long)bid);
     return 0;
 }
@@ -98,6 +102,7 @@ int cmd_report(int argc, char **argv)
 {
     const char *out = NULL, *runs[2] = {NULL, NULL}, *pipe = NULL;
     int n = 0;
+    bool text = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -113,6 +118,8 @@ int cmd_report(int argc, char **argv)
             if (r < 0 || !*v)
                 return cli_usage_error("report", "--pipeline needs the pipeline check's JSON file");
             pipe = v;
+        } else if (!strcmp(argv[i], "--text")) {
+            text = true;
         } else if (argv[i][0] == '-') {
             return cli_usage_error("report", "unknown option '%s'", argv[i]);
         } else if (n < 2) {
@@ -123,7 +130,9 @@ int cmd_report(int argc, char **argv)
     }
     if (!n)
         return cli_usage_error("report", "a RUN is required (a bringup run id or folder)");
-    if (!out)
+    if (text && (n > 1 || out || pipe))
+        return cli_usage_error("report", "--text takes one RUN, without -o or --pipeline");
+    if (!out && !text)
         return cli_usage_error("report", "-o FILE.html is required");
     nb_db *db = NULL;
     resolved rs[2];
@@ -131,7 +140,19 @@ int cmd_report(int argc, char **argv)
     int rc = 0;
     for (int k = 0; k < n && !rc; k++)
         rc = resolve(&db, runs[k], &rs[k]);
-    if (!rc) {
+    if (!rc && text && rs[0].no_dir) {
+        rc = cli_fail(2, "report: %s recorded no folder (no summary.json to print)", rs[0].label);
+    } else if (!rc && text) { /* the bring-up's own text, from its summary.json */
+        char path[4300];
+        snprintf(path, sizeof path, "%s/summary.json", rs[0].dir);
+        json_error_t je;
+        json_t *sum = json_load_file(path, 0, &je);
+        if (!json_is_object(sum))
+            rc = cli_fail(2, "report: %s: %s", path, sum ? "not a JSON object" : je.text);
+        else
+            nb_report_text(sum, stdout);
+        json_decref(sum);
+    } else if (!rc) {
         nb_report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},
                       b = {rs[1].dir, rs[1].label, rs[1].params, rs[1].metrics};
         nb_report_opts o = {&a, n > 1 ? &b : NULL, pipe, out};

@@ -31,6 +31,23 @@ id1=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1]
 id2=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).runs.bringup)' "$T/s2.json")
 [ -s "$T/b1/report.html" ] || fail "bringup wrote no report.html"
 
+# report --text: the bring-up's own one-screen text again, from its summary.json, line for
+# line what bringup printed (a third bring-up, in text)
+"$NB" --db "$DB" bringup "$T/conv.onnx" --data_dir "$T/x" --out "$T/b3" >"$T/t3.txt" 2>"$T/e3" ||
+    fail "bringup 3: $(tail -1 "$T/e3")"
+id3=$(sed -n 's/^runs *bringup \([0-9]*\):.*/\1/p' "$T/t3.txt")
+[ -n "$id3" ] || fail "bringup 3's text names no bringup run: $(cat "$T/t3.txt")"
+"$NB" --db "$DB" report "$id3" --text >"$T/r3.txt" 2>"$T/err" || fail "report $id3 --text: $(cat "$T/err")"
+cmp -s "$T/t3.txt" "$T/r3.txt" || fail "report --text differs from bringup's text: $(diff "$T/t3.txt" "$T/r3.txt")"
+grep -q "^estimate   TOTAL_WEIGHT_SIZE 4800," "$T/r3.txt" || fail "report --text: no estimate line"
+"$NB" report "$T/b3" --text >"$T/r3b.txt" 2>"$T/err" && cmp -s "$T/t3.txt" "$T/r3b.txt" ||
+    fail "report FOLDER --text differs from bringup's text"
+"$NB" --db "$DB" report "$id3" --text -o "$T/x.html" >/dev/null 2>"$T/err"
+[ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "report --text with -o: not one line and exit 2"
+mkdir -p "$T/empty"
+"$NB" report "$T/empty" --text >/dev/null 2>"$T/err"
+[ $? -eq 2 ] && grep -q "summary.json" "$T/err" || fail "report --text of a folder without summary.json: $(cat "$T/err")"
+
 # dom FILE OUT: Chromium's DOM of FILE (after layout), and a screenshot OUT.png
 dom() {
     HOME="$T" timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \

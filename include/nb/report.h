@@ -8,6 +8,7 @@
 #define NB_REPORT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "nb/status.h"
 
@@ -47,6 +48,15 @@ typedef struct nb_report_result {
  * when a's folder holds no summary.json and a has no metrics either), NB_ERR_IO (out or the
  * scratch folder cannot be written; no partial out is left). */
 nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *st);
+
+/* The bring-up's one-screen text summary (79 columns, an 11-column label per line) from its
+ * summary.json object s: the model and wall time, the five estimate items, the calibration
+ * (algorithm, batches, fake-quant output SQNR, the worst layers, the INT16 advice), the
+ * exeom and atc's warnings, the NPU's cycles, the placement on the MCU's CPU, fp16
+ * saturation and its fix, each output against float over the evaluation inputs, compare's
+ * verdict and first layer over threshold with its cause, the runs' ids and the files
+ * (db/report_text.c). Keys missing from s print as empty or NaN, never crash. */
+void nb_report_text(const struct json_t *s, FILE *f);
 
 #ifdef __cplusplus
 }

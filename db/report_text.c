@@ -1,0 +1,392 @@
+/* nanobench report: a bring-up's one-screen text summary (include/nb/report.h), what
+ * `bringup` prints at its end and `report RUN --text` prints again from the summary.json the
+ * bring-up left: every line from that file, so the two are the same text. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "nb/report.h"
+
+enum { WIDTH = 79, LABEL = 11, MAX_EVAL = 1000 };
+#define NBSP '\037' /* a space the summary does not break a line at */
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* ---- the text summary ---- */
+
+/* label into buf (len 20..): whole when it fits, else its head and tail with "..." between,
+ * so that the numbers after a long label are never the part cut */
+static void short_label(const char *label, char *buf, size_t len)
+{
+    size_t l = strlen(label), half = (len - 4) / 2;
+    if (l < len)
+        snprintf(buf, len, "%s", label);
+    else
+        snprintf(buf, len, "%.*s...%s", (int)half, label, label + l - half);
+}
+
+/* label, then text word-wrapped into WIDTH - LABEL columns on at most max lines (the last
+ * one cut with "..." when it does not fit) */
+static void put(FILE *f, const char *label, int max, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(FILE *f, const char *label, int max, const char *fmt, ...)
+{
+    char text[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    for (char *c = text; *c; c++) /* one line of plain text; NBSP stays for the layout */
+        if (((unsigned char)*c < 32 && *c != NBSP) || *c == 127)
+            *c = '?';
+    const int w = WIDTH - LABEL;
+    const char *p = text;
+    for (int line = 0; line < max && *p; line++) {
+        size_t n = strlen(p);
+        fprintf(f, "%-*s", LABEL, line ? "" : label);
+        int cut = (int)n;
+        if ((int)n > w && line == max - 1) {
+            /* at a space: "..." never takes half of a number ("65504" shown as "6...") */
+            cut = w - 3;
+            while (cut > w / 2 && p[cut] != ' ')
+                cut--;
+            if (p[cut] != ' ')
+                cut = w - 3;
+        } else if ((int)n > w) {
+            cut = w;
+            while (cut > w / 2 && p[cut] != ' ')
+                cut--;
+            if (p[cut] != ' ')
+                cut = w;
+        }
+        for (int i = 0; i < cut; i++)
+            fputc(p[i] == NBSP ? ' ' : p[i], f);
+        fprintf(f, "%s\n", cut < (int)n && line == max - 1 ? "..." : "");
+        if (cut == (int)n || line == max - 1)
+            return;
+        p += cut;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+static const char *db_str(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "undefined");
+    else if (isinf(v))
+        snprintf(buf, len, "%sinf", v < 0 ? "-" : "");
+    else
+        snprintf(buf, len, "%.1f dB", v);
+    return buf;
+}
+
+static const char *cos_str(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "undefined");
+    else
+        snprintf(buf, len, "%.5f", v);
+    return buf;
+}
+
+/* "N: Op(c), Op(c)" of an estimate count object */
+static void counts_text(const json_t *o, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "%zu", json_object_size(o));
+    const char *k;
+    const json_t *v;
+    int i = 0;
+    json_object_foreach((json_t *)o, k, v) {
+        if (at >= len)
+            break;
+        at += (size_t)snprintf(buf + at, len - at, "%s%s(%lld)", i++ ? ", " : ": ", k,
+                               (long long)json_integer_value(v));
+    }
+}
+
+/* run ids as "45..49" or "45, 47" */
+static void ids_text(const int64_t *ids, int n, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && at < len; i++) {
+        if (ids[i] <= 0) {
+            at += (size_t)snprintf(buf + at, len - at, "%s-", at ? ", " : "");
+            continue;
+        }
+        int j = i;
+        while (j + 1 < n && ids[j + 1] == ids[j] + 1)
+            j++;
+        if (j > i)
+            at += (size_t)snprintf(buf + at, len - at, "%s%lld..%lld", at ? ", " : "",
+                                   (long long)ids[i], (long long)ids[j]);
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%s%lld", at ? ", " : "",
+                                   (long long)ids[i]);
+        i = j;
+    }
+}
+
+/* "agrees at fp16's resolution" under an output that does (output_metrics's flag) */
+static void fp16_resolution_line(FILE *f, const json_t *o)
+{
+    double steps = ceil(num(o, "max_fp16_steps"));
+    if (json_is_true(json_object_get(o, "agrees_at_fp16_resolution")))
+        put(f, "", 2, "agrees at fp16's resolution: every value within %.0f fp16 step%s of float "
+            "at its magnitude", steps, steps == 1 ? "" : "s");
+}
+
+void nb_report_text(const json_t *s, FILE *f)
+{
+    const json_t *ev = json_object_get(s, "evaluation");
+    const char *model = str(s, "model"), *soc = str(s, "soc_version"), *esrc = str(ev, "source");
+    const int n_eval = (int)json_integer_value(json_object_get(ev, "count"));
+    const int eval_avail = (int)json_integer_value(json_object_get(ev, "available"));
+    const bool qat = json_is_true(json_object_get(json_object_get(s, "calibration"), "qat"));
+    const int cmp_input = (int)json_integer_value(json_object_get(json_object_get(s, "compare"),
+                                                                  "input"));
+    char t1[2048], t2[64], t3[64], t4[64];
+    const json_t *e = json_object_get(s, "estimate"), *c = json_object_get(s, "calibration"),
+                 *x = json_object_get(s, "compile"), *n = json_object_get(s, "npu"),
+                 *cm = json_object_get(s, "compare"), *r = json_object_get(s, "runs");
+    const char *base = strrchr(model, '/');
+    put(f, "bringup", 1, "%s on %s: every stage ran in %.1f s", base ? base + 1 : model,
+        *soc ? soc : "Ascend035A", num(s, "wall_s"));
+    put(f, "estimate", 1, "TOTAL_WEIGHT_SIZE %.0f, TOTAL_MEM_SIZE %.0f (bytes)",
+        num(e, "TOTAL_WEIGHT_SIZE"), num(e, "TOTAL_MEM_SIZE"));
+    put(f, "", 1, "TOTAL_EXEOM_SIZE %.0f", num(e, "TOTAL_EXEOM_SIZE"));
+    counts_text(json_object_get(e, "TOTAL_NET_OP_TYPE"), t1, sizeof t1);
+    put(f, "", 1, "TOTAL_NET_OP_TYPE %s", t1);
+    counts_text(json_object_get(e, "NOT_SUPPORT_OP_TYPE"), t1, sizeof t1);
+    put(f, "", 2, "NOT_SUPPORT_OP_TYPE %s", t1);
+    if (qat) { /* imported: nothing was calibrated, nothing evaluated at this step */
+        put(f, "calibrate", 1, "QAT import: %.0f layer%s, the model's own scales (no data)",
+            num(c, "layers"), num(c, "layers") == 1 ? "" : "s");
+        goto compile;
+    }
+    double fq = num(c, "output_sqnr_db"); /* NaN: no float output to measure (ArgMax's) */
+    put(f, "calibrate", 1, "%s on %.0f batch%s; fake-quant output %s%s", str(c, "algorithm"),
+        num(c, "batches"), num(c, "batches") == 1 ? "" : "es",
+        isnan(fq) ? "not measured (no float output)" : db_str(fq, t2, sizeof t2),
+        isnan(fq) ? "" : " against float");
+    size_t at = 0;
+    t1[0] = 0;
+    const json_t *w = json_object_get(c, "worst_layers");
+    for (size_t i = 0; i < json_array_size(w) && at < sizeof t1; i++) {
+        const json_t *l = json_array_get(w, i);
+        at += (size_t)snprintf(t1 + at, sizeof t1 - at, "%s%s\037%.1f\037dB", i ? ", " : "",
+                               str(l, "layer"), num(l, "sqnr_db"));
+    }
+    put(f, "", 2, "worst layers: %s", t1[0] ? t1 : "none evaluated");
+    /* calibrate's INT16 advice: the layers whose int8 input loses its small values */
+    const json_t *sg16 = json_object_get(c, "suggested_int16");
+    if (json_array_size(sg16)) {
+        at = 0;
+        t1[0] = 0;
+        for (size_t i = 0; i < json_array_size(sg16) && at < sizeof t1; i++) {
+            const json_t *l = json_array_get(sg16, i);
+            at += (size_t)snprintf(t1 + at, sizeof t1 - at, "%s%s (%.0f%%)", i ? ", " : "",
+                                   str(l, "layer"), 100 * num(l, "zeroed_fraction"));
+        }
+        const json_t *l0 = json_array_get(sg16, 0);
+        if (json_array_size(sg16) == 1)
+            put(f, "", 2, "int8 rounds %.0f%% of %s's nonzero input to 0: INT16 suggested",
+                100 * num(l0, "zeroed_fraction"), str(l0, "layer"));
+        else
+            put(f, "", 2, "int8 rounds nonzero inputs to 0 in %s: INT16 suggested", t1);
+    }
+compile:;
+    const char *xb = strrchr(str(x, "exeom"), '/');
+    const char *scale = str(x, "nb_input_scale");
+    put(f, "compile", 1, "%s: %.0f bytes%s%s%s", xb ? xb + 1 : str(x, "exeom"),
+        num(x, "exeom_bytes"), *scale ? ", --nb_input_scale=\"" : "", scale, *scale ? "\"" : "");
+    /* atc's warnings: the fp16-range one shortened to its layer, range and suggestion */
+    const json_t *aw = json_object_get(x, "warnings");
+    bool atc_line = json_array_size(aw) > 0;
+    if (atc_line) {
+        const char *w0 = json_string_value(json_array_get(aw, 0)), *sg = str(x,
+            "suggested_nb_input_scale");
+        char layer[256];
+        double range;
+        int used = 0;
+        if (*sg && w0 && sscanf(w0, "fp16 range: %255[^']'s input was calibrated to %lg,%n", layer,
+                          &range, &used) == 2 && used > 0)
+            put(f, "", 2, "atc: %s's input calibrated to %.3g > 65504; it suggests "
+                "--nb_input_scale=\"%s\"%s", layer, range, sg,
+                json_array_size(aw) > 1 ? " (all warnings: summary.json)" : "");
+        else
+            put(f, "", 2, "atc: %s%s", w0 ? w0 : "", json_array_size(aw) > 1 ? " (more: summary.json)"
+                                                                          : "");
+    }
+    put(f, "NPU", 1, "%.0f cycles = %.3f ms at 64 MHz, %.3f ms at 200 MHz", num(n, "cycles"),
+        num(n, "ms_64mhz"), num(n, "ms_200mhz"));
+    /* the MCU's CPU: the placement, its cycles, or calibrate's advice when not taken */
+    const json_t *pl = json_object_get(s, "placement"), *adv = json_object_get(pl, "advice");
+    const json_t *al = json_array_get(json_object_get(adv, "layers"), 0);
+    const char *cpu = json_string_value(json_object_get(pl, "cpu_nodes"));
+    int n_cpu = cpu && *cpu ? 1 : 0;
+    for (const char *p = cpu; p && *p; p++)
+        n_cpu += *p == ';';
+    double cpu_tasks = num(pl, "cpu_tasks");
+    if (n_cpu || cpu_tasks > 0)
+        put(f, "placement", 2, "%.0f task%s on the MCU's CPU (%s): %.0f of the cycles, %.0f "
+            "switch%s between NPU and CPU (%.0f cycles)", cpu_tasks, cpu_tasks == 1 ? "" : "s",
+            !n_cpu ? "ops the NPU does not run"
+            : !strcmp(str(pl, "source"), "auto_place") ? "--auto_place, calibrate's advice"
+                                                          : "--cpu_nodes",
+            num(n, "cpu_cycles"), num(n, "switches"), num(n, "switches") == 1 ? "" : "es",
+            num(n, "switch_cycles"));
+    else if (!strcmp(str(pl, "source"), "auto_place (no advice)"))
+        put(f, "placement", 2, "--auto_place: calibrate advised nothing for the CPU");
+    if (al)
+        put(f, n_cpu ? "" : "placement", 2, "%s: INT16 rounds to 0 %.0f%% of the nonzero input of "
+            "its worst calibration input (%.0f inputs over 20%%)%s", str(al, "layer"),
+            100 * num(al, "zeroed_int16_worst_input"), num(al, "zeroed_int16_inputs_over"),
+            n_cpu ? "" : ": the MCU's CPU advised (--auto_place; nodes: summary.json)");
+    const json_t *st = json_object_get(json_object_get(n, "saturation"), "tasks");
+    if (json_array_size(st)) {
+        at = 0;
+        for (size_t i = 0; i < json_array_size(st) && at < sizeof t1; i++) {
+            const json_t *k = json_array_get(st, i);
+            at += (size_t)snprintf(t1 + at, sizeof t1 - at, "%s%s (%s) %.0f values on %.0f/%d "
+                                   "inputs", i ? "; " : "", str(k, "name"), str(k, "op_type"),
+                                   num(k, "count"), num(k, "inputs"), n_eval);
+        }
+        put(f, "saturation", 2, "fp16 at 65504: %s", t1);
+    }
+    const json_t *fx = json_object_get(s, "saturation_fix");
+    if (json_is_object(fx)) {
+        const json_t *tr = json_object_get(fx, "tried"), *fo = json_object_get(fx, "outputs");
+        const char *fs = str(fx, "nb_input_scale");
+        if (*str(fx, "not_tried"))
+            put(f, "fix", 3, "not tried: %s", str(fx, "not_tried"));
+        else if (!*fs)
+            put(f, "fix", 3, "no atc --nb_input_scale clamps nothing (%zu tried): %s",
+                json_array_size(tr), str(fx, "note"));
+        else {
+            const json_t *o0 = json_array_get(json_object_get(s, "outputs"), 0),
+                         *f0 = json_array_get(fo, 0);
+            bool score = num(o0, "numel") == 1;
+            const char *key = score ? "pooled_cosine" : "cosine_worst";
+            double logs = num(fx, "log_of_zero_left");
+            put(f, "fix", 5, "tried and measured (%zu compile%s): atc --nb_input_scale=\"%s\" clamps "
+                "nothing on %.0f/%d inputs (%.0f values before)%s; output SQNR mean %s -> %s, "
+                "%s %s -> %s (fix/ in out)", json_array_size(tr),
+                json_array_size(tr) == 1 ? "" : "s", fs, num(fx, "inputs"), n_eval,
+                num(fx, "saturations_before"),
+                logs > 0 ? "; a Log's -inf remains (the log of 0, no scale removes it: INT16 "
+                           "before it, or the host)" : "",
+                db_str(num(o0, "sqnr_db_mean"), t2, sizeof t2),
+                db_str(num(f0, "sqnr_db_mean"), t3, sizeof t3),
+                score ? "cosine over the inputs" : "worst cosine",
+                cos_str(num(o0, key), t4, sizeof t4), cos_str(num(f0, key), t1, sizeof t1));
+        }
+    }
+    const json_t *outs = json_object_get(s, "outputs");
+    for (size_t i = 0; i < json_array_size(outs) && i < 3; i++) {
+        const json_t *o = json_array_get(outs, i);
+        /* the label shortened, never the numbers after it (timer's output is named by a
+           139-character label map): the head and tail of a long name with "..." between */
+        char oname[40];
+        short_label(str(o, "name"), oname, sizeof oname);
+        if (num(o, "numel") == 1) { /* a score: its cosine is 1 on each input */
+            /* two lines when needed: a cut would drop the error's exponent (2.276e-07 shown
+               as "2...") */
+            put(f, i ? "" : "output", 2, "%s [%s], %d inputs: SQNR mean %s worst %s, max |err| %.3g",
+                oname, str(o, "shape"), n_eval,
+                db_str(num(o, "sqnr_db_mean"), t2, sizeof t2),
+                db_str(num(o, "sqnr_db_worst"), t3, sizeof t3), num(o, "max_abs_error"));
+            put(f, "", 1, "cosine 1 on one value; over the %d inputs together: %s, %s", n_eval,
+                cos_str(num(o, "pooled_cosine"), t2, sizeof t2),
+                db_str(num(o, "pooled_sqnr_db"), t3, sizeof t3));
+            fp16_resolution_line(f, o);
+        } else {
+            put(f, i ? "" : "output", 2, "%s [%s], %d input%s: cosine mean %s worst %s",
+                oname, str(o, "shape"), n_eval, n_eval == 1 ? "" : "s",
+                cos_str(num(o, "cosine_mean"), t2, sizeof t2),
+                cos_str(num(o, "cosine_worst"), t3, sizeof t3));
+            put(f, "", 1, "SQNR mean %s worst %s, max |npu - float| %.4g",
+                db_str(num(o, "sqnr_db_mean"), t2, sizeof t2),
+                db_str(num(o, "sqnr_db_worst"), t4, sizeof t4), num(o, "max_abs_error"));
+            fp16_resolution_line(f, o);
+        }
+    }
+    if (json_array_size(outs) > 3)
+        put(f, "", 1, "(%zu outputs in all: summary.json)", json_array_size(outs));
+    if (eval_avail > n_eval) /* what the figures were taken on, when not all */
+        put(f, "", 1, "(on %d of the %d files of --%s: --eval_count %d)", n_eval,
+            eval_avail, !strcmp(esrc, "eval_dir") ? "eval_dir" : "data_dir", n_eval);
+    if (!strcmp(esrc, "random")) /* no data given: what the figures above were measured on */
+        put(f, "", 1, "(on %d random inputs, uniform in [-1, 1): no --data_dir or --eval_dir)",
+            n_eval);
+    const json_t *fb = json_object_get(cm, "first_over_threshold");
+    if (json_is_object(fb)) {
+        if (n_eval > 1)
+            put(f, "compare", 1, "on evaluation input %d of %d (the lowest output SQNR)",
+                cmp_input + 1, n_eval);
+        put(f, n_eval > 1 ? "" : "compare", 3, "%s", str(cm, "verdict_text"));
+        char lname[48];
+        short_label(str(fb, "layer"), lname, sizeof lname);
+        put(f, "", 2, "first over threshold: %s (%s), cos %s, %s; %.0f/%.0f over",
+            lname, str(fb, "op_type"), cos_str(num(fb, "cosine"), t2, sizeof t2),
+            db_str(num(fb, "sqnr_db"), t3, sizeof t3), num(cm, "over_threshold"),
+            num(cm, "compared"));
+        put(f, "", atc_line ? 2 : 3, "cause: %s", str(fb, "likely_cause"));
+        const json_t *wd = json_object_get(cm, "largest_sqnr_drop");
+        /* and the largest SQNR drop when it is another layer (its cause when compare
+           names one) */
+        if (json_is_object(wd) && strcmp(str(wd, "layer"), str(fb, "layer"))) {
+            const char *why = str(wd, "likely_cause");
+            put(f, "", atc_line ? 1 : 2, "largest SQNR drop: %s (%s), %s -> %s%s%s", str(wd, "layer"),
+                str(wd, "op_type"), db_str(num(wd, "previous_sqnr_db"), t2, sizeof t2),
+                db_str(num(wd, "sqnr_db"), t3, sizeof t3),
+                strncmp(why, "none clear", 10) ? ": " : "", strncmp(why, "none clear", 10) ? why : "");
+        }
+    } else {
+        if (n_eval > 1)
+            put(f, "compare", 1, "on evaluation input %d of %d (the lowest output SQNR)",
+                cmp_input + 1, n_eval);
+        put(f, n_eval > 1 ? "" : "compare", 2, "%s: %.0f of %.0f tensors compared, none over threshold",
+            str(cm, "verdict_text"), num(cm, "compared"), num(cm, "tensors"));
+    }
+    char ri[256], ii[256];
+    const json_t *jr = json_object_get(r, "run"), *ji = json_object_get(r, "infer");
+    int64_t a1[MAX_EVAL], a2[MAX_EVAL];
+    int n1 = 0, n2 = 0;
+    for (size_t i = 0; i < json_array_size(jr) && n1 < MAX_EVAL; i++)
+        a1[n1++] = json_integer_value(json_array_get(jr, i));
+    for (size_t i = 0; i < json_array_size(ji) && n2 < MAX_EVAL; i++)
+        a2[n2++] = json_integer_value(json_array_get(ji, i));
+    ids_text(a1, n1, ri, sizeof ri);
+    ids_text(a2, n2, ii, sizeof ii);
+    int64_t me = (int64_t)json_integer_value(json_object_get(r, "bringup"));
+    if (me > 0)
+        put(f, "runs", 3, "bringup %lld: estimate %lld, calibrate %lld, compile %lld, run %s, infer "
+            "%s, compare %lld (nanobench history show %lld)", (long long)me,
+            (long long)json_integer_value(json_object_get(r, "estimate")),
+            (long long)json_integer_value(json_object_get(r, "calibrate")),
+            (long long)json_integer_value(json_object_get(r, "compile")), ri, ii,
+            (long long)json_integer_value(json_object_get(r, "compare")), (long long)me);
+    else
+        put(f, "runs", 1, "not recorded");
+    put(f, "out", 2, "%s/summary.json, %scompare/, log/", str(s, "out"),
+        json_is_string(json_object_get(s, "report")) ? "report.html, " : "");
+}
+
