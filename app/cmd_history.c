@@ -380,38 +380,23 @@ static int cmd_export(nb_db *db, int argc, char **argv)
     }
     if (layers && strcmp(format, "csv") != 0)
         return cli_usage_error("history", "--layers is for CSV (JSON always has the layers)");
-    /* into memory first: --out is written whole or not at all */
+    nb_status st = {0};
+    if (outp) /* written whole or not at all, never over the database or a device */
+        return nb_db_export_file(db, &f, format, layers, outp, &st) ? cli_error(&st) : 0;
+    /* into memory first: a failed export prints nothing */
     char *buf = NULL;
     size_t len = 0;
     FILE *mf = open_memstream(&buf, &len);
     if (!mf)
         return cli_fail(1, "out of memory");
-    nb_status st = {0};
     nb_err e = !strcmp(format, "csv") ? nb_db_export_csv(db, &f, layers, mf, &st)
                                       : nb_db_export_json(db, &f, mf, &st);
     fclose(mf);
     int rc = 0;
-    char target[PATH_MAX];
-    struct stat sb;
-    if (e) {
+    if (e)
         rc = cli_error(&st);
-    } else if (outp) {
-        /* written whole, then renamed over the file: only a regular file (or a link to one,
-           which keeps pointing at it) may be replaced; devices and pipes take '>' */
-        const char *dst = outp;
-        if (lstat(outp, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(outp, target))
-            dst = target;
-        if (nb_db_owns_file(db, dst))
-            rc = cli_fail(2, "%s: that is the run database itself; export to another file",
-                          outp);
-        else if (stat(dst, &sb) == 0 && !S_ISREG(sb.st_mode))
-            rc = cli_fail(2, "%s: not a regular file; for a device or a pipe write to standard "
-                          "output ('> %s')", outp, outp);
-        else if (nb_write_file_atomic(dst, buf, len, &st))
-            rc = cli_error(&st);
-    } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0 || ferror(stdout)) {
+    else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0 || ferror(stdout))
         rc = cli_fail(2, "history export: cannot write to standard output: %s", strerror(errno));
-    }
     free(buf);
     return rc;
 }

@@ -32,77 +32,6 @@ static void print_value(const nb_value *v)
     printf("\n");
 }
 
-typedef struct opcount {
-    const char *op;
-    int top, sub;
-} opcount;
-
-static void count_ops(const nb_graph *g, opcount *c, int *n, int cap, bool top)
-{
-    for (int i = 0; i < g->n_nodes; i++) {
-        const nb_node *nd = &g->nodes[i];
-        int k;
-        for (k = 0; k < *n; k++)
-            if (!strcmp(c[k].op, nd->op_type))
-                break;
-        if (k == *n) {
-            if (*n == cap)
-                continue;
-            c[k].op = nd->op_type;
-            c[k].top = c[k].sub = 0;
-            (*n)++;
-        }
-        if (top)
-            c[k].top++;
-        else
-            c[k].sub++;
-        for (int a = 0; a < nd->n_attr; a++)
-            if (nd->attrs[a].g)
-                count_ops(nd->attrs[a].g, c, n, cap, false);
-    }
-}
-
-static int cmp_count(const void *a, const void *b)
-{
-    const opcount *x = a, *y = b;
-    int dx = x->top + x->sub, dy = y->top + y->sub;
-    return dx != dy ? dy - dx : strcmp(x->op, y->op);
-}
-
-/* --json: the text's content as one object (the histogram in the text's order). */
-static int info_json(const char *path, const nb_model *m, char (*names)[64],
-                     const opcount *counts, int nops, int all_nodes, int top_nodes)
-{
-    const nb_graph *g = m->graph;
-    json_t *o = json_object(), *main_h = json_object(), *sub_h = json_object();
-    json_t *unsup = json_array(), *warn = json_array();
-    json_object_set_new(o, "model", nb_json_string(path));
-    json_object_set_new(o, "producer", nb_json_string(m->producer));
-    json_object_set_new(o, "ir_version", json_integer(m->ir_version));
-    json_object_set_new(o, "opset", json_integer(m->opset));
-    json_object_set_new(o, "file_bytes", json_integer((json_int_t)m->file_bytes));
-    json_object_set_new(o, "inputs", cli_values_json(g, g->inputs, g->n_inputs));
-    json_object_set_new(o, "outputs", cli_values_json(g, g->outputs, g->n_outputs));
-    json_object_set_new(o, "nodes", json_integer(all_nodes));
-    json_object_set_new(o, "main_graph_nodes", json_integer(top_nodes));
-    json_object_set_new(o, "subgraph_nodes", json_integer(all_nodes - top_nodes));
-    for (int i = 0; i < nops; i++) {
-        if (counts[i].top)
-            json_object_set_new(main_h, names[i], json_integer(counts[i].top));
-        if (counts[i].sub)
-            json_object_set_new(sub_h, names[i], json_integer(counts[i].sub));
-        if (!nb_ref_supports(names[i]))
-            json_array_append_new(unsup, nb_json_string(names[i]));
-    }
-    json_object_set_new(o, "op_histogram", main_h);
-    json_object_set_new(o, "subgraph_op_histogram", sub_h);
-    json_object_set_new(o, "unsupported_by_reference", unsup);
-    for (int i = 0; i < m->n_warnings; i++)
-        json_array_append_new(warn, nb_json_string(m->warnings[i]));
-    json_object_set_new(o, "warnings", warn);
-    return cli_json_out("info", o);
-}
-
 static void help(void)
 {
     printf("usage: nanobench info MODEL.onnx [--input_shape \"name:n,c,h,w;name2:...\"] [--json]\n"
@@ -147,12 +76,13 @@ int cmd_info(int argc, char **argv)
         return rc;
     nb_status st = {0};
     nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
-    nb_model *m;
-    if (nb_model_load(model, &lo, &m, &st))
+    nb_model_info in;
+    if (nb_model_info_get(model, &lo, &in, &st))
         return cli_error(&st);
+    const nb_model *m = in.m;
+    const nb_graph *g = m->graph;
     rec_model(m);
     if (nodes) { /* the names --out_nodes takes */
-        const nb_graph *g = m->graph;
         for (int i = 0; i < g->n_nodes; i++) {
             const nb_node *n = &g->nodes[i];
             char nm[300];
@@ -172,40 +102,16 @@ int cmd_info(int argc, char **argv)
             }
             printf("\n");
         }
-        nb_model_free(m);
+        nb_model_info_free(&in);
         return 0;
     }
-    /* histogram of the model as written, before folding */
-    opcount counts[256];
-    int nops = 0;
-    count_ops(m->graph, counts, &nops, 256, true);
-    qsort(counts, (size_t)nops, sizeof counts[0], cmp_count);
-    int top_nodes = m->graph->n_nodes, all_nodes = nb_graph_count_nodes(m->graph);
-    /* copy the op names: folding may rewrite the graph */
-    char (*names)[64] = calloc((size_t)nops + 1, 64);
-    if (!names) {
-        nb_model_free(m);
-        return 1;
-    }
-    for (int i = 0; i < nops; i++)
-        snprintf(names[i], 64, "%s", counts[i].op);
-    if (nb_ref_fold(m, &st)) {
-        free(names);
-        nb_model_free(m);
-        return cli_error(&st);
-    }
-    const nb_graph *g = m->graph;
-    int unsupported = 0;
-    for (int i = 0; i < nops; i++)
-        unsupported += !nb_ref_supports(names[i]);
     rec_metric("model_bytes", (double)m->file_bytes, "B");
-    rec_metric("nodes", all_nodes, "");
-    rec_metric("op_types", nops, "");
-    rec_metric("ops_not_in_reference", unsupported, "");
+    rec_metric("nodes", in.nodes, "");
+    rec_metric("op_types", in.n_ops, "");
+    rec_metric("ops_not_in_reference", in.not_in_reference, "");
     if (json) {
-        rc = info_json(model, m, names, counts, nops, all_nodes, top_nodes);
-        free(names);
-        nb_model_free(m);
+        rc = cli_json_out("info", nb_model_info_json(model, &in));
+        nb_model_info_free(&in);
         return rc;
     }
     printf("model:     %s\n", model);
@@ -219,16 +125,15 @@ int cmd_info(int argc, char **argv)
     printf("outputs:   %d\n", g->n_outputs);
     for (int i = 0; i < g->n_outputs; i++)
         print_value(&g->values[g->outputs[i]]);
-    printf("nodes:     %d (%d in the main graph, %d in subgraphs)\n", all_nodes, top_nodes,
-           all_nodes - top_nodes);
-    printf("operators: %d types\n", nops);
+    printf("nodes:     %d (%d in the main graph, %d in subgraphs)\n", in.nodes, in.main_nodes,
+           in.nodes - in.main_nodes);
+    printf("operators: %d types\n", in.n_ops);
     printf("  %-24s %6s %9s  %s\n", "op_type", "main", "subgraph", "reference");
-    for (int i = 0; i < nops; i++)
-        printf("  %-24s %6d %9d  %s\n", names[i], counts[i].top, counts[i].sub,
-               nb_ref_supports(names[i]) ? "yes" : "NOT IMPLEMENTED");
+    for (int i = 0; i < in.n_ops; i++)
+        printf("  %-24s %6d %9d  %s\n", in.ops[i].op, in.ops[i].main, in.ops[i].sub,
+               in.ops[i].in_reference ? "yes" : "NOT IMPLEMENTED");
     for (int i = 0; i < m->n_warnings; i++)
         printf("warning:   %s\n", m->warnings[i]);
-    free(names);
-    nb_model_free(m);
+    nb_model_info_free(&in);
     return 0;
 }

@@ -109,29 +109,12 @@ void rec_artifact(const char *role, const char *path)
         fprintf(stderr, "nanobench: warning: %s; not recorded as an artifact\n", st.msg);
 }
 
-json_t *cli_values_json(const nb_graph *g, const int *ids, int n)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) {
-        const nb_value *v = &g->values[ids[i]];
-        json_t *o = json_object(), *sh = json_array();
-        json_object_set_new(o, "name", nb_json_string(v->name));
-        json_object_set_new(o, "dtype", json_string(nb_dtype_name(v->dtype)));
-        for (int d = 0; d < v->rank; d++)
-            json_array_append_new(sh, v->dims[d] >= 0 ? json_integer(v->dims[d])
-                                      : nb_json_string(v->dim_params[d] ? v->dim_params[d] : "?"));
-        json_object_set_new(o, "shape", v->rank >= 0 ? sh : (json_decref(sh), json_null()));
-        json_array_append_new(a, o);
-    }
-    return a;
-}
-
 void rec_model(const nb_model *m)
 {
     if (!g_rec.run)
         return;
-    json_t *in = cli_values_json(m->graph, m->graph->inputs, m->graph->n_inputs);
-    json_t *out = cli_values_json(m->graph, m->graph->outputs, m->graph->n_outputs);
+    json_t *in = nb_values_json(m->graph, m->graph->inputs, m->graph->n_inputs);
+    json_t *out = nb_values_json(m->graph, m->graph->outputs, m->graph->n_outputs);
     char *si = json_dumps(in, JSON_COMPACT), *so = json_dumps(out, JSON_COMPACT);
     nb_run_set_model_info(g_rec.run, m->opset, si, so, NULL);
     free(si);

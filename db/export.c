@@ -1,8 +1,11 @@
 /* nanobench run store: CSV and JSON export (include/nb/db.h). */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -290,5 +293,34 @@ nb_err nb_db_export_json(nb_db *db, const nb_run_filter *f, FILE *out, nb_status
         fputc('\n', out);
     json_decref(arr);
     nb_run_rows_free(rows, n);
+    return e;
+}
+
+nb_err nb_db_export_file(nb_db *db, const nb_run_filter *f, const char *format, bool layers,
+                         const char *path, nb_status *st)
+{
+    /* only a regular file (or a link to one, which keeps pointing at it) may be replaced */
+    char target[PATH_MAX];
+    const char *dst = path;
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(path, target))
+        dst = target;
+    if (nb_db_owns_file(db, dst))
+        return nb_fail(st, NB_ERR_ARG, "%s: that is the run database itself; export to another "
+                       "file", path);
+    if (stat(dst, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return nb_fail(st, NB_ERR_ARG, "%s: not a regular file; for a device or a pipe write to "
+                       "standard output", path);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&buf, &len);
+    if (!mf)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    nb_err e = !strcmp(format, "json") ? nb_db_export_json(db, f, mf, st)
+                                       : nb_db_export_csv(db, f, layers, mf, st);
+    fclose(mf);
+    if (!e)
+        e = nb_write_file_atomic(dst, buf, len, st);
+    free(buf);
     return e;
 }

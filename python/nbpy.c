@@ -24,6 +24,8 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT void nbpy_free(char *p);
+EXPORT int nbpy_info(const char *model, const char *input_shape, char **json, char *err,
+                     size_t errlen);
 EXPORT int nbpy_inputs(const char *model, const char *input_shape, char **json, char *err,
                        size_t errlen);
 EXPORT int nbpy_estimate(const char *model, const char *input_shape, char **json, char *err,
@@ -96,6 +98,19 @@ int nbpy_estimate(const char *model, const char *input_shape, char **json, char 
     nb_op_table_free(&ops);
     nb_model_free(m);
     return rc;
+}
+
+int nbpy_info(const char *model, const char *input_shape, char **json, char *err,
+              size_t errlen)
+{
+    nb_status st = {0};
+    nb_load_opts lo = {.input_shape = input_shape, .weights_in_place = true};
+    nb_model_info in;
+    if (nb_model_info_get(model, &lo, &in, &st))
+        return fail(&st, err, errlen);
+    json_t *j = nb_model_info_json(model, &in); /* the CLI's info --json */
+    nb_model_info_free(&in);
+    return done(j, json, err, errlen);
 }
 
 int nbpy_inputs(const char *model, const char *input_shape, char **json, char *err,

@@ -58,8 +58,13 @@ def bring_up(tmp, name, model, inp, shape, batches, input_shape=None):
     for b, a in enumerate(arrs):
         np.save(os.path.join(data, "b%03d.npy" % b), a)
     shp = ["--input_shape", input_shape] if input_shape else []
-    cli("calibrate", "--model", model, "--save_path", os.path.join(tmp, "cli", name),
-        "--data_dir", data, "--batch_num", str(batches), *shp)
+    check(nb.info(model, input_shape=input_shape) == json.loads(cli("info", model, "--json", *shp)),
+          "%s: info is the CLI's info --json" % name)
+    cj = json.loads(cli("calibrate", "--model", model, "--save_path", os.path.join(tmp, "cli", name),
+                        "--data_dir", data, "--batch_num", str(batches), *shp, "--json"))
+    check(set(cj) == set(cal) and [(l["layer"], l["scale_d"], l["scale_w"]) for l in cj["layers"]]
+          == [(l["layer"], l["scale_d"], l["scale_w"]) for l in cal["layers"]],
+          "%s: calibrate returns the CLI's calibrate --json (keys, every layer's scales)" % name)
     check(same_file(cal["record"], os.path.join(tmp, "cli", name + "_quant_record.txt")),
           "%s: the record from numpy arrays is the CLI's, byte for byte" % name)
     check(same_file(cal["deploy_model"], os.path.join(tmp, "cli", name + "_deploy_model.onnx")),

@@ -406,29 +406,10 @@ static void export_runs(tui *t)
     nb_db *db = NULL;
     nb_status st = {0};
     nb_run_filter f = {.ids = h->ids, .n_ids = h->nids};
-    char *buf = NULL;
-    size_t len = 0;
     nb_err e = nb_db_open(t->db[0] ? t->db : NULL, &db, &st);
-    if (!e && nb_db_owns_file(db, path)) {
-        e = NB_ERR_ARG;
-        snprintf(st.msg, sizeof st.msg, "%s is the run database itself; pick another file",
-                 path);
-    }
-    if (!e) {
-        FILE *out = open_memstream(&buf, &len);
-        if (!out) {
-            e = NB_ERR_NOMEM;
-            snprintf(st.msg, sizeof st.msg, "out of memory");
-        } else {
-            e = !strcmp(fmt, "json") ? nb_db_export_json(db, &f, out, &st)
-                                     : nb_db_export_csv(db, &f, layers, out, &st);
-            fclose(out);
-        }
-    }
-    nb_db_close(db);
     if (!e)
-        e = nb_write_file_atomic(path, buf, len, &st);
-    free(buf);
+        e = nb_db_export_file(db, &f, layers ? "csv" : fmt, layers, path, &st);
+    nb_db_close(db);
     if (e) {
         tui_status(t, true, "export: %s", st.msg[0] ? st.msg : "failed");
         return;

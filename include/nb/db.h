@@ -207,6 +207,13 @@ nb_err nb_db_remove(nb_db *db, int64_t run, nb_status *st);
 nb_err nb_db_export_csv(nb_db *db, const nb_run_filter *f, bool layers, FILE *out,
                         nb_status *st);
 nb_err nb_db_export_json(nb_db *db, const nb_run_filter *f, FILE *out, nb_status *st);
+/* The export into a file: format "csv" (layers: the per-layer rows) or "json", built in
+ * memory and written whole (written as PATH.tmp.PID, renamed over path), or nothing. A link
+ * is followed and its target replaced. Errors: NB_ERR_ARG when path is the run database
+ * itself, or not a regular file (a device or a pipe: write to standard output instead),
+ * the export's, NB_ERR_IO, NB_ERR_NOMEM. */
+nb_err nb_db_export_file(nb_db *db, const nb_run_filter *f, const char *format, bool layers,
+                         const char *path, nb_status *st);
 
 
 /* Lowercase hex SHA-256 (65 bytes with NUL) and size of a file. Errors: NB_ERR_IO. */

@@ -65,6 +65,33 @@ void nb_sgemm_rm(int m, int n, int k, const float *a, int lda, const float *b, i
 /* The folding step alone, on a loaded model. */
 nb_err nb_ref_fold(nb_model *m, nb_status *st);
 
+/* ---- nanobench info (engine/ref/model_info.c) ---- */
+typedef struct nb_info_op {
+    char op[64];        /* the op type */
+    int main, sub;      /* nodes of it in the main graph, in If/Loop bodies */
+    bool in_reference;  /* nb_ref_supports */
+} nb_info_op;
+typedef struct nb_model_info {
+    nb_model *m;        /* the model, folded (nb_ref_fold) after the counting */
+    int nodes, main_nodes; /* every node (subgraphs too), the main graph's */
+    nb_info_op *ops;    /* the histogram of the model as written, most frequent first
+                           (ties by name) */
+    int n_ops;
+    int not_in_reference; /* op types the reference cannot run */
+} nb_model_info;
+/* Loads path (nb_model_load with lo), counts its op types, then folds it. Errors: those of
+ * nb_model_load and nb_ref_fold, NB_ERR_NOMEM; in is freed on error. */
+nb_err nb_model_info_get(const char *path, const nb_load_opts *lo, nb_model_info *in,
+                         nb_status *st);
+void nb_model_info_free(nb_model_info *in);
+/* `info --json`: model (path), producer, ir_version, opset, file_bytes, inputs and outputs
+ * (nb_values_json), nodes, main_graph_nodes, subgraph_nodes, op_histogram,
+ * subgraph_op_histogram, unsupported_by_reference, the importer's warnings. A new object. */
+struct json_t *nb_model_info_json(const char *path, const nb_model_info *in);
+/* The values ids[n] of g as [{name, dtype (ONNX spelling), shape}], a dynamic dim as its
+ * dim_param ("?" when it has none), an unknown rank as a null shape. */
+struct json_t *nb_values_json(const nb_graph *g, const int *ids, int n);
+
 /* Called for every value produced (node outputs, in execution order; also subgraph values,
  * whose names are those of the subgraph). The tensor is only valid during the call unless
  * the callee takes a reference with nb_tensor_ref. Return NB_OK to continue. */

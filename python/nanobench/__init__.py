@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-__all__ = ["Error", "inputs", "estimate", "calibrate", "compile", "run", "infer", "compare"]
+__all__ = ["Error", "info", "inputs", "estimate", "calibrate", "compile", "run", "infer", "compare"]
 
 
 class Error(Exception):
@@ -51,6 +51,7 @@ _lib.nbpy_free.argtypes = [ctypes.c_void_p]
 _OUT = [_P(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.nbpy_estimate.argtypes = [_c, _c] + _OUT
 _lib.nbpy_inputs.argtypes = [_c, _c] + _OUT
+_lib.nbpy_info.argtypes = [_c, _c] + _OUT
 _lib.nbpy_calibrate.argtypes = [_c, _c, _c, _c, _c, ctypes.c_int, ctypes.c_int,
                                 _P(_P(ctypes.c_float)), _P(ctypes.c_int), _P(ctypes.c_int64)] + _OUT
 _lib.nbpy_compile.argtypes = [_c, _c, _c, _c] + _OUT
@@ -105,6 +106,12 @@ def _ordered(inputs, names):
 def estimate(model, input_shape=None):
     """The estimate's JSON (nanobench estimate --json): the five size items, the per-task rows."""
     return _call(_lib.nbpy_estimate, _b(model), _b(input_shape))
+
+
+def info(model, input_shape=None):
+    """The model as `nanobench info --json` gives it: producer, opset, inputs and outputs,
+    node counts, the op histogram and the ops the reference cannot run."""
+    return _call(_lib.nbpy_info, _b(model), _b(input_shape))
 
 
 def inputs(model, input_shape=None):
