@@ -130,9 +130,6 @@ json_t *saturation_fix(bu *b, double before, int64_t parent, int *rc);
 /* Removes the fix tries a previous bring-up left in b's folder (fix/suggested, fix/s<k>). */
 void fix_clear(const bu *b);
 json_t *calibration_json(const bu *b);
-/* calibrate's placement advice in its JSON (cal): {"nodes": "a;b", "layers": [{layer,
-   zeroed_int16_worst_input, zeroed_int16_inputs_over}]}, or NULL when it gives none */
-json_t *placement_advice(const json_t *cal);
 json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                             int64_t exeom_bytes, const char *dumped, double wall, bool below);
 /* the steps' names: estimate, calibrate, atc, run, infer, compare */

@@ -57,7 +57,7 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
     }
     for (size_t o = 0; o < json_array_size(outs0); o++) {
         const char *name = bu_str(json_array_get(outs0, o), "name");
-        json_t *per = json_array(), *jo = json_object();
+        json_t *jo = json_object();
         json_object_set_new(jo, "name", nb_json_string(name));
         json_array_append_new(outs, jo); /* owned by outs from here */
         for (int k = 0; k < b->n_eval; k++) {
@@ -66,7 +66,6 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
                                                            "outputs"), o), "file");
             snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
             if (!nb_infer_manifest_file(refdir, name, ref[k], sizeof ref[k])) {
-                json_decref(per);
                 *rc = cli_fail(1, "bringup: infer wrote no tensor '%s' into %s", name, refdir);
                 goto fail;
             }
@@ -82,44 +81,22 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
         nb_status st = {0};
         if (nb_cmp_output_files(&co, &r, &st)) {
             nb_cmp_output_files_free(&r);
-            json_decref(per);
             *rc = cli_fail(1, "bringup: output '%s': %s", name, st.msg);
             goto fail;
         }
-        for (int k = 0; k < b->n_eval; k++) {
-            const nb_cmp_metrics *m = &r.per_input[k];
-            json_t *pi = json_object(), *files = json_array();
+        json_t *oj = nb_cmp_output_files_json(&co, &r), *per = json_object_get(oj, "per_input");
+        json_object_update(jo, oj);
+        json_decref(oj);
+        for (int k = 0; k < b->n_eval; k++) { /* what each run was given */
+            json_t *files = json_array();
             for (int i = 0; i < b->n_in; i++)
                 json_array_append_new(files, nb_json_string(b->eval[k * b->n_in + i]));
-            json_object_set_new(pi, "inputs", files);
-            json_object_set_new(pi, "npu", nb_json_string(npu[k]));
-            json_object_set_new(pi, "reference", nb_json_string(ref[k]));
-            json_object_set_new(pi, "cosine", nb_json_num(m->cos));
-            json_object_set_new(pi, "sqnr_db", nb_json_num(m->sqnr_db));
-            json_object_set_new(pi, "max_abs_error", nb_json_num(m->max_abs));
-            if (m->note[0])
-                json_object_set_new(pi, "note", nb_json_string(m->note));
-            json_array_append_new(per, pi);
+            json_object_set_new(json_array_get(per, (size_t)k), "inputs", files);
         }
-        const nb_cmp_over_inputs *acc = &r.acc;
         if (isnan(r.gate))
             undefined = true;
         else if (r.gate < *worst)
             *worst = r.gate;
-        json_object_set_new(jo, "shape", json_string(r.shape));
-        json_object_set_new(jo, "numel", json_integer(acc->numel));
-        json_object_set_new(jo, "cosine_mean", nb_json_num(acc->cos_mean));
-        json_object_set_new(jo, "cosine_worst", nb_json_num(acc->cos_worst));
-        json_object_set_new(jo, "sqnr_db_mean", nb_json_num(acc->sqnr_mean));
-        json_object_set_new(jo, "sqnr_db_worst", nb_json_num(acc->sqnr_worst));
-        json_object_set_new(jo, "max_abs_error", nb_json_num(acc->max_abs));
-        json_object_set_new(jo, "pooled_cosine", nb_json_num(acc->pooled_cos));
-        json_object_set_new(jo, "pooled_sqnr_db", nb_json_num(acc->pooled_sqnr));
-        json_object_set_new(jo, "worst_cosine", nb_json_num(acc->gate));
-        json_object_set_new(jo, "npu_dtype", nb_json_string(nd));
-        json_object_set_new(jo, "max_fp16_steps", nb_json_num(acc->fp16_steps));
-        json_object_set_new(jo, "agrees_at_fp16_resolution", json_boolean(r.fp16_resolution));
-        json_object_set_new(jo, "per_input", per);
         nb_cmp_output_files_free(&r);
     }
     free(npu);
@@ -172,62 +149,22 @@ json_t *saturation_json(const bu *b, double *total)
     return s;
 }
 
-/* The calibration: its algorithm(s), batches, the 3 layers of lowest SQNR alone (the layer
- * on fake-quantized operands against its float output), the fake-quant network output. */
+/* The calibration as calibrate's JSON gives it (its algorithms, worst layers, INT16
+ * advice, fake-quant output), with what bringup asked for. */
 json_t *calibration_json(const bu *b)
 {
     json_t *jc = json_object();
     const json_t *layers = json_object_get(b->cal, "layers");
-    char algos[256] = "";
-    double batches = NAN;
-    int order[3] = {-1, -1, -1};
-    for (size_t i = 0; i < json_array_size(layers); i++) {
-        const json_t *l = json_array_get(layers, i);
-        const char *al = bu_str(l, "algorithm");
-        bool seen = false;
-        for (const char *p = algos; *p && !seen;) {
-            size_t n = strcspn(p, ",");
-            seen = n == strlen(al) && !strncmp(p, al, n);
-            p += n + (p[n] == ',');
-        }
-        if (!seen && *al && strlen(algos) + strlen(al) + 2 < sizeof algos)
-            snprintf(algos + strlen(algos), sizeof algos - strlen(algos), "%s%s",
-                     algos[0] ? "," : "", al);
-        if (isnan(batches))
-            batches = bu_num(l, "batches");
-        double s = bu_num(l, "output_sqnr_db");
-        if (isnan(s))
-            continue;
-        for (int q = 0; q < 3; q++)
-            if (order[q] < 0 ||
-                s < bu_num(json_array_get(layers, (size_t)order[q]), "output_sqnr_db")) {
-                for (int z = 2; z > q; z--)
-                    order[z] = order[z - 1];
-                order[q] = (int)i;
-                break;
-            }
-    }
-    json_object_set_new(jc, "algorithm", json_string(algos[0] ? algos : "none (no layer)"));
+    json_object_set_new(jc, "algorithm", nb_json_string(bu_str(b->cal, "algorithms")));
     json_object_set_new(jc, "requested", b->algo ? nb_json_string(b->algo) : json_null());
     json_object_set_new(jc, "qat", json_boolean(b->qat));
-    json_object_set_new(jc, "batches", nb_json_num(batches));
+    json_object_set_new(jc, "batches", nb_json_num(bu_num(b->cal, "batches")));
     json_object_set_new(jc, "layers", json_integer((json_int_t)json_array_size(layers)));
-    json_t *jw = json_array();
-    for (int q = 0; q < 3 && order[q] >= 0; q++) {
-        const json_t *l = json_array_get(layers, (size_t)order[q]);
-        json_t *x = json_object();
-        json_object_set_new(x, "layer", nb_json_string(bu_str(l, "layer")));
-        json_object_set_new(x, "op_type", nb_json_string(bu_str(l, "op_type")));
-        json_object_set_new(x, "sqnr_db", nb_json_num(bu_num(l, "output_sqnr_db")));
-        json_object_set_new(x, "cosine", nb_json_num(bu_num(l, "output_cosine")));
-        json_array_append_new(jw, x);
+    static const char *const keep[] = {"worst_layers", "suggested_int16"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(b->cal, keep[k]);
+        json_object_set_new(jc, keep[k], json_is_array(v) ? json_deep_copy(v) : json_array());
     }
-    json_object_set_new(jc, "worst_layers", jw);
-    /* calibrate's advice: layers whose int8 input loses its small values, with the config
-       line that calibrates them at INT16 (the text summary names them) */
-    const json_t *sg = json_object_get(b->cal, "suggested_int16");
-    json_object_set_new(jc, "suggested_int16", json_is_array(sg) ? json_deep_copy(sg)
-                                                                 : json_array());
     json_object_set_new(jc, "output_sqnr_db", nb_json_num(bu_num(b->cal, "output_sqnr_db")));
     json_object_set_new(jc, "output_cosine", nb_json_num(bu_num(b->cal, "output_cosine")));
     json_object_set_new(jc, "eval_set", nb_json_string(bu_str(b->cal, "eval_set")));
@@ -241,31 +178,6 @@ static json_t *copy(const json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
     return v ? json_incref(v) : json_null();
-}
-
-/* The whole summary (what --json prints and DIR/summary.json holds); takes outs and sat. */
-json_t *placement_advice(const json_t *cal)
-{
-    const char *nodes = json_string_value(json_object_get(cal, "suggested_cpu_nodes"));
-    if (!nodes || !*nodes)
-        return NULL;
-    json_t *a = json_object(), *ls = json_array();
-    json_object_set_new(a, "nodes", nb_json_string(nodes));
-    const json_t *layers = json_object_get(cal, "layers");
-    for (size_t i = 0; i < json_array_size(layers); i++) {
-        const json_t *l = json_array_get(layers, i);
-        if (!json_is_true(json_object_get(l, "suggests_cpu")))
-            continue;
-        json_t *x = json_object();
-        json_object_set_new(x, "layer", nb_json_string(bu_str(l, "layer")));
-        json_object_set_new(x, "zeroed_int16_worst_input",
-                            nb_json_num(bu_num(l, "zeroed_int16_worst_input")));
-        json_object_set_new(x, "zeroed_int16_inputs_over",
-                            nb_json_num(bu_num(l, "zeroed_int16_inputs_over")));
-        json_array_append_new(ls, x);
-    }
-    json_object_set_new(a, "layers", ls);
-    return a;
 }
 
 json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,

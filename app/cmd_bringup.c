@@ -329,7 +329,8 @@ calibrate:
     if (!b->cal)
         goto out;
     if (!b->advice)
-        b->advice = placement_advice(b->cal);
+        b->advice = json_is_object(json_object_get(b->cal, "cpu_advice"))
+                        ? json_incref(json_object_get(b->cal, "cpu_advice")) : NULL;
     /* --auto_place: calibrate's own placement advice taken, the calibration done again with
        those nodes float (they run on the MCU's CPU); atc and the estimate take it too */
     const char *advice = json_string_value(json_object_get(b->cal, "suggested_cpu_nodes"));

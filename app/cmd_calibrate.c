@@ -124,23 +124,7 @@ static int import_qdq(const char *model, const char *save, bool json, int argc, 
     rec_artifact("record", record);
     rec_metric("layers", q.n, "");
     if (json) { /* calibrate's JSON, with the layers' imported scales */
-        json_t *o = json_object(), *ls = json_array();
-        json_object_set_new(o, "model", nb_json_string(model));
-        json_object_set_new(o, "algorithm", json_string("qat"));
-        json_object_set_new(o, "qat", json_true());
-        for (int i = 0; i < q.n; i++) {
-            json_t *l = json_object();
-            json_object_set_new(l, "layer", nb_json_string(q.l[i].node));
-            json_object_set_new(l, "algorithm", json_string("qat"));
-            json_object_set_new(l, "scale_d", json_real(q.l[i].scale_d));
-            json_object_set_new(l, "offset_d", json_integer(q.l[i].offset_d));
-            json_object_set_new(l, "act_bits", json_integer(q.l[i].act_bits));
-            json_object_set_new(l, "channels", json_integer(q.l[i].channels));
-            json_array_append_new(ls, l);
-        }
-        json_object_set_new(o, "layers", ls);
-        json_object_set_new(o, "deploy_model", nb_json_string(deploy));
-        json_object_set_new(o, "record", nb_json_string(record));
+        json_t *o = nb_qat_json(model, &q, deploy, record);
         nb_qdq_model_free(&q);
         return cli_json_out("calibrate", o);
     }

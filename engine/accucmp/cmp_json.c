@@ -163,6 +163,42 @@ json_t *nb_comparison_json(const nb_compare_opts *o, const nb_comparison *cs,
     return jo;
 }
 
+/* ---- the network outputs over K inputs ---- */
+
+json_t *nb_cmp_output_files_json(const nb_cmp_output_files_opts *o,
+                                 const nb_cmp_output_files_result *r)
+{
+    json_t *jo = json_object(), *per = json_array();
+    for (int k = 0; k < o->n_inputs; k++) {
+        const nb_cmp_metrics *m = &r->per_input[k];
+        json_t *pi = json_object();
+        json_object_set_new(pi, "npu", nb_json_string(o->npu[k]));
+        json_object_set_new(pi, "reference", nb_json_string(o->reference[k]));
+        json_object_set_new(pi, "cosine", nb_json_num(m->cos));
+        json_object_set_new(pi, "sqnr_db", nb_json_num(m->sqnr_db));
+        json_object_set_new(pi, "max_abs_error", nb_json_num(m->max_abs));
+        if (m->note[0])
+            json_object_set_new(pi, "note", nb_json_string(m->note));
+        json_array_append_new(per, pi);
+    }
+    const nb_cmp_over_inputs *acc = &r->acc;
+    json_object_set_new(jo, "shape", json_string(r->shape));
+    json_object_set_new(jo, "numel", json_integer(acc->numel));
+    json_object_set_new(jo, "cosine_mean", nb_json_num(acc->cos_mean));
+    json_object_set_new(jo, "cosine_worst", nb_json_num(acc->cos_worst));
+    json_object_set_new(jo, "sqnr_db_mean", nb_json_num(acc->sqnr_mean));
+    json_object_set_new(jo, "sqnr_db_worst", nb_json_num(acc->sqnr_worst));
+    json_object_set_new(jo, "max_abs_error", nb_json_num(acc->max_abs));
+    json_object_set_new(jo, "pooled_cosine", nb_json_num(acc->pooled_cos));
+    json_object_set_new(jo, "pooled_sqnr_db", nb_json_num(acc->pooled_sqnr));
+    json_object_set_new(jo, "worst_cosine", nb_json_num(acc->gate));
+    json_object_set_new(jo, "npu_dtype", nb_json_string(o->npu_dtype));
+    json_object_set_new(jo, "max_fp16_steps", nb_json_num(acc->fp16_steps));
+    json_object_set_new(jo, "agrees_at_fp16_resolution", json_boolean(r->fp16_resolution));
+    json_object_set_new(jo, "per_input", per);
+    return jo;
+}
+
 /* ---- compare layer ---- */
 
 nb_err nb_cmp_layer(const nb_cmp_layer_opts *o, nb_cmp_layer_detail *d, nb_status *st)

@@ -1,9 +1,83 @@
 /* nanobench calibrate: the result as JSON (include/nb/quant.h), what `calibrate --json`
  * prints, the workbench and bringup read back and the Python module returns. */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "nb/json.h"
 #include "nb/quant.h"
+
+/* the layers' activation algorithms, each once, in layer order ("ifmr,hfmg"); "none (no
+   layer)" for a model without one */
+static const char *algorithms(const nb_calibrate_result *r)
+{
+    static _Thread_local char buf[256];
+    buf[0] = 0;
+    for (int i = 0; i < r->n_layers; i++) {
+        const char *al = nb_act_algo_name(r->layers[i].algo);
+        bool seen = false;
+        for (const char *p = buf; *p && !seen;) {
+            size_t n = strcspn(p, ",");
+            seen = n == strlen(al) && !strncmp(p, al, n);
+            p += n + (p[n] == ',');
+        }
+        if (!seen && strlen(buf) + strlen(al) + 2 < sizeof buf)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? "," : "", al);
+    }
+    return buf[0] ? buf : "none (no layer)";
+}
+
+/* the 3 layers of lowest SQNR alone (the layer on fake-quantized operands against its float
+   output), lowest first */
+static json_t *worst_layers(const nb_calibrate_result *r)
+{
+    int order[3] = {-1, -1, -1};
+    for (int i = 0; i < r->n_layers; i++) {
+        double s = r->layers[i].out_sqnr;
+        if (isnan(s) || !r->layers[i].evaluated)
+            continue;
+        for (int q = 0; q < 3; q++)
+            if (order[q] < 0 || s < r->layers[order[q]].out_sqnr) {
+                for (int z = 2; z > q; z--)
+                    order[z] = order[z - 1];
+                order[q] = i;
+                break;
+            }
+    }
+    json_t *a = json_array();
+    for (int q = 0; q < 3 && order[q] >= 0; q++) {
+        const nb_calib_layer_report *l = &r->layers[order[q]];
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", nb_json_string(l->name));
+        json_object_set_new(x, "op_type", nb_json_string(l->op_type));
+        json_object_set_new(x, "sqnr_db", nb_json_num(l->out_sqnr));
+        json_object_set_new(x, "cosine", nb_json_num(l->out_cos));
+        json_array_append_new(a, x);
+    }
+    return a;
+}
+
+/* the placement advice with the layers that gave it: {nodes, layers: [{layer,
+   zeroed_int16_worst_input, zeroed_int16_inputs_over}]}, or null */
+static json_t *cpu_advice(const nb_calibrate_result *r)
+{
+    if (!r->cpu_nodes || !*r->cpu_nodes)
+        return json_null();
+    json_t *a = json_object(), *ls = json_array();
+    json_object_set_new(a, "nodes", nb_json_string(r->cpu_nodes));
+    for (int i = 0; i < r->n_layers; i++) {
+        const nb_calib_layer_report *l = &r->layers[i];
+        if (!l->suggests_cpu)
+            continue;
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", nb_json_string(l->name));
+        json_object_set_new(x, "zeroed_int16_worst_input", nb_json_num(l->zeroed16));
+        json_object_set_new(x, "zeroed_int16_inputs_over", json_integer(l->zeroed16_over));
+        json_array_append_new(ls, x);
+    }
+    json_object_set_new(a, "layers", ls);
+    return a;
+}
 
 json_t *nb_calibrate_json(const nb_calibrate_result *r)
 {
@@ -96,6 +170,35 @@ json_t *nb_calibrate_json(const nb_calibrate_result *r)
     /* the placement advice: atc / bringup --cpu_nodes */
     json_object_set_new(o, "suggested_cpu_nodes", r->cpu_nodes ? nb_json_string(r->cpu_nodes)
                                                                : json_null());
+    json_object_set_new(o, "algorithms", json_string(algorithms(r)));
+    json_object_set_new(o, "worst_layers", worst_layers(r));
+    json_object_set_new(o, "cpu_advice", cpu_advice(r));
+    return o;
+}
+
+json_t *nb_qat_json(const char *model, const nb_qdq_model *q, const char *deploy,
+                    const char *record)
+{
+    json_t *o = json_object(), *ls = json_array();
+    json_object_set_new(o, "model", nb_json_string(model));
+    json_object_set_new(o, "algorithm", json_string("qat"));
+    json_object_set_new(o, "algorithms", json_string("qat"));
+    json_object_set_new(o, "qat", json_true());
+    for (int i = 0; i < q->n; i++) {
+        json_t *l = json_object();
+        json_object_set_new(l, "layer", nb_json_string(q->l[i].node));
+        json_object_set_new(l, "algorithm", json_string("qat"));
+        json_object_set_new(l, "scale_d", json_real(q->l[i].scale_d));
+        json_object_set_new(l, "offset_d", json_integer(q->l[i].offset_d));
+        json_object_set_new(l, "act_bits", json_integer(q->l[i].act_bits));
+        json_object_set_new(l, "channels", json_integer(q->l[i].channels));
+        json_array_append_new(ls, l);
+    }
+    json_object_set_new(o, "layers", ls);
+    json_object_set_new(o, "worst_layers", json_array());
+    json_object_set_new(o, "cpu_advice", json_null());
+    json_object_set_new(o, "deploy_model", nb_json_string(deploy));
+    json_object_set_new(o, "record", nb_json_string(record));
     return o;
 }
 

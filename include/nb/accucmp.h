@@ -197,6 +197,13 @@ typedef struct nb_cmp_output_files_result {
 nb_err nb_cmp_output_files(const nb_cmp_output_files_opts *o, nb_cmp_output_files_result *r,
                            nb_status *st);
 void nb_cmp_output_files_free(nb_cmp_output_files_result *r);
+/* The result as bringup's summary.json keeps each output: shape, numel, the means, worst and
+ * pooled metrics over the K inputs (cosine, sqnr_db in dB, max_abs_error), worst_cosine (the
+ * gate), npu_dtype, max_fp16_steps, agrees_at_fp16_resolution, and per_input [{npu,
+ * reference, cosine, sqnr_db, max_abs_error, note}]. NaN is null. A new object
+ * (engine/accucmp/cmp_json.c). */
+json_t *nb_cmp_output_files_json(const nb_cmp_output_files_opts *o,
+                                 const nb_cmp_output_files_result *r);
 
 /* ---- file_compare: two dump sets matched and compared (engine/accucmp/compare.c) ---- */
 

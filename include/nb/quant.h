@@ -471,9 +471,16 @@ void nb_calibrate_result_free(nb_calibrate_result *r);
  * cosine, worst cosine, max |diff|; per output under outputs), the evaluation set, the times
  * in ms, layers (each layer's clip range, scale_d/offset_d, bits, scale_w per channel, the
  * int8/int16 zeroed shares, the SQNRs in dB; an RNN's h and R, a MatMul's second input B),
- * suggested_int16 and suggested_cpu_nodes. NaN and infinities are null. A new object
+ * suggested_int16 and suggested_cpu_nodes; and what a summary shows of it: algorithms (the
+ * layers' algorithms, each once), worst_layers (the 3 layers of lowest SQNR alone: layer,
+ * op_type, sqnr_db, cosine) and cpu_advice ({nodes, layers that gave it with their int16
+ * zeroed shares}, or null). NaN and infinities are null. A new object
  * (engine/quant/calib_json.c). */
 struct json_t *nb_calibrate_json(const nb_calibrate_result *r);
+/* A QAT import (nb_qat_import) in the same form: model, algorithm "qat", each layer's
+ * imported scale_d, offset_d, act_bits and weight channels, the two files written. */
+struct json_t *nb_qat_json(const char *model, const nb_qdq_model *q, const char *deploy,
+                           const char *record);
 
 /* The QAT import (calibrate --from_qdq): a Q/DQ model (nb_read_qdq) into save_path's
  * PREFIX_deploy_model.onnx and PREFIX_quant_record.txt, both or none; the layers read into
