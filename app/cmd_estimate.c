@@ -11,6 +11,12 @@
 #include "nb/quant.h"
 #include "nb/ref.h"
 
+static void on_model(void *user, const nb_model *m)
+{
+    (void)user;
+    rec_model(m);
+}
+
 static void help(void)
 {
     printf("usage: nanobench estimate -m MODEL.onnx [-p] [--json] [--input_shape \"name:d0,d1;...\"]\n"
@@ -91,94 +97,30 @@ int cmd_estimate(int argc, char **argv)
         return rc;
     rec_param("soc_version", "%s", soc);
     rec_param("weight_bits", "%d", bits);
-    nb_status st = {0};
-    nb_load_opts lo = {.input_shape = shape, .weights_in_place = true};
-    nb_model *m = NULL;
-    nb_op_table ops = {0};
-    nb_estimate e = {0};
-    char *note = NULL; /* the inputs whose dynamic batch is taken as 1 */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (nb_ref_load(model, &lo, &m, &st) || nb_op_table_load(nb_op_table_default_path(), &ops, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    /* a dynamic batch (dim 0) of an input whose other dims are known is taken as 1, as the
-       vendor's estimate does for a single inference; the report says so */
-    char *all = NULL;
-    if (nb_batch_one_shape(m, shape, &all, &note, &st)) {
-        rc = cli_error(&st);
-        goto out;
-    }
-    int fixed = all != NULL;
-    if (fixed) {
-        nb_model_free(m);
-        m = NULL;
-        lo.input_shape = all;
-        if (nb_ref_load(model, &lo, &m, &st)) {
-            free(all);
-            rc = cli_error(&st);
-            goto out;
-        }
-        rec_param("batch_taken_as_1", "%s", note);
-    }
-    /* a Q/DQ (QAT) model: estimated as atc compiles it, the pairs imported as AscendQuant and
-       int8 weights (nb_read_npu_input), not as Q/DQ tasks */
-    bool qdq = nb_graph_has_qdq(m->graph);
     if (out_nodes)
         rec_param("out_nodes", "%s", out_nodes);
-    if (qdq || out_nodes) { /* as atc reads it: the pairs imported, the graph cut */
-        char work[] = "/tmp/nanobench_estimate.XXXXXX";
-        nb_npu_input in = {0};
-        nb_load_opts lq = {.input_shape = all ? all : shape};
-        bool made = mkdtemp(work) != NULL;
-        nb_err qe = made ? nb_read_npu_input(model, lq.input_shape, out_nodes, work, &in, &st)
-                         : nb_fail(&st, NB_ERR_IO, "cannot make a work folder in /tmp");
-        if (made)
-            nb_remove_tree(work);
-        nb_model_free(m);
-        m = NULL;
-        if (!qe && !(qe = nb_model_load_mem(in.onnx, in.len, model, NULL, &lq, &m, &st)))
-            qe = nb_ref_fold(m, &st);
-        nb_npu_input_free(&in);
-        if (qe) {
-            free(all);
-            rc = cli_error(&st);
-            goto out;
-        }
-    }
-    free(all);
-    rec_model(m);
-    nb_npu_opts o = {.weight_bits = bits, .soc_version = soc, .input_fp16_nodes = fp16_nodes,
-                     .output_fp32 = out_fp32, .cpu_nodes = cpu_nodes};
     if (cpu_nodes)
         rec_param("cpu_nodes", "%s", cpu_nodes);
-    if (nb_estimate_model(m, &ops, &o, &e, &st)) {
-        nb_prefix(&st, "%s", model);
-        rc = cli_error(&st);
-        goto out;
+    nb_status st = {0};
+    nb_estimate_opts o = {.model = model, .input_shape = shape, .out_nodes = out_nodes,
+                          .npu = {.weight_bits = bits, .soc_version = soc,
+                                  .input_fp16_nodes = fp16_nodes, .output_fp32 = out_fp32,
+                                  .cpu_nodes = cpu_nodes},
+                          .on_model = on_model};
+    nb_estimate_result r;
+    if (nb_estimate_file(&o, &r, &st)) {
+        nb_estimate_result_free(&r);
+        return cli_error(&st);
     }
-    if (qdq && !nb_estimate_note(&e, "a Q/DQ (QAT) model: estimated as atc compiles it (each "
-                                 "pair an AscendQuant, the weights int8)")) {
-        nb_fail(&st, NB_ERR_NOMEM, "out of memory");
-        rc = cli_error(&st);
-        goto out;
-    }
-    bool noted = !note || nb_estimate_note(&e, "dynamic batch of %s taken as 1 "
-                                              "(--input_shape to choose)", note);
-    if (!noted) {
-        nb_fail(&st, NB_ERR_NOMEM, "out of memory");
-        rc = cli_error(&st);
-        goto out;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    const nb_estimate e = r.e;
+    if (r.batch_note)
+        rec_param("batch_taken_as_1", "%s", r.batch_note);
     if (json) {
         nb_estimate_json(&e, stdout);
     } else {
-        printf("model:               %s (opset %d, %s)\n", model, m->opset, soc);
+        printf("model:               %s (opset %d, %s)\n", model, r.m->opset, soc);
         nb_estimate_print(&e, stdout, per_layer);
-        printf("estimated in %.1f ms\n", ms);
+        printf("estimated in %.1f ms\n", r.ms);
     }
     rec_metric("TOTAL_WEIGHT_SIZE", (double)e.weight_bytes, "B");
     rec_metric("TOTAL_MEM_SIZE", (double)e.mem_bytes, "B");
@@ -187,11 +129,7 @@ int cmd_estimate(int argc, char **argv)
     rec_metric("arena_lower_bound", (double)e.arena.lower_bound, "B");
     rec_metric("macs", (double)e.macs, "");
     rec_metric("not_supported_op_types", e.n_unsupported, "");
-    rec_metric("estimate_ms", ms, "ms");
-out:
-    free(note);
-    nb_estimate_free(&e);
-    nb_op_table_free(&ops);
-    nb_model_free(m);
-    return rc;
+    rec_metric("estimate_ms", r.ms, "ms");
+    nb_estimate_result_free(&r);
+    return 0;
 }

@@ -69,21 +69,17 @@ int nbpy_estimate(const char *model, const char *input_shape, char **json, char 
                   size_t errlen)
 {
     nb_status st = {0};
-    nb_model *m = NULL;
-    nb_op_table ops = {0};
-    nb_estimate e = {0};
-    nb_load_opts lo = {.input_shape = input_shape};
-    nb_npu_opts no = {.weight_bits = 8, .soc_version = "Ascend035A"};
+    nb_estimate_opts o = {.model = model, .input_shape = input_shape,
+                          .npu = {.weight_bits = 8, .soc_version = "Ascend035A"}};
+    nb_estimate_result r;
     int rc = 0;
-    if (nb_ref_load(model, &lo, &m, &st) || nb_ref_fold(m, &st) ||
-        nb_op_table_load(nb_op_table_default_path(), &ops, &st) ||
-        nb_estimate_model(m, &ops, &no, &e, &st)) {
+    if (nb_estimate_file(&o, &r, &st)) { /* the CLI's whole step */
         rc = fail(&st, err, errlen);
     } else { /* the estimate's own JSON (nb_estimate_json), through a memory stream */
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        if (!f || nb_estimate_json(&e, f) != 0) {
+        if (!f || nb_estimate_json(&r.e, f) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = 1;
         }
@@ -94,9 +90,7 @@ int nbpy_estimate(const char *model, const char *input_shape, char **json, char 
         else
             *json = buf;
     }
-    nb_estimate_free(&e);
-    nb_op_table_free(&ops);
-    nb_model_free(m);
+    nb_estimate_result_free(&r);
     return rc;
 }
 

@@ -1,8 +1,8 @@
 #!/bin/sh
-# The engines' layering (issue 18): ir -> ref -> atc -> quant / estimate -> compile ->
+# The engines' layering (issue 18): ir -> ref -> atc -> quant -> estimate -> compile ->
 # runtime_sim -> accucmp -> db -> app. A file may include the headers of its own layer and
-# of the layers before it, never of a later one, nor of another engine at its own level
-# (quant and estimate are side by side). atc comes before quant: what the NPU's lowering
+# of the layers before it, never of a later one, nor of another engine at its own level.
+# estimate comes after quant: it reads a Q/DQ (QAT) model as atc does (nb_read_npu_input). atc comes before quant: what the NPU's lowering
 # runs (nb_npu_rnn_reason: the LSTM/GRU forms the cube takes) decides what calibrate may
 # quantize. Each include/nb header belongs to the engine that
 # implements it; a relative include ("../ir/ir_internal.h") to the folder it names.
@@ -15,8 +15,8 @@ cd "$root" || exit 2
 rank() {
     case $1 in
     ir) echo "0 ir" ;; ref) echo "1 ref" ;; atc) echo "2 atc" ;; quant) echo "3 quant" ;;
-    estimate) echo "3 estimate" ;; compile) echo "4 compile" ;; runtime_sim) echo "5 runtime_sim" ;;
-    accucmp) echo "6 accucmp" ;; db) echo "7 db" ;; app) echo "8 app" ;; *) echo "" ;;
+    estimate) echo "4 estimate" ;; compile) echo "5 compile" ;; runtime_sim) echo "6 runtime_sim" ;;
+    accucmp) echo "7 accucmp" ;; db) echo "8 db" ;; app) echo "9 app" ;; *) echo "" ;;
     esac
 }
 # the layer owning a header include/nb/X.h or include/acl/X.h

@@ -60,6 +60,12 @@ def bring_up(tmp, name, model, inp, shape, batches, input_shape=None):
     shp = ["--input_shape", input_shape] if input_shape else []
     check(nb.info(model, input_shape=input_shape) == json.loads(cli("info", model, "--json", *shp)),
           "%s: info is the CLI's info --json" % name)
+    est, cest = nb.estimate(model, input_shape=input_shape), json.loads(cli("estimate", model, "--json", *shp))
+    five = ["TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE", "TOTAL_NET_OP_TYPE",
+            "NOT_SUPPORT_OP_TYPE"]
+    check([est[k] for k in five] == [cest[k] for k in five] and est["layers"] == cest["layers"],
+          "%s: estimate's five items (%d bytes of exeom) and tasks are the CLI's"
+          % (name, est["TOTAL_EXEOM_SIZE"]))
     cj = json.loads(cli("calibrate", "--model", model, "--save_path", os.path.join(tmp, "cli", name),
                         "--data_dir", data, "--batch_num", str(batches), *shp, "--json"))
     check(set(cj) == set(cal) and [(l["layer"], l["scale_d"], l["scale_w"]) for l in cj["layers"]]

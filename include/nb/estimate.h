@@ -74,6 +74,31 @@ void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer);
  * Returns 0, -1 on a write error. */
 int nb_estimate_json(const nb_estimate *e, FILE *f);
 
+/* ---- the whole step (engine/estimate/estimate_file.c) ---- */
+typedef struct nb_estimate_opts {
+    const char *model;        /* the ONNX file: float, or Q/DQ (QAT) as atc compiles it */
+    const char *input_shape;  /* "name:n,c,h,w;..." or NULL; a dynamic batch is taken as 1 */
+    nb_npu_opts npu;          /* soc_version, weight_bits, input_fp16_nodes, output_fp32,
+                                 cpu_nodes: as atc's flags */
+    const char *out_nodes;    /* atc's --out_nodes cut ("node:index;..."), or NULL */
+    void (*on_model)(void *user, const nb_model *m); /* the model estimated, or NULL */
+    void *user;
+} nb_estimate_opts;
+typedef struct nb_estimate_result {
+    nb_estimate e;
+    nb_model *m;              /* the model estimated (read as atc reads it, folded) */
+    bool qdq;                 /* a Q/DQ (QAT) model */
+    char *batch_note;         /* the inputs whose dynamic batch was taken as 1, or NULL */
+    double ms;                /* the step's wall time */
+} nb_estimate_result;
+/* estimate: the model loaded and folded, a dynamic batch taken as 1 (noted), a Q/DQ model's
+ * pairs imported and --out_nodes's cut made as atc reads its input (nb_read_npu_input), the
+ * op table (share/ops.tsv) loaded, then nb_estimate_model. Errors: the importer's, the
+ * reader's, nb_estimate_model's prefixed with the path, NB_ERR_IO, NB_ERR_NOMEM. Free r with
+ * nb_estimate_result_free in every case. */
+nb_err nb_estimate_file(const nb_estimate_opts *o, nb_estimate_result *r, nb_status *st);
+void nb_estimate_result_free(nb_estimate_result *r);
+
 #ifdef __cplusplus
 }
 #endif
