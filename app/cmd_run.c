@@ -155,59 +155,31 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < r.n_inputs; i++)
         if (r.input_labels[i])
             rec_param(r.inputs[i].name[0] ? r.inputs[i].name : "input", "%s", r.input_labels[i]);
-    /* --json: the engine's object, with where each output was written */
-    jo = json ? nb_run_result_json(&o, &r) : NULL;
-    json_t *jouts = jo ? json_object_get(jo, "outputs") : NULL;
-    if (nb_mkdir_p(outdir)) {
-        rc = cli_fail(2, "%s: cannot make the output folder: %s", outdir, strerror(errno));
+    cli_cleanup_add_sweep(outdir); /* Ctrl-C: the writers' NAME.npy.tmp.PID go */
+    nb_err we = nb_run_write_outputs(&r, outdir, &st);
+    cli_cleanup_clear();
+    if (we) {
+        rc = cli_error(&st);
         goto done;
     }
-    static char used[MAX_IO][256], written[MAX_IO][1400];
-    for (int i = 0; i < r.n_outputs && i < MAX_IO; i++) {
+    jo = json ? nb_run_result_json(&o, &r) : NULL; /* with where each output was written */
+    for (int i = 0; i < r.n_outputs; i++) {
         const nb_run_output *ro = &r.outputs[i];
         const nb_tensor *y = ro->value;
-        const float *yp = y->data;
-        const char *nm = ro->io.name;
-        char base[256], path[1400];
-        if (nm[0])
-            nb_safe_name(nm, base, sizeof base);
-        else
-            snprintf(base, sizeof base, "output%d", i);
-        /* two outputs whose names clean up alike: the later one gets its index */
-        for (int j = 0; j < i; j++)
-            if (!strcmp(used[j], base)) {
-                size_t bl = strlen(base);
-                snprintf(base + (bl > 200 ? 200 : bl), sizeof base - 200, "_%d", i);
-                break;
-            }
-        snprintf(used[i], sizeof used[i], "%s", base);
-        snprintf(path, sizeof path, "%s/%s.npy", outdir, base);
-        cli_cleanup_add_tmp(path); /* an earlier run's PATH stays until the rename */
-        nb_err we = nb_npy_write(path, y, &st);
-        cli_cleanup_clear();
-        char shape[128];
+        rec_artifact("output", ro->file);
+        if (jo)
+            continue;
+        char shape[128], shown[256];
         nb_shape_str(y->rank, y->dims, 'x', shape, sizeof shape);
-        char shown[256];
-        snprintf(shown, sizeof shown, "%s", nm[0] ? nm : base);
-        if (jouts) {
-            json_object_set_new(json_array_get(jouts, (size_t)i), "file", nb_json_string(path));
-        } else {
-            printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", cli_plain(shown),
-                   shape, ro->min, ro->max, ro->mean);
-            for (int64_t j = 0; j < y->numel && j < 6; j++)
-                printf(" %.6g", yp[j]);
-            printf("\n");
-        }
-        if (we) {
-            rc = cli_error(&st);
-            for (int j = 0; j < i; j++) /* no partial set of outputs */
-                unlink(written[j]);
-            goto done;
-        }
-        snprintf(written[i], sizeof written[i], "%s", path);
-        rec_artifact("output", path);
-        if (!jo)
-            printf("wrote %s\n", path);
+        if (ro->io.name[0])
+            snprintf(shown, sizeof shown, "%s", ro->io.name);
+        else
+            snprintf(shown, sizeof shown, "output%d", i);
+        printf("output %s [%s]: min %.6g max %.6g mean %.6g, first:", cli_plain(shown), shape,
+               ro->min, ro->max, ro->mean);
+        for (int64_t j = 0; j < y->numel && j < 6; j++)
+            printf(" %.6g", ((const float *)y->data)[j]);
+        printf("\nwrote %s\n", ro->file);
     }
     if (dump) {
         if (r.dump_files) {

@@ -1,6 +1,11 @@
 /* nanobench run: the execution's result as JSON (include/nb/run.h), what `run --json`
  * prints, the workbench reads back and the Python module returns. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "nb/json.h"
 #include "nb/run.h"
@@ -22,6 +27,8 @@ static json_t *output_json(const nb_run_output *ro, int i)
     json_object_set_new(jt, "max", y->numel ? nb_json_num(ro->max) : json_null());
     json_object_set_new(jt, "mean", y->numel ? nb_json_num(ro->mean) : json_null());
     json_object_set_new(jt, "first", first);
+    if (ro->file[0])
+        json_object_set_new(jt, "file", nb_json_string(ro->file));
     return jt;
 }
 
@@ -88,4 +95,41 @@ json_t *nb_run_result_json(const nb_run_opts *o, const nb_run_result *r)
     json_object_set_new(jo, "log_of_zero", json_integer((json_int_t)r->log_zeros));
     json_object_set_new(jo, "tasks", jtasks);
     return jo;
+}
+
+nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
+{
+    if (nb_mkdir_p(dir))
+        return nb_fail(st, NB_ERR_IO, "%s: cannot make the output folder: %s", dir,
+                       strerror(errno));
+    char (*used)[256] = calloc((size_t)r->n_outputs + 1, sizeof *used);
+    if (!used)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    nb_err e = NB_OK;
+    for (int i = 0; i < r->n_outputs && !e; i++) {
+        nb_run_output *ro = &r->outputs[i];
+        char base[256];
+        if (ro->io.name[0])
+            nb_safe_name(ro->io.name, base, sizeof base);
+        else
+            snprintf(base, sizeof base, "output%d", i);
+        /* two outputs whose names clean up alike: the later one gets its index */
+        for (int j = 0; j < i; j++)
+            if (!strcmp(used[j], base)) {
+                size_t bl = strlen(base);
+                snprintf(base + (bl > 200 ? 200 : bl), sizeof base - 200, "_%d", i);
+                break;
+            }
+        snprintf(used[i], sizeof used[i], "%s", base);
+        snprintf(ro->file, sizeof ro->file, "%s/%s.npy", dir, base);
+        if ((e = nb_npy_write(ro->file, ro->value, st))) {
+            for (int j = 0; j <= i; j++) { /* no partial set of outputs */
+                if (j < i)
+                    unlink(r->outputs[j].file);
+                r->outputs[j].file[0] = 0;
+            }
+        }
+    }
+    free(used);
+    return e;
 }

@@ -58,6 +58,7 @@ typedef struct nb_run_output {
     nb_run_io io;
     nb_tensor *value; /* float32, io's shape */
     double min, max, mean; /* over value (0 when it is empty) */
+    char file[1400];  /* where nb_run_write_outputs wrote it, or "" */
 } nb_run_output;
 
 typedef struct nb_run_task {
@@ -103,9 +104,15 @@ typedef struct nb_run_result {
  * nb_run_result_free in every case. */
 nb_err nb_run_exeom(const nb_run_opts *opts, nb_run_result *r, nb_status *st);
 void nb_run_result_free(nb_run_result *r);
+/* Writes each output of r as dir/NAME.npy (float32): NAME its name made safe for a file
+ * (nb_safe_name; "output<i>" when it has none; "_<i>" added when two clean up alike), each
+ * atomically (NAME.npy.tmp.PID renamed), all or none (on an error the ones written are
+ * removed); the paths into r->outputs[i].file. dir is made when missing. Errors: NB_ERR_IO
+ * naming the folder or the file. */
+nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st);
 /* The run as `run --json` prints it (engine/runtime_sim/run_json.c): exeom, outputs (name --
  * "output<i>" for an unnamed one --, shape, dtype FLOAT, npu_dtype, min, max, mean, the first
- * 8 values; a front end adds where it wrote each), dump ({folder, files} when o->dump_config
+ * 8 values; file, where nb_run_write_outputs wrote it), dump ({folder, files} when o->dump_config
  * is set, else null), cycles, ms_64mhz, ms_200mhz, macs, the NPU / CPU / switch split,
  * host_ms, saturation ({total, tasks: [{index, name, op_type, count}]}), log_of_zero and
  * tasks (each task's cycles, compute, movement, MACs, unit "vector", "cube" or "cpu",
