@@ -11,7 +11,9 @@
 #                               needs python3-onnx (apt-get install python3-onnx); without
 #                               it the rows say skipped and nothing is installed
 #   calibration vs forward      bench/quant_bench.sh's "x 100fwd" column, default algorithm
-#                               (ifmr), embedding_model and hey_jarvis, on CLIPS clips
+#                               (ifmr), embedding_model and hey_jarvis, on CLIPS clips; and
+#                               bench_calib (both sides interleaved in one process, 20
+#                               rounds): calibration of CLIPS clips / CLIPS forward passes
 #   arena vs lower bound        nanobench estimate --json (memory.arena / arena_lower_bound)
 #                               on the models of tests/oracle/estimate_expected.tsv; it is
 #                               deterministic, so one run: median and min..max over models
@@ -75,6 +77,17 @@ while [ "$i" -lt "$runs" ]; do
     fi
     bench quant_bench.sh "$build" "$CLIPS"
     awk '$2 == "ifmr" && NF == 9 { printf "cal:%s %s\n", $1, $8 }' "$work/out" >>"$vals"
+    data=$(dirname "$("$root/tests/data/fetch_models.sh" | tail -n 1)")/owwdata-r$CLIPS/calib
+    for m in hey_jarvis embedding; do
+        case $m in
+            hey_jarvis) f=hey_jarvis_v0.1.onnx; set -- ;;
+            embedding) f=embedding_model.onnx; set -- input_1:1,76,32,1 ;;
+        esac
+        echo "run_all.sh: run $i/$runs: bench_calib $m" >&2
+        OPENBLAS_NUM_THREADS=1 "$build/bench/bench_calib" "$(dirname "$data")/../models/$f" "$data/$m" \
+            "$CLIPS" 20 - "$@" 2>>"$work/err" | awk -v m=$m '$1 == "ratio" { printf "calin:%s %s\n", m, $2 }' >>"$vals" ||
+            echo "bench_calib $m failed" >>"$work/failed"
+    done
     bench compare_bench.sh "$build" "$MB"
     awk '/MB of dumps:/ { printf "cmp %s\n", $NF }' "$work/out" >>"$vals"
 done
@@ -114,6 +127,8 @@ est:oww|estimate, worst of 9 oWW models|python onnx.load|$t_est
 est:ocr|estimate, PP-OCRv4 rec 10 MB|python onnx.load|$t_est
 cal:embedding|calibration embedding (ifmr)|100 forward passes|$t_cal
 cal:hey_jarvis|calibration hey_jarvis (ifmr)|100 forward passes|$t_cal
+calin:embedding|calibration embedding, in-process|CLIPS forward passes|$t_cal
+calin:hey_jarvis|calibration hey_jarvis, in-process|CLIPS forward passes|$t_cal
 arena|arena, 9 oWW models (1 run)|lower bound|-
 cmp|compare file_compare MB/s|cat MB/s|$t_cmp
 EOM

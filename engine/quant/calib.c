@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nb/quant.h"
+#include "quant_internal.h"
 
 #define SCALE_EPS 1.192092896e-07
 
@@ -256,15 +257,63 @@ static double hist_l2(int n, const double *centre, const double *mass, const nb_
     double inv = 1.0 / q->scale, s = q->scale, off = q->offset;
     double qmax = (double)((1 << (q->bits - 1)) - 1), qmin = -(double)(1 << (q->bits - 1));
     double lo = qmin - off - 1, hi = qmax - off + 1; /* past these the level clips anyway */
-    double err = 0;
-    for (int i = 0; i < n; i++) {
+    /* four partial sums (bins i, i + 4, ...): independent addition chains that the
+       vectorized loop keeps busy, added at the end */
+    double e4[4] = {0, 0, 0, 0};
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++) {
+            double t = centre[i + k] * inv;
+            t = t < lo ? lo : t > hi ? hi : t;
+            double v = round_even(t) + off;
+            v = v < qmin ? qmin : v > qmax ? qmax : v;
+            double d = centre[i + k] - (v - off) * s;
+            e4[k] += mass[i + k] * d * d;
+        }
+    for (; i < n; i++) {
         double t = centre[i] * inv;
         t = t < lo ? lo : t > hi ? hi : t;
         double v = round_even(t) + off;
         v = v < qmin ? qmin : v > qmax ? qmax : v;
         double d = centre[i] - (v - off) * s;
-        err += mass[i] * d * d;
+        e4[0] += mass[i] * d * d;
     }
+    return (e4[0] + e4[1]) + (e4[2] + e4[3]);
+}
+
+/* hist_l2 in float, for a search of 8 bits or fewer: eight partial sums over bins i, i + 8,
+ * ..., eight float lanes per AVX2 instruction (the copy for the CPU picked at load; the same
+ * operations either way). A search score only: an error of a few float ulps in a bin's
+ * distance to its level, relative 1e-4 at most at 8 bits where the level step is range/255
+ * and the centre at most the range, leaves the candidates' order but for near ties. */
+NB_QUANT_AVX2_CLONES static double hist_l2f(int n, const float *centre, const float *mass,
+                                            const nb_qparams *q)
+{
+    const float inv = (float)(1.0 / q->scale), s = q->scale, off = (float)q->offset;
+    const float qmax = (float)((1 << (q->bits - 1)) - 1), qmin = -(float)(1 << (q->bits - 1));
+    const float lo = qmin - off - 1, hi = qmax - off + 1, magic = 12582912.0f; /* 1.5 x 2^23 */
+    float e8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            float t = centre[i + k] * inv;
+            t = t < lo ? lo : t > hi ? hi : t;
+            float v = ((t + magic) - magic) + off; /* ties to even: |t| <= 2^9 */
+            v = v < qmin ? qmin : v > qmax ? qmax : v;
+            float d = centre[i + k] - (v - off) * s;
+            e8[k] += mass[i + k] * d * d;
+        }
+    double err = 0;
+    for (; i < n; i++) {
+        float t = centre[i] * inv;
+        t = t < lo ? lo : t > hi ? hi : t;
+        float v = ((t + magic) - magic) + off;
+        v = v < qmin ? qmin : v > qmax ? qmax : v;
+        float d = centre[i] - (v - off) * s;
+        err += (double)mass[i] * d * d;
+    }
+    for (int k = 0; k < 8; k++)
+        err += e8[k];
     return err;
 }
 
@@ -296,17 +345,24 @@ static void ifmr(const nb_hist *h, const nb_calib_cfg *cfg, int bits, bool asym,
     nb_qparams_from_range(asym ? min_init : -max_init, max_init, bits, asym, out);
     double *centre, *mass;
     int n = nonempty_bins(h, &centre, &mass);
+    /* at 8 bits or fewer the scores in float (hist_l2f), else in double */
+    float *cf = bits <= 8 && n > 0 ? malloc(sizeof(float) * (size_t)n) : NULL;
+    float *mf = cf ? malloc(sizeof(float) * (size_t)n) : NULL;
+    for (int i = 0; mf && i < n; i++)
+        cf[i] = (float)centre[i], mf[i] = (float)mass[i];
     for (int i = 0; i <= steps && n > 0; i++) {
         double s = cfg->search_range_start + i * (double)cfg->search_step;
         double c = max_init * s;
         nb_qparams q;
         nb_qparams_from_range(asym ? min_init : -c, c, bits, asym, &q);
-        double err = hist_l2(n, centre, mass, &q);
+        double err = mf ? hist_l2f(n, cf, mf, &q) : hist_l2(n, centre, mass, &q);
         if (err < best) {
             best = err;
             *out = q;
         }
     }
+    free(cf);
+    free(mf);
     free(centre);
     free(mass);
 }
@@ -576,8 +632,9 @@ nb_err nb_act_calibrate(const nb_hist *h, nb_act_algo a, const nb_calib_cfg *cfg
 
 /* ---- ARQ ---- */
 
-nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t inner,
-                       int bits, bool channel_wise, float *scales, int8_t *q, nb_status *st)
+NB_QUANT_AVX2_CLONES nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels,
+                                            int64_t inner, int bits, bool channel_wise,
+                                            float *scales, int8_t *q, nb_status *st)
 {
     if ((bits != 8 && bits != 4) || outer < 0 || channels < 1 || inner < 0)
         return nb_fail(st, NB_ERR_ARG, "ARQ of %d bits over %lld x %lld x %lld weights", bits,
@@ -586,24 +643,44 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
     double *amax = calloc((size_t)channels, sizeof(double));
     if (!amax)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t c = 0; c < channels; c++) {
-            const float *row = w + (o * channels + c) * inner;
-            float m = (float)amax[c];
-            bool finite = true;
-            for (int64_t i = 0; i < inner; i++) { /* comparisons, no libm call: vectorizes */
-                float a = fabsf(row[i]);
-                finite &= row[i] - row[i] == 0.0f; /* false for NaN and infinities */
-                m = a > m ? a : m;
+    bool finite = true;
+    if (inner == 1) { /* channels last ([K, N]): a row of every channel, vectorized over c */
+        float *m = malloc(sizeof(float) * (size_t)channels);
+        if (!m) {
+            free(amax);
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
+        for (int64_t c = 0; c < channels; c++)
+            m[c] = 0;
+        for (int64_t o = 0; o < outer; o++) {
+            const float *row = w + o * channels;
+            for (int64_t c = 0; c < channels; c++) {
+                float a = fabsf(row[c]);
+                finite &= row[c] - row[c] == 0.0f;
+                m[c] = a > m[c] ? a : m[c];
             }
-            amax[c] = m;
-            for (int64_t i = 0; !finite && i < inner; i++)
-                if (!isfinite(row[i])) {
-                    free(amax);
-                    int64_t at = (o * channels + c) * inner + i;
-                    return nb_fail(st, NB_ERR_DATA, "%s in the weights at element %lld",
-                                   isnan(row[i]) ? "NaN" : "infinity", (long long)at);
+        }
+        for (int64_t c = 0; c < channels; c++)
+            amax[c] = m[c];
+        free(m);
+    } else {
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t c = 0; c < channels; c++) {
+                const float *row = w + (o * channels + c) * inner;
+                float m = (float)amax[c];
+                for (int64_t i = 0; i < inner; i++) { /* comparisons, no libm call: vectorizes */
+                    float a = fabsf(row[i]);
+                    finite &= row[i] - row[i] == 0.0f; /* false for NaN and infinities */
+                    m = a > m ? a : m;
                 }
+                amax[c] = m;
+            }
+    }
+    for (int64_t at = 0, n = outer * channels * inner; !finite && at < n; at++)
+        if (!isfinite(w[at])) {
+            free(amax);
+            return nb_fail(st, NB_ERR_DATA, "%s in the weights at element %lld",
+                           isnan(w[at]) ? "NaN" : "infinity", (long long)at);
         }
     if (!channel_wise) {
         double m = 0;
@@ -617,16 +694,27 @@ nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t 
         scales[c] = (float)(s < SCALE_EPS ? 1.0 : s);
     }
     const float fq = (float)qmax, magic = 12582912.0f; /* 1.5 x 2^23: rounds floats < 2^22 */
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t c = 0; c < channels; c++) {
-            const float sc = scales[c], *row = w + (o * channels + c) * inner;
-            int8_t *qr = q + (o * channels + c) * inner;
-            for (int64_t i = 0; i < inner; i++) { /* float / float, as before; vectorizes */
-                float v = (row[i] / sc + magic) - magic; /* ties to even; |v| <= qmax + 1 */
+    if (inner == 1) /* channels last: vectorized over c, the same float ops per element */
+        for (int64_t o = 0; o < outer; o++) {
+            const float *row = w + o * channels;
+            int8_t *qr = q + o * channels;
+            for (int64_t c = 0; c < channels; c++) {
+                float v = (row[c] / scales[c] + magic) - magic;
                 v = v > fq ? fq : v < -fq ? -fq : v;
-                qr[i] = (int8_t)(int)v;
+                qr[c] = (int8_t)(int)v;
             }
         }
+    else
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t c = 0; c < channels; c++) {
+                const float sc = scales[c], *row = w + (o * channels + c) * inner;
+                int8_t *qr = q + (o * channels + c) * inner;
+                for (int64_t i = 0; i < inner; i++) { /* float / float, as before; vectorizes */
+                    float v = (row[i] / sc + magic) - magic; /* ties to even; |v| <= qmax + 1 */
+                    v = v > fq ? fq : v < -fq ? -fq : v;
+                    qr[i] = (int8_t)(int)v;
+                }
+            }
     free(amax);
     return NB_OK;
 }

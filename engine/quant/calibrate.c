@@ -22,6 +22,7 @@
 #include "nb/atc.h"
 #include "nb/quant.h"
 #include "nb/ref.h"
+#include "quant_internal.h"
 
 /* A comparison of outputs a against reference r, accumulated over batches. */
 typedef struct cmp_acc {
@@ -156,12 +157,19 @@ static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
         l->mag = m, l->mag_cap = cap;
     }
     double *h = l->mag + (size_t)l->mag_n++ * (MAG_BINS + 1);
+    /* counted in integers on the stack (a store to the total per value would chain every
+       value on the one before), a block of at most 2^31 values at a time */
+    uint32_t cnt[MAG_BINS + 1];
     memset(h, 0, sizeof(double) * (MAG_BINS + 1));
-    for (int64_t k = 0; k < n; k++) {
-        if (x[k] == 0.0f)
-            continue;
-        h[mag_bin(x[k])]++;
-        h[MAG_BINS]++;
+    for (int64_t at = 0; at < n; at += (int64_t)1 << 31) {
+        int64_t m = n - at < ((int64_t)1 << 31) ? n - at : (int64_t)1 << 31;
+        memset(cnt, 0, sizeof cnt);
+        for (int64_t k = 0; k < m; k++) /* a zero counts in bin MAG_BINS, dropped below */
+            cnt[x[at + k] == 0.0f ? MAG_BINS : mag_bin(x[at + k])]++;
+        uint32_t nonzero = 0;
+        for (int b = 0; b < MAG_BINS; b++)
+            h[b] += cnt[b], nonzero += cnt[b];
+        h[MAG_BINS] += nonzero;
     }
     return NB_OK;
 }
@@ -366,30 +374,72 @@ static nb_err correct_bias(layer *l, bool enabled, nb_status *st)
     int64_t rest = 1;
     for (int d = 2; d < w->rank; d++)
         rest *= w->dims[d];
-    for (int64_t i = 0; i < w->numel; i++) {
-        int64_t co, ci;
-        if (conv) { /* [Cout, Cin/g, k...] */
-            int64_t cig = w->dims[1], per = l->channels / group;
-            co = i / (cig * rest);
-            ci = (co / per) * cig + (i / rest) % cig;
-        } else if (ct) { /* [Cin, Cout, k...] */
-            ci = i / (w->dims[1] * rest);
-            co = (i / rest) % w->dims[1];
-        } else if (trans_b) { /* [N, K] */
-            co = i / w->dims[1];
-            ci = i % w->dims[1];
-        } else { /* [K, N] */
-            ci = i / w->dims[1];
-            co = i % w->dims[1];
+    /* the weights as [A, B, rest] with the output and input channels on A and B (which
+       depends on the layout), each element's error times its input channel's sum */
+    int64_t na = w->dims[0], nb = w->rank > 1 ? w->dims[1] : 1, cig = nb;
+    int64_t per = conv ? l->channels / group : 1;
+    if (!conv && !ct && !trans_b && rest == 1 && wfl && nb == l->channels) { /* [K, N] */
+        for (int64_t a = 0; a < na && a < l->in_channels; a++) { /* vectorized over N */
+            const double sx = l->in_sum[a];
+            const float *wr = wfl + a * nb, *qr = wq + a * nb;
+            for (int64_t bb = 0; bb < nb; bb++)
+                corr[bb] += ((double)wr[bb] - qr[bb]) * sx;
         }
-        if (ci < l->in_channels && co < l->channels)
-            corr[co] += ((double)(wfl ? wfl[i] : nb_tensor_get_f64(w, i)) - wq[i]) * l->in_sum[ci];
+        na = 0; /* done */
+    } else if (gemm && trans_b && rest == 1 && wfl && nb == l->in_channels) { /* [N, K] */
+        for (int64_t a = 0; a < na && a < l->channels; a++) { /* a dot product per N */
+            const float *wr = wfl + a * nb, *qr = wq + a * nb;
+            double acc = 0;
+            for (int64_t bb = 0; bb < nb; bb++)
+                acc += ((double)wr[bb] - qr[bb]) * l->in_sum[bb];
+            corr[a] += acc;
+        }
+        na = 0;
     }
+    for (int64_t a = 0; a < na; a++)
+        for (int64_t bb = 0; bb < nb; bb++) {
+            int64_t co, ci; /* conv [Cout, Cin/g, k]; ConvTranspose [Cin, Cout, k]; Gemm [N, K]
+                               with transB, else [K, N] */
+            if (conv)
+                co = a, ci = (a / per) * cig + bb;
+            else if (ct || !trans_b)
+                ci = a, co = bb;
+            else
+                co = a, ci = bb;
+            if (ci >= l->in_channels || co >= l->channels)
+                continue;
+            int64_t at = (a * nb + bb) * rest;
+            double acc = 0;
+            for (int64_t r = 0; r < rest; r++)
+                acc += (double)(wfl ? wfl[at + r] : nb_tensor_get_f64(w, at + r)) - wq[at + r];
+            corr[co] += acc * l->in_sum[ci];
+        }
     double alpha = gemm ? nb_attr_float(nd, "alpha", 1) : 1, beta = gemm ? nb_attr_float(nd, "beta", 1) : 1;
     for (int64_t c = 0; c < l->channels; c++) /* y = alpha x W x + beta x b */
         b[c] += (float)(alpha * corr[c] / (double)l->in_count / (beta != 0 ? beta : 1));
     free(corr);
     return NB_OK;
+}
+
+/* max |x[k]| over n finite floats (0 for none), in eight lanes: the same maximum, without a
+   chain of comparisons on the one before */
+NB_QUANT_AVX2_CLONES static double abs_max(const float *x, int64_t n)
+{
+    float m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 8; j++) {
+            float a = fabsf(x[k + j]);
+            m8[j] = a > m8[j] ? a : m8[j];
+        }
+    for (; k < n; k++) {
+        float a = fabsf(x[k]);
+        m8[0] = a > m8[0] ? a : m8[0];
+    }
+    float m = m8[0];
+    for (int j = 1; j < 8; j++)
+        m = m8[j] > m ? m8[j] : m;
+    return m;
 }
 
 static nb_err on_value(void *user, const nb_node *node, int out_index, const char *name,
@@ -400,11 +450,7 @@ static nb_err on_value(void *user, const nb_node *node, int out_index, const cha
     if (!c->eval && c->vmax && t->dtype == NB_FLOAT) {
         int v = nb_graph_find(c->g, name);
         if (v >= 0 && v < c->g->n_values) {
-            const float *x = t->data;
-            double m = c->vmax[v];
-            for (int64_t k = 0; k < t->numel; k++)
-                m = fabs(x[k]) > m ? fabs(x[k]) : m;
-            c->vmax[v] = m;
+            c->vmax[v] = fmax(c->vmax[v], abs_max(t->data, t->numel));
         }
     }
     return observe(user, name, t);
@@ -523,6 +569,43 @@ static int64_t weight_axis(const layer *l)
     return l->w->rank - 1;
 }
 
+/* The int8 weights q back to float (q x scale of its channel) into d, and the sums of the
+ * float weights' squares and of their errors' squares (a row in float, rows in double). */
+NB_QUANT_AVX2_CLONES static void dequant_rows(const float *wf, const int8_t *q, const float *scale,
+                                              int64_t outer, int64_t channels, int64_t inner,
+                                              float *d, double *sig_out, double *noise_out)
+{
+    double sig = 0, noise = 0;
+    /* a row (inner values, or a channels-last row of every channel) in eight float partial
+       sums, the rows' sums added in double */
+    const int64_t rows = inner == 1 ? outer : outer * channels, len = inner == 1 ? channels : inner;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t at0 = r * len;
+        const float *w = wf + at0;
+        const int8_t *qr = q + at0;
+        float *dr = d + at0, rs8[8] = {0}, rn8[8] = {0};
+        const float sc0 = inner == 1 ? 0 : scale[r % channels];
+        int64_t i = 0;
+        for (; i + 8 <= len; i += 8)
+            for (int k = 0; k < 8; k++) {
+                float dq = (float)qr[i + k] * (inner == 1 ? scale[i + k] : sc0);
+                float diff = w[i + k] - dq;
+                dr[i + k] = dq;
+                rs8[k] += w[i + k] * w[i + k];
+                rn8[k] += diff * diff;
+            }
+        for (; i < len; i++) {
+            float dq = (float)qr[i] * (inner == 1 ? scale[i] : sc0), diff = w[i] - dq;
+            dr[i] = dq;
+            rs8[0] += w[i] * w[i];
+            rn8[0] += diff * diff;
+        }
+        for (int k = 0; k < 8; k++)
+            sig += rs8[k], noise += rn8[k];
+    }
+    *sig_out = sig, *noise_out = noise;
+}
+
 /* ARQ of the weights w of layer l (its W, or an RNN's R): per-channel scales, the int8
  * values, their float values w_q x scale_w, and the weight SQNR in dB. */
 static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, int8_t **q_out,
@@ -547,20 +630,7 @@ static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, 
         e = nb_tensor_new(NB_FLOAT, w->rank, w->dims, &fq, st);
     if (!e) {
         double sig = 0, noise = 0;
-        float *d = fq->data;
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t c = 0; c < channels; c++) {
-                /* a row in float (vectorizes), rows summed in double */
-                int64_t at0 = (o * channels + c) * inner;
-                float rs = 0, rn = 0, sc = scale[c];
-                for (int64_t i = 0; i < inner; i++) {
-                    float dq = (float)q[at0 + i] * sc, diff = wf[at0 + i] - dq;
-                    d[at0 + i] = dq;
-                    rs += wf[at0 + i] * wf[at0 + i];
-                    rn += diff * diff;
-                }
-                sig += rs, noise += rn;
-            }
+        dequant_rows(wf, q, scale, outer, channels, inner, fq->data, &sig, &noise);
         *sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
     }
     free(copy);
