@@ -81,6 +81,19 @@ static nb_err widen(nb_hist *h, double lo, double hi, nb_status *st)
     return NB_OK;
 }
 
+/* The histogram bin of each of x[0..n): floor((x - base) x inv) clamped to [0, last], in
+ * double (a range past FLT_MAX stays finite), the same value as the per-value expression. */
+NB_QUANT_AVX2_CLONES static void bin_index(const float *x, int64_t n, double base, double inv,
+                                           int last, int32_t *idx)
+{
+    const double top = last;
+    for (int64_t i = 0; i < n; i++) {
+        double f = ((double)x[i] - base) * inv;
+        f = f < 0 ? 0 : f >= top ? top : f;
+        idx[i] = (int32_t)f;
+    }
+}
+
 nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
 {
     if (n <= 0)
@@ -127,10 +140,12 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
     double w = (h->hi - h->lo) / h->bins;
     if (w > 0 && n < h->bins) { /* fewer values than bins: straight into the counts */
         double inv = 1.0 / w, base = h->lo;
-        int last = h->bins - 1;
-        for (int64_t i = 0; i < n; i++) {
-            double f = ((double)x[i] - base) * inv;
-            h->count[f < 0 ? 0 : f >= last ? last : (int)f] += 1;
+        int32_t idx[1024];
+        for (int64_t i0 = 0; i0 < n; i0 += 1024) {
+            int64_t len = n - i0 < 1024 ? n - i0 : 1024;
+            bin_index(x + i0, len, base, inv, h->bins - 1, idx);
+            for (int64_t i = 0; i < len; i++)
+                h->count[idx[i]] += 1;
         }
     } else if (w > 0) {
         /* counted in 32-bit integers, in four interleaved copies (a run of equal values, a
@@ -145,15 +160,18 @@ nb_err nb_hist_add(nb_hist *h, const float *x, int64_t n, nb_status *st)
             int64_t m = n - at < ((int64_t)1 << 30) ? n - at : (int64_t)1 << 30;
             const float *xb = x + at;
             memset(cnt, 0, sizeof(uint32_t) * 4 * (size_t)nb);
-            int64_t i = 0;
-            for (; i + 4 <= m; i += 4)
-                for (int c = 0; c < 4; c++) {
-                    double f = ((double)xb[i + c] - base) * inv;
-                    cnt[c * nb + (f < 0 ? 0 : f >= last ? last : (int)f)]++;
-                }
-            for (; i < m; i++) {
-                double f = ((double)xb[i] - base) * inv;
-                cnt[f < 0 ? 0 : f >= last ? last : (int)f]++;
+            /* the bins of a block of 1024 values first (a loop that vectorizes), then the
+               counts */
+            int32_t idx[1024];
+            for (int64_t i0 = 0; i0 < m; i0 += 1024) {
+                int64_t len = m - i0 < 1024 ? m - i0 : 1024;
+                bin_index(xb + i0, len, base, inv, last, idx);
+                int64_t i = 0;
+                for (; i + 4 <= len; i += 4)
+                    for (int c = 0; c < 4; c++)
+                        cnt[c * nb + idx[i + c]]++;
+                for (; i < len; i++)
+                    cnt[idx[i]]++;
             }
             for (int b = 0; b < nb; b++)
                 h->count[b] += (double)cnt[b] + cnt[nb + b] + cnt[2 * nb + b] + cnt[3 * nb + b];

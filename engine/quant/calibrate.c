@@ -146,6 +146,19 @@ static inline int mag_bin(float x)
     return b < 0 ? 0 : b >= MAG_BINS ? MAG_BINS - 1 : b;
 }
 
+/* mag_bin of each of x[0..n), MAG_BINS for a zero (counted apart), in a loop that
+   vectorizes */
+NB_QUANT_AVX2_CLONES static void mag_bins(const float *x, int64_t n, int32_t *idx)
+{
+    for (int64_t k = 0; k < n; k++) {
+        uint32_t u;
+        memcpy(&u, &x[k], 4);
+        int b = 4 * ((int)((u >> 23) & 0xff) - 127) + (int)((u >> 21) & 3) + MAG_BINS / 2;
+        b = b < 0 ? 0 : b >= MAG_BINS ? MAG_BINS - 1 : b;
+        idx[k] = x[k] == 0.0f ? MAG_BINS : b;
+    }
+}
+
 /* One calibration batch of a layer's input into its log-magnitude histogram (l->mag). */
 static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
 {
@@ -164,8 +177,13 @@ static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
     for (int64_t at = 0; at < n; at += (int64_t)1 << 31) {
         int64_t m = n - at < ((int64_t)1 << 31) ? n - at : (int64_t)1 << 31;
         memset(cnt, 0, sizeof cnt);
-        for (int64_t k = 0; k < m; k++) /* a zero counts in bin MAG_BINS, dropped below */
-            cnt[x[at + k] == 0.0f ? MAG_BINS : mag_bin(x[at + k])]++;
+        int32_t idx[1024];
+        for (int64_t k0 = 0; k0 < m; k0 += 1024) { /* the bins of a block, then the counts */
+            int64_t len = m - k0 < 1024 ? m - k0 : 1024;
+            mag_bins(x + at + k0, len, idx);
+            for (int64_t k = 0; k < len; k++)
+                cnt[idx[k]]++;
+        }
         uint32_t nonzero = 0;
         for (int b = 0; b < MAG_BINS; b++)
             h[b] += cnt[b], nonzero += cnt[b];
