@@ -30,6 +30,9 @@
  *                (0,2,1) -> Pow 2 -> MatMul "mel" (W [4,2] of 0.5 and 0.25) -> Clip(1e-10,
  *                inf) -> Log -> Mul 10 -> Div ln 10 -> Sub 0 -> y [1,4,2] (dB): the STFT and
  *                power of loud audio are beyond fp16 (atc --nb_input_scale)
+ *   shared_const y = Max(Max(x, c), c), nodes max_a and max_b reading one constant c [1] =
+ *                0.5, x FLOAT [1,4]: with max_b on the MCU's CPU (atc --cpu_nodes) the NPU's
+ *                fp16 copy of c and the CPU's float32 one are two weights of one constant
  *   matmul_sample the vendor's teaching sample "cascaded MatMul" (share/samples/matmul):
  *                y = MatMul(MatMul(x, W1), W2), x FLOAT [1,4], W1 [4,4], W2 [4,2], nodes
  *                matmul_1 and matmul_2; integer weights whose every column's largest
@@ -69,6 +72,18 @@ int main(int argc, char **argv)
         static char sym[3001];
         memset(sym, 's', 3000);
         m->graph.input[0]->type->tensor_type->shape->dim[0]->dim_param = sym;
+    } else if (!strcmp(kind, "shared_const")) {
+        const int64_t d14[] = {1, 4}, d1[] = {1};
+        static const float half[1] = {0.5f};
+        mb_input(m, "x", 1, 2, d14);
+        mb_output(m, "y", 1, 2, d14);
+        mb_init_floats(m, "c", 1, d1, half, 1);
+        Onnx__NodeProto *a = mb_node(m, "Max", (const char *[]){"x", "c", NULL},
+                                     (const char *[]){"t", NULL});
+        Onnx__NodeProto *b = mb_node(m, "Max", (const char *[]){"t", "c", NULL},
+                                     (const char *[]){"y", NULL});
+        a->name = "max_a";
+        b->name = "max_b";
     } else if (!strcmp(kind, "shared_dim")) {
         mb_input(m, "a", 1, 2, dn3);
         mb_input(m, "b", 1, 2, dn3);

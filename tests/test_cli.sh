@@ -697,6 +697,16 @@ json_ok "run --json: CPU cycles, the switch" 'j.cpu_cycles === 31880 && j.switch
     j.tasks[0].unit === "cpu" && j.tasks[0].cycles === 31880 && j.tasks[0].macs === 7776 &&
     j.tasks[1].op_type === "Cast" && j.tasks[1].cycles === 1454 && j.tasks[1].switch_cycles === 1000 &&
     j.cycles === j.npu_cycles + j.cpu_cycles + j.switch_cycles'
+# one constant read by an NPU task and a CPU task (the NPU's fp16 copy and the CPU's float32
+# one are two weights of it, c and c_1): atc compiles it (it refused it as "no constant of
+# that name" before), and y = max(max(x, 0.5), 0.5) for x = (-1, 0.25, 0.75, 2) is
+# (0.5, 0.5, 0.75, 2), exact in fp16; the tasks: max_a on the vector unit, max_b on the CPU
+"$FIX" shared_const "$T/shared_const.onnx" || { echo "FAIL: make_fixture shared_const"; fails=$((fails + 1)); }
+printf '\000\000\200\277\000\000\200\076\000\000\100\077\000\000\000\100' >"$T/cpu/sc_x.bin"
+expect 0 "atc --cpu_nodes: a constant shared by an NPU task and a CPU task" -- "$NB" atc $A --model="$T/shared_const.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/sc" --cpu_nodes=max_b
+expect 0 "run: the shared constant on both units" -- "$NB" run "$T/atc/sc.exeom" --input "x=$T/cpu/sc_x.bin" --output-dir "$T/cpu/sc" --json
+json_ok "run: max(max(x, 0.5), 0.5), max_b on the CPU" 'j.outputs[0].first.join() === "0.5,0.5,0.75,2" &&
+    j.tasks.map(t => t.name + ":" + t.unit).join() === "max_a:vector,max_b:cpu," + j.tasks[2].name + ":vector"'
 # an If on a run-time condition: the MCU's CPU picks the branch taken (both branches' tasks on
 # the NPU), said by atc; run on each branch against the hand-worked values:
 #   x = (1, -2): max 1 > 0, then: Gemm(x, W, transB) + b = (1*0.5 + -2*-1 + 0.1,

@@ -1821,6 +1821,11 @@ static bool unique_graph_names(nb_npu_graph *g)
     bool ok = unique_names(names, g->n_k);
     for (int i = 0; i < g->n_k; i++)
         g->k[i].name = names[i];
+    /* a constant of the model keeps its value's name in src: two tensors of one constant (an
+       NPU task's fp16 copy and a CPU task's float32 one) are named name and name_1 */
+    for (int i = 0; i < g->n_t && ok; i++)
+        if (g->t[i].role == NB_T_WEIGHT && g->t[i].gen == 0 && !g->t[i].src)
+            ok = (g->t[i].src = strdup(g->t[i].name)) != NULL;
     for (int i = 0; i < g->n_t; i++)
         names[i] = g->t[i].name;
     ok = ok && unique_names(names, g->n_t);

@@ -725,10 +725,12 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
        type, ND */
     const char *rest = k->name; /* a branch's constant: in the branch, else in the graph */
     const nb_graph *sg = task_scope(m->graph, &rest);
-    int v = nb_graph_find(sg, t->gen == 2 ? t->src : t->name);
+    const char *value = t->src ? t->src : t->name; /* the model's constant (gen 2: whose
+                                                      reciprocal) */
+    int v = nb_graph_find(sg, value);
     const nb_tensor *c = v >= 0 ? sg->values[v].const_val : NULL;
     if (!c)
-        c = any_const(m->graph, t->gen == 2 ? t->src : t->name);
+        c = any_const(m->graph, value);
     if (!c)
         return nb_fail(st, NB_ERR_GRAPH, "weight '%s' of task '%s': no constant of that name "
                        "in the model or its branches", t->name, k->name);

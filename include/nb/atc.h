@@ -180,7 +180,8 @@ typedef struct nb_npu_tensor {
        deq_scale (gen 4), whose values come with the quantized layer */
     int gen;         /* gen 5: a CPU task's node, the one-node ONNX model blob (bytes) */
     float scalar;
-    char *src;
+    char *src;       /* gen 0: the model's constant it holds (its name may have a suffix:
+                        one constant in two types); gen 2: the constant inverted */
     uint8_t *blob;
     int out_index;   /* role NB_T_OUTPUT: the graph output it is, in the model's order */
 } nb_npu_tensor;
