@@ -36,9 +36,9 @@ EXPORT int nbpy_calibrate(const char *model, const char *save_path, const char *
                           char **json, char *err, size_t errlen);
 EXPORT int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
                         const char *input_shape, char **json, char *err, size_t errlen);
-EXPORT int nbpy_run(const char *exeom, int n_inputs, const float *const *data,
-                    const int64_t *numel, const char *dump_dir, char **json, char *err,
-                    size_t errlen);
+EXPORT int nbpy_run(const char *exeom, int n_inputs, const char *const *names,
+                    const float *const *data, const int *ranks, const int64_t *dims,
+                    const char *dump_dir, char **json, char *err, size_t errlen);
 EXPORT int nbpy_infer(const char *model, const char *input_shape, int n_inputs,
                       const float *const *data, const int *ranks, const int64_t *dims,
                       const char *dump_dir, char **json, char *err, size_t errlen);
@@ -232,26 +232,8 @@ int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
     return rc;
 }
 
-typedef struct {
-    const float *const *data;
-    const int64_t *numel;
-} py_inputs;
-
-/* nb_run_exeom's loader: input k's values (numel[k] floats, in the input's row-major order)
- * as a tensor of the model input's shape. */
-static nb_err py_load(void *user, int k, const nb_run_io *io, nb_tensor **value, nb_status *st)
-{
-    const py_inputs *p = user;
-    if (nb_tensor_new(NB_FLOAT, io->rank, io->dims, value, st))
-        return st->code;
-    if ((*value)->numel != p->numel[k])
-        return nb_fail(st, NB_ERR_ARG, "input %d: the model takes %lld values, %lld given", k,
-                       (long long)(*value)->numel, (long long)p->numel[k]);
-    memcpy((*value)->data, p->data[k], sizeof(float) * (size_t)p->numel[k]);
-    return NB_OK;
-}
-
-int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const int64_t *numel,
+int nbpy_run(const char *exeom, int n_inputs, const char *const *names,
+             const float *const *data, const int *ranks, const int64_t *dims,
              const char *dump_dir, char **json, char *err, size_t errlen)
 {
     char cfg[4400] = "";
@@ -277,19 +259,26 @@ int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const in
         }
         json_decref(j);
     }
+    /* each array under its name (a dict's key), else its index: the engine checks that the
+       name is an input, given once, and that the shape is exactly the input's */
     static char idx[64][16];
     nb_run_input in[64];
-    for (int i = 0; i < n_inputs; i++) {
-        snprintf(idx[i], sizeof idx[i], "%d", i);
-        in[i] = (nb_run_input){.name = idx[i], .label = NULL, .value = NULL};
-    }
-    py_inputs p = {data, numel};
-    nb_run_opts o = {.exeom = exeom, .dump_config = cfg[0] ? cfg : NULL, .n_inputs = n_inputs,
-                     .inputs = in, .load = py_load, .load_user = &p};
-    nb_run_result r;
+    nb_tensor *ts[64] = {0};
     nb_status st = {0};
     int rc = 0;
-    if (nb_run_exeom(&o, &r, &st)) {
+    for (int i = 0; i < n_inputs && !rc; i++) {
+        snprintf(idx[i], sizeof idx[i], "%d", i);
+        if (!(ts[i] = tensor_of(data[i], ranks[i], dims + 6 * i, &st)))
+            rc = fail(&st, err, errlen);
+        in[i] = (nb_run_input){.name = names && names[i] ? names[i] : idx[i], .value = ts[i]};
+    }
+    nb_run_opts o = {.exeom = exeom, .dump_config = cfg[0] ? cfg : NULL, .n_inputs = n_inputs,
+                     .inputs = in};
+    nb_run_result r;
+    memset(&r, 0, sizeof r);
+    if (rc) {
+        /* the error is in err */
+    } else if (nb_run_exeom(&o, &r, &st)) {
         snprintf(err, errlen, "%s", st.msg);
         rc = nb_exit_code(st.code);
     } else if (r.n_inputs != n_inputs) {
@@ -308,6 +297,8 @@ int nbpy_run(const char *exeom, int n_inputs, const float *const *data, const in
         rc = done(j, json, err, errlen);
     }
     nb_run_result_free(&r);
+    for (int i = 0; i < n_inputs; i++)
+        nb_tensor_free(ts[i]);
     if (cfg[0])
         remove(cfg);
     return rc;

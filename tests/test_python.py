@@ -112,10 +112,37 @@ def bring_up(tmp, name, model, inp, shape, batches, input_shape=None):
     check(np.array_equal(g[list(g)[0]], ref), "%s: infer's output equals the CLI's" % name)
 
 
+def two_inputs(tmp):
+    """run takes a dict by its names: y = p - q whichever order the dict gives them in, a
+    name of no input or an array of another shape raises (values exact in fp16)."""
+    sub = os.path.join(tmp, "sub2.onnx")
+    subprocess.run([FIX, "sub2", sub], check=True)
+    exe = nb.compile(sub, os.path.join(tmp, "sub2"))
+    p = np.array([[1, 2, 3, 4]], np.float32)
+    q = np.array([[0.5, 0.25, 8, -1]], np.float32)
+    a = nb.run(exe["exeom"], {"p": p, "q": q})["y"]
+    b = nb.run(exe["exeom"], {"q": q, "p": p})["y"]
+    check(np.array_equal(a, p - q) and np.array_equal(b, p - q),
+          "run: a dict's names pick the inputs (p - q = %s both ways)" % a.ravel())
+    for bad, what in (({"zz": p, "q": q}, "a name of no input"),
+                      ({"p": p.reshape(4), "q": q}, "an array of another shape")):
+        try:
+            nb.run(exe["exeom"], bad)
+            check(False, "run: %s raises" % what)
+        except nb.Error as e:
+            check(e.status == 2, "run: %s raises Error(status 2): %s" % (what, e))
+
+
 with tempfile.TemporaryDirectory() as tmp:
     conv = os.path.join(tmp, "conv.onnx")
     subprocess.run([FIX, "conv", conv], check=True)
     bring_up(tmp, "conv", conv, "x", (1, 3, 8, 8), 4)
+    two_inputs(tmp)
+    try:
+        nb.calibrate(conv, {"zz": [np.zeros((1, 3, 8, 8), np.float32)]}, os.path.join(tmp, "zz/c"))
+        check(False, "calibrate: a data name of no input raises")
+    except nb.Error as e:
+        check(e.status == 2 and "zz" in str(e), "calibrate: a data name of no input raises: %s" % e)
     cache = os.environ.get("NANOBENCH_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "nanobench")
     emb = os.path.join(cache, "models", "embedding_model.onnx")

@@ -55,7 +55,8 @@ _lib.nbpy_info.argtypes = [_c, _c] + _OUT
 _lib.nbpy_calibrate.argtypes = [_c, _c, _c, _c, _c, ctypes.c_int, ctypes.c_int,
                                 _P(_P(ctypes.c_float)), _P(ctypes.c_int), _P(ctypes.c_int64)] + _OUT
 _lib.nbpy_compile.argtypes = [_c, _c, _c, _c] + _OUT
-_lib.nbpy_run.argtypes = [_c, ctypes.c_int, _P(_P(ctypes.c_float)), _P(ctypes.c_int64), _c] + _OUT
+_lib.nbpy_run.argtypes = [_c, ctypes.c_int, _P(_c), _P(_P(ctypes.c_float)), _P(ctypes.c_int),
+                          _P(ctypes.c_int64), _c] + _OUT
 _lib.nbpy_infer.argtypes = [_c, _c, ctypes.c_int, _P(_P(ctypes.c_float)), _P(ctypes.c_int),
                             _P(ctypes.c_int64), _c] + _OUT
 _lib.nbpy_compare.argtypes = [_c, _c] + _OUT
@@ -126,13 +127,17 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
     per-layer scales and SQNRs, the fake-quant model's output SQNR against float and the
     INT16 and CPU placement advice."""
     if isinstance(data, dict):
-        names = list(data)
-        per_input = [data[n] for n in names]
-        # the model's order: input_shape's (AMCT's pairing) or the dict's when it gives none
-        if input_shape is None:
-            order = _model_inputs(model)
-            if order and sorted(order) == sorted(names):
-                per_input = [data[n] for n in order]
+        # the order the engine pairs the batches in: input_shape's (AMCT's pairing), else
+        # the model's inputs'; every key an input, every input a key
+        order = ([p.rsplit(":", 1)[0] for p in input_shape.split(";") if p]
+                 if input_shape else _model_inputs(model))
+        if order:
+            if sorted(order) != sorted(data):
+                raise Error("data names %s; the model's inputs%s are %s" % (
+                    sorted(data), " (input_shape's)" if input_shape else "", order), 2)
+            per_input = [data[n] for n in order]
+        else:
+            per_input = list(data.values())
     else:
         per_input = list(data)
     n_batches = len(per_input[0]) if per_input else 0
@@ -189,13 +194,18 @@ def _outputs(res):
 
 
 def run(exeom, inputs, dump=None):
-    """The compiled model on the simulated NPU: inputs {name: array} or a list in the model's
-    order (float32, converted to the model's input type). With dump=FOLDER every task's
-    output is dumped there as `nanobench run --dump` does; Outputs.dump is the folder."""
-    arrs = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
-    keep, ptrs, _, _ = _arrays(arrs)
-    numel = (ctypes.c_int64 * max(len(keep), 1))(*[a.size for a in keep])
-    return _outputs(_call(_lib.nbpy_run, _b(exeom), len(keep), ptrs, numel, _b(dump)))
+    """The compiled model on the simulated NPU: inputs {name: array} (each name an input of
+    the model, each array of exactly its shape) or a list in the model's order (float32,
+    converted to the model's input type). With dump=FOLDER every task's output is dumped
+    there as `nanobench run --dump` does; Outputs.dump is the folder."""
+    if isinstance(inputs, dict):
+        names, arrs = list(inputs.keys()), list(inputs.values())
+    else:
+        names, arrs = None, list(inputs)
+    keep, ptrs, ranks, dims = _arrays(arrs)
+    cnames = (_c * max(len(keep), 1))(*[_b(n) for n in names]) if names else None
+    return _outputs(_call(_lib.nbpy_run, _b(exeom), len(keep), cnames, ptrs, ranks, dims,
+                          _b(dump)))
 
 
 def infer(model, inputs, dump=None, input_shape=None):
