@@ -484,6 +484,10 @@ csv=$(ls "$T/run/cmp"/result_*.csv 2>/dev/null | head -n 1)
 [ -n "$csv" ] && head -n 1 "$csv" | grep -q '^Index,OpType,NPUDump,DataType,GroundTruth,DataType,TensorIndex,Shape,OverFlow,CosineSimilarity,MaxAbsoluteError,AccumulatedRelativeError,RelativeEuclideanDistance,KullbackLeiblerDivergence,StandardDeviation,MeanAbsoluteError,RootMeanSquareError,MaxRelativeError,MeanRelativeError,SQNR,CompareFailReason$' &&
     grep -q '"Conv_0","FLOAT",0,"1x8x6x6"' "$csv" && grep -q "^verdict: global consistency" "$T/out" ||
     { echo "FAIL: compare: CSV header, the Conv's row matched to its node or the verdict"; cat "$T/out"; [ -n "$csv" ] && cat "$csv"; fails=$((fails + 1)); }
+# a folder holding the dumps of two runs (run --dump adds DIR/<time>/ each time) would have
+# every task compared twice and one verdict over both: refused, naming a task and both dumps
+mkdir -p "$T/run/two/a" "$T/run/two/b" && cp -r "$T/run/dump/." "$T/run/two/a" && cp -r "$T/run/dump/." "$T/run/two/b"
+expect 2 "compare: the dumps of two runs in one folder" -- "$NB" compare file_compare -m "$T/run/two" -g "$T/run/gold" -out "$T/run/cmp_two"; mentions "the dumps of more than one run; give one run's folder"
 expect 2 "compare: an empty golden folder" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/o" -out "$T/run/cmp2"
 expect 2 "compare: a bad threshold" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/gold" -out "$T/run/cmp3" --threshold cos=x; mentions "not NAME=NUMBER"
 # the causes: fp16 saturation in a ReduceSum of 256 x 1000; the Tanh table on inputs of 1e-4

@@ -527,6 +527,37 @@ static int by_row(const void *a, const void *b, void *dumps)
     return x->ti < y->ti ? -1 : x->ti > y->ti;
 }
 
+/* NPU dumps by task id, then name (dumps of one task from two runs side by side) */
+static int by_task(const void *a, const void *b, void *dumps)
+{
+    const nb_dump *md = dumps, *x = &md[*(const int *)a], *y = &md[*(const int *)b];
+    if (x->task_id != y->task_id)
+        return x->task_id < y->task_id ? -1 : 1;
+    return strcmp(x->op_name, y->op_name);
+}
+
+/* One run's dumps: a folder holding two runs (run --dump writes DIR/<time>/ each time) would
+   compare every task twice, the verdict over both. NB_ERR_ARG naming the two dumps. */
+static nb_err one_run(const nb_comparison *c, const char *spec, nb_status *st)
+{
+    int *ix = malloc(sizeof(int) * ((size_t)c->nm + 1));
+    if (!ix)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < c->nm; i++)
+        ix[i] = i;
+    qsort_r(ix, (size_t)c->nm, sizeof(int), by_task, c->md);
+    nb_err e = NB_OK;
+    for (int i = 1; i < c->nm && !e; i++) {
+        const nb_dump *a = &c->md[ix[i - 1]], *b = &c->md[ix[i]];
+        if (a->task_id == b->task_id && !strcmp(a->op_name, b->op_name))
+            e = nb_fail(st, NB_ERR_ARG, "%s: two dumps of task %u '%s' (%s and %s): the dumps "
+                        "of more than one run; give one run's folder (run --dump writes "
+                        "DIR/<time>/ each time)", spec, b->task_id, b->op_name, a->path, b->path);
+    }
+    free(ix);
+    return e;
+}
+
 void nb_comparison_free(nb_comparison *c)
 {
     value_index *vi = c->golden_index;
@@ -689,6 +720,8 @@ nb_err nb_compare(const nb_compare_opts *o, nb_comparison *c, nb_status *st)
         if (strcmp(c->md[i].source, "npu"))
             e = nb_fail(st, NB_ERR_ARG, "%s: a %s dump, not the NPU's (nanobench run --dump)",
                         c->md[i].path, c->md[i].source);
+    if (!e)
+        e = one_run(c, o->npu_dumps, st);
     if (e) {
         nb_comparison_free(c);
         return e;
