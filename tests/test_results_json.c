@@ -94,18 +94,19 @@ static void test_calibrate_json(void **state)
     json_decref(o);
 }
 
-/* Three outputs named "a/b", "a:b" and "": nb_safe_name turns '/' and ':' into '_', so the
- * first is a_b.npy, the second (alike) a_b_1.npy, the third output2.npy; each file holds its
+/* Four outputs named "a/b", "a:b", "a_b_2" and "": nb_safe_name turns '/' and ':' into '_',
+ * so the first is a_b.npy, the second (alike) a_b_2.npy (infer's rule: _2, _3, ... the first
+ * free), the third, whose own name a_b_2 is then taken, a_b_2_2.npy, the fourth output3.npy; each file holds its
  * values (a [2] float32 tensor: 1.5 -2, 3 4, 0.25 8). The run's JSON names each file. */
 static void test_run_outputs(void **state)
 {
     (void)state;
-    nb_run_output outs[3];
+    nb_run_output outs[4];
     memset(outs, 0, sizeof outs);
-    const char *names[3] = {"a/b", "a:b", ""};
-    const float vals[3][2] = {{1.5f, -2}, {3, 4}, {0.25f, 8}};
+    const char *names[4] = {"a/b", "a:b", "a_b_2", ""};
+    const float vals[4][2] = {{1.5f, -2}, {3, 4}, {-1, 0.5f}, {0.25f, 8}};
     nb_status st = {0};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         snprintf(outs[i].io.name, sizeof outs[i].io.name, "%s", names[i]);
         int64_t d = 2;
         assert_int_equal(nb_tensor_new(NB_FLOAT, 1, &d, &outs[i].value, &st), NB_OK);
@@ -113,13 +114,13 @@ static void test_run_outputs(void **state)
     }
     nb_run_result r;
     memset(&r, 0, sizeof r);
-    r.n_outputs = 3;
+    r.n_outputs = 4;
     r.outputs = outs;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/out/deeper", tmpdir); /* made when missing */
     assert_int_equal(nb_run_write_outputs(&r, dir, &st), NB_OK);
-    const char *files[3] = {"a_b.npy", "a_b_1.npy", "output2.npy"};
-    for (int i = 0; i < 3; i++) {
+    const char *files[4] = {"a_b.npy", "a_b_2.npy", "a_b_2_2.npy", "output3.npy"};
+    for (int i = 0; i < 4; i++) {
         char want[600];
         snprintf(want, sizeof want, "%s/%s", dir, files[i]);
         assert_string_equal(outs[i].file, want);
@@ -133,8 +134,8 @@ static void test_run_outputs(void **state)
     json_t *j = nb_run_result_json(&o, &r);
     const json_t *jo = json_object_get(j, "outputs");
     assert_string_equal(json_string_value(json_object_get(json_array_get(jo, 1), "name")), "a:b");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(jo, 2), "name")),
-                        "output2");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(jo, 3), "name")),
+                        "output3");
     assert_string_equal(json_string_value(json_object_get(json_array_get(jo, 1), "file")),
                         outs[1].file);
     assert_true(json_is_null(json_object_get(j, "dump"))); /* no dump config */
@@ -144,7 +145,7 @@ static void test_run_outputs(void **state)
     snprintf(bad, sizeof bad, "%s/a_b.npy/sub", dir);
     assert_int_equal(nb_run_write_outputs(&r, bad, &st), NB_ERR_IO);
     assert_non_null(strstr(st.msg, "a_b.npy/sub"));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         nb_tensor_free(outs[i].value);
 }
 

@@ -113,14 +113,21 @@ nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
             nb_safe_name(ro->io.name, base, sizeof base);
         else
             snprintf(base, sizeof base, "output%d", i);
-        /* two outputs whose names clean up alike: the later one gets its index */
-        for (int j = 0; j < i; j++)
-            if (!strcmp(used[j], base)) {
-                size_t bl = strlen(base);
-                snprintf(base + (bl > 200 ? 200 : bl), sizeof base - 200, "_%d", i);
+        /* two outputs whose names clean up alike: the later one gets _2, _3, ... (the
+           first free), as infer names its files */
+        char cand[256];
+        snprintf(cand, sizeof cand, "%s", base);
+        for (int k = 2;; k++) {
+            bool taken = false;
+            for (int j = 0; j < i && !taken; j++)
+                taken = !strcmp(used[j], cand);
+            if (!taken)
                 break;
-            }
-        snprintf(used[i], sizeof used[i], "%s", base);
+            size_t bl = strlen(base);
+            snprintf(cand, sizeof cand, "%.*s_%d", (int)(bl > 200 ? 200 : bl), base, k);
+        }
+        snprintf(used[i], sizeof used[i], "%s", cand);
+        snprintf(base, sizeof base, "%s", cand);
         snprintf(ro->file, sizeof ro->file, "%s/%s.npy", dir, base);
         if ((e = nb_npy_write(ro->file, ro->value, st))) {
             for (int j = 0; j <= i; j++) { /* no partial set of outputs */

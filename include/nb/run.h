@@ -105,7 +105,8 @@ typedef struct nb_run_result {
 nb_err nb_run_exeom(const nb_run_opts *opts, nb_run_result *r, nb_status *st);
 void nb_run_result_free(nb_run_result *r);
 /* Writes each output of r as dir/NAME.npy (float32): NAME its name made safe for a file
- * (nb_safe_name; "output<i>" when it has none; "_<i>" added when two clean up alike), each
+ * (nb_safe_name; "output<i>" when it has none; "_2", "_3", ... the first free, when two clean
+ * up alike, as infer names its files), each
  * atomically (NAME.npy.tmp.PID renamed), all or none (on an error the ones written are
  * removed); the paths into r->outputs[i].file. dir is made when missing. Errors: NB_ERR_IO
  * naming the folder or the file. */
