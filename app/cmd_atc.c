@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "nb/estimate.h"
 #include "nb/exeom.h"
@@ -23,7 +25,7 @@ static void help(void)
            "                     --output=NAME --input_fp16_nodes=\"x;y\" --output_type=FP16\n"
            "                     [--input_shape=\"x:1,16,96;y:...\"] [--out_nodes=\"node:0;...\"]\n"
            "                     [--log=debug|info|warning|error|null]\n"
-           "                     [--nb_input_scale=\"x:2^-15;...\"] [--cpu_nodes=\"a;b\"]\n"
+           "                     [--nb_input_scale=\"x:2^-15;...\"] [--cpu_nodes=\"a;b\"] [--json]\n"
            "The vendor's ATC command line for the Nano (mode 30). The model is the quantized\n"
            "one: nanobench calibrate's PREFIX_deploy_model.onnx, or QuantizeLinear /\n"
            "DequantizeLinear pairs. Every float input must be in --input_fp16_nodes and float\n"
@@ -36,7 +38,9 @@ static void help(void)
            "a value when a calibrated range is beyond fp16's 65504.\n"
            "An op the NPU does not run, and the nodes of --cpu_nodes (a nanobench extension),\n"
            "run on the MCU's CPU in float32 inside the exeom (a CpuOnnx task, share/doc/\n"
-           "exeom.md); a cube op placed there must be float: calibrate --cpu_nodes keeps it so.\n");
+           "exeom.md); a cube op placed there must be float: calibrate --cpu_nodes keeps it so.\n"
+           "--json (nanobench's) prints the result as one JSON object instead of the text:\n"
+           "the files, the tasks (cube, CPU), the three sizes in bytes.\n");
 }
 
 /* ATC's name rule for --model / --output: the file name is letters, digits, _ - . */
@@ -88,6 +92,7 @@ int cmd_atc(int argc, char **argv)
     const char *mode = NULL, *framework = NULL, *soc = NULL, *model = NULL, *output = NULL;
     const char *fp16 = NULL, *otype = NULL, *shape = NULL, *out_nodes = NULL, *log = "null";
     const char *scale = NULL, *cpu = NULL;
+    bool json = false;
     struct {
         const char *flag;
         const char **dst;
@@ -103,6 +108,10 @@ int cmd_atc(int argc, char **argv)
             return 0;
         }
         bool taken = false;
+        if (!strcmp(argv[i], "--json")) { /* nanobench's: the result as one JSON object */
+            json = true;
+            continue;
+        }
         for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !taken; k++) {
             const char *v;
             int r = cli_opt(argc, argv, &i, opts[k].flag, &v);
@@ -190,7 +199,7 @@ int cmd_atc(int argc, char **argv)
     nb_err e = nb_compile(&o, &r, &st);
     rmdir(work);
     cli_cleanup_clear();
-    if (scale && r.plan.n_inputs > 0) { /* applied */
+    if (scale && r.plan.n_inputs > 0 && !json) { /* applied */
         printf("nb_input_scale: %s: %d change%s, outputs as the model's%s\n", scale,
                r.plan.n_notes, r.plan.n_notes == 1 ? "" : "s",
                r.plan.n_reset ? " (some cube outputs left unscaled)" : "");
@@ -214,6 +223,15 @@ int cmd_atc(int argc, char **argv)
         nb_compile_result_free(&r);
         return cli_error(&st);
     }
+    rec_metric("exeom_bytes", (double)r.exeom_bytes, "B");
+    rec_metric("compile_ms", r.ms, "ms");
+    rec_artifact("exeom", r.exeom);
+    rec_artifact("dbg", r.dbg);
+    if (json) {
+        json_t *jo = nb_compile_result_json(&r);
+        nb_compile_result_free(&r);
+        return cli_json_out("atc", jo);
+    }
     printf("%s: %d quantized layer%s (%s), %d NPU tasks, %d tensors\n", model, r.n_quantized,
            r.n_quantized == 1 ? "" : "s",
            r.form == 1 ? "deploy model" : r.form == 2 ? "Q/DQ model" : "float", g->n_k, g->n_t);
@@ -221,10 +239,6 @@ int cmd_atc(int argc, char **argv)
            (long long)r.est.weight_bytes, (long long)r.est.mem_bytes, (long long)r.exeom_bytes);
     printf("wrote %s\n      %s (%.0f ms)\n", r.exeom, r.dbg, r.ms);
     printf("ATC run success\n");
-    rec_metric("exeom_bytes", (double)r.exeom_bytes, "B");
-    rec_metric("compile_ms", r.ms, "ms");
-    rec_artifact("exeom", r.exeom);
-    rec_artifact("dbg", r.dbg);
     nb_compile_result_free(&r);
     return 0;
 }

@@ -15,7 +15,7 @@
 static void help(void)
 {
     printf("usage: nanobench infer MODEL.onnx --input NAME=FILE ... --output-dir DIR\n"
-           "                       [--dump-all] [--dump DIR] [--input_shape \"name:n,c,h,w;...\"]\n"
+           "                       [--dump-all] [--dump DIR] [--input_shape \"name:n,c,h,w;...\"] [--json]\n"
            "Runs the float32 reference executor (the golden model) and writes every graph\n"
            "output as DIR/<name>.npy; --dump-all also writes every intermediate tensor; --dump DIR\n"
            "writes one golden dump file per node (share/proto/dump.proto) for nanobench compare.\n"
@@ -30,7 +30,7 @@ int cmd_infer(int argc, char **argv)
     const char *model = NULL, *shape = NULL, *outdir = NULL;
     const char *inputs[NB_MAX_CLI_INPUTS];
     int n_inputs = 0;
-    bool dump_all = false;
+    bool dump_all = false, json = false;
     const char *golden_dir = NULL; /* --dump: golden dump files (share/proto/dump.proto) */
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -57,6 +57,8 @@ int cmd_infer(int argc, char **argv)
             if (strlen(v) > 3000)
                 return cli_usage_error("infer", "--output-dir is longer than 3000 characters");
             outdir = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else if (!strcmp(argv[i], "--dump-all")) {
             dump_all = true;
         } else if ((r = cli_opt(argc, argv, &i, "--dump", &v))) {
@@ -92,11 +94,11 @@ int cmd_infer(int argc, char **argv)
         return cli_error(&st);
     }
     rec_model(r.model);
-    if (golden_dir) {
-        printf("golden dump: %d node(s) written to %s\n", r.golden_dumps, golden_dir);
+    if (golden_dir)
         rec_param("golden_dump", "%s", golden_dir);
-    }
-    for (int i = 0; i < r.n_outputs; i++) {
+    if (golden_dir && !json)
+        printf("golden dump: %d node(s) written to %s\n", r.golden_dumps, golden_dir);
+    for (int i = 0; !json && i < r.n_outputs; i++) {
         const nb_tensor *t = r.files[i].t;
         char sh[160];
         printf("output ");
@@ -111,8 +113,9 @@ int cmd_infer(int argc, char **argv)
         }
         printf("\n");
     }
-    printf("reference run: %.3f ms; %d tensor%s written to %s\n", r.ms, r.n_files,
-           r.n_files == 1 ? "" : "s", outdir);
+    if (!json)
+        printf("reference run: %.3f ms; %d tensor%s written to %s\n", r.ms, r.n_files,
+               r.n_files == 1 ? "" : "s", outdir);
     rec_metric("reference_ms", r.ms, "ms");
     rec_metric("tensors_written", r.n_files, "");
     for (int i = 0; i < n_inputs; i++)
@@ -123,6 +126,7 @@ int cmd_infer(int argc, char **argv)
     char mp[4096];
     snprintf(mp, sizeof mp, "%s/manifest.tsv", outdir);
     rec_artifact("manifest", mp);
+    json_t *jo = json ? nb_infer_result_json(&r, false) : NULL;
     nb_infer_result_free(&r);
-    return 0;
+    return jo ? cli_json_out("infer", jo) : 0;
 }

@@ -218,14 +218,7 @@ int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
     int rc = nb_compile(&o, &r, &st) ? fail(&st, err, errlen) : 0;
     rmdir(work);
     if (!rc) {
-        json_t *j = json_object();
-        json_object_set_new(j, "exeom", json_string(r.exeom));
-        json_object_set_new(j, "dbg", json_string(r.dbg));
-        json_object_set_new(j, "quantized_layers", json_integer(r.n_quantized));
-        json_object_set_new(j, "tasks", json_integer(r.est.g.n_k));
-        json_object_set_new(j, "TOTAL_WEIGHT_SIZE", json_integer(r.est.weight_bytes));
-        json_object_set_new(j, "TOTAL_MEM_SIZE", json_integer(r.est.mem_bytes));
-        json_object_set_new(j, "TOTAL_EXEOM_SIZE", json_integer(r.exeom_bytes));
+        json_t *j = nb_compile_result_json(&r); /* the CLI's atc --json */
         rc = done(j, json, err, errlen);
     }
     nb_compile_result_free(&r);
@@ -324,20 +317,7 @@ int nbpy_infer(const char *model, const char *input_shape, int n_inputs,
     if (!rc && nb_infer(&o, &r, &st))
         rc = fail(&st, err, errlen);
     if (!rc) {
-        json_t *j = json_object(), *outs = json_array();
-        for (int i = 0; i < r.n_outputs; i++) {
-            const nb_tensor *t = r.files[i].t;
-            json_t *jo = json_object(), *shape = json_array(), *vals = json_array();
-            for (int d = 0; t && d < t->rank; d++)
-                json_array_append_new(shape, json_integer(t->dims[d]));
-            for (int64_t k = 0; t && k < t->numel; k++)
-                json_array_append_new(vals, json_real(nb_tensor_get_f64(t, k)));
-            json_object_set_new(jo, "name", json_string(r.files[i].name));
-            json_object_set_new(jo, "shape", shape);
-            json_object_set_new(jo, "values", vals);
-            json_array_append_new(outs, jo);
-        }
-        json_object_set_new(j, "outputs", outs);
+        json_t *j = nb_infer_result_json(&r, true); /* infer --json, with every value */
         nb_infer_result_free(&r);
         rc = done(j, json, err, errlen);
     }

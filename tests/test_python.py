@@ -75,10 +75,14 @@ def bring_up(tmp, name, model, inp, shape, batches, input_shape=None):
           "%s: the record from numpy arrays is the CLI's, byte for byte" % name)
     check(same_file(cal["deploy_model"], os.path.join(tmp, "cli", name + "_deploy_model.onnx")),
           "%s: the deploy model is the CLI's" % name)
-    cli("atc", "--mode=30", "--framework=5", "--soc_version=Ascend035A",
-        "--model=" + os.path.join(tmp, "cli", name + "_deploy_model.onnx"),
-        "--output=" + os.path.join(tmp, "cli", name), "--input_fp16_nodes=" + inp,
-        "--output_type=FP16", *(["--input_shape=" + input_shape] if input_shape else []))
+    catc = json.loads(cli("atc", "--mode=30", "--framework=5", "--soc_version=Ascend035A",
+                          "--model=" + os.path.join(tmp, "cli", name + "_deploy_model.onnx"),
+                          "--output=" + os.path.join(tmp, "cli", name), "--input_fp16_nodes=" + inp,
+                          "--output_type=FP16", *(["--input_shape=" + input_shape] if input_shape else []),
+                          "--json"))
+    same = ["input", "quantized_layers", "tasks", "cube_tasks", "cpu_tasks", "TOTAL_EXEOM_SIZE"]
+    check(set(catc) == set(exe) and [catc[k] for k in same] == [exe[k] for k in same],
+          "%s: compile returns atc --json (%d tasks, %d bytes)" % (name, exe["tasks"], exe["TOTAL_EXEOM_SIZE"]))
     check(same_file(exe["exeom"], os.path.join(tmp, "cli", name + ".exeom")),
           "%s: compile gives the CLI's exeom, byte for byte" % name)
     acl = os.path.join(tmp, "acl_%s.json" % name)
@@ -93,9 +97,12 @@ def bring_up(tmp, name, model, inp, shape, batches, input_shape=None):
         theirs = np.load(o["file"])
         check(mine.shape == theirs.shape and np.array_equal(mine, theirs),
               "%s: run's output '%s' %s equals the CLI's" % (name, o["name"], mine.shape))
-    cli("infer", model, "--input", "%s=%s" % (inp, os.path.join(data, "b000.npy")),
-        "--output-dir", os.path.join(tmp, "cli_io_" + name), "--dump",
-        os.path.join(tmp, "cli_golden_" + name), *shp)
+    cinf = json.loads(cli("infer", model, "--input", "%s=%s" % (inp, os.path.join(data, "b000.npy")),
+                          "--output-dir", os.path.join(tmp, "cli_io_" + name), "--dump",
+                          os.path.join(tmp, "cli_golden_" + name), *shp, "--json"))
+    check([(o["name"], o["shape"], o["first"]) for o in cinf["outputs"]] ==
+          [(o["name"], o["shape"], o["first"]) for o in g.result["outputs"]],
+          "%s: infer returns infer --json (outputs, shapes, first values)" % name)
     rep = json.loads(cli("compare", "file_compare", "-m", out["dump"]["folder"], "-g",
                          os.path.join(tmp, "cli_golden_" + name), "-out",
                          os.path.join(tmp, "cmp_" + name), "--json"))

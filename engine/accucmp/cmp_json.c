@@ -199,6 +199,46 @@ json_t *nb_cmp_output_files_json(const nb_cmp_output_files_opts *o,
     return jo;
 }
 
+/* ---- infer ---- */
+
+json_t *nb_infer_result_json(const nb_infer_result *r, bool values)
+{
+    json_t *j = json_object(), *outs = json_array();
+    for (int i = 0; i < r->n_outputs; i++) {
+        const nb_tensor *t = r->files[i].t;
+        json_t *o = json_object(), *first = json_array();
+        json_object_set_new(o, "name", nb_json_string(r->files[i].name));
+        json_object_set_new(o, "file", nb_json_string(r->files[i].path));
+        json_object_set_new(o, "dtype", json_string(t ? nb_dtype_name(t->dtype) : "UNKNOWN"));
+        json_object_set_new(o, "shape", t ? nb_json_int_array(t->dims, t->rank) : json_array());
+        double mn = 0, mx = 0, sum = 0;
+        json_t *vals = values ? json_array() : NULL;
+        for (int64_t k = 0; t && k < t->numel; k++) {
+            double v = nb_tensor_get_f64(t, k);
+            mn = k == 0 || v < mn ? v : mn;
+            mx = k == 0 || v > mx ? v : mx;
+            sum += v;
+            if (k < 8)
+                json_array_append_new(first, nb_json_num(v));
+            if (vals)
+                json_array_append_new(vals, json_real(v));
+        }
+        bool any = t && t->numel > 0;
+        json_object_set_new(o, "min", any ? nb_json_num(mn) : json_null());
+        json_object_set_new(o, "max", any ? nb_json_num(mx) : json_null());
+        json_object_set_new(o, "mean", any ? nb_json_num(sum / (double)t->numel) : json_null());
+        json_object_set_new(o, "first", first);
+        if (vals)
+            json_object_set_new(o, "values", vals);
+        json_array_append_new(outs, o);
+    }
+    json_object_set_new(j, "outputs", outs);
+    json_object_set_new(j, "tensors_written", json_integer(r->n_files));
+    json_object_set_new(j, "golden_dumps", json_integer(r->golden_dumps));
+    json_object_set_new(j, "reference_ms", nb_json_num(r->ms));
+    return j;
+}
+
 /* ---- compare layer ---- */
 
 nb_err nb_cmp_layer(const nb_cmp_layer_opts *o, nb_cmp_layer_detail *d, nb_status *st)

@@ -452,6 +452,11 @@ typedef struct nb_infer_result {
  * moved in), NB_ERR_NOMEM. On error r holds nothing to free. */
 nb_err nb_infer(const nb_infer_opts *o, nb_infer_result *r, nb_status *st);
 void nb_infer_result_free(nb_infer_result *r);
+/* The result as `infer --json` prints it: outputs [{name, file (or null), dtype, shape, min,
+ * max, mean, first (8 values); values (every value) when values is set: the Python
+ * module's}], tensors_written, golden_dumps, reference_ms. NaN is null. A new object
+ * (engine/accucmp/cmp_json.c). */
+json_t *nb_infer_result_json(const nb_infer_result *r, bool values);
 /* The file DIR/manifest.tsv lists for tensor name, as DIR/FILE into path; false when the
  * manifest or the name is not there. */
 bool nb_infer_manifest_file(const char *dir, const char *name, char *path, size_t len);

@@ -183,6 +183,12 @@ typedef struct nb_compile_result {
  * r (also after an error). */
 nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st);
 void nb_compile_result_free(nb_compile_result *r);
+/* The result as `atc --json` prints it (and the Python module's compile returns it): exeom,
+ * dbg, input ("float", "deploy model" or "Q/DQ model"), quantized_layers, tasks, cube_tasks,
+ * cpu_tasks, tensors, the three sizes in bytes (TOTAL_WEIGHT_SIZE, TOTAL_MEM_SIZE,
+ * TOTAL_EXEOM_SIZE: the file written), ms, nb_input_scale_changes. A new object
+ * (engine/compile/compile_json.c). */
+struct json_t *nb_compile_result_json(const nb_compile_result *r);
 
 #ifdef __cplusplus
 }
