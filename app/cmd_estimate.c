@@ -1,5 +1,6 @@
 /* nanobench estimate: sizes, op types and unsupported ops of a model on the Nano. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,11 @@ int cmd_estimate(int argc, char **argv)
     if (r.batch_note)
         rec_param("batch_taken_as_1", "%s", r.batch_note);
     if (json) {
-        nb_estimate_json(&e, stdout);
+        if (nb_estimate_json(&e, stdout) != 0 || fflush(stdout) != 0 || ferror(stdout)) {
+            nb_estimate_result_free(&r);
+            return cli_fail(2, "estimate --json: cannot write to standard output: %s",
+                            strerror(errno));
+        }
     } else {
         printf("model:               %s (opset %d, %s)\n", model, r.m->opset, soc);
         nb_estimate_print(&e, stdout, per_layer);

@@ -143,14 +143,16 @@ int cmd_report(int argc, char **argv)
     if (!rc && text && rs[0].no_dir) {
         rc = cli_fail(2, "report: %s recorded no folder (no summary.json to print)", rs[0].label);
     } else if (!rc && text) { /* the bring-up's own text, from its summary.json */
-        char path[4300];
-        snprintf(path, sizeof path, "%s/summary.json", rs[0].dir);
-        json_error_t je;
-        json_t *sum = json_load_file(path, 0, &je);
-        if (!json_is_object(sum))
-            rc = cli_fail(2, "report: %s: %s", path, sum ? "not a JSON object" : je.text);
-        else
+        json_t *sum = NULL;
+        nb_status st = {0};
+        if (nb_report_load_summary(rs[0].dir, &sum, &st)) {
+            rc = cli_fail(2, "report: %s", st.msg);
+        } else {
             nb_report_text(sum, stdout);
+            if (fflush(stdout) != 0 || ferror(stdout))
+                rc = cli_fail(2, "report --text: cannot write to standard output: %s",
+                              strerror(errno));
+        }
         json_decref(sum);
     } else if (!rc) {
         nb_report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},

@@ -113,12 +113,46 @@ static void gp_name(FILE *f, const char *s, size_t max)
     fputc('"', f);
 }
 
+/* a JSON file: a regular file only (a FIFO in its place would block the page forever) */
+static json_t *load_regular(const char *path, json_error_t *je)
+{
+    struct stat sb;
+    FILE *f = nb_fopen_regular(path, &sb);
+    if (!f) {
+        snprintf(je->text, sizeof je->text, "%s", errno == EINVAL ? "not a regular file"
+                                                                  : strerror(errno));
+        return NULL;
+    }
+    json_t *o = json_loadf(f, 0, je);
+    fclose(f);
+    return o;
+}
+
+nb_err nb_report_load_summary(const char *dir, struct json_t **out, nb_status *st)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_error_t je;
+    json_t *o = load_regular(path, &je);
+    *out = NULL;
+    if (!o)
+        return nb_fail(st, NB_ERR_ARG, "%s: %s", path, je.text);
+    if (!json_is_object(o) || !json_is_string(json_object_get(o, "model")) ||
+        !json_is_object(json_object_get(o, "estimate"))) {
+        json_decref(o);
+        return nb_fail(st, NB_ERR_ARG, "%s: not a bring-up's summary (no model and estimate)",
+                       path);
+    }
+    *out = o;
+    return NB_OK;
+}
+
 static json_t *load(const char *dir, const char *name, char *why, size_t len)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     json_error_t je;
-    json_t *o = json_load_file(path, 0, &je);
+    json_t *o = load_regular(path, &je);
     if (!json_is_object(o)) {
         json_decref(o);
         struct stat sb;
@@ -927,7 +961,7 @@ static void sec_pipeline(page *p, const char *path)
 {
     h2(p, "sec-pipeline", "Pipeline check (every clip, streaming)");
     json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
+    json_t *j = load_regular(path, &je);
     const json_t *rows = json_object_get(j, "rows");
     if (!json_is_array(rows)) {
         char why[4300];

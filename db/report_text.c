@@ -22,6 +22,13 @@ static double num(const json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* a count of the summary (inputs, an index): 0 .. 10^6, whatever the file says */
+static int count(const json_t *v)
+{
+    json_int_t n = json_integer_value(v);
+    return n < 0 ? 0 : n > 1000000 ? 1000000 : (int)n;
+}
+
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -132,7 +139,7 @@ static void ids_text(const int64_t *ids, int n, char *buf, size_t len)
             continue;
         }
         int j = i;
-        while (j + 1 < n && ids[j + 1] == ids[j] + 1)
+        while (j + 1 < n && ids[j] < INT64_MAX && ids[j + 1] == ids[j] + 1)
             j++;
         if (j > i)
             at += (size_t)snprintf(buf + at, len - at, "%s%lld..%lld", at ? ", " : "",
@@ -157,11 +164,10 @@ void nb_report_text(const json_t *s, FILE *f)
 {
     const json_t *ev = json_object_get(s, "evaluation");
     const char *model = str(s, "model"), *soc = str(s, "soc_version"), *esrc = str(ev, "source");
-    const int n_eval = (int)json_integer_value(json_object_get(ev, "count"));
-    const int eval_avail = (int)json_integer_value(json_object_get(ev, "available"));
+    const int n_eval = count(json_object_get(ev, "count"));
+    const int eval_avail = count(json_object_get(ev, "available"));
     const bool qat = json_is_true(json_object_get(json_object_get(s, "calibration"), "qat"));
-    const int cmp_input = (int)json_integer_value(json_object_get(json_object_get(s, "compare"),
-                                                                  "input"));
+    const int cmp_input = count(json_object_get(json_object_get(s, "compare"), "input"));
     char t1[2048], t2[64], t3[64], t4[64];
     const json_t *e = json_object_get(s, "estimate"), *c = json_object_get(s, "calibration"),
                  *x = json_object_get(s, "compile"), *n = json_object_get(s, "npu"),

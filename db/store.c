@@ -58,16 +58,39 @@ void nb_db_now(char out[32])
     snprintf(out, 32, "%s.%03dZ", b, (int)(ts.tv_nsec / 1000000));
 }
 
+/* path with its folder resolved (the file itself need not exist), into out; false when the
+   folder cannot be resolved */
+static bool canonical(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], res[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    if (!realpath(dir, res))
+        return false;
+    int n = snprintf(out, len, "%s/%s", strcmp(res, "/") ? res : "", slash ? slash + 1 : path);
+    return n > 0 && (size_t)n < len;
+}
+
 bool nb_db_owns_file(const nb_db *db, const char *path)
 {
-    struct stat a, b;
-    if (!db || stat(path, &a) != 0)
+    if (!db)
         return false;
+    struct stat a, b;
+    bool exists = stat(path, &a) == 0;
+    char cp[PATH_MAX], cd[PATH_MAX];
+    bool named = canonical(path, cp, sizeof cp) && canonical(nb_db_path(db), cd, sizeof cd);
     const char *suffix[] = {"", "-wal", "-shm", "-journal"};
     for (int i = 0; i < 4; i++) {
-        char f[PATH_MAX];
+        char f[PATH_MAX + 16];
         snprintf(f, sizeof f, "%s%s", nb_db_path(db), suffix[i]);
-        if (stat(f, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        if (exists && stat(f, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            return true;
+        /* a file SQLite makes and deletes beside the database (its -journal while a write
+           is under way) is its own even when it is not there now */
+        snprintf(f, sizeof f, "%s%s", cd, suffix[i]);
+        if (named && !strcmp(cp, f))
             return true;
     }
     return false;

@@ -335,6 +335,13 @@ int nbpy_compare(const char *npu_dump, const char *golden_dump, char **json, cha
     nb_comparison c;
     if (nb_compare(&o, &c, &st))
         return fail(&st, err, errlen);
+    if (c.n_compared == 0) { /* as the CLI: no verdict over nothing */
+        snprintf(err, errlen, "%s: no NPU tensor matched a golden one (the dumps of another "
+                 "model or input? the golden dumps come from infer's dump on the float model)",
+                 golden_dump);
+        nb_comparison_free(&c);
+        return 2;
+    }
     /* the CLI's own JSON (compare file_compare --json) */
     json_t *j = nb_comparison_json(&o, &c, NULL, NULL);
     nb_comparison_free(&c);

@@ -325,6 +325,14 @@ expect 0 "calibrate: a Gemm in an If branch" -- "$NB" calibrate --model "$T/if_g
 expect 0 "calibrate --from_qdq: a Gemm in an If branch" -- "$NB" calibrate --from_qdq "$T/cal/if/g_fake_quant_model.onnx" --save_path "$T/cal/ifq/g"
 grep -q 'key: "g"' "$T/cal/ifq/g_quant_record.txt" && cmp -s "$T/cal/ifq/g_quant_record.txt" "$T/cal/if/g_quant_record.txt" ||
     { echo "FAIL: QAT import of a branch layer"; diff "$T/cal/if/g_quant_record.txt" "$T/cal/ifq/g_quant_record.txt"; fails=$((fails + 1)); }
+# a branch layer whose input no int16 step holds (x = (1e5, 1) and (-1e5, 1): its int16 step
+# over the range 2e5 is 3.05, which rounds the 1 of every input to 0, 50% of its nonzero
+# values): calibrate advises it for the CPU by name (it said "out of memory" before)
+mkdir -p "$T/cal/ifbig"
+printf '\000\120\303\107\000\000\200\077' >"$T/cal/ifbig/0.bin" # 1e5, 1
+printf '\000\120\303\307\000\000\200\077' >"$T/cal/ifbig/1.bin" # -1e5, 1
+expect 0 "calibrate: a branch layer advised for the CPU" -- "$NB" calibrate --model "$T/if_gemm.onnx" --save_path "$T/cal/ifbig/o/g" --data_dir "$T/cal/ifbig" --batch_num all --json
+json_ok "calibrate: the branch layer named for --cpu_nodes" 'j.suggested_cpu_nodes === "g" && j.cpu_advice.layers[0].layer === "g"'
 # Conv + BatchNormalization (make_fixture conv_bn): fused by default (AMCT's do_fusion), ARQ on
 # the folded weights [[2, -4], [1, 0.5]]: scale_w = 4/127 = 0.0314960629 and 1/127 (float32) =
 # 0.00787401572; the fake-quant model has no BatchNormalization left; with skip_fusion_layers
@@ -400,6 +408,8 @@ expect 0 "history rm --yes" -- "$NB" history rm "$child" --yes
 # --out naming the database itself (or its WAL) would wipe it: refused, the runs still there
 n_before=$("$NB" history list --limit 1000 2>/dev/null | wc -l)
 expect 2 "history export over the run database" -- "$NB" history export --format csv --out "$NANOBENCH_DB"; mentions "that is the run database itself"
+# its -journal, which SQLite deletes when the database next opens, though it is not there now
+expect 2 "history export over the database's -journal" -- "$NB" history export --format csv --out "$NANOBENCH_DB-journal"; mentions "that is the run database itself"
 [ "$("$NB" history list --limit 1000 2>/dev/null | wc -l)" = "$n_before" ] ||
     { echo "FAIL: history export over the database changed it"; fails=$((fails + 1)); }
 expect 2 "history export to a folder that does not exist" -- "$NB" history export --out "$T/no/such/dir/x.csv"

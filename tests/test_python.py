@@ -145,6 +145,14 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([FIX, "conv", conv], check=True)
     bring_up(tmp, "conv", conv, "x", (1, 3, 8, 8), 4)
     two_inputs(tmp)
+    for call, what in ((lambda: nb.compare(None, tmp), "compare(None, ...)"),
+                       (lambda: nb.info(None), "info(None)"),
+                       (lambda: nb.run(None, []), "run(None, ...)")):
+        try:
+            call()
+            check(False, "%s raises" % what)
+        except nb.Error as e:
+            check(e.status == 2, "%s raises Error(status 2): %s" % (what, e))
     try:
         nb.calibrate(conv, {"zz": [np.zeros((1, 3, 8, 8), np.float32)]}, os.path.join(tmp, "zz/c"))
         check(False, "calibrate: a data name of no input raises")

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -145,6 +147,51 @@ static void test_run_outputs(void **state)
     snprintf(bad, sizeof bad, "%s/a_b.npy/sub", dir);
     assert_int_equal(nb_run_write_outputs(&r, bad, &st), NB_ERR_IO);
     assert_non_null(strstr(st.msg, "a_b.npy/sub"));
+    /* an output named as another's renamed file: "a_b_2" first, then "a/b" (a_b) and "a:b",
+       whose a_b_2 is taken: a_b_3 (each name checked again after its rename) */
+    const char *names2[3] = {"a_b_2", "a/b", "a:b"}, *files2[3] = {"a_b_2", "a_b", "a_b_3"};
+    char dir2[512];
+    snprintf(dir2, sizeof dir2, "%s/out2", tmpdir);
+    for (int i = 0; i < 3; i++)
+        snprintf(outs[i].io.name, sizeof outs[i].io.name, "%s", names2[i]);
+    r.n_outputs = 3;
+    assert_int_equal(nb_run_write_outputs(&r, dir2, &st), NB_OK);
+    for (int i = 0; i < 3; i++) {
+        char want[600];
+        snprintf(want, sizeof want, "%s/%s.npy", dir2, files2[i]);
+        assert_string_equal(outs[i].file, want);
+    }
+    /* a folder where a file goes: refused before anything is written, the earlier a_b_2.npy
+       left as it was (all or none, and never at the cost of an earlier file) */
+    char in_way[600], old[600];
+    snprintf(in_way, sizeof in_way, "%s/a_b.npy", dir2);
+    assert_int_equal(unlink(in_way), 0);
+    assert_int_equal(mkdir(in_way, 0700), 0);
+    snprintf(old, sizeof old, "%s/a_b_2.npy", dir2);
+    FILE *f = fopen(old, "w");
+    fputs("earlier", f);
+    fclose(f);
+    assert_int_equal(nb_run_write_outputs(&r, dir2, &st), NB_ERR_IO);
+    assert_non_null(strstr(st.msg, "a_b.npy: exists and is not a regular file"));
+    char buf[16] = "";
+    f = fopen(old, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "earlier");
+    assert_string_equal(outs[0].file, "");
+    /* a folder path too long for the names: NB_ERR_ARG, nothing written */
+    char deep[1500];
+    int at = snprintf(deep, sizeof deep, "%s", tmpdir);
+    while (at < 1390)
+        at += snprintf(deep + at, sizeof deep - (size_t)at, "/%.*s", 1390 - at > 150 ? 150 : 1390 - at,
+                       "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+                       "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+                       "dd");
+    assert_int_equal(nb_run_write_outputs(&r, deep, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "the output folder's path is too long"));
+    char probe[1600];
+    snprintf(probe, sizeof probe, "%s/a_b_2.npy", deep);
+    assert_int_equal(access(probe, F_OK), -1);
     for (int i = 0; i < 4; i++)
         nb_tensor_free(outs[i].value);
 }

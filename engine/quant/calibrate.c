@@ -1067,6 +1067,8 @@ static char *cpu_advice(const nb_graph *g, const double *vmax, const layer *ls, 
         goto done;
     for (int i = 0; i < nl; i++) {
         const layer *l = &ls[i];
+        if (suggests_cpu(l) && l->g != g) /* in an If's branch: the layer alone */
+            any = true;
         if (!suggests_cpu(l) || l->g != g)
             continue;
         int ni = (int)(l->node - g->nodes);
@@ -1115,6 +1117,8 @@ static char *cpu_advice(const nb_graph *g, const double *vmax, const layer *ls, 
     size_t len = 1;
     for (int i = 0; i < g->n_nodes; i++)
         len += in[i] ? strlen(g->nodes[i].name) + 1 : 0;
+    for (int i = 0; i < nl; i++)
+        len += suggests_cpu(&ls[i]) && ls[i].g != g ? strlen(ls[i].node->name) + 1 : 0;
     if ((out = malloc(len))) {
         out[0] = 0;
         for (int i = 0; i < g->n_nodes; i++)
@@ -1122,6 +1126,12 @@ static char *cpu_advice(const nb_graph *g, const double *vmax, const layer *ls, 
                 if (out[0])
                     strcat(out, ";");
                 strcat(out, g->nodes[i].name);
+            }
+        for (int i = 0; i < nl; i++)
+            if (suggests_cpu(&ls[i]) && ls[i].g != g) {
+                if (out[0])
+                    strcat(out, ";");
+                strcat(out, ls[i].node->name);
             }
     }
 done:

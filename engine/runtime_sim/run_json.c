@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nb/json.h"
@@ -102,20 +103,20 @@ nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
     if (nb_mkdir_p(dir))
         return nb_fail(st, NB_ERR_IO, "%s: cannot make the output folder: %s", dir,
                        strerror(errno));
-    char (*used)[256] = calloc((size_t)r->n_outputs + 1, sizeof *used);
+    char (*used)[208] = calloc((size_t)r->n_outputs + 1, sizeof *used);
     if (!used)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     nb_err e = NB_OK;
+    /* the names: a file name of at most 200 characters (with ".npy" and a writer's
+       ".tmp.PID.tmp.PID" it stays under NAME_MAX); colliding ones get _2, _3, ... (the
+       first free), as infer names its files */
     for (int i = 0; i < r->n_outputs && !e; i++) {
         nb_run_output *ro = &r->outputs[i];
-        char base[256];
+        char base[201], cand[208];
         if (ro->io.name[0])
             nb_safe_name(ro->io.name, base, sizeof base);
         else
             snprintf(base, sizeof base, "output%d", i);
-        /* two outputs whose names clean up alike: the later one gets _2, _3, ... (the
-           first free), as infer names its files */
-        char cand[256];
         snprintf(cand, sizeof cand, "%s", base);
         for (int k = 2;; k++) {
             bool taken = false;
@@ -123,20 +124,42 @@ nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
                 taken = !strcmp(used[j], cand);
             if (!taken)
                 break;
-            size_t bl = strlen(base);
-            snprintf(cand, sizeof cand, "%.*s_%d", (int)(bl > 200 ? 200 : bl), base, k);
+            snprintf(cand, sizeof cand, "%.195s_%d", base, k);
         }
         snprintf(used[i], sizeof used[i], "%s", cand);
-        snprintf(base, sizeof base, "%s", cand);
-        snprintf(ro->file, sizeof ro->file, "%s/%s.npy", dir, base);
-        if ((e = nb_npy_write(ro->file, ro->value, st))) {
-            for (int j = 0; j <= i; j++) { /* no partial set of outputs */
-                if (j < i)
-                    unlink(r->outputs[j].file);
-                r->outputs[j].file[0] = 0;
-            }
-        }
+        int n = snprintf(ro->file, sizeof ro->file, "%s/%s.npy", dir, cand);
+        if (n < 0 || (size_t)n + 24 >= sizeof ro->file) /* room for ".tmp.PID" twice */
+            e = nb_fail(st, NB_ERR_ARG, "%.200s...: the output folder's path is too long (%zu "
+                        "characters; at most %zu)", dir, strlen(dir), sizeof ro->file - 240);
     }
+    /* no output in the way (a folder where a file goes): refused before anything is written */
+    for (int i = 0; i < r->n_outputs && !e; i++) {
+        struct stat sb;
+        if (lstat(r->outputs[i].file, &sb) == 0 && !S_ISREG(sb.st_mode))
+            e = nb_fail(st, NB_ERR_IO, "%s: exists and is not a regular file",
+                        r->outputs[i].file);
+    }
+    /* all or none: each written beside its place (NAME.npy.tmp.PID), then every one renamed
+       over its place; a failed write leaves the earlier files as they were */
+    char (*stage)[1400] = e ? NULL : calloc((size_t)r->n_outputs + 1, sizeof *stage);
+    if (!e && !stage)
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int written = 0;
+    for (int i = 0; i < r->n_outputs && !e; i++, written++) {
+        snprintf(stage[i], sizeof stage[i], "%s.tmp.%ld", r->outputs[i].file, (long)getpid());
+        e = nb_npy_write(stage[i], r->outputs[i].value, st);
+    }
+    for (int i = 0; i < r->n_outputs && !e; i++)
+        if (rename(stage[i], r->outputs[i].file) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", r->outputs[i].file,
+                        strerror(errno));
+    if (e) {
+        for (int i = 0; stage && i < written; i++)
+            unlink(stage[i]);
+        for (int i = 0; i < r->n_outputs; i++)
+            r->outputs[i].file[0] = 0;
+    }
+    free(stage);
     free(used);
     return e;
 }

@@ -57,6 +57,10 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
  * verdict and first layer over threshold with its cause, the runs' ids and the files
  * (db/report_text.c). Keys missing from s print as empty or NaN, never crash. */
 void nb_report_text(const struct json_t *s, FILE *f);
+/* A bring-up folder's summary.json: read only from a regular file, a JSON object with a model
+ * and an estimate section. Errors: NB_ERR_ARG naming the file and what is wrong (missing,
+ * not a regular file, not JSON, not a summary). */
+nb_err nb_report_load_summary(const char *dir, struct json_t **out, nb_status *st);
 
 #ifdef __cplusplus
 }

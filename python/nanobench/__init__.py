@@ -66,6 +66,13 @@ def _b(s):
     return None if s is None else os.fsencode(s)
 
 
+def _path(what, s):
+    """A required path: bytes for C, or Error (status 2) when it is missing or not a path."""
+    if not isinstance(s, (str, bytes, os.PathLike)) or not os.fsencode(s):
+        raise Error("%s: a path is required, not %r" % (what, s), 2)
+    return os.fsencode(s)
+
+
 def _call(fn, *args):
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(2048)
@@ -106,18 +113,18 @@ def _ordered(inputs, names):
 
 def estimate(model, input_shape=None):
     """The estimate's JSON (nanobench estimate --json): the five size items, the per-task rows."""
-    return _call(_lib.nbpy_estimate, _b(model), _b(input_shape))
+    return _call(_lib.nbpy_estimate, _path("model", model), _b(input_shape))
 
 
 def info(model, input_shape=None):
     """The model as `nanobench info --json` gives it: producer, opset, inputs and outputs,
     node counts, the op histogram and the ops the reference cannot run."""
-    return _call(_lib.nbpy_info, _b(model), _b(input_shape))
+    return _call(_lib.nbpy_info, _path("model", model), _b(input_shape))
 
 
 def inputs(model, input_shape=None):
     """The model's inputs: [{"name", "dtype", "shape"}] (a dynamic dim is -1)."""
-    return _call(_lib.nbpy_inputs, _b(model), _b(input_shape))
+    return _call(_lib.nbpy_inputs, _path("model", model), _b(input_shape))
 
 
 def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
@@ -156,7 +163,8 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
             raise Error("batch %d of input %d has shape %s, its first batch %s"
                         % (k // len(first), k % len(first), a.shape,
                            first[k % len(first)].shape), 2)
-    return _call(_lib.nbpy_calibrate, _b(model), _b(save_path), _b(input_shape), _b(config),
+    return _call(_lib.nbpy_calibrate, _path("model", model), _path("save_path", save_path),
+                 _b(input_shape), _b(config),
                  _b(algo), len(per_input), n_batches, ptrs, ranks, dims)
 
 
@@ -170,7 +178,7 @@ def _model_inputs(model):
 def compile(model, output, input_fp16_nodes=None, input_shape=None):
     """atc: model (a deploy or Q/DQ model) into output.exeom and output.dbg; every float
     input fp16 (None) or those input_fp16_nodes ("x;y") names. Returns the paths and sizes."""
-    return _call(_lib.nbpy_compile, _b(model), _b(output), _b(input_fp16_nodes),
+    return _call(_lib.nbpy_compile, _path("model", model), _path("output", output), _b(input_fp16_nodes),
                  _b(input_shape))
 
 
@@ -204,7 +212,7 @@ def run(exeom, inputs, dump=None):
         names, arrs = None, list(inputs)
     keep, ptrs, ranks, dims = _arrays(arrs)
     cnames = (_c * max(len(keep), 1))(*[_b(n) for n in names]) if names else None
-    return _outputs(_call(_lib.nbpy_run, _b(exeom), len(keep), cnames, ptrs, ranks, dims,
+    return _outputs(_call(_lib.nbpy_run, _path("exeom", exeom), len(keep), cnames, ptrs, ranks, dims,
                           _b(dump)))
 
 
@@ -217,11 +225,11 @@ def infer(model, inputs, dump=None, input_shape=None):
     else:
         arrs = list(inputs)
     keep, ptrs, ranks, dims = _arrays(arrs)
-    return _outputs(_call(_lib.nbpy_infer, _b(model), _b(input_shape), len(keep), ptrs, ranks,
+    return _outputs(_call(_lib.nbpy_infer, _path("model", model), _b(input_shape), len(keep), ptrs, ranks,
                           dims, _b(dump)))
 
 
 def compare(npu_dump, golden_dump):
     """file_compare of two dump folders: the CLI's compare file_compare --json ("verdict",
     "first_over_threshold", "largest_sqnr_drop", "rows": [...]), without its CSV."""
-    return _call(_lib.nbpy_compare, _b(npu_dump), _b(golden_dump))
+    return _call(_lib.nbpy_compare, _path("npu_dump", npu_dump), _path("golden_dump", golden_dump))
