@@ -678,13 +678,23 @@ static void worst_layer(page *p, side *s);
 /* the comparison along the network: SQNR (left axis) and cosine (right axis) per row */
 static void sec_compare(page *p, side *s, int ns)
 {
-    h2(p, "sec-compare", "Layer-by-layer comparison (first evaluation input)");
+    h2(p, "sec-compare", "Layer-by-layer comparison");
     for (int k = 0; k < ns; k++) {
         const json_t *c = s[k].sum ? json_object_get(s[k].sum, "compare") : NULL;
         if (!s[k].cmp)
             gone(p, s[k].missing[4]);
         if (!c)
             continue;
+        /* the evaluation input bringup compared layer by layer: the one of the lowest output
+           SQNR (summary.json compare.input, from 0) */
+        const json_t *ci = json_object_get(c, "input");
+        const json_t *ev = json_object_get(s[k].sum, "evaluation");
+        json_int_t in = json_is_integer(ci) ? json_integer_value(ci) : 0;
+        json_int_t of = json_integer_value(json_object_get(ev, "count"));
+        fprintf(p->f, "<p id=\"cmp-input-%d\">%s%son evaluation input %lld of %lld (the lowest "
+                "output SQNR)</p>\n", k, ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "",
+                (long long)(in >= 0 && in < 1000000 ? in + 1 : 1),
+                (long long)(of > 0 && of <= 1000000 ? of : 1));
         fprintf(p->f, "<p>%s%s<span id=\"cmp-verdict-%d\">", ns > 1 ? s[k].src->label : "",
                 ns > 1 ? ": " : "", k);
         esc(p->f, str(c, "verdict_text"));

@@ -75,6 +75,7 @@ const want = {"est-exeom": String(s.estimate.TOTAL_EXEOM_SIZE), "est-weight": St
               "npu-exeom_bytes-0": String(s.compile.exeom_bytes),
               "out-cos-worst-0-0": s.outputs[0].cosine_worst.toFixed(5),
               "out-cos-mean-0-0": s.outputs[0].cosine_mean.toFixed(5),
+              "cmp-input-0": `on evaluation input ${s.compare.input + 1} of ${s.evaluation.count} (the lowest output SQNR)`,
               "out-sqnr-mean-0-0": s.outputs[0].sqnr_db_mean.toFixed(1),
               "cal-sqnr-0": s.calibration.output_sqnr_db.toFixed(1),
               "cmp-verdict-0": s.compare.verdict_text};
