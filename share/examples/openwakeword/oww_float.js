@@ -18,7 +18,8 @@
 // (p1.1: the first stage, for a model cut with atc --out_nodes="Sigmoid_28:0").
 //
 // usage: node oww_float.js ORT_DIR MODELS_DIR [--wakeword NAME] [--stage1 TENSOR] [--scores]
-//                          [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR] CLIP.raw ...
+//                          [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR]
+//                          [--fp16-inputs] CLIP.raw ...
 // prints, per clip:
 //   clip PATH frames F scored S peak P at FRAME full_peak Q
 // with --scores, one line per scored frame before it: `score FRAME P Q`.
@@ -27,6 +28,9 @@
 // DIR/embedding/NNNN.bin [1,76,32,1], DIR/wakeword/NNNN.bin [1,16,96]. --loud-first writes each
 // model's N in the order of their frame's audio energy, loudest first (a bring-up compares
 // every layer on its first evaluation input: speech rather than a quiet lead-in).
+// --fp16-inputs rounds each model's input to fp16 (nearest, ties to even; +-65504 at most)
+// before running it in float32: the chip's model I/O (atc: every float input in
+// --input_fp16_nodes) with exact compute, the floor of any placement's score difference.
 // --mel-out DIR writes each clip's new mel frames, transformed (mel / 10 + 2), 8 x 32 per frame,
 // as raw float32 DIR/CLIP.mel (CLIP: the clip's file name without .raw): oww_npu --mel-from
 // DIR runs the NPU pipeline on them instead of its melspectrogram exeom's.
@@ -39,7 +43,8 @@ const MEL_BANDS = 32, MEL_NEW = 8, EMB_FRAMES = 76, EMB = 96, WW_FRAMES = 16;
 
 function usage() {
   console.error('usage: node oww_float.js ORT_DIR MODELS_DIR [--wakeword NAME] [--stage1 TENSOR]' +
-                ' [--scores] [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR] CLIP.raw ...');
+                ' [--scores] [--calib DIR --calib-n N [--loud-first]] [--mel-out DIR] [--fp16-inputs]' +
+                ' CLIP.raw ...');
   process.exit(2);
 }
 
@@ -47,7 +52,7 @@ const argv = process.argv.slice(2);
 if (argv.length < 3) usage();
 const [ortDir, modelsDir] = argv;
 let wakeword = 'hey_jarvis_v0.1', stage1 = null, scores = false, calibDir = null, calibN = 0;
-let melOut = null, loudFirst = false;
+let melOut = null, loudFirst = false, fp16In = false;
 const clips = [];
 for (let i = 2; i < argv.length; i++) {
   const a = argv[i];
@@ -57,12 +62,37 @@ for (let i = 2; i < argv.length; i++) {
   else if (a === '--calib' && i + 1 < argv.length) calibDir = argv[++i];
   else if (a === '--calib-n' && i + 1 < argv.length) calibN = Number(argv[++i]);
   else if (a === '--loud-first') loudFirst = true;
+  else if (a === '--fp16-inputs') fp16In = true;
   else if (a === '--mel-out' && i + 1 < argv.length) melOut = argv[++i];
   else if (a.startsWith('--')) usage();
   else clips.push(a);
 }
 if (!clips.length || (calibDir && !(calibN > 0))) usage();
 const ort = require(path.join(path.resolve(ortDir), 'node_modules', 'onnxruntime-node'));
+
+// x (a float32) rounded to the nearest fp16 value, ties to even, clamped to +-65504 (as the
+// simulated NPU's input conversion, share/doc/numerics.md)
+const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer);
+function f16round(x) {
+  f32[0] = x;
+  const u = u32[0], sign = u >>> 31 ? -1 : 1, exp = (u >>> 23) & 0xff;
+  let mant = u & 0x7fffff, e = exp - 127 + 15;
+  if (exp === 0xff) return x; // NaN, infinities
+  if (e <= 0) { // an fp16 subnormal: steps of 2^-24
+    if (e < -10) return sign * 0;
+    mant |= 0x800000;
+    const shift = 14 - e, half = 2 ** (shift - 1), rem = mant % (2 ** shift);
+    let m = Math.floor(mant / 2 ** shift);
+    if (rem > half || (rem === half && m % 2 === 1)) m++;
+    return sign * m * 2 ** -24;
+  }
+  let m = mant >>> 13;
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (m & 1))) { m++; if (m === 0x400) { m = 0; e++; } }
+  if (e >= 31) return sign * 65504;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
+const modelIn = (a) => (fp16In ? Float32Array.from(a, f16round) : a);
 
 // ---- the model's first-stage tensor as an extra graph output (a few protobuf fields) ----
 function readVarint(b, pos) {
@@ -149,7 +179,7 @@ const writeBin = (file, f32) =>
     const mels = melOut ? new Float32Array(frames * MEL_NEW * MEL_BANDS) : null;
     for (let f = 0; f < frames; f++) {
       const win = audio.slice(f * FRAME, f * FRAME + WIN);
-      const m = (await mel.run({ [mel.inputNames[0]]: new ort.Tensor('float32', win, [1, WIN]) }));
+      const m = (await mel.run({ [mel.inputNames[0]]: new ort.Tensor('float32', modelIn(win), [1, WIN]) }));
       const spec = m[mel.outputNames[0]].data; // [1,1,8,32]
       if (spec.length !== MEL_NEW * MEL_BANDS)
         throw new Error(`melspectrogram gave ${spec.length} values, expected ${MEL_NEW * MEL_BANDS}`);
@@ -160,7 +190,7 @@ const writeBin = (file, f32) =>
       melBuf = next;
       if (mels) mels.set(next.subarray((EMB_FRAMES - MEL_NEW) * MEL_BANDS), f * MEL_NEW * MEL_BANDS);
       const e = await emb.run({ [emb.inputNames[0]]:
-        new ort.Tensor('float32', melBuf.slice(), [1, EMB_FRAMES, MEL_BANDS, 1]) });
+        new ort.Tensor('float32', modelIn(melBuf.slice()), [1, EMB_FRAMES, MEL_BANDS, 1]) });
       feats.push(Float32Array.from(e[emb.outputNames[0]].data));
       if (feats.length > WW_FRAMES) feats.shift();
       // the frame's audio energy (its 1280 new samples), for --loud-first
@@ -174,7 +204,7 @@ const writeBin = (file, f32) =>
       const x = new Float32Array(WW_FRAMES * EMB);
       feats.forEach((v, i) => x.set(v, i * EMB));
       if (calibDir) calib.wakeword.push({ x: x.slice(), energy });
-      const o = await ww.run({ [ww.inputNames[0]]: new ort.Tensor('float32', x, [1, WW_FRAMES, EMB]) });
+      const o = await ww.run({ [ww.inputNames[0]]: new ort.Tensor('float32', modelIn(x), [1, WW_FRAMES, EMB]) });
       const s = o[stage1].data[0], full = wwFull ? o[wwFull].data[0] : NaN;
       scored++;
       if (scores) console.log(`score ${f} ${s.toFixed(6)} ${full.toFixed(6)}`);

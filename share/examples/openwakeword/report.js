@@ -11,7 +11,7 @@
 //       bringups of one model side by side: how each was brought up (the input scale, the
 //       layers calibrated at INT16), fp16 results clamped, the first layer over threshold,
 //       calibrate's INT16 advice, the network output's cosine and SQNR against float
-//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED]]
+//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED [FLOAT_FP16_IO]]]
 //       PLACED: the scores with the melspectrogram as the tool places it (--auto_place)
 //   node report.js fix SUMMARY.json
 //       the --nb_input_scale a bring-up's fp16 check found (saturation_fix), nothing if none
@@ -149,14 +149,15 @@ function cause(c) {
   return c || 'none named';
 }
 
-function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl) {
+function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16) {
   const lab = fs.readFileSync(list, 'utf8').trim().split('\n').map(l => l.split('\t'));
   const F = scores(fl), N = scores(np), M = scores(nm), B = scores(nb), C = ns ? scores(ns) : null;
-  const P = npl ? scores(npl) : null;
+  const P = npl ? scores(npl) : null, H = f16 ? scores(f16) : null;
   const n = lab.length;
   for (const [x, what] of [[F, 'float'], [N, 'NPU'], [M, 'NPU on float mel'], [B, 'NPU before'],
                            ...(C ? [[C, 'NPU with the scale alone']] : []),
-                           ...(P ? [[P, 'NPU + CPU as placed']] : [])])
+                           ...(P ? [[P, 'NPU + CPU as placed']] : []),
+                           ...(H ? [[H, 'float with fp16 model inputs']] : [])])
     if (x.clips.length !== n) throw new Error(`${what}: ${x.clips.length} clips scored, ${n} listed`);
   const yn = p => (p >= THRESHOLD ? 'yes' : 'no');
   console.log('clip                     float    NPU  placed  NPU*  max|diff|         detected         NPU clamped');
@@ -210,11 +211,26 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl) {
   say(`right against the label: float ${right.F} of ${n}, NPU ${right.N}${P ? `, placed ${right.P}` : ''}, ` +
       `NPU* ${right.M}; false accepts (of ${negs} negatives): float ${fa.F}, NPU ${fa.N}` +
       `${P ? `, placed ${fa.P}` : ''}, NPU* ${fa.M}`);
+  // the floor: the float pipeline with each model's input rounded to fp16 (the chip's model
+  // I/O, atc's --input_fp16_nodes) and float32 compute: what no placement can go below
+  let floor = null;
+  if (H) {
+    floor = { agree: 0, max_diff: 0, clip: '', over_0_1: 0 };
+    for (let i = 0; i < n; i++) {
+      const d = maxDiff(F.clips[i], H.clips[i]);
+      floor.agree += yn(F.clips[i].peak) === yn(H.clips[i].peak);
+      floor.over_0_1 += d > 0.1;
+      if (d >= floor.max_diff) { floor.max_diff = d; floor.clip = lab[i][0]; }
+    }
+    say(`the floor, float32 compute with each model's input in fp16 (the chip's model I/O): ` +
+        `agreement ${floor.agree} of ${n}, max |score difference| ${floor.max_diff.toFixed(4)} ` +
+        `(${floor.clip}), over 0.1 on ${floor.over_0_1} clip${floor.over_0_1 === 1 ? '' : 's'}`);
+  }
   if (process.env.PIPELINE_JSON)
     fs.writeFileSync(process.env.PIPELINE_JSON, JSON.stringify({
       threshold: THRESHOLD, clips: n, agree_npu: agree.N, agree_npu_float_mel: agree.M,
       agree_placed: P ? agree.P : null, max_diff_npu: maxN[0], max_diff_npu_float_mel: maxM[0],
-      max_diff_placed: P ? maxP[0] : null, false_accepts: fa, rows }, null, 1));
+      max_diff_placed: P ? maxP[0] : null, false_accepts: fa, fp16_io_floor: floor, rows }, null, 1));
   say(`max |score difference| over all frames: NPU ${maxN[0].toFixed(4)} (${maxN[1]})` +
       `${P ? `, placed ${maxP[0].toFixed(4)} (${maxP[1]})` : ''}, ` +
       `NPU* ${maxM[0].toFixed(4)} (${maxM[1]})`);
@@ -288,12 +304,12 @@ try {
   if (cmd === 'suggest' && args.length === 1) suggest(args[0]);
   else if (cmd === 'suggest-int16' && args.length === 1) suggestInt16(args[0]);
   else if (cmd === 'effect' && args.length >= 2 && args.length <= 4) effect(...args);
-  else if (cmd === 'pipeline' && args.length >= 8 && args.length <= 10) pipeline(...args);
+  else if (cmd === 'pipeline' && args.length >= 8 && args.length <= 11) pipeline(...args);
   else if (cmd === 'fix' && args.length === 1) fix(args[0]);
   else {
     console.error('usage: node report.js suggest SUMMARY.json | suggest-int16 SUMMARY.json |\n' +
                   '       effect A.json B.json [C.json [D.json]] |\n' +
-                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED]]\n' +
+                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED [FLOAT_FP16_IO]]]\n' +
                   '       fix SUMMARY.json');
     process.exit(2);
   }

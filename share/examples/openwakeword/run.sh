@@ -165,6 +165,11 @@ clips=$(cut -f 1 "$list" | sed "s|.*|$work/clips/eval/&.raw|")
 # shellcheck disable=SC2086 # the clip paths have no spaces (names above, $work checked above)
 node "$here/oww_float.js" "$ort" "$models" --scores --mel-out "$work/float_mel" --calib "$work/evalin" \
     --calib-n $neval --loud-first $clips >"$work/float.txt" 2>"$work/float.err" || { cat "$work/float.err"; die "oww_float.js failed"; }
+# the floor of every placement: float32 compute with each model's input rounded to fp16 (the
+# chip's model I/O)
+# shellcheck disable=SC2086
+node "$here/oww_float.js" "$ort" "$models" --scores --fp16-inputs $clips >"$work/float_fp16io.txt" 2>"$work/float.err" ||
+    { cat "$work/float.err"; die "oww_float.js --fp16-inputs failed"; }
 echo "== float pipeline (ONNX Runtime): $ncal calibration inputs per model in its streaming shape"
 echo "   from the calibration clips; the evaluation clips scored, $neval evaluation inputs per model"
 
@@ -276,7 +281,8 @@ node -e 'const fs = require("fs");
 echo "== streaming check: $(wc -l <"$list") clips, 80 ms frames, peak score (hey_jarvis whole: its output 53)"
 PIPELINE_JSON="$work/pipeline.json" node "$here/report.js" pipeline "$list" "$work/float.txt" "$work/npu.txt" "$work/npu_float_mel.txt" \
     "$work/npu_before.txt" "$work/npu/mel/summary.json" "$work/npu/embedding/summary.json" \
-    "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" "$work/npu_placed.txt" || die "report.js pipeline failed"
+    "$work/npu/hey_jarvis/summary.json" "$work/npu_scaled.txt" "$work/npu_placed.txt" "$work/float_fp16io.txt" ||
+    die "report.js pipeline failed"
 # the page to hand on: melspectrogram as is against as advised, and the pipeline table
 "$nb" report "$work/npu/mel_as_is" "$work/npu/mel_placed" --pipeline "$work/pipeline.json" \
     -o "$work/report.html" >/dev/null || die "nanobench report failed"
