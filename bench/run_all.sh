@@ -89,7 +89,7 @@ while [ "$i" -lt "$runs" ]; do
             echo "bench_calib $m failed" >>"$work/failed"
     done
     bench compare_bench.sh "$build" "$MB"
-    awk '/MB of dumps:/ { printf "cmp %s\n", $NF }' "$work/out" >>"$vals"
+    awk '/MB of dumps/ { printf "cmp %s\n", $NF }' "$work/out" >>"$vals"
 done
 echo "run_all.sh: arena" >&2
 models=$("$root/tests/data/fetch_models.sh" | tail -n 1)

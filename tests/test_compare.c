@@ -244,6 +244,7 @@ static void test_fused_inherited_saturation(void **state)
     golden(g, "conv", "Conv", 0, "c", conv_y);
     golden(g, "bn", "BatchNormalization", 1, "b", bn_y);
     golden(g, "relu", "Relu", 2, "r", relu_y);
+    golden(g, "bn2", "BatchNormalization", 3, "b2", relu_y); /* no NPU task computes it */
     const char *const fused[2] = {"conv", "bn"}, *const cr[1] = {"relu"};
     npu(m, "conv/AscendDequant", "AscendDequant", 0, fused, 2, "", bad, 7);
     npu(m, "relu", "Relu", 1, cr, 1, "r", bad, 0);
@@ -271,6 +272,11 @@ static void test_fused_inherited_saturation(void **state)
     assert_int_equal(row, 1);
     assert_int_equal(nb_cmp_pick_layer(&r, "nope", m, &row, &st), NB_ERR_ARG);
     assert_non_null(strstr(st.msg, "no layer 'nope'"));
+    /* a node of the float model that no task computes (a BatchNormalization calibrate folded
+       into its Conv): said so, not "no layer" */
+    assert_int_equal(nb_cmp_pick_layer(&r, "bn2", m, &row, &st), NB_ERR_ARG);
+    assert_non_null(strstr(st.msg, "'bn2' (BatchNormalization) is a node of the float model "
+                                   "that no NPU task computes"));
     int idx[4];
     assert_int_equal(nb_cmp_layer_tasks(&r, r.rows[0].npu, idx), 1);
     nb_comparison_free(&r);

@@ -782,6 +782,14 @@ nb_err nb_cmp_pick_layer(const nb_comparison *c, const char *name, const char *w
         return nb_fail(st, NB_ERR_ARG, "compare layer: layer '%s' (%s, task %u) was not "
                        "compared: %s", name, r->npu->op_type, r->npu->task_id, r->reason);
     }
+    /* a node of the float model that no NPU task computes: folded away (a BatchNormalization
+       into its Conv by calibrate, a constant subgraph at import) or lowered into another */
+    for (int i = 0; i < c->ng; i++)
+        if (!strcmp(c->gd[i].op_name, name))
+            return nb_fail(st, NB_ERR_ARG, "compare layer: '%s' (%s) is a node of the float "
+                           "model that no NPU task computes (folded into the layer before it, "
+                           "as calibrate folds a BatchNormalization into its Conv): compare that "
+                           "layer", name, c->gd[i].op_type);
     return nb_fail(st, NB_ERR_ARG, "compare layer: no layer '%s' in %s (a task or an ONNX "
                    "node, as the NPUDump and GroundTruth columns of file_compare's CSV name "
                    "them)", name, where);
