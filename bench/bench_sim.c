@@ -6,23 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "nb/sim.h"
 #include "nb/tensor.h"
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -64,7 +51,7 @@ int main(int argc, char **argv)
         }
         times[n++] = now_ms() - t0;
     }
-    qsort(times, (size_t)n, sizeof *times, cmp);
+    qsort(times, (size_t)n, sizeof *times, cmp_d);
     printf("%s %.4f %d %llu\n", argv[1], times[n / 2], n,
            (unsigned long long)nb_sim_total_cycles(m));
     return 0;
