@@ -207,6 +207,7 @@ static int global_options(int *argc, char **argv)
 }
 
 static int run_command(int argc, char **argv);
+static int stdout_written(const char *cmd, int rc);
 
 int main(int argc, char **argv)
 {
@@ -260,10 +261,20 @@ static int run_command(int argc, char **argv)
     else if (!strcmp(cmd, "bringup"))
         rc = cmd_bringup(argc - 1, argv + 1);
     else if (!strcmp(cmd, "history"))
-        return cmd_history(argc - 1, argv + 1);
+        return stdout_written(cmd, cmd_history(argc - 1, argv + 1));
     else if (!strcmp(cmd, "report")) /* reads the history; not a run of its own */
-        return cmd_report(argc - 1, argv + 1);
+        return stdout_written(cmd, cmd_report(argc - 1, argv + 1));
     else
         return cli_fail(2, "unknown command '%s' (see 'nanobench --help')", cmd);
-    return rec_finish(rc);
+    return rec_finish(stdout_written(cmd, rc));
+}
+
+/* A command's text on stdout that could not be written (a full disk, /dev/full, a closed
+   pipe) is a failure of the command: exit 2 with one line, as --json's writes. */
+static int stdout_written(const char *cmd, int rc)
+{
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+        return cli_fail(2, "%s: cannot write to standard output: %s", cmd,
+                        errno ? strerror(errno) : "write error");
+    return rc;
 }

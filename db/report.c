@@ -138,7 +138,7 @@ nb_err nb_report_load_summary(const char *dir, struct json_t **out, nb_status *s
     if (!o)
         return nb_fail(st, NB_ERR_ARG, "%s: %s", path, je.text);
     if (!json_is_object(o) || !json_is_string(json_object_get(o, "model")) ||
-        !json_is_object(json_object_get(o, "estimate"))) {
+        !json_is_number(json_object_get(json_object_get(o, "estimate"), "TOTAL_EXEOM_SIZE"))) {
         json_decref(o);
         return nb_fail(st, NB_ERR_ARG, "%s: not a bring-up's summary (no model and estimate)",
                        path);

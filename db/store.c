@@ -80,7 +80,9 @@ bool nb_db_owns_file(const nb_db *db, const char *path)
     struct stat a, b;
     bool exists = stat(path, &a) == 0;
     char cp[PATH_MAX], cd[PATH_MAX];
-    bool named = canonical(path, cp, sizeof cp) && canonical(nb_db_path(db), cd, sizeof cd);
+    /* the database through its links (SQLite's -journal is beside the file it opened) */
+    bool named = canonical(path, cp, sizeof cp) &&
+                 (realpath(nb_db_path(db), cd) || canonical(nb_db_path(db), cd, sizeof cd));
     const char *suffix[] = {"", "-wal", "-shm", "-journal"};
     for (int i = 0; i < 4; i++) {
         char f[PATH_MAX + 16];

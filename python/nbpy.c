@@ -284,7 +284,7 @@ int nbpy_run(const char *exeom, int n_inputs, const char *const *names,
             const nb_tensor *y = r.outputs[i].value;
             json_t *vals = json_array();
             for (int64_t k = 0; k < y->numel; k++)
-                json_array_append_new(vals, json_real(((const float *)y->data)[k]));
+                json_array_append_new(vals, nb_json_value(((const float *)y->data)[k]));
             json_object_set_new(json_array_get(outs, (size_t)i), "values", vals);
         }
         rc = done(j, json, err, errlen);

@@ -30,6 +30,7 @@
  *                (0,2,1) -> Pow 2 -> MatMul "mel" (W [4,2] of 0.5 and 0.25) -> Clip(1e-10,
  *                inf) -> Log -> Mul 10 -> Div ln 10 -> Sub 0 -> y [1,4,2] (dB): the STFT and
  *                power of loud audio are beyond fp16 (atc --nb_input_scale)
+ *   esc_name     y = Relu(x), the node named "r" ESC "[31mred" (a terminal escape sequence)
  *   sub2         y = Sub(p, q), p and q FLOAT [1,4]: two inputs that a name must tell apart
  *   shared_const y = Max(Max(x, c), c), nodes max_a and max_b reading one constant c [1] =
  *                0.5, x FLOAT [1,4]: with max_b on the MCU's CPU (atc --cpu_nodes) the NPU's
@@ -73,6 +74,12 @@ int main(int argc, char **argv)
         static char sym[3001];
         memset(sym, 's', 3000);
         m->graph.input[0]->type->tensor_type->shape->dim[0]->dim_param = sym;
+    } else if (!strcmp(kind, "esc_name")) {
+        mb_input(m, "x", 1, 2, d23);
+        mb_output(m, "y", 1, 2, d23);
+        Onnx__NodeProto *r = mb_node(m, "Relu", (const char *[]){"x", NULL},
+                                     (const char *[]){"y", NULL});
+        r->name = "r\033[31mred";
     } else if (!strcmp(kind, "sub2")) {
         const int64_t d14[] = {1, 4};
         mb_input(m, "p", 1, 2, d14);

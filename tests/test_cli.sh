@@ -498,6 +498,10 @@ csv=$(ls "$T/run/cmp"/result_*.csv 2>/dev/null | head -n 1)
 # every task compared twice and one verdict over both: refused, naming a task and both dumps
 mkdir -p "$T/run/two/a" "$T/run/two/b" && cp -r "$T/run/dump/." "$T/run/two/a" && cp -r "$T/run/dump/." "$T/run/two/b"
 expect 2 "compare: the dumps of two runs in one folder" -- "$NB" compare file_compare -m "$T/run/two" -g "$T/run/gold" -out "$T/run/cmp_two"; mentions "the dumps of more than one run; give one run's folder"
+# two run folders (DIR/<time>/ of two runs, of one model or of two): refused by their names
+mkdir -p "$T/run/mixed" && cp -r "$T/run/dump/." "$T/run/mixed/" &&
+    cp -r "$(find "$T/run/dump" -mindepth 1 -maxdepth 1 -type d | head -n 1)" "$T/run/mixed/20000101000000"
+expect 2 "compare: two run folders" -- "$NB" compare file_compare -m "$T/run/mixed" -g "$T/run/gold" -out "$T/run/cmp_mixed"; mentions "the dumps of more than one run (2"
 expect 2 "compare: an empty golden folder" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/o" -out "$T/run/cmp2"
 expect 2 "compare: a bad threshold" -- "$NB" compare file_compare -m "$T/run/dump" -g "$T/run/gold" -out "$T/run/cmp3" --threshold cos=x; mentions "not NAME=NUMBER"
 # the causes: fp16 saturation in a ReduceSum of 256 x 1000; the Tanh table on inputs of 1e-4
@@ -711,6 +715,16 @@ json_ok "run --json: CPU cycles, the switch" 'j.cpu_cycles === 31880 && j.switch
     j.tasks[0].unit === "cpu" && j.tasks[0].cycles === 31880 && j.tasks[0].macs === 7776 &&
     j.tasks[1].op_type === "Cast" && j.tasks[1].cycles === 1454 && j.tasks[1].switch_cycles === 1000 &&
     j.cycles === j.npu_cycles + j.cpu_cycles + j.switch_cycles'
+# a command's text that cannot be written (a full disk) is a failure: exit 2, one line
+"$NB" --no-record info "$T/conv.onnx" >/dev/full 2>"$T/err"
+[ $? -eq 2 ] && grep -q "^nanobench: info: cannot write to standard output" "$T/err" ||
+    { echo "FAIL: info > /dev/full: not exit 2 with one line"; cat "$T/err"; fails=$((fails + 1)); }
+# names from the model reach the terminal without their control bytes: a node named with an
+# escape sequence is printed with '?' in its place (estimate -p's table)
+"$FIX" esc_name "$T/esc.onnx" || { echo "FAIL: make_fixture esc_name"; fails=$((fails + 1)); }
+"$NB" --no-record estimate -m "$T/esc.onnx" -p >"$T/esc.txt" 2>&1
+grep -q 'r?\[31mred' "$T/esc.txt" && ! grep -q "$(printf '\033')" "$T/esc.txt" ||
+    { echo "FAIL: estimate -p printed a control byte from a node name"; fails=$((fails + 1)); }
 # one constant read by an NPU task and a CPU task (the NPU's fp16 copy and the CPU's float32
 # one are two weights of it, c and c_1): atc compiles it (it refused it as "no constant of
 # that name" before), and y = max(max(x, 0.5), 0.5) for x = (-1, 0.25, 0.75, 2) is

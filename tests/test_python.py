@@ -131,6 +131,11 @@ def two_inputs(tmp):
     b = nb.run(exe["exeom"], {"q": q, "p": p})["y"]
     check(np.array_equal(a, p - q) and np.array_equal(b, p - q),
           "run: a dict's names pick the inputs (p - q = %s both ways)" % a.ravel())
+    # an output of infinity or NaN comes back as such (JSON has neither: sent as strings)
+    big = np.array([[3e38, 1, 0, 2]], np.float32)
+    y = nb.infer(sub, {"p": big, "q": -big})["y"]
+    check(np.isinf(y[0, 0]) and y[0, 0] > 0 and np.array_equal(y[0, 1:], [2, 0, 4]),
+          "infer: an infinite output comes back as inf (%s)" % y.ravel())
     for bad, what in (({"zz": p, "q": q}, "a name of no input"),
                       ({"p": p.reshape(4), "q": q}, "an array of another shape")):
         try:
@@ -145,9 +150,15 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([FIX, "conv", conv], check=True)
     bring_up(tmp, "conv", conv, "x", (1, 3, 8, 8), 4)
     two_inputs(tmp)
+    conv_x = np.zeros((1, 3, 8, 8), np.float32)
     for call, what in ((lambda: nb.compare(None, tmp), "compare(None, ...)"),
                        (lambda: nb.info(None), "info(None)"),
-                       (lambda: nb.run(None, []), "run(None, ...)")):
+                       (lambda: nb.run(None, []), "run(None, ...)"),
+                       (lambda: nb.info(conv + "\0zzz"), "a path holding a NUL byte"),
+                       (lambda: nb.run(os.path.join(tmp, "sub2.exeom"), {0: conv_x}), "an input name 0"),
+                       (lambda: nb.run(os.path.join(tmp, "sub2.exeom"), None), "run(exeom, None)"),
+                       (lambda: nb.infer(conv, [np.array(["a"] * 4)]), "an array of text"),
+                       (lambda: nb.compile(conv, tmp + "/"), "compile into a folder")):
         try:
             call()
             check(False, "%s raises" % what)

@@ -221,7 +221,7 @@ json_t *nb_infer_result_json(const nb_infer_result *r, bool values)
             if (k < 8)
                 json_array_append_new(first, nb_json_num(v));
             if (vals)
-                json_array_append_new(vals, json_real(v));
+                json_array_append_new(vals, nb_json_value(v));
         }
         bool any = t && t->numel > 0;
         json_object_set_new(o, "min", any ? nb_json_num(mn) : json_null());

@@ -536,10 +536,42 @@ static int by_task(const void *a, const void *b, void *dumps)
     return strcmp(x->op_name, y->op_name);
 }
 
+/* The run folder a dump path lies in: its last component of 14 digits (run --dump's
+   DIR/<YYYYMMDDhhmmss>[_N]/), into out ("" when none) */
+static void run_stamp(const char *path, char *out, size_t len)
+{
+    out[0] = 0;
+    for (const char *p = path; *p; p++) {
+        if (p != path && p[-1] != '/')
+            continue;
+        size_t n = strcspn(p, "/");
+        size_t d = strspn(p, "0123456789");
+        bool suffix = d < n && p[d] == '_' && strspn(p + d + 1, "0123456789") == n - d - 1 &&
+                      n - d > 1;
+        if (d == 14 && (d == n || suffix) && p[n] == '/')
+            snprintf(out, len, "%.*s", (int)n, p);
+    }
+}
+
 /* One run's dumps: a folder holding two runs (run --dump writes DIR/<time>/ each time) would
    compare every task twice, the verdict over both. NB_ERR_ARG naming the two dumps. */
 static nb_err one_run(const nb_comparison *c, const char *spec, nb_status *st)
 {
+    char first[64] = "", other[64];
+    int at = -1;
+    for (int i = 0; i < c->nm; i++) { /* two run folders, of one model or of two */
+        run_stamp(c->md[i].path, other, sizeof other);
+        if (!other[0])
+            continue;
+        if (at < 0) {
+            snprintf(first, sizeof first, "%s", other);
+            at = i;
+        } else if (strcmp(first, other)) {
+            return nb_fail(st, NB_ERR_ARG, "%s: the dumps of more than one run (%s and %s: %s "
+                           "and %s); give one run's folder (run --dump writes DIR/<time>/ each "
+                           "time)", spec, first, other, c->md[at].path, c->md[i].path);
+        }
+    }
     int *ix = malloc(sizeof(int) * ((size_t)c->nm + 1));
     if (!ix)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -784,6 +816,10 @@ nb_err nb_cmp_pick_layer(const nb_comparison *c, const char *name, const char *w
     }
     /* a node of the float model that no NPU task computes: folded away (a BatchNormalization
        into its Conv by calibrate, a constant subgraph at import) or lowered into another */
+    for (int i = 0; i < c->ng; i++)
+        if (!strcmp(c->gd[i].op_name, name) && !strcmp(c->gd[i].op_type, "Input"))
+            return nb_fail(st, NB_ERR_ARG, "compare layer: '%s' is an input of the model, which "
+                           "no NPU task computes: compare the layer that reads it", name);
     for (int i = 0; i < c->ng; i++)
         if (!strcmp(c->gd[i].op_name, name))
             return nb_fail(st, NB_ERR_ARG, "compare layer: '%s' (%s) is a node of the float "

@@ -235,7 +235,29 @@ static void shape_cell(const nb_npu_tensor *t, char *buf, size_t len)
         snprintf(buf + o, len - o, "] %s", nb_dtype_name(t->dtype));
 }
 
+static void print_report(const nb_estimate *e, FILE *f, bool per_layer);
+
 void nb_estimate_print(const nb_estimate *e, FILE *f, bool per_layer)
+{
+    /* through memory: names and op types come from the model, and a control byte in one (an
+       escape sequence) must not reach the terminal; each becomes '?' */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        print_report(e, f, per_layer);
+        return;
+    }
+    print_report(e, m, per_layer);
+    fclose(m);
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)buf[i] < 32 && buf[i] != '\n') || buf[i] == 127)
+            buf[i] = '?';
+    fwrite(buf, 1, len, f);
+    free(buf);
+}
+
+static void print_report(const nb_estimate *e, FILE *f, bool per_layer)
 {
     char h[32];
     fprintf(f, "TOTAL_WEIGHT_SIZE:   %lld (%s)\n", (long long)e->weight_bytes,

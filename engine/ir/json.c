@@ -28,6 +28,15 @@ json_t *nb_json_string(const char *s)
 
 json_t *nb_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+json_t *nb_json_value(double v)
+{
+    if (isnan(v))
+        return json_string("nan");
+    if (isinf(v))
+        return json_string(v > 0 ? "inf" : "-inf");
+    return json_real(v);
+}
+
 json_t *nb_json_int_array(const int64_t *v, int n)
 {
     json_t *a = json_array();

@@ -174,6 +174,22 @@ nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, cons
     return e;
 }
 
+nb_err nb_publish_files(char (*tmp)[1400], const char *const *final, int n, nb_status *st)
+{
+    sigset_t old;
+    hold_signals(&old);
+    nb_err e = NB_OK;
+    int i = 0;
+    for (; i < n && !e; i++)
+        if (rename(tmp[i], final[i]) != 0)
+            e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s%s", final[i], strerror(errno),
+                        i ? " (the outputs before it are the new ones)" : "");
+    for (int j = e ? i - 1 : n; j < n; j++)
+        unlink(tmp[j]);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
 /* Swaps the folders a and b (RENAME_EXCHANGE; where the file system lacks it, a moved
  * aside first). Returns 0 or -1 with errno. */
 static int exchange(const char *a, const char *b)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -307,8 +308,24 @@ int sim_dump_dir(const sim_dump_cfg *c, const char *model_name, uint32_t model_i
     time_t now = time(NULL);
     struct tm tmv;
     localtime_r(&now, &tmv);
-    char stamp[32];
-    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
+    char now_s[32];
+    strftime(now_s, sizeof now_s, "%Y%m%d%H%M%S", &tmv);
+    /* the run's folder, DIR/<time>: an earlier process's of the same second is not replaced,
+       this one takes <time>_2, _3, ...; this process's executions of that second share
+       theirs (told apart by iteration) */
+    static char last[32], stamp[48];
+    if (strcmp(last, now_s)) {
+        snprintf(last, sizeof last, "%s", now_s);
+        snprintf(stamp, sizeof stamp, "%s", now_s);
+        for (int k = 2; k < 1000; k++) {
+            char probe[4200];
+            struct stat sb;
+            snprintf(probe, sizeof probe, "%s/%s", c->path, stamp);
+            if (lstat(probe, &sb) != 0)
+                break;
+            snprintf(stamp, sizeof stamp, "%s_%d", now_s, k);
+        }
+    }
     char name[256];
     clean(name, sizeof name, model_name, sizeof name);
     snprintf(final, len, "%s/%s/0/%s/%u/%u", c->path, stamp, name, model_id, iteration);

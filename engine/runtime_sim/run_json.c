@@ -100,9 +100,8 @@ json_t *nb_run_result_json(const nb_run_opts *o, const nb_run_result *r)
 
 nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
 {
-    if (nb_mkdir_p(dir))
-        return nb_fail(st, NB_ERR_IO, "%s: cannot make the output folder: %s", dir,
-                       strerror(errno));
+    if (!*dir)
+        return nb_fail(st, NB_ERR_ARG, "the output folder's name is empty");
     char (*used)[208] = calloc((size_t)r->n_outputs + 1, sizeof *used);
     if (!used)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -129,9 +128,11 @@ nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
         snprintf(used[i], sizeof used[i], "%s", cand);
         int n = snprintf(ro->file, sizeof ro->file, "%s/%s.npy", dir, cand);
         if (n < 0 || (size_t)n + 24 >= sizeof ro->file) /* room for ".tmp.PID" twice */
-            e = nb_fail(st, NB_ERR_ARG, "%.200s...: the output folder's path is too long (%zu "
-                        "characters; at most %zu)", dir, strlen(dir), sizeof ro->file - 240);
+            e = nb_fail(st, NB_ERR_ARG, "%.200s...: the output folder's path is too long for "
+                        "its output files (%zu characters)", dir, strlen(dir));
     }
+    if (!e && nb_mkdir_p(dir)) /* made once the names fit */
+        e = nb_fail(st, NB_ERR_IO, "%s: cannot make the output folder: %s", dir, strerror(errno));
     /* no output in the way (a folder where a file goes): refused before anything is written */
     for (int i = 0; i < r->n_outputs && !e; i++) {
         struct stat sb;
@@ -149,10 +150,17 @@ nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
         snprintf(stage[i], sizeof stage[i], "%s.tmp.%ld", r->outputs[i].file, (long)getpid());
         e = nb_npy_write(stage[i], r->outputs[i].value, st);
     }
-    for (int i = 0; i < r->n_outputs && !e; i++)
-        if (rename(stage[i], r->outputs[i].file) != 0)
-            e = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", r->outputs[i].file,
-                        strerror(errno));
+    if (!e) { /* every one renamed with the signals held: the old set or the new one */
+        const char **final = malloc(sizeof(char *) * ((size_t)r->n_outputs + 1));
+        if (!final)
+            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        for (int i = 0; final && i < r->n_outputs; i++)
+            final[i] = r->outputs[i].file;
+        if (final)
+            e = nb_publish_files(stage, final, r->n_outputs, st);
+        free(final);
+        written = 0; /* renamed, or removed by nb_publish_files */
+    }
     if (e) {
         for (int i = 0; stage && i < written; i++)
             unlink(stage[i]);

@@ -14,6 +14,9 @@
 json_t *nb_json_string(const char *s);
 /* v as a JSON real; null for NaN and +-infinity (JSON has neither). */
 json_t *nb_json_num(double v);
+/* v as a JSON real, and NaN and +-infinity as the strings "nan", "inf" and "-inf": an array
+ * of every value (the Python module's outputs, which numpy reads back as float32). */
+json_t *nb_json_value(double v);
 /* An array of n integers (a shape, an index). */
 json_t *nb_json_int_array(const int64_t *v, int n);
 

@@ -62,15 +62,25 @@ _lib.nbpy_infer.argtypes = [_c, _c, ctypes.c_int, _P(_P(ctypes.c_float)), _P(cty
 _lib.nbpy_compare.argtypes = [_c, _c] + _OUT
 
 
-def _b(s):
-    return None if s is None else os.fsencode(s)
+def _b(s, what="an argument"):
+    """An optional text or path argument as bytes for C (None stays None); Error (status 2)
+    for anything else, or for a NUL byte, which C would take as the end."""
+    if s is None:
+        return None
+    if not isinstance(s, (str, bytes, os.PathLike)):
+        raise Error("%s: text or a path is needed, not %r" % (what, s), 2)
+    b = os.fsencode(s)
+    if b"\0" in b:
+        raise Error("%s: %r holds a NUL byte" % (what, s), 2)
+    return b
 
 
 def _path(what, s):
     """A required path: bytes for C, or Error (status 2) when it is missing or not a path."""
-    if not isinstance(s, (str, bytes, os.PathLike)) or not os.fsencode(s):
+    b = _b(s, what)
+    if not b:
         raise Error("%s: a path is required, not %r" % (what, s), 2)
-    return os.fsencode(s)
+    return b
 
 
 def _call(fn, *args):
@@ -87,7 +97,12 @@ def _call(fn, *args):
 
 def _arrays(arrs):
     """float32 C-contiguous copies (kept alive by the caller), their pointers, ranks, dims."""
-    keep = [np.ascontiguousarray(a, dtype=np.float32) for a in arrs]
+    keep = []
+    for i, a in enumerate(arrs):
+        try:
+            keep.append(np.ascontiguousarray(a, dtype=np.float32))
+        except (TypeError, ValueError) as e:
+            raise Error("array %d: not numbers numpy turns into float32 (%s)" % (i, e), 2)
     for a in keep:
         if a.ndim > 6:
             raise Error("an array of rank %d (at most 6)" % a.ndim, 2)
@@ -136,12 +151,16 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
     if isinstance(data, dict):
         # the order the engine pairs the batches in: input_shape's (AMCT's pairing), else
         # the model's inputs'; every key an input, every input a key
-        order = ([p.rsplit(":", 1)[0] for p in input_shape.split(";") if p]
-                 if input_shape else _model_inputs(model))
+        # (input_shape's order when it names every input, as the engine pairs them)
+        order = _model_inputs(model)
+        if isinstance(input_shape, str):
+            named = [p.strip().rsplit(":", 1)[0] for p in input_shape.split(";") if p.strip()]
+            if order and sorted(named) == sorted(order):
+                order = named
         if order:
-            if sorted(order) != sorted(data):
-                raise Error("data names %s; the model's inputs%s are %s" % (
-                    sorted(data), " (input_shape's)" if input_shape else "", order), 2)
+            if sorted(order) != sorted(data, key=str):
+                raise Error("data names %s; the model's inputs are %s" % (
+                    sorted(map(str, data)), order), 2)
             per_input = [data[n] for n in order]
         else:
             per_input = list(data.values())
@@ -178,8 +197,12 @@ def _model_inputs(model):
 def compile(model, output, input_fp16_nodes=None, input_shape=None):
     """atc: model (a deploy or Q/DQ model) into output.exeom and output.dbg; every float
     input fp16 (None) or those input_fp16_nodes ("x;y") names. Returns the paths and sizes."""
-    return _call(_lib.nbpy_compile, _path("model", model), _path("output", output), _b(input_fp16_nodes),
-                 _b(input_shape))
+    base = os.path.basename(os.fsdecode(_path("output", output)))
+    if base in ("", ".", ".."):
+        raise Error("output: %r names a folder; give FOLDER/NAME (NAME.exeom, NAME.dbg)"
+                    % (output,), 2)
+    return _call(_lib.nbpy_compile, _path("model", model), _path("output", output),
+                 _b(input_fp16_nodes, "input_fp16_nodes"), _b(input_shape, "input_shape"))
 
 
 class Outputs(dict):
@@ -208,12 +231,17 @@ def run(exeom, inputs, dump=None):
     there as `nanobench run --dump` does; Outputs.dump is the folder."""
     if isinstance(inputs, dict):
         names, arrs = list(inputs.keys()), list(inputs.values())
-    else:
+        for n in names:
+            if not isinstance(n, str) or not n:
+                raise Error("run: input names are the model's (text), not %r" % (n,), 2)
+    elif isinstance(inputs, (list, tuple)):
         names, arrs = None, list(inputs)
+    else:
+        raise Error("run: inputs are {name: array} or a list of arrays, not %r" % (inputs,), 2)
     keep, ptrs, ranks, dims = _arrays(arrs)
-    cnames = (_c * max(len(keep), 1))(*[_b(n) for n in names]) if names else None
+    cnames = (_c * max(len(keep), 1))(*[_b(n, "input name") for n in names]) if names else None
     return _outputs(_call(_lib.nbpy_run, _path("exeom", exeom), len(keep), cnames, ptrs, ranks, dims,
-                          _b(dump)))
+                          _b(dump, "dump")))
 
 
 def infer(model, inputs, dump=None, input_shape=None):
@@ -222,11 +250,13 @@ def infer(model, inputs, dump=None, input_shape=None):
     if isinstance(inputs, dict):
         names = _model_inputs(model) or list(inputs)
         arrs = _ordered(inputs, names)
-    else:
+    elif isinstance(inputs, (list, tuple)):
         arrs = list(inputs)
+    else:
+        raise Error("infer: inputs are {name: array} or a list of arrays, not %r" % (inputs,), 2)
     keep, ptrs, ranks, dims = _arrays(arrs)
-    return _outputs(_call(_lib.nbpy_infer, _path("model", model), _b(input_shape), len(keep), ptrs, ranks,
-                          dims, _b(dump)))
+    return _outputs(_call(_lib.nbpy_infer, _path("model", model), _b(input_shape, "input_shape"),
+                          len(keep), ptrs, ranks, dims, _b(dump, "dump")))
 
 
 def compare(npu_dump, golden_dump):
