@@ -172,21 +172,28 @@ static nb_err mag_add(layer *l, const float *x, int64_t n, nb_status *st)
     double *h = l->mag + (size_t)l->mag_n++ * (MAG_BINS + 1);
     /* counted in integers on the stack (a store to the total per value would chain every
        value on the one before), a block of at most 2^31 values at a time */
-    uint32_t cnt[MAG_BINS + 1];
+    /* four interleaved copies of the counts: a run of one bin (a ReLU's zeros) would
+       otherwise wait on its own increment */
+    uint32_t cnt[4][MAG_BINS + 1];
     memset(h, 0, sizeof(double) * (MAG_BINS + 1));
-    for (int64_t at = 0; at < n; at += (int64_t)1 << 31) {
-        int64_t m = n - at < ((int64_t)1 << 31) ? n - at : (int64_t)1 << 31;
+    for (int64_t at = 0; at < n; at += (int64_t)1 << 30) {
+        int64_t m = n - at < ((int64_t)1 << 30) ? n - at : (int64_t)1 << 30;
         memset(cnt, 0, sizeof cnt);
         int32_t idx[1024];
         for (int64_t k0 = 0; k0 < m; k0 += 1024) { /* the bins of a block, then the counts */
-            int64_t len = m - k0 < 1024 ? m - k0 : 1024;
+            int64_t len = m - k0 < 1024 ? m - k0 : 1024, k = 0;
             mag_bins(x + at + k0, len, idx);
-            for (int64_t k = 0; k < len; k++)
-                cnt[idx[k]]++;
+            for (; k + 4 <= len; k += 4)
+                for (int c = 0; c < 4; c++)
+                    cnt[c][idx[k + c]]++;
+            for (; k < len; k++)
+                cnt[0][idx[k]]++;
         }
         uint32_t nonzero = 0;
-        for (int b = 0; b < MAG_BINS; b++)
-            h[b] += cnt[b], nonzero += cnt[b];
+        for (int b = 0; b < MAG_BINS; b++) {
+            uint32_t v = cnt[0][b] + cnt[1][b] + cnt[2][b] + cnt[3][b];
+            h[b] += v, nonzero += v;
+        }
         h[MAG_BINS] += nonzero;
     }
     return NB_OK;
@@ -272,6 +279,20 @@ static nb_err eval_layer(calib *c, layer *l, const nb_tensor *y);
 
 /* A value computed or fed: name is the value's name string in the graph that holds it
  * (the executor's and the model's own pointer), so that layers match it by address. */
+/* The sum of x[0..n) in double, in four partial sums (i, i + 4, ...: independent addition
+   chains) added at the end */
+NB_QUANT_AVX2_CLONES static double sum_f64(const float *x, int64_t n)
+{
+    double a4[4] = {0, 0, 0, 0};
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int j = 0; j < 4; j++)
+            a4[j] += x[k + j];
+    for (; k < n; k++)
+        a4[0] += x[k];
+    return (a4[0] + a4[1]) + (a4[2] + a4[3]);
+}
+
 static nb_err observe(calib *c, const char *name, const nb_tensor *t)
 {
     if (c->eval) {
@@ -346,13 +367,8 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
         l->in_channels = ch;
         const float *x = t->data;
         for (int64_t o = 0, outer = t->numel / (ch * inner); o < outer; o++)
-            for (int64_t c2 = 0; c2 < ch; c2++) {
-                const float *p = x + (o * ch + c2) * inner;
-                double acc = 0;
-                for (int64_t k = 0; k < inner; k++)
-                    acc += p[k];
-                l->in_sum[c2] += acc;
-            }
+            for (int64_t c2 = 0; c2 < ch; c2++)
+                l->in_sum[c2] += sum_f64(x + (o * ch + c2) * inner, inner);
         l->in_count += t->numel / ch;
     }
     return NB_OK;
