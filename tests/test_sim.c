@@ -391,6 +391,49 @@ static void test_conv_depthwise(void **state)
     free(f);
 }
 
+/* A one-channel filter bank (an STFT's shape) on the AVX2 GEMM path, whose taps are copied
+ * from a dense copy of the channel, against the plain loops and the hand-worked sums: x [1,1,
+ * 1,10] = 1..10 quantized with scale 1, offset -2 (q = x - 2, the padding reads the zero point
+ * -2), W [2,1,1,5]: ch0 (1,1,1,1,1), ch1 (1,-1,2,0,-3), stride 2, pads 3 left and 2 right:
+ * the padded row P = (-2,-2,-2, -1,0,1,...,8, -2,-2), output j sums P[2j .. 2j + 4] x W:
+ * ch0 (-7, 0, 10, 20, 30, 17), ch1 (-4, -7, -9, -11, -13, 21); windows at both edges cover
+ * the padding. */
+static void test_conv_filter_bank(void **state)
+{
+    (void)state;
+    xt t[7] = {{1, 2, 0, 4, {1, 1, 1, 10}, 0}, {2, 3, 2, 4, {1, 1, 1, 10}, 0},
+               {2, 4, 3, 4, {2, 1, 1, 5}, 0},  {3, 2, 3, 1, {16}, 2560},
+               {10, 2, 3, 1, {16}, 2624},      {3, 3, 2, 4, {1, 2, 1, 6}, 1024},
+               {1, 3, 1, 4, {1, 2, 1, 6}, 0}};
+    uint8_t w[2752] = {0};
+    /* FRACTAL_Z [Cout 2, Cin 1, 1, 5], C0 32: (co, 0, 0, kw) at kw * 512 + co * 32 */
+    int wv[2][5] = {{1, 1, 1, 1, 1}, {1, -1, 2, 0, -3}};
+    for (int co = 0; co < 2; co++)
+        for (int kw = 0; kw < 5; kw++)
+            w[kw * 512 + co * 32] = (uint8_t)(int8_t)wv[co][kw];
+    put_f32(w, 2624, 1.0f);
+    put_f32(w, 2632, 1.0f);
+    xk k[3] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}},
+               {2, 0, 1, 1, {5}, {6}, {0}}};
+    quant_params(k[0].params, 1.0f, -2.0f, 8);
+    /* kh kw sh sw pt pl pb pr dh dw group */
+    uint16_t cp[11] = {1, 5, 1, 2, 0, 3, 0, 2, 1, 1, 1};
+    for (int i = 0; i < 11; i++)
+        put16(k[1].params + 2 * i, cp[i]);
+    size_t len;
+    uint8_t *f = build(t, 7, k, 3, w, sizeof w, 4096, &len);
+    double in[10], a[12], b[12];
+    for (int i = 0; i < 10; i++)
+        in[i] = i + 1;
+    run_both(f, len, in, 10, a, b, 12);
+    double want[12] = {-7, 0, 10, 20, 30, 17, -4, -7, -9, -11, -13, 21};
+    for (int i = 0; i < 12; i++) {
+        assert_memory_equal(&a[i], &b[i], sizeof(double));
+        assert_true(a[i] == want[i]);
+    }
+    free(f);
+}
+
 /* The F16C paths of AscendQuant and AscendDequant (16 channels of NC1HWC0 at once) give
  * the same bits as the plain ones (inputs with ties, values beyond int8 and a NaN): a 1x1 Conv 16 -> 16 channels on 8x8 pixels with pseudo-random int8 weights,
  * deq_scales from 1e-4 to 300 (some products saturate at 65504) and a fused LeakyRelu,
@@ -762,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_f16_rounding), cmocka_unit_test(test_quant),
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
+        cmocka_unit_test(test_conv_filter_bank),
         cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_log_of_zero), cmocka_unit_test(test_reduce_mean),

@@ -567,6 +567,19 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
     for (int64_t co = 0; co < Co; co++)
         bias[co] = rd32(bp + 4 * co);
     const int16_t zp = (int16_t)k->x_off;
+    /* one channel (a 1-D filter bank such as an STFT's): that channel once as dense int16
+       rows, so that a pixel's taps are a copy of KW values (dilation 1) rather than a strided
+       gather with a bounds test per tap */
+    int16_t *xs = NULL;
+    if (C == 1 && k->dw == 1) {
+        xs = malloc(sizeof *xs * (size_t)(N * H * W + 1));
+        if (!xs) {
+            free(A), free(bias);
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        }
+        for (int64_t i = 0; i < N * H * W; i++)
+            xs[i] = i8 ? (int8_t)xp[i * c0] : (int16_t)rd16(xp + 2 * i * c0);
+    }
     for (int64_t n = 0; n < N; n++)
         for (int64_t p0 = 0; p0 < P; p0 += BLK) {
             int64_t np = P - p0 < BLK ? P - p0 : BLK, npad = (np + MR - 1) / MR * MR;
@@ -579,6 +592,21 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
                 int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
                 for (int64_t kh = 0; kh < KH; kh++) {
                     int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                    if (xs) { /* one channel, dilation 1: the taps in range copied */
+                        int64_t iw0 = ow * k->sw - k->pl;
+                        int64_t lo = iw0 < 0 ? -iw0 : 0, hi = W - iw0 < KW ? W - iw0 : KW;
+                        if (ih < 0 || ih >= H || hi <= lo)
+                            lo = hi = 0;
+                        for (int64_t kw = 0; kw < lo; kw++)
+                            row[kw] = zp;
+                        if (hi > lo)
+                            memcpy(row + lo, xs + (n * H + ih) * W + iw0 + lo,
+                                   sizeof *row * (size_t)(hi - lo));
+                        for (int64_t kw = hi > lo ? hi : 0; kw < KW; kw++)
+                            row[kw] = zp;
+                        row += KW;
+                        continue;
+                    }
                     if (C == 1) { /* one channel (a 1-D filter bank): a strided gather */
                         bool in_h = ih >= 0 && ih < H;
                         const uint8_t *xb = in_h ? xp + esz * ((n * H + ih) * W * c0) : xp;
@@ -626,7 +654,7 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
                 }
             }
         }
-    free(A), free(bias);
+    free(A), free(bias), free(xs);
     return NB_OK;
 }
 #endif
