@@ -30,6 +30,8 @@
  *                (0,2,1) -> Pow 2 -> MatMul "mel" (W [4,2] of 0.5 and 0.25) -> Clip(1e-10,
  *                inf) -> Log -> Mul 10 -> Div ln 10 -> Sub 0 -> y [1,4,2] (dB): the STFT and
  *                power of loud audio are beyond fp16 (atc --nb_input_scale)
+ *   long_names   two outputs of x FLOAT [1,4], Relu and Sigmoid, named by 300 'L's and then A
+ *                or B: names longer than 255 that differ only at the end
  *   esc_name     y = Relu(x), the node named "r" ESC "[31mred" (a terminal escape sequence)
  *   sub2         y = Sub(p, q), p and q FLOAT [1,4]: two inputs that a name must tell apart
  *   shared_const y = Max(Max(x, c), c), nodes max_a and max_b reading one constant c [1] =
@@ -74,6 +76,16 @@ int main(int argc, char **argv)
         static char sym[3001];
         memset(sym, 's', 3000);
         m->graph.input[0]->type->tensor_type->shape->dim[0]->dim_param = sym;
+    } else if (!strcmp(kind, "long_names")) {
+        const int64_t d14[] = {1, 4};
+        static char na[302], nb2[302];
+        memset(na, 'L', 300), memset(nb2, 'L', 300);
+        na[300] = 'A', nb2[300] = 'B';
+        mb_input(m, "x", 1, 2, d14);
+        mb_output(m, na, 1, 2, d14);
+        mb_output(m, nb2, 1, 2, d14);
+        mb_node(m, "Relu", (const char *[]){"x", NULL}, (const char *[]){na, NULL});
+        mb_node(m, "Sigmoid", (const char *[]){"x", NULL}, (const char *[]){nb2, NULL});
     } else if (!strcmp(kind, "esc_name")) {
         mb_input(m, "x", 1, 2, d23);
         mb_output(m, "y", 1, 2, d23);

@@ -715,6 +715,13 @@ json_ok "run --json: CPU cycles, the switch" 'j.cpu_cycles === 31880 && j.switch
     j.tasks[0].unit === "cpu" && j.tasks[0].cycles === 31880 && j.tasks[0].macs === 7776 &&
     j.tasks[1].op_type === "Cast" && j.tasks[1].cycles === 1454 && j.tasks[1].switch_cycles === 1000 &&
     j.cycles === j.npu_cycles + j.cpu_cycles + j.switch_cycles'
+# output names longer than 255 characters that differ only at the end: run keeps them whole
+# (301 characters each) and writes two files (before, both were cut to 255 and merged)
+"$FIX" long_names "$T/long.onnx" || { echo "FAIL: make_fixture long_names"; fails=$((fails + 1)); }
+expect 0 "atc: outputs of long names" -- "$NB" atc $A --model="$T/long.onnx" --input_fp16_nodes=x --output_type=FP16 --output="$T/atc/long"
+expect 0 "run: outputs of long names" -- "$NB" run "$T/atc/long.exeom" --input x=random:1 --output-dir "$T/long_out" --json
+json_ok "run: long names whole, two files" 'j.outputs.length === 2 && j.outputs.every(o => o.name.length === 301) &&
+    j.outputs[0].name !== j.outputs[1].name && j.outputs[0].file !== j.outputs[1].file'
 # a command's text that cannot be written (a full disk) is a failure: exit 2, one line
 "$NB" --no-record info "$T/conv.onnx" >/dev/full 2>"$T/err"
 [ $? -eq 2 ] && grep -q "^nanobench: info: cannot write to standard output" "$T/err" ||

@@ -19,7 +19,7 @@ extern "C" {
 /* One input or output of the exeom, as it declares it. */
 typedef struct nb_run_io {
     int index;             /* the ACL dataset index */
-    char name[256];        /* the ONNX value name from NAME.dbg, or "" without it */
+    char name[4096];       /* the ONNX value name from NAME.dbg, or "" without it */
     int rank;              /* 0..6 */
     int64_t dims[6];       /* the logical shape (NCHW for 4-D) */
     const char *npu_dtype; /* the aclDataType name of the NPU tensor: "FLOAT16", "INT8" */
@@ -62,7 +62,7 @@ typedef struct nb_run_output {
 } nb_run_output;
 
 typedef struct nb_run_task {
-    char name[256];   /* from NAME.dbg, else "task<k>" */
+    char name[1024];  /* from NAME.dbg, else "task<k>" */
     char op_type[64]; /* the kernel's op */
     uint64_t cycles, compute, movement, macs, saturations;
     uint64_t log_zeros; /* a Log's inputs of 0: -inf, written as -65504 (not saturations) */
