@@ -174,7 +174,7 @@ nb_err nb_publish_pair(const char *tmp_a, const char *a, const char *tmp_b, cons
     return e;
 }
 
-nb_err nb_publish_files(char (*tmp)[1400], const char *const *final, int n, nb_status *st)
+nb_err nb_publish_files(const char *const *tmp, const char *const *final, int n, nb_status *st)
 {
     sigset_t old;
     hold_signals(&old);

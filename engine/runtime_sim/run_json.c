@@ -151,13 +151,14 @@ nb_err nb_run_write_outputs(nb_run_result *r, const char *dir, nb_status *st)
         e = nb_npy_write(stage[i], r->outputs[i].value, st);
     }
     if (!e) { /* every one renamed with the signals held: the old set or the new one */
-        const char **final = malloc(sizeof(char *) * ((size_t)r->n_outputs + 1));
+        const char **final = malloc(sizeof(char *) * 2 * ((size_t)r->n_outputs + 1));
+        const char **from = final ? final + r->n_outputs + 1 : NULL;
         if (!final)
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
         for (int i = 0; final && i < r->n_outputs; i++)
-            final[i] = r->outputs[i].file;
+            final[i] = r->outputs[i].file, from[i] = stage[i];
         if (final)
-            e = nb_publish_files(stage, final, r->n_outputs, st);
+            e = nb_publish_files(from, final, r->n_outputs, st);
         free(final);
         written = 0; /* renamed, or removed by nb_publish_files */
     }

@@ -218,7 +218,7 @@ int nb_remove_stale_tmps_under(const char *dir, int depth);
  * wait until all are renamed: a Ctrl-C leaves the old set or the new one). A rename that
  * fails (rare: the files are in one folder) stops there, naming the file; the temporaries
  * left are removed. Errors: NB_ERR_IO. */
-nb_err nb_publish_files(char (*tmp)[1400], const char *const *final, int n, nb_status *st);
+nb_err nb_publish_files(const char *const *tmp, const char *const *final, int n, nb_status *st);
 /* Renames tmp_b to b, then tmp_a to a, with the signals held: a reader sees the old pair or
  * the new one, except after a SIGKILL or power loss between the two renames, when b is new
  * and a is old (atc: NAME.dbg holds NAME.exeom's size and CRC-32, so the pair's reader tells,
