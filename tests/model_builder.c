@@ -198,6 +198,25 @@ void mb_attr_graph(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g)
     a->g = g;
 }
 
+static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const int64_t *dims);
+
+Onnx__NodeProto *mb_constant_raw(mb_model *m, const char *out, const char *tensor_name,
+                                 int rank, const int64_t *dims, const float *vals,
+                                 size_t nbytes)
+{
+    Onnx__NodeProto *n = mb_node(m, "Constant", (const char *[]){NULL},
+                                 (const char *[]){out, NULL});
+    size_t keep = m->graph.n_initializer;
+    Onnx__TensorProto *t = mb_init_raw(m, tensor_name ? tensor_name : "", rank, dims, vals,
+                                       nbytes);
+    m->graph.n_initializer = keep; /* the tensor is the node's, not an initializer */
+    if (!tensor_name)
+        t->name = NULL;
+    Onnx__AttributeProto *a = attr(n, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+    a->t = t;
+    return n;
+}
+
 static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const int64_t *dims)
 {
     Onnx__TensorProto *t = mb_alloc(sizeof *t);

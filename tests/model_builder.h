@@ -33,6 +33,11 @@ void mb_attr_graph(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g);
 /* FLOAT initializer with raw_data of nbytes (may differ from dims: to test short data). */
 Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const int64_t *dims,
                                const float *vals, size_t nbytes);
+/* Constant node whose value is a FLOAT tensor with raw_data (as paddle2onnx keeps weights);
+ * tensor_name NULL leaves the tensor unnamed. */
+Onnx__NodeProto *mb_constant_raw(mb_model *m, const char *out, const char *tensor_name,
+                                 int rank, const int64_t *dims, const float *vals,
+                                 size_t nbytes);
 /* FLOAT initializer with float_data. */
 Onnx__TensorProto *mb_init_floats(mb_model *m, const char *name, int rank,
                                   const int64_t *dims, const float *vals, size_t n);

@@ -574,6 +574,107 @@ static void test_weights_in_place(void **state)
     mb_free(mm);
 }
 
+/* Large raw_data lifted out of the protobuf decode (nb_model_load): the values are the
+ * file's, copied once; with weights_deferred, those that only weight inputs read stay in the
+ * file until folding or nb_tensor_materialize needs them. Model: Conv weight Wc (4608 bytes),
+ * T (8192 bytes) read by Reshape, an unnamed Constant K (4800 bytes) read by MatMul, A
+ * (4400 bytes) folded by Add(A, A) into s = 2A. */
+static void test_weights_lifted(void **state)
+{
+    (void)state;
+    float *wc = malloc(sizeof(float) * 1152), *tv = malloc(sizeof(float) * 2048),
+          *kv = malloc(sizeof(float) * 1200), *av = malloc(sizeof(float) * 1100);
+    for (int i = 0; i < 1152; i++)
+        wc[i] = (float)i * 0.25f - 7.0f;
+    for (int i = 0; i < 2048; i++)
+        tv[i] = (float)(i % 97) - 0.5f;
+    for (int i = 0; i < 1200; i++)
+        kv[i] = 1.0f / (float)(i + 1);
+    for (int i = 0; i < 1100; i++)
+        av[i] = (float)i * 3.0f;
+    mb_model *mm = mb_new(13);
+    const int64_t dx[4] = {1, 4, 8, 8}, dw[4] = {32, 4, 3, 3}, dt[1] = {2048}, dk[2] = {6, 200},
+                  da[1] = {1100}, dsh[1] = {2}, shv[2] = {64, 32}, dm[4] = {1, 32, 6, 200},
+                  dr[2] = {64, 32};
+    mb_input(mm, "x", 1, 4, dx);
+    mb_output(mm, "m", 1, 4, dm);
+    mb_output(mm, "r", 1, 2, dr);
+    mb_output(mm, "s", 1, 1, da);
+    mb_init_raw(mm, "Wc", 4, dw, wc, sizeof(float) * 1152);
+    mb_init_raw(mm, "T", 1, dt, tv, sizeof(float) * 2048);
+    mb_init_raw(mm, "A", 1, da, av, sizeof(float) * 1100);
+    mb_init_ints64(mm, "shape", 1, dsh, shv, 2);
+    mb_constant_raw(mm, "K", NULL, 2, dk, kv, sizeof(float) * 1200);
+    mb_node(mm, "Conv", (const char *[]){"x", "Wc", NULL}, (const char *[]){"c", NULL});
+    mb_node(mm, "MatMul", (const char *[]){"c", "K", NULL}, (const char *[]){"m", NULL});
+    mb_node(mm, "Reshape", (const char *[]){"T", "shape", NULL}, (const char *[]){"r", NULL});
+    mb_node(mm, "Add", (const char *[]){"A", "A", NULL}, (const char *[]){"s", NULL});
+    char path[600];
+    snprintf(path, sizeof path, "%s/lifted.onnx", tmpdir);
+    assert_int_equal(mb_write(mm, path), 0);
+    nb_status st = {0};
+    for (int deferred = 0; deferred < 2; deferred++) {
+        nb_load_opts lo = {.weights_deferred = deferred != 0};
+        nb_model *m = NULL;
+        assert_int_equal(nb_model_load(path, &lo, &m, &st), NB_OK);
+        nb_graph *g = m->graph;
+        nb_tensor *w = g->values[nb_graph_find(g, "Wc")].const_val;
+        nb_tensor *k = g->values[nb_graph_find(g, "K")].const_val;
+        nb_tensor *t = g->values[nb_graph_find(g, "T")].const_val;
+        nb_tensor *a = g->values[nb_graph_find(g, "A")].const_val;
+        assert_non_null(w);
+        assert_non_null(k);
+        /* only weight inputs read Wc, K and A: deferred in a shapes-only load */
+        assert_int_equal(nb_tensor_is_deferred(w), deferred);
+        assert_int_equal(nb_tensor_is_deferred(k), deferred);
+        assert_int_equal(nb_tensor_is_deferred(a), deferred);
+        assert_false(nb_tensor_is_deferred(t)); /* Reshape reads it */
+        assert_memory_equal(t->data, tv, sizeof(float) * 2048);
+        assert_int_equal(w->rank, 4);
+        assert_int_equal(w->dims[0], 32);
+        assert_int_equal(k->dims[1], 200);
+        /* element reads go to the file while deferred */
+        assert_true(nb_tensor_get_f64(w, 7) == (double)wc[7]);
+        assert_true(nb_tensor_get_f64(k, 1199) == (double)kv[1199]);
+        /* folding reads A: s = A + A */
+        assert_int_equal(nb_ref_fold(m, &st), NB_OK);
+        const nb_tensor *sv = g->values[nb_graph_find(g, "s")].const_val;
+        assert_non_null(sv);
+        assert_false(nb_tensor_is_deferred(a));
+        for (int i = 0; i < 1100; i += 99)
+            assert_true(((const float *)sv->data)[i] == av[i] * 2.0f);
+        assert_int_equal(nb_tensor_materialize(w, &st), NB_OK);
+        assert_int_equal(nb_tensor_materialize(k, &st), NB_OK);
+        assert_false(nb_tensor_is_deferred(w));
+        assert_int_equal((uintptr_t)w->data % 64, 0);
+        assert_memory_equal(w->data, wc, sizeof(float) * 1152);
+        assert_memory_equal(k->data, kv, sizeof(float) * 1200);
+        nb_model_free(m);
+    }
+    /* a lifted payload shorter than its dims: the same error as without lifting */
+    mb_model *bad = mb_new(13);
+    const int64_t d8[1] = {2048};
+    mb_input(bad, "x", 1, 1, d8);
+    mb_output(bad, "y", 1, 1, d8);
+    mb_init_raw(bad, "w", 1, d8, tv, 4096);
+    mb_node(bad, "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    snprintf(path, sizeof path, "%s/short.onnx", tmpdir);
+    assert_int_equal(mb_write(bad, path), 0);
+    for (int deferred = 0; deferred < 2; deferred++) {
+        nb_load_opts lo = {.weights_deferred = deferred != 0};
+        nb_model *m = NULL;
+        nb_status s2 = {0};
+        assert_int_equal(nb_model_load(path, &lo, &m, &s2), NB_ERR_DATA);
+        assert_non_null(strstr(s2.msg, "raw_data is 4096 bytes, but FLOAT dims need 8192"));
+        assert_null(m);
+    }
+    free(wc);
+    free(tv);
+    free(kv);
+    free(av);
+    mb_free(mm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -602,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_declared_output_contradicts),
         cmocka_unit_test(test_input_without_type),
         cmocka_unit_test(test_weights_in_place),
+        cmocka_unit_test(test_weights_lifted),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -96,7 +96,8 @@ static Onnx__TensorProto *tensor_proto(pool *pl, const nb_tensor *t)
     tp->data_type = (int32_t)t->dtype;
     tp->has_raw_data = 1;
     tp->raw_data.len = (size_t)t->numel * nb_dtype_size(t->dtype);
-    tp->raw_data.data = t->data;
+    tp->raw_data.data = (uint8_t *)nb_tensor_bytes(t); /* packed as bytes: a deferred
+                                                         weight is read in the file */
     return tp;
 }
 

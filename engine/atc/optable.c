@@ -163,7 +163,8 @@ void nb_op_table_free(nb_op_table *t)
 const nb_op_support *nb_op_table_find(const nb_op_table *t, const char *op_type, int opset)
 {
     for (int i = 0; i < t->n; i++)
-        if (!strcmp(t->ops[i].op, op_type) && opset >= t->ops[i].opset_min &&
+        if (t->ops[i].op[0] == op_type[0] && !strcmp(t->ops[i].op, op_type) &&
+            opset >= t->ops[i].opset_min &&
             opset <= t->ops[i].opset_max)
             return &t->ops[i];
     return NULL;
@@ -193,7 +194,7 @@ static const char *const kernels[] = {
 int nb_exeom_kernel_id(const char *op_type)
 {
     for (int i = 1; i < N_KERNELS; i++)
-        if (!strcmp(kernels[i], op_type))
+        if (kernels[i][0] == op_type[0] && !strcmp(kernels[i], op_type))
             return i;
     return 0;
 }

@@ -14,7 +14,8 @@ nb_err nb_estimate_file(const nb_estimate_opts *o, nb_estimate_result *r, nb_sta
     memset(r, 0, sizeof *r);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    nb_load_opts lo = {.input_shape = o->input_shape, .weights_in_place = true};
+    nb_load_opts lo = {.input_shape = o->input_shape, .weights_in_place = true,
+                       .weights_deferred = true};
     nb_op_table ops = {0};
     char *all = NULL;
     nb_err e;

@@ -23,8 +23,8 @@ nb_infer_fn nb_infer_lookup(const char *op_type)
 {
     for (size_t g = 0; g < N_GROUPS; g++)
         for (const nb_infer_entry *e = infer_groups[g]; e->op; e++)
-            if (!strcmp(e->op, op_type))
-                return e->fn;
+            if (e->op[0] == op_type[0] && !strcmp(e->op, op_type)) /* first letter: */
+                return e->fn; /* a tenth of the strcmp calls (estimate of a 900-node model) */
     return NULL;
 }
 

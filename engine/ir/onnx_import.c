@@ -34,6 +34,13 @@ typedef struct import_ctx {
     nb_status *st;
     int node_counter;
     bool weights_in_place; /* nb_load_opts.weights_in_place */
+    /* a model file's mapping (nb_model_load): top-level initializers whose raw_data was
+       lifted out of the protobuf decode point into [map_lo, map_hi) */
+    nb_filemap *fmap;
+    const uint8_t *map_lo, *map_hi;
+    bool deferred;         /* nb_load_opts.weights_deferred */
+    bool defer_here;       /* the tensor decoded now may stay deferred: a top-level
+                              initializer or Constant value, not an op's attribute */
 } import_ctx;
 
 void nb_model_warn(nb_model *m, const char *fmt, ...)
@@ -144,7 +151,18 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const ch
        allocates with malloc, and skips a NULL block when freeing the message) */
     bool external = tp->has_data_location &&
                     tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (c->weights_in_place && !external && tp->has_raw_data && tp->raw_data.data &&
+    /* raw_data lifted out of the decode (pb_lift_msg) still lies in the file's mapping: a
+       shapes-only load leaves it there, any other copies it once */
+    bool in_map = c->fmap && tp->has_raw_data && tp->raw_data.data &&
+                  tp->raw_data.data >= c->map_lo && tp->raw_data.data < c->map_hi;
+    if (in_map && !external && c->deferred && c->defer_here &&
+        tp->raw_data.len == (size_t)numel * es) {
+        if (nb_tensor_new_deferred(dt, (int)tp->n_dims, dims, tp->raw_data.data, c->fmap, out,
+                                   st))
+            return nb_prefix(st, "%s: %s", c->path, what);
+        return NB_OK;
+    }
+    if (c->weights_in_place && !in_map && !external && tp->has_raw_data && tp->raw_data.data &&
         tp->raw_data.len == (size_t)numel * es && tp->raw_data.len >= 4096 &&
         nb_tensor_adopt(dt, (int)tp->n_dims, dims, tp->raw_data.data, &t, NULL) == NB_OK) {
         ((Onnx__TensorProto *)tp)->raw_data.data = NULL;
@@ -736,8 +754,12 @@ static nb_err constant_value(import_ctx *c, const Onnx__NodeProto *np, const cha
     const char *an = ap->name ? ap->name : "";
     char what[600];
     snprintf(what, sizeof what, "Constant node '%s'", node_name);
-    if (!strcmp(an, "value") && ap->t)
-        return decode_tensor(c, ap->t, what, out);
+    if (!strcmp(an, "value") && ap->t) {
+        c->defer_here = true; /* lifted tensors are all of the top-level graph */
+        nb_err e = decode_tensor(c, ap->t, what, out);
+        c->defer_here = false;
+        return e;
+    }
     int64_t one = 1;
     nb_err e;
     if (!strcmp(an, "value_float")) {
@@ -855,7 +877,10 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
         char what[600];
         snprintf(what, sizeof what, "initializer '%s'", name);
         nb_tensor *t;
-        if ((e = decode_tensor(c, tp, what, &t)))
+        c->defer_here = true; /* lifted tensors are all of the top-level graph */
+        e = decode_tensor(c, tp, what, &t);
+        c->defer_here = false;
+        if (e)
             return e;
         nb_value *v = &g->values[id];
         v->const_val = t;
@@ -1227,22 +1252,334 @@ nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__M
     return NB_OK;
 }
 
+/* ---------------------------------------------------------------- lifted weights
+ *
+ * protobuf-c copies every bytes field into fresh memory, so a 10 MB model was copied twice
+ * (decode, then into the tensor) and its fresh pages' faults were most of estimate's time.
+ * For a model file that is mapped (nb_model_load), the large raw_data of the top-level
+ * graph's initializers is lifted out before decoding: the message is copied without them
+ * (their offsets kept), decoded, and each initializer's raw_data then points into the
+ * mapping, where decode_tensor copies it once, or, for a shapes-only load, leaves it.
+ * The same for the tensor attributes of the top-level graph's nodes (exporters such as
+ * paddle2onnx keep every weight in a Constant node). Field numbers (onnx.proto):
+ * ModelProto.graph 7, GraphProto.node 1, GraphProto.initializer 5, NodeProto.attribute 5,
+ * AttributeProto.t 5, TensorProto.name 8, TensorProto.raw_data 9. */
+
+#define NB_LIFT_MIN 4096 /* raw_data bytes worth lifting */
+
+typedef struct pb_lift {
+    size_t off, len;         /* the raw_data payload, in the file */
+    bool in_node;            /* the tensor of attribute attr_i of node node_i (a Constant's
+                                value), else a top-level initializer */
+    size_t node_i, attr_i;
+    const uint8_t *name;     /* the tensor's name bytes in the file (not terminated) */
+    size_t name_len;
+    Onnx__TensorProto *tp;   /* the decoded tensor it was put back into */
+} pb_lift;
+
+typedef struct pb_lifts {
+    const uint8_t *base;
+    size_t node_i, attr_i;   /* the walk's place: nodes and attributes seen so far */
+    pb_lift *v;
+    size_t n, cap;
+} pb_lifts;
+
+static size_t pb_put_varint(uint8_t *o, uint64_t v)
+{
+    size_t k = 0;
+    while (v >= 0x80) {
+        o[k++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    o[k++] = (uint8_t)v;
+    return k;
+}
+
+/* Copies the message [p, end) of kind 0 (ModelProto), 1 (GraphProto), 2 (TensorProto of a
+ * top-level initializer), 3 (NodeProto), 4 (AttributeProto) or 5 (TensorProto of an
+ * attribute) to o, without the raw_data payloads of NB_LIFT_MIN bytes or more,
+ * which are listed in L. Returns the bytes written (never more than end - p), or SIZE_MAX
+ * when the bytes are not a message of that shape (the caller then decodes them as they
+ * are, and protobuf-c says what is wrong). */
+static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_t *o,
+                          pb_lifts *L)
+{
+    uint8_t *o0 = o;
+    pb_lift cur = {0};
+    bool lifted = false;
+    while (p < end) {
+        const uint8_t *f0 = p;
+        uint64_t key, v;
+        if (!pb_varint(&p, end, &key) || (key >> 3) == 0)
+            return SIZE_MAX;
+        uint64_t fn = key >> 3;
+        switch (key & 7) {
+        case 0:
+            if (!pb_varint(&p, end, &v))
+                return SIZE_MAX;
+            break;
+        case 1:
+            if (end - p < 8)
+                return SIZE_MAX;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return SIZE_MAX;
+            p += 4;
+            break;
+        case 2: {
+            const uint8_t *l0 = p;
+            if (!pb_varint(&p, end, &v) || v > (uint64_t)(end - p))
+                return SIZE_MAX;
+            const uint8_t *pay = p;
+            p += v;
+            bool tensor = kind == 2 || kind == 5;
+            if (tensor && fn == 9) {
+                lifted = v >= NB_LIFT_MIN; /* the last raw_data is the one protobuf keeps */
+                if (lifted) {
+                    cur.off = (size_t)(pay - L->base);
+                    cur.len = (size_t)v;
+                    continue;
+                }
+            }
+            if (tensor && fn == 8) {
+                cur.name = pay;
+                cur.name_len = (size_t)v;
+            }
+            int sub = kind == 0 && fn == 7 ? 1 : kind == 1 && fn == 5 ? 2 :
+                      kind == 1 && fn == 1 ? 3 : kind == 3 && fn == 5 ? 4 :
+                      kind == 4 && fn == 5 ? 5 : -1;
+            if (sub == 3)
+                L->attr_i = 0;
+            if (sub >= 0) {
+                size_t kb = (size_t)(l0 - f0), lb = (size_t)(pay - l0);
+                memcpy(o, f0, kb);
+                o += kb;
+                size_t n = pb_lift_msg(sub, pay, pay + v, o + lb, L);
+                if (n == SIZE_MAX)
+                    return SIZE_MAX;
+                uint8_t len[10];
+                size_t k = pb_put_varint(len, n); /* n <= v: k <= lb */
+                memcpy(o, len, k);
+                if (k < lb)
+                    memmove(o + k, o + lb, n);
+                o += k + n;
+                if (sub == 3)
+                    L->node_i++;
+                else if (sub == 4)
+                    L->attr_i++;
+                continue;
+            }
+            break;
+        }
+        default:
+            return SIZE_MAX;
+        }
+        memcpy(o, f0, (size_t)(p - f0));
+        o += p - f0;
+    }
+    if (kind == 5 && lifted) {
+        cur.in_node = true;
+        cur.node_i = L->node_i;
+        cur.attr_i = L->attr_i;
+    }
+    if ((kind == 2 || kind == 5) && lifted) {
+        if (L->n == L->cap) {
+            size_t cap = L->cap ? L->cap * 2 : 64;
+            pb_lift *nv = realloc(L->v, cap * sizeof *nv);
+            if (!nv)
+                return SIZE_MAX;
+            L->v = nv;
+            L->cap = cap;
+        }
+        L->v[L->n++] = cur;
+    }
+    return (size_t)(o - o0);
+}
+
+/* Takes the lifted payloads back out of the decoded message (before it is freed: the
+ * mapping is not protobuf-c's to free). */
+static void pb_unlift(pb_lifts *L)
+{
+    for (size_t i = 0; i < L->n; i++)
+        if (L->v[i].tp) {
+            L->v[i].tp->raw_data.data = NULL;
+            L->v[i].tp->raw_data.len = 0;
+            L->v[i].tp->has_raw_data = 0;
+            L->v[i].tp = NULL;
+        }
+}
+
+/* Puts each lifted payload back, as raw_data pointing into the mapping, into the top-level
+ * initializer of its name. False when one cannot be placed (the caller decodes the file as
+ * it is). */
+static bool pb_relift(Onnx__ModelProto *mp, pb_lifts *L)
+{
+    Onnx__GraphProto *gp = mp->graph;
+    size_t ni = gp ? gp->n_initializer : 0, cursor = 0;
+    for (size_t k = 0; k < L->n; k++) {
+        pb_lift *lf = &L->v[k];
+        Onnx__TensorProto *hit = NULL;
+        if (lf->in_node) {
+            /* nodes and attributes keep their order through the decode */
+            Onnx__NodeProto *np = gp && lf->node_i < gp->n_node ? gp->node[lf->node_i] : NULL;
+            Onnx__AttributeProto *ap = np && lf->attr_i < np->n_attribute ?
+                                       np->attribute[lf->attr_i] : NULL;
+            Onnx__TensorProto *tp = ap ? ap->t : NULL;
+            size_t nl = tp && tp->name ? strlen(tp->name) : 0;
+            if (!tp || tp->has_raw_data || nl != lf->name_len ||
+                (nl && memcmp(tp->name, lf->name, nl)))
+                return false;
+            hit = tp;
+        }
+        for (size_t pass = 0; pass < 2 && !hit; pass++)
+            for (size_t i = pass ? 0 : cursor; i < ni && !hit; i++) {
+                Onnx__TensorProto *tp = gp->initializer[i];
+                if (tp && !tp->has_raw_data && tp->name && lf->name &&
+                    strlen(tp->name) == lf->name_len &&
+                    !memcmp(tp->name, lf->name, lf->name_len)) {
+                    hit = tp;
+                    cursor = i + 1;
+                }
+            }
+        if (!hit)
+            return false;
+        hit->has_raw_data = 1;
+        hit->raw_data.data = (uint8_t *)(L->base + lf->off);
+        hit->raw_data.len = lf->len;
+        lf->tp = hit;
+    }
+    return true;
+}
+
+/* Decodes the mapped file [data, len) with its large initializers lifted (see above), then
+ * the gate; *L keeps what was put back (pb_unlift before freeing *out). Returns NB_OK with
+ * *out NULL when lifting does not apply (no large initializer, or bytes the walk does not
+ * take): the caller decodes as usual. */
+static nb_err decode_lifted(const uint8_t *data, size_t len, const char *path,
+                            Onnx__ModelProto **out, pb_lifts *L, int *named, nb_status *st)
+{
+    *out = NULL;
+    L->base = data;
+    uint8_t *buf = len ? malloc(len) : NULL;
+    if (!buf)
+        return NB_OK;
+    size_t n = pb_lift_msg(0, data, data + len, buf, L);
+    if (n == SIZE_MAX || L->n == 0) {
+        free(buf);
+        L->n = 0;
+        return NB_OK;
+    }
+    nb_err e = check_depth(buf, n, path, st);
+    Onnx__ModelProto *mp = e ? NULL : onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    if (e || !mp) {
+        L->n = 0;
+        return e; /* undecodable: decoded again whole, for protobuf-c's verdict */
+    }
+    if (!pb_relift(mp, L)) {
+        pb_unlift(L);
+        onnx__model_proto__free_unpacked(mp, NULL);
+        L->n = 0;
+        return NB_OK;
+    }
+    if ((e = nb_onnx_gate(mp, path, named, st))) {
+        pb_unlift(L);
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return e;
+    }
+    *out = mp;
+    return NB_OK;
+}
+
+/* Whether input k of op reads only the shape and type of a constant there, in shape
+ * inference, lowering and estimate: a weight, bias or table. */
+static bool weight_slot(const char *op, int k)
+{
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "Gemm") ||
+        !strcmp(op, "InstanceNormalization") || !strcmp(op, "LayerNormalization"))
+        return k == 1 || k == 2;
+    if (!strcmp(op, "MatMul"))
+        return k == 0 || k == 1;
+    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN"))
+        return k >= 1 && k <= 3;
+    if (!strcmp(op, "BatchNormalization"))
+        return k >= 1 && k <= 4;
+    if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div"))
+        return true;
+    if (!strcmp(op, "PRelu"))
+        return k == 1;
+    if (!strcmp(op, "Gather"))
+        return k == 0;
+    return false;
+}
+
+/* After the top-level graph is imported: a deferred initializer stays in the file only when
+ * every reader takes it as a weight (weight_slot) and keep is set; any other is copied now
+ * (read by a subgraph, a graph output, an op that reads values). */
+static nb_err settle_deferred(nb_graph *g, bool keep, nb_status *st)
+{
+    nb_err e;
+    if (keep)
+        for (int i = 0; i < g->n_nodes; i++) {
+            const nb_node *n = &g->nodes[i];
+            for (int k = 0; k < n->n_in; k++) {
+                int v = n->in[k];
+                if (v >= 0 && nb_tensor_is_deferred(g->values[v].const_val) &&
+                    !weight_slot(n->op_type, k) &&
+                    (e = nb_tensor_materialize(g->values[v].const_val, st)))
+                    return e;
+            }
+            for (int k = 0; k < n->n_implicit; k++) {
+                int v = n->implicit[k];
+                if (v >= 0 && (e = nb_tensor_materialize(g->values[v].const_val, st)))
+                    return e;
+            }
+        }
+    for (int v = 0; v < g->n_values; v++)
+        if ((!keep || g->values[v].is_output) &&
+            (e = nb_tensor_materialize(g->values[v].const_val, st)))
+            return e;
+    return NB_OK;
+}
+
+static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_msgs,
+                         const char *dir, const nb_load_opts *opts, nb_filemap *fmap,
+                         nb_model **out, nb_status *st);
+
 nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_msgs,
                          const char *dir, const nb_load_opts *opts, nb_model **out,
                          nb_status *st)
+{
+    return load_model(data, len, path_for_msgs, dir, opts, NULL, out, st);
+}
+
+static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_msgs,
+                         const char *dir, const nb_load_opts *opts, nb_filemap *fmap,
+                         nb_model **out, nb_status *st)
 {
     static const nb_load_opts no_opts = {0};
     if (!opts)
         opts = &no_opts;
     const char *path = path_for_msgs ? path_for_msgs : "<memory>";
     *out = NULL;
-    Onnx__ModelProto *mp;
+    Onnx__ModelProto *mp = NULL;
     int named = 0;
-    nb_err e = nb_onnx_decode(data, len, path, &mp, &named, st);
-    if (e)
+    pb_lifts lifts = {0};
+    nb_err e = NB_OK;
+    if (fmap && len && (e = decode_lifted(data, len, path, &mp, &lifts, &named, st))) {
+        free(lifts.v);
         return e;
+    }
+    if (!mp && (e = nb_onnx_decode(data, len, path, &mp, &named, st))) {
+        free(lifts.v);
+        return e;
+    }
     nb_model *m = calloc(1, sizeof *m);
     if (!m) {
+        pb_unlift(&lifts);
+        free(lifts.v);
         onnx__model_proto__free_unpacked(mp, NULL);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
@@ -1288,8 +1625,12 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
         goto done;
     }
     import_ctx c = {.m = m, .path = path, .dir = dir, .st = st,
-                    .weights_in_place = opts->weights_in_place};
+                    .weights_in_place = opts->weights_in_place,
+                    .fmap = lifts.n ? fmap : NULL, .map_lo = data, .map_hi = data + len,
+                    .deferred = opts->weights_deferred};
     if ((e = import_graph(&c, mp->graph, m->graph)))
+        goto done;
+    if (lifts.n && (e = settle_deferred(m->graph, opts->weights_deferred, st)))
         goto done;
     if (m->graph->n_outputs == 0) {
         e = nb_fail(st, NB_ERR_GRAPH, "%s: the graph has no outputs", path);
@@ -1329,6 +1670,8 @@ nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_m
         }
     }
 done:
+    pb_unlift(&lifts);
+    free(lifts.v);
     onnx__model_proto__free_unpacked(mp, NULL);
     if (e) {
         nb_model_free(m);
@@ -1349,8 +1692,9 @@ nb_err nb_model_load(const char *path, const nb_load_opts *opts, nb_model **out,
         return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path,
                        errno == EINVAL ? "not a regular file" : strerror(errno));
     size_t len = (size_t)sb.st_size;
-    uint8_t *data = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0)
-                        : NULL;
+    /* a shapes-only load reads the weights' pages only if it needs them: not populated */
+    int flags = MAP_PRIVATE | (opts && opts->weights_deferred ? 0 : MAP_POPULATE);
+    uint8_t *data = len ? mmap(NULL, len, PROT_READ, flags, fileno(f), 0) : NULL;
     fclose(f);
     if (len && data == MAP_FAILED)
         return nb_fail(st, NB_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
@@ -1365,9 +1709,21 @@ nb_err nb_model_load(const char *path, const nb_load_opts *opts, nb_model **out,
         slash == dir ? (void)(slash[1] = 0) : (void)(*slash = 0);
     else
         strcpy(dir, ".");
-    nb_err e = nb_model_load_mem(data, len, path, dir, opts, out, st);
-    free(dir);
-    if (len)
+    /* the mapping is shared with the weights a shapes-only load leaves in it, and
+       unmapped with the last of them */
+    nb_filemap *fm = len ? calloc(1, sizeof *fm) : NULL;
+    if (len && !fm) {
         munmap(data, len);
+        free(dir);
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    }
+    if (fm) {
+        fm->refs = 1;
+        fm->addr = data;
+        fm->len = len;
+    }
+    nb_err e = load_model(data, len, path, dir, opts, fm, out, st);
+    free(dir);
+    nb_filemap_unref(fm);
     return e;
 }

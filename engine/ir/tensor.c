@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -168,6 +169,75 @@ nb_err nb_tensor_adopt(nb_dtype dtype, int rank, const int64_t *dims, void *data
     return tensor_alloc(dtype, rank, dims, false, data, out, st);
 }
 
+void nb_filemap_unref(nb_filemap *m)
+{
+    if (m && --m->refs == 0) {
+        if (m->len)
+            munmap(m->addr, m->len);
+        free(m);
+    }
+}
+
+nb_err nb_tensor_new_deferred(nb_dtype dtype, int rank, const int64_t *dims, const void *src,
+                              nb_filemap *map, nb_tensor **out, nb_status *st)
+{
+    /* a one-byte placeholder is adopted, then dropped: the header, the budget check and the
+       live count are tensor_alloc's */
+    void *ph = malloc(1);
+    if (!ph)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    nb_err e = tensor_alloc(dtype, rank, dims, false, ph, out, st);
+    if (e) {
+        free(ph);
+        return e;
+    }
+    free(ph);
+    (*out)->data = NULL;
+    (*out)->buf->data = NULL;
+    (*out)->buf->src = src;
+    (*out)->buf->map = map;
+    if (map)
+        map->refs++;
+    return NB_OK;
+}
+
+bool nb_tensor_is_deferred(const nb_tensor *t)
+{
+    return t && !t->data && t->buf && t->buf->src;
+}
+
+nb_err nb_tensor_materialize(nb_tensor *t, nb_status *st)
+{
+    if (!t || t->data || !t->buf)
+        return NB_OK;
+    nb_buf *b = t->buf;
+    if (!b->data) {
+        if (!b->src)
+            return NB_OK;
+        size_t alloc = (b->nbytes + 63) & ~(size_t)63;
+        void *d = aligned_alloc(64, alloc ? alloc : 64);
+        if (!d)
+            return nb_fail(st, NB_ERR_NOMEM, "cannot allocate %zu bytes", b->nbytes);
+        if (b->nbytes)
+            memcpy(d, b->src, b->nbytes);
+        b->data = d;
+        b->src = NULL;
+        nb_filemap_unref(b->map);
+        b->map = NULL;
+    }
+    t->data = b->data;
+    return NB_OK;
+}
+
+const void *nb_tensor_bytes(const nb_tensor *t)
+{
+    if (t->data)
+        return t->data;
+    if (t->buf && t->buf->data)
+        return t->buf->data;
+    return t->buf ? t->buf->src : NULL;
+}
+
 nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_tensor **out,
                       nb_status *st)
 {
@@ -197,7 +267,7 @@ nb_err nb_tensor_clone(const nb_tensor *src, nb_tensor **out, nb_status *st)
     if (e)
         return e;
     if (src->nbytes)
-        memcpy((*out)->data, src->data, src->nbytes);
+        memcpy((*out)->data, nb_tensor_bytes(src), src->nbytes);
     return NB_OK;
 }
 
@@ -219,6 +289,7 @@ void nb_tensor_free(nb_tensor *t)
     if (t->buf && --t->buf->refs == 0) {
         live_bytes -= (int64_t)t->buf->nbytes;
         free(t->buf->data);
+        nb_filemap_unref(t->buf->map);
         free(t->buf);
     }
     free(t);
@@ -251,8 +322,27 @@ char *nb_shape_str(int rank, const int64_t *dims, char sep, char *buf, size_t le
     return buf;
 }
 
+/* Element i of a deferred tensor, copied out of the file mapping (unaligned) into a
+ * one-element tensor the typed readers below take. */
+static const nb_tensor *deferred_elem(const nb_tensor *t, int64_t i, nb_tensor *one,
+                                      uint64_t *cell)
+{
+    size_t es = nb_dtype_size(t->dtype);
+    *one = *t;
+    *cell = 0;
+    memcpy(cell, (const char *)nb_tensor_bytes(t) + (size_t)i * es, es);
+    one->data = cell;
+    return one;
+}
+
 double nb_tensor_get_f64(const nb_tensor *t, int64_t i)
 {
+    nb_tensor one;
+    uint64_t cell;
+    if (!t->data && t->buf && (t->buf->src || t->buf->data)) {
+        t = deferred_elem(t, i, &one, &cell);
+        i = 0;
+    }
     switch (t->dtype) {
     case NB_FLOAT: return ((const float *)t->data)[i];
     case NB_FLOAT16: return nb_half_to_float(((const uint16_t *)t->data)[i]);
@@ -290,6 +380,12 @@ void nb_tensor_set_f64(nb_tensor *t, int64_t i, double v)
 
 int64_t nb_tensor_get_i64(const nb_tensor *t, int64_t i)
 {
+    nb_tensor one;
+    uint64_t cell;
+    if (!t->data && t->buf && (t->buf->src || t->buf->data)) {
+        t = deferred_elem(t, i, &one, &cell);
+        i = 0;
+    }
     switch (t->dtype) {
     case NB_INT64: return ((const int64_t *)t->data)[i];
     case NB_INT32: return ((const int32_t *)t->data)[i];

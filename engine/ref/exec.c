@@ -22,7 +22,7 @@ const nb_kernel_entry *nb_kernel_entry_lookup(const char *op_type)
 {
     for (size_t g = 0; g < sizeof kernel_groups / sizeof kernel_groups[0]; g++)
         for (const nb_kernel_entry *e = kernel_groups[g]; e->op; e++)
-            if (!strcmp(e->op, op_type))
+            if (e->op[0] == op_type[0] && !strcmp(e->op, op_type))
                 return e;
     return NULL;
 }

@@ -58,9 +58,13 @@ static nb_err fold_node(nb_graph *g, int ni, nb_status *st)
             numel > FOLD_MAX_NUMEL)
             return NB_OK;
     }
-    for (int k = 0; k < n->n_in; k++)
-        tin[k] = n->in[k] >= 0 ? g->values[n->in[k]].const_val : NULL;
     nb_err e = NB_OK;
+    for (int k = 0; k < n->n_in; k++) {
+        tin[k] = n->in[k] >= 0 ? g->values[n->in[k]].const_val : NULL;
+        /* a weight a shapes-only load left in the file is read now */
+        if (tin[k] && (e = nb_tensor_materialize(tin[k], st)))
+            return e;
+    }
     for (int k = 0; k < n->n_out && !e; k++) {
         int v = n->out[k];
         const nb_value *val = v >= 0 ? &g->values[v] : NULL;

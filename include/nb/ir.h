@@ -120,6 +120,13 @@ typedef struct nb_load_opts {
      * kernels run slower on them (measured: melspectrogram 1.0x -> 1.3x ORT). For commands
      * that read shapes, not run (info, estimate). */
     bool weights_in_place;
+    /* For loads that read shapes (estimate): a large initializer that only ops' weight
+     * inputs read (Conv, Gemm, MatMul, LSTM, BatchNormalization, ...: nothing reads its
+     * values before compiling) stays in the mapped file, its tensor deferred
+     * (nb_tensor_is_deferred, data NULL) until nb_tensor_materialize; constant folding
+     * materializes what it computes on. A 10 MB model's weights are then never copied.
+     * nb_model_load only; a deferred tensor holds the file's mapping. */
+    bool weights_deferred;
 } nb_load_opts;
 
 /* Parses --input_shape "name:d0,d1,...;name2:..." (vendor syntax: ';' between inputs, ','

@@ -63,10 +63,22 @@ int64_t nb_mem_budget(void);
 /* Bytes held by live tensor buffers of this process. */
 int64_t nb_mem_live(void);
 
+/* A read-only mapping of a model file, shared by the deferred buffers that point into it
+ * (nb_tensor_new_deferred); unmapped when the last of them is freed or materialized. */
+typedef struct nb_filemap {
+    int refs;
+    void *addr;
+    size_t len;
+} nb_filemap;
+
 typedef struct nb_buf {
     int refs;
     size_t nbytes;
-    void *data; /* 64-byte aligned (16 for a buffer taken by nb_tensor_adopt) */
+    void *data; /* 64-byte aligned (16 for a buffer taken by nb_tensor_adopt); NULL while
+                   the buffer is deferred */
+    const void *src;  /* deferred: the bytes in a file mapping, any alignment, read only
+                         by memcpy until nb_tensor_materialize copies them into data */
+    nb_filemap *map;  /* the mapping src lies in (one reference), or NULL */
 } nb_buf;
 
 typedef struct nb_tensor {
@@ -97,6 +109,23 @@ nb_err nb_tensor_new_uninit(nb_dtype dtype, int rank, const int64_t *dims, nb_te
  * caller keeps it. Used to take initializers from the decoded protobuf without a copy. */
 nb_err nb_tensor_adopt(nb_dtype dtype, int rank, const int64_t *dims, void *data,
                        nb_tensor **out, nb_status *st);
+/* A tensor whose bytes stay in a file mapping (src, nbytes of the shape, any alignment)
+ * until they are needed: t->data is NULL until nb_tensor_materialize. Takes a reference to
+ * map. For loads that read shapes (estimate): a 10 MB model's weights are then never copied.
+ * Errors: as nb_tensor_new. */
+nb_err nb_tensor_new_deferred(nb_dtype dtype, int rank, const int64_t *dims, const void *src,
+                              nb_filemap *map, nb_tensor **out, nb_status *st);
+/* True when t's bytes are still in the file (t->data is NULL). */
+bool nb_tensor_is_deferred(const nb_tensor *t);
+/* Copies a deferred tensor's bytes into a 64-byte aligned buffer of its own (every header
+ * sharing the buffer sees it at its next nb_tensor_materialize; the mapping's reference is
+ * dropped). No-op for a tensor that has its data. Errors: NB_ERR_NOMEM. */
+nb_err nb_tensor_materialize(nb_tensor *t, nb_status *st);
+/* The bytes of t: its data, or where a deferred tensor's bytes lie in the file (any
+ * alignment: read them as bytes or with memcpy, never through a typed pointer). */
+const void *nb_tensor_bytes(const nb_tensor *t);
+/* Drops one reference to a file mapping, unmapping it at the last. */
+void nb_filemap_unref(nb_filemap *m);
 /* A tensor of another shape (same numel) sharing src's buffer. */
 nb_err nb_tensor_view(const nb_tensor *src, int rank, const int64_t *dims, nb_tensor **out,
                       nb_status *st);
