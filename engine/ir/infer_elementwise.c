@@ -34,9 +34,12 @@ static const struct {
 static nb_err check_types(nb_infer_ctx *c)
 {
     tclass t = T_ANY;
+    const char *op = c->node->op_type;
     for (size_t i = 0; i < sizeof type_rules / sizeof type_rules[0]; i++)
-        if (!strcmp(type_rules[i].op, c->node->op_type))
+        if (type_rules[i].op[0] == op[0] && !strcmp(type_rules[i].op, op)) {
             t = type_rules[i].t;
+            break;
+        }
     /* Pow's exponent and the optional inputs of Clip follow their own rules */
     int n = !strcmp(c->node->op_type, "Pow") || !strcmp(c->node->op_type, "Clip") ? 1 : c->n_in;
     for (int i = 0; i < n && t != T_ANY; i++) {

@@ -41,7 +41,21 @@ typedef struct import_ctx {
     bool deferred;         /* nb_load_opts.weights_deferred */
     bool defer_here;       /* the tensor decoded now may stay deferred: a top-level
                               initializer or Constant value, not an op's attribute */
+    bool arena;            /* the message is in a pb_arena: its blocks are not malloc's */
 } import_ctx;
+
+/* A tensor's name in messages ("initializer 'w'"), formatted only when a message needs it:
+ * a 900-node model had spent half a millisecond formatting names no message used. */
+typedef struct what_ref {
+    const char *fmt; /* up to two %s */
+    const char *a, *b;
+} what_ref;
+
+static const char *what_str(const what_ref *w, char *buf, size_t n)
+{
+    snprintf(buf, n, w->fmt, w->a ? w->a : "", w->b ? w->b : "");
+    return buf;
+}
 
 void nb_model_warn(nb_model *m, const char *fmt, ...)
 {
@@ -127,23 +141,24 @@ static nb_err read_external(import_ctx *c, const Onnx__TensorProto *tp, nb_tenso
 }
 
 /* Decodes a TensorProto into a new tensor. what names it in messages. */
-static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const char *what,
+static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const what_ref *what,
                             nb_tensor **out)
 {
+    char wb[700];
     nb_status *st = c->st;
     nb_dtype dt = tp->has_data_type ? (nb_dtype)tp->data_type : NB_UNDEFINED;
     if (!nb_dtype_supported(dt))
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: %s has element type %s, which nanobench "
-                       "and the Nano do not support", c->path, what, nb_dtype_name(dt));
+                       "and the Nano do not support", c->path, what_str(what, wb, sizeof wb), nb_dtype_name(dt));
     if (tp->n_dims > NB_MAX_RANK)
-        return nb_fail(st, NB_ERR_SHAPE, "%s: %s has rank %zu (max %d)", c->path, what,
+        return nb_fail(st, NB_ERR_SHAPE, "%s: %s has rank %zu (max %d)", c->path, what_str(what, wb, sizeof wb),
                        tp->n_dims, NB_MAX_RANK);
     int64_t dims[NB_MAX_RANK];
     for (size_t i = 0; i < tp->n_dims; i++)
         dims[i] = tp->dims[i];
     int64_t numel;
     if (nb_shape_numel((int)tp->n_dims, dims, nb_dtype_size(dt), &numel, st))
-        return nb_prefix(st, "%s: %s", c->path, what);
+        return nb_prefix(st, "%s: %s", c->path, what_str(what, wb, sizeof wb));
     nb_tensor *t;
     size_t es = nb_dtype_size(dt);
     /* with weights_in_place a large raw_data block is taken over from the decoded message,
@@ -159,10 +174,11 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const ch
         tp->raw_data.len == (size_t)numel * es) {
         if (nb_tensor_new_deferred(dt, (int)tp->n_dims, dims, tp->raw_data.data, c->fmap, out,
                                    st))
-            return nb_prefix(st, "%s: %s", c->path, what);
+            return nb_prefix(st, "%s: %s", c->path, what_str(what, wb, sizeof wb));
         return NB_OK;
     }
-    if (c->weights_in_place && !in_map && !external && tp->has_raw_data && tp->raw_data.data &&
+    if (c->weights_in_place && !c->arena && !in_map && !external && tp->has_raw_data &&
+        tp->raw_data.data &&
         tp->raw_data.len == (size_t)numel * es && tp->raw_data.len >= 4096 &&
         nb_tensor_adopt(dt, (int)tp->n_dims, dims, tp->raw_data.data, &t, NULL) == NB_OK) {
         ((Onnx__TensorProto *)tp)->raw_data.data = NULL;
@@ -172,13 +188,13 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const ch
     }
     nb_err e = nb_tensor_new_uninit(dt, (int)tp->n_dims, dims, &t, st);
     if (e)
-        return nb_prefix(st, "%s: %s", c->path, what);
+        return nb_prefix(st, "%s: %s", c->path, what_str(what, wb, sizeof wb));
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
         e = read_external(c, tp, t);
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != t->nbytes)
             e = nb_fail(st, NB_ERR_DATA, "%s: %s: raw_data is %zu bytes, but %s dims need %zu",
-                        c->path, what, tp->raw_data.len, nb_dtype_name(dt), t->nbytes);
+                        c->path, what_str(what, wb, sizeof wb), tp->raw_data.len, nb_dtype_name(dt), t->nbytes);
         else if (t->nbytes)
             memcpy(t->data, tp->raw_data.data, t->nbytes);
     } else {
@@ -191,7 +207,7 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const ch
         }
         if (have != (size_t)numel) {
             e = nb_fail(st, NB_ERR_DATA, "%s: %s: has %zu values, dims need %" PRId64, c->path,
-                        what, have, numel);
+                        what_str(what, wb, sizeof wb), have, numel);
         } else {
             for (int64_t i = 0; i < numel; i++) {
                 void *p = (char *)t->data + (size_t)i * es;
@@ -240,7 +256,7 @@ nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_stat
     import_ctx c = {0};
     c.path = path;
     c.st = st;
-    e = decode_tensor(&c, tp, "tensor", out);
+    e = decode_tensor(&c, tp, &(what_ref){"tensor", NULL, NULL}, out);
     if (!e && name)
         *name = strdup(tp->name ? tp->name : "");
     onnx__tensor_proto__free_unpacked(tp, NULL);
@@ -255,8 +271,11 @@ static const char *attr_type_name(nb_attr_type t);
  * reading the protobuf after the gate compares names, op types and domains without a NULL
  * check (issue 25: atc and calibrate crashed on a node without op_type, an attribute
  * without name). The walk follows protobuf-c's descriptors, so it covers every message
- * type of onnx.proto. The "" is malloc'ed: free_unpacked frees it with the rest. */
-static bool fill_strings(ProtobufCMessage *m, int depth)
+ * type of onnx.proto. The "" is malloc'ed: free_unpacked frees it with the rest (a message
+ * decoded into a pb_arena, which is released whole, shares one). */
+static char arena_empty[1]; /* the "" of a message in a pb_arena: never freed */
+
+static bool fill_strings(ProtobufCMessage *m, int depth, bool arena)
 {
     const ProtobufCMessageDescriptor *d = m->descriptor;
     if (depth > NB_PB_MAX_DEPTH_GATE)
@@ -272,20 +291,20 @@ static bool fill_strings(ProtobufCMessage *m, int depth)
             if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
                 ProtobufCMessage **arr = *(ProtobufCMessage ***)p;
                 for (size_t i = 0; i < n; i++)
-                    if (arr[i] && !fill_strings(arr[i], depth + 1))
+                    if (arr[i] && !fill_strings(arr[i], depth + 1, arena))
                         return false;
             } else if (fd->type == PROTOBUF_C_TYPE_STRING) {
                 char **arr = *(char ***)p;
                 for (size_t i = 0; i < n; i++)
-                    if (!arr[i] && !(arr[i] = calloc(1, 1)))
+                    if (!arr[i] && !(arr[i] = arena ? arena_empty : calloc(1, 1)))
                         return false;
             }
         } else if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
             ProtobufCMessage *sub = *(ProtobufCMessage **)p;
-            if (sub && !fill_strings(sub, depth + 1))
+            if (sub && !fill_strings(sub, depth + 1, arena))
                 return false;
         } else if (fd->type == PROTOBUF_C_TYPE_STRING && !*(char **)p) {
-            if (!(*(char **)p = calloc(1, 1)))
+            if (!(*(char **)p = arena ? arena_empty : calloc(1, 1)))
                 return false;
         }
     }
@@ -294,6 +313,7 @@ static bool fill_strings(ProtobufCMessage *m, int depth)
 
 
 typedef struct gate_ctx {
+    ProtobufCAllocator *arena; /* the message's pb_arena, or NULL (malloc) */
     const char *path;
     nb_status *st;
     int node_counter; /* as import_graph counts, for the same generated names */
@@ -324,28 +344,29 @@ static bool collect_node_names(gate_ctx *c, const Onnx__GraphProto *gp, int dept
 
 /* A TensorProto's element type, rank, dims and payload size, as decode_tensor reads them
  * (checked before any reader looks at the values). */
-static nb_err gate_tensor(gate_ctx *c, const Onnx__TensorProto *tp, const char *what)
+static nb_err gate_tensor(gate_ctx *c, const Onnx__TensorProto *tp, const what_ref *what)
 {
+    char wb[700];
     nb_status *st = c->st;
     nb_dtype dt = tp->has_data_type ? (nb_dtype)tp->data_type : NB_UNDEFINED;
     if (!tp->has_data_type || tp->data_type == 0)
-        return nb_fail(st, NB_ERR_FORMAT, "%s: %s has no data_type", c->path, what);
+        return nb_fail(st, NB_ERR_FORMAT, "%s: %s has no data_type", c->path, what_str(what, wb, sizeof wb));
     if (!nb_dtype_supported(dt))
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: %s has element type %s, which nanobench "
-                       "and the Nano do not support", c->path, what, nb_dtype_name(dt));
+                       "and the Nano do not support", c->path, what_str(what, wb, sizeof wb), nb_dtype_name(dt));
     if (tp->n_dims > NB_MAX_RANK)
-        return nb_fail(st, NB_ERR_SHAPE, "%s: %s has rank %zu (max %d)", c->path, what,
+        return nb_fail(st, NB_ERR_SHAPE, "%s: %s has rank %zu (max %d)", c->path, what_str(what, wb, sizeof wb),
                        tp->n_dims, NB_MAX_RANK);
     int64_t numel;
     if (nb_shape_numel((int)tp->n_dims, tp->dims, nb_dtype_size(dt), &numel, st))
-        return nb_prefix(st, "%s: %s", c->path, what);
+        return nb_prefix(st, "%s: %s", c->path, what_str(what, wb, sizeof wb));
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
         return NB_OK; /* its size is checked against the file when it is read */
     size_t es = nb_dtype_size(dt);
     if (tp->has_raw_data) {
         if (tp->raw_data.len != (size_t)numel * es || (tp->raw_data.len && !tp->raw_data.data))
             return nb_fail(st, NB_ERR_DATA, "%s: %s: raw_data is %zu bytes, but %s dims need "
-                           "%zu", c->path, what, tp->raw_data.len, nb_dtype_name(dt),
+                           "%zu", c->path, what_str(what, wb, sizeof wb), tp->raw_data.len, nb_dtype_name(dt),
                            (size_t)numel * es);
         return NB_OK;
     }
@@ -359,7 +380,7 @@ static nb_err gate_tensor(gate_ctx *c, const Onnx__TensorProto *tp, const char *
     }
     if (have != (size_t)numel)
         return nb_fail(st, NB_ERR_DATA, "%s: %s: has %zu values, dims need %" PRId64, c->path,
-                       what, have, numel);
+                       what_str(what, wb, sizeof wb), have, numel);
     return NB_OK;
 }
 
@@ -463,14 +484,17 @@ static nb_err gate_attr(gate_ctx *c, const Onnx__NodeProto *np, const char *node
         return nb_fail(st, NB_ERR_ATTR, "%s: node '%s' (%s): attribute '%s' is of type %s but "
                        "has no such value", c->path, node_name, np->op_type, ap->name,
                        attr_type_name((nb_attr_type)type));
-    char what[700];
-    snprintf(what, sizeof what, "node '%s' attribute '%s'", node_name, ap->name);
+    what_ref wr = {"node '%s' attribute '%s'", node_name, ap->name};
     nb_err e;
-    if (ap->t && (e = gate_tensor(c, ap->t, what)))
+    if (ap->t && (e = gate_tensor(c, ap->t, &wr)))
         return e;
     for (size_t i = 0; i < ap->n_tensors; i++)
-        if ((e = gate_tensor(c, ap->tensors[i], what)))
+        if ((e = gate_tensor(c, ap->tensors[i], &wr)))
             return e;
+    if (!ap->g && !ap->n_graphs)
+        return NB_OK;
+    char what[700];
+    what_str(&wr, what, sizeof what);
     if (ap->g && (e = gate_graph(c, ap->g, what)))
         return e;
     for (size_t i = 0; i < ap->n_graphs; i++)
@@ -487,9 +511,7 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
         if (!tp->name[0])
             return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s%sinitializer %zu has no name", c->path,
                            where, *where ? ": " : "", i);
-        char what[700];
-        snprintf(what, sizeof what, "initializer '%s'", tp->name);
-        if ((e = gate_tensor(c, tp, what)))
+        if ((e = gate_tensor(c, tp, &(what_ref){"initializer '%s'", tp->name, NULL})))
             return e;
     }
     for (size_t i = 0; i < gp->n_input; i++)
@@ -514,10 +536,12 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
             size_t bl = strlen(gen);
             for (int k = 1; nb_name_set_has(&c->names, gen); k++)
                 snprintf(gen + bl, sizeof gen - bl, "_%d", k);
-            char *dup = strdup(gen);
+            char *dup = c->arena ? c->arena->alloc(c->arena->allocator_data, strlen(gen) + 1)
+                                 : malloc(strlen(gen) + 1);
             if (!dup)
                 return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
-            if (np->name != protobuf_c_empty_string)
+            strcpy(dup, gen);
+            if (!c->arena && np->name != protobuf_c_empty_string)
                 free(np->name);
             np->name = dup;
             if (!nb_name_set_add(&c->names, np->name))
@@ -535,23 +559,30 @@ static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
     return NB_OK;
 }
 
-nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, int *named, nb_status *st)
+/* nb_onnx_gate on a message decoded with allocator arena (a pb_arena), or NULL (malloc). */
+static nb_err gate_model(Onnx__ModelProto *mp, const char *path, int *named,
+                         ProtobufCAllocator *arena, nb_status *st)
 {
     if (named)
         *named = 0;
     if (!path)
         path = "<memory>";
-    if (!fill_strings(&mp->base, 0))
+    if (!fill_strings(&mp->base, 0, arena != NULL))
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     if (!mp->graph)
         return nb_fail(st, NB_ERR_FORMAT, "%s: not an ONNX model (no graph)", path);
-    gate_ctx c = {.path = path, .st = st};
+    gate_ctx c = {.arena = arena, .path = path, .st = st};
     nb_err e = collect_node_names(&c, mp->graph, 0) ? gate_graph(&c, mp->graph, "")
                                                     : nb_fail(st, NB_ERR_NOMEM, "out of memory");
     free(c.names.slot);
     if (named)
         *named = c.named;
     return e;
+}
+
+nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, int *named, nb_status *st)
+{
+    return gate_model(mp, path, named, NULL, st);
 }
 
 /* ---------------------------------------------------------------- graphs */
@@ -672,8 +703,8 @@ static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr
         return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
     /* the gate (gate_attr) wrote the type an old model left out, deduced from the field set */
     int type = ap->has_type ? (int)ap->type : 0;
+    what_ref wr = {"node '%s' attribute '%s'", node_name, a->name};
     char what[600];
-    snprintf(what, sizeof what, "node '%s' attribute '%s'", node_name, a->name);
     switch (type) {
     case NB_ATTR_FLOAT: a->type = NB_ATTR_FLOAT; a->f = ap->f; break;
     case NB_ATTR_INT: a->type = NB_ATTR_INT; a->i = ap->i; break;
@@ -689,12 +720,14 @@ static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr
     case NB_ATTR_TENSOR:
         a->type = NB_ATTR_TENSOR;
         if (!ap->t)
-            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s has no tensor", c->path, what);
-        return decode_tensor(c, ap->t, what, &a->t);
+            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s has no tensor", c->path,
+                           what_str(&wr, what, sizeof what));
+        return decode_tensor(c, ap->t, &wr, &a->t);
     case NB_ATTR_GRAPH: {
         a->type = NB_ATTR_GRAPH;
         if (!ap->g)
-            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s has no graph", c->path, what);
+            return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s has no graph", c->path,
+                           what_str(&wr, what, sizeof what));
         char gname[600];
         snprintf(gname, sizeof gname, "%s/%s", node_name, a->name);
         a->g = nb_graph_new(ap->g->name && *ap->g->name ? ap->g->name : gname, g, g->opset);
@@ -752,11 +785,10 @@ static nb_err constant_value(import_ctx *c, const Onnx__NodeProto *np, const cha
                        c->path, node_name);
     const Onnx__AttributeProto *ap = np->attribute[0];
     const char *an = ap->name ? ap->name : "";
-    char what[600];
-    snprintf(what, sizeof what, "Constant node '%s'", node_name);
+    what_ref wr = {"Constant node '%s'", node_name, NULL};
     if (!strcmp(an, "value") && ap->t) {
         c->defer_here = true; /* lifted tensors are all of the top-level graph */
-        nb_err e = decode_tensor(c, ap->t, what, out);
+        nb_err e = decode_tensor(c, ap->t, &wr, out);
         c->defer_here = false;
         return e;
     }
@@ -874,11 +906,10 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
         int id = nb_graph_add_value(g, name);
         if (id < 0)
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        char what[600];
-        snprintf(what, sizeof what, "initializer '%s'", name);
+        what_ref wr = {"initializer '%s'", name, NULL};
         nb_tensor *t;
         c->defer_here = true; /* lifted tensors are all of the top-level graph */
-        e = decode_tensor(c, tp, what, &t);
+        e = decode_tensor(c, tp, &wr, &t);
         c->defer_here = false;
         if (e)
             return e;
@@ -1453,12 +1484,77 @@ static bool pb_relift(Onnx__ModelProto *mp, pb_lifts *L)
     return true;
 }
 
+/* A bump allocator for protobuf-c's unpack of the lifted message: the thousands of small
+ * blocks a model decodes into (and the gate's "") come from a few large chunks, released
+ * whole instead of by free_unpacked (estimate of a 900-node model: malloc, free and their
+ * consolidation had been a sixth of it). */
+typedef struct pb_arena {
+    ProtobufCAllocator base; /* first: protobuf-c passes it as allocator_data */
+    uint8_t *cur;
+    size_t used, cap, next;
+    void **chunks;
+    size_t n, capn;
+} pb_arena;
+
+static void *pb_arena_alloc(void *ad, size_t size)
+{
+    pb_arena *a = ad;
+    size = (size + 15) & ~(size_t)15;
+    if (!a->cur || size > a->cap - a->used) {
+        size_t cap = size > a->next ? size : a->next;
+        if (a->n == a->capn) {
+            size_t cn = a->capn ? a->capn * 2 : 16;
+            void **nc = realloc(a->chunks, cn * sizeof *nc);
+            if (!nc)
+                return NULL;
+            a->chunks = nc;
+            a->capn = cn;
+        }
+        uint8_t *c = malloc(cap);
+        if (!c)
+            return NULL;
+        a->chunks[a->n++] = c;
+        a->cur = c;
+        a->used = 0;
+        a->cap = cap;
+        if (a->next < ((size_t)64 << 20))
+            a->next *= 2;
+    }
+    void *p = a->cur + a->used;
+    a->used += size;
+    return p;
+}
+
+static void pb_arena_free(void *ad, void *p)
+{
+    (void)ad;
+    (void)p;
+}
+
+static void pb_arena_init(pb_arena *a, size_t first)
+{
+    memset(a, 0, sizeof *a);
+    a->base.alloc = pb_arena_alloc;
+    a->base.free = pb_arena_free;
+    a->base.allocator_data = a;
+    a->next = first < 65536 ? 65536 : first;
+}
+
+static void pb_arena_release(pb_arena *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->chunks[i]);
+    free(a->chunks);
+    memset(a, 0, sizeof *a);
+}
+
 /* Decodes the mapped file [data, len) with its large initializers lifted (see above), then
  * the gate; *L keeps what was put back (pb_unlift before freeing *out). Returns NB_OK with
  * *out NULL when lifting does not apply (no large initializer, or bytes the walk does not
  * take): the caller decodes as usual. */
 static nb_err decode_lifted(const uint8_t *data, size_t len, const char *path,
-                            Onnx__ModelProto **out, pb_lifts *L, int *named, nb_status *st)
+                            Onnx__ModelProto **out, pb_lifts *L, pb_arena *A, int *named,
+                            nb_status *st)
 {
     *out = NULL;
     L->base = data;
@@ -1472,21 +1568,23 @@ static nb_err decode_lifted(const uint8_t *data, size_t len, const char *path,
         return NB_OK;
     }
     nb_err e = check_depth(buf, n, path, st);
-    Onnx__ModelProto *mp = e ? NULL : onnx__model_proto__unpack(NULL, n, buf);
+    pb_arena_init(A, 3 * n);
+    Onnx__ModelProto *mp = e ? NULL : onnx__model_proto__unpack(&A->base, n, buf);
     free(buf);
     if (e || !mp) {
+        pb_arena_release(A);
         L->n = 0;
         return e; /* undecodable: decoded again whole, for protobuf-c's verdict */
     }
     if (!pb_relift(mp, L)) {
         pb_unlift(L);
-        onnx__model_proto__free_unpacked(mp, NULL);
+        pb_arena_release(A);
         L->n = 0;
         return NB_OK;
     }
-    if ((e = nb_onnx_gate(mp, path, named, st))) {
+    if ((e = gate_model(mp, path, named, &A->base, st))) {
         pb_unlift(L);
-        onnx__model_proto__free_unpacked(mp, NULL);
+        pb_arena_release(A);
         return e;
     }
     *out = mp;
@@ -1567,8 +1665,10 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
     Onnx__ModelProto *mp = NULL;
     int named = 0;
     pb_lifts lifts = {0};
+    pb_arena arena = {0}; /* mp's memory when it was decoded lifted */
     nb_err e = NB_OK;
-    if (fmap && len && (e = decode_lifted(data, len, path, &mp, &lifts, &named, st))) {
+    if (fmap && len &&
+        (e = decode_lifted(data, len, path, &mp, &lifts, &arena, &named, st))) {
         free(lifts.v);
         return e;
     }
@@ -1580,7 +1680,10 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
     if (!m) {
         pb_unlift(&lifts);
         free(lifts.v);
-        onnx__model_proto__free_unpacked(mp, NULL);
+        if (arena.n)
+            pb_arena_release(&arena);
+        else
+            onnx__model_proto__free_unpacked(mp, NULL);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     m->path = strdup(path);
@@ -1627,7 +1730,7 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
     import_ctx c = {.m = m, .path = path, .dir = dir, .st = st,
                     .weights_in_place = opts->weights_in_place,
                     .fmap = lifts.n ? fmap : NULL, .map_lo = data, .map_hi = data + len,
-                    .deferred = opts->weights_deferred};
+                    .deferred = opts->weights_deferred, .arena = arena.n > 0};
     if ((e = import_graph(&c, mp->graph, m->graph)))
         goto done;
     if (lifts.n && (e = settle_deferred(m->graph, opts->weights_deferred, st)))
@@ -1672,7 +1775,10 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
 done:
     pb_unlift(&lifts);
     free(lifts.v);
-    onnx__model_proto__free_unpacked(mp, NULL);
+    if (arena.n)
+        pb_arena_release(&arena);
+    else
+        onnx__model_proto__free_unpacked(mp, NULL);
     if (e) {
         nb_model_free(m);
         return e;
