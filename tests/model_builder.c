@@ -244,6 +244,26 @@ Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const in
     return t;
 }
 
+Onnx__TensorProto *mb_ginit_raw(Onnx__GraphProto *g, const char *name, int rank,
+                                const int64_t *dims, const float *vals, size_t nbytes)
+{
+    Onnx__TensorProto *t = mb_alloc(sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = mb_str(name);
+    t->has_data_type = 1;
+    t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+    t->dims = mb_alloc(sizeof(int64_t) * (size_t)(rank ? rank : 1));
+    if (rank)
+        memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+    t->n_dims = (size_t)rank;
+    t->has_raw_data = 1;
+    t->raw_data.data = mb_alloc(nbytes);
+    memcpy(t->raw_data.data, vals, nbytes);
+    t->raw_data.len = nbytes;
+    APPEND(g->initializer, g->n_initializer, t);
+    return t;
+}
+
 Onnx__TensorProto *mb_init_floats(mb_model *m, const char *name, int rank,
                                   const int64_t *dims, const float *vals, size_t n)
 {

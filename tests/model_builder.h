@@ -47,6 +47,9 @@ Onnx__TensorProto *mb_init_ints64(mb_model *m, const char *name, int rank,
 /* FLOAT initializer stored as external data. */
 Onnx__TensorProto *mb_init_external(mb_model *m, const char *name, int rank,
                                     const int64_t *dims, const char *location);
+/* FLOAT initializer with raw_data in a standalone graph (an If branch). */
+Onnx__TensorProto *mb_ginit_raw(Onnx__GraphProto *g, const char *name, int rank,
+                                const int64_t *dims, const float *vals, size_t nbytes);
 /* Standalone graph (for If branches) with outputs listed; nodes added with mb_gnode. */
 Onnx__GraphProto *mb_graph(const char *name);
 Onnx__NodeProto *mb_gnode(Onnx__GraphProto *g, const char *op, const char *const *ins,

@@ -651,6 +651,40 @@ static void test_weights_lifted(void **state)
         assert_memory_equal(k->data, kv, sizeof(float) * 1200);
         nb_model_free(m);
     }
+    /* tensors of If branches are lifted too (never deferred): the taken branch's value */
+    mb_model *br = mb_new(13);
+    const int64_t d100[1] = {100}, d1[1] = {1};
+    mb_input(br, "cond", 9, 0, d1);
+    mb_output(br, "y", 1, 1, d100);
+    Onnx__GraphProto *then_g = mb_graph("then_g"), *else_g = mb_graph("else_g");
+    mb_ginit_raw(then_g, "tw", 1, d100, tv, 400);
+    mb_gnode(then_g, "Identity", (const char *[]){"tw", NULL}, (const char *[]){"ty", NULL});
+    mb_goutput(then_g, "ty", 1, 1, d100);
+    mb_ginit_raw(else_g, "ew", 1, d100, tv + 100, 400);
+    mb_gnode(else_g, "Identity", (const char *[]){"ew", NULL}, (const char *[]){"ey", NULL});
+    mb_goutput(else_g, "ey", 1, 1, d100);
+    Onnx__NodeProto *ifn = mb_node(br, "If", (const char *[]){"cond", NULL},
+                                   (const char *[]){"y", NULL});
+    mb_attr_graph(ifn, "then_branch", then_g);
+    mb_attr_graph(ifn, "else_branch", else_g);
+    snprintf(path, sizeof path, "%s/branches.onnx", tmpdir);
+    assert_int_equal(mb_write(br, path), 0);
+    for (int deferred = 0; deferred < 2; deferred++) {
+        nb_load_opts lo = {.weights_deferred = deferred != 0};
+        nb_model *m = NULL;
+        assert_int_equal(nb_model_load(path, &lo, &m, &st), NB_OK);
+        const nb_node *n = &m->graph->nodes[0];
+        assert_string_equal(n->op_type, "If");
+        for (int a = 0; a < n->n_attr; a++) {
+            const nb_graph *sg = n->attrs[a].g;
+            bool then = !strcmp(n->attrs[a].name, "then_branch");
+            const nb_tensor *w = sg->values[nb_graph_find(sg, then ? "tw" : "ew")].const_val;
+            assert_non_null(w);
+            assert_false(nb_tensor_is_deferred(w));
+            assert_memory_equal(w->data, tv + (then ? 0 : 100), 400);
+        }
+        nb_model_free(m);
+    }
     /* a lifted payload shorter than its dims: the same error as without lifting */
     mb_model *bad = mb_new(13);
     const int64_t d8[1] = {2048};

@@ -42,6 +42,7 @@ typedef struct import_ctx {
     bool defer_here;       /* the tensor decoded now may stay deferred: a top-level
                               initializer or Constant value, not an op's attribute */
     bool arena;            /* the message is in a pb_arena: its blocks are not malloc's */
+    int sub_depth;         /* subgraphs entered (0: the model's graph) */
 } import_ctx;
 
 /* A tensor's name in messages ("initializer 'w'"), formatted only when a message needs it:
@@ -170,8 +171,8 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const wh
        shapes-only load leaves it there, any other copies it once */
     bool in_map = c->fmap && tp->has_raw_data && tp->raw_data.data &&
                   tp->raw_data.data >= c->map_lo && tp->raw_data.data < c->map_hi;
-    if (in_map && !external && c->deferred && c->defer_here &&
-        tp->raw_data.len == (size_t)numel * es) {
+    if (in_map && !external && c->deferred && c->defer_here && c->sub_depth == 0 &&
+        tp->raw_data.len >= 4096 && tp->raw_data.len == (size_t)numel * es) {
         if (nb_tensor_new_deferred(dt, (int)tp->n_dims, dims, tp->raw_data.data, c->fmap, out,
                                    st))
             return nb_prefix(st, "%s: %s", c->path, what_str(what, wb, sizeof wb));
@@ -733,7 +734,10 @@ static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr
         a->g = nb_graph_new(ap->g->name && *ap->g->name ? ap->g->name : gname, g, g->opset);
         if (!a->g)
             return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
-        return import_graph(c, ap->g, a->g);
+        c->sub_depth++;
+        nb_err e = import_graph(c, ap->g, a->g);
+        c->sub_depth--;
+        return e;
     }
     case NB_ATTR_FLOATS:
         a->type = NB_ATTR_FLOATS;
@@ -787,7 +791,7 @@ static nb_err constant_value(import_ctx *c, const Onnx__NodeProto *np, const cha
     const char *an = ap->name ? ap->name : "";
     what_ref wr = {"Constant node '%s'", node_name, NULL};
     if (!strcmp(an, "value") && ap->t) {
-        c->defer_here = true; /* lifted tensors are all of the top-level graph */
+        c->defer_here = true;
         nb_err e = decode_tensor(c, ap->t, &wr, out);
         c->defer_here = false;
         return e;
@@ -908,7 +912,7 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         what_ref wr = {"initializer '%s'", name, NULL};
         nb_tensor *t;
-        c->defer_here = true; /* lifted tensors are all of the top-level graph */
+        c->defer_here = true;
         e = decode_tensor(c, tp, &wr, &t);
         c->defer_here = false;
         if (e)
@@ -1287,30 +1291,36 @@ nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__M
  *
  * protobuf-c copies every bytes field into fresh memory, so a 10 MB model was copied twice
  * (decode, then into the tensor) and its fresh pages' faults were most of estimate's time.
- * For a model file that is mapped (nb_model_load), the large raw_data of the top-level
- * graph's initializers is lifted out before decoding: the message is copied without them
- * (their offsets kept), decoded, and each initializer's raw_data then points into the
- * mapping, where decode_tensor copies it once, or, for a shapes-only load, leaves it.
- * The same for the tensor attributes of the top-level graph's nodes (exporters such as
- * paddle2onnx keep every weight in a Constant node). Field numbers (onnx.proto):
- * ModelProto.graph 7, GraphProto.node 1, GraphProto.initializer 5, NodeProto.attribute 5,
- * AttributeProto.t 5, TensorProto.name 8, TensorProto.raw_data 9. */
+ * For a model file that is mapped (nb_model_load), the raw_data of its tensors (initializers
+ * and tensor attributes, in the graph and its subgraphs) is lifted out before decoding: the
+ * message is copied without them, each one's place kept as a path of (field, index) steps
+ * from the ModelProto, decoded, and each tensor's raw_data then points into the mapping,
+ * where decode_tensor copies it once or, for a shapes-only load, leaves it. Field numbers
+ * (onnx.proto): ModelProto.graph 7; GraphProto.node 1, .initializer 5; NodeProto.attribute
+ * 5; AttributeProto.t 5, .g 6, .tensors 10, .graphs 11; TensorProto.name 8, .raw_data 9. */
 
-#define NB_LIFT_MIN 4096 /* raw_data bytes worth lifting */
+#define NB_LIFT_MIN 256  /* raw_data bytes worth lifting */
+#define NB_LIFT_DEPTH 16 /* steps of a path; deeper tensors are decoded as they are */
+
+enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_TENSOR };
+
+typedef struct pb_step {
+    uint32_t field, index; /* index: among the occurrences of field in the parent message */
+} pb_step;
 
 typedef struct pb_lift {
     size_t off, len;         /* the raw_data payload, in the file */
-    bool in_node;            /* the tensor of attribute attr_i of node node_i (a Constant's
-                                value), else a top-level initializer */
-    size_t node_i, attr_i;
     const uint8_t *name;     /* the tensor's name bytes in the file (not terminated) */
     size_t name_len;
+    int n_steps;
+    pb_step steps[NB_LIFT_DEPTH];
     Onnx__TensorProto *tp;   /* the decoded tensor it was put back into */
 } pb_lift;
 
 typedef struct pb_lifts {
     const uint8_t *base;
-    size_t node_i, attr_i;   /* the walk's place: nodes and attributes seen so far */
+    int depth;               /* the walk's place */
+    pb_step path[NB_LIFT_DEPTH];
     pb_lift *v;
     size_t n, cap;
 } pb_lifts;
@@ -1326,18 +1336,30 @@ static size_t pb_put_varint(uint8_t *o, uint64_t v)
     return k;
 }
 
-/* Copies the message [p, end) of kind 0 (ModelProto), 1 (GraphProto), 2 (TensorProto of a
- * top-level initializer), 3 (NodeProto), 4 (AttributeProto) or 5 (TensorProto of an
- * attribute) to o, without the raw_data payloads of NB_LIFT_MIN bytes or more,
- * which are listed in L. Returns the bytes written (never more than end - p), or SIZE_MAX
- * when the bytes are not a message of that shape (the caller then decodes them as they
- * are, and protobuf-c says what is wrong). */
+/* The kind of message field fn of a kind message holds, or -1 (copied as it is). */
+static int pb_sub_kind(int kind, uint64_t fn)
+{
+    switch (kind) {
+    case PB_MODEL: return fn == 7 ? PB_GRAPH : -1;
+    case PB_GRAPH: return fn == 1 ? PB_NODE : fn == 5 ? PB_TENSOR : -1;
+    case PB_NODE: return fn == 5 ? PB_ATTR : -1;
+    case PB_ATTR:
+        return fn == 5 || fn == 10 ? PB_TENSOR : fn == 6 || fn == 11 ? PB_GRAPH : -1;
+    default: return -1;
+    }
+}
+
+/* Copies the message [p, end) of the given kind to o without the raw_data payloads of
+ * NB_LIFT_MIN bytes or more, which are listed in L with their paths. Returns the bytes
+ * written (never more than end - p), or SIZE_MAX when the bytes are not a message of that
+ * shape (the caller then decodes them as they are, and protobuf-c says what is wrong). */
 static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_t *o,
                           pb_lifts *L)
 {
     uint8_t *o0 = o;
     pb_lift cur = {0};
     bool lifted = false;
+    uint32_t seen[12] = {0}; /* occurrences of fields 0..11 so far */
     while (p < end) {
         const uint8_t *f0 = p;
         uint64_t key, v;
@@ -1365,8 +1387,7 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
                 return SIZE_MAX;
             const uint8_t *pay = p;
             p += v;
-            bool tensor = kind == 2 || kind == 5;
-            if (tensor && fn == 9) {
+            if (kind == PB_TENSOR && fn == 9) {
                 lifted = v >= NB_LIFT_MIN; /* the last raw_data is the one protobuf keeps */
                 if (lifted) {
                     cur.off = (size_t)(pay - L->base);
@@ -1374,20 +1395,19 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
                     continue;
                 }
             }
-            if (tensor && fn == 8) {
+            if (kind == PB_TENSOR && fn == 8) {
                 cur.name = pay;
                 cur.name_len = (size_t)v;
             }
-            int sub = kind == 0 && fn == 7 ? 1 : kind == 1 && fn == 5 ? 2 :
-                      kind == 1 && fn == 1 ? 3 : kind == 3 && fn == 5 ? 4 :
-                      kind == 4 && fn == 5 ? 5 : -1;
-            if (sub == 3)
-                L->attr_i = 0;
-            if (sub >= 0) {
+            int sub = pb_sub_kind(kind, fn);
+            uint32_t index = fn < 12 ? seen[fn]++ : 0;
+            if (sub >= 0 && L->depth < NB_LIFT_DEPTH) {
                 size_t kb = (size_t)(l0 - f0), lb = (size_t)(pay - l0);
                 memcpy(o, f0, kb);
                 o += kb;
+                L->path[L->depth++] = (pb_step){(uint32_t)fn, index};
                 size_t n = pb_lift_msg(sub, pay, pay + v, o + lb, L);
+                L->depth--;
                 if (n == SIZE_MAX)
                     return SIZE_MAX;
                 uint8_t len[10];
@@ -1396,10 +1416,6 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
                 if (k < lb)
                     memmove(o + k, o + lb, n);
                 o += k + n;
-                if (sub == 3)
-                    L->node_i++;
-                else if (sub == 4)
-                    L->attr_i++;
                 continue;
             }
             break;
@@ -1410,12 +1426,7 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
         memcpy(o, f0, (size_t)(p - f0));
         o += p - f0;
     }
-    if (kind == 5 && lifted) {
-        cur.in_node = true;
-        cur.node_i = L->node_i;
-        cur.attr_i = L->attr_i;
-    }
-    if ((kind == 2 || kind == 5) && lifted) {
+    if (kind == PB_TENSOR && lifted) {
         if (L->n == L->cap) {
             size_t cap = L->cap ? L->cap * 2 : 64;
             pb_lift *nv = realloc(L->v, cap * sizeof *nv);
@@ -1424,6 +1435,8 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
             L->v = nv;
             L->cap = cap;
         }
+        cur.n_steps = L->depth;
+        memcpy(cur.steps, L->path, sizeof(pb_step) * (size_t)L->depth);
         L->v[L->n++] = cur;
     }
     return (size_t)(o - o0);
@@ -1442,44 +1455,55 @@ static void pb_unlift(pb_lifts *L)
         }
 }
 
-/* Puts each lifted payload back, as raw_data pointing into the mapping, into the top-level
- * initializer of its name. False when one cannot be placed (the caller decodes the file as
- * it is). */
+/* The decoded tensor at a lift's path, or NULL when the decode does not have one there (a
+ * singular message given twice is merged by protobuf: its second occurrence has no place). */
+static Onnx__TensorProto *pb_follow(Onnx__ModelProto *mp, const pb_lift *lf)
+{
+    int kind = PB_MODEL;
+    void *at = mp;
+    for (int s = 0; s < lf->n_steps && at; s++) {
+        uint32_t f = lf->steps[s].field, i = lf->steps[s].index;
+        Onnx__GraphProto *g = kind == PB_GRAPH ? at : NULL;
+        Onnx__NodeProto *n = kind == PB_NODE ? at : NULL;
+        Onnx__AttributeProto *a = kind == PB_ATTR ? at : NULL;
+        void *next = NULL;
+        if (kind == PB_MODEL && f == 7 && i == 0)
+            next = mp->graph, kind = PB_GRAPH;
+        else if (g && f == 1 && i < g->n_node)
+            next = g->node[i], kind = PB_NODE;
+        else if (g && f == 5 && i < g->n_initializer)
+            next = g->initializer[i], kind = PB_TENSOR;
+        else if (n && f == 5 && i < n->n_attribute)
+            next = n->attribute[i], kind = PB_ATTR;
+        else if (a && f == 5 && i == 0)
+            next = a->t, kind = PB_TENSOR;
+        else if (a && f == 10 && i < a->n_tensors)
+            next = a->tensors[i], kind = PB_TENSOR;
+        else if (a && f == 6 && i == 0)
+            next = a->g, kind = PB_GRAPH;
+        else if (a && f == 11 && i < a->n_graphs)
+            next = a->graphs[i], kind = PB_GRAPH;
+        at = next;
+    }
+    return kind == PB_TENSOR ? at : NULL;
+}
+
+/* Puts each lifted payload back, as raw_data pointing into the mapping, into the tensor at
+ * its path (checked by its name). False when one cannot be placed (the caller decodes the
+ * file as it is). */
 static bool pb_relift(Onnx__ModelProto *mp, pb_lifts *L)
 {
-    Onnx__GraphProto *gp = mp->graph;
-    size_t ni = gp ? gp->n_initializer : 0, cursor = 0;
     for (size_t k = 0; k < L->n; k++) {
         pb_lift *lf = &L->v[k];
-        Onnx__TensorProto *hit = NULL;
-        if (lf->in_node) {
-            /* nodes and attributes keep their order through the decode */
-            Onnx__NodeProto *np = gp && lf->node_i < gp->n_node ? gp->node[lf->node_i] : NULL;
-            Onnx__AttributeProto *ap = np && lf->attr_i < np->n_attribute ?
-                                       np->attribute[lf->attr_i] : NULL;
-            Onnx__TensorProto *tp = ap ? ap->t : NULL;
-            size_t nl = tp && tp->name ? strlen(tp->name) : 0;
-            if (!tp || tp->has_raw_data || nl != lf->name_len ||
-                (nl && memcmp(tp->name, lf->name, nl)))
-                return false;
-            hit = tp;
-        }
-        for (size_t pass = 0; pass < 2 && !hit; pass++)
-            for (size_t i = pass ? 0 : cursor; i < ni && !hit; i++) {
-                Onnx__TensorProto *tp = gp->initializer[i];
-                if (tp && !tp->has_raw_data && tp->name && lf->name &&
-                    strlen(tp->name) == lf->name_len &&
-                    !memcmp(tp->name, lf->name, lf->name_len)) {
-                    hit = tp;
-                    cursor = i + 1;
-                }
-            }
-        if (!hit)
+        Onnx__TensorProto *tp = pb_follow(mp, lf);
+        size_t nl = tp && tp->name ? strlen(tp->name) : 0;
+        if (!tp || tp->has_raw_data || nl != lf->name_len ||
+            (nl && memcmp(tp->name, lf->name, nl)))
             return false;
-        hit->has_raw_data = 1;
-        hit->raw_data.data = (uint8_t *)(L->base + lf->off);
-        hit->raw_data.len = lf->len;
-        lf->tp = hit;
+        tp->has_raw_data = 1;
+        tp->raw_data.data = (uint8_t *)(L->base + lf->off);
+        tp->raw_data.len = lf->len;
+        lf->tp = tp;
     }
     return true;
 }
@@ -1561,7 +1585,7 @@ static nb_err decode_lifted(const uint8_t *data, size_t len, const char *path,
     uint8_t *buf = len ? malloc(len) : NULL;
     if (!buf)
         return NB_OK;
-    size_t n = pb_lift_msg(0, data, data + len, buf, L);
+    size_t n = pb_lift_msg(PB_MODEL, data, data + len, buf, L);
     if (n == SIZE_MAX || L->n == 0) {
         free(buf);
         L->n = 0;
