@@ -651,7 +651,7 @@ static void test_weights_lifted(void **state)
         assert_memory_equal(k->data, kv, sizeof(float) * 1200);
         nb_model_free(m);
     }
-    /* tensors of If branches are lifted too (never deferred): the taken branch's value */
+    /* tensors of If branches are lifted too; Identity reads values: never deferred */
     mb_model *br = mb_new(13);
     const int64_t d100[1] = {100}, d1[1] = {1};
     mb_input(br, "cond", 9, 0, d1);
@@ -660,11 +660,18 @@ static void test_weights_lifted(void **state)
     mb_ginit_raw(then_g, "tw", 1, d100, tv, 400);
     mb_gnode(then_g, "Identity", (const char *[]){"tw", NULL}, (const char *[]){"ty", NULL});
     mb_goutput(then_g, "ty", 1, 1, d100);
+    const int64_t dm11[2] = {100, 11}, d11[1] = {11};
+    mb_ginit_raw(then_g, "tm", 2, dm11, tv, 4400); /* a weight: deferred in its branch */
+    mb_gnode(then_g, "MatMul", (const char *[]){"tw", "tm", NULL}, (const char *[]){"tz", NULL});
+    mb_goutput(then_g, "tz", 1, 1, d11);
     mb_ginit_raw(else_g, "ew", 1, d100, tv + 100, 400);
     mb_gnode(else_g, "Identity", (const char *[]){"ew", NULL}, (const char *[]){"ey", NULL});
     mb_goutput(else_g, "ey", 1, 1, d100);
+    mb_gnode(else_g, "Identity", (const char *[]){"ey", NULL}, (const char *[]){"ez", NULL});
+    mb_goutput(else_g, "ez", 1, 1, d11);
+    mb_output(br, "z", 1, 1, d11);
     Onnx__NodeProto *ifn = mb_node(br, "If", (const char *[]){"cond", NULL},
-                                   (const char *[]){"y", NULL});
+                                   (const char *[]){"y", "z", NULL});
     mb_attr_graph(ifn, "then_branch", then_g);
     mb_attr_graph(ifn, "else_branch", else_g);
     snprintf(path, sizeof path, "%s/branches.onnx", tmpdir);
@@ -682,6 +689,13 @@ static void test_weights_lifted(void **state)
             assert_non_null(w);
             assert_false(nb_tensor_is_deferred(w));
             assert_memory_equal(w->data, tv + (then ? 0 : 100), 400);
+            if (then) {
+                nb_tensor *tm = sg->values[nb_graph_find(sg, "tm")].const_val;
+                assert_int_equal(nb_tensor_is_deferred(tm), deferred);
+                assert_true(nb_tensor_get_f64(tm, 1099) == (double)tv[1099]);
+                assert_int_equal(nb_tensor_materialize(tm, &st), NB_OK);
+                assert_memory_equal(tm->data, tv, 4400);
+            }
         }
         nb_model_free(m);
     }

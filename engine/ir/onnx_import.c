@@ -42,7 +42,6 @@ typedef struct import_ctx {
     bool defer_here;       /* the tensor decoded now may stay deferred: a top-level
                               initializer or Constant value, not an op's attribute */
     bool arena;            /* the message is in a pb_arena: its blocks are not malloc's */
-    int sub_depth;         /* subgraphs entered (0: the model's graph) */
 } import_ctx;
 
 /* A tensor's name in messages ("initializer 'w'"), formatted only when a message needs it:
@@ -171,7 +170,7 @@ static nb_err decode_tensor(import_ctx *c, const Onnx__TensorProto *tp, const wh
        shapes-only load leaves it there, any other copies it once */
     bool in_map = c->fmap && tp->has_raw_data && tp->raw_data.data &&
                   tp->raw_data.data >= c->map_lo && tp->raw_data.data < c->map_hi;
-    if (in_map && !external && c->deferred && c->defer_here && c->sub_depth == 0 &&
+    if (in_map && !external && c->deferred && c->defer_here &&
         tp->raw_data.len >= 4096 && tp->raw_data.len == (size_t)numel * es) {
         if (nb_tensor_new_deferred(dt, (int)tp->n_dims, dims, tp->raw_data.data, c->fmap, out,
                                    st))
@@ -734,10 +733,7 @@ static nb_err import_attr(import_ctx *c, const Onnx__AttributeProto *ap, nb_attr
         a->g = nb_graph_new(ap->g->name && *ap->g->name ? ap->g->name : gname, g, g->opset);
         if (!a->g)
             return nb_fail(c->st, NB_ERR_NOMEM, "out of memory");
-        c->sub_depth++;
-        nb_err e = import_graph(c, ap->g, a->g);
-        c->sub_depth--;
-        return e;
+        return import_graph(c, ap->g, a->g);
     }
     case NB_ATTR_FLOATS:
         a->type = NB_ATTR_FLOATS;
@@ -1637,12 +1633,17 @@ static bool weight_slot(const char *op, int k)
     return false;
 }
 
-/* After the top-level graph is imported: a deferred initializer stays in the file only when
- * every reader takes it as a weight (weight_slot) and keep is set; any other is copied now
- * (read by a subgraph, a graph output, an op that reads values). */
+/* After the model is imported: a deferred tensor of a graph (the model's or a subgraph's)
+ * stays in the file only when every reader in its graph takes it as a weight (weight_slot)
+ * and keep is set; any other is copied now (read by a subgraph, a graph output, an op that
+ * reads values). */
 static nb_err settle_deferred(nb_graph *g, bool keep, nb_status *st)
 {
     nb_err e;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < g->nodes[i].n_attr; a++)
+            if (g->nodes[i].attrs[a].g && (e = settle_deferred(g->nodes[i].attrs[a].g, keep, st)))
+                return e;
     if (keep)
         for (int i = 0; i < g->n_nodes; i++) {
             const nb_node *n = &g->nodes[i];
