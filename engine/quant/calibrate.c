@@ -660,8 +660,8 @@ static nb_err arq_tensor(const layer *l, const nb_tensor *w, float **scale_out, 
                             l->cfg->channel_wise, scale, q, st);
     }
     nb_tensor *fq = NULL;
-    if (!e)
-        e = nb_tensor_new(NB_FLOAT, w->rank, w->dims, &fq, st);
+    if (!e) /* dequant_rows writes every element */
+        e = nb_tensor_new_uninit(NB_FLOAT, w->rank, w->dims, &fq, st);
     if (!e) {
         double sig = 0, noise = 0;
         dequant_rows(wf, q, scale, outer, channels, inner, fq->data, &sig, &noise);
