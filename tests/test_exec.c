@@ -410,10 +410,66 @@ static void test_unsupported_op_listed(void **state)
     nb_model_free(m);
 }
 
+/* Conv 1-D of one input channel, few output positions (the windows path: each window a
+ * slice of X, zero-padded copies at the edges):
+ *   x = [1 2 3 4 5], W0 = [1 0 -1], W1 = [1 1 1], B = [0.5, 0], pads 1 1, stride 2
+ *   positions start at -1, 1, 3: windows [0 1 2], [2 3 4], [4 5 0]
+ *   y0 = 0-2+.5 = -1.5, 2-4+.5 = -1.5, 4-0+.5 = 4.5;  y1 = 3, 9, 9
+ * and the same with 20 taps of W0 = 1..20 over x = 1..20, no pads, stride 1 (one
+ * window, the 8-wide sums and their tail): y = sum k^2 = 2870. */
+static void test_conv_one_channel_windows(void **state)
+{
+    (void)state;
+    const int64_t dx[3] = {1, 1, 5}, dw[3] = {2, 1, 3}, db[1] = {2}, dy[3] = {1, 2, 3};
+    const float wv[6] = {1, 0, -1, 1, 1, 1}, bv[2] = {0.5f, 0};
+    mb_model *mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, dx);
+    mb_output(mm, "y", 1, 3, dy);
+    mb_init_floats(mm, "w", 3, dw, wv, 6);
+    mb_init_floats(mm, "b", 1, db, bv, 2);
+    Onnx__NodeProto *n = mb_node(mm, "Conv", (const char *[]){"x", "w", "b", NULL},
+                                 (const char *[]){"y", NULL});
+    const int64_t pads[2] = {1, 1}, strides[1] = {2};
+    mb_attr_ints(n, "pads", 2, pads);
+    mb_attr_ints(n, "strides", 1, strides);
+    nb_model *m = load(mm, true);
+    nb_exec *ex;
+    nb_status st = {0};
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    const float xv[5] = {1, 2, 3, 4, 5};
+    nb_tensor *x = tensor_f(3, dx, xv);
+    const char *names[] = {"x"};
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    const float expect[6] = {-1.5f, -1.5f, 4.5f, 3, 9, 9};
+    assert_memory_equal(nb_exec_output(ex, 0)->data, expect, sizeof expect);
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+
+    const int64_t dx2[3] = {1, 1, 20}, dw2[3] = {1, 1, 20}, dy2[3] = {1, 1, 1};
+    float w2[20], x2[20];
+    for (int i = 0; i < 20; i++)
+        w2[i] = x2[i] = (float)(i + 1);
+    mm = mb_new(13);
+    mb_input(mm, "x", 1, 3, dx2);
+    mb_output(mm, "y", 1, 3, dy2);
+    mb_init_floats(mm, "w", 3, dw2, w2, 20);
+    mb_node(mm, "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL});
+    m = load(mm, true);
+    assert_int_equal(nb_exec_create(m, NULL, &ex, &st), NB_OK);
+    x = tensor_f(3, dx2, x2);
+    assert_int_equal(nb_exec_run(ex, 1, names, &x, &st), NB_OK);
+    assert_true(((const float *)nb_exec_output(ex, 0)->data)[0] == 2870.0f);
+    nb_tensor_free(x);
+    nb_exec_free(ex);
+    nb_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_broadcast_add_mul),
+        cmocka_unit_test(test_conv_one_channel_windows),
         cmocka_unit_test(test_if_data_dependent),
         cmocka_unit_test(test_rnn_cube_h),
         cmocka_unit_test(test_if_constant_inlined),

@@ -490,6 +490,61 @@ static void col2im(const float *col, int64_t channels, const geom *g, float *y)
 
 /* ---------------------------------------------------------------- Conv */
 
+/* Few output positions of a one-channel kernel along the last dim (an STFT's filter bank
+ * on a short chunk: 257 filters of 512 taps, 8 frames): y[m, n] += W[m, :] . window n,
+ * each window a row of X itself (or a zero-padded copy at an edge). sgemm would pack all
+ * of W for 8 columns (a third of melspectrogram's time on a 110 ms chunk); here each W row
+ * is read once and the windows stay in L1. */
+NB_REF_AVX2_CLONES static void conv_windows(const float *w, int64_t m, int64_t kw,
+                                            const float *const *win, int64_t n, float *y,
+                                            int64_t ldy)
+{
+    for (int64_t r = 0; r < m; r++) {
+        const float *wr = w + r * kw;
+        int64_t c = 0;
+        for (; c + 4 <= n; c += 4) { /* four windows: four independent sums of one W row */
+            const float *x0 = win[c], *x1 = win[c + 1], *x2 = win[c + 2], *x3 = win[c + 3];
+            float s0[8] = {0}, s1[8] = {0}, s2[8] = {0}, s3[8] = {0};
+            int64_t j = 0;
+            for (; j + 8 <= kw; j += 8)
+                for (int k = 0; k < 8; k++) {
+                    float wv = wr[j + k];
+                    s0[k] += wv * x0[j + k];
+                    s1[k] += wv * x1[j + k];
+                    s2[k] += wv * x2[j + k];
+                    s3[k] += wv * x3[j + k];
+                }
+            float t[4] = {0, 0, 0, 0};
+            for (; j < kw; j++) {
+                t[0] += wr[j] * x0[j], t[1] += wr[j] * x1[j];
+                t[2] += wr[j] * x2[j], t[3] += wr[j] * x3[j];
+            }
+            const float *sv[4] = {s0, s1, s2, s3};
+            for (int q = 0; q < 4; q++) {
+                const float *a = sv[q];
+                y[r * ldy + c + q] += t[q] + (((a[0] + a[4]) + (a[1] + a[5])) +
+                                              ((a[2] + a[6]) + (a[3] + a[7])));
+            }
+        }
+        for (; c < n; c++) {
+            const float *xv = win[c];
+            float s8[8] = {0}, t = 0;
+            int64_t j = 0;
+            for (; j + 8 <= kw; j += 8)
+                for (int k = 0; k < 8; k++)
+                    s8[k] += wr[j + k] * xv[j + k];
+            for (; j < kw; j++)
+                t += wr[j] * xv[j];
+            y[r * ldy + c] += t + (((s8[0] + s8[4]) + (s8[1] + s8[5])) +
+                                   ((s8[2] + s8[6]) + (s8[3] + s8[7])));
+        }
+    }
+}
+
+/* Most output positions conv_windows takes per image and group. */
+#define WINDOWS_MAX 16
+
+
 /* im2col block target: the columns of a block stay in L2 while sgemm packs them. */
 #define COL_BLOCK_BYTES ((int64_t)256 << 10)
 
@@ -520,7 +575,16 @@ static nb_err k_conv_f32(nb_kctx *k)
         return e;
     int64_t rows = g.out[0] * g.out[1], ow_n = g.out[2], block = rows;
     float *col = NULL;
-    if (!pointwise && kk > 0) {
+    /* one input channel, a kernel along the last dim only, undilated, few positions, the
+       rows of X those of Y (no D or H kernel, stride or pad): conv_windows */
+    bool windows = !pointwise && cg == 1 && g.k[0] == 1 && g.k[1] == 1 && g.d[2] == 1 &&
+                   g.s[0] == 1 && g.s[1] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
+                   g.pe[0] == 0 && g.pe[1] == 0 && g.osz <= WINDOWS_MAX && g.k[2] > 1;
+    if (windows) {
+        /* the edge windows' zero-padded copies */
+        if (!(col = scratch_get(0, (size_t)(g.osz * g.k[2]) * sizeof(float), k->st)))
+            return k->st->code;
+    } else if (!pointwise && kk > 0) {
         int64_t row_bytes, n;
         if (!nb_mul_ok(kk, ow_n * (int64_t)sizeof(float), &row_bytes))
             return nb_fail(k->st, NB_ERR_SHAPE, "im2col rows of %lld x %lld are too large",
@@ -543,6 +607,24 @@ static nb_err k_conv_f32(nb_kctx *k)
                 continue;
             if (pointwise) {
                 sgemm(false, false, mg, g.osz, kk, 1.0f, wg, kk, xg, g.osz, 1.0f, yg, g.osz);
+                continue;
+            }
+            if (windows) {
+                const float *win[WINDOWS_MAX];
+                const int64_t iw_n = g.in[2], kw = g.k[2];
+                for (int64_t o = 0; o < g.osz; o++) {
+                    int64_t r = o / ow_n, ow = o % ow_n, start = ow * g.s[2] - g.pb[2];
+                    const float *xr = xg + r * iw_n;
+                    if (start >= 0 && start + kw <= iw_n) {
+                        win[o] = xr + start;
+                        continue;
+                    }
+                    float *pad = col + o * kw; /* an edge window: zeros outside X */
+                    for (int64_t j = 0; j < kw; j++)
+                        pad[j] = start + j >= 0 && start + j < iw_n ? xr[start + j] : 0.0f;
+                    win[o] = pad;
+                }
+                conv_windows(wg, mg, kw, win, g.osz, yg, g.osz);
                 continue;
             }
             for (int64_t r0 = 0; r0 < rows; r0 += block) {
