@@ -237,6 +237,19 @@ int cmd_bringup(int argc, char **argv)
        stops half-way leaves no summary that speaks for another */
     {
         static const char *const stale[] = {"summary.json", "report.html"};
+        json_t *prev = NULL;
+        nb_status pst = {0};
+        if (!nb_report_load_summary(b->outdir, &prev, &pst)) {
+            long long by = nb_report_summary_run(prev);
+            if (by)
+                fprintf(stderr, "bringup: %s holds bringup %lld's files: they are replaced (its "
+                        "numbers stay in the history: nanobench history show %lld)\n",
+                        b->outdir, by, by);
+            else
+                fprintf(stderr, "bringup: %s holds an unrecorded bringup's files: they are "
+                        "replaced\n", b->outdir);
+            json_decref(prev);
+        }
         for (int i = 0; i < 2; i++) {
             snprintf(dir, sizeof dir, "%s/%s", b->outdir, stale[i]);
             if (unlink(dir) && errno != ENOENT)
@@ -530,7 +543,7 @@ calibrate:
     {
         char label[300];
         snprintf(label, sizeof label, "%s", b->stem);
-        nb_report_src rs = {b->outdir, label, NULL, NULL};
+        nb_report_src rs = {.dir = b->outdir, .label = label, .run_id = g_rec.run_id};
         nb_report_opts ro = {&rs, NULL, NULL, rp};
         nb_status st;
         if (nb_report_write(&ro, NULL, &st)) {

@@ -38,6 +38,7 @@ static void usage(FILE *f)
 
 typedef struct resolved {
     char dir[4200], label[64];
+    long long run_id; /* the bringup's id when given by one, else 0 (a folder) */
     bool no_dir; /* a recorded bringup without its "summary" artifact */
     json_t *params, *metrics;
 } resolved;
@@ -93,6 +94,7 @@ static int resolve(nb_db **db, const char *arg, resolved *r)
         nb_metric_rows_free(mr, nm);
     }
     snprintf(r->label, sizeof r->label, "bringup %lld", (long long)bid);
+    r->run_id = (long long)bid;
     if ((r->no_dir = !folder_of(*db, bid, r->dir, sizeof r->dir)))
         snprintf(r->dir, sizeof r->dir, "(bringup %lld recorded no folder)", (long long)bid);
     return 0;
@@ -145,8 +147,16 @@ int cmd_report(int argc, char **argv)
     } else if (!rc && text) { /* the bring-up's own text, from its summary.json */
         json_t *sum = NULL;
         nb_status st = {0};
+        long long by = 0;
         if (nb_report_load_summary(rs[0].dir, &sum, &st)) {
             rc = cli_fail(2, "report: %s", st.msg);
+        } else if (rs[0].run_id && (by = nb_report_summary_run(sum)) != rs[0].run_id) {
+            /* a later bringup wrote into the folder: its text is not this run's */
+            char who[64];
+            snprintf(who, sizeof who, by ? "bringup %lld's" : "an unrecorded bringup's", by);
+            rc = cli_fail(2, "report: %s: %s/summary.json is %s now (a later bringup replaced "
+                          "it); this run's numbers: nanobench history show %lld", rs[0].label,
+                          rs[0].dir, who, rs[0].run_id);
         } else {
             nb_report_text(sum, stdout);
             if (fflush(stdout) != 0 || ferror(stdout))
@@ -155,8 +165,8 @@ int cmd_report(int argc, char **argv)
         }
         json_decref(sum);
     } else if (!rc) {
-        nb_report_src a = {rs[0].dir, rs[0].label, rs[0].params, rs[0].metrics},
-                      b = {rs[1].dir, rs[1].label, rs[1].params, rs[1].metrics};
+        nb_report_src a = {rs[0].dir, rs[0].label, rs[0].run_id, rs[0].params, rs[0].metrics},
+                      b = {rs[1].dir, rs[1].label, rs[1].run_id, rs[1].params, rs[1].metrics};
         nb_report_opts o = {&a, n > 1 ? &b : NULL, pipe, out};
         nb_status st;
         if (nb_report_write(&o, NULL, &st))

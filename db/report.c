@@ -163,11 +163,32 @@ static json_t *load(const char *dir, const char *name, char *why, size_t len)
     return o;
 }
 
+long long nb_report_summary_run(const json_t *s)
+{
+    const json_t *b = json_object_get(json_object_get(s, "runs"), "bringup");
+    return json_is_integer(b) ? (long long)json_integer_value(b) : 0;
+}
+
 static void side_load(side *s, const nb_report_src *src)
 {
     memset(s, 0, sizeof *s);
     s->src = src;
     s->sum = load(src->dir, "summary.json", s->missing[0], sizeof s->missing[0]);
+    long long by = s->sum ? nb_report_summary_run(s->sum) : 0;
+    if (s->sum && src->run_id > 0 && by != src->run_id) {
+        /* a later bringup wrote into the folder: its files are not this run's */
+        json_decref(s->sum);
+        s->sum = NULL;
+        for (int i = 0; i < 5; i++) {
+            if (by)
+                snprintf(s->missing[i], sizeof s->missing[i], "%s holds bringup %lld's files "
+                         "now (a later bringup replaced them)", src->dir, by);
+            else
+                snprintf(s->missing[i], sizeof s->missing[i], "%s holds an unrecorded "
+                         "bringup's files now (a later bringup replaced them)", src->dir);
+        }
+        return;
+    }
     s->est = load(src->dir, "log/1-estimate.out", s->missing[1], sizeof s->missing[1]);
     s->cal = load(src->dir, "log/2-calibrate.out", s->missing[2], sizeof s->missing[2]);
     s->run = load(src->dir, "log/4-run-0.out", s->missing[3], sizeof s->missing[3]);
@@ -185,7 +206,8 @@ static void gone(page *p, const char *why)
     p->n_gone++;
     fputs("<p class=\"gone\">Not shown: ", p->f);
     esc(p->f, why);
-    fputs(" (the bring-up's folder was moved or cleaned).</p>\n", p->f);
+    fputs(strstr(why, "replaced") ? ".</p>\n"
+                                   : " (the bring-up's folder was moved or cleaned).</p>\n", p->f);
 }
 
 /* ---- plots: a gnuplot script with its data inline, run into an SVG, inlined ---- */

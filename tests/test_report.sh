@@ -105,6 +105,20 @@ rm -rf "$T/b1"
 "$NB" --db "$DB" report "$id1" -o "$T/rg.html" >/dev/null 2>"$T/err" || fail "report of a run whose files are gone: $(cat "$T/err")"
 [ "$(grep -c 'class="gone"' "$T/rg.html")" -ge 5 ] || fail "report of a run whose files are gone: sections do not say so"
 
+# a later bringup into the same folder (b3 again): bringup says it replaces run id3's files;
+# run id3's report no longer shows them as its own, its --text is refused
+"$NB" --db "$DB" bringup "$T/conv.onnx" --data_dir "$T/x" --out "$T/b3" --json >"$T/s4.json" 2>"$T/e4" ||
+    fail "bringup 4: $(tail -1 "$T/e4")"
+grep -q "holds bringup $id3's files: they are replaced" "$T/e4" || fail "bringup into b3 did not say it replaces bringup $id3's files: $(cat "$T/e4")"
+id4=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).runs.bringup)' "$T/s4.json")
+"$NB" --db "$DB" report "$id3" --text >"$T/r3b.txt" 2>"$T/err"; st=$?
+[ $st = 2 ] && grep -q "is bringup $id4's now" "$T/err" && [ ! -s "$T/r3b.txt" ] ||
+    fail "report $id3 --text of a replaced folder: exit $st: $(cat "$T/err")"
+"$NB" --db "$DB" report "$id3" -o "$T/r3b.html" >/dev/null 2>"$T/err" || fail "report of a replaced run: $(cat "$T/err")"
+grep -q "holds bringup $id4's files now" "$T/r3b.html" && ! grep -q "bringup $id4:" "$T/r3b.html" ||
+    fail "report $id3 of a replaced folder shows bringup $id4's files as its own"
+"$NB" --db "$DB" report "$id4" --text >/dev/null 2>&1 || fail "report $id4 --text (the folder's own run)"
+
 # bad arguments: one line, exit 2, no file
 "$NB" --db "$DB" report 999999 -o "$T/bad.html" 2>"$T/err"; st=$?
 [ $st = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && [ ! -e "$T/bad.html" ] || fail "report 999999: exit $st: $(cat "$T/err")"

@@ -23,6 +23,9 @@ struct json_t;
 typedef struct nb_report_src {
     const char *dir;
     const char *label;
+    long long run_id; /* the bringup's run id when it came from the history, else 0: a
+                         folder whose summary.json is another bringup's (a later one wrote
+                         over it) is then not shown as this run's */
     const struct json_t *params;  /* {"flag": value, ...}: the command line's options */
     const struct json_t *metrics; /* {"name": number, ...} */
 } nb_report_src;
@@ -61,6 +64,9 @@ void nb_report_text(const struct json_t *s, FILE *f);
  * and an estimate section. Errors: NB_ERR_ARG naming the file and what is wrong (missing,
  * not a regular file, not JSON, not a summary). */
 nb_err nb_report_load_summary(const char *dir, struct json_t **out, nb_status *st);
+/* The bringup run id a summary.json was written by (its runs.bringup), or 0 when it was not
+ * recorded (--no-record) or the key is missing. */
+long long nb_report_summary_run(const struct json_t *s);
 
 #ifdef __cplusplus
 }
