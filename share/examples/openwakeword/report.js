@@ -264,7 +264,10 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16) {
     say('With the float melspectrogram (NPU*) they agree on all of these: the melspectrogram exeom ' +
         'makes the difference.');
   console.log(`What the bring-ups say (on ${summary(melJ).evaluation.count} inputs from the evaluation clips):`);
-  for (const [label, file] of [['melspectrogram', melJ], ['embedding', embJ], ['hey_jarvis', wwJ]]) {
+  const placedJ = melJ.replace(/\/mel\/summary\.json$/, '/mel_placed/summary.json');
+  const melRows = [['melspectrogram', melJ]];
+  if (P && fs.existsSync(placedJ)) melRows.push(['melspectrogram as placed (--auto_place)', placedJ]);
+  for (const [label, file] of [...melRows, ['embedding', embJ], ['hey_jarvis', wwJ]]) {
     const s = summary(file), o = s.outputs[0], c = s.compare, fo = c.first_over_threshold,
       ld = c.largest_sqnr_drop, cal = s.calibration;
     say(`${label}${s.compile.nb_input_scale ? ` (--nb_input_scale=${s.compile.nb_input_scale})` : ''}: ` +
@@ -275,7 +278,7 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16) {
     if (ld && (!fo || ld.layer !== fo.layer))
       say(`largest SQNR drop: ${ld.layer} (${ld.op_type}), ${db(ld.previous_sqnr_db)} -> ${db(ld.sqnr_db)}: ` +
           cause(ld.likely_cause), '  ', '    ');
-    if (label === 'melspectrogram') melSteps(s);
+    if (label.startsWith('melspectrogram')) melSteps(s);
   }
 }
 
