@@ -217,7 +217,9 @@ Onnx__NodeProto *mb_constant_raw(mb_model *m, const char *out, const char *tenso
     return n;
 }
 
-static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const int64_t *dims)
+/* A FLOAT initializer of graph g, without data. */
+static Onnx__TensorProto *gtensor(Onnx__GraphProto *g, const char *name, int rank,
+                                  const int64_t *dims)
 {
     Onnx__TensorProto *t = mb_alloc(sizeof *t);
     onnx__tensor_proto__init(t);
@@ -228,8 +230,13 @@ static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const 
     if (rank)
         memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
     t->n_dims = (size_t)rank;
-    APPEND(m->graph.initializer, m->graph.n_initializer, t);
+    APPEND(g->initializer, g->n_initializer, t);
     return t;
+}
+
+static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const int64_t *dims)
+{
+    return gtensor(&m->graph, name, rank, dims);
 }
 
 Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const int64_t *dims,
@@ -247,20 +254,11 @@ Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const in
 Onnx__TensorProto *mb_ginit_raw(Onnx__GraphProto *g, const char *name, int rank,
                                 const int64_t *dims, const float *vals, size_t nbytes)
 {
-    Onnx__TensorProto *t = mb_alloc(sizeof *t);
-    onnx__tensor_proto__init(t);
-    t->name = mb_str(name);
-    t->has_data_type = 1;
-    t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-    t->dims = mb_alloc(sizeof(int64_t) * (size_t)(rank ? rank : 1));
-    if (rank)
-        memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-    t->n_dims = (size_t)rank;
+    Onnx__TensorProto *t = gtensor(g, name, rank, dims);
     t->has_raw_data = 1;
     t->raw_data.data = mb_alloc(nbytes);
     memcpy(t->raw_data.data, vals, nbytes);
     t->raw_data.len = nbytes;
-    APPEND(g->initializer, g->n_initializer, t);
     return t;
 }
 

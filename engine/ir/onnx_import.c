@@ -1671,6 +1671,20 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
                          const char *dir, const nb_load_opts *opts, nb_filemap *fmap,
                          nb_model **out, nb_status *st);
 
+/* Frees a decoded model message: the lifted payloads taken out first, then the arena it was
+ * decoded into (when it was), else protobuf-c's own blocks. */
+static void release_message(Onnx__ModelProto *mp, pb_lifts *L, pb_arena *A)
+{
+    pb_unlift(L);
+    free(L->v);
+    L->v = NULL;
+    L->n = 0;
+    if (A->n)
+        pb_arena_release(A);
+    else
+        onnx__model_proto__free_unpacked(mp, NULL);
+}
+
 nb_err nb_model_load_mem(const uint8_t *data, size_t len, const char *path_for_msgs,
                          const char *dir, const nb_load_opts *opts, nb_model **out,
                          nb_status *st)
@@ -1703,12 +1717,7 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
     }
     nb_model *m = calloc(1, sizeof *m);
     if (!m) {
-        pb_unlift(&lifts);
-        free(lifts.v);
-        if (arena.n)
-            pb_arena_release(&arena);
-        else
-            onnx__model_proto__free_unpacked(mp, NULL);
+        release_message(mp, &lifts, &arena);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     m->path = strdup(path);
@@ -1798,12 +1807,7 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
         }
     }
 done:
-    pb_unlift(&lifts);
-    free(lifts.v);
-    if (arena.n)
-        pb_arena_release(&arena);
-    else
-        onnx__model_proto__free_unpacked(mp, NULL);
+    release_message(mp, &lifts, &arena);
     if (e) {
         nb_model_free(m);
         return e;
