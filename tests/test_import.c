@@ -699,6 +699,23 @@ static void test_weights_lifted(void **state)
         }
         nb_model_free(m);
     }
+    /* the file truncated under a shapes-only load's deferred weights: reading them is no
+       SIGBUS but zeros, and the model says its file changed */
+    {
+        nb_load_opts lo = {.weights_deferred = true};
+        nb_model *m = NULL;
+        snprintf(path, sizeof path, "%s/lifted.onnx", tmpdir);
+        assert_int_equal(nb_model_load(path, &lo, &m, &st), NB_OK);
+        assert_false(nb_model_file_changed(m));
+        assert_int_equal(truncate(path, 64), 0);
+        nb_tensor *w = m->graph->values[nb_graph_find(m->graph, "Wc")].const_val;
+        assert_true(nb_tensor_is_deferred(w));
+        assert_true(nb_tensor_get_f64(w, 1151) == 0.0);
+        assert_int_equal(nb_tensor_materialize(w, &st), NB_OK);
+        assert_true(((const float *)w->data)[1151] == 0.0f);
+        assert_true(nb_model_file_changed(m));
+        nb_model_free(m);
+    }
     /* a lifted payload shorter than its dims: the same error as without lifting */
     mb_model *bad = mb_new(13);
     const int64_t d8[1] = {2048};

@@ -59,6 +59,11 @@ nb_err nb_estimate_file(const nb_estimate_opts *o, nb_estimate_result *r, nb_sta
         nb_prefix(st, "%s", o->model);
         goto out;
     }
+    if (nb_model_file_changed(r->m)) { /* its deferred weights were read as zeros */
+        e = nb_fail(st, NB_ERR_IO, "%s: the file changed while it was read (it was truncated "
+                    "or rewritten): estimate it again when it is complete", o->model);
+        goto out;
+    }
     if ((r->qdq && !nb_estimate_note(&r->e, "a Q/DQ (QAT) model: estimated as atc compiles it "
                                      "(each pair an AscendQuant, the weights int8)")) ||
         (r->batch_note && !nb_estimate_note(&r->e, "dynamic batch of %s taken as 1 "

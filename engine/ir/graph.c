@@ -211,6 +211,7 @@ void nb_model_free(nb_model *m)
     for (int i = 0; i < m->n_warnings; i++)
         free(m->warnings[i]);
     free(m->warnings);
+    nb_filemap_unref(m->file);
     free(m);
 }
 

@@ -1383,8 +1383,12 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
                 return SIZE_MAX;
             const uint8_t *pay = p;
             p += v;
+            /* protobuf-c takes a key and a length of at most 5 bytes each: a longer one is
+               left in place for it to refuse */
+            bool short_prefix = l0 - f0 <= 5 && pay - l0 <= 5;
             if (kind == PB_TENSOR && fn == 9) {
-                lifted = v >= NB_LIFT_MIN; /* the last raw_data is the one protobuf keeps */
+                /* the last raw_data is the one protobuf keeps */
+                lifted = v >= NB_LIFT_MIN && short_prefix;
                 if (lifted) {
                     cur.off = (size_t)(pay - L->base);
                     cur.len = (size_t)v;
@@ -1397,6 +1401,8 @@ static size_t pb_lift_msg(int kind, const uint8_t *p, const uint8_t *end, uint8_
             }
             int sub = pb_sub_kind(kind, fn);
             uint32_t index = fn < 12 ? seen[fn]++ : 0;
+            if (sub >= 0 && !short_prefix) /* its length is re-encoded: protobuf-c's */
+                return SIZE_MAX;             /* verdict on the file as it is */
             if (sub >= 0 && L->depth < NB_LIFT_DEPTH) {
                 size_t kb = (size_t)(l0 - f0), lb = (size_t)(pay - l0);
                 memcpy(o, f0, kb);
@@ -1827,16 +1833,18 @@ nb_err nb_model_load(const char *path, const nb_load_opts *opts, nb_model **out,
         return nb_fail(st, NB_ERR_IO, "%s: cannot open: %s", path,
                        errno == EINVAL ? "not a regular file" : strerror(errno));
     size_t len = (size_t)sb.st_size;
-    /* a shapes-only load reads the weights' pages only if it needs them: not populated */
-    int flags = MAP_PRIVATE | (opts && opts->weights_deferred ? 0 : MAP_POPULATE);
-    uint8_t *data = len ? mmap(NULL, len, PROT_READ, flags, fileno(f), 0) : NULL;
+    /* a shapes-only load reads the weights' pages only if it needs them: not populated;
+       the mapping is shared with the weights such a load leaves in it, unmapped with the
+       last of them, and guarded: a file truncated meanwhile reads zeros, not SIGBUS */
+    bool deferred = opts && opts->weights_deferred;
+    nb_filemap *fm = len ? nb_filemap_open(fileno(f), len, !deferred) : NULL;
+    int map_err = errno;
     fclose(f);
-    if (len && data == MAP_FAILED)
-        return nb_fail(st, NB_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+    if (len && !fm)
+        return nb_fail(st, NB_ERR_IO, "%s: cannot map: %s", path, strerror(map_err));
     char *dir = strdup(path);
     if (!dir) {
-        if (len)
-            munmap(data, len);
+        nb_filemap_unref(fm);
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
     char *slash = strrchr(dir, '/');
@@ -1844,21 +1852,23 @@ nb_err nb_model_load(const char *path, const nb_load_opts *opts, nb_model **out,
         slash == dir ? (void)(slash[1] = 0) : (void)(*slash = 0);
     else
         strcpy(dir, ".");
-    /* the mapping is shared with the weights a shapes-only load leaves in it, and
-       unmapped with the last of them */
-    nb_filemap *fm = len ? calloc(1, sizeof *fm) : NULL;
-    if (len && !fm) {
-        munmap(data, len);
-        free(dir);
-        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-    }
-    if (fm) {
-        fm->refs = 1;
-        fm->addr = data;
-        fm->len = len;
-    }
-    nb_err e = load_model(data, len, path, dir, opts, fm, out, st);
+    nb_err e = load_model(fm ? fm->addr : NULL, len, path, dir, opts, fm, out, st);
     free(dir);
+    if (fm && fm->changed) { /* whatever the decode made of the zeros it read */
+        nb_model_free(*out);
+        *out = NULL;
+        e = nb_fail(st, NB_ERR_IO, "%s: the file changed while it was read (it was truncated "
+                    "or rewritten): read it again when it is complete", path);
+    }
+    if (!e && *out && fm && deferred) {
+        (*out)->file = fm; /* estimate asks again after it read the deferred weights */
+        fm->refs++;
+    }
     nb_filemap_unref(fm);
     return e;
+}
+
+bool nb_model_file_changed(const nb_model *m)
+{
+    return m && m->file && m->file->changed;
 }

@@ -1,5 +1,6 @@
 /* nanobench: tensors, element types, half precision, file helpers (include/nb/tensor.h). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 #include "nb/tensor.h"
 
 #include <errno.h>
@@ -9,6 +10,9 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -169,9 +173,86 @@ nb_err nb_tensor_adopt(nb_dtype dtype, int rank, const int64_t *dims, void *data
     return tensor_alloc(dtype, rank, dims, false, data, out, st);
 }
 
+/* ---- guarded file mappings: a SIGBUS inside one maps zero pages over the rest of it ---- */
+
+#define NB_FILEMAPS 64
+static nb_filemap *_Atomic filemaps[NB_FILEMAPS];
+static struct sigaction sigbus_old;
+static pthread_mutex_t filemaps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    for (int i = 0; i < NB_FILEMAPS; i++) {
+        nb_filemap *m = atomic_load(&filemaps[i]);
+        uintptr_t lo = m ? (uintptr_t)m->addr : 0, hi = lo + (m ? m->len : 0);
+        if (m && a >= lo && a < hi) {
+            /* the file shrank under the mapping: zero pages from the faulting one to the
+               end (the read that faulted is made again and reads 0) */
+            uintptr_t pg = a & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+            if (mmap((void *)pg, hi - pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                     -1, 0) == MAP_FAILED)
+                break;
+            m->changed = 1;
+            return;
+        }
+    }
+    /* not one of ours: the handler before (or the default action) at the fault's return */
+    sigaction(SIGBUS, &sigbus_old, NULL);
+    (void)sig;
+    (void)ctx;
+}
+
+/* Ours in front of whatever handles SIGBUS now (kept, for faults outside our mappings):
+ * at every mapping, since a later sigaction (a test harness's) may have replaced it. */
+static void sigbus_install(void)
+{
+    struct sigaction cur;
+    if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_sigaction == on_sigbus)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &sigbus_old);
+}
+
+nb_filemap *nb_filemap_open(int fd, size_t len, bool populate)
+{
+    nb_filemap *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+    if (p == MAP_FAILED) {
+        int err = errno;
+        free(m);
+        errno = err;
+        return NULL;
+    }
+    m->refs = 1;
+    m->addr = p;
+    m->len = len;
+    pthread_mutex_lock(&filemaps_lock);
+    sigbus_install();
+    for (int i = 0; i < NB_FILEMAPS; i++)
+        if (!atomic_load(&filemaps[i])) { /* more than 64 at once: the later ones unguarded */
+            atomic_store(&filemaps[i], m);
+            break;
+        }
+    pthread_mutex_unlock(&filemaps_lock);
+    return m;
+}
+
 void nb_filemap_unref(nb_filemap *m)
 {
     if (m && --m->refs == 0) {
+        pthread_mutex_lock(&filemaps_lock);
+        for (int i = 0; i < NB_FILEMAPS; i++)
+            if (atomic_load(&filemaps[i]) == m)
+                atomic_store(&filemaps[i], NULL);
+        pthread_mutex_unlock(&filemaps_lock);
         if (m->len)
             munmap(m->addr, m->len);
         free(m);

@@ -101,6 +101,7 @@ typedef struct nb_model {
     char **warnings;         /* e.g. unused node outputs, by name */
     uint64_t file_bytes;
     int n_named_nodes;       /* nodes the file left unnamed, named by nb_onnx_gate */
+    struct nb_filemap *file; /* a weights_deferred load's mapped file (a reference), or NULL */
 } nb_model;
 
 /* One fixed input shape from --input_shape "name:n,c,h,w;name2:...". */
@@ -159,6 +160,9 @@ void nb_shape_overrides_free(nb_shape_override *o, int n);
  * (the first len bytes of it). A NULL list has none. */
 bool nb_list_has(const char *list, const char *name, size_t len);
 
+/* True when the mapped file a weights_deferred load reads from was truncated after the
+ * load (its pages then read as zeros, nb_filemap): the estimate checks it before it answers. */
+bool nb_model_file_changed(const nb_model *m);
 /* Loads an ONNX model file: protobuf parse, opset check, initializers (raw_data, typed
  * fields, external data inside the model's folder), Constant nodes to constants, graph
  * inputs that are initializers, input-shape overrides, topological sort (cycles and inputs

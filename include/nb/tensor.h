@@ -64,12 +64,20 @@ int64_t nb_mem_budget(void);
 int64_t nb_mem_live(void);
 
 /* A read-only mapping of a model file, shared by the deferred buffers that point into it
- * (nb_tensor_new_deferred); unmapped when the last of them is freed or materialized. */
+ * (nb_tensor_new_deferred); unmapped when the last of them is freed or materialized. A
+ * file truncated while mapped would kill the process with SIGBUS at the next read of a
+ * page past its new end: nb_filemap_open's mappings are guarded, such a page reads as zeros
+ * and `changed` is set, which the loader and the estimate check before they answer. */
 typedef struct nb_filemap {
     int refs;
     void *addr;
     size_t len;
+    volatile int changed; /* a page could not be read: the file shrank while mapped */
 } nb_filemap;
+
+/* Maps len bytes of the open file fd read-only (len > 0; populate: read every page now),
+ * guarded against truncation as above. NULL with errno set on failure. */
+nb_filemap *nb_filemap_open(int fd, size_t len, bool populate);
 
 typedef struct nb_buf {
     int refs;
