@@ -169,6 +169,8 @@ expect 0 "estimate --out_nodes" -- "$NB" estimate -m "$T/mm.onnx" --out_nodes "m
 json_ok "estimate --out_nodes: the cut graph" 'eq(j.TOTAL_NET_OP_TYPE, {MatMul: 1}) &&
     j.layers.some(l => l.outputs.some(o => o.name === "h")) && !j.layers.some(l => l.name === "matmul_2")'
 expect 2 "estimate --out_nodes: no such node" -- "$NB" estimate -m "$T/mm.onnx" --out_nodes "matmul_3:0"; mentions "the nearest: 'matmul_1'"
+# an output the model leaves out ('' in the GRU's outputs): named as such, with the ones it gives
+expect 2 "estimate --out_nodes: an omitted output" -- "$NB" estimate -m "$(dirname "$0")/data/real/lstm_gru_state.onnx" --out_nodes "/gru/GRU:0"; mentions "output 0 of node '/gru/GRU' (GRU) is left out in the model (no tensor to cut at); it gives /gru/GRU:1"
 expect 0 "estimate --json: arena map" -- "$NB" estimate -m "$T/conv.onnx" --json
 json_ok "estimate --json: arena_map by hand" 'const a = j.arena_map;
     eq(a.map(s => [s.name, s.bytes, s.first_task, s.last_task]), [["x/NC1HWC0", 2048, 0, 1],

@@ -2757,7 +2757,19 @@ static nb_err cut_outputs(const char *src, Onnx__GraphProto *g, const char *spec
                         "model would compute nothing", tok);
             break;
         }
-        if (nd && ((size_t)idx >= nd->n_output || !nd->output[idx][0])) {
+        if (nd && (size_t)idx < nd->n_output && !nd->output[idx][0]) {
+            /* an optional output the model leaves out: no tensor to cut at */
+            char given[400] = "";
+            for (size_t k = 0, o = 0; k < nd->n_output && o < sizeof given - 1; k++)
+                if (nd->output[k][0])
+                    o += (size_t)snprintf(given + o, sizeof given - o, "%s%s:%zu", o ? ", " : "",
+                                          tok, k);
+            e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: output %ld of node '%s' (%s) is "
+                        "left out in the model (no tensor to cut at)%s%s", idx, tok, nd->op_type,
+                        given[0] ? "; it gives " : "", given);
+            break;
+        }
+        if (nd && (size_t)idx >= nd->n_output) {
             e = nb_fail(st, NB_ERR_ARG, "E10001: --out_nodes: node '%s' (%s) has %zu output%s "
                         "(indices 0..%zu), not %ld", tok, nd->op_type, nd->n_output,
                         nd->n_output == 1 ? "" : "s", nd->n_output ? nd->n_output - 1 : 0, idx);
