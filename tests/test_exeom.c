@@ -474,6 +474,46 @@ static void test_sim_pad(void **state)
     nb_model_free(m);
 }
 
+/* HardSigmoid on the NPU (atc: Clip(Add(Mul(x, alpha), beta), 0, 1)), worked by hand with
+ * alpha 0.25, beta 0.5 (exact in fp16): x = -4, -2, -1, 0, 1, 2, 4, 8 gives
+ * 0.25 x + 0.5 = -0.5, 0, 0.25, 0.5, 0.75, 1, 1.5, 2.5, clamped: 0, 0, 0.25, 0.5, 0.75, 1, 1, 1
+ * (the Clip's bounds were read from the HardSigmoid node, which has none: +-inf, and the
+ * NPU gave -0.5 and 2.5; a helper's find). */
+static void test_sim_hardsigmoid(void **state)
+{
+    (void)state;
+    mb_model *mm = mb_new(13);
+    const int64_t d[] = {1, 8};
+    mb_input(mm, "x", 1, 2, d);
+    mb_output(mm, "y", 1, 2, d);
+    Onnx__NodeProto *n = mb_node(mm, "HardSigmoid", (const char *[]){"x", NULL},
+                                 (const char *[]){"y", NULL});
+    mb_attr_float(n, "alpha", 0.25f);
+    mb_attr_float(n, "beta", 0.5f);
+    nb_model *m = load_folded(mm);
+    nb_status st = {0};
+    nb_estimate e;
+    uint8_t *buf = NULL;
+    nb_sim_model *sm = compile_and_load(m, "hsig", &e, &buf);
+    const nb_exeom *x = nb_sim_exeom(sm);
+    const nb_exeom_tensor *ti = &x->t[nb_sim_input_tensor(sm, 0)],
+                          *to = &x->t[nb_sim_output_tensor(sm, 0)];
+    uint8_t *in = calloc(1, ti->bytes), *out = calloc(1, to->bytes);
+    const double xv[8] = {-4, -2, -1, 0, 1, 2, 4, 8}, yv[8] = {0, 0, 0.25, 0.5, 0.75, 1, 1, 1};
+    for (int i = 0; i < 8; i++)
+        nb_sim_set(ti, in, i, xv[i]);
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (nb_sim_execute(sm, ins, outs, NULL, NULL, &st))
+        fail_msg("%s", st.msg);
+    for (int i = 0; i < 8; i++)
+        assert_true(nb_sim_get(to, out, i) == yv[i]);
+    free(in), free(out), free(buf);
+    nb_sim_free(sm);
+    nb_estimate_free(&e);
+    nb_model_free(m);
+}
+
 /* Tile and SpaceToDepth on the NPU, worked by hand: x FLOAT [1, 2, 4, 4] holding its flat
  * index 16c + 4h + w. Tile(x, repeats [1, 2, 1, 2]): y [1, 4, 4, 8] = x[c mod 2][h][w mod 4].
  * SpaceToDepth(x, blocksize 2), ONNX's DCR order: y2 [1, 8, 2, 2],
@@ -1052,7 +1092,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sim_conv),
         cmocka_unit_test(test_sim_slice), cmocka_unit_test(test_sim_gather),
-        cmocka_unit_test(test_sim_pad), cmocka_unit_test(test_sim_tile_s2d),
+        cmocka_unit_test(test_sim_pad),
+        cmocka_unit_test(test_sim_hardsigmoid), cmocka_unit_test(test_sim_tile_s2d),
         cmocka_unit_test(test_input_scale), cmocka_unit_test(test_sim_matmul_int16),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_corrupt),

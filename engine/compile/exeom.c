@@ -395,7 +395,14 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     }
     if (!strcmp(op, "Clip")) {
         float lo = -INFINITY, hi = INFINITY;
-        if (n->n_in > 1 || nb_attr_find(n, "min") || nb_attr_find(n, "max")) {
+        if (strcmp(n->op_type, "Clip")) {
+            /* a Clip atc made of another op (HardSigmoid's, 0 and 1): its bounds are the
+               scalars it generated as inputs 1 and 2, not the source node's (which has none:
+               they were read as +-inf and HardSigmoid did not clamp, a helper's find) */
+            for (int j = 1; j < 3 && j < k->n_in; j++)
+                if (k->in[j] >= 0 && ng->t[k->in[j]].gen == 1)
+                    *(j == 1 ? &lo : &hi) = ng->t[k->in[j]].scalar;
+        } else if (n->n_in > 1 || nb_attr_find(n, "min") || nb_attr_find(n, "max")) {
             lo = nb_attr_float(n, "min", lo);
             hi = nb_attr_float(n, "max", hi);
             if (n->n_in > 1 && n->in[1] >= 0 && g->values[n->in[1]].const_val)
