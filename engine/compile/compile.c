@@ -48,6 +48,13 @@ static void count_quantized(const nb_graph *g, const nb_npu_input *in, const cha
                     !g->values[nd->in[1]].const_val;
         if (is_cube && !quantized && rt_w)
             continue;
+        /* an LSTM/GRU the cube cannot run (two directions, coupled gates...): the lowering
+           gives it to the MCU's CPU, in float, as calibrate leaves it */
+        char why[300] = "";
+        if (is_cube && !quantized && (!strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU")))
+            nb_npu_rnn_reason(g, nd, 1, why, sizeof why);
+        if (why[0])
+            continue;
         if (is_cube && !quantized && (*n_unq)++ < 8)
             snprintf(unq + strlen(unq), len - strlen(unq), "%s'%s' (%s)", unq[0] ? ", " : "",
                      nd->name, nd->op_type);

@@ -605,7 +605,11 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
                           int slot, const nb_npu_tensor *t, const nb_npu_layer *ls,
                           int n_layers, uint8_t *out, nb_status *st)
 {
-    bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU"), step;
+    /* an LSTM/GRU on the cube: int8 W and R from the calibration; on the MCU's CPU it reads
+       its weights in float like any CPU task (a helper's find: --cpu_nodes on a GRU was
+       refused with "no int8 W and R") */
+    bool rnn = (!strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU")) &&
+               k->unit != NB_TASK_CPU, step;
     const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &step);
     if (rnn) {
         if (!l || !l->r)
@@ -833,7 +837,8 @@ nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,
             slot_in[i] = i < k->n_in ? k->in[i] : -1;
         for (int i = 0; i < NB_EXEOM_MAX_OUT; i++)
             slot_out[i] = i < k->n_out ? k->out[i] : -1;
-        bool rnn = !strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU");
+        bool rnn = (!strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU")) &&
+                   k->unit != NB_TASK_CPU; /* on the CPU: a CpuOnnx task's operands */
         if (rnn) { /* fixed slots: x W R bias deq_scale h(int8) c|h(fp16) P; out h c Y */
             bool lstm = !strcmp(k->op_type, "LSTM");
             for (int i = 5; i < NB_EXEOM_MAX_IN; i++)

@@ -1254,25 +1254,33 @@ static bool skips_fusion(const nb_quant_config *cfg, const char *name)
 
 /* Adds the layers of g and of its If branches to ls (room for every node of the model). */
 static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, const char *cpu,
-                         layer *ls, int *k, nb_status *st)
+                         const nb_calibrate_opts *o, layer *ls, int *k, nb_status *st)
 {
     for (int i = 0; i < g->n_nodes; i++) {
         const nb_node *nd = &g->nodes[i];
         for (int a = 0; a < nd->n_attr; a++)
             if (nd->attrs[a].g) {
-                nb_err e = add_layers(nd->attrs[a].g, cfg, cpu, ls, k, st);
+                nb_err e = add_layers(nd->attrs[a].g, cfg, cpu, o, ls, k, st);
                 if (e)
                     return e;
             }
         bool rnn = !strcmp(nd->op_type, "LSTM") || !strcmp(nd->op_type, "GRU");
-        if (!strcmp(nd->op_type, "RNN"))
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (RNN): the Nano's cube runs "
-                           "LSTM and GRU, not the plain RNN, so it cannot be quantized for the "
-                           "NPU (estimate lists it as a CPU task)", nd->name);
-        if (!cube_op(nd->op_type) && !rnn)
+        if (!cube_op(nd->op_type) && !rnn && strcmp(nd->op_type, "RNN"))
             continue;
         if (cpu && nb_list_has(cpu, nd->name, strlen(nd->name)))
             continue; /* float, on the MCU's CPU (atc --cpu_nodes places it there) */
+        char why[300] = "";
+        if (!strcmp(nd->op_type, "RNN"))
+            snprintf(why, sizeof why, "the Nano's cube runs LSTM and GRU, not the plain RNN");
+        else if (rnn)
+            nb_npu_rnn_reason(g, nd, 1, why, sizeof why);
+        if (why[0]) {
+            /* atc places it on the MCU's CPU in float by itself (estimate says so): it stays
+               float here too (a bidirectional GRU had been refused, a helper's find) */
+            nb_warnf(o->warn, o->user, "layer '%s' (%s): %s: not quantized; atc places it on "
+                     "the MCU's CPU, in float", nd->name, nd->op_type, why);
+            continue;
+        }
         if (nb_quant_config_skips(cfg, nd->name, nd->op_type))
             return nb_fail(st, NB_ERR_ARG, "layer '%s' (%s) is skipped by the config, but the "
                            "Nano's cube computes only s16 x s8, s8 x s8 and s8 x s4: it cannot "
@@ -1280,13 +1288,6 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, const ch
                            "in float)", nd->name, nd->op_type);
         const nb_value *r = NULL;
         if (rnn) {
-            char why[300];
-            nb_npu_rnn_reason(g, nd, 1, why, sizeof why);
-            if (why[0])
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s': %s, so it cannot be "
-                               "quantized for the NPU; place it on the MCU's CPU in float "
-                               "(--cpu_nodes \"%s\"), rewrite it, or cut the graph before it",
-                               nd->name, why, nd->name);
             r = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]] : NULL;
             if (!r || !r->const_val || r->const_val->rank != 3 || r->const_val->numel == 0)
                 return nb_fail(st, NB_ERR_UNSUPPORTED, "layer '%s' (%s): its recurrent weights "
@@ -1395,13 +1396,13 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, const ch
 /* The layers that must be quantized (If branches included); an error for one that cannot
  * be. */
 static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, const char *cpu,
-                          layer **out, int *n, nb_status *st)
+                          const nb_calibrate_opts *o, layer **out, int *n, nb_status *st)
 {
     layer *ls = calloc((size_t)nb_graph_count_nodes(m->graph) + 1, sizeof *ls);
     if (!ls)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     int k = 0;
-    nb_err e = add_layers(m->graph, cfg, cpu, ls, &k, st);
+    nb_err e = add_layers(m->graph, cfg, cpu, o, ls, &k, st);
     if (e) {
         for (int i = 0; i < k; i++) {
             nb_hist_free(&ls[i].hist);
@@ -1657,7 +1658,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         nb_prefix(st, "%s", model);
         goto out;
     }
-    if ((e = find_layers(m, &cfg, o->cpu_nodes, &ls, &nl, st))) {
+    if ((e = find_layers(m, &cfg, o->cpu_nodes, o, &ls, &nl, st))) {
         nb_prefix(st, "%s", model);
         goto out;
     }
