@@ -15,6 +15,8 @@
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
  *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
+ *   lstm_const_b Y = LSTM(x, W, R, B), x FLOAT [2,1,4], hidden 3, forward, its bias B
+ *                [1,24] = 0.05 (i mod 5) given by a Constant node (paddle's habit)
  *   conv_rt_bias y = Conv(x, W, b) with the bias b FLOAT [8] a graph input (x as conv_const)
  *   conv_bn      y = BatchNormalization(Conv(x, W), scale [2, 4], B [0.5, -1], mean [1, 0],
  *                var [0, 3], epsilon 1), x FLOAT [1,2,4,4], W [2,2,1,1] = [[1, -2], [0.5,
@@ -146,6 +148,25 @@ int main(int argc, char **argv)
         mb_attr_int(n, "hidden_size", 3);
         if (bi)
             mb_attr_string(n, "direction", "bidirectional");
+    } else if (!strcmp(kind, "lstm_const_b")) {
+        const int64_t dx[] = {2, 1, 4}, dw[] = {1, 12, 4}, dr[] = {1, 12, 3}, db[] = {1, 24},
+                      dy[] = {2, 1, 1, 3};
+        static float w[12 * 4], r[12 * 3], b[24];
+        for (size_t i = 0; i < 48; i++)
+            w[i] = 0.1f * (float)((int)(i % 7) - 3);
+        for (size_t i = 0; i < 36; i++)
+            r[i] = 0.05f * (float)((int)(i % 5) - 2);
+        for (size_t i = 0; i < 24; i++)
+            b[i] = 0.05f * (float)(i % 5);
+        mb_input(m, "x", 1, 3, dx);
+        mb_output(m, "y", 1, 4, dy);
+        mb_init_floats(m, "W", 3, dw, w, 48);
+        mb_init_floats(m, "R", 3, dr, r, 36);
+        mb_constant_raw(m, "B", "B_value", 2, db, b, sizeof b);
+        Onnx__NodeProto *n = mb_node(m, "LSTM", (const char *[]){"x", "W", "R", "B", NULL},
+                                     (const char *[]){"y", NULL});
+        n->name = "lstm";
+        mb_attr_int(n, "hidden_size", 3);
     } else if (!strcmp(kind, "if_gemm")) {
         const int64_t dx[] = {1, 2}, dw[] = {2, 2}, db[] = {2};
         const float w[4] = {0.5f, -1, 0.25f, 2}, b[2] = {0.1f, -0.2f}, zero = 0;

@@ -1393,6 +1393,17 @@ static nb_err add_layers(const nb_graph *g, const nb_quant_config *cfg, const ch
     return NB_OK;
 }
 
+/* An LSTM's or GRU's float bias B [1, 2 x channels] as the loaded model holds it (folded:
+ * a Cast of an fp16 initializer or a Constant node is its value), or NULL. */
+static const float *rnn_bias(const layer *l)
+{
+    const nb_node *nd = l->node;
+    if (!l->rnn || nd->n_in < 4 || nd->in[3] < 0)
+        return NULL;
+    const nb_tensor *b = l->g->values[nd->in[3]].const_val;
+    return b && b->dtype == NB_FLOAT && b->numel == 2 * l->channels ? b->data : NULL;
+}
+
 /* The layers that must be quantized (If branches included); an error for one that cannot
  * be. */
 static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, const char *cpu,
@@ -1829,6 +1840,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
                             .r_dims = ls[i].r ? ls[i].r->dims : NULL,
                             .r_numel = ls[i].r ? ls[i].r->numel : 0,
                             .scale_h = ls[i].qh.scale, .offset_h = ls[i].qh.offset,
+                            .rnn_bias = rnn_bias(&ls[i]),
                             .fused_bn = ls[i].bn != NULL};
     parts_made = true;
     e = nb_check_layers(model, ql, nl, st);

@@ -842,8 +842,13 @@ static nb_err deploy_rnn(const char *src, Onnx__GraphProto *g, Onnx__GraphProto 
     float *bf = NULL;
     int64_t nbias = 0;
     if (nd->n_input > 3 && nd->input[3] && nd->input[3][0]) {
-        const Onnx__TensorProto *bt = find_init(g, ng, nd->input[3]);
-        bf = bt ? float_values(bt, &nbias) : NULL;
+        const Onnx__TensorProto *bt = l->rnn_bias ? NULL : find_init(g, ng, nd->input[3]);
+        if (l->rnn_bias && (bf = malloc(sizeof(float) * (size_t)(2 * C)))) {
+            memcpy(bf, l->rnn_bias, sizeof(float) * (size_t)(2 * C)); /* folded by calibrate */
+            nbias = 2 * C;
+        } else if (bt) {
+            bf = float_values(bt, &nbias);
+        }
         if (!bf || nbias != 2 * C) {
             free(bf);
             return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: layer '%s': its bias '%s' is not a "

@@ -207,6 +207,10 @@ typedef struct nb_qlayer {
     int64_t r_numel;
     float scale_h;
     int offset_h;
+    /* LSTM and GRU: the float bias B of 2 x channels values (W's gate rows, then R's) as
+       calibrate read it, folded (a Cast of an fp16 initializer, a Constant node), or NULL
+       to read the model's initializer */
+    const float *rnn_bias;
     /* Conv + BatchNormalization fused (AMCT's do_fusion): w_q and bias are the folded ones;
        the writers remove the BatchNormalization that alone reads the Conv's output and give
        its output to the Conv */
