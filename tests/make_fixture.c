@@ -15,6 +15,7 @@
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
  *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
+ *   colon_batch  y = Relu(x), x named "input_1:0" (tf2onnx's habit) FLOAT [N,3]
  *   lstm_const_b Y = LSTM(x, W, R, B), x FLOAT [2,1,4], hidden 3, forward, its bias B
  *                [1,24] = 0.05 (i mod 5) given by a Constant node (paddle's habit)
  *   conv_rt_bias y = Conv(x, W, b) with the bias b FLOAT [8] a graph input (x as conv_const)
@@ -117,6 +118,10 @@ int main(int argc, char **argv)
         mb_input(m, "b", 1, 2, dn3);
         mb_output(m, "y", 1, 2, dn3);
         mb_node(m, "Add", (const char *[]){"a", "b", NULL}, (const char *[]){"y", NULL});
+    } else if (!strcmp(kind, "colon_batch")) {
+        mb_input(m, "input_1:0", 1, 2, dn3);
+        mb_output(m, "y", 1, 2, dn3);
+        mb_node(m, "Relu", (const char *[]){"input_1:0", NULL}, (const char *[]){"y", NULL});
     } else if (!strcmp(kind, "conv_const") || !strcmp(kind, "conv_unnamed")) {
         const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, dy[] = {1, 8, 6, 6};
         static float w[8 * 3 * 3 * 3];

@@ -199,6 +199,10 @@ expect 0 "estimate: dynamic batch noted in json" -- "$NB" estimate -m "$T/shared
 "$NB" estimate -m "$T/shared.onnx" --json 2>/dev/null | node -e 'JSON.parse(require("fs").readFileSync(0, "utf8"))' ||
     { echo "FAIL: estimate --json stdout is not one JSON document"; fails=$((fails + 1)); }
 grep -q "dynamic batch of 'a', 'b' taken as 1" "$T/out" || { echo "FAIL: batch note in json"; cat "$T/out"; fails=$((fails + 1)); }
+# an input named as tf2onnx names them ("input_1:0"): its dynamic batch taken as 1 too
+"$FIX" colon_batch "$T/colon.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 0 "estimate: a dynamic batch of 'input_1:0'" -- "$NB" estimate -m "$T/colon.onnx" --json
+grep -q "dynamic batch of 'input_1:0' taken as 1" "$T/out" || { echo "FAIL: batch of 'input_1:0'"; cat "$T/out"; fails=$((fails + 1)); }
 expect 0 "estimate --json" -- "$NB" estimate -m "$M" --json
 grep -q '"TOTAL_EXEOM_SIZE"' "$T/out" || { echo "FAIL: estimate json"; fails=$((fails + 1)); }
 expect 2 "estimate: no model" -- "$NB" estimate -p

@@ -590,8 +590,9 @@ nb_err nb_batch_one_shape(const nb_model *m, const char *shape, char **out, char
     const nb_graph *g = m->graph;
     for (int i = 0; i < g->n_inputs; i++) {
         const nb_value *v = &g->values[g->inputs[i]];
-        bool fix = v->rank > 0 && v->dims[0] < 0 && !strchr(v->name, ';') &&
-                   !strchr(v->name, ':');
+        /* a name with ':' (tf2onnx's "input_1:0") is fine: --input_shape splits at the last
+           ':'; one with ';' cannot be written there */
+        bool fix = v->rank > 0 && v->dims[0] < 0 && !strchr(v->name, ';');
         for (int d = 1; fix && d < v->rank; d++)
             fix = v->dims[d] >= 0;
         if (!fix)
