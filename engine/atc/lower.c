@@ -568,10 +568,10 @@ static void cpu_task(lctx *c, const nb_node *n, const char *name, const char *wh
         return;
     }
     if (blob)
-        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%.100s; the MCU's CPU runs it "
+        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%.300s; the MCU's CPU runs it "
                  "(float32)", why);
     else
-        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%.90s%s%.60s", why,
+        snprintf(c->n->k[k].reason, sizeof c->n->k[k].reason, "%.250s%s%.120s", why,
                  cwhy[0] ? "; not on the CPU: " : "", cwhy);
     for (int i = 0; i < n_ins; i++)
         task_in(c, k, ins[i]);
@@ -1132,7 +1132,7 @@ static void lower_node(lctx *c, int ni)
     /* (a Split is one Slice task per output) */
     bool too_many = n_ops > NB_EXEOM_MAX_IN || (n->n_out > NB_EXEOM_MAX_OUT && strcmp(op, "Split"));
     if (strcmp(op, "If") && (too_many || big_rank)) {
-        char why[160];
+        char why[360];
         if (big_rank)
             snprintf(why, sizeof why, "a value of rank %d (the exeom holds 6 dims)", big_rank);
         else
@@ -1182,7 +1182,7 @@ static void lower_node(lctx *c, int ni)
     const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : dropout ? "Identity"
                          : gap ? "GlobalAveragePool" : op;
     const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
-    char why[160] = "";
+    char why[360] = "";
     if (!strcmp(op, "If") && n->n_attr > 0) {
         lower_if(c, n, name);
         free(name);
@@ -1686,7 +1686,7 @@ static void lower_if(lctx *c, const nb_node *n, const char *name)
         n_br++;
         ctx_free(&b);
     }
-    char why[160];
+    char why[360];
     /* what the Nano does: its CPU reads the condition and takes the branch's outputs; both
        branches' tasks run on the NPU before it (exeom.md) */
     snprintf(why, sizeof why, "If on a condition known only at run time: the CPU picks the "

@@ -194,7 +194,7 @@ typedef struct nb_npu_task {
     char *onnx_op;   /* the op of the ONNX node it comes from */
     nb_task_unit unit;
     bool inserted;   /* added by lowering */
-    char reason[160]; /* unit CPU: why the NPU cannot run it */
+    char reason[400]; /* unit CPU: why the NPU cannot run it */
     bool cpu_ok;      /* unit CPU: the exeom holds it (an If's select, nb_task_in_exeom) */
     int br_first[2], br_count[2]; /* an If: the tasks each branch lowered to (attribute order) */
     int n_in, n_out, cap_in, cap_out;
