@@ -52,6 +52,13 @@ static void short_label(const char *label, char *buf, size_t len)
  * one cut with "..." when it does not fit) */
 static void put(FILE *f, const char *label, int max, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Whether a line may break before p[i]: at a space, or after a '/' or ',' (the paths of
+ * exporters' long names, "StatefulPartitionedCall/functional_1/...", have no space). */
+static bool breaks_at(const char *p, int i)
+{
+    return p[i] == ' ' || (i > 0 && (p[i - 1] == '/' || p[i - 1] == ','));
+}
+
 static void put(FILE *f, const char *label, int max, const char *fmt, ...)
 {
     char text[4096];
@@ -71,15 +78,15 @@ static void put(FILE *f, const char *label, int max, const char *fmt, ...)
         if ((int)n > w && line == max - 1) {
             /* at a space: "..." never takes half of a number ("65504" shown as "6...") */
             cut = w - 3;
-            while (cut > w / 2 && p[cut] != ' ')
+            while (cut > w / 2 && !breaks_at(p, cut))
                 cut--;
-            if (p[cut] != ' ')
+            if (!breaks_at(p, cut))
                 cut = w - 3;
         } else if ((int)n > w) {
             cut = w;
-            while (cut > w / 2 && p[cut] != ' ')
+            while (cut > w / 2 && !breaks_at(p, cut))
                 cut--;
-            if (p[cut] != ' ')
+            if (!breaks_at(p, cut))
                 cut = w;
         }
         for (int i = 0; i < cut; i++)
