@@ -168,6 +168,19 @@ static void test_introduced_problem_node(void **state)
     assert_true(isnan(r.rows[0].table_small)); /* a Conv: not a table op */
     assert_string_equal(nb_cmp_likely_cause(&r.rows[2], true, buf, sizeof buf),
                         "quantization noise");
+    /* little of the signal left (melspectrogram's STFT on a quiet clip): cosine 0.0133, NPU
+       std 2.32 against float's 47, both below half: said so, with the numbers */
+    nb_cmp_row quiet = far;
+    quiet.m.cos = 0.0133, quiet.m.std_x = 2.32, quiet.m.std_y = 47;
+    assert_string_equal(nb_cmp_likely_cause(&quiet, true, buf, sizeof buf),
+                        "quantization noise: little of this input's signal is left (cosine "
+                        "0.0133, std 2.32 against float's 47): its values lie within a few "
+                        "quantization steps of the range calibrated (INT16 for this layer, or "
+                        "calibration data nearer this input's level)");
+    /* the NPU's output as wide as float's but uncorrelated: plain quantization noise */
+    quiet.m.std_x = 40;
+    assert_string_equal(nb_cmp_likely_cause(&quiet, true, buf, sizeof buf),
+                        "quantization noise");
     /* the CSV: a header and three rows; sig's cosine 0.5, conv's SQNR shown 999 */
     char csv[1024];
     assert_int_equal(nb_cmp_csv_claim(tmpdir, csv, sizeof csv, &st), NB_OK);

@@ -323,6 +323,17 @@ const char *nb_cmp_likely_cause(const nb_cmp_row *r, bool over, char *buf, size_
                  r->step);
         return buf;
     }
+    if (r->m.std_y > 0 && r->m.std_x < 0.5 * r->m.std_y && r->m.cos < 0.5) {
+        /* little of float's signal left, and smaller: this input's values lie within a few
+           quantization steps (melspectrogram's STFT on a quiet clip had been "quantization
+           noise" at cosine 0.013, which read as a broken layer) */
+        snprintf(buf, len, "quantization noise: little of this input's signal is left (cosine "
+                 "%.3g, std %.3g against float's %.3g): its values lie within a few "
+                 "quantization steps of the range calibrated (INT16 for this layer, or "
+                 "calibration data nearer this input's level)", r->m.cos, r->m.std_x,
+                 r->m.std_y);
+        return buf;
+    }
     return "quantization noise";
 }
 
