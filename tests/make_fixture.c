@@ -15,6 +15,9 @@
  *   conv_unnamed conv_const with the Conv node's name left out
  *   lstm_bidir   Y = LSTM(x, W, R), x FLOAT [2,1,4], hidden 3, direction bidirectional
  *   lstm_nan_r   the same LSTM forward, with R[0,1,2] (element 5) NaN
+ *   qdq_int32_b  onnxruntime quantize_static's Conv: y = Conv(DQ(Q(x, 0.05, 128)), DQ(W int8
+ *                [3,2,1,1], ws [0.02, 0.01, 0.04], axis 0), DQ(B int32 [3] = [100, -40, 25],
+ *                xs x ws, axis 0)), x FLOAT [1,2,4,4]: the bias a DequantizeLinear of int32
  *   colon_batch  y = Relu(x), x named "input_1:0" (tf2onnx's habit) FLOAT [N,3]
  *   lstm_const_b Y = LSTM(x, W, R, B), x FLOAT [2,1,4], hidden 3, forward, its bias B
  *                [1,24] = 0.05 (i mod 5) given by a Constant node (paddle's habit)
@@ -118,6 +121,33 @@ int main(int argc, char **argv)
         mb_input(m, "b", 1, 2, dn3);
         mb_output(m, "y", 1, 2, dn3);
         mb_node(m, "Add", (const char *[]){"a", "b", NULL}, (const char *[]){"y", NULL});
+    } else if (!strcmp(kind, "qdq_int32_b")) {
+        const int64_t dx[] = {1, 2, 4, 4}, dw[] = {3, 2, 1, 1}, d3[] = {3}, dy[] = {1, 3, 4, 4};
+        const float xs = 0.05f, ws[3] = {0.02f, 0.01f, 0.04f};
+        const float bs[3] = {0.05f * 0.02f, 0.05f * 0.01f, 0.05f * 0.04f};
+        const uint8_t xz = 128;
+        const int8_t w[6] = {50, -20, 100, 7, -64, 30}, wz[3] = {0, 0, 0};
+        const int32_t b[3] = {100, -40, 25}, bz[3] = {0, 0, 0};
+        mb_input(m, "x", 1, 4, dx);
+        mb_output(m, "y", 1, 4, dy);
+        mb_init_typed(m, "xs", 1, 0, NULL, &xs, 4);
+        mb_init_typed(m, "xz", 2, 0, NULL, &xz, 1); /* UINT8 */
+        mb_init_typed(m, "W", 3, 4, dw, w, 6);     /* INT8 */
+        mb_init_typed(m, "ws", 1, 1, d3, ws, 12);
+        mb_init_typed(m, "wz", 3, 1, d3, wz, 3);
+        mb_init_typed(m, "B", 6, 1, d3, b, 12);    /* INT32 */
+        mb_init_typed(m, "bs", 1, 1, d3, bs, 12);
+        mb_init_typed(m, "bz", 6, 1, d3, bz, 12);
+        mb_node(m, "QuantizeLinear", (const char *[]){"x", "xs", "xz", NULL},
+                (const char *[]){"xq", NULL})->name = "x_Q";
+        mb_node(m, "DequantizeLinear", (const char *[]){"xq", "xs", "xz", NULL},
+                (const char *[]){"xd", NULL})->name = "x_DQ";
+        mb_attr_int(mb_node(m, "DequantizeLinear", (const char *[]){"W", "ws", "wz", NULL},
+                            (const char *[]){"wd", NULL}), "axis", 0);
+        mb_attr_int(mb_node(m, "DequantizeLinear", (const char *[]){"B", "bs", "bz", NULL},
+                            (const char *[]){"bd", NULL}), "axis", 0);
+        mb_node(m, "Conv", (const char *[]){"xd", "wd", "bd", NULL},
+                (const char *[]){"y", NULL})->name = "conv";
     } else if (!strcmp(kind, "colon_batch")) {
         mb_input(m, "input_1:0", 1, 2, dn3);
         mb_output(m, "y", 1, 2, dn3);

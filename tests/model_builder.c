@@ -251,6 +251,18 @@ Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const in
     return t;
 }
 
+Onnx__TensorProto *mb_init_typed(mb_model *m, const char *name, int elem_type, int rank,
+                                 const int64_t *dims, const void *data, size_t nbytes)
+{
+    Onnx__TensorProto *t = tensor(m, name, rank, dims);
+    t->data_type = elem_type;
+    t->has_raw_data = 1;
+    t->raw_data.data = mb_alloc(nbytes);
+    memcpy(t->raw_data.data, data, nbytes);
+    t->raw_data.len = nbytes;
+    return t;
+}
+
 Onnx__TensorProto *mb_ginit_raw(Onnx__GraphProto *g, const char *name, int rank,
                                 const int64_t *dims, const float *vals, size_t nbytes)
 {

@@ -47,6 +47,9 @@ Onnx__TensorProto *mb_init_ints64(mb_model *m, const char *name, int rank,
 /* FLOAT initializer stored as external data. */
 Onnx__TensorProto *mb_init_external(mb_model *m, const char *name, int rank,
                                     const int64_t *dims, const char *location);
+/* Initializer of any element type (ONNX's TensorProto.DataType) with raw_data. */
+Onnx__TensorProto *mb_init_typed(mb_model *m, const char *name, int elem_type, int rank,
+                                 const int64_t *dims, const void *data, size_t nbytes);
 /* FLOAT initializer with raw_data in a standalone graph (an If branch). */
 Onnx__TensorProto *mb_ginit_raw(Onnx__GraphProto *g, const char *name, int rank,
                                 const int64_t *dims, const float *vals, size_t nbytes);

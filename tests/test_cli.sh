@@ -199,6 +199,18 @@ expect 0 "estimate: dynamic batch noted in json" -- "$NB" estimate -m "$T/shared
 "$NB" estimate -m "$T/shared.onnx" --json 2>/dev/null | node -e 'JSON.parse(require("fs").readFileSync(0, "utf8"))' ||
     { echo "FAIL: estimate --json stdout is not one JSON document"; fails=$((fails + 1)); }
 grep -q "dynamic batch of 'a', 'b' taken as 1" "$T/out" || { echo "FAIL: batch note in json"; cat "$T/out"; fails=$((fails + 1)); }
+# onnxruntime quantize_static's Conv, its bias DequantizeLinear(int32, xs x ws): imported
+# (the bias folded to float, the deploy's int32 bias the export's own), compiled and run:
+# within 0.005 of the reference on the QDQ model itself (x on its int8 grid, fp16 output)
+"$FIX" qdq_int32_b "$T/q32.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
+expect 0 "calibrate --from_qdq: an int32 bias through DequantizeLinear" -- "$NB" calibrate --from_qdq "$T/q32.onnx" --save_path "$T/q32/q"
+expect 0 "atc: the imported QDQ Conv" -- "$NB" atc --mode=30 --framework=5 --soc_version=Ascend035A --model="$T/q32/q_deploy_model.onnx" --output="$T/q32/e" --input_fp16_nodes=x --output_type=FP16
+"$NB" run "$T/q32/e.exeom" --input x=random:3 --output-dir "$T/q32/o" --json >"$T/q32/run.json" 2>"$T/err" &&
+"$NB" infer "$T/q32.onnx" --input x=random:3 --output-dir "$T/q32/g" --json >"$T/q32/inf.json" 2>>"$T/err" &&
+node -e 'const fs = require("fs"), r = JSON.parse(fs.readFileSync(process.argv[1])), g = JSON.parse(fs.readFileSync(process.argv[2]));
+  const a = r.outputs[0].first, b = g.outputs[0].first;
+  if (a.length !== 8 || a.some((v, i) => Math.abs(v - b[i]) > 0.005)) process.exit(1);' "$T/q32/run.json" "$T/q32/inf.json" ||
+    { echo "FAIL: the QDQ Conv with an int32 bias: run against the reference"; cat "$T/err"; fails=$((fails + 1)); }
 # an input named as tf2onnx names them ("input_1:0"): its dynamic batch taken as 1 too
 "$FIX" colon_batch "$T/colon.onnx" || { echo "FAIL: make_fixture"; fails=$((fails + 1)); }
 expect 0 "estimate: a dynamic batch of 'input_1:0'" -- "$NB" estimate -m "$T/colon.onnx" --json

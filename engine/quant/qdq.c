@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1708,6 +1709,42 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
                      .offset_d = l->offset_d, .weight_bits = 8, .channels = nch,
                      .scale_w = sw, .w_q = wq, .w_rank = rank, .w_dims = dims, .w_numel = n,
                      .w_axis = nch > 1 ? axis : 0};
+    /* onnxruntime's quantize_static gives the bias as DequantizeLinear(int32 constant, x
+       scale x w scale per channel, 0): the layer reads it folded to float (a helper's find:
+       such an export had been refused, "its bias is not a constant float") */
+    Onnx__NodeProto *bdq = nd->n_input > 2 && nd->input[2][0] ? scope_producer(g, nd->input[2])
+                                                               : NULL;
+    if (bdq && !strcmp(bdq->op_type, "DequantizeLinear") && bdq->n_input >= 2) {
+        const Onnx__TensorProto *bi = scope_constant(g, bdq->input[0]),
+                                *bs = scope_constant(g, bdq->input[1]),
+                                *bz = bdq->n_input > 2 && bdq->input[2][0]
+                                          ? scope_constant(g, bdq->input[2]) : NULL;
+        int64_t nbv = bi ? numel_of(bi) : 0, nbs = bs ? numel_of(bs) : 0;
+        if (bi && bs && bi->has_data_type && bi->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 &&
+            nbv > 0 && (nbs == 1 || nbs == nbv) && (!bz || numel_of(bz) == nbs)) {
+            float *bf = malloc(sizeof(float) * (size_t)nbv);
+            char *bname = bf ? dupf2(nd->input[2], "_float") : NULL;
+            nb_err be = bf && bname ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            for (int64_t i = 0; i < nbv && !be; i++) {
+                int64_t c = nbs == 1 ? 0 : i;
+                double v = (value_at(bi, i) - (bz ? value_at(bz, c) : 0)) * value_at(bs, c);
+                if (!isfinite(v) || fabs(v) > FLT_MAX)
+                    be = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its int32 bias %lld "
+                                 "dequantizes to %g", src, name, (long long)i, v);
+                else
+                    bf[i] = (float)v;
+            }
+            if (!be && (!push_init(g->g, initializer(bname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+                                                      (int)bi->n_dims, bi->dims, bf,
+                                                      sizeof(float) * (size_t)nbv)) ||
+                        !set_input(nd, 2, bname)))
+                be = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            free(bf);
+            free(bname);
+            if (be)
+                return be;
+        }
+    }
     /* the layer reads the weights' source directly (and, once every layer is read, x: the
        edges): the Q/DQ nodes fall away */
     if (!set_input(nd, 1, wdq->input[0]))
