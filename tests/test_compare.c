@@ -8,6 +8,7 @@
  * next to the test. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -599,6 +600,33 @@ static void test_infer(void **state)
     assert_non_null(fgets(buf, sizeof buf, f));
     fclose(f);
     assert_string_equal(buf, "mine");
+    /* golden dumps mark the network's outputs: Relu's y is one, Mul's t is not */
+    char gold[700];
+    sprintf(gold, "%s/gold_marks", tmpdir);
+    o.dump_all = false;
+    o.golden_dir = gold;
+    assert_int_equal(nb_infer(&o, &r, &st), NB_OK);
+    nb_infer_result_free(&r);
+    o.golden_dir = NULL;
+    DIR *dh = opendir(gold);
+    assert_non_null(dh);
+    int seen = 0;
+    for (struct dirent *de; (de = readdir(dh));) {
+        bool relu = !strncmp(de->d_name, "Relu.", 5), mul = !strncmp(de->d_name, "Mul.", 4);
+        if (!relu && !mul)
+            continue;
+        char dp[1400];
+        snprintf(dp, sizeof dp, "%s/%s", gold, de->d_name);
+        nb_dump d;
+        assert_int_equal(nb_dump_read(dp, NB_DUMP_OUTPUTS, &d, &st), NB_OK);
+        assert_int_equal(d.n_t, 1);
+        assert_string_equal(d.t[0].original_name, relu ? "y" : "t");
+        assert_int_equal(d.t[0].network_output, relu);
+        nb_dump_free(&d);
+        seen++;
+    }
+    closedir(dh);
+    assert_int_equal(seen, 2);
     /* errors: a name that is not an input, a file of the wrong shape */
     sprintf(spec, "z=%s", xf);
     assert_int_equal(nb_infer(&o, &r, &st), NB_ERR_ARG);

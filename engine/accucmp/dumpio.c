@@ -116,6 +116,7 @@ nb_err nb_dump_parse(const uint8_t *buf, size_t len, const char *path, int want,
         t->index = (int)s->index;
         t->output = out;
         t->original_name = dup0(s->original_name);
+        t->network_output = s->network_output;
         t->dtype = dup0(s->dtype);
         t->format = dup0(s->format);
         t->saturated = s->stats ? s->stats->saturated : 0;
@@ -181,9 +182,10 @@ nb_err nb_dump_parse(const uint8_t *buf, size_t len, const char *path, int want,
     return e;
 }
 
-nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op_type,
-                            uint32_t index, const char *const *names,
-                            const nb_tensor *const *ts, int n, nb_status *st)
+/* nb_dump_write_golden with, for each tensor, whether it is a network output (NULL: none). */
+static nb_err write_golden(const char *dir, const char *op_name, const char *op_type,
+                           uint32_t index, const char *const *names, const nb_tensor *const *ts,
+                           const bool *network_output, int n, nb_status *st)
 {
     struct timeval tv;
     gettimeofday(&tv, NULL);
@@ -216,6 +218,7 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
             tp[i].shape[k] = t->dims[k];
         tp[i].original_name = (char *)names[i];
         tp[i].tensor_name = (char *)names[i];
+        tp[i].network_output = network_output && network_output[i];
         tp[i].data.data = t->data;
         tp[i].data.len = (size_t)t->numel * sizeof(float);
         sp[i].count = (uint64_t)t->numel;
@@ -237,6 +240,13 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
     }
     free(buf), free(tp), free(pp), free(sp), free(shapes);
     return e;
+}
+
+nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op_type,
+                            uint32_t index, const char *const *names,
+                            const nb_tensor *const *ts, int n, nb_status *st)
+{
+    return write_golden(dir, op_name, op_type, index, names, ts, NULL, n, st);
 }
 
 nb_err nb_dump_golden_run(const nb_model *m, const nb_exec *ex, const char *dir, int *n,
@@ -265,17 +275,20 @@ nb_err nb_dump_golden_run(const nb_model *m, const nb_exec *ex, const char *dir,
         const nb_node *nd = &g->nodes[ni];
         const char *nm[8];
         const nb_tensor *tv[8];
+        bool outv[8];
         int k = 0;
         for (int o = 0; o < nd->n_out && k < 8; o++) {
             if (nd->out[o] < 0)
                 continue;
             const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
-            if (t && t->dtype == NB_FLOAT)
+            if (t && t->dtype == NB_FLOAT) {
+                outv[k] = g->values[nd->out[o]].is_output;
                 nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
+            }
         }
         if (!k)
             continue;
-        e = nb_dump_write_golden(tmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, k, st);
+        e = write_golden(tmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, outv, k, st);
         n_dumps++;
     }
     if (e) {

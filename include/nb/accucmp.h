@@ -93,6 +93,7 @@ typedef struct nb_dump_tensor {
     int index;            /* the operand's slot */
     bool output;
     char *original_name;  /* the ONNX value ("" if none) */
+    bool network_output;  /* golden dumps: the value is an output of the model's graph */
     char *dtype, *format;
     int rank;
     int64_t dims[6];
