@@ -255,8 +255,9 @@ typedef struct nb_comparison {
     int nr;
     nb_cmp_thresholds th;
     int n_compared, n_over;
-    /* "global_consistency" (no row over threshold), "problem_node" (the last compared row,
-       the network output, is over too) or "single_point_error"; with its sentence. A task
+    /* "global_consistency" (no row over threshold), "problem_node" (a network output is
+       over too: a row whose golden tensor is marked network_output, else the last compared
+       row) or "single_point_error"; with its sentence. A task
        that clamped values at fp16's 65504, when any row is over threshold, ranks above
        both: "fp16_saturation", its sentence naming that task and its count (issue 26:
        hey_mycroft's Pow_5 saturated and ReduceMean_2 was named) */
