@@ -9,12 +9,9 @@
  * metrics are accucmp's (nb_cmp_metrics_compute) on the run's and infer's .npy files.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,26 +233,17 @@ int cmd_bringup(int argc, char **argv)
     /* a previous bring-up's summary, report and fix tries in this folder go first: a run that
        stops half-way leaves no summary that speaks for another */
     {
-        static const char *const stale[] = {"summary.json", "report.html"};
-        json_t *prev = NULL;
-        nb_status pst = {0};
-        if (!nb_report_load_summary(b->outdir, &prev, &pst)) {
-            long long by = nb_report_summary_run(prev);
-            if (by)
-                fprintf(stderr, "bringup: %s holds bringup %lld's files: they are replaced (its "
-                        "numbers stay in the history: nanobench history show %lld)\n",
-                        b->outdir, by, by);
-            else
-                fprintf(stderr, "bringup: %s holds an unrecorded bringup's files: they are "
-                        "replaced\n", b->outdir);
-            json_decref(prev);
-        }
-        for (int i = 0; i < 2; i++) {
-            snprintf(dir, sizeof dir, "%s/%s", b->outdir, stale[i]);
-            if (unlink(dir) && errno != ENOENT)
-                fprintf(stderr, "nanobench: warning: %s: cannot remove: %s\n", dir,
-                        strerror(errno));
-        }
+        char why[600] = "";
+        long long by = nb_report_folder_clear(b->outdir, why, sizeof why);
+        if (by > 0)
+            fprintf(stderr, "bringup: %s holds bringup %lld's files: they are replaced (its "
+                    "numbers stay in the history: nanobench history show %lld)\n", b->outdir,
+                    by, by);
+        else if (by == 0)
+            fprintf(stderr, "bringup: %s holds an unrecorded bringup's files: they are "
+                    "replaced\n", b->outdir);
+        if (why[0])
+            fprintf(stderr, "nanobench: warning: %s\n", why);
         fix_clear(b);
     }
 #define GLOBAL_FLAGS()                                                                         \

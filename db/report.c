@@ -169,6 +169,25 @@ long long nb_report_summary_run(const json_t *s)
     return json_is_integer(b) ? (long long)json_integer_value(b) : 0;
 }
 
+long long nb_report_folder_clear(const char *dir, char *why, size_t len)
+{
+    static const char *const stale[] = {"summary.json", "report.html"};
+    json_t *prev = NULL;
+    nb_status st = {0};
+    long long by = -1;
+    if (!nb_report_load_summary(dir, &prev, &st))
+        by = nb_report_summary_run(prev);
+    json_decref(prev);
+    why[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, stale[i]);
+        if (unlink(path) && errno != ENOENT && !why[0])
+            snprintf(why, len, "%s: cannot remove: %s", path, strerror(errno));
+    }
+    return by;
+}
+
 static void side_load(side *s, const nb_report_src *src)
 {
     memset(s, 0, sizeof *s);

@@ -239,16 +239,21 @@ static Onnx__TensorProto *tensor(mb_model *m, const char *name, int rank, const 
     return gtensor(&m->graph, name, rank, dims);
 }
 
+/* t's data as raw_data: nbytes from data (zeros when data is NULL). */
+static Onnx__TensorProto *raw(Onnx__TensorProto *t, const void *data, size_t nbytes)
+{
+    t->has_raw_data = 1;
+    t->raw_data.data = mb_alloc(nbytes);
+    if (data)
+        memcpy(t->raw_data.data, data, nbytes);
+    t->raw_data.len = nbytes;
+    return t;
+}
+
 Onnx__TensorProto *mb_init_raw(mb_model *m, const char *name, int rank, const int64_t *dims,
                                const float *vals, size_t nbytes)
 {
-    Onnx__TensorProto *t = tensor(m, name, rank, dims);
-    t->has_raw_data = 1;
-    t->raw_data.data = mb_alloc(nbytes);
-    if (vals)
-        memcpy(t->raw_data.data, vals, nbytes);
-    t->raw_data.len = nbytes;
-    return t;
+    return raw(tensor(m, name, rank, dims), vals, nbytes);
 }
 
 Onnx__TensorProto *mb_init_typed(mb_model *m, const char *name, int elem_type, int rank,
@@ -256,22 +261,13 @@ Onnx__TensorProto *mb_init_typed(mb_model *m, const char *name, int elem_type, i
 {
     Onnx__TensorProto *t = tensor(m, name, rank, dims);
     t->data_type = elem_type;
-    t->has_raw_data = 1;
-    t->raw_data.data = mb_alloc(nbytes);
-    memcpy(t->raw_data.data, data, nbytes);
-    t->raw_data.len = nbytes;
-    return t;
+    return raw(t, data, nbytes);
 }
 
 Onnx__TensorProto *mb_ginit_raw(Onnx__GraphProto *g, const char *name, int rank,
                                 const int64_t *dims, const float *vals, size_t nbytes)
 {
-    Onnx__TensorProto *t = gtensor(g, name, rank, dims);
-    t->has_raw_data = 1;
-    t->raw_data.data = mb_alloc(nbytes);
-    memcpy(t->raw_data.data, vals, nbytes);
-    t->raw_data.len = nbytes;
-    return t;
+    return raw(gtensor(g, name, rank, dims), vals, nbytes);
 }
 
 Onnx__TensorProto *mb_init_floats(mb_model *m, const char *name, int rank,

@@ -1639,36 +1639,34 @@ static bool weight_slot(const char *op, int k)
     return false;
 }
 
-/* After the model is imported: a deferred tensor of a graph (the model's or a subgraph's)
- * stays in the file only when every reader in its graph takes it as a weight (weight_slot)
- * and keep is set; any other is copied now (read by a subgraph, a graph output, an op that
+/* After a shapes-only model is imported: a deferred tensor of a graph (the model's or a
+ * subgraph's) stays in the file only when every reader in its graph takes it as a weight
+ * (weight_slot); any other is copied now (read by a subgraph, a graph output, an op that
  * reads values). */
-static nb_err settle_deferred(nb_graph *g, bool keep, nb_status *st)
+static nb_err settle_deferred(nb_graph *g, nb_status *st)
 {
     nb_err e;
     for (int i = 0; i < g->n_nodes; i++)
         for (int a = 0; a < g->nodes[i].n_attr; a++)
-            if (g->nodes[i].attrs[a].g && (e = settle_deferred(g->nodes[i].attrs[a].g, keep, st)))
+            if (g->nodes[i].attrs[a].g && (e = settle_deferred(g->nodes[i].attrs[a].g, st)))
                 return e;
-    if (keep)
-        for (int i = 0; i < g->n_nodes; i++) {
-            const nb_node *n = &g->nodes[i];
-            for (int k = 0; k < n->n_in; k++) {
-                int v = n->in[k];
-                if (v >= 0 && nb_tensor_is_deferred(g->values[v].const_val) &&
-                    !weight_slot(n->op_type, k) &&
-                    (e = nb_tensor_materialize(g->values[v].const_val, st)))
-                    return e;
-            }
-            for (int k = 0; k < n->n_implicit; k++) {
-                int v = n->implicit[k];
-                if (v >= 0 && (e = nb_tensor_materialize(g->values[v].const_val, st)))
-                    return e;
-            }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nb_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v >= 0 && nb_tensor_is_deferred(g->values[v].const_val) &&
+                !weight_slot(n->op_type, k) &&
+                (e = nb_tensor_materialize(g->values[v].const_val, st)))
+                return e;
         }
+        for (int k = 0; k < n->n_implicit; k++) {
+            int v = n->implicit[k];
+            if (v >= 0 && (e = nb_tensor_materialize(g->values[v].const_val, st)))
+                return e;
+        }
+    }
     for (int v = 0; v < g->n_values; v++)
-        if ((!keep || g->values[v].is_output) &&
-            (e = nb_tensor_materialize(g->values[v].const_val, st)))
+        if (g->values[v].is_output && (e = nb_tensor_materialize(g->values[v].const_val, st)))
             return e;
     return NB_OK;
 }
@@ -1773,7 +1771,7 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
                     .deferred = opts->weights_deferred, .arena = arena.n > 0};
     if ((e = import_graph(&c, mp->graph, m->graph)))
         goto done;
-    if (lifts.n && (e = settle_deferred(m->graph, opts->weights_deferred, st)))
+    if (lifts.n && opts->weights_deferred && (e = settle_deferred(m->graph, st)))
         goto done;
     if (m->graph->n_outputs == 0) {
         e = nb_fail(st, NB_ERR_GRAPH, "%s: the graph has no outputs", path);

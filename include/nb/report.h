@@ -67,6 +67,11 @@ nb_err nb_report_load_summary(const char *dir, struct json_t **out, nb_status *s
 /* The bringup run id a summary.json was written by (its runs.bringup), or 0 when it was not
  * recorded (--no-record) or the key is missing. */
 long long nb_report_summary_run(const struct json_t *s);
+/* Clears a bring-up folder for a new bring-up: its summary.json and report.html removed (a
+ * run that stops half-way leaves no summary speaking for another). Returns the bringup run
+ * id that had written the summary, 0 for an unrecorded one, -1 when there was none; why
+ * (len bytes) names a file that could not be removed, else "". */
+long long nb_report_folder_clear(const char *dir, char *why, size_t len);
 
 #ifdef __cplusplus
 }
