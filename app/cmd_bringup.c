@@ -522,25 +522,36 @@ calibrate:
     summary = summary_json(b, outs, worst_cos, sat, (int64_t)sb.st_size, dumped, wall, below);
     json_object_set_new(summary, "saturation_fix", fix ? fix : json_null());
 
-    char sp[3400], rp[3400];
+    /* the page first (from the summary in memory), then summary.json, each written whole
+       under a temporary name and renamed: a kill leaves the old pair, a page alone, or both,
+       never a cut summary (issue 35) */
+    char sp[3400], rp[3400], part[3500], scratch[3500];
     snprintf(sp, sizeof sp, "%s/summary.json", b->outdir);
-    if (json_dump_file(summary, sp, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
-        fprintf(stderr, "nanobench: warning: %s: cannot write: %s\n", sp, strerror(errno));
-    /* the page to hand on (nanobench report): from the folder just written */
     snprintf(rp, sizeof rp, "%s/report.html", b->outdir);
     {
         char label[300];
         snprintf(label, sizeof label, "%s", b->stem);
-        nb_report_src rs = {.dir = b->outdir, .label = label, .run_id = g_rec.run_id};
-        nb_report_opts ro = {&rs, NULL, NULL, rp};
+        json_object_set_new(summary, "report", nb_json_string(rp));
+        nb_report_src rs = {.dir = b->outdir, .label = label, .run_id = g_rec.run_id,
+                            .summary = summary};
+        nb_report_opts ro = {&rs, NULL, NULL, rp, &g_sig};
+        nb_report_tmp_paths(rp, part, sizeof part, scratch, sizeof scratch);
         nb_status st;
-        if (nb_report_write(&ro, NULL, &st)) {
+        nb_err e = nb_report_write(&ro, NULL, &st);
+        if (e == NB_ERR_CANCELLED || g_sig) {
+            rc = interrupted("the report");
+            goto out;
+        }
+        if (e) {
             fprintf(stderr, "nanobench: warning: report: %s\n", st.msg);
             rp[0] = 0; /* the bring-up itself stands */
+            json_object_set_new(summary, "report", json_null());
         }
-        json_object_set_new(summary, "report", rp[0] ? nb_json_string(rp) : json_null());
-        if (rp[0] && json_dump_file(summary, sp, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
-            fprintf(stderr, "nanobench: warning: %s: cannot write: %s\n", sp, strerror(errno));
+        char *text = json_dumps(summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (!text || nb_write_file_atomic(sp, text, strlen(text), &st))
+            fprintf(stderr, "nanobench: warning: %s: cannot write: %s\n", sp,
+                    text ? st.msg : "out of memory");
+        free(text);
     }
     /* the bringup's own run: the numbers of the summary, the files that matter */
     static const char *const em[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};

@@ -165,12 +165,18 @@ int cmd_report(int argc, char **argv)
         }
         json_decref(sum);
     } else if (!rc) {
-        nb_report_src a = {rs[0].dir, rs[0].label, rs[0].run_id, rs[0].params, rs[0].metrics},
-                      b = {rs[1].dir, rs[1].label, rs[1].run_id, rs[1].params, rs[1].metrics};
-        nb_report_opts o = {&a, n > 1 ? &b : NULL, pipe, out};
+        nb_report_src a = {rs[0].dir, rs[0].label, rs[0].run_id, rs[0].params, rs[0].metrics,
+                           NULL},
+                      b = {rs[1].dir, rs[1].label, rs[1].run_id, rs[1].params, rs[1].metrics,
+                           NULL};
+        nb_report_opts o = {&a, n > 1 ? &b : NULL, pipe, out, NULL};
         nb_status st;
+        char part[4400], scratch[4400];
+        nb_report_tmp_paths(out, part, sizeof part, scratch, sizeof scratch);
+        cli_cleanup_add(part); /* a Ctrl-C leaves neither (app/cleanup.c) */
+        cli_cleanup_add(scratch);
         if (nb_report_write(&o, NULL, &st))
-            rc = cli_fail(2, "report: %s", st.msg);
+            rc = cli_fail(nb_exit_code(st.code), "report: %s", st.msg);
         else
             printf("wrote %s\n", out);
     }

@@ -1,7 +1,7 @@
 /* nanobench report (include/nb/report.h): the HTML page of a bring-up folder. Plots: gnuplot's SVG
  * terminal, inlined; the Okabe-Ito palette (readable with every common colour-vision
  * deficiency); every plot also as a table under it (its text alternative). */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* vasprintf */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,6 +39,8 @@ typedef struct page {
     int n_plot;
     bool no_gnuplot;
     int n_gone, n_drawn;
+    const volatile sig_atomic_t *cancel; /* nb_report_opts.cancel */
+    bool cancelled;                      /* stop: the page is not published */
 } page;
 
 /* ---- small helpers ---- */
@@ -78,12 +80,14 @@ static void esc(FILE *f, const char *s)
 static void escf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void escf(FILE *f, const char *fmt, ...)
 {
-    char buf[2048];
+    char *buf = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vasprintf(&buf, fmt, ap); /* whole: a 10,000-byte folder name is not cut */
     va_end(ap);
-    esc(f, buf);
+    if (n >= 0)
+        esc(f, buf);
+    free(buf);
 }
 
 /* a number as text: "-" for NaN */
@@ -98,19 +102,51 @@ static const char *fmtn(double v, const char *fmt, char *buf, size_t len)
     return buf;
 }
 
-/* a name for gnuplot's data: one quoted field, no quote or control character inside */
-static void gp_name(FILE *f, const char *s, size_t max)
+/* The two ways a string reaches gnuplot, each with its own quoting (issue 35: a folder label
+ * in a double-quoted title ran the shell command in its backquotes). Both shorten a long name
+ * to its tail (it names a layer best: "/block.3/attn/MatMul_1") and make control bytes '?'.
+ * gp_datum: a field of an inline data block ($d << EOD): double-quoted, which gnuplot's data
+ *   reader takes literally (no backquote or macro substitution inside a data block; measured
+ *   with gnuplot 5.4); a '"' or '\\' inside becomes '\''.
+ * gp_str: a string literal in the script itself (a title, a label, a path): single-quoted,
+ *   the only quoting gnuplot leaves alone ("command-line substitution ... is not done inside
+ *   single-quoted strings", gnuplot 5.4 help 'substitution'); a '\'' inside is doubled. The
+ *   terminal is noenhanced, so '_', '^', '@' and '{' print as themselves. */
+static const char *gp_tail(const char *s, size_t max, bool *cut)
 {
-    fputc('"', f);
     size_t l = strlen(s);
-    const char *p = s;
-    if (l > max) { /* the tail names a layer best ("/block.3/attn/MatMul_1") */
-        fputs("...", f);
-        p = s + l - (max - 3);
-    }
+    *cut = max && l > max;
+    if (!*cut)
+        return s;
+    const char *p = s + l - (max - 3);
+    while (p > s && ((unsigned char)*p & 0xC0) == 0x80) /* not inside a UTF-8 character */
+        p--;
+    return p;
+}
+
+static void gp_datum(FILE *f, const char *s, size_t max)
+{
+    bool cut;
+    const char *p = gp_tail(s, max, &cut);
+    fputs(cut ? "\"..." : "\"", f);
     for (; *p; p++)
-        fputc(*p == '"' || *p == '\\' || (unsigned char)*p < 32 ? '\'' : *p, f);
+        fputc(*p == '"' || *p == '\\' ? '\'' : (unsigned char)*p < 32 || *p == 127 ? '?' : *p,
+              f);
     fputc('"', f);
+}
+
+static void gp_str(FILE *f, const char *s, size_t max)
+{
+    bool cut;
+    const char *p = gp_tail(s, max, &cut);
+    fputs(cut ? "'..." : "'", f);
+    for (; *p; p++) {
+        if (*p == '\'')
+            fputs("''", f);
+        else
+            fputc((unsigned char)*p < 32 || *p == 127 ? '?' : *p, f);
+    }
+    fputc('\'', f);
 }
 
 /* a JSON file: a regular file only (a FIFO in its place would block the page forever) */
@@ -145,6 +181,15 @@ nb_err nb_report_load_summary(const char *dir, struct json_t **out, nb_status *s
     }
     *out = o;
     return NB_OK;
+}
+
+void nb_report_tmp_paths(const char *out, char *part, size_t part_len, char *scratch,
+                         size_t scratch_len)
+{
+    char t[4400];
+    nb_tmp_path(out, t, sizeof t);
+    snprintf(part, part_len, "%s", t);
+    snprintf(scratch, scratch_len, "%s.d", t);
 }
 
 static json_t *load(const char *dir, const char *name, char *why, size_t len)
@@ -192,7 +237,12 @@ static void side_load(side *s, const nb_report_src *src)
 {
     memset(s, 0, sizeof *s);
     s->src = src;
-    s->sum = load(src->dir, "summary.json", s->missing[0], sizeof s->missing[0]);
+    if (src->summary) { /* the bring-up's summary before it is published */
+        s->sum = json_deep_copy(src->summary);
+        s->missing[0][0] = 0;
+    } else {
+        s->sum = load(src->dir, "summary.json", s->missing[0], sizeof s->missing[0]);
+    }
     long long by = s->sum ? nb_report_summary_run(s->sum) : 0;
     if (s->sum && src->run_id > 0 && by != src->run_id) {
         /* a later bringup wrote into the folder: its files are not this run's */
@@ -231,6 +281,32 @@ static void gone(page *p, const char *why)
 
 /* ---- plots: a gnuplot script with its data inline, run into an SVG, inlined ---- */
 
+/* Waits for gnuplot: a signal that only interrupts the wait (EINTR) is not its end. When the
+ * caller's cancel flag is set (a SIGINT to the bring-up), or gnuplot itself died of SIGINT,
+ * SIGTERM or SIGHUP (a Ctrl-C reaches the terminal's whole process group), the page is
+ * cancelled: gnuplot is stopped and reaped, no zombie is left (issue 35). */
+static void wait_gnuplot(page *p, pid_t pid, int *status)
+{
+    for (;;) {
+        if (waitpid(pid, status, 0) == pid)
+            break;
+        if (errno != EINTR) {
+            *status = -1;
+            return;
+        }
+        if (p->cancel && *p->cancel) {
+            kill(pid, SIGTERM);
+            while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+                ;
+            p->cancelled = true;
+            return;
+        }
+    }
+    if (WIFSIGNALED(*status) && (WTERMSIG(*status) == SIGINT || WTERMSIG(*status) == SIGTERM ||
+                                 WTERMSIG(*status) == SIGHUP))
+        p->cancelled = true;
+}
+
 /* Closes script_f and runs gnuplot on it (a file in p->tmp), and copies the SVG it wrote into the page inside
  * a figure with caption (its text alternative is the table the caller writes after). */
 static void plot(page *p, FILE *script_f, const char *script_path, const char *svg_path,
@@ -248,9 +324,13 @@ static void plot(page *p, FILE *script_f, const char *script_path, const char *s
     posix_spawn_file_actions_t fa;
     bool fa_ok = posix_spawn_file_actions_init(&fa) == 0 &&
                  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) == 0;
-    if (!p->no_gnuplot && posix_spawnp(&pid, "gnuplot", fa_ok ? &fa : NULL, NULL, argv,
-                                       environ) == 0 &&
-        waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (p->cancel && *p->cancel)
+        p->cancelled = true;
+    bool spawned = !p->no_gnuplot && !p->cancelled &&
+                   posix_spawnp(&pid, "gnuplot", fa_ok ? &fa : NULL, NULL, argv, environ) == 0;
+    if (spawned)
+        wait_gnuplot(p, pid, &status);
+    if (spawned && !p->cancelled && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         FILE *g = fopen(svg_path, "r");
         char *buf = NULL;
         size_t cap = 0;
@@ -266,7 +346,7 @@ static void plot(page *p, FILE *script_f, const char *script_path, const char *s
         free(buf);
         if (g)
             fclose(g);
-    } else if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+    } else if (!p->cancelled && (!spawned || (WIFEXITED(status) && WEXITSTATUS(status) == 127))) {
         p->no_gnuplot = true;
     }
     if (fa_ok)
@@ -289,9 +369,11 @@ static FILE *script(page *p, char *gp, size_t gl, char *svg, size_t sl, int w, i
     FILE *f = fopen(gp, "w");
     if (!f)
         return NULL;
-    fprintf(f, "set terminal svg size %d,%d dynamic font 'sans,11' background '#ffffff'\n"
-               "set output '%s'\nset grid ytics lc '#dddddd'\nset border 3\nset tics nomirror\n"
-               "set key top right\n", w, h, svg);
+    fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font 'sans,11' "
+               "background '#ffffff'\nset output ", w, h);
+    gp_str(f, svg, 0);
+    fputs("\nset grid ytics lc '#dddddd'\nset border 3\nset tics nomirror\n"
+          "set key top right\n", f);
     for (int i = 0; i < 4; i++)
         fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d\n", i + 1, palette[i], 7 + 2 * i);
     return f;
@@ -385,7 +467,7 @@ static void sec_model(page *p, side *s)
             const char *k;
             const json_t *v;
             json_object_foreach((json_t *)ops, k, v) {
-                gp_name(f, k, 24);
+                gp_datum(f, k, 24);
                 fprintf(f, " %lld\n", (long long)json_integer_value(v));
             }
             fputs("EOD\nset style data histograms\nset style fill solid 0.8 border -1\n"
@@ -500,10 +582,12 @@ static void sec_calibration(page *p, side *s, int ns)
         if (!c)
             continue;
         char b1[64], b2[64];
-        fprintf(p->f, "<p>%s%s: <b>%s</b> on %s batches; fake-quant output <span "
-                "id=\"cal-sqnr-%d\">%s</span> dB against float.</p>\n", ns > 1 ? "" : "",
-                ns > 1 ? s[k].src->label : "algorithm", str(c, "algorithm"),
-                fmtn(num(c, "batches"), "%.0f", b1, sizeof b1), k,
+        fputs("<p>", p->f);
+        esc(p->f, ns > 1 ? s[k].src->label : "algorithm");
+        fputs(": <b>", p->f);
+        esc(p->f, str(c, "algorithm"));
+        fprintf(p->f, "</b> on %s batches; fake-quant output <span id=\"cal-sqnr-%d\">%s</span> "
+                "dB against float.</p>\n", fmtn(num(c, "batches"), "%.0f", b1, sizeof b1), k,
                 fmtn(num(c, "output_sqnr_db"), "%.1f", b2, sizeof b2));
         const json_t *sg = json_object_get(c, "suggested_int16");
         for (size_t i = 0; i < json_array_size(sg); i++) {
@@ -538,7 +622,7 @@ static void sec_calibration(page *p, side *s, int ns)
             for (int k = 0; k < ns; k++) {
                 fprintf(f, "%s$d%d using 1:2 with linespoints lt %d title ", k ? ", " : "", k,
                         k + 1);
-                gp_name(f, s[k].src->label, 40);
+                gp_str(f, s[k].src->label, 40);
             }
             fputs("\n", f);
             plot(p, f, gp, svg, "Calibration: each cube layer alone on fake-quantized input and "
@@ -647,7 +731,7 @@ static void sec_npu(page *p, side *s, int ns)
             if (f) {
                 fputs("$d << EOD\n", f);
                 for (size_t i = 0; i < top; i++) {
-                    gp_name(f, str(v[i], "name"), 28);
+                    gp_datum(f, str(v[i], "name"), 28);
                     fprintf(f, " %g\n", num(v[i], "cycles"));
                 }
                 fputs("EOD\nset style data histograms\nset style fill solid 0.8 border -1\n"
@@ -732,12 +816,13 @@ static void sec_compare(page *p, side *s, int ns)
         const json_t *ev = json_object_get(s[k].sum, "evaluation");
         json_int_t in = json_is_integer(ci) ? json_integer_value(ci) : 0;
         json_int_t of = json_integer_value(json_object_get(ev, "count"));
-        fprintf(p->f, "<p id=\"cmp-input-%d\">%s%son evaluation input %lld of %lld (the lowest "
-                "output SQNR)</p>\n", k, ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "",
+        fprintf(p->f, "<p id=\"cmp-input-%d\">", k);
+        escf(p->f, "%s%s", ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "");
+        fprintf(p->f, "on evaluation input %lld of %lld (the lowest output SQNR)</p>\n<p>",
                 (long long)(in >= 0 && in < 1000000 ? in + 1 : 1),
                 (long long)(of > 0 && of <= 1000000 ? of : 1));
-        fprintf(p->f, "<p>%s%s<span id=\"cmp-verdict-%d\">", ns > 1 ? s[k].src->label : "",
-                ns > 1 ? ": " : "", k);
+        escf(p->f, "%s%s", ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "");
+        fprintf(p->f, "<span id=\"cmp-verdict-%d\">", k);
         esc(p->f, str(c, "verdict_text"));
         fputs("</span></p>\n", p->f);
         const json_t *fb = json_object_get(c, "first_over_threshold"),
@@ -808,10 +893,10 @@ static void sec_compare(page *p, side *s, int ns)
                         k + 1);
                 char t[200];
                 snprintf(t, sizeof t, "SQNR %s", s[k].src->label);
-                gp_name(f, t, 60);
+                gp_str(f, t, 60);
                 fprintf(f, ", $d%d using 1:3 axes x1y2 with lines lt %d dt 2 title ", k, k + 1);
                 snprintf(t, sizeof t, "cosine %s", s[k].src->label);
-                gp_name(f, t, 60);
+                gp_str(f, t, 60);
             }
             fputs("\n", f);
             plot(p, f, gp, svg, "Every NPU task's output against the float reference: SQNR (solid, "
@@ -1090,7 +1175,7 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
             side_free(&s[k]);
         return nb_fail(st, NB_ERR_ARG, "%s: is the bring-up's own summary.json", out);
     }
-    if (!s[0].sum && !a->metrics) {
+    if (!s[0].sum && !a->metrics && !a->summary) {
         struct stat sb;
         nb_err rc = stat(sp, &sb)
                         ? nb_fail(st, NB_ERR_ARG, "%s: no summary.json (is it a bringup folder?)",
@@ -1101,14 +1186,14 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
             side_free(&s[k]);
         return rc;
     }
-    page p = {0};
-    snprintf(p.tmp, sizeof p.tmp, "%s/nb-report-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
-                                                                          : "/tmp");
+    page p = {.cancel = o->cancel};
     char part[4300];
-    snprintf(part, sizeof part, "%s.tmp.%ld", out, (long)getpid());
+    nb_report_tmp_paths(out, part, sizeof part, p.tmp, sizeof p.tmp);
+    nb_remove_stale_tmps(out); /* a killed earlier page's temporaries (SIGKILL leaves them) */
     nb_err rc = NB_OK;
-    if (!mkdtemp(p.tmp)) {
-        rc = nb_fail(st, NB_ERR_IO, "cannot make a scratch folder %s: %s", p.tmp, strerror(errno));
+    if (mkdir(p.tmp, 0700)) {
+        rc = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", out, strerror(errno));
+        p.tmp[0] = 0;
         goto done;
     }
     p.f = fopen(part, "w");
@@ -1149,10 +1234,14 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
         if (ns == 1)
             break;
     }
-    sec_calibration(&p, s, ns);
-    sec_npu(&p, s, ns);
-    sec_outputs(&p, s, ns);
-    sec_compare(&p, s, ns);
+    if (!p.cancelled)
+        sec_calibration(&p, s, ns);
+    if (!p.cancelled)
+        sec_npu(&p, s, ns);
+    if (!p.cancelled)
+        sec_outputs(&p, s, ns);
+    if (!p.cancelled)
+        sec_compare(&p, s, ns);
     fputs("<footer><p>Plots: gnuplot (SVG terminal), Okabe-Ito colours; each plot's data is in "
           "the table under it.</p></footer>\n</body></html>\n", p.f);
     int bad = ferror(p.f);
@@ -1161,14 +1250,16 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
         goto done;
     }
     p.f = NULL;
-    if (rename(part, out))
+    if (p.cancelled || (p.cancel && *p.cancel))
+        rc = nb_fail(st, NB_ERR_CANCELLED, "%s: not written: interrupted", out);
+    else if (rename(part, out))
         rc = nb_fail(st, NB_ERR_IO, "%s: cannot write: %s", out, strerror(errno));
 done:
     if (p.f)
         fclose(p.f);
     if (rc)
         remove(part);
-    if (p.tmp[0] && strstr(p.tmp, "nb-report-") && !strstr(p.tmp, "XXXXXX")) {
+    if (p.tmp[0]) {
         for (int i = 0; i < p.n_plot; i++) {
             char f1[4300];
             snprintf(f1, sizeof f1, "%s/%d.gp", p.tmp, i);

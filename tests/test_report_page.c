@@ -63,7 +63,7 @@ static void test_page(void **state)
     char *saved = path_env ? strdup(path_env) : NULL;
     setenv("PATH", "/nonexistent-nb", 1); /* no gnuplot: the tables stand alone */
     nb_report_src a = {.dir = dir, .label = "bringup 7"};
-    nb_report_opts o = {&a, NULL, NULL, out};
+    nb_report_opts o = {&a, NULL, NULL, out, NULL};
     nb_report_result r;
     nb_status st = {0};
     nb_err e = nb_report_write(&o, &r, &st);
@@ -98,7 +98,7 @@ static void test_errors(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(out, sizeof out, "%s/none.html", tmpdir);
     nb_report_src a = {.dir = dir, .label = "x"};
-    nb_report_opts o = {&a, NULL, NULL, out};
+    nb_report_opts o = {&a, NULL, NULL, out, NULL};
     nb_status st = {0};
     assert_int_equal(nb_report_write(&o, NULL, &st), NB_ERR_ARG);
     assert_non_null(strstr(st.msg, "empty: no summary.json"));

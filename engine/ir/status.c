@@ -1,8 +1,10 @@
 /* nanobench: status helpers (see include/nb/status.h). */
+#define _GNU_SOURCE /* vasprintf */
 #include "nb/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Replaces control characters (newline, tab, escape...) by '?' so that every message stays
@@ -14,13 +16,49 @@ static void one_line(char *s)
             *s = '?';
 }
 
+enum { WORD_MAX = 160, WORD_HEAD = 80, WORD_TAIL = 72 };
+
+/* Copies src into out (len bytes) with every word (a run of bytes other than ' ') longer
+ * than WORD_MAX shortened to its head, "..." and its tail, cut at UTF-8 character starts. */
+static void short_words(const char *src, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = src; *p && o + 1 < len;) {
+        size_t w = strcspn(p, " ");
+        if (w > WORD_MAX) {
+            size_t h = WORD_HEAD, t = WORD_TAIL;
+            while (h > 0 && ((unsigned char)p[h] & 0xC0) == 0x80)
+                h--;
+            while (t > 0 && ((unsigned char)p[w - t] & 0xC0) == 0x80)
+                t--;
+            int n = snprintf(out + o, len - o, "%.*s...%.*s", (int)h, p, (int)t, p + w - t);
+            o += n > 0 ? (size_t)n : 0;
+            if (o >= len)
+                o = len - 1;
+            p += w;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < len ? o : len - 1] = 0;
+}
+
 nb_err nb_fail(nb_status *st, nb_err code, const char *fmt, ...)
 {
     if (st) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        char *whole = NULL;
+        int n = vasprintf(&whole, fmt, ap);
         va_end(ap);
+        if (n >= 0) {
+            short_words(whole, st->msg, sizeof st->msg);
+            free(whole);
+        } else { /* out of memory: as much as fits */
+            va_start(ap, fmt);
+            vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+            va_end(ap);
+        }
         one_line(st->msg);
         st->code = code;
     }
@@ -31,11 +69,15 @@ nb_err nb_prefix(nb_status *st, const char *fmt, ...)
 {
     if (!st)
         return NB_ERR_INTERNAL;
-    char pre[512];
+    char pre[512], *whole = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    int n = vasprintf(&whole, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        return st->code;
+    short_words(whole, pre, sizeof pre);
+    free(whole);
     size_t pl = strlen(pre), ml = strlen(st->msg), cap = sizeof st->msg - 1;
     if (pl + 2 > cap)
         pl = cap - 2;
@@ -75,6 +117,7 @@ const char *nb_err_name(nb_err code)
     case NB_ERR_DB: return "database";
     case NB_ERR_NOMEM: return "nomem";
     case NB_ERR_INTERNAL: return "internal";
+    case NB_ERR_CANCELLED: return "cancelled";
     }
     return "?";
 }
@@ -85,6 +128,8 @@ int nb_exit_code(nb_err code)
         return 0;
     if (code == NB_ERR_NOMEM || code == NB_ERR_INTERNAL)
         return 1;
+    if (code == NB_ERR_CANCELLED)
+        return 130;
     return 2;
 }
 

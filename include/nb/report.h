@@ -7,6 +7,7 @@
 #ifndef NB_REPORT_H
 #define NB_REPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -28,6 +29,9 @@ typedef struct nb_report_src {
                          over it) is then not shown as this run's */
     const struct json_t *params;  /* {"flag": value, ...}: the command line's options */
     const struct json_t *metrics; /* {"name": number, ...} */
+    const struct json_t *summary; /* NULL: DIR/summary.json; else this summary object (the
+                                     bring-up's, written after the page so that a page and
+                                     its summary are published together) */
 } nb_report_src;
 
 typedef struct nb_report_opts {
@@ -39,6 +43,8 @@ typedef struct nb_report_opts {
                                 clips, agree_npu, max_diff_npu, rows: [{clip, label,
                                 float_peak, npu_peak, ...}]}) shown as a section of its own */
     const char *out;         /* the .html written (through out.tmp.PID, renamed when whole) */
+    const volatile sig_atomic_t *cancel; /* NULL, or a flag (a signal handler's): when set,
+                                            gnuplot is stopped and the page not published */
 } nb_report_opts;
 
 typedef struct nb_report_result {
@@ -49,8 +55,15 @@ typedef struct nb_report_result {
 
 /* Writes the page. Errors: NB_ERR_ARG ("<dir>: no summary.json (is it a bringup folder?)"
  * when a's folder holds no summary.json and a has no metrics either), NB_ERR_IO (out or the
- * scratch folder cannot be written; no partial out is left). */
+ * scratch folder cannot be written; no partial out is left), NB_ERR_CANCELLED (the cancel
+ * flag was set or gnuplot died of SIGINT/SIGTERM/SIGHUP: nothing published, nothing left). */
 nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *st);
+
+/* The temporaries nb_report_write makes for out, for a caller's cleanup on a signal: the
+ * page's part "OUT.tmp.PID" and gnuplot's scratch folder "OUT.tmp.PID.d" (both removed by
+ * the next write of out once this process is gone: nb_remove_stale_tmps). */
+void nb_report_tmp_paths(const char *out, char *part, size_t part_len, char *scratch,
+                         size_t scratch_len);
 
 /* The bring-up's one-screen text summary (79 columns, an 11-column label per line) from its
  * summary.json object s: the model and wall time, the five estimate items, the calibration

@@ -30,7 +30,8 @@ typedef enum nb_err {
     NB_ERR_ARG,         /* wrong user argument: flag syntax, input that does not match the model */
     NB_ERR_DB,          /* run database locked, read-only, corrupt or from a newer nanobench */
     NB_ERR_NOMEM,       /* allocation failed */
-    NB_ERR_INTERNAL     /* a bug in nanobench */
+    NB_ERR_INTERNAL,    /* a bug in nanobench */
+    NB_ERR_CANCELLED    /* stopped by the caller's cancel flag (a SIGINT, the workbench's Esc) */
 } nb_err;
 
 typedef struct nb_status {
@@ -39,7 +40,10 @@ typedef struct nb_status {
 } nb_status;
 
 /* Sets st (if not NULL) to code and a printf-style message; returns code. Control
- * characters in the message (from names in a model or path) become '?': one line always. */
+ * characters in the message (from names in a model or path) become '?': one line always.
+ * A word of more than 160 bytes (a 10,000-character node name, a deep path) is shortened
+ * to its first 80 and last 72 bytes around "...", so that the reason after it is never
+ * cut off by the message's 1,024 bytes (issue 35). */
 nb_err nb_fail(nb_status *st, nb_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -54,7 +58,8 @@ void nb_status_clear(nb_status *st);
 const char *nb_err_name(nb_err code);
 
 /* Process exit status for an error code: 0 for NB_OK, 1 for NB_ERR_NOMEM and
- * NB_ERR_INTERNAL, 2 for every bad-input code. */
+ * NB_ERR_INTERNAL, 130 (128 + SIGINT, the shell's) for NB_ERR_CANCELLED, 2 for every
+ * bad-input code. */
 int nb_exit_code(nb_err code);
 
 /* The engines' callbacks to a front end: a warning (one line, without a "warning:" prefix
