@@ -74,7 +74,7 @@ const char *const step_name[N_STEPS] = {"estimate", "calibrate", "atc", "run", "
 void step_line(const bu *b, int step, const char *detail, const char *progress)
 {
     if (b->tty)
-        fprintf(stderr, "\r\033[K");
+        cli_term_raw("\r\033[K"); /* past the terminal filter: our own redraw */
     fprintf(stderr, "[%d/%d] %s%s%s ...%s%s", step + 1, N_STEPS, step_name[step],
             detail[0] ? " " : "", detail, progress[0] ? " " : "", progress);
     if (!b->tty)

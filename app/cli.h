@@ -23,6 +23,14 @@ int cli_model_arg(const char *cmd, const char *arg, const char **model);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 
+/* Replaces stdout (out) and stderr (err) by streams that pass every byte through the
+ * terminal filter of app/term.c (C0 controls but newline and tab, DEL and C1 controls become
+ * '?'): call once, before a command writes (not for the workbench, not for an export's raw
+ * CSV on stdout). cli_term_raw writes seq to stderr unfiltered (bringup's own progress
+ * redraw, "\r\033[K", on a terminal). */
+void cli_term_filter(bool out, bool err);
+void cli_term_raw(const char *seq);
+
 /* Makes s one line of plain text for the terminal, in place: control characters (< 32, 127)
  * of a layer or tensor name become '?'. Returns s. */
 char *cli_plain(char *s);

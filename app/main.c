@@ -248,6 +248,9 @@ static int run_command(int argc, char **argv)
         printf("nanobench %s\n", NB_VERSION);
         return 0;
     }
+    /* every command's stdout and stderr through the terminal filter (app/term.c), but an
+       export's CSV or JSON on stdout, which is data */
+    cli_term_filter(strcmp(cmd, "history") || argc < 3 || strcmp(argv[2], "export"), true);
     int rc;
     if (!strcmp(cmd, "info"))
         rc = cmd_info(argc - 1, argv + 1);
