@@ -31,6 +31,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 void cli_term_filter(bool out, bool err);
 void cli_term_raw(const char *seq);
 
+/* The supervisor (app/supervise.c). cli_supervised_child: in the command a supervisor
+ * started, sets the pid its runs are recorded with to the supervisor's and returns 1; 0
+ * elsewhere. cli_supervise: runs this command line again as a supervised child and returns
+ * its exit status (dying of the signal the child died of, after ending its rows in db_path:
+ * NULL the default database), or -1 when it cannot start one (the caller runs the command
+ * itself). */
+int cli_supervised_child(void);
+int cli_supervise(char **argv, const char *db_path);
+
 /* Makes s one line of plain text for the terminal, in place: control characters (< 32, 127)
  * of a layer or tensor name become '?'. Returns s. */
 char *cli_plain(char *s);

@@ -142,7 +142,7 @@ static int cmd_list(nb_db *db, int argc, char **argv)
                nb_db_path(db));
         return 0;
     }
-    printf("%6s  %-9s  %-7s  %-23s  %9s  %6s  %s\n", "run", "kind", "status", "started (UTC)",
+    printf("%6s  %-9s  %-11s  %-23s  %9s  %6s  %s\n", "run", "kind", "status", "started (UTC)",
            "wall", "parent", "model");
     for (int i = 0; i < n; i++) {
         const nb_run_row *r = &rows[i];
@@ -150,10 +150,10 @@ static int cmd_list(nb_db *db, int argc, char **argv)
         fmt_wall(r->wall_ms, wall, sizeof wall);
         if (r->parent_id)
             snprintf(parent, sizeof parent, "%lld", (long long)r->parent_id);
-        printf("%6lld  %-9s  %-7s  %-23s  %9s  %6s  ", (long long)r->id, r->kind, r->status,
+        printf("%6lld  %-9s  %-11s  %-23s  %9s  %6s  ", (long long)r->id, r->kind, r->status,
                r->started, wall, parent);
         nb_put_escaped(stdout, base_name(r->model_path));
-        if (!strcmp(r->status, "error") && r->error) {
+        if ((!strcmp(r->status, "error") || !strcmp(r->status, "interrupted")) && r->error) {
             printf("  (");
             nb_put_escaped(stdout, r->error);
             printf(")");

@@ -214,8 +214,43 @@ static int global_options(int *argc, char **argv)
 static int run_command(int argc, char **argv);
 static int stdout_written(const char *cmd, int rc);
 
+/* The command of a command line that records a run, and so runs supervised
+ * (app/supervise.c): its database path into *db (NULL: the default), false for the
+ * workbench, history, report, help, --no-record and a line global_options will refuse. */
+static bool wants_supervisor(int argc, char **argv, const char **db)
+{
+    static const char *const rec[] = {"info", "infer", "estimate", "calibrate", "atc", "run",
+                                      "compare", "bringup"};
+    const char *cmd = NULL, *v;
+    *db = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if ((r = cli_opt(argc, argv, &i, "--db", &v)) || (r = cli_opt(argc, argv, &i, "--parent",
+                                                                      &v))) {
+            if (r < 0)
+                return false;
+            if (!strncmp(argv[i - (argv[i] == v ? 1 : 0)], "--db", 4))
+                *db = v;
+        } else if (!strcmp(argv[i], "--no-record")) {
+            return false;
+        } else if (!cmd && strcmp(argv[i], "--require-record")) {
+            cmd = argv[i];
+        }
+    }
+    for (size_t k = 0; cmd && k < sizeof rec / sizeof rec[0]; k++)
+        if (!strcmp(cmd, rec[k]))
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    const char *db;
+    if (!cli_supervised_child() && wants_supervisor(argc, argv, &db)) {
+        int rc = cli_supervise(argv, db);
+        if (rc >= 0)
+            return rc;
+    }
     /* the command line as typed, for the run's parameters (global_options edits argv) */
     char **all = malloc(sizeof(char *) * ((size_t)argc + 1));
     if (all) {

@@ -76,6 +76,11 @@ static nb_err read_rows(nb_db *db, sqlite3_stmt *s, size_t elem, void **rows, in
 /* A 'running' row whose process is gone (same host, pid not alive) shows as 'crashed'. */
 static void derive_status(nb_run_row *r)
 {
+    if (!strcmp(r->status, "error") && r->error &&
+        (!strncmp(r->error, "interrupted (", 13) || strstr(r->error, ": interrupted ("))) {
+        snprintf(r->status, sizeof r->status, "interrupted");
+        return;
+    }
     if (strcmp(r->status, "running") != 0 || r->pid <= 0 || !r->host)
         return;
     char host[256] = "";

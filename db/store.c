@@ -434,6 +434,10 @@ typedef struct begin_arg {
     bool have_model;
 } begin_arg;
 
+static int64_t g_run_pid; /* nb_db_set_run_pid: 0 for this process's own */
+
+void nb_db_set_run_pid(int64_t pid) { g_run_pid = pid; }
+
 static nb_err begin_body(nb_db *db, void *arg, nb_status *st)
 {
     begin_arg *a = arg;
@@ -494,7 +498,7 @@ static nb_err begin_body(nb_db *db, void *arg, nb_status *st)
     sqlite3_bind_text(s, 5, a->r->started, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 6, NB_VERSION, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 7, host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 8, (int64_t)getpid());
+    sqlite3_bind_int64(s, 8, g_run_pid > 0 ? g_run_pid : (int64_t)getpid());
     int rc = sqlite3_step(s);
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {

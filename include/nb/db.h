@@ -87,7 +87,9 @@ void nb_run_abandon(nb_run *r);
 typedef struct nb_run_row {
     int64_t id, parent_id; /* parent 0: none */
     char kind[16];
-    char status[16];       /* 'running', 'ok', 'error', or 'crashed' (derived) */
+    char status[16];       /* 'running', 'ok', 'error', or derived: 'crashed' (a 'running'
+                              row whose process is gone), 'interrupted' (an 'error' row
+                              ended by a signal: its error "interrupted (SIGINT)...") */
     char started[32], finished[32];
     double wall_ms;        /* NaN while running */
     char *model_path, *model_sha256; /* NULL when no model */
@@ -195,6 +197,11 @@ void nb_run_diff_free(nb_run_diff *d);
  * becomes 'error' with why as its error and finished now, instead of showing as 'crashed'.
  * Rows already ended are left as they are. Errors: NB_ERR_DB. */
 nb_err nb_db_mark_killed(nb_db *db, int64_t pid, const char *why, nb_status *st);
+
+/* The pid nb_run_begin records from now on, instead of getpid(): the supervising process's
+ * (app/supervise.c), which outlives this one and marks its rows when it dies of a signal;
+ * 0 restores getpid(). */
+void nb_db_set_run_pid(int64_t pid);
 
 /* Deletes a run with its metrics, layers and artifact rows (not the files); its children
  * keep their rows with no parent. */
