@@ -111,6 +111,18 @@ static const char *db_str(double v, char *buf, size_t len)
     return buf;
 }
 
+/* An output's SQNR key of o as text: "exact" when its max |error| is 0 (SQNR +inf, which
+ * JSON writes as null), else as db_str (issue 35: an all-zero calibration gave "nan dB"). */
+static const char *sq_str(const json_t *o, const char *key, char *buf, size_t len)
+{
+    double v = num(o, key);
+    if (!isfinite(v) && num(o, "max_abs_error") == 0) {
+        snprintf(buf, len, "exact");
+        return buf;
+    }
+    return db_str(v, buf, len);
+}
+
 static const char *cos_str(double v, char *buf, size_t len)
 {
     if (isnan(v))
@@ -195,17 +207,25 @@ void nb_report_text(const json_t *s, FILE *f)
         goto compile;
     }
     double fq = num(c, "output_sqnr_db"); /* NaN: no float output to measure (ArgMax's) */
+    bool fq_exact = isnan(fq) && num(c, "output_cosine") == 1.0; /* JSON null for +inf */
     put(f, "calibrate", 1, "%s on %.0f batch%s; fake-quant output %s%s", str(c, "algorithm"),
         num(c, "batches"), num(c, "batches") == 1 ? "" : "es",
-        isnan(fq) ? "not measured (no float output)" : db_str(fq, t2, sizeof t2),
+        fq_exact ? "exact" : isnan(fq) ? "not measured (no float output)"
+                                       : db_str(fq, t2, sizeof t2),
         isnan(fq) ? "" : " against float");
     size_t at = 0;
     t1[0] = 0;
     const json_t *w = json_object_get(c, "worst_layers");
     for (size_t i = 0; i < json_array_size(w) && at < sizeof t1; i++) {
         const json_t *l = json_array_get(w, i);
-        at += (size_t)snprintf(t1 + at, sizeof t1 - at, "%s%s\037%.1f\037dB", i ? ", " : "",
-                               str(l, "layer"), num(l, "sqnr_db"));
+        double v = num(l, "sqnr_db"), cs = num(l, "cosine");
+        char vb[32];
+        if (isfinite(v)) /* JSON has no infinity: null is an exact layer (cosine 1) */
+            snprintf(vb, sizeof vb, "%.1f\037dB", v);
+        else
+            snprintf(vb, sizeof vb, "%s", cs == 1.0 || v > 0 ? "exact" : "undefined");
+        at += (size_t)snprintf(t1 + at, sizeof t1 - at, "%s%s\037%s", i ? ", " : "",
+                               str(l, "layer"), vb);
     }
     put(f, "", 2, "worst layers: %s", t1[0] ? t1 : "none evaluated");
     /* calibrate's INT16 advice: the layers whose int8 input loses its small values */
@@ -324,11 +344,11 @@ compile:;
                as "2...") */
             put(f, i ? "" : "output", 2, "%s [%s], %d inputs: SQNR mean %s worst %s, max |err| %.3g",
                 oname, str(o, "shape"), n_eval,
-                db_str(num(o, "sqnr_db_mean"), t2, sizeof t2),
-                db_str(num(o, "sqnr_db_worst"), t3, sizeof t3), num(o, "max_abs_error"));
+                sq_str(o, "sqnr_db_mean", t2, sizeof t2),
+                sq_str(o, "sqnr_db_worst", t3, sizeof t3), num(o, "max_abs_error"));
             put(f, "", 1, "cosine 1 on one value; over the %d inputs together: %s, %s", n_eval,
                 cos_str(num(o, "pooled_cosine"), t2, sizeof t2),
-                db_str(num(o, "pooled_sqnr_db"), t3, sizeof t3));
+                sq_str(o, "pooled_sqnr_db", t3, sizeof t3));
             fp16_resolution_line(f, o);
         } else {
             put(f, i ? "" : "output", 2, "%s [%s], %d input%s: cosine mean %s worst %s",
@@ -336,8 +356,8 @@ compile:;
                 cos_str(num(o, "cosine_mean"), t2, sizeof t2),
                 cos_str(num(o, "cosine_worst"), t3, sizeof t3));
             put(f, "", 1, "SQNR mean %s worst %s, max |npu - float| %.4g",
-                db_str(num(o, "sqnr_db_mean"), t2, sizeof t2),
-                db_str(num(o, "sqnr_db_worst"), t4, sizeof t4), num(o, "max_abs_error"));
+                sq_str(o, "sqnr_db_mean", t2, sizeof t2),
+                sq_str(o, "sqnr_db_worst", t4, sizeof t4), num(o, "max_abs_error"));
             fp16_resolution_line(f, o);
         }
     }

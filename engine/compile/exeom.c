@@ -3,7 +3,7 @@
  * Little-endian, written field by field (never a struct copy), so the file is the same on
  * every host and byte-identical for the same inputs.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* asprintf */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,14 +124,15 @@ static const nb_tensor *any_const(const nb_graph *g, const char *name)
 static const nb_npu_layer *layer_of(const nb_graph *g, const nb_npu_layer *ls, int n,
                                     const char *task, bool *step)
 {
-    char buf[512];
     task_scope(g, &task);
-    snprintf(buf, sizeof buf, "%s", task);
+    *step = false;
+    char *buf = strdup(task); /* a name of any length (issue 35: 600 bytes failed here) */
+    if (!buf)
+        return NULL;
     size_t len = strlen(buf);
     static const char quant[] = "/AscendQuant";
     if (len > sizeof quant - 1 && !strcmp(buf + len - (sizeof quant - 1), quant))
         buf[len - (sizeof quant - 1)] = 0;
-    *step = false;
     const nb_npu_layer *l = find_layer(ls, n, buf);
     char *slash = l ? NULL : strrchr(buf, '/');
     if (slash && slash[1] == 't' && slash[2] && strspn(slash + 2, "0123456789") == strlen(slash + 2)) {
@@ -139,6 +140,7 @@ static const nb_npu_layer *layer_of(const nb_graph *g, const nb_npu_layer *ls, i
         l = find_layer(ls, n, buf);
         *step = l != NULL;
     }
+    free(buf);
     return l;
 }
 
@@ -149,14 +151,13 @@ static const nb_node *task_node(const nb_graph *g, const char *task)
     const nb_node *n = find_node(g, task);
     if (n)
         return n;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", task);
-    char *slash = strrchr(buf, '/');
-    if (slash) {
-        *slash = 0;
-        return find_node(g, buf);
-    }
-    return NULL;
+    const char *slash = strrchr(task, '/');
+    if (!slash)
+        return NULL;
+    char *buf = strndup(task, (size_t)(slash - task));
+    n = buf ? find_node(g, buf) : NULL;
+    free(buf);
+    return n;
 }
 
 /* The task's parameters (share/doc/exeom.md, "Task parameters"). */
@@ -1123,15 +1124,15 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
             covers[i][nc++] = n->name;
         /* a BatchNormalization folded into the layer: the cube task and its AscendDequant
            (which writes the layer's value) both cover it, before any fused activation */
-        char layer[512];
-        snprintf(layer, sizeof layer, "%s", k->name);
-        size_t ll = strlen(layer);
+        size_t ll = strlen(k->name);
         bool dequant = !strcmp(k->op_type, "AscendDequant") && ll > 14 &&
-                       !strcmp(layer + ll - 14, "/AscendDequant");
-        if (dequant)
-            layer[ll - 14] = 0;
-        char tail[600];
-        snprintf(tail, sizeof tail, " folded into %s '%s'", n ? n->op_type : k->op_type, layer);
+                       !strcmp(k->name + ll - 14, "/AscendDequant");
+        char *tail = NULL; /* " folded into OP 'LAYER'", a layer name of any length */
+        if (asprintf(&tail, " folded into %s '%.*s'", n ? n->op_type : k->op_type,
+                     (int)(dequant ? ll - 14 : ll), k->name) < 0) {
+            ok = false;
+            break;
+        }
         for (int r = 0; r < g->n_rewrites && (k->unit == NB_TASK_CUBE || dequant); r++) {
             const char *rw = g->rewrites[r], *at = strstr(rw, tail);
             static const char head[] = "BatchNormalization '";
@@ -1147,6 +1148,7 @@ nb_err nb_dbg_write(const char *path, const char *model_path, const nb_model *m,
                 }
             }
         }
+        free(tail);
         if (k->fused_node) /* the Relu / LeakyRelu an AscendDequant runs */
             covers[i][nc++] = k->fused_node;
         ks[i].n_covers = nc;

@@ -1,5 +1,5 @@
 /* nanobench: graph building, lookup, attributes, topological sort (include/nb/ir.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* vasprintf */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -551,13 +551,16 @@ bool nb_grow(void **p, int *cap, int n, size_t elem)
 
 bool nb_strlist_vaddf(char ***list, int *n, const char *fmt, va_list ap)
 {
-    char buf[1024];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    char **l = realloc(*list, sizeof(char *) * (size_t)(*n + 1));
-    if (!l)
+    char *buf = NULL;
+    if (vasprintf(&buf, fmt, ap) < 0) /* whole: a long name does not cut the reason off */
         return false;
+    char **l = realloc(*list, sizeof(char *) * (size_t)(*n + 1));
+    if (!l) {
+        free(buf);
+        return false;
+    }
     *list = l;
-    if (!(l[*n] = strdup(buf)))
+    if (!(l[*n] = buf))
         return false;
     (*n)++;
     return true;

@@ -503,9 +503,73 @@ static nb_err gate_attr(gate_ctx *c, const Onnx__NodeProto *np, const char *node
     return NB_OK;
 }
 
+/* s is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, <= U+10FFFF) */
+static bool utf8_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        int n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : (c & 0xF0) == 0xE0 ? 2
+                : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+        if (n < 0)
+            return false;
+        unsigned cp = n == 0 ? c : c & (0x3F >> n);
+        for (int k = 1; k <= n; k++) {
+            if ((p[k] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[k] & 0x3F);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
+/* Every name of gp's own (initializers, inputs, outputs, value_infos, nodes and their
+ * inputs and outputs) is UTF-8: protobuf's string type, which ONNX's names are, holds UTF-8
+ * text, and a name that is not cannot travel through JSON and back (issue 35: bringup lost
+ * such an output between infer's JSON and its manifest). */
+static nb_err gate_utf8(gate_ctx *c, const Onnx__GraphProto *gp, const char *where)
+{
+    const char *bad = NULL;
+    char what[96] = "";
+    for (size_t i = 0; !bad && i < gp->n_initializer; i++)
+        if (!utf8_ok(gp->initializer[i]->name))
+            bad = "initializer", snprintf(what, sizeof what, "%zu", i);
+    for (size_t i = 0; !bad && i < gp->n_input; i++)
+        if (!utf8_ok(gp->input[i]->name))
+            bad = "graph input", snprintf(what, sizeof what, "%zu", i);
+    for (size_t i = 0; !bad && i < gp->n_output; i++)
+        if (!utf8_ok(gp->output[i]->name))
+            bad = "graph output", snprintf(what, sizeof what, "%zu", i);
+    for (size_t i = 0; !bad && i < gp->n_value_info; i++)
+        if (!utf8_ok(gp->value_info[i]->name))
+            bad = "value_info", snprintf(what, sizeof what, "%zu", i);
+    for (size_t i = 0; !bad && i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!utf8_ok(np->name) || !utf8_ok(np->op_type) || !utf8_ok(np->domain))
+            bad = "node", snprintf(what, sizeof what, "%zu (its name, op_type or domain)", i);
+        for (size_t k = 0; !bad && k < np->n_input; k++)
+            if (!utf8_ok(np->input[k]))
+                bad = "node", snprintf(what, sizeof what, "%zu's input %zu", i, k);
+        for (size_t k = 0; !bad && k < np->n_output; k++)
+            if (!utf8_ok(np->output[k]))
+                bad = "node", snprintf(what, sizeof what, "%zu's output %zu", i, k);
+    }
+    if (!bad)
+        return NB_OK;
+    return nb_fail(c->st, NB_ERR_FORMAT, "%s: %s%s%s %s: the name is not UTF-8 text (ONNX "
+                   "names are protobuf strings, UTF-8; rename it in the exporter)", c->path,
+                   where, *where ? ": " : "", bad, what);
+}
+
 static nb_err gate_graph(gate_ctx *c, Onnx__GraphProto *gp, const char *where)
 {
     nb_err e;
+    if ((e = gate_utf8(c, gp, where)))
+        return e;
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
         if (!tp->name[0])
