@@ -68,7 +68,11 @@ int cli_fail(int status, const char *fmt, ...)
 
 int cli_json_out(const char *cmd, json_t *o)
 {
-    int r = o ? json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
+    /* data, past the terminal filter (app/term.c): jansson writes every control character
+       of a name as \uXXXX, and ENSURE_ASCII the C1 ones too, so none reaches a terminal */
+    int r = o && !fflush(stdout) ? json_dumpfd(o, STDOUT_FILENO, JSON_INDENT(2) |
+                                                JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
+                                 : -1;
     json_decref(o);
     if (r || fputc('\n', stdout) == EOF || fflush(stdout) || ferror(stdout))
         return cli_fail(2, "%s --json: cannot write to standard output: %s", cmd,
