@@ -604,7 +604,10 @@ static void golden_keep(tui *t, cmp_scr *s)
     }
     snprintf(t->golden_dump, sizeof t->golden_dump, "%s", dump);
     if (s->manifest)
-        json_dump_file(s->manifest, mf, JSON_INDENT(2) | JSON_SORT_KEYS);
+    {
+        nb_status st = {0};
+        nb_json_write_atomic(s->manifest, mf, JSON_INDENT(2) | JSON_SORT_KEYS, &st);
+    }
     vm_dirent *e = NULL;
     int n = vm_list_dir(s->gbase, NULL, &e);
     for (int i = 0; i < n; i++) {

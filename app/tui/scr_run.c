@@ -504,8 +504,9 @@ static void write_acl_json(tui *t, const char *path, const char *dump_dir, char 
     json_object_set_new(d, "dump_data", json_string("tensor"));
     json_t *root = json_object();
     json_object_set_new(root, "dump", d);
-    if (json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
-        snprintf(err, errlen, "%s: cannot write the dump config: %s", path, strerror(errno));
+    nb_status st = {0};
+    if (nb_json_write_atomic(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER, &st))
+        snprintf(err, errlen, "cannot write the dump config: %s", st.msg);
     json_decref(root);
 }
 

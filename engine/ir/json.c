@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nb/json.h"
+#include "nb/tensor.h"
 
 json_t *nb_json_string(const char *s)
 {
@@ -43,4 +44,16 @@ json_t *nb_json_int_array(const int64_t *v, int n)
     for (int i = 0; i < n; i++)
         json_array_append_new(a, json_integer((json_int_t)v[i]));
     return a;
+}
+
+nb_err nb_json_write_atomic(const json_t *o, const char *path, size_t flags, nb_status *st)
+{
+    char *text = json_dumps(o, flags);
+    if (!text)
+        return nb_fail(st, NB_ERR_NOMEM, "%s: out of memory", path);
+    size_t n = strlen(text);
+    text[n] = 0;
+    nb_err e = nb_write_file_atomic(path, text, n, st);
+    free(text);
+    return e;
 }

@@ -20,4 +20,10 @@ json_t *nb_json_value(double v);
 /* An array of n integers (a shape, an index). */
 json_t *nb_json_int_array(const int64_t *v, int n);
 
+#include "nb/status.h"
+/* Writes o to path whole or not at all (jansson's flags; through path.tmp.PID, renamed:
+ * nb_write_file_atomic): a kill never leaves a cut JSON file. Errors: NB_ERR_IO naming path,
+ * NB_ERR_NOMEM. */
+nb_err nb_json_write_atomic(const json_t *o, const char *path, size_t flags, nb_status *st);
+
 #endif
