@@ -311,6 +311,49 @@ static bool fill_strings(ProtobufCMessage *m, int depth, bool arena)
     return true;
 }
 
+/* The gate's "" back to absent for the optional (not repeated) strings of the message tree
+ * (freed when malloc'ed), so that a model re-encoded after nb_onnx_decode does not carry an
+ * empty ref_attr_name on every attribute (issue 37: onnx.checker and ONNX Runtime refused
+ * calibrate's fake-quant model of an If model), nor empty doc_strings and domains. A
+ * repeated string (a node's omitted optional input "") keeps its "". */
+static void unfill_strings(ProtobufCMessage *m, int depth)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    if (depth > NB_PB_MAX_DEPTH_GATE)
+        return;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)((const char *)m + fd->quantifier_offset) != fd->id)
+            continue;
+        void *p = (char *)m + fd->offset;
+        if (fd->type == PROTOBUF_C_TYPE_MESSAGE && fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)((const char *)m + fd->quantifier_offset);
+            ProtobufCMessage **arr = *(ProtobufCMessage ***)p;
+            for (size_t i = 0; i < n; i++)
+                if (arr[i])
+                    unfill_strings(arr[i], depth + 1);
+        } else if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+            ProtobufCMessage *sub = *(ProtobufCMessage **)p;
+            if (sub)
+                unfill_strings(sub, depth + 1);
+        } else if (fd->type == PROTOBUF_C_TYPE_STRING && fd->label != PROTOBUF_C_LABEL_REPEATED &&
+                   fd->label != PROTOBUF_C_LABEL_REQUIRED) {
+            char **sp = (char **)p;
+            if (*sp && !**sp && *sp != (char *)fd->default_value) {
+                if (*sp != arena_empty && *sp != protobuf_c_empty_string)
+                    free(*sp);
+                *sp = NULL;
+            }
+        }
+    }
+}
+
+void nb_onnx_prepare_pack(Onnx__ModelProto *mp)
+{
+    if (mp)
+        unfill_strings(&mp->base, 0);
+}
 
 typedef struct gate_ctx {
     ProtobufCAllocator *arena; /* the message's pb_arena, or NULL (malloc) */

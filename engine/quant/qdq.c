@@ -303,6 +303,7 @@ static nb_err load_proto(const char *src, Onnx__ModelProto **out, int64_t *opset
 static nb_err save_proto(const Onnx__ModelProto *mp, const char *dst, nb_status *st)
 {
     nb_err e = NB_OK;
+    nb_onnx_prepare_pack((Onnx__ModelProto *)mp); /* the file's absent strings absent again */
     size_t sz = onnx__model_proto__get_packed_size(mp);
     uint8_t *out = malloc(sz ? sz : 1);
     char tmp[4200];
@@ -2952,6 +2953,7 @@ nb_err nb_read_npu_input(const char *src, const char *input_shape, const char *o
         }
         mp->n_opset_import = k;
         drop_unused(g);
+        nb_onnx_prepare_pack(mp);
         size_t sz = onnx__model_proto__get_packed_size(mp);
         out->onnx = malloc(sz ? sz : 1);
         if (!out->onnx)

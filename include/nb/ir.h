@@ -205,6 +205,12 @@ nb_err nb_onnx_gate(Onnx__ModelProto *mp, const char *path, int *named, nb_statu
 nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__ModelProto **out,
                       int *named, nb_status *st);
 
+/* Before re-encoding a model from nb_onnx_decode (malloc'ed, not an arena's): every optional
+ * string field the gate set to "" is absent again (protobuf-c writes a "" that is set, and an
+ * attribute with ref_attr_name "" is a reference, which onnx.checker and ONNX Runtime refuse).
+ * Fields read after this may be NULL. */
+void nb_onnx_prepare_pack(Onnx__ModelProto *mp);
+
 /* Decodes a serialized onnx.TensorProto file (the backend tests' input_N.pb).
  * Errors: NB_ERR_IO, NB_ERR_FORMAT, NB_ERR_DATA, NB_ERR_UNSUPPORTED (dtype). */
 nb_err nb_tensor_pb_read(const char *path, nb_tensor **out, char **name, nb_status *st);

@@ -87,6 +87,10 @@ else:
 ' "$HERE" "$1"
 }
 
+# payloads whose names the CLI's bringup still rebuilds into its children's argv text
+# (';', '=' and ',' split there, a 10,000-byte name overflows): refused with one line until
+# the bring-up runs in-process (issue 36)
+ARGV_PENDING="html shell csv terminal sql separators long"
 echo "payload    command            result"
 for k in $keys; do
     M="$T/m_$k.onnx"
@@ -98,7 +102,9 @@ for k in $keys; do
     run_cmd "$k" "infer" "$want" "$NB" infer "$M" --input random:1 --output-dir "$T/inf_$k"
     F=$(folder "$k")
     out="$T/work/$F"
-    run_cmd "$k" "bringup" "$want" "$NB" bringup "$M" --data_dir "$T/data" --eval_dir "$T/eval" \
+    bwant=$want
+    case " $ARGV_PENDING " in *" $k "*) bwant="0|2" ;; esac
+    run_cmd "$k" "bringup" "$bwant" "$NB" bringup "$M" --data_dir "$T/data" --eval_dir "$T/eval" \
         --out "$out"
     bu=$?
     if [ "$bu" = 0 ]; then

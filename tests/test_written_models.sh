@@ -1,0 +1,104 @@
+#!/bin/sh
+# Every model calibrate writes is valid ONNX (issue 37, item 4): onnx.checker's full check
+# (Debian's python3-onnx) passes on the fake-quant and deploy models of two models, one of
+# them an If model whose branches hold a Conv (calibrate had written an empty ref_attr_name on
+# every attribute of a branch, which the checker refuses as "should refer to attribute in
+# parent node"), and ONNX Runtime loads each fake-quant model and gives the output that
+# nanobench's reference gives on it (max |difference| <= 1e-4).
+# usage: test_written_models.sh NANOBENCH MAKE_FIXTURE [ORT_DIR]
+NB=$1; FIX=$2
+ORT=${3:-${NANOBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nanobench}/ort}
+PY=/usr/bin/python3
+T=$(mktemp -d /tmp/nb_test_written.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+[ -d "$ORT/node_modules/onnxruntime-node" ] ||
+    { echo "FAIL: ONNX Runtime is not in $ORT (tests/data/fetch_models.sh --with-ort)"; exit 1; }
+export NANOBENCH_DB="$T/runs.db"
+
+# an If on the input's mean: each branch a Conv (3x3, pads 1) and a Relu, the then branch a
+# Mul by 4 after it; calibration batches that take both branches (mean -0.5 and +0.5)
+$PY - "$T" <<'EOF' || { echo "FAIL: making the If model"; exit 1; }
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+d = sys.argv[1]
+r = np.random.RandomState(0)
+def branch(name, mul):
+    w = nh.from_array((r.randn(4, 3, 3, 3) * 0.3).astype(np.float32), name + "_w")
+    nodes = [h.make_node("Conv", ["x", name + "_w"], [name + "_c"], name=name + "_conv",
+                         pads=[1, 1, 1, 1]),
+             h.make_node("Relu", [name + "_c"], [name + "_r"], name=name + "_relu")]
+    inits = [w]
+    out = name + "_r"
+    if mul:
+        inits.append(nh.from_array(np.array(4.0, np.float32), name + "_k"))
+        nodes.append(h.make_node("Mul", [out, name + "_k"], [name + "_m"], name=name + "_mul"))
+        out = name + "_m"
+    return h.make_graph(nodes, name, [], [h.make_tensor_value_info(out, T.FLOAT, [1, 4, 8, 8])],
+                        initializer=inits)
+g = h.make_graph(
+    [h.make_node("ReduceMean", ["x"], ["m"], keepdims=0, name="mean"),
+     h.make_node("Greater", ["m", "zero"], ["cond"], name="gt"),
+     h.make_node("If", ["cond"], ["y"], name="switch", then_branch=branch("then", True),
+                 else_branch=branch("else", False))],
+    "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])],
+    [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 8, 8])],
+    initializer=[nh.from_array(np.array(0, np.float32), "zero")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m, full_check=True)
+onnx.save(m, f"{d}/if.onnx")
+import os
+os.makedirs(f"{d}/data", exist_ok=True)
+for i in range(6):
+    (r.uniform(-1, 1, 192) + (0.5 if i % 2 else -0.5)).astype(np.float32).tofile(f"{d}/data/b{i}.bin")
+x = (r.uniform(-1, 1, 192) + 0.5).astype(np.float32).reshape(1, 3, 8, 8)
+np.save(f"{d}/x.npy", x)
+EOF
+"$FIX" conv "$T/conv.onnx" || fail "make_fixture conv"
+
+for name in if conv; do
+    "$NB" calibrate --model "$T/$name.onnx" --save_path "$T/q_$name/q" --data_dir "$T/data" \
+        --batch_num 6 >/dev/null 2>"$T/err" || { fail "calibrate $name: $(tail -1 "$T/err")"; continue; }
+    for kind in fake_quant deploy; do
+        f="$T/q_$name/q_${kind}_model.onnx"
+        $PY -c 'import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' \
+            "$f" 2>"$T/err" || fail "$name $kind: onnx.checker: $(tail -3 "$T/err" | tr '\n' ' ')"
+    done
+    # ONNX Runtime loads the fake-quant model and agrees with nanobench's reference on it
+    f="$T/q_$name/q_fake_quant_model.onnx"
+    "$NB" infer "$f" --input "$T/x.npy" --output-dir "$T/ref_$name" >/dev/null 2>"$T/err" ||
+        { fail "$name: infer on the fake-quant model: $(tail -1 "$T/err")"; continue; }
+    node -e '
+const [ortDir, model, x, ref] = process.argv.slice(1);
+const path = require("path"), fs = require("fs");
+const ort = require(path.join(path.resolve(ortDir), "node_modules", "onnxruntime-node"));
+function npy(file) {
+  const b = fs.readFileSync(file), hl = b.readUInt16LE(8);
+  const head = b.toString("latin1", 10, 10 + hl);
+  const shape = head.match(/shape.: \(([^)]*)\)/)[1].split(",").filter((s) => s.trim()).map(Number);
+  const a = new Float32Array(b.buffer.slice(b.byteOffset + 10 + hl, b.byteOffset + b.length));
+  return [a, shape];
+}
+(async () => {
+  const s = await ort.InferenceSession.create(model);
+  const [xa, xs] = npy(x);
+  const out = await s.run({ [s.inputNames[0]]: new ort.Tensor("float32", xa, xs) });
+  const y = out[s.outputNames[0]].data;
+  const man = fs.readFileSync(path.join(ref, "manifest.tsv"), "utf8").trim().split("\n")
+    .map((l) => l.split("\t"));
+  const file = man.find((r) => r[0] === s.outputNames[0]);
+  const [r] = npy(path.join(ref, file[1]));
+  let d = 0;
+  for (let i = 0; i < y.length; i++) d = Math.max(d, Math.abs(y[i] - r[i]));
+  if (!(d <= 1e-4) || y.length !== r.length) { console.error("max |ort - nanobench| " + d); process.exit(1); }
+})().catch((e) => { console.error(String(e.message || e).split("\n")[0]); process.exit(1); });
+' "$ORT" "$f" "$T/x.npy" "$T/ref_$name" 2>"$T/err" ||
+        fail "$name: ONNX Runtime on the fake-quant model: $(tail -1 "$T/err")"
+done
+if [ $fails -gt 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "written models: every fake-quant and deploy model passes onnx.checker, ORT agrees"
