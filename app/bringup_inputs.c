@@ -84,7 +84,11 @@ int pick_eval(bu *b)
     char **files[MAX_IN] = {0};
     int nf[MAX_IN] = {0}, least = -1, rc = 0;
     for (int i = 0; i < nd; i++) {
-        nf[i] = parts[i] ? nb_list_files(parts[i], &files[i]) : -1;
+        int skipped = 0;
+        char first[4400];
+        nf[i] = parts[i] ? nb_list_batches(parts[i], &files[i], &skipped, first, sizeof first)
+                         : -1; /* the batches: calibrate's rule, other files skipped */
+        (void)first;
         if (nf[i] < 0 && !rc)
             rc = cli_fail(2, "bringup: %s %s: %s", b->eval_dir ? "--eval_dir" : "--data_dir",
                           parts[i] ? parts[i] : "?", strerror(errno));

@@ -234,6 +234,14 @@ grep -q "^    scale_d: 0.0156862754$" "$T/cal/out/c_quant_record.txt" && grep -q
     [ "$(grep -c '^    scale_w: 1$' "$T/cal/out/c_quant_record.txt")" = 8 ] ||
     { echo "FAIL: calibrate record"; cat "$T/cal/out/c_quant_record.txt"; fails=$((fails + 1)); }
 [ -s "$T/cal/out/c_deploy_model.onnx" ] || { echo "FAIL: no deploy model"; fails=$((fails + 1)); }
+# a README.txt and a labels.csv beside the batches: skipped with one note, the same record
+# (the hand-worked scale 4/255 and offset -64 of the two batches above)
+mkdir -p "$T/cal/xr" && cp "$T/cal/x/"*.bin "$T/cal/xr/" && echo "recorded 2026" >"$T/cal/xr/README.txt" &&
+    echo "b0,yes" >"$T/cal/xr/labels.csv"
+expect 0 "calibrate: other files beside the batches" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/outr/c" --data_dir "$T/cal/xr" --algo minmax
+grep -q "2 files that are not .npy or .bin skipped" "$T/err" &&
+    grep -q "^    scale_d: 0.0156862754$" "$T/cal/outr/c_quant_record.txt" && grep -q "^    offset_d: -64$" "$T/cal/outr/c_quant_record.txt" ||
+    { echo "FAIL: calibrate with a README.txt beside the batches"; cat "$T/err"; fails=$((fails + 1)); }
 # --progress: a line per batch on stderr, the calibration's then the evaluation's (the
 # first min(8, batch_num) batches), the report unchanged on stdout
 expect 0 "calibrate --progress" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/pg/c" --data_dir "$T/cal/x" --algo minmax --batch_num 2 --progress

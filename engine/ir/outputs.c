@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -434,6 +435,29 @@ int nb_list_files(const char *dir, char ***out)
         qsort(v, (size_t)n, sizeof *v, cmp_path);
     *out = v;
     return n;
+}
+
+int nb_list_batches(const char *dir, char ***out, int *n_skipped, char *skipped, size_t len)
+{
+    *n_skipped = 0;
+    if (len)
+        skipped[0] = 0;
+    int n = nb_list_files(dir, out);
+    if (n <= 0)
+        return n;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        char *p = (*out)[i];
+        size_t l = strlen(p);
+        if (l > 4 && (!strcasecmp(p + l - 4, ".npy") || !strcasecmp(p + l - 4, ".bin"))) {
+            (*out)[kept++] = p;
+            continue;
+        }
+        if (!(*n_skipped)++ && len)
+            snprintf(skipped, len, "%s", p);
+        free(p);
+    }
+    return kept;
 }
 
 void nb_files_free(char **v, int n)

@@ -246,17 +246,25 @@ static int split(char *s, char **parts, int max)
     return n;
 }
 
-/* The first n regular files of dir in ascending name order (hidden files left out); with
- * n < 0 all of them, their count in *n_out. */
-static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_status *st)
+/* The first n batch files of dir (nb_list_batches: *.npy and *.bin, in ascending name
+ * order); with n < 0 all of them, their count in *n_out. Other files (a README.txt, a
+ * labels.csv beside the batches) are skipped, named in one warning to warn when it is given
+ * (issue 37: such a file stopped calibration). */
+static int list_batches(const char *dir, int n, char ***out, int *n_out, nb_warn_fn warn,
+                        void *user, nb_status *st)
 {
-    char **names = NULL;
-    int cnt = nb_list_files(dir, &names);
+    char **names = NULL, first[4400];
+    int skipped = 0;
+    int cnt = nb_list_batches(dir, &names, &skipped, first, sizeof first);
     if (cnt < 0)
         return errno == ENOMEM ? nb_fail(st, NB_ERR_NOMEM, "out of memory")
                                : nb_fail(st, NB_ERR_IO, "%s %s: %s", n < 0 ? "--eval_dir"
                                                                        : "--data_dir", dir,
                                          strerror(errno));
+    if (skipped && warn)
+        nb_warnf(warn, user, "%s: %d file%s that %s not .npy or .bin skipped ('%s'%s)", dir,
+                 skipped, skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are", first,
+                 skipped > 1 ? ", ..." : "");
     nb_err e = NB_OK;
     if (!e && cnt == 0)
         e = nb_fail(st, NB_ERR_ARG, "%s: no batch files (.npy or .bin) in the folder", dir);
@@ -1609,7 +1617,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             char **all = NULL;
             int cnt = 0;
             nb_status ignore = {0};
-            if (list_batches(dparts[i], -1, &all, &cnt, &ignore)) {
+            if (list_batches(dparts[i], -1, &all, &cnt, NULL, NULL, &ignore)) {
                 cfg.batch_num = 1; /* the listing below reports the folder */
                 break;
             }
@@ -1656,13 +1664,13 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         if (i == 0) { /* how many there are, for the report */
             char **all = NULL;
             nb_status ignore = {0};
-            if (!list_batches(dparts[0], -1, &all, &files_in_dir0, &ignore)) {
+            if (!list_batches(dparts[0], -1, &all, &files_in_dir0, NULL, NULL, &ignore)) {
                 for (int k = 0; k < files_in_dir0; k++)
                     free(all[k]);
                 free(all);
             }
         }
-        if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, st)))
+        if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, o->warn, o->user, st)))
             goto out;
     }
     if ((e = nb_npu_check_cpu_nodes(m->graph, o->cpu_nodes, st))) { /* a typo places nothing */
@@ -1787,7 +1795,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         }
         for (int i = 0; i < n_in; i++) {
             int cnt = 0;
-            if ((e = list_batches(eparts[i], -1, &efiles[i], &cnt, st)))
+            if ((e = list_batches(eparts[i], -1, &efiles[i], &cnt, o->warn, o->user, st)))
                 goto out;
             efiles_n[i] = cnt;
             if (i == 0 || cnt < eval_batches)

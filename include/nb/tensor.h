@@ -283,6 +283,12 @@ void nb_unescape(char *s);
  * count, or -1 with errno (the folder cannot be opened, or out of memory: ENOMEM). */
 int nb_list_files(const char *dir, char ***out);
 void nb_files_free(char **v, int n);
+/* The batch files of dir (calibration and evaluation data): nb_list_files' files whose name
+ * ends in .npy or .bin (any case), in the same order; the others (a README.txt beside the
+ * batches) are left out, counted in *n_skipped with the first one's path in skipped (len
+ * bytes, "" when none), for the caller's one note (issue 37). Returns the count, or -1 with
+ * errno as nb_list_files. */
+int nb_list_batches(const char *dir, char ***out, int *n_skipped, char *skipped, size_t len);
 /* True for a dump file's name as nb_sim_dump_file_name makes it:
  * {op_type}.{op_name}.{task}.0.{16 digits}. */
 bool nb_is_dump_file_name(const char *name);
