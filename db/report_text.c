@@ -1,12 +1,13 @@
 /* nanobench report: a bring-up's one-screen text summary (include/nb/report.h), what
  * `bringup` prints at its end and `report RUN --text` prints again from the summary.json the
  * bring-up left: every line from that file, so the two are the same text. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* vasprintf */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -59,45 +60,88 @@ static bool breaks_at(const char *p, int i)
     return p[i] == ' ' || (i > 0 && (p[i - 1] == '/' || p[i - 1] == ','));
 }
 
+/* Where the line that starts at p ends (the count of bytes it takes) when w columns are
+ * left: the whole rest, or at the last break that fits (a word longer than w: cut at w). */
+static int line_cut(const char *p, int w, bool last)
+{
+    int n = (int)strlen(p), lim = last ? w - 3 : w;
+    if (n <= w)
+        return n;
+    int cut = lim;
+    while (cut > w / 2 && !breaks_at(p, cut))
+        cut--;
+    return breaks_at(p, cut) ? cut : lim;
+}
+
+/* The lines text takes, wrapped as put() wraps it with no limit. */
+static int lines_needed(const char *text, int w)
+{
+    int lines = 0;
+    for (const char *p = text; *p; lines++) {
+        p += line_cut(p, w, false);
+        while (*p == ' ')
+            p++;
+    }
+    return lines;
+}
+
+/* Shortens the longest word of text (a run of bytes other than ' ' and NBSP: a layer or
+ * file name, never a number, which NBSP keeps apart) to its head and tail around "...", in
+ * place; false when no word is longer than 24 bytes. */
+static bool shorten_longest(char *text)
+{
+    size_t best = 0, at = 0;
+    for (size_t i = 0; text[i];) {
+        size_t l = strcspn(text + i, " \037");
+        if (l > best)
+            best = l, at = i;
+        i += l ? l : 1;
+    }
+    if (best <= 24)
+        return false;
+    size_t keep = best * 2 / 3 < 24 ? 24 : best * 2 / 3, head = keep / 3 - 1;
+    size_t tail = keep - head - 3;
+    while (head > 0 && ((unsigned char)text[at + head] & 0xC0) == 0x80)
+        head--; /* not inside a UTF-8 character */
+    while (tail > 0 && ((unsigned char)text[at + best - tail] & 0xC0) == 0x80)
+        tail--;
+    memcpy(text + at + head, "...", 3);
+    memmove(text + at + head + 3, text + at + best - tail, strlen(text + at + best - tail) + 1);
+    return true;
+}
+
 static void put(FILE *f, const char *label, int max, const char *fmt, ...)
 {
-    char text[4096];
+    char *text = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    int tn = vasprintf(&text, fmt, ap); /* whole: a 10,000-byte name first, numbers after */
     va_end(ap);
+    if (tn < 0)
+        return;
     for (char *c = text; *c; c++) /* one line of plain text; NBSP stays for the layout */
         if (((unsigned char)*c < 32 && *c != NBSP) || *c == 127)
             *c = '?';
     const int w = WIDTH - LABEL;
+    /* too long for its lines: the longest names shortened (issue 37: the wall time after a
+       long model name, a layer's SQNR after its name were the part cut) */
+    while (lines_needed(text, w) > max && shorten_longest(text))
+        ;
     const char *p = text;
     for (int line = 0; line < max && *p; line++) {
         size_t n = strlen(p);
         fprintf(f, "%-*s", LABEL, line ? "" : label);
-        int cut = (int)n;
-        if ((int)n > w && line == max - 1) {
-            /* at a space: "..." never takes half of a number ("65504" shown as "6...") */
-            cut = w - 3;
-            while (cut > w / 2 && !breaks_at(p, cut))
-                cut--;
-            if (!breaks_at(p, cut))
-                cut = w - 3;
-        } else if ((int)n > w) {
-            cut = w;
-            while (cut > w / 2 && !breaks_at(p, cut))
-                cut--;
-            if (!breaks_at(p, cut))
-                cut = w;
-        }
+        int cut = line_cut(p, w, line == max - 1);
         for (int i = 0; i < cut; i++)
             fputc(p[i] == NBSP ? ' ' : p[i], f);
         fprintf(f, "%s\n", cut < (int)n && line == max - 1 ? "..." : "");
         if (cut == (int)n || line == max - 1)
-            return;
+            break;
         p += cut;
         while (*p == ' ')
             p++;
     }
+    free(text);
 }
 
 static const char *db_str(double v, char *buf, size_t len)

@@ -21,6 +21,7 @@ PAYLOADS = {
     "path": "../../../../tmp/PWNED_path/..\\evil/.",
     "separators": "a;b:c=d,e f\ttab",
     "long": "L" * 9990 + "/tail",
+    "name200": "model/stage_3/block_12/" + "x" * 170 + "/",  # an exporter's deep path
     "nonutf8": "NONUTF8_",  # replaced by 8 bytes that are not UTF-8 after serialization
 }
 NONUTF8 = b"\xff\xfe\xc0\x9bN\x80\xfeX"

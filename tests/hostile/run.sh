@@ -111,6 +111,13 @@ for k in $keys; do
         [ -s "$out/summary.json" ] && node -e 'JSON.parse(require("fs").readFileSync(process.argv[1]))' \
             "$out/summary.json" 2>/dev/null || fail "$k: summary.json is not whole JSON"
         run_cmd "$k" "report --text" 0 "$NB" report "$out" --text
+        # no line cuts a number (issue 37: "91.2...", "(6...", the wall time after a long
+        # model name): a long name is what gets shortened
+        if grep -E '[ (][0-9][0-9.]*\.\.\.' "$T/o" >"$T/cut"; then
+            fail "$k: the summary cuts a number: $(head -2 "$T/cut")"
+        fi
+        grep -q "every stage ran in [0-9.]* s$" "$T/o" || fail "$k: the summary lost the wall time"
+        grep -q "^compile .*: [0-9]* bytes$" "$T/o" || fail "$k: the summary lost the exeom size"
         run_cmd "$k" "report (html)" 0 "$NB" report "$out" "$out" -o "$T/r_$k.html"
         id=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).runs.bringup)' \
             "$out/summary.json")
