@@ -207,11 +207,17 @@ static int file_compare(int argc, char **argv)
         }
         if (worst >= 0) {
             const nb_cmp_row *w = &rows[worst];
-            printf("largest SQNR drop: %s (%s, task %u): %.1f dB after %.1f dB at the layer "
-                   "before; likely cause: %s\n", plain(w->npu->op_name), plain(w->npu->op_type),
-                   w->npu->task_id, sqnr_shown(w->m.sqnr_db),
-                   sqnr_shown(rows[worst_prev].m.sqnr_db),
-                   nb_cmp_cause(&cs, worst, cause, sizeof cause));
+            const nb_cmp_row *in = &rows[worst_prev]; /* the input it reads, worst first */
+            char sq[32];
+            if (isinf(in->m.sqnr_db) && in->m.sqnr_db > 0)
+                snprintf(sq, sizeof sq, "exact");
+            else
+                snprintf(sq, sizeof sq, "%.1f dB", sqnr_shown(in->m.sqnr_db));
+            printf("largest SQNR drop: %s (%s, task %u): %.1f dB from %s at its input ",
+                   plain(w->npu->op_name), plain(w->npu->op_type), w->npu->task_id,
+                   sqnr_shown(w->m.sqnr_db), sq);
+            printf("'%s' (written by %s); likely cause: %s\n", plain(in->x->original_name),
+                   plain(in->npu->op_name), nb_cmp_cause(&cs, worst, cause, sizeof cause));
         }
         if (isolated) {
             printf("isolated %s (tasks %d..%d, golden input): cosine %.6f, SQNR %.1f dB, max abs "

@@ -431,8 +431,13 @@ compile:;
            names one) */
         if (json_is_object(wd) && strcmp(str(wd, "layer"), str(fb, "layer"))) {
             const char *why = str(wd, "likely_cause");
-            put(f, "", atc_line ? 1 : 2, "largest SQNR drop: %s (%s), %s -> %s%s%s", str(wd, "layer"),
-                str(wd, "op_type"), db_str(num(wd, "previous_sqnr_db"), t2, sizeof t2),
+            /* from the input it reads (issue 37), named; "exact" for an input of no error */
+            put(f, "", atc_line ? 2 : 3, "largest SQNR drop: %s (%s), %s at its input %s -> "
+                "%s%s%s", str(wd, "layer"), str(wd, "op_type"),
+                json_is_true(json_object_get(wd, "previous_exact"))
+                    ? "exact"
+                    : db_str(num(wd, "previous_sqnr_db"), t2, sizeof t2),
+                *str(wd, "input") ? str(wd, "input") : "(unnamed)",
                 db_str(num(wd, "sqnr_db"), t3, sizeof t3),
                 strncmp(why, "none clear", 10) ? ": " : "", strncmp(why, "none clear", 10) ? why : "");
         }

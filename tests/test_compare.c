@@ -40,6 +40,10 @@ static void golden(const char *dir, const char *node, const char *op, uint32_t i
     nb_tensor_free(t);
 }
 
+/* the exeom tensors the next npu_raw dump reads and writes ({in, out}; {0, 0}: none said,
+ * as dumps before dump.proto's fields 15 and 16) */
+static uint32_t next_ids[2];
+
 /* an NPU dump of task (op, task id) covering the nodes covers (n_cov), whose one ND output
  * of 4 values of dtype ("FLOAT", "FLOAT16") holds value (or "") with the bytes data, and sat
  * fp16 clamps */
@@ -74,6 +78,12 @@ static void npu_raw(const char *dir, const char *task, const char *op, uint32_t 
     d.output = out;
     d.source = "npu";
     d.saturations = sat;
+    uint32_t in_id = next_ids[0], out_id = next_ids[1];
+    if (out_id) { /* the exeom tensors the task reads and writes (dump.proto 15, 16) */
+        d.n_input_tensors = 1, d.input_tensors = &in_id;
+        d.n_output_tensors = 1, d.output_tensors = &out_id;
+        next_ids[0] = next_ids[1] = 0;
+    }
     size_t n = nanobench__dump__dump__get_packed_size(&d);
     uint8_t *buf = malloc(n);
     assert_non_null(buf);
@@ -200,6 +210,52 @@ static void test_introduced_problem_node(void **state)
     assert_int_equal(n, 4);
     assert_true(sig_row);
     assert_true(conv_row);
+    nb_comparison_free(&r);
+}
+
+/* The largest SQNR drop is measured from the layer's own input (issue 37), not from the
+ * row before in task order. y = 20 each (sum y^2 = 1600) for three tasks in this order:
+ *   a: reads the network input (tensor 100), writes tensor 1: x = y +- 0.632456
+ *      (sum e^2 = 4 x 0.4 = 1.6): SQNR 10 log10(1600 / 1.6) = 30 dB; RMSE 0.63 passes;
+ *   b: reads 1, writes 2 (a scalar-like ReduceMean): x = y +- 0.02: 60 dB;
+ *   c: reads 1 (not b's 2), writes 3: x = y +- 2 (sum e^2 = 16): 20 dB, RMSE 2 > 1: over;
+ *      cos = 1600 / (sqrt(2 x 484 + 2 x 324) x 40) = 0.99504, passes.
+ * By task order c fell 40 dB from b; from its input (a's) 10 dB: worst = c, worst_prev = a.
+ * a reads no compared row: no drop of its own; b rises from a. */
+static void test_drop_from_inputs(void **state)
+{
+    (void)state;
+    char g[512], m[512];
+    dirs("drop", g, m);
+    const float y[4] = {20, 20, 20, 20}, xa[4] = {20.632456f, 19.367544f, 20.632456f, 19.367544f},
+                xb[4] = {20.02f, 19.98f, 20.02f, 19.98f}, xc[4] = {22, 18, 22, 18};
+    golden(g, "a", "Conv", 0, "ta", y);
+    golden(g, "b", "ReduceMean", 1, "tb", y);
+    golden(g, "c", "Sub", 2, "tc", y);
+    const char *const ca[1] = {"a"}, *const cb[1] = {"b"}, *const cc[1] = {"c"};
+    next_ids[0] = 100, next_ids[1] = 1;
+    npu(m, "a", "Conv", 0, ca, 1, "ta", xa, 0);
+    next_ids[0] = 1, next_ids[1] = 2;
+    npu(m, "b", "ReduceMean", 1, cb, 1, "tb", xb, 0);
+    next_ids[0] = 1, next_ids[1] = 3;
+    npu(m, "c", "Sub", 2, cc, 1, "tc", xc, 0);
+    nb_compare_opts o = opts(m, g);
+    nb_comparison r;
+    nb_status st = {0};
+    assert_int_equal(nb_compare(&o, &r, &st), NB_OK);
+    assert_int_equal(r.n_compared, 3);
+    assert_float_equal(r.rows[0].m.sqnr_db, 30.0, 1e-3);
+    assert_float_equal(r.rows[1].m.sqnr_db, 60.0, 1e-2);
+    assert_float_equal(r.rows[2].m.sqnr_db, 20.0, 1e-6);
+    assert_int_equal(r.first_bad, 2);
+    assert_int_equal(r.worst, 2);
+    assert_int_equal(r.worst_prev, 0); /* its input's writer, not the row before (b) */
+    json_t *j = nb_comparison_json(&o, &r, NULL, NULL);
+    const json_t *wd = json_object_get(j, "largest_sqnr_drop");
+    assert_string_equal(json_string_value(json_object_get(wd, "input")), "ta");
+    assert_string_equal(json_string_value(json_object_get(wd, "input_layer")), "a");
+    assert_float_equal(json_real_value(json_object_get(wd, "previous_sqnr_db")), 30.0, 1e-3);
+    json_decref(j);
     nb_comparison_free(&r);
 }
 
@@ -644,6 +700,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_introduced_problem_node),
+        cmocka_unit_test(test_drop_from_inputs),
         cmocka_unit_test(test_accumulated_single_point),
         cmocka_unit_test(test_fused_inherited_saturation),
         cmocka_unit_test(test_global_consistency),

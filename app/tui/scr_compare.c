@@ -469,8 +469,13 @@ static void draw(tui *t, WINDOW *w)
     json_t *dr = json_object_get(s->res, "largest_sqnr_drop");
     if (json_is_object(dr) && (!json_is_object(fo) || strcmp(su_str(dr, "layer"),
                                                              su_str(fo, "layer")))) {
-        snprintf(line, sizeof line, "largest SQNR drop (l): %s, %.1f -> %.1f dB: %s",
-                 su_str(dr, "layer"), su_num(dr, "previous_sqnr_db"), su_num(dr, "sqnr_db"),
+        char from[48];
+        if (json_is_true(json_object_get(dr, "previous_exact")))
+            snprintf(from, sizeof from, "exact");
+        else
+            snprintf(from, sizeof from, "%.1f dB", su_num(dr, "previous_sqnr_db"));
+        snprintf(line, sizeof line, "largest SQNR drop (l): %s, %.1f dB from %s at its input "
+                 "%s: %s", su_str(dr, "layer"), su_num(dr, "sqnr_db"), from, su_str(dr, "input"),
                  *su_str(dr, "likely_cause") ? su_str(dr, "likely_cause") : "no likely cause");
         y += su_wrap(t, w, y, 0, wd, lines, tui_tag_attr(t, VM_TAG_WARN), line);
     }

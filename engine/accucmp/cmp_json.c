@@ -129,8 +129,14 @@ json_t *nb_comparison_json(const nb_compare_opts *o, const nb_comparison *cs,
         json_object_set_new(fb, "origin", json_string(cs->origin));
     json_object_set_new(jo, "first_over_threshold", fb);
     json_t *wd = cs->worst >= 0 ? named_row_json(cs, cs->worst) : json_null();
-    if (cs->worst >= 0)
-        json_object_set_new(wd, "previous_sqnr_db", nb_json_num(rows[cs->worst_prev].m.sqnr_db));
+    if (cs->worst >= 0) { /* measured from the input the layer reads (issue 37) */
+        const nb_cmp_row *in = &rows[cs->worst_prev];
+        json_object_set_new(wd, "previous_sqnr_db", nb_json_num(in->m.sqnr_db));
+        json_object_set_new(wd, "previous_exact", json_boolean(isinf(in->m.sqnr_db) &&
+                                                               in->m.sqnr_db > 0));
+        json_object_set_new(wd, "input", nb_json_string(in->x->original_name));
+        json_object_set_new(wd, "input_layer", nb_json_string(in->npu->op_name));
+    }
     json_object_set_new(jo, "largest_sqnr_drop", wd);
     json_t *fs = json_null();
     if (cs->first_sat >= 0) { /* the first layer that clamped at fp16's 65504 */

@@ -350,7 +350,16 @@ const char *nb_cmp_cause(const nb_comparison *c, int i, char *buf, size_t len)
                  s->npu->task_id, n, n == 1 ? "" : "s");
         return buf;
     }
-    return nb_cmp_likely_cause(r, r->fails, buf, len);
+    const char *why = nb_cmp_likely_cause(r, r->fails, buf, len);
+    static const char see[] = "; see the largest SQNR drop";
+    size_t wl = strlen(why);
+    if (i == c->worst && wl >= sizeof see - 1 && !strcmp(why + wl - (sizeof see - 1), see)) {
+        /* it is the largest drop itself: not a pointer to itself (issue 37) */
+        snprintf(buf, len, "%.*s; the largest SQNR drop from its inputs too",
+                 (int)(wl - (sizeof see - 1)), why);
+        return buf;
+    }
+    return why;
 }
 
 typedef struct cmp_ctx {
@@ -625,6 +634,68 @@ void nb_comparison_free(nb_comparison *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The exeom tensor row q writes (its dump's output slot), or UINT32_MAX when not known. */
+static uint32_t row_tensor(const nb_cmp_row *q)
+{
+    int slot = q->x ? q->x->index : -1;
+    return slot >= 0 && slot < q->npu->n_out_ids ? q->npu->out_ids[slot] : UINT32_MAX;
+}
+
+static bool lower(const nb_comparison *c, int a, int b)
+{
+    return b < 0 || sqnr_shown(c->rows[a].m.sqnr_db) < sqnr_shown(c->rows[b].m.sqnr_db);
+}
+
+/* The compared row of the lowest SQNR that writes exeom tensor id, looking through rows
+ * that are not compared (a layer's AscendQuant and its int32 Conv: the chain's input is what
+ * the layer reads) to their own inputs, depth levels at most; -1 when none (the network's
+ * input, a constant). self: the task asked about (its own rows are not its inputs). */
+static int input_row(const nb_comparison *c, uint32_t id, const nb_dump *self, int depth)
+{
+    int best = -1;
+    if (id == UINT32_MAX || depth > 8)
+        return -1;
+    for (int j = 0; j < c->nr; j++) {
+        const nb_cmp_row *q = &c->rows[j];
+        if (q->npu == self || row_tensor(q) != id)
+            continue;
+        int cand = q->compared ? j : -1;
+        for (int k = 0; !q->compared && k < q->npu->n_in_ids; k++) {
+            int r = input_row(c, q->npu->in_ids[k], self, depth + 1);
+            if (r >= 0 && lower(c, r, cand))
+                cand = r;
+        }
+        if (cand >= 0 && lower(c, cand, best))
+            best = cand;
+    }
+    return best;
+}
+
+/* The compared row that writes one of row i's inputs with the lowest SQNR (the task's input
+ * tensors as its dump names them, through uncompared rows as input_row does; an unrolled RNN
+ * step's row reads the step before it), or -1 when no input of row i comes from a compared
+ * row (the network's inputs, constants) or the dumps do not name their tensors. */
+static int worst_input_row(const nb_comparison *c, int i)
+{
+    const nb_cmp_row *r = &c->rows[i];
+    int best = -1;
+    for (int k = 0; k < r->npu->n_in_ids; k++) {
+        int j = input_row(c, r->npu->in_ids[k], r->npu, 0);
+        if (j >= 0 && lower(c, j, best))
+            best = j;
+    }
+    if (best < 0 && r->step > 0) /* an RNN's step t: the same task's row of step t-1 */
+        for (int j = 0; j < c->nr; j++)
+            if (c->rows[j].compared && c->rows[j].npu == r->npu && c->rows[j].x == r->x &&
+                c->rows[j].step == r->step - 1)
+                best = j;
+    if (best < 0 && !r->npu->out_ids) /* dumps that name no tensors: the row before */
+        for (int j = i - 1; j >= 0 && best < 0; j--)
+            if (c->rows[j].compared)
+                best = j;
+    return best;
+}
+
 /* The verdict over c's rows (nb_comparison's fields, see accucmp.h). */
 static void verdict(nb_comparison *c)
 {
@@ -669,18 +740,15 @@ static void verdict(nb_comparison *c)
         if (rows[i].compared)
             c->prev = i;
     /* thresholds like RMSE > 1 are scale-dependent: also name the layer where the
-       signal-to-noise ratio falls most from the layer before */
-    int prev_c = -1;
+       signal-to-noise ratio falls most from its own inputs */
     double drop = 0;
     for (int i = 0; i < nr; i++) {
-        if (!rows[i].compared)
+        int in = rows[i].compared ? worst_input_row(c, i) : -1;
+        if (in < 0)
             continue;
-        if (prev_c >= 0) {
-            double d_db = sqnr_shown(rows[prev_c].m.sqnr_db) - sqnr_shown(rows[i].m.sqnr_db);
-            if (d_db > drop)
-                drop = d_db, c->worst = i, c->worst_prev = prev_c;
-        }
-        prev_c = i;
+        double d_db = sqnr_shown(rows[in].m.sqnr_db) - sqnr_shown(rows[i].m.sqnr_db);
+        if (d_db > drop)
+            drop = d_db, c->worst = i, c->worst_prev = in;
     }
     if (drop < 6.0)
         c->worst = c->worst_prev = -1;

@@ -46,6 +46,7 @@ void nb_dump_free(nb_dump *d)
     for (int i = 0; i < d->n_covers; i++)
         free(d->covers[i]);
     free(d->covers);
+    free(d->in_ids), free(d->out_ids);
     free(d->path), free(d->op_name), free(d->op_type), free(d->source);
     memset(d, 0, sizeof *d);
 }
@@ -107,6 +108,18 @@ nb_err nb_dump_parse(const uint8_t *buf, size_t len, const char *path, int want,
     }
     for (size_t i = 0; i < p->n_covers; i++)
         d->covers[d->n_covers++] = dup0(p->covers[i]);
+    if (p->n_input_tensors || p->n_output_tensors) { /* the task's tensors, in every mode */
+        d->in_ids = malloc((p->n_input_tensors + 1) * sizeof *d->in_ids);
+        d->out_ids = malloc((p->n_output_tensors + 1) * sizeof *d->out_ids);
+        if (!d->in_ids || !d->out_ids) {
+            nanobench__dump__dump__free_unpacked(p, NULL);
+            nb_dump_free(d);
+            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        }
+        memcpy(d->in_ids, p->input_tensors, p->n_input_tensors * sizeof *d->in_ids);
+        memcpy(d->out_ids, p->output_tensors, p->n_output_tensors * sizeof *d->out_ids);
+        d->n_in_ids = (int)p->n_input_tensors, d->n_out_ids = (int)p->n_output_tensors;
+    }
     for (size_t i = 0; i < p->n_input + p->n_output && !e; i++) {
         bool out = i >= p->n_input;
         if (!(want & (out ? NB_DUMP_OUTPUTS : NB_DUMP_INPUTS)))

@@ -448,6 +448,14 @@ int sim_dump_task(const sim_dump_cfg *c, const char *dir, const char *model_name
     Nanobench__Dump__Tensor ts[NB_EXEOM_MAX_IN + NB_EXEOM_MAX_OUT];
     Nanobench__Dump__Stats ss[NB_EXEOM_MAX_IN + NB_EXEOM_MAX_OUT];
     Nanobench__Dump__Tensor *in[NB_EXEOM_MAX_IN], *out[NB_EXEOM_MAX_OUT];
+    uint32_t in_ids[NB_EXEOM_MAX_IN], out_ids[NB_EXEOM_MAX_OUT];
+    for (int i = 0; i < tk->n_in && i < NB_EXEOM_MAX_IN; i++)
+        in_ids[d.n_input_tensors++] = tk->in[i] == NB_EXEOM_NONE ? UINT32_MAX : (uint32_t)tk->in[i];
+    for (int i = 0; i < tk->n_out && i < NB_EXEOM_MAX_OUT; i++)
+        out_ids[d.n_output_tensors++] = tk->out[i] == NB_EXEOM_NONE ? UINT32_MAX
+                                                                   : (uint32_t)tk->out[i];
+    d.input_tensors = in_ids;
+    d.output_tensors = out_ids;
     int nt = 0;
     for (int i = 0; inputs && i < tk->n_in; i++)
         if (tk->in[i] != NB_EXEOM_NONE) {

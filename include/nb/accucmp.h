@@ -116,6 +116,10 @@ typedef struct nb_dump {
     int n_covers;
     nb_dump_tensor *t;
     int n_t;
+    uint32_t *in_ids, *out_ids; /* NPU dumps: the exeom tensor of each input and output slot
+                             (UINT32_MAX: none), whatever nb_dump_read kept; NULL when the
+                             dump does not say (golden dumps, dumps of nanobench < 0.35) */
+    int n_in_ids, n_out_ids;
 } nb_dump;
 
 /* What nb_dump_read keeps: inputs, outputs (values decoded for those kept). */
@@ -268,8 +272,12 @@ typedef struct nb_comparison {
     /* first_bad's error: "accumulated" (prev, within every threshold as any row before
        first_bad, is within 3 dB of SQNR), else "introduced" */
     const char *origin;
-    int worst, worst_prev;       /* the largest SQNR fall from one compared row to the next,
-                                    when over first_bad exists and the fall is >= 6 dB; or -1 */
+    int worst, worst_prev;       /* the largest SQNR fall of a compared row from its own
+                                    inputs (worst_prev: the compared row that writes the input
+                                    of the lowest SQNR; a fused task's inputs are its group's),
+                                    when first_bad exists and the fall is >= 6 dB; or -1
+                                    (issue 37: it was measured from the row before in task
+                                    order, a scalar ReduceMean at 86 dB for a Sub at 49) */
     int first_sat;               /* the first row whose task clamped results at fp16's 65504
                                     (or whose output holds such values), or -1 */
 } nb_comparison;
