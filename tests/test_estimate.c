@@ -482,14 +482,18 @@ static void test_if_branches_lowered(void **state)
     assert_int_equal(task(&e, "sel/then_branch/mt")->weight_bytes, 512 + 192);
     assert_int_equal(task(&e, "sel/else_branch/me")->weight_bytes, 512 + 192);
     assert_int_equal(e.weight_bytes, 2 * (512 + 192));
-    /* then: AscendQuant of x, MatMul, AscendDequant; else: MatMul, AscendDequant (x's int8
-       is shared) = 5 tasks; then the If */
+    /* then: AscendQuant of x, MatMul, AscendDequant; else: its own AscendQuant of x,
+       MatMul, AscendDequant = 6 tasks; then the If. (x's int8 is not shared between the
+       branches: only the taken branch's tasks run, so a copy made among the then branch's
+       tasks is not there when else runs; sharing it gave zeros, issue 37) */
     const nb_npu_task *k = task(&e, "sel");
     assert_int_equal(k->unit, NB_TASK_CPU);
-    assert_non_null(strstr(k->reason, "the CPU picks the branch taken (its 5 branch tasks run "
+    assert_non_null(strstr(k->reason, "the CPU picks the branch taken (its 6 branch tasks run "
                            "on the NPU)"));
+    assert_non_null(task(&e, "sel/then_branch/mt/AscendQuant"));
+    assert_non_null(task(&e, "sel/else_branch/me/AscendQuant"));
     assert_true(nb_task_in_exeom(k)); /* the exeom holds it: not NOT_SUPPORT_OP_TYPE */
-    assert_int_equal(e.g.n_k, 6);
+    assert_int_equal(e.g.n_k, 7);
     assert_int_equal(e.n_unsupported, 0);
     assert_int_equal(e.macs, 2 * 32);
     nb_estimate_free(&e);

@@ -97,6 +97,18 @@ function npy(file) {
 ' "$ORT" "$f" "$T/x.npy" "$T/ref_$name" 2>"$T/err" ||
         fail "$name: ONNX Runtime on the fake-quant model: $(tail -1 "$T/err")"
 done
+# the If model on the simulated NPU, each branch taken by some evaluation input (means -0.5
+# and +0.5 alternate): every input's output within cosine 0.999 of float (atc had shared the
+# input's TransData and AscendQuant of one branch with the other, skipped when the other ran:
+# the then branch gave zeros, cosine 0.43, SQNR 0 dB)
+"$NB" bringup "$T/if.onnx" --data_dir "$T/data" --eval_dir "$T/data" --batch_num 6 --out "$T/bu_if" \
+    --json >"$T/if.json" 2>"$T/err" || fail "bringup of the If model: $(tail -1 "$T/err")"
+node -e '
+const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
+const per = s.outputs[0].per_input;
+const bad = per.filter((p) => !(p.cosine >= 0.999));
+if (per.length < 4 || bad.length) { console.error(JSON.stringify(per.map((p) => p.cosine))); process.exit(1); }
+' "$T/if.json" 2>"$T/err" || fail "the If model on the NPU: per-input cosines $(cat "$T/err")"
 if [ $fails -gt 0 ]; then
     echo "$fails failure(s)"
     exit 1

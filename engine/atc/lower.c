@@ -213,20 +213,30 @@ static int const_tensor(lctx *c, int v)
  * [N,C,L] and [N,C,H,W], ND otherwise ([N,C] has no spatial dims to block). */
 static nb_format spatial_format(int r) { return r == 3 || r == 4 ? NB_FMT_NC1HWC0 : NB_FMT_ND; }
 
-/* The tensor of value v in format f: as produced, or through a TransData (made once). */
+/* The tensor of value v in format f: as produced, or through a TransData (made once).
+ * The copies (TransData, Cast, AscendQuant) of a value are kept in its owner's context when
+ * the reading graph is that owner, else in the reader's own: an If branch's copy of an
+ * enclosing value is made among the branch's tasks, which run only when the branch is
+ * taken, so the other branch cannot reuse it (it did: the then branch's Conv read the else
+ * branch's TransData and AscendQuant, skipped when then ran, and gave zeros). */
 static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
 {
     bool f32_ok = c->cpu_reader;
+    lctx *reader = c;
+    int rv = v;
     c = owner(c, &v);
     if (v < 0)
         return -1;
     if (is_const(c, v))
         return const_tensor(c, v);
+    bool own = reader == c; /* else a branch's read of an enclosing value */
+    int *vh = own ? &c->vh[v] : &reader->vh[rv], *vt_alt = own ? &c->vt_alt[v]
+                                                               : &reader->vt_alt[rv];
     int t = c->vt[v];
     if (t >= 0 && !f32_ok && c->n->t[t].dtype == NB_FLOAT && c->n->t[t].role == NB_T_ACTIVATION) {
         /* a CPU task's float32 output read by the NPU: the boundary's Cast to fp16, made once
            (values beyond 65504 clamp there, as any fp16 write) */
-        if (c->vh[v] < 0) {
+        if (*vh < 0) {
             const nb_npu_tensor src = c->n->t[t]; /* a copy: add_tensor may move the array */
             int k = add_task(c, dupf("%s/Cast_fp16", consumer), "Cast", "Cast", NB_TASK_VECTOR,
                              true);
@@ -235,15 +245,15 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
             task_in(c, k, t);
             task_out(c, k, h);
             c->n->n_cast++;
-            c->vh[v] = h;
+            *vh = h;
         }
-        t = c->vh[v];
+        t = *vh;
     }
     if (t < 0 || c->n->t[t].format == f || c->n->t[t].rank < 3 ||
         (f == NB_FMT_NC1HWC0 && spatial_format(c->n->t[t].rank) != NB_FMT_NC1HWC0))
         return t;
-    if (c->vt_alt[v] >= 0 && c->n->t[c->vt_alt[v]].format == f)
-        return c->vt_alt[v];
+    if (*vt_alt >= 0 && c->n->t[*vt_alt].format == f)
+        return *vt_alt;
     const nb_npu_tensor src = c->n->t[t]; /* a copy: add_tensor may move the array */
     int k = add_task(c, dupf("%s/TransData_%s", consumer, nb_format_name(f)), "TransData",
                      "TransData", NB_TASK_VECTOR, true);
@@ -252,7 +262,7 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
     task_in(c, k, t);
     task_out(c, k, o);
     c->n->n_transdata++;
-    c->vt_alt[v] = o;
+    *vt_alt = o;
     return o;
 }
 
@@ -260,12 +270,15 @@ static int tensor_in(lctx *c, int v, nb_format f, const char *consumer)
  * in format f for a cube op (an AscendQuant, made once per value, format and type). */
 static int quant_in(lctx *c, int v, nb_format f, const char *consumer, nb_dtype dt)
 {
+    lctx *reader = c;
+    int rv = v;
     c = owner(c, &v);
     if (v < 0)
         return -1;
-    if (c->vq[v] >= 0 && c->n->t[c->vq[v]].format == f && c->n->t[c->vq[v]].dtype == dt)
-        return c->vq[v];
-    int src = tensor_in(c, v, f == NB_FMT_FRACTAL_NZ ? NB_FMT_ND : f, consumer);
+    int *vq = reader == c ? &c->vq[v] : &reader->vq[rv]; /* a branch's own (tensor_in) */
+    if (*vq >= 0 && c->n->t[*vq].format == f && c->n->t[*vq].dtype == dt)
+        return *vq;
+    int src = tensor_in(reader, rv, f == NB_FMT_FRACTAL_NZ ? NB_FMT_ND : f, consumer);
     if (src < 0)
         return -1;
     nb_dtype sd = c->n->t[src].dtype;
@@ -279,7 +292,7 @@ static int quant_in(lctx *c, int v, nb_format f, const char *consumer, nb_dtype 
     task_in(c, k, src);
     task_out(c, k, o);
     c->n->n_quant++;
-    c->vq[v] = o;
+    *vq = o;
     return o;
 }
 
