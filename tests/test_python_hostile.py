@@ -178,6 +178,20 @@ def hostile_cases(tmp):
             "no model input 'r'; the inputs are 'p', 'q'")
     hostile(tmp, "nb.infer(SUB2, [p])", "infer: 1 array for 2 inputs",
             "infer(): the model takes 2 inputs ('p', 'q'), 1 given")
+    hostile(tmp, "nb.infer(SUB2, {'p': p, 'q': q.reshape(4)})", "infer: another shape",
+            "infer(): inputs['q'] is FLOAT [4], but input 'q' is FLOAT [1,4]")
+    hostile(tmp, "nb.calibrate(CA2, {'x': [x], 'z': [x]}, T + '/h/g')", "calibrate: another shape",
+            "calibrate(): data['z'][0] is FLOAT [1,3,8,8], but input 'z' is FLOAT [1,8,6,6]")
+    cache = os.environ.get("NANOBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "nanobench")
+    silero = os.path.join(cache, "models", "silero_vad.onnx")
+    if os.path.exists(silero):  # an INT64 input (sr): the module passes float32 only
+        hostile(tmp, "nb.infer(%r, [np.zeros((1, 512), np.float32), np.array(16000, np.float32), "
+                     "np.zeros((2, 1, 64), np.float32), np.zeros((2, 1, 64), np.float32)], "
+                     "input_shape='input:1,512;h:2,1,64;c:2,1,64')" % silero,
+                "infer: silero_vad's INT64 input sr", "input 'sr' is INT64")
+    else:
+        print("skip: silero_vad not in the model cache (tests/data/fetch_models.sh)")
     # dtypes: float32 (and float16) only; the rest refused as the CLI refuses a float64 .npy
     for dt in ("np.float64", "np.int8", "np.int64", "np.complex64", "np.bool_", "object",
                "np.longdouble"):

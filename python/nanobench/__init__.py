@@ -204,7 +204,8 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
                     "in the model's input order, not %s" % _what(data), 2)
     # the order the engine pairs the batches in: input_shape's (AMCT's pairing) when it names
     # every input, else the model's inputs'
-    order = _input_names(model, input_shape)
+    model_inputs = {i["name"]: i for i in _model_inputs(model, input_shape)}
+    order = list(model_inputs)
     if isinstance(input_shape, str):
         named = [p.strip().rsplit(":", 1)[0] for p in input_shape.split(";") if p.strip()]
         if sorted(named) == sorted(order):
@@ -236,6 +237,8 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
     flat = [("%s[%d]" % (keys[i][1], b), per_input[i][b])
             for b in range(n_batches) for i in range(len(per_input))]
     keep, ptrs, _, _ = _arrays("calibrate", flat)
+    for k, a in enumerate(keep):
+        _fits("calibrate", flat[k][0], a, model_inputs[order[k % len(order)]])
     first = keep[:len(per_input)]
     ranks = (ctypes.c_int * max(len(first), 1))(*[a.ndim for a in first])
     dims = (ctypes.c_int64 * (6 * max(len(first), 1)))()
@@ -252,9 +255,23 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
                  ranks, dims)
 
 
-def _input_names(model, input_shape):
-    """The model's input names in order (Error when it cannot be read)."""
-    return [i["name"] for i in inputs(model, input_shape)]
+def _model_inputs(model, input_shape):
+    """The model's inputs in order, as inputs() gives them (Error when it cannot be read)."""
+    return inputs(model, input_shape)
+
+
+def _fits(fn, label, a, inp):
+    """Error unless array a (float32 now) fits model input inp ({"name", "dtype", "shape"},
+    a dynamic dim -1): the engine's words, with the argument's name."""
+    if inp["dtype"] not in ("FLOAT", "FLOAT16"):
+        raise Error("%s(): input %s is %s; the Python module passes float32 arrays only (the "
+                    "CLI takes a .npy of the input's type)" % (fn, _what(inp["name"]),
+                                                                inp["dtype"]), 2)
+    want = inp["shape"]
+    if len(want) != a.ndim or any(w >= 0 and w != n for w, n in zip(want, a.shape)):
+        raise Error("%s(): %s is FLOAT [%s], but input %s is %s [%s]" % (
+            fn, label, ",".join(map(str, a.shape)), _what(inp["name"]), inp["dtype"],
+            ",".join(str(w) if w >= 0 else "?" for w in want)), 2)
 
 
 def compile(model, output, input_fp16_nodes=None, input_shape=None):
@@ -322,8 +339,11 @@ def infer(model, inputs, dump=None, input_shape=None):
     if not isinstance(inputs, (dict, list, tuple)):
         raise Error("infer(): inputs are {name: array} or a list of arrays, not %s"
                     % _what(inputs), 2)
-    names = _input_names(model, input_shape)
-    keep, ptrs, ranks, dims = _arrays("infer", _ordered("infer", inputs, names))
+    model_inputs = _model_inputs(model, input_shape)
+    labelled = _ordered("infer", inputs, [i["name"] for i in model_inputs])
+    keep, ptrs, ranks, dims = _arrays("infer", labelled)
+    for (label, _), a, inp in zip(labelled, keep, model_inputs):
+        _fits("infer", label, a, inp)
     return _outputs(_call(_lib.nbpy_infer, model_b, shape_b, len(keep), ptrs, ranks, dims,
                           dump_b))
 
