@@ -158,6 +158,10 @@ def hostile_cases(tmp):
     hostile(tmp, "nb.infer(SUB2, None)", "infer(model, None)", "infer(): inputs are")
     hostile(tmp, "nb.info(5)", "info(5)", "model: text or a path is needed, not 5")
     hostile(tmp, "nb.estimate(None)", "estimate(None)", "model: a path is required")
+    hostile(tmp, "nb.infer(SUB2, [p, q], input_shape=5)", "infer(M, [p, q], input_shape=5)",
+            "input_shape: text or a path is needed, not 5")
+    hostile(tmp, "nb.calibrate(CONV, {'x': [x]}, T + '/h/d', input_shape=['x'])",
+            "calibrate(..., input_shape=['x'])", "input_shape: text or a path is needed, not a list")
     hostile(tmp, "nb.compile(SUB2, 5)", "compile(M, 5)", "output")
     hostile(tmp, "nb.compare(1, 2)", "compare(1, 2)", "npu_dump")
     # counts, names, shapes against the model

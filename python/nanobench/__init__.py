@@ -178,18 +178,18 @@ def _ordered(fn, inputs, names):
 
 def estimate(model, input_shape=None):
     """The estimate's JSON (nanobench estimate --json): the five size items, the per-task rows."""
-    return _call(_lib.nbpy_estimate, _path("model", model), _b(input_shape))
+    return _call(_lib.nbpy_estimate, _path("model", model), _b(input_shape, "input_shape"))
 
 
 def info(model, input_shape=None):
     """The model as `nanobench info --json` gives it: producer, opset, inputs and outputs,
     node counts, the op histogram and the ops the reference cannot run."""
-    return _call(_lib.nbpy_info, _path("model", model), _b(input_shape))
+    return _call(_lib.nbpy_info, _path("model", model), _b(input_shape, "input_shape"))
 
 
 def inputs(model, input_shape=None):
     """The model's inputs: [{"name", "dtype", "shape"}] (a dynamic dim is -1)."""
-    return _call(_lib.nbpy_inputs, _path("model", model), _b(input_shape))
+    return _call(_lib.nbpy_inputs, _path("model", model), _b(input_shape, "input_shape"))
 
 
 def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
