@@ -40,6 +40,10 @@
  *                or B: names longer than 255 that differ only at the end
  *   esc_name     y = Relu(x), the node named "r" ESC "[31mred" (a terminal escape sequence)
  *   sub2         y = Sub(p, q), p and q FLOAT [1,4]: two inputs that a name must tell apart
+ *   conv_add2    y = Add(Conv(x, W), z), x FLOAT [1,3,8,8], W conv's, z FLOAT [1,8,6,6]: two
+ *                inputs and a layer to calibrate (the Python module's hostile arguments)
+ *   payload_name y = Sub(P, q), P and q FLOAT [1,4], P's name 1000 bytes: a;b=c"d'e, ESC
+ *                "[31mred", ESC "]0;title" BEL, then 'n' up to 1000 (a name as a payload)
  *   shared_const y = Max(Max(x, c), c), nodes max_a and max_b reading one constant c [1] =
  *                0.5, x FLOAT [1,4]: with max_b on the MCU's CPU (atc --cpu_nodes) the NPU's
  *                fp16 copy of c and the CPU's float32 one are two weights of one constant
@@ -104,6 +108,29 @@ int main(int argc, char **argv)
         mb_input(m, "q", 1, 2, d14);
         mb_output(m, "y", 1, 2, d14);
         mb_node(m, "Sub", (const char *[]){"p", "q", NULL}, (const char *[]){"y", NULL});
+    } else if (!strcmp(kind, "conv_add2")) {
+        const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, dy[] = {1, 8, 6, 6};
+        static float w[8 * 3 * 3 * 3];
+        for (int i = 0; i < 8 * 3 * 3 * 3; i++)
+            w[i] = (float)((7 * i) % 11 - 5) / 8;
+        mb_input(m, "x", 1, 4, dx);
+        mb_input(m, "z", 1, 4, dy);
+        mb_output(m, "y", 1, 4, dy);
+        mb_init_floats(m, "W", 4, dw, w, sizeof w / sizeof w[0]);
+        mb_node(m, "Conv", (const char *[]){"x", "W", NULL}, (const char *[]){"c", NULL})->name =
+            "conv";
+        mb_node(m, "Add", (const char *[]){"c", "z", NULL}, (const char *[]){"y", NULL})->name =
+            "add";
+    } else if (!strcmp(kind, "payload_name")) {
+        const int64_t d14[] = {1, 4};
+        static char pl[1001];
+        memset(pl, 'n', 1000);
+        const char *head = "a;b=c\"d'e\033[31mred\033]0;title\007";
+        memcpy(pl, head, strlen(head));
+        mb_input(m, pl, 1, 2, d14);
+        mb_input(m, "q", 1, 2, d14);
+        mb_output(m, "y", 1, 2, d14);
+        mb_node(m, "Sub", (const char *[]){pl, "q", NULL}, (const char *[]){"y", NULL});
     } else if (!strcmp(kind, "shared_const")) {
         const int64_t d14[] = {1, 4}, d1[] = {1};
         static const float half[1] = {0.5f};

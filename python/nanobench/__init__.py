@@ -4,7 +4,10 @@ ctypes over libnanobench.so (built by CMake next to the binary: build/python/), 
 extension, as the vendor's tools are scripted (onnx_estimate.py, amct_onnx,
 msaccucmp.py). Every function raises nanobench.Error with the one-line message the CLI
 prints for the same mistake; Error.status is the CLI's exit status (2 bad input, 1
-internal).
+internal). Arrays are numpy float32 (float16 is widened exactly); float64, integer, complex
+and object arrays are refused, not converted, as the CLI refuses a float64 .npy. Every
+argument is checked against the model (the count of inputs, their names and shapes) before
+the engine sees it. Calls from threads take turns (one engine call at a time).
 
     import numpy as np, nanobench as nb
     est = nb.estimate("m.onnx")                                  # the five sizes and the tasks
@@ -62,16 +65,32 @@ _lib.nbpy_infer.argtypes = [_c, _c, ctypes.c_int, _P(_P(ctypes.c_float)), _P(cty
 _lib.nbpy_compare.argtypes = [_c, _c] + _OUT
 
 
+def _what(x):
+    """x as a message names it: never a whole array (its dtype and shape), text shortened."""
+    if isinstance(x, np.ndarray):
+        return "a %s%s array of shape %s" % ("masked " if isinstance(x, np.ma.MaskedArray)
+                                             else "", x.dtype, x.shape)
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+        r = repr(x)
+        if len(r) <= 80:
+            return r
+        return r[:60] + ("...' (%d characters)" % len(x) if isinstance(x, (str, bytes)) else "...")
+    return "a %s" % type(x).__name__
+
+
 def _b(s, what="an argument"):
     """An optional text or path argument as bytes for C (None stays None); Error (status 2)
     for anything else, or for a NUL byte, which C would take as the end."""
     if s is None:
         return None
     if not isinstance(s, (str, bytes, os.PathLike)):
-        raise Error("%s: text or a path is needed, not %r" % (what, s), 2)
-    b = os.fsencode(s)
+        raise Error("%s: text or a path is needed, not %s" % (what, _what(s)), 2)
+    try:
+        b = os.fsencode(s)
+    except (TypeError, ValueError) as e:  # a PathLike giving no text
+        raise Error("%s: not a path (%s)" % (what, e), 2)
     if b"\0" in b:
-        raise Error("%s: %r holds a NUL byte" % (what, s), 2)
+        raise Error("%s: %s holds a NUL byte" % (what, _what(s)), 2)
     return b
 
 
@@ -79,7 +98,7 @@ def _path(what, s):
     """A required path: bytes for C, or Error (status 2) when it is missing or not a path."""
     b = _b(s, what)
     if not b:
-        raise Error("%s: a path is required, not %r" % (what, s), 2)
+        raise Error("%s: a path is required, not %s" % (what, _what(s)), 2)
     return b
 
 
@@ -95,17 +114,36 @@ def _call(fn, *args):
         _lib.nbpy_free(out)
 
 
-def _arrays(arrs):
-    """float32 C-contiguous copies (kept alive by the caller), their pointers, ranks, dims."""
-    keep = []
-    for i, a in enumerate(arrs):
-        try:
-            keep.append(np.ascontiguousarray(a, dtype=np.float32))
-        except (TypeError, ValueError) as e:
-            raise Error("array %d: not numbers numpy turns into float32 (%s)" % (i, e), 2)
-    for a in keep:
-        if a.ndim > 6:
-            raise Error("an array of rank %d (at most 6)" % a.ndim, 2)
+def _array(fn, label, a):
+    """a as C gets it: a float32 C-contiguous array. float32 (any byte order) and float16
+    (widened exactly) are taken; anything else is refused as the CLI refuses a float64 .npy,
+    never converted: float64 would be rounded, integers could change, complex would lose
+    its imaginary part."""
+    if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
+        raise Error("%s(): %s is %s; a numpy array of float32 is expected" % (fn, label, _what(a)),
+                    2)
+    if a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4):
+        raise Error("%s(): %s has dtype %s; float32 is expected (or float16): convert it "
+                    "with .astype(np.float32) if that is what you mean" % (fn, label, a.dtype), 2)
+    if a.ndim > 6:
+        raise Error("%s(): %s has rank %d (at most 6)" % (fn, label, a.ndim), 2)
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _label(name):
+    """A dict key or index as a message shows it: data['x'], inputs[0]."""
+    return "[%s]" % (_what(name) if isinstance(name, str) else name)
+
+
+def _names(names):
+    """'a', 'b' for a message (each name shortened)."""
+    return ", ".join(_what(n) for n in names)
+
+
+def _arrays(fn, labelled):
+    """float32 C-contiguous copies of [(label, array)] (kept alive by the caller), their
+    pointers, ranks, dims; Error naming the argument for anything else."""
+    keep = [_array(fn, label, a) for label, a in labelled]
     ptrs = (_P(ctypes.c_float) * max(len(keep), 1))(
         *[a.ctypes.data_as(_P(ctypes.c_float)) for a in keep])
     ranks = (ctypes.c_int * max(len(keep), 1))(*[a.ndim for a in keep])
@@ -116,30 +154,42 @@ def _arrays(arrs):
     return keep, ptrs, ranks, dims
 
 
-def _ordered(inputs, names):
-    """The arrays of a dict {name: array} in the model's input order (a list passes as is)."""
+def _ordered(fn, inputs, names):
+    """[(label, array)] of a dict {name: array} in the model's input order, or of a list
+    (whose count the engine checks again); Error for a name of no input or one missing."""
     if isinstance(inputs, dict):
-        missing = [n for n in names if n not in inputs]
-        if missing or len(inputs) != len(names):
-            raise Error("inputs %s given; the model takes %s" % (sorted(inputs), names), 2)
-        return [inputs[n] for n in names]
-    return list(inputs)
+        for n in inputs:
+            if not isinstance(n, str) or n not in names:
+                raise Error("%s(): no model input %s; the inputs are %s"
+                            % (fn, _what(n), _names(names)), 2)
+        for n in names:
+            if n not in inputs:
+                raise Error("%s(): model input %s not given; the inputs are %s"
+                            % (fn, _what(n), _names(names)), 2)
+        return [("inputs" + _label(n), inputs[n]) for n in names]
+    if isinstance(inputs, (list, tuple)):
+        if names is not None and len(inputs) != len(names):
+            raise Error("%s(): the model takes %d input%s (%s), %d given" % (
+                fn, len(names), "" if len(names) == 1 else "s", _names(names), len(inputs)), 2)
+        return [("inputs[%d]" % i, a) for i, a in enumerate(inputs)]
+    raise Error("%s(): inputs are {name: array} or a list of arrays, not %s" % (fn, _what(inputs)),
+                2)
 
 
 def estimate(model, input_shape=None):
     """The estimate's JSON (nanobench estimate --json): the five size items, the per-task rows."""
-    return _call(_lib.nbpy_estimate, _path("model", model), _b(input_shape))
+    return _call(_lib.nbpy_estimate, _path("model", model), _b(input_shape, "input_shape"))
 
 
 def info(model, input_shape=None):
     """The model as `nanobench info --json` gives it: producer, opset, inputs and outputs,
     node counts, the op histogram and the ops the reference cannot run."""
-    return _call(_lib.nbpy_info, _path("model", model), _b(input_shape))
+    return _call(_lib.nbpy_info, _path("model", model), _b(input_shape, "input_shape"))
 
 
 def inputs(model, input_shape=None):
     """The model's inputs: [{"name", "dtype", "shape"}] (a dynamic dim is -1)."""
-    return _call(_lib.nbpy_inputs, _path("model", model), _b(input_shape))
+    return _call(_lib.nbpy_inputs, _path("model", model), _b(input_shape, "input_shape"))
 
 
 def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
@@ -148,29 +198,47 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
     deploy models (AMCT's names) and returns the CLI's calibrate --json: their paths, the
     per-layer scales and SQNRs, the fake-quant model's output SQNR against float and the
     INT16 and CPU placement advice."""
+    model_b, save_b = _path("model", model), _path("save_path", save_path)
+    if not isinstance(data, (dict, list, tuple)):
+        raise Error("calibrate(): data is {input name: [arrays]} or a list of lists of arrays "
+                    "in the model's input order, not %s" % _what(data), 2)
+    # the order the engine pairs the batches in: input_shape's (AMCT's pairing) when it names
+    # every input, else the model's inputs'
+    model_inputs = {i["name"]: i for i in _model_inputs(model, input_shape)}
+    order = list(model_inputs)
+    if isinstance(input_shape, str):
+        named = [p.strip().rsplit(":", 1)[0] for p in input_shape.split(";") if p.strip()]
+        if sorted(named) == sorted(order):
+            order = named
     if isinstance(data, dict):
-        # the order the engine pairs the batches in: input_shape's (AMCT's pairing), else
-        # the model's inputs'; every key an input, every input a key
-        # (input_shape's order when it names every input, as the engine pairs them)
-        order = _model_inputs(model)
-        if isinstance(input_shape, str):
-            named = [p.strip().rsplit(":", 1)[0] for p in input_shape.split(";") if p.strip()]
-            if order and sorted(named) == sorted(order):
-                order = named
-        if order:
-            if sorted(order) != sorted(data, key=str):
-                raise Error("data names %s; the model's inputs are %s" % (
-                    sorted(map(str, data)), order), 2)
-            per_input = [data[n] for n in order]
-        else:
-            per_input = list(data.values())
+        # every key an input, every input a key
+        _ordered("calibrate", data, order)
+        keys = [(n, "data" + _label(n)) for n in order]
+        per_input = [data[n] for n in order]
     else:
+        if len(data) != len(order):
+            raise Error("calibrate(): the model takes %d input%s (%s), %d list%s of batches "
+                        "given" % (len(order), "" if len(order) == 1 else "s", _names(order),
+                                   len(data), "" if len(data) == 1 else "s"), 2)
+        keys = [(n, "data[%d]" % i) for i, n in enumerate(order)]
         per_input = list(data)
+    for (_, label), b in zip(keys, per_input):
+        if not isinstance(b, (list, tuple)):
+            raise Error("calibrate(): %s is %s; a list of batches (arrays) is expected"
+                        % (label, _what(b)), 2)
     n_batches = len(per_input[0]) if per_input else 0
-    if any(len(b) != n_batches for b in per_input):
-        raise Error("every input needs the same number of batches", 2)
-    flat = [per_input[i][b] for b in range(n_batches) for i in range(len(per_input))]
-    keep, ptrs, _, _ = _arrays(flat)
+    for (_, label), b in zip(keys, per_input):
+        if len(b) != n_batches:
+            raise Error("calibrate(): %s has %d batch%s, %s %d: every input needs as many"
+                        % (label, len(b), "" if len(b) == 1 else "es", keys[0][1], n_batches), 2)
+    if n_batches == 0:
+        raise Error("calibrate(): no batch given (%s is empty)" % keys[0][1] if keys else
+                    "calibrate(): no batch given", 2)
+    flat = [("%s[%d]" % (keys[i][1], b), per_input[i][b])
+            for b in range(n_batches) for i in range(len(per_input))]
+    keep, ptrs, _, _ = _arrays("calibrate", flat)
+    for k, a in enumerate(keep):
+        _fits("calibrate", flat[k][0], a, model_inputs[order[k % len(order)]])
     first = keep[:len(per_input)]
     ranks = (ctypes.c_int * max(len(first), 1))(*[a.ndim for a in first])
     dims = (ctypes.c_int64 * (6 * max(len(first), 1)))()
@@ -179,19 +247,31 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
             dims[6 * i + d] = n
     for k, a in enumerate(keep):
         if a.shape != first[k % len(first)].shape:
-            raise Error("batch %d of input %d has shape %s, its first batch %s"
-                        % (k // len(first), k % len(first), a.shape,
-                           first[k % len(first)].shape), 2)
-    return _call(_lib.nbpy_calibrate, _path("model", model), _path("save_path", save_path),
-                 _b(input_shape), _b(config),
-                 _b(algo), len(per_input), n_batches, ptrs, ranks, dims)
+            raise Error("calibrate(): %s has shape %s, %s[0] %s: every batch of an input has "
+                        "one shape" % (flat[k][0], a.shape, keys[k % len(first)][1],
+                                       first[k % len(first)].shape), 2)
+    return _call(_lib.nbpy_calibrate, model_b, save_b, _b(input_shape, "input_shape"),
+                 _b(config, "config"), _b(algo, "algo"), len(per_input), n_batches, ptrs,
+                 ranks, dims)
 
 
-def _model_inputs(model):
-    try:
-        return [i["name"] for i in inputs(model)] or None
-    except Error:
-        return None
+def _model_inputs(model, input_shape):
+    """The model's inputs in order, as inputs() gives them (Error when it cannot be read)."""
+    return inputs(model, input_shape)
+
+
+def _fits(fn, label, a, inp):
+    """Error unless array a (float32 now) fits model input inp ({"name", "dtype", "shape"},
+    a dynamic dim -1): the engine's words, with the argument's name."""
+    if inp["dtype"] not in ("FLOAT", "FLOAT16"):
+        raise Error("%s(): input %s is %s; the Python module passes float32 arrays only (the "
+                    "CLI takes a .npy of the input's type)" % (fn, _what(inp["name"]),
+                                                                inp["dtype"]), 2)
+    want = inp["shape"]
+    if len(want) != a.ndim or any(w >= 0 and w != n for w, n in zip(want, a.shape)):
+        raise Error("%s(): %s is FLOAT [%s], but input %s is %s [%s]" % (
+            fn, label, ",".join(map(str, a.shape)), _what(inp["name"]), inp["dtype"],
+            ",".join(str(w) if w >= 0 else "?" for w in want)), 2)
 
 
 def compile(model, output, input_fp16_nodes=None, input_shape=None):
@@ -228,35 +308,44 @@ def run(exeom, inputs, dump=None):
     """The compiled model on the simulated NPU: inputs {name: array} (each name an input of
     the model, each array of exactly its shape) or a list in the model's order (float32,
     converted to the model's input type). With dump=FOLDER every task's output is dumped
-    there as `nanobench run --dump` does; Outputs.dump is the folder."""
+    there as `nanobench run --dump` does; Outputs.dump is the folder. The count, the names
+    and the shapes are checked against the exeom's inputs before it runs."""
+    exeom_b, dump_b = _path("exeom", exeom), _b(dump, "dump")
     if isinstance(inputs, dict):
-        names, arrs = list(inputs.keys()), list(inputs.values())
+        names = list(inputs.keys())
         for n in names:
             if not isinstance(n, str) or not n:
-                raise Error("run: input names are the model's (text), not %r" % (n,), 2)
+                raise Error("run(): input names are the model's (text), not %s" % _what(n), 2)
+        labelled = [("inputs" + _label(n), a) for n, a in inputs.items()]
     elif isinstance(inputs, (list, tuple)):
-        names, arrs = None, list(inputs)
+        names = None
+        labelled = [("inputs[%d]" % i, a) for i, a in enumerate(inputs)]
     else:
-        raise Error("run: inputs are {name: array} or a list of arrays, not %r" % (inputs,), 2)
-    keep, ptrs, ranks, dims = _arrays(arrs)
-    cnames = (_c * max(len(keep), 1))(*[_b(n, "input name") for n in names]) if names else None
-    return _outputs(_call(_lib.nbpy_run, _path("exeom", exeom), len(keep), cnames, ptrs, ranks, dims,
-                          _b(dump, "dump")))
+        raise Error("run(): inputs are {name: array} or a list of arrays, not %s"
+                    % _what(inputs), 2)
+    if len(labelled) > 64:
+        raise Error("run(): %d inputs given (at most 64)" % len(labelled), 2)
+    keep, ptrs, ranks, dims = _arrays("run", labelled)
+    cnames = (_c * max(len(keep), 1))(*[_b(n, "run(): input name") for n in names]) \
+        if names else None
+    return _outputs(_call(_lib.nbpy_run, exeom_b, len(keep), cnames, ptrs, ranks, dims, dump_b))
 
 
 def infer(model, inputs, dump=None, input_shape=None):
     """The float reference (golden): inputs as run's; dump=FOLDER writes its golden dumps
     as `nanobench infer --dump` does."""
-    if isinstance(inputs, dict):
-        names = _model_inputs(model) or list(inputs)
-        arrs = _ordered(inputs, names)
-    elif isinstance(inputs, (list, tuple)):
-        arrs = list(inputs)
-    else:
-        raise Error("infer: inputs are {name: array} or a list of arrays, not %r" % (inputs,), 2)
-    keep, ptrs, ranks, dims = _arrays(arrs)
-    return _outputs(_call(_lib.nbpy_infer, _path("model", model), _b(input_shape, "input_shape"),
-                          len(keep), ptrs, ranks, dims, _b(dump, "dump")))
+    model_b, shape_b, dump_b = (_path("model", model), _b(input_shape, "input_shape"),
+                                _b(dump, "dump"))
+    if not isinstance(inputs, (dict, list, tuple)):
+        raise Error("infer(): inputs are {name: array} or a list of arrays, not %s"
+                    % _what(inputs), 2)
+    model_inputs = _model_inputs(model, input_shape)
+    labelled = _ordered("infer", inputs, [i["name"] for i in model_inputs])
+    keep, ptrs, ranks, dims = _arrays("infer", labelled)
+    for (label, _), a, inp in zip(labelled, keep, model_inputs):
+        _fits("infer", label, a, inp)
+    return _outputs(_call(_lib.nbpy_infer, model_b, shape_b, len(keep), ptrs, ranks, dims,
+                          dump_b))
 
 
 def compare(npu_dump, golden_dump):
