@@ -1,6 +1,6 @@
 #!/bin/sh
 # The engines' layering (issue 18): ir -> ref -> atc -> quant -> estimate -> compile ->
-# runtime_sim -> accucmp -> db -> app. A file may include the headers of its own layer and
+# runtime_sim -> accucmp -> db -> bringup -> app (bringup: the pipeline over them all). A file may include the headers of its own layer and
 # of the layers before it, never of a later one, nor of another engine at its own level.
 # estimate comes after quant: it reads a Q/DQ (QAT) model as atc does (nb_read_npu_input). atc comes before quant: what the NPU's lowering
 # runs (nb_npu_rnn_reason: the LSTM/GRU forms the cube takes) decides what calibrate may
@@ -16,7 +16,7 @@ rank() {
     case $1 in
     ir) echo "0 ir" ;; ref) echo "1 ref" ;; atc) echo "2 atc" ;; quant) echo "3 quant" ;;
     estimate) echo "4 estimate" ;; compile) echo "5 compile" ;; runtime_sim) echo "6 runtime_sim" ;;
-    accucmp) echo "7 accucmp" ;; db) echo "8 db" ;; app) echo "9 app" ;; *) echo "" ;;
+    accucmp) echo "7 accucmp" ;; db) echo "8 db" ;; bringup) echo "9 bringup" ;; app) echo "10 app" ;; *) echo "" ;;
     esac
 }
 # the layer owning a header include/nb/X.h or include/acl/X.h
@@ -24,7 +24,7 @@ owner() {
     case $1 in
     nb/status.h|nb/tensor.h|nb/ir.h|nb/json.h) echo ir ;; nb/ref.h) echo ref ;; nb/quant.h) echo quant ;;
     nb/atc.h) echo atc ;; nb/estimate.h) echo estimate ;; nb/exeom.h) echo compile ;;
-    nb/sim.h|nb/run.h|acl/acl.h) echo runtime_sim ;; nb/accucmp.h) echo accucmp ;; nb/db.h|nb/report.h) echo db ;;
+    nb/sim.h|nb/run.h|acl/acl.h) echo runtime_sim ;; nb/accucmp.h) echo accucmp ;; nb/db.h|nb/report.h) echo db ;; nb/bringup.h) echo bringup ;;
     nb/*) echo unknown ;; *) echo "" ;;
     esac
 }

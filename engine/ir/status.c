@@ -75,6 +75,7 @@ const char *nb_err_name(nb_err code)
     case NB_ERR_DB: return "database";
     case NB_ERR_NOMEM: return "nomem";
     case NB_ERR_INTERNAL: return "internal";
+    case NB_ERR_CANCELLED: return "cancelled";
     }
     return "?";
 }
@@ -85,6 +86,8 @@ int nb_exit_code(nb_err code)
         return 0;
     if (code == NB_ERR_NOMEM || code == NB_ERR_INTERNAL)
         return 1;
+    if (code == NB_ERR_CANCELLED)
+        return 130;
     return 2;
 }
 

@@ -30,7 +30,8 @@ typedef enum nb_err {
     NB_ERR_ARG,         /* wrong user argument: flag syntax, input that does not match the model */
     NB_ERR_DB,          /* run database locked, read-only, corrupt or from a newer nanobench */
     NB_ERR_NOMEM,       /* allocation failed */
-    NB_ERR_INTERNAL     /* a bug in nanobench */
+    NB_ERR_INTERNAL,    /* a bug in nanobench */
+    NB_ERR_CANCELLED    /* stopped on request (a front end's cancel flag): nothing half-written */
 } nb_err;
 
 typedef struct nb_status {
@@ -54,7 +55,7 @@ void nb_status_clear(nb_status *st);
 const char *nb_err_name(nb_err code);
 
 /* Process exit status for an error code: 0 for NB_OK, 1 for NB_ERR_NOMEM and
- * NB_ERR_INTERNAL, 2 for every bad-input code. */
+ * NB_ERR_INTERNAL, 130 for NB_ERR_CANCELLED (as SIGINT), 2 for every bad-input code. */
 int nb_exit_code(nb_err code);
 
 /* The engines' callbacks to a front end: a warning (one line, without a "warning:" prefix
