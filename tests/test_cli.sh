@@ -1152,6 +1152,23 @@ else
     echo "FAIL: bringup: Ctrl-C: $parts .part file(s) at the signal, exit $status, left: $left"; cat "$BU/k.err"; fails=$((fails + 1))
 fi
 
+# names travel as data (issue 36): a model whose inputs, outputs and nodes are named with
+# ';', '=', ':', ',' and spaces, and by 10,000 characters (make_fixture hostile), comes up
+# in one bringup: every step takes the names as they are (no --input NAME=FILE, no
+# --input_shape or --input_fp16_nodes text rebuilt from them)
+"$FIX" hostile "$BU/hostile.onnx" || { echo "FAIL: make_fixture hostile"; fails=$((fails + 1)); }
+mkdir -p "$BU/h1" "$BU/h2" && bu_data "$BU/h1" a 4 0 && bu_data "$BU/h2" b 4 0 ||
+    { echo "FAIL: hostile data"; fails=$((fails + 1)); }
+expect 0 "bringup: names with ';', '=', ':', ',', spaces and 10,000 characters" -- "$NB" bringup "$BU/hostile.onnx" --data_dir "$BU/h1;$BU/h2" --eval_count 2 --out "$BU/ho" --json
+json_ok "bringup of the hostile names: every output compared, the names whole" 'const n = "N".repeat(10000) + "=;:, x", o = "O".repeat(10000) + ";=:, y";
+    eq(j.evaluation.model_inputs, ["in;put:1=a,b c", n]) && j.outputs.length === 2 &&
+    eq(j.outputs.map(x => x.name).sort(), ["out;put:1=a,b c", o].sort()) &&
+    j.outputs.every(x => x.cosine_worst > 0.99) && j.compare.compared > 0 && j.status === "ok" &&
+    j.runs.compare > 0 && j.compile.exeom_bytes > 0'
+"$NB" history show "$(node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).runs.bringup)' <"$T/out")" >"$T/hs" 2>/dev/null &&
+    grep -q "^status     ok$" "$T/hs" ||
+    { echo "FAIL: history show of the hostile bringup"; cat "$T/hs"; fails=$((fails + 1)); }
+
 # an unusable database: the command still does its job, with one warning, unless required
 head -c 5000 /dev/urandom >"$T/corrupt.db"
 expect 0 "info with a corrupt database still runs" -- "$NB" --db "$T/corrupt.db" info "$M"

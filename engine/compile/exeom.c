@@ -124,9 +124,10 @@ static const nb_tensor *any_const(const nb_graph *g, const char *name)
 static const nb_npu_layer *layer_of(const nb_graph *g, const nb_npu_layer *ls, int n,
                                     const char *task, bool *step)
 {
-    char buf[512];
     task_scope(g, &task);
-    snprintf(buf, sizeof buf, "%s", task);
+    char *buf = strdup(task); /* a name of any length (issue 36: 10,000 characters) */
+    if (!buf)
+        return NULL;
     size_t len = strlen(buf);
     static const char quant[] = "/AscendQuant";
     if (len > sizeof quant - 1 && !strcmp(buf + len - (sizeof quant - 1), quant))
@@ -139,6 +140,7 @@ static const nb_npu_layer *layer_of(const nb_graph *g, const nb_npu_layer *ls, i
         l = find_layer(ls, n, buf);
         *step = l != NULL;
     }
+    free(buf);
     return l;
 }
 
@@ -149,14 +151,14 @@ static const nb_node *task_node(const nb_graph *g, const char *task)
     const nb_node *n = find_node(g, task);
     if (n)
         return n;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", task);
-    char *slash = strrchr(buf, '/');
+    char *buf = strdup(task); /* a name of any length */
+    char *slash = buf ? strrchr(buf, '/') : NULL;
     if (slash) {
         *slash = 0;
-        return find_node(g, buf);
+        n = find_node(g, buf);
     }
-    return NULL;
+    free(buf);
+    return n;
 }
 
 /* The task's parameters (share/doc/exeom.md, "Task parameters"). */
