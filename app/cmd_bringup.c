@@ -72,6 +72,7 @@ typedef struct bu_cli {
     const char *eval_count, *fail_cos;
     bool json, tty;
     bool open;             /* a progress line without its newline on the terminal */
+    bool progress_lines;   /* "progress: STEP k/6" lines for a job runner (the workbench) */
 } bu_cli;
 
 /* The flags into c; 0, -1 after --help, or the usage error's exit status. */
@@ -150,6 +151,14 @@ static void on_step(void *user, int step, const char *detail, const char *progre
                     double ms)
 {
     bu_cli *c = user;
+    if (c->progress_lines) { /* the workbench's job: a progress line per step */
+        if (!done && !progress[0]) {
+            fprintf(stderr, "progress: %s %d/%d\n", nb_bringup_step_name[step], step + 1,
+                    NB_BRINGUP_STEPS);
+            fflush(stderr);
+        }
+        return;
+    }
     c->open = c->tty && !done;
     if (done && !c->tty)
         return;
@@ -210,13 +219,15 @@ static int failed(const bu_cli *c, const nb_status *st, const nb_bringup_result 
     return cli_fail(nb_exit_code(st->code), "bringup: %s", st->msg);
 }
 
-int cmd_bringup(int argc, char **argv)
+int cli_bringup_exec(const nb_bringup_opts *opts, bool json, bool progress_lines, int argc,
+                     char **argv)
 {
     bu_cli c;
     memset(&c, 0, sizeof c);
-    int rc = parse_flags(argc, argv, &c);
-    if (rc)
-        return rc < 0 ? 0 : rc;
+    c.o = *opts;
+    c.json = json;
+    c.progress_lines = progress_lines;
+    int rc;
     nb_bringup_opts *o = &c.o;
     char outdir[2100];
     if (!o->out) { /* the default folder, recorded as given */
@@ -278,4 +289,14 @@ int cmd_bringup(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
     return rc;
+}
+
+int cmd_bringup(int argc, char **argv)
+{
+    bu_cli c;
+    memset(&c, 0, sizeof c);
+    int rc = parse_flags(argc, argv, &c);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    return cli_bringup_exec(&c.o, c.json, false, argc, argv);
 }
