@@ -124,5 +124,13 @@ int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_bringup(int argc, char **argv);
+/* bringup after its flags (app/cmd_bringup.c): the bringup's own run begun (argc, argv: the
+ * command line recorded), nb_bringup with opts (a structure: names and paths as data), the
+ * step lines on stderr ("progress: STEP k/6" lines instead with progress_lines, for a job
+ * runner), the summary on stdout (json: as JSON). Returns the exit status; the run is
+ * ended by rec_finish. */
+struct nb_bringup_opts;
+int cli_bringup_exec(const struct nb_bringup_opts *opts, bool json, bool progress_lines,
+                     int argc, char **argv);
 
 #endif

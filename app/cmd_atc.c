@@ -87,6 +87,33 @@ static void on_warn(void *user, const char *msg)
     fprintf(stderr, "nanobench: warning: %s\n", msg);
 }
 
+/* What atc prints of the passes (ATC's --log): the --nb_input_scale changes (applied, not
+ * with --json), with info each pass's rewrites and the ops inserted, with debug every task */
+static void print_passes(const nb_compile_result *r, const char *scale, const char *log,
+                         bool json)
+{
+    if (scale && r->plan.n_inputs > 0 && !json) { /* applied */
+        printf("nb_input_scale: %s: %d change%s, outputs as the model's%s\n", scale,
+               r->plan.n_notes, r->plan.n_notes == 1 ? "" : "s",
+               r->plan.n_reset ? " (some cube outputs left unscaled)" : "");
+        bool notes = !strcmp(log, "info") || !strcmp(log, "debug");
+        for (int i = 0; notes && i < r->plan.n_notes; i++)
+            printf("[INFO] nb_input_scale: %s\n", r->plan.notes[i]);
+    }
+    /* --log=info: what each pass changed; debug: every task too (on stdout, as ATC) */
+    const nb_npu_graph *g = &r->est.g;
+    bool info = !strcmp(log, "info") || !strcmp(log, "debug");
+    for (int i = 0; info && i < g->n_rewrites; i++)
+        printf("[INFO] pass: %s\n", g->rewrites[i]);
+    if (info && g->n_k)
+        printf("[INFO] pass: inserted %d AscendQuant, %d AscendDequant, %d Cast, %d TransData\n",
+               g->n_quant, g->n_dequant, g->n_cast, g->n_transdata);
+    for (int i = 0; !strcmp(log, "debug") && i < g->n_k; i++)
+        printf("[DEBUG] task %d: %s (%s, %s)\n", i, g->k[i].name, g->k[i].op_type,
+               g->k[i].unit == NB_TASK_CUBE ? "cube" : g->k[i].unit == NB_TASK_CPU ? "cpu"
+                                                                                : "vector");
+}
+
 int cmd_atc(int argc, char **argv)
 {
     const char *mode = NULL, *framework = NULL, *soc = NULL, *model = NULL, *output = NULL;
@@ -199,26 +226,8 @@ int cmd_atc(int argc, char **argv)
     nb_err e = nb_compile(&o, &r, &st);
     rmdir(work);
     cli_cleanup_clear();
-    if (scale && r.plan.n_inputs > 0 && !json) { /* applied */
-        printf("nb_input_scale: %s: %d change%s, outputs as the model's%s\n", scale,
-               r.plan.n_notes, r.plan.n_notes == 1 ? "" : "s",
-               r.plan.n_reset ? " (some cube outputs left unscaled)" : "");
-        bool notes = !strcmp(log, "info") || !strcmp(log, "debug");
-        for (int i = 0; notes && i < r.plan.n_notes; i++)
-            printf("[INFO] nb_input_scale: %s\n", r.plan.notes[i]);
-    }
-    /* --log=info: what each pass changed; debug: every task too (on stdout, as ATC) */
+    print_passes(&r, scale, log, json);
     const nb_npu_graph *g = &r.est.g;
-    bool info = !strcmp(log, "info") || !strcmp(log, "debug");
-    for (int i = 0; info && i < g->n_rewrites; i++)
-        printf("[INFO] pass: %s\n", g->rewrites[i]);
-    if (info && g->n_k)
-        printf("[INFO] pass: inserted %d AscendQuant, %d AscendDequant, %d Cast, %d TransData\n",
-               g->n_quant, g->n_dequant, g->n_cast, g->n_transdata);
-    for (int i = 0; !strcmp(log, "debug") && i < g->n_k; i++)
-        printf("[DEBUG] task %d: %s (%s, %s)\n", i, g->k[i].name, g->k[i].op_type,
-               g->k[i].unit == NB_TASK_CUBE ? "cube" : g->k[i].unit == NB_TASK_CPU ? "cpu"
-                                                                                : "vector");
     if (e) {
         nb_compile_result_free(&r);
         return cli_error(&st);

@@ -138,6 +138,109 @@ static int import_qdq(const char *model, const char *save, bool json, int argc, 
     return 0;
 }
 
+/* calibrate's figures, files and per-layer rows on its run */
+static void record_result(const nb_calibrate_result *r, const char *algo, const char *cfg_path,
+                          bool bias_corr)
+{
+    rec_artifact("record", r->record);
+    rec_artifact("fake_quant_model", r->fake_quant);
+    rec_artifact("deploy_model", r->deploy);
+    rec_metric("calibration_ms", r->calibration_ms, "ms");
+    rec_metric("files_and_evaluation_ms", r->files_and_evaluation_ms, "ms");
+    if (isfinite(r->output_sqnr_db))
+        rec_metric("output_sqnr_db", r->output_sqnr_db, "dB");
+    if (!isnan(r->output_cosine))
+        rec_metric("output_cosine", r->output_cosine, "");
+    if (isfinite(r->output_worst_cosine))
+        rec_metric("output_worst_cosine", r->output_worst_cosine, "");
+    if (!isnan(r->output_max_abs_diff))
+        rec_metric("output_max_abs_diff", r->output_max_abs_diff, "");
+    for (int k = 0; r->n_outputs > 1 && k < r->n_outputs; k++) {
+        if (!r->outputs[k].compared)
+            continue; /* each output of a multi-output model */
+        char key[600];
+        snprintf(key, sizeof key, "output_sqnr_db/%s", r->outputs[k].name);
+        rec_metric(key, r->outputs[k].sqnr_db, "dB");
+        snprintf(key, sizeof key, "output_max_abs_diff/%s", r->outputs[k].name);
+        rec_metric(key, r->outputs[k].max_abs_diff, "");
+    }
+    rec_param("batch_num", "%d", r->batch_num);
+    rec_param("algo", "%s", algo ? algo : nb_act_algo_name(r->algo));
+    rec_param("act_bits", "%d", r->act_bits);
+    rec_param("weight_bits", "%d", r->weight_bits);
+    rec_param("bias_correction", "%s", bias_corr ? "on" : "off");
+    if (cfg_path)
+        rec_artifact("calibration_config", cfg_path);
+    for (int i = 0; i < r->n_layers; i++) {
+        const nb_calib_layer_report *l = &r->layers[i];
+        static const char *const cols[] = {"act_bits", "weight_bits", "clip_min", "clip_max",
+                                           "scale_d", "offset_d", "act_sqnr_db",
+                                           "weight_sqnr_db", "output_sqnr_db", "output_cosine",
+                                           "batches", "scale_h", "h_sqnr_db", "r_sqnr_db"};
+        double v[14] = {l->act_bits, l->weight_bits, l->clip_min, l->clip_max,
+                        l->scale_d, l->offset_d, l->act_sqnr, l->w_sqnr,
+                        l->out_sqnr, l->out_cos, l->batches, l->scale_h, l->h_sqnr, l->r_sqnr};
+        for (int k = 0; k < 14; k++)
+            if (!isfinite(v[k]))
+                v[k] = NAN; /* stored as NULL */
+        rec_layer(l->name, l->fused_bn ? "Conv+BN" : l->op_type, l->rnn ? 14 : 11, cols, v);
+    }
+}
+
+/* the text report: the model and batches, the layers, the network output, the files */
+static void print_text(const nb_calibrate_result *r, const char *model, const char *dirs,
+                       const char *eval_dirs)
+{
+    const char *dir0 = dirs, *semi = strchr(dirs, ';');
+    printf("model:   %s (%d layers to quantize, %d batch%s of the %d files in %.*s%s)\n",
+           model, r->n_layers, r->batch_num, r->batch_num == 1 ? "" : "es",
+           r->files_in_first_dir, semi ? (int)(semi - dir0) : (int)strlen(dir0), dir0,
+           r->files_in_first_dir > r->batch_num && !r->batch_num_given
+               ? "; AMCT's default batch_num is 1: --batch_num N to use more" : "");
+    print_report(r, stdout);
+    char worst[32] = "-";
+    if (isfinite(r->output_worst_cosine))
+        snprintf(worst, sizeof worst, "%.6f", r->output_worst_cosine);
+    int partial = 0, lo = r->batch_num, hi = 0;
+    for (int i = 0; i < r->n_layers; i++)
+        if (r->layers[i].batches < r->batch_num) {
+            partial++;
+            lo = r->layers[i].batches < lo ? r->layers[i].batches : lo;
+            hi = r->layers[i].batches > hi ? r->layers[i].batches : hi;
+        }
+    if (partial == 1)
+        printf("1 layer in an If branch was reached by ");
+    else if (partial)
+        printf("%d layers in If branches were reached by ", partial);
+    if (partial == 1 || (partial && lo == hi))
+        printf("%d of the %d batches%s\n", lo, r->batch_num, partial == 1 ? "" : " each");
+    else if (partial)
+        printf("%d to %d of the %d batches (--json: \"batches\")\n", lo, hi, r->batch_num);
+    if (isnan(r->output_cosine))
+        printf("network output: no float output to compare (the evaluation compares float "
+               "outputs only)\n");
+    else
+        printf("network output%s, fake-quant model against float on %s %d %s batch%s: SQNR "
+               "%.1f dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
+               r->n_outputs > 1 ? "s (all together)" : "", eval_dirs ? "the" : "the first",
+               r->eval_batches, eval_dirs ? "evaluation" : "calibration",
+               r->eval_batches == 1 ? "" : "es", r->output_sqnr_db, r->output_cosine,
+               isfinite(r->output_worst_cosine) ? worst : "not defined: one value per batch",
+               r->output_max_abs_diff);
+    for (int k = 0; r->n_outputs > 1 && k < r->n_outputs; k++) {
+        const nb_calib_output *co = &r->outputs[k];
+        if (!co->compared)
+            printf("  output '%s': not compared (%s)\n", co->name, nb_dtype_name(co->dtype));
+        else
+            printf("  output '%s': SQNR %.1f dB, cosine %.6f, max |difference| %.4g\n",
+                   co->name, co->sqnr_db, co->cosine, co->max_abs_diff);
+    }
+    printf("time: calibration %.0f ms (%d forward passes with statistics, the search, ARQ), "
+           "files and evaluation %.0f ms\n", r->calibration_ms, r->batch_num,
+           r->files_and_evaluation_ms);
+    printf("wrote %s\n      %s\n      %s\n", r->deploy, r->fake_quant, r->record);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
@@ -237,101 +340,12 @@ int cmd_calibrate(int argc, char **argv)
         nb_calibrate_result_free(&r);
         return cli_error(&st);
     }
-    rec_artifact("record", r.record);
-    rec_artifact("fake_quant_model", r.fake_quant);
-    rec_artifact("deploy_model", r.deploy);
-    rec_metric("calibration_ms", r.calibration_ms, "ms");
-    rec_metric("files_and_evaluation_ms", r.files_and_evaluation_ms, "ms");
-    if (isfinite(r.output_sqnr_db))
-        rec_metric("output_sqnr_db", r.output_sqnr_db, "dB");
-    if (!isnan(r.output_cosine))
-        rec_metric("output_cosine", r.output_cosine, "");
-    if (isfinite(r.output_worst_cosine))
-        rec_metric("output_worst_cosine", r.output_worst_cosine, "");
-    if (!isnan(r.output_max_abs_diff))
-        rec_metric("output_max_abs_diff", r.output_max_abs_diff, "");
-    for (int k = 0; r.n_outputs > 1 && k < r.n_outputs; k++) {
-        if (!r.outputs[k].compared)
-            continue; /* each output of a multi-output model */
-        char key[600];
-        snprintf(key, sizeof key, "output_sqnr_db/%s", r.outputs[k].name);
-        rec_metric(key, r.outputs[k].sqnr_db, "dB");
-        snprintf(key, sizeof key, "output_max_abs_diff/%s", r.outputs[k].name);
-        rec_metric(key, r.outputs[k].max_abs_diff, "");
-    }
-    rec_param("batch_num", "%d", r.batch_num);
-    rec_param("algo", "%s", algo ? algo : nb_act_algo_name(r.algo));
-    rec_param("act_bits", "%d", r.act_bits);
-    rec_param("weight_bits", "%d", r.weight_bits);
-    rec_param("bias_correction", "%s", bias_corr ? "on" : "off");
-    if (cfg_path)
-        rec_artifact("calibration_config", cfg_path);
-    for (int i = 0; i < r.n_layers; i++) {
-        const nb_calib_layer_report *l = &r.layers[i];
-        static const char *const cols[] = {"act_bits", "weight_bits", "clip_min", "clip_max",
-                                           "scale_d", "offset_d", "act_sqnr_db",
-                                           "weight_sqnr_db", "output_sqnr_db", "output_cosine",
-                                           "batches", "scale_h", "h_sqnr_db", "r_sqnr_db"};
-        double v[14] = {l->act_bits, l->weight_bits, l->clip_min, l->clip_max,
-                        l->scale_d, l->offset_d, l->act_sqnr, l->w_sqnr,
-                        l->out_sqnr, l->out_cos, l->batches, l->scale_h, l->h_sqnr, l->r_sqnr};
-        for (int k = 0; k < 14; k++)
-            if (!isfinite(v[k]))
-                v[k] = NAN; /* stored as NULL */
-        rec_layer(l->name, l->fused_bn ? "Conv+BN" : l->op_type, l->rnn ? 14 : 11, cols, v);
-    }
+    record_result(&r, algo, cfg_path, bias_corr);
     rc = 0;
     if (json) {
         rc = cli_json_out("calibrate", nb_calibrate_json(&r));
     } else {
-        const char *dir0 = dirs, *semi = strchr(dirs, ';');
-        printf("model:   %s (%d layers to quantize, %d batch%s of the %d files in %.*s%s)\n",
-               model, r.n_layers, r.batch_num, r.batch_num == 1 ? "" : "es",
-               r.files_in_first_dir, semi ? (int)(semi - dir0) : (int)strlen(dir0), dir0,
-               r.files_in_first_dir > r.batch_num && !r.batch_num_given
-                   ? "; AMCT's default batch_num is 1: --batch_num N to use more" : "");
-        print_report(&r, stdout);
-        char worst[32] = "-";
-        if (isfinite(r.output_worst_cosine))
-            snprintf(worst, sizeof worst, "%.6f", r.output_worst_cosine);
-        int partial = 0, lo = r.batch_num, hi = 0;
-        for (int i = 0; i < r.n_layers; i++)
-            if (r.layers[i].batches < r.batch_num) {
-                partial++;
-                lo = r.layers[i].batches < lo ? r.layers[i].batches : lo;
-                hi = r.layers[i].batches > hi ? r.layers[i].batches : hi;
-            }
-        if (partial == 1)
-            printf("1 layer in an If branch was reached by ");
-        else if (partial)
-            printf("%d layers in If branches were reached by ", partial);
-        if (partial == 1 || (partial && lo == hi))
-            printf("%d of the %d batches%s\n", lo, r.batch_num, partial == 1 ? "" : " each");
-        else if (partial)
-            printf("%d to %d of the %d batches (--json: \"batches\")\n", lo, hi, r.batch_num);
-        if (isnan(r.output_cosine))
-            printf("network output: no float output to compare (the evaluation compares float "
-                   "outputs only)\n");
-        else
-            printf("network output%s, fake-quant model against float on %s %d %s batch%s: SQNR "
-                   "%.1f dB, cosine %.6f (worst batch %s), max |difference| %.4g\n",
-                   r.n_outputs > 1 ? "s (all together)" : "", eval_dirs ? "the" : "the first",
-                   r.eval_batches, eval_dirs ? "evaluation" : "calibration",
-                   r.eval_batches == 1 ? "" : "es", r.output_sqnr_db, r.output_cosine,
-                   isfinite(r.output_worst_cosine) ? worst : "not defined: one value per batch",
-                   r.output_max_abs_diff);
-        for (int k = 0; r.n_outputs > 1 && k < r.n_outputs; k++) {
-            const nb_calib_output *co = &r.outputs[k];
-            if (!co->compared)
-                printf("  output '%s': not compared (%s)\n", co->name, nb_dtype_name(co->dtype));
-            else
-                printf("  output '%s': SQNR %.1f dB, cosine %.6f, max |difference| %.4g\n",
-                       co->name, co->sqnr_db, co->cosine, co->max_abs_diff);
-        }
-        printf("time: calibration %.0f ms (%d forward passes with statistics, the search, ARQ), "
-               "files and evaluation %.0f ms\n", r.calibration_ms, r.batch_num,
-               r.files_and_evaluation_ms);
-        printf("wrote %s\n      %s\n      %s\n", r.deploy, r.fake_quant, r.record);
+        print_text(&r, model, dirs, eval_dirs);
     }
     nb_calibrate_result_free(&r);
     return rc;

@@ -75,6 +75,67 @@ static int convert(int argc, char **argv)
     return 0;
 }
 
+/* file_compare's text after the table: the verdict, the first fp16 saturation, the first
+ * layer over threshold and the largest SQNR drop with their likely causes, --isolate's */
+static void print_verdict(const nb_comparison *cs, const char *iso_layer,
+                          const nb_cmp_isolation *iso)
+{
+    const nb_cmp_row *rows = cs->rows;
+    int first_bad = cs->first_bad, worst = cs->worst, worst_prev = cs->worst_prev;
+    char cause[400];
+    printf("verdict: %s\n", cs->verdict_text);
+    if (cs->first_sat >= 0) {
+        const nb_cmp_row *s = &rows[cs->first_sat];
+        printf("fp16 saturation: first at %s (%s, task %u): %llu value(s) clamped at "
+               "65504\n", plain(s->npu->op_name), plain(s->npu->op_type), s->npu->task_id,
+               (unsigned long long)(s->npu->saturations ? s->npu->saturations
+                                                        : (uint64_t)s->m.sat_x));
+    }
+    if (first_bad >= 0) {
+        const nb_cmp_row *b = &rows[first_bad];
+        const char *origin = cs->origin;
+        char cosb[96];
+        if (b->m.n == 1) /* one value: its cosine is 1 whatever the values */
+            snprintf(cosb, sizeof cosb, "one value, %.6g against %.6g", b->m.mean_x,
+                     b->m.mean_y);
+        else
+            snprintf(cosb, sizeof cosb, "cosine %.6f", b->m.cos);
+        printf("first layer over threshold: %s (%s, task %u): %s, SQNR %.1f dB; "
+               "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
+               b->npu->task_id, cosb, b->m.sqnr_db,
+               nb_cmp_cause(cs, first_bad, cause, sizeof cause),
+               !strcmp(origin, "accumulated")
+                   ? "accumulated: the error grew gradually (within 3 dB of the layer "
+                     "before, which is within the thresholds) and crosses here"
+                   : "introduced here (the layer before is within the thresholds)");
+    }
+    if (worst >= 0) {
+        const nb_cmp_row *w = &rows[worst];
+        const nb_cmp_row *in = &rows[worst_prev]; /* the input it reads, worst first */
+        char sq[32];
+        if (isinf(in->m.sqnr_db) && in->m.sqnr_db > 0)
+            snprintf(sq, sizeof sq, "exact");
+        else
+            snprintf(sq, sizeof sq, "%.1f dB", sqnr_shown(in->m.sqnr_db));
+        printf("largest SQNR drop: %s (%s, task %u): %.1f dB from %s at its input ",
+               plain(w->npu->op_name), plain(w->npu->op_type), w->npu->task_id,
+               sqnr_shown(w->m.sqnr_db), sq);
+        printf("'%s' (written by %s); likely cause: %s\n", plain(in->x->original_name),
+               plain(in->npu->op_name), nb_cmp_cause(cs, worst, cause, sizeof cause));
+    }
+    if (iso) {
+        printf("isolated %s (tasks %d..%d, golden input): cosine %.6f, SQNR %.1f dB, max abs "
+               "%.4g", plain(iso_layer), iso->k0, iso->k1, iso->m.cos, iso->m.sqnr_db,
+               iso->m.max_abs);
+        if (iso->chain)
+            printf("; with the NPU's own input: cosine %.6f, SQNR %.1f dB: %s",
+                   iso->chain->m.cos, iso->chain->m.sqnr_db,
+                   iso->inherited ? "most of the error is inherited from earlier layers"
+                                 : "the error is the layer's own");
+        printf("\n");
+    }
+}
+
 static int file_compare(int argc, char **argv)
 {
     const char *mdir = NULL, *gdir = NULL, *out = NULL, *thr = NULL, *iso_layer = NULL,
@@ -169,7 +230,7 @@ static int file_compare(int argc, char **argv)
                       "model)", gdir);
         goto done;
     }
-    int first_bad = cs.first_bad, worst = cs.worst, worst_prev = cs.worst_prev;
+    int first_bad = cs.first_bad, worst = cs.worst;
     if (first_bad >= 0)
         rec_metric("first_bad_task", (double)rows[first_bad].npu->task_id, "");
     if (worst >= 0)
@@ -178,58 +239,7 @@ static int file_compare(int argc, char **argv)
         jo = nb_comparison_json(&co, &cs, iso_layer, isolated ? &iso : NULL);
         json_object_set_new(jo, "csv", nb_json_string(csv));
     } else {
-        char cause[400];
-        printf("verdict: %s\n", cs.verdict_text);
-        if (cs.first_sat >= 0) {
-            const nb_cmp_row *s = &rows[cs.first_sat];
-            printf("fp16 saturation: first at %s (%s, task %u): %llu value(s) clamped at "
-                   "65504\n", plain(s->npu->op_name), plain(s->npu->op_type), s->npu->task_id,
-                   (unsigned long long)(s->npu->saturations ? s->npu->saturations
-                                                            : (uint64_t)s->m.sat_x));
-        }
-        if (first_bad >= 0) {
-            const nb_cmp_row *b = &rows[first_bad];
-            const char *origin = cs.origin;
-            char cosb[96];
-            if (b->m.n == 1) /* one value: its cosine is 1 whatever the values */
-                snprintf(cosb, sizeof cosb, "one value, %.6g against %.6g", b->m.mean_x,
-                         b->m.mean_y);
-            else
-                snprintf(cosb, sizeof cosb, "cosine %.6f", b->m.cos);
-            printf("first layer over threshold: %s (%s, task %u): %s, SQNR %.1f dB; "
-                   "likely cause: %s; %s\n", plain(b->npu->op_name), plain(b->npu->op_type),
-                   b->npu->task_id, cosb, b->m.sqnr_db,
-                   nb_cmp_cause(&cs, first_bad, cause, sizeof cause),
-                   !strcmp(origin, "accumulated")
-                       ? "accumulated: the error grew gradually (within 3 dB of the layer "
-                         "before, which is within the thresholds) and crosses here"
-                       : "introduced here (the layer before is within the thresholds)");
-        }
-        if (worst >= 0) {
-            const nb_cmp_row *w = &rows[worst];
-            const nb_cmp_row *in = &rows[worst_prev]; /* the input it reads, worst first */
-            char sq[32];
-            if (isinf(in->m.sqnr_db) && in->m.sqnr_db > 0)
-                snprintf(sq, sizeof sq, "exact");
-            else
-                snprintf(sq, sizeof sq, "%.1f dB", sqnr_shown(in->m.sqnr_db));
-            printf("largest SQNR drop: %s (%s, task %u): %.1f dB from %s at its input ",
-                   plain(w->npu->op_name), plain(w->npu->op_type), w->npu->task_id,
-                   sqnr_shown(w->m.sqnr_db), sq);
-            printf("'%s' (written by %s); likely cause: %s\n", plain(in->x->original_name),
-                   plain(in->npu->op_name), nb_cmp_cause(&cs, worst, cause, sizeof cause));
-        }
-        if (isolated) {
-            printf("isolated %s (tasks %d..%d, golden input): cosine %.6f, SQNR %.1f dB, max abs "
-                   "%.4g", plain(iso_layer), iso.k0, iso.k1, iso.m.cos, iso.m.sqnr_db,
-                   iso.m.max_abs);
-            if (iso.chain)
-                printf("; with the NPU's own input: cosine %.6f, SQNR %.1f dB: %s",
-                       iso.chain->m.cos, iso.chain->m.sqnr_db,
-                       iso.inherited ? "most of the error is inherited from earlier layers"
-                                     : "the error is the layer's own");
-            printf("\n");
-        }
+        print_verdict(&cs, iso_layer, isolated ? &iso : NULL);
     }
     rec_metric("layers_compared", n_cmp, "");
     rec_metric("layers_over_threshold", n_bad, "");

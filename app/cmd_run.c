@@ -76,6 +76,36 @@ static void on_progress(void *user, const char *pass, int done, int total)
         cli_cleanup_clear();
 }
 
+/* --profile: the cycle model's line and every task's row (printed unless quiet), each task
+ * recorded as a layer of the run */
+static void profile_tasks(const nb_run_result *r, bool quiet)
+{
+    if (!quiet) {
+        printf("cycles per task = %g + max(compute, movement) on the NPU, %g + compute on the "
+               "MCU's CPU, + %g after a switch between them (share/doc/cycle-model.md)\n",
+               r->task_overhead, r->cpu_task_overhead, r->switch_cost);
+        printf("%5s  %-44s %-16s %-6s %10s %10s %10s %10s %8s\n", "task", "name", "op", "unit",
+               "cycles", "compute", "movement", "MACs", "fp16 sat");
+    }
+    for (int k = 0; k < r->n_tasks; k++) {
+        const nb_run_task *p = &r->tasks[k];
+        char nm_safe[45];
+        snprintf(nm_safe, sizeof nm_safe, "%s", p->name);
+        if (!quiet)
+            printf("%5d  %-44.44s %-16.16s %-6s %10llu %10llu %10llu %10llu %8llu%s\n", k,
+                   cli_plain(nm_safe), p->op_type,
+                   p->unit == 2 ? "cpu" : p->unit == 1 ? "cube" : "vector",
+                   (unsigned long long)p->cycles,
+                   (unsigned long long)p->compute, (unsigned long long)p->movement,
+                   (unsigned long long)p->macs, (unsigned long long)p->saturations,
+                   p->skipped ? "  (its If's branch not taken: skipped)"
+                   : p->switch_cycles ? "  (after a switch)" : "");
+        double vals2[3] = {(double)p->cycles, (double)p->macs, (double)p->saturations};
+        const char *names2[3] = {"cycles", "macs", "fp16_saturations"};
+        rec_layer(p->name, p->op_type, 3, names2, vals2);
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *exeom = NULL, *outdir = ".", *dump = NULL;
@@ -192,30 +222,8 @@ int cmd_run(int argc, char **argv)
     }
     rec_metric("fp16_saturations", (double)r.saturations, "");
     rec_metric("log_of_zero", (double)r.log_zeros, "");
-    if (profile && !jo) {
-        printf("cycles per task = %g + max(compute, movement) on the NPU, %g + compute on the "
-               "MCU's CPU, + %g after a switch between them (share/doc/cycle-model.md)\n",
-               r.task_overhead, r.cpu_task_overhead, r.switch_cost);
-        printf("%5s  %-44s %-16s %-6s %10s %10s %10s %10s %8s\n", "task", "name", "op", "unit",
-               "cycles", "compute", "movement", "MACs", "fp16 sat");
-    }
-    for (int k = 0; profile && k < r.n_tasks; k++) {
-        const nb_run_task *p = &r.tasks[k];
-        char nm_safe[45];
-        snprintf(nm_safe, sizeof nm_safe, "%s", p->name);
-        if (!jo)
-            printf("%5d  %-44.44s %-16.16s %-6s %10llu %10llu %10llu %10llu %8llu%s\n", k,
-                   cli_plain(nm_safe), p->op_type,
-                   p->unit == 2 ? "cpu" : p->unit == 1 ? "cube" : "vector",
-                   (unsigned long long)p->cycles,
-                   (unsigned long long)p->compute, (unsigned long long)p->movement,
-                   (unsigned long long)p->macs, (unsigned long long)p->saturations,
-                   p->skipped ? "  (its If's branch not taken: skipped)"
-                   : p->switch_cycles ? "  (after a switch)" : "");
-        double vals2[3] = {(double)p->cycles, (double)p->macs, (double)p->saturations};
-        const char *names2[3] = {"cycles", "macs", "fp16_saturations"};
-        rec_layer(p->name, p->op_type, 3, names2, vals2);
-    }
+    if (profile)
+        profile_tasks(&r, jo != NULL);
     if (!jo)
         printf("NPU: %llu cycles = %.3f ms at %.0f MHz, %.3f ms at %.0f MHz; %llu MACs; %d tasks "
                "(host %.1f ms)\n", (unsigned long long)r.cycles, r.ms[0], r.clock_mhz[0], r.ms[1],

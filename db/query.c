@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "db_internal.h"
+#include "nb/tensor.h"
 #include "nb/ir.h"
 
 static const char *const kinds[] = {"info",    "infer", "estimate", "calibrate",
@@ -87,7 +88,7 @@ static void derive_status(nb_run_row *r)
     gethostname(host, sizeof host - 1);
     if (strcmp(host, r->host) != 0 || r->pid > INT_MAX)
         return;
-    if (kill((pid_t)r->pid, 0) != 0 && errno == ESRCH)
+    if (nb_pid_gone((long)r->pid)) /* a zombie too: dead, not yet reaped */
         snprintf(r->status, sizeof r->status, "crashed");
 }
 

@@ -134,7 +134,10 @@ static void put(FILE *f, const char *label, int max, const char *fmt, ...)
         int cut = line_cut(p, w, line == max - 1);
         for (int i = 0; i < cut; i++)
             fputc(p[i] == NBSP ? ' ' : p[i], f);
-        fprintf(f, "%s\n", cut < (int)n && line == max - 1 ? "..." : "");
+        /* "its 34 ...": a whole number before the cut is kept apart from the "...", which
+           would read as a number cut ("34...") */
+        bool digit = cut > 0 && p[cut - 1] >= '0' && p[cut - 1] <= '9';
+        fprintf(f, "%s\n", cut < (int)n && line == max - 1 ? (digit ? " ..." : "...") : "");
         if (cut == (int)n || line == max - 1)
             break;
         p += cut;

@@ -73,6 +73,9 @@ static int done(json_t *o, char **json, char *err, size_t errlen)
  * the engines keep a few static buffers; ctypes lets go of the GIL, so Python's threads (and
  * a C caller's) take turns here, each exported function the whole of its call. */
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+/* the same lock for the library's other files (nbpy_bringup.c; not exported) */
+void nbpy_lock(void) { pthread_mutex_lock(&engine_lock); }
+void nbpy_unlock(void) { pthread_mutex_unlock(&engine_lock); }
 #define LOCKED(call)                                                                          \
     do {                                                                                      \
         pthread_mutex_lock(&engine_lock);                                                     \

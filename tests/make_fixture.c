@@ -36,6 +36,10 @@
  *                (0,2,1) -> Pow 2 -> MatMul "mel" (W [4,2] of 0.5 and 0.25) -> Clip(1e-10,
  *                inf) -> Log -> Mul 10 -> Div ln 10 -> Sub 0 -> y [1,4,2] (dB): the STFT and
  *                power of loud audio are beyond fp16 (atc --nb_input_scale)
+ *   hostile      every name as data (issue 36): inputs "in;put:1=a,b c" and 10,000 'N's
+ *                then "=;:, x" (FLOAT [1,3,8,8] each), s = Add (node "add;1:2=3,4 5"), c =
+ *                Conv(s, W as conv's) (its node and output named by 10,000 'C's), outputs
+ *                Relu(c) "out;put:1=a,b c" and Sigmoid(c) 10,000 'O's then ";=:, y"
  *   long_names   two outputs of x FLOAT [1,4], Relu and Sigmoid, named by 300 'L's and then A
  *                or B: names longer than 255 that differ only at the end
  *   esc_name     y = Relu(x), the node named "r" ESC "[31mred" (a terminal escape sequence)
@@ -318,6 +322,28 @@ int main(int argc, char **argv)
             ->name = "matmul_1";
         mb_node(m, "MatMul", (const char *[]){"h", "W2", NULL}, (const char *[]){"y", NULL})
             ->name = "matmul_2";
+    } else if (!strcmp(kind, "hostile")) {
+        const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, dy[] = {1, 8, 6, 6};
+        static float w[8 * 3 * 3 * 3];
+        for (int i = 0; i < 8 * 3 * 3 * 3; i++)
+            w[i] = (float)((7 * i) % 11 - 5) / 8;
+        static char in2[10010], conv[10010], out2[10010];
+        memset(in2, 'N', 10000), memcpy(in2 + 10000, "=;:, x", 7);
+        memset(conv, 'C', 10000), conv[10000] = 0;
+        memset(out2, 'O', 10000), memcpy(out2 + 10000, ";=:, y", 7);
+        mb_input(m, "in;put:1=a,b c", 1, 4, dx);
+        mb_input(m, in2, 1, 4, dx);
+        mb_output(m, "out;put:1=a,b c", 1, 4, dy);
+        mb_output(m, out2, 1, 4, dy);
+        mb_init_floats(m, "W", 4, dw, w, sizeof w / sizeof w[0]);
+        mb_node(m, "Add", (const char *[]){"in;put:1=a,b c", in2, NULL},
+                (const char *[]){"s;1:2=3,4 5", NULL})->name = "add;1:2=3,4 5";
+        mb_node(m, "Conv", (const char *[]){"s;1:2=3,4 5", "W", NULL},
+                (const char *[]){conv, NULL})->name = conv;
+        mb_node(m, "Relu", (const char *[]){conv, NULL},
+                (const char *[]){"out;put:1=a,b c", NULL})->name = "relu ;:=,";
+        mb_node(m, "Sigmoid", (const char *[]){conv, NULL}, (const char *[]){out2, NULL})
+            ->name = "sigmoid ;:=,";
     } else if (!strcmp(kind, "conv")) {
         const int64_t dx[] = {1, 3, 8, 8}, dw[] = {8, 3, 3, 3}, dy[] = {1, 8, 6, 6};
         static float w[8 * 3 * 3 * 3];

@@ -1142,8 +1142,8 @@ bu_fails 2 "bringup: atc's own error" "nanobench: bringup: atc failed: E10001: V
 bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: estimate failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node or tensor 'nosuch'"
 # Ctrl-C: SIGINT to the bringup (each child runs in its own process group) during the
 # calibration's evaluation (the 6000 batches of $T/cal/many; its three .part files exist):
-# the child is interrupted and removes them, the bringup exits 130; both runs are recorded
-# as interrupted (the child's by its supervisor, app/supervise.c: it was 'crashed')
+# the calibration is cancelled and removes them, the bringup exits 130; both runs are recorded
+# as interrupted (the calibrate step's "interrupted (SIGINT): ...")
 "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --eval_dir "$T/cal/many" --out "$BU/k" >/dev/null 2>"$BU/k.err" &
 pid=$!
 parts=0; i=0
@@ -1156,11 +1156,28 @@ left=$(ls -A "$BU/k/quant" 2>/dev/null)
 if [ "$parts" = 3 ] && [ "$status" = 130 ] && [ -z "$left" ] &&
     [ "$(tail -n 1 "$BU/k.err")" = "nanobench: bringup: interrupted (SIGINT) during calibrate" ] &&
     "$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " interrupted .*interrupted (SIGINT) during calibrate" &&
-    "$NB" history list --kind calibrate --limit 1 2>/dev/null | grep -q " interrupted .*(interrupted (SIGINT))$"; then
+    "$NB" history list --kind calibrate --limit 1 2>/dev/null | grep -q " interrupted .*(interrupted (SIGINT)"; then
     echo "ok: bringup: Ctrl-C during the calibration (3 .part files at the signal, none after, exit 130, bringup and its calibrate recorded as interrupted)"
 else
     echo "FAIL: bringup: Ctrl-C: $parts .part file(s) at the signal, exit $status, left: $left"; cat "$BU/k.err"; fails=$((fails + 1))
 fi
+
+# names travel as data (issue 36): a model whose inputs, outputs and nodes are named with
+# ';', '=', ':', ',' and spaces, and by 10,000 characters (make_fixture hostile), comes up
+# in one bringup: every step takes the names as they are (no --input NAME=FILE, no
+# --input_shape or --input_fp16_nodes text rebuilt from them)
+"$FIX" hostile "$BU/hostile.onnx" || { echo "FAIL: make_fixture hostile"; fails=$((fails + 1)); }
+mkdir -p "$BU/h1" "$BU/h2" && bu_data "$BU/h1" a 4 0 && bu_data "$BU/h2" b 4 0 ||
+    { echo "FAIL: hostile data"; fails=$((fails + 1)); }
+expect 0 "bringup: names with ';', '=', ':', ',', spaces and 10,000 characters" -- "$NB" bringup "$BU/hostile.onnx" --data_dir "$BU/h1;$BU/h2" --eval_count 2 --out "$BU/ho" --json
+json_ok "bringup of the hostile names: every output compared, the names whole" 'const n = "N".repeat(10000) + "=;:, x", o = "O".repeat(10000) + ";=:, y";
+    eq(j.evaluation.model_inputs, ["in;put:1=a,b c", n]) && j.outputs.length === 2 &&
+    eq(j.outputs.map(x => x.name).sort(), ["out;put:1=a,b c", o].sort()) &&
+    j.outputs.every(x => x.cosine_worst > 0.99) && j.compare.compared > 0 && j.status === "ok" &&
+    j.runs.compare > 0 && j.compile.exeom_bytes > 0'
+"$NB" history show "$(node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).runs.bringup)' <"$T/out")" >"$T/hs" 2>/dev/null &&
+    grep -q "^status     ok$" "$T/hs" ||
+    { echo "FAIL: history show of the hostile bringup"; cat "$T/hs"; fails=$((fails + 1)); }
 
 # an unusable database: the command still does its job, with one warning, unless required
 head -c 5000 /dev/urandom >"$T/corrupt.db"

@@ -192,5 +192,102 @@ with tempfile.TemporaryDirectory() as tmp:
     except nb.Error as e:
         check(e.status == 2 and "nope.exeom" in str(e), "run: a missing exeom raises: %s" % e)
 
+
+
+# ---- bringup (issue 36): nanobench.bringup is the CLI's bringup in this process ----
+def summary_numbers(s):
+    """The numbers of a bringup summary that say what came up (no paths, times, run ids)."""
+    cal = s["calibration"]
+    return {"estimate": s["estimate"], "algorithm": cal["algorithm"], "batches": cal["batches"],
+            "layers": cal["layers"], "cal_sqnr": cal["output_sqnr_db"],
+            "worst_layers": cal["worst_layers"], "suggested_int16": cal["suggested_int16"],
+            "exeom_bytes": s["compile"]["exeom_bytes"], "cycles": s["npu"]["cycles"],
+            "ms_64mhz": s["npu"]["ms_64mhz"], "saturation": s["npu"]["saturation"]["total"],
+            "eval": [s["evaluation"][k] for k in ("count", "source", "model_inputs")],
+            "outputs": [(o["name"], o["shape"], o["cosine_mean"], o["cosine_worst"],
+                         o["sqnr_db_mean"], o["sqnr_db_worst"], o["max_abs_error"])
+                        for o in s["outputs"]],
+            "worst_cosine": s["worst_cosine"],
+            "compare": [s["compare"][k] for k in ("verdict", "tensors", "compared",
+                                                   "over_threshold", "input")],
+            "fix": s["saturation_fix"], "status": s["status"]}
+
+
+def bringup_both(tmp, name, model, shape, input_shape=None):
+    """The module's bringup and the CLI's on the same files: the same summary numbers."""
+    rng = np.random.default_rng(11)
+    data, ev = os.path.join(tmp, "bu_data_" + name), os.path.join(tmp, "bu_eval_" + name)
+    os.makedirs(data, exist_ok=True)
+    os.makedirs(ev, exist_ok=True)
+    for b in range(6):
+        np.save(os.path.join(data, "b%02d.npy" % b), (0.5 * rng.standard_normal(shape)).astype(np.float32))
+    for b in range(3):
+        np.save(os.path.join(ev, "e%02d.npy" % b), (0.5 * rng.standard_normal(shape)).astype(np.float32))
+    db = os.path.join(tmp, "bu_runs.db")
+    py = nb.bringup(model, data_dir=[data], eval_dir=ev, input_shape=input_shape,
+                    out=os.path.join(tmp, "bu_py_" + name), eval_count=3, db=db)
+    args = [NB, "--db", db, "bringup", model, "--data_dir", data, "--eval_dir", ev,
+            "--eval_count", "3", "--out", os.path.join(tmp, "bu_cli_" + name), "--json"]
+    if input_shape:
+        args += ["--input_shape", input_shape]
+    r = subprocess.run(args, capture_output=True, text=True)
+    check(r.returncode == 0, "bringup %s: the CLI's exit 0%s" %
+          (name, "" if r.returncode == 0 else " (%s)" % r.stderr[-300:]))
+    cl = json.loads(r.stdout) if r.returncode == 0 else {}
+    a, b = summary_numbers(py), summary_numbers(cl) if cl else None
+    check(a == b, "bringup %s: the module's summary numbers are the CLI's%s" %
+          (name, "" if a == b else ": %r != %r" % (a, b)))
+    hist = json.loads(cli("--db", db, "history", "export", "--format", "json"))
+    runs = {x["run_id"]: x for x in hist if isinstance(x, dict)} if isinstance(hist, list) else \
+        {x["run_id"]: x for x in hist.get("runs", [])}
+    me = runs.get(py["runs"]["bringup"])
+    check(me is not None and me["kind"] == "bringup" and me["status"] == "ok" and
+          runs.get(py["runs"]["estimate"], {}).get("parent_id") == py["runs"]["bringup"] and
+          runs.get(py["runs"]["compare"], {}).get("parent_id") == py["runs"]["infer_dumped"],
+          "bringup %s: the module's bringup recorded with its steps as children" % name)
+
+
+def bringup_hostile(tmp):
+    """names with ';', '=', ':', ',', spaces and 10,000 characters come up from Python"""
+    model = os.path.join(tmp, "hostile.onnx")
+    subprocess.run([FIX, "hostile", model], check=True)
+    rng = np.random.default_rng(5)
+    dirs = []
+    for i in range(2):
+        d = os.path.join(tmp, "hostile_%d" % i)
+        os.makedirs(d, exist_ok=True)
+        for b in range(4):
+            np.save(os.path.join(d, "b%d.npy" % b), rng.uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32))
+        dirs.append(d)
+    s = nb.bringup(model, data_dir=dirs, out=os.path.join(tmp, "hostile_out"), eval_count=2,
+                   no_record=True)
+    names = ["in;put:1=a,b c", "N" * 10000 + "=;:, x"]
+    check(s["evaluation"]["model_inputs"] == names and
+          sorted(o["name"] for o in s["outputs"]) == sorted(["out;put:1=a,b c", "O" * 10000 + ";=:, y"]) and
+          all(o["cosine_worst"] > 0.99 for o in s["outputs"]) and s["compare"]["compared"] > 0,
+          "bringup: the hostile names come up from Python")
+    for call, what in ((lambda: nb.bringup(model), "bringup without data_dir"),
+                       (lambda: nb.bringup(model, data_dir=dirs, nope=1), "an unknown option"),
+                       (lambda: nb.bringup(model, data_dir=dirs, eval_count=0), "eval_count 0")):
+        try:
+            call()
+            check(False, "%s raises" % what)
+        except nb.Error as e:
+            check(e.status == 2, "%s raises Error(status 2): %s" % (what, e))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    conv = os.path.join(tmp, "conv.onnx")
+    subprocess.run([FIX, "conv", conv], check=True)
+    bringup_both(tmp, "conv", conv, (1, 3, 8, 8))
+    bringup_hostile(tmp)
+    cache = os.environ.get("NANOBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "nanobench")
+    hj = os.path.join(cache, "models", "hey_jarvis_v0.1.onnx")
+    if os.path.exists(hj):
+        bringup_both(tmp, "hey_jarvis", hj, (1, 16, 96), input_shape="x.1:1,16,96")
+    else:
+        print("skip: hey_jarvis not in the model cache (tests/data/fetch_models.sh)")
+
 print("python: %d check(s) failed" % fails if fails else "python: every check passed")
 sys.exit(1 if fails else 0)

@@ -2,7 +2,7 @@
 # The workbench end to end in a real terminal: tmux runs `nanobench MODEL.onnx` and the
 # test sends keys and reads the screen (capture-pane) through the whole bring-up: open the
 # model -> estimate -> quantize -> compile -> run -> compare -> history export, asserting
-# the screen's text at each step and the exported file. Twice: at 80x24 in colour with a
+# the screen's text at each step and the exported file; and the whole bring-up in one job (b). Twice: at 80x24 in colour with a
 # UTF-8 locale, and at 200x50 monochrome (NO_COLOR) in the C locale. The screen is polled
 # (no fixed sleeps), each wait bounded.
 # usage: test_tui.sh PATH/TO/nanobench PATH/TO/make_fixture
@@ -293,6 +293,34 @@ resume() {
         { echo "FAIL [$size]: golden folder holds '$g', not one dump folder"; fails=$((fails + 1)); }
 }
 
+# b on the Model step: the whole bring-up in one job (nb_bringup in a forked worker, its
+# options a structure), recorded as a bringup run with its steps as children; Quantize,
+# Compile and Run take up what it made, the verdict on the status line
+whole() {
+    size="b $1x$2"
+    D="$T/whole"
+    mkdir -p "$D"
+    tm kill-session -t nb >/dev/null 2>&1
+    tm new-session -d -s nb -x "$1" -y "$2" \
+        "env $3 NANOBENCH_WORK='$D/work' ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} \
+         '$NB' --db '$D/runs.db' '$T/conv.onnx'; echo \"nanobench exited \$?\"; sleep 600" ||
+        { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
+    wait_for "model info" "Model +ok" || return
+    keys b
+    wait_for "bring-up form" "Data folder" || return
+    text "$T/calib"
+    keys F10
+    wait_for "bring-up done" "^bringup [0-9]+: " 60 || return
+    expect "Compile taken up" "Compile +ok"
+    expect "Run taken up" "Run +ok"
+    bid=$("$NB" --db "$D/runs.db" history list --kind bringup --limit 1 2>/dev/null | awk 'NR == 2 { print $1 }')
+    "$NB" --db "$D/runs.db" history show "$bid" >"$D/show" 2>/dev/null
+    grep -q "^status     ok$" "$D/show" && [ "$(grep '^descendants' "$D/show" | tr ',' '\n' | wc -l)" -ge 10 ] ||
+        { echo "FAIL [$size]: the bringup run and its steps"; cat "$D/show"; fails=$((fails + 1)); }
+    keys F10
+    wait_for "quit" "nanobench exited 0"
+}
+
 # a model whose only dynamic dim is the batch: taken as 1 (as estimate does), the Model
 # step ok; one with another dynamic dim: a warning until --input_shape is set
 dynamic() {
@@ -310,6 +338,7 @@ dynamic() {
 bringup 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
 resume 80 24 "LC_ALL=C.UTF-8 TERM=screen-256color"
 bringup 200 50 "LC_ALL=C NO_COLOR=1 TERM=screen"
+whole 100 30 "LC_ALL=C TERM=screen"
 dynamic shared_dim "a dynamic batch taken as 1, the step ok" "Model +ok"
 expect "the batch as 1 in --input_shape" "│--input_shape a:1,3;b:1,3"
 expect "the note on the sidebar" "batch as 1"

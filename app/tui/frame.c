@@ -118,14 +118,16 @@ void tui_set_state(tui *t, int step, tui_state s, const char *note)
     snprintf(t->state_note[step], sizeof t->state_note[step], "%s", note ? note : "");
 }
 
-bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *title)
+static bool run_job(tui *t, int step, int64_t parent, char *const argv[], int (*fn)(void *),
+                    void *arg, const char *title)
 {
     if (t->job) {
         tui_status(t, true, "%s is running: wait for it or cancel it with Esc", t->job->title);
         return false;
     }
     char err[512];
-    tui_job *j = tui_job_start(t->db, parent, argv, title, err, sizeof err);
+    tui_job *j = fn ? tui_job_start_fn(fn, arg, title, err, sizeof err)
+                    : tui_job_start(t->db, parent, argv, title, err, sizeof err);
     if (!j) {
         tui_status(t, true, "%s: %s", title ? title : "job", err);
         tui_set_state(t, step, ST_FAILED, "not started");
@@ -136,6 +138,16 @@ bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *t
     tui_set_state(t, step, ST_RUNNING, "running");
     tui_status(t, false, "running %s (Esc cancels)", j->title);
     return true;
+}
+
+bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *title)
+{
+    return run_job(t, step, parent, argv, NULL, NULL, title);
+}
+
+bool tui_run_fn(tui *t, int step, int (*fn)(void *arg), void *arg, const char *title)
+{
+    return run_job(t, step, 0, NULL, fn, arg, title);
 }
 
 void tui_goto(tui *t, int step)

@@ -250,6 +250,10 @@ static void model_job_done(tui *t, tui_job *j)
     model_data *d = data(t);
     if (!d)
         return;
+    if (!strcmp(j->title, "bringup")) { /* b: the whole bring-up */
+        tui_bringup_done(t, j);
+        return;
+    }
     char err[512];
     json_t *o = su_job_json(j, err, sizeof err);
     if (!o) {
@@ -322,10 +326,11 @@ static bool model_key(tui *t, int ch)
     model_data *d = data(t);
     if (!d)
         return false;
-    if ((ch == 'o' || ch == 'e') && t->job) {
+    if ((ch == 'o' || ch == 'e' || ch == 'b') && t->job) {
         /* the running job's results would be taken for the new model or shape */
         tui_status(t, true, "%s is running: wait for it or cancel it (Esc) before %s",
-                   t->job->title, ch == 'o' ? "opening another model" : "changing --input_shape");
+                   t->job->title, ch == 'o' ? "opening another model"
+                                  : ch == 'e' ? "changing --input_shape" : "a bring-up");
         return true;
     }
     switch (ch) {
@@ -335,6 +340,9 @@ static bool model_key(tui *t, int ch)
         return true;
     case 'e':
         edit_shape(t);
+        return true;
+    case 'b':
+        tui_bringup_start(t);
         return true;
     }
     return d->info && tui_table_key(t, &d->ops, ch, su_page(d->table_h));
@@ -395,7 +403,9 @@ static void model_draw(tui *t, WINDOW *w)
     su_put(t, w, y++, 0, wd, dim, "%s", t->model);
     bool running = t->job && t->job->step == STEP_MODEL && !t->job->done;
     if (running) {
-        su_put(t, w, y + 1, 0, wd, 0, "Reading the model (nanobench info)...");
+        su_put(t, w, y + 1, 0, wd, 0, "%s", strcmp(t->job->title, "bringup")
+                                                ? "Reading the model (nanobench info)..."
+                                                : "Bringing the model up, every step (b)...");
         return;
     }
     if (d->error[0]) {
@@ -487,6 +497,8 @@ static const tui_keyhelp model_help[] = {
     {"o", "open a model (file picker, .onnx only)"},
     {"F5 r", "read the model again (nanobench info --json)"},
     {"e", "edit --input_shape (dynamic dims) and read again"},
+    {"b", "bring up: every step in one go (nanobench bringup's engine, in a worker; recorded "
+          "as a bringup run, its steps then taken up)"},
     {"table", "operators by count; < > s sort, / search"},
     {NULL, NULL}};
 

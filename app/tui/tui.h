@@ -1,8 +1,10 @@
 /* nanobench TUI: the curses workbench (`nanobench` with no arguments, or `nanobench
  * MODEL.onnx`). It drives the same engine as the CLI by running the nanobench binary
- * itself as a child process (`nanobench --db DB --parent RUN estimate ... --json`), reads
- * the machine-readable output and the recorded run (run history, db/), and never computes
- * results on its own: the view-model (vm.h) only sorts, formats and draws.
+ * itself as a child process (`nanobench --db DB --parent RUN estimate ... --json`), or, for
+ * the whole bring-up (bringup_job.c), a forked worker calling nb_bringup with its options
+ * as a structure; it reads the machine-readable output and the recorded run (run history,
+ * db/), and never computes results on its own: the view-model (vm.h) only sorts, formats
+ * and draws.
  *
  * Files: frame.c (main loop, sidebar, status line, function-key bar, help, settings,
  * resize, mouse, colour), widgets.c (table view, forms, dialogs, file picker), job.c
@@ -17,7 +19,7 @@
 
 #include <ncursesw/curses.h>
 
-#include "job.h"
+#include "../job.h"
 #include "tui_main.h"
 #include "vm.h"
 
@@ -104,6 +106,13 @@ bool tui_run(tui *t, int step, int64_t parent, char *const argv[], const char *t
  * function key of an escape sequence the terminfo does not name (ESC [ 1 5 ~: F5); ERR for
  * Alt+key and other sequences (swallowed). Leaves stdscr's timeout at 100 ms. */
 int tui_esc_follow(void);
+/* As tui_run, with a forked worker running fn(arg) in place of a nanobench command
+ * (tui_job_start_fn). */
+bool tui_run_fn(tui *t, int step, int (*fn)(void *arg), void *arg, const char *title);
+/* The whole bring-up in one job (bringup_job.c): a form for the data folders, then
+ * nb_bringup in a worker; done: the steps it ran taken up, the verdict on the status line. */
+bool tui_bringup_start(tui *t);
+void tui_bringup_done(tui *t, tui_job *j);
 /* Switches the main pane to step. */
 void tui_goto(tui *t, int step);
 /* The current model's file name without .onnx, every character but letters, digits, '_',

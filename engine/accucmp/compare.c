@@ -143,7 +143,12 @@ static int read_dumps(const char *spec, int want, nb_dump **out, int **map, dump
     }
     bool explicit_files = false;
     nb_err err = NB_OK;
-    for (char *p = strtok_r(copy, ",", &save); p && !err; p = strtok_r(NULL, ",", &save)) {
+    struct stat whole;
+    /* a path that exists as given is one path, commas and all (a bring-up folder named
+       "a,b"); else a comma-separated list */
+    const char *sep = stat(spec, &whole) ? "," : "";
+    for (char *p = *sep ? strtok_r(copy, sep, &save) : copy; p && !err;
+         p = *sep ? strtok_r(NULL, sep, &save) : NULL) {
         struct stat sb;
         char real[PATH_MAX];
         if (stat(p, &sb) || !realpath(p, real))

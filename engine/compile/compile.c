@@ -91,7 +91,7 @@ static nb_err check_model(const nb_compile_opts *o, const nb_graph *g, const nb_
     for (int i = 0; i < g->n_inputs; i++) {
         const nb_value *v = &g->values[g->inputs[i]];
         if ((v->dtype == NB_FLOAT || v->dtype == NB_FLOAT16) &&
-            !nb_list_has(o->input_fp16_nodes, v->name, strlen(v->name)))
+            !o->all_inputs_fp16 && !nb_list_has(o->input_fp16_nodes, v->name, strlen(v->name)))
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s'%s'",
                      missing[0] ? ", " : "", v->name);
     }
@@ -211,7 +211,7 @@ nb_err nb_compile(const nb_compile_opts *o, nb_compile_result *r, nb_status *st)
     if ((e = nb_op_table_load(nb_op_table_default_path(), &ops, st)))
         goto out;
     nb_npu_opts no = {.weight_bits = 8, .soc_version = o->soc_version,
-                      .input_fp16_nodes = o->input_fp16_nodes, .act16_nodes = act16,
+                      .input_fp16_nodes = o->all_inputs_fp16 ? NULL : o->input_fp16_nodes, .act16_nodes = act16,
                       .n_act16_nodes = n_act16, .w4_nodes = w4, .n_w4_nodes = n_w4,
                       .cpu_nodes = o->cpu_nodes, .value_scale = r->plan.scale,
                       .value_offset = r->plan.offset, .n_values = r->plan.n_values};

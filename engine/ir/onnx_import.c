@@ -1216,6 +1216,9 @@ static void warn_unused(nb_model *m, const nb_graph *g)
     free(uses);
 }
 
+static nb_err apply_override_list(import_ctx *c, nb_graph *g, const nb_shape_override *o,
+                                  int n);
+
 static nb_err apply_overrides(import_ctx *c, nb_graph *g, const char *text)
 {
     nb_shape_override *o;
@@ -1223,6 +1226,16 @@ static nb_err apply_overrides(import_ctx *c, nb_graph *g, const char *text)
     nb_err e = nb_parse_input_shape(text, &o, &n, c->st);
     if (e)
         return e;
+    e = apply_override_list(c, g, o, n);
+    nb_shape_overrides_free(o, n);
+    return e;
+}
+
+/* The shapes of o (n of them, names as data) set on g's inputs, checked as --input_shape's. */
+static nb_err apply_override_list(import_ctx *c, nb_graph *g, const nb_shape_override *o,
+                                  int n)
+{
+    nb_err e = NB_OK;
     for (int i = 0; i < n && !e; i++) {
         int id = nb_graph_find(g, o[i].name);
         if (id < 0 || !g->values[id].is_input) {
@@ -1283,7 +1296,6 @@ static nb_err apply_overrides(import_ctx *c, nb_graph *g, const char *text)
             }
         }
     }
-    nb_shape_overrides_free(o, n);
     return e;
 }
 
@@ -1885,6 +1897,9 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
         goto done;
     }
     if (opts->input_shape && (e = apply_overrides(&c, m->graph, opts->input_shape)))
+        goto done;
+    if (!opts->input_shape && opts->n_shapes > 0 &&
+        (e = apply_override_list(&c, m->graph, opts->shapes, opts->n_shapes)))
         goto done;
     warn_unused(m, m->graph);
     {

@@ -95,10 +95,27 @@ static long suffix_pid(const char *name, size_t at)
     return end != p + 1 && pid > 0 && !strcmp(end, ".part") ? pid : 0;
 }
 
-static bool gone(long pid)
+/* Process pid is gone: no such process, or a zombie (dead, not yet reaped: a killed
+ * command whose parent died is reparented, and a container's init may reap it late). */
+bool nb_pid_gone(long pid)
 {
-    return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (pid == (long)getpid())
+        return false;
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *rp = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
+    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
 }
+
+static bool gone(long pid) { return nb_pid_gone(pid); }
 
 /* True when name is "<base>.tmp.<pid>..." or "<base>.<pid>.part" and process pid is gone. */
 static bool stale_name(const char *name, const char *base, size_t bl)

@@ -132,6 +132,7 @@ typedef struct calib {
     const nb_tensor *const *mem, *const *mem_eval; /* in-memory batches, or NULL */
     nb_progress_fn progress; /* a call per batch done, or NULL */
     nb_warn_fn warn;    /* a call per warning, or NULL */
+    const volatile sig_atomic_t *cancel; /* nonzero: stop before the next batch, or NULL */
     void *user;
 } calib;
 
@@ -786,6 +787,8 @@ static nb_err run_batch(calib *cb, nb_exec *ex, const nb_graph *g, const int *or
                         const char *const *names, int n_in, char **const *files, int b,
                         nb_tensor **data, nb_status *st)
 {
+    if (cb->cancel && *cb->cancel)
+        return nb_fail(st, NB_ERR_CANCELLED, "cancelled");
     for (int i = 0; i < n_in; i++) {
         const nb_value *v = &g->values[order[i]];
         char mem_name[64] = "";
@@ -850,17 +853,25 @@ static nb_err evaluate(calib *cb, nb_exec *ex, const nb_model *m, const char *fq
     nb_model *fm = NULL;
     nb_exec *fx = NULL;
     nb_load_opts lo = {0};
-    char shape[4096] = "";
-    size_t len = 0;
-    for (int i = 0; i < n_in && len < sizeof shape; i++) { /* the float model's shapes */
+    /* the float model's shapes, names as data (a name may hold ';', ':' or ',') */
+    nb_shape_override *shapes = calloc((size_t)n_in + 1, sizeof *shapes);
+    if (!shapes)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    int n_shapes = 0;
+    for (int i = 0; i < n_in; i++) {
         const nb_value *v = &m->graph->values[order[i]];
-        len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%s:", i ? ";" : "", v->name);
-        for (int d = 0; d < v->rank && len < sizeof shape; d++)
-            len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%lld", d ? "," : "",
-                                    (long long)v->dims[d]);
+        if (v->rank < 0 || v->rank > NB_MAX_RANK)
+            continue;
+        shapes[n_shapes].name = v->name;
+        shapes[n_shapes].rank = v->rank;
+        for (int d = 0; d < v->rank; d++)
+            shapes[n_shapes].dims[d] = v->dims[d];
+        n_shapes++;
     }
-    lo.input_shape = len < sizeof shape ? shape : NULL;
+    lo.shapes = shapes;
+    lo.n_shapes = n_shapes;
     nb_err e = nb_ref_load(fq_path, &lo, &fm, st);
+    free(shapes);
     if (!e)
         e = nb_exec_create(fm, NULL, &fx, st);
     cmp_acc all = {0};
@@ -1718,7 +1729,7 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     for (int v = 0; vmax && v < m->graph->n_values; v++)
         vmax[v] = -1;
     calib cb = {.l = ls, .n = nl, .g = m->graph, .vmax = vmax, .st = st,
-                .progress = o->progress, .warn = o->warn,
+                .progress = o->progress, .warn = o->warn, .cancel = o->cancel,
                 .user = o->user, .mem = o->batches,
                 .mem_eval = o->eval_batches ? o->eval_batches : o->batches};
     nb_exec_opts eo = {.on_value = on_value, .user = &cb};

@@ -30,7 +30,8 @@ static void io_of(uint32_t id, const nb_sim_model *sim, int index, int t, nb_run
     const nb_exeom_tensor *et = &nb_sim_exeom(sim)->t[t];
     memset(io, 0, sizeof *io);
     io->index = index;
-    snprintf(io->name, sizeof io->name, "%s", nb_acl_tensor_onnx(id, t));
+    const char *nm = nb_acl_tensor_onnx(id, t);
+    io->name = strdup(nm ? nm : "");
     io->rank = et->rank;
     for (int d = 0; d < et->rank && d < 6; d++)
         io->dims[d] = et->dims[d];
@@ -338,8 +339,12 @@ void nb_run_result_free(nb_run_result *r)
 {
     if (!r)
         return;
-    for (int i = 0; r->outputs && i < r->n_outputs; i++)
+    for (int i = 0; r->outputs && i < r->n_outputs; i++) {
         nb_tensor_free(r->outputs[i].value);
+        free(r->outputs[i].io.name);
+    }
+    for (int i = 0; r->inputs && i < r->n_inputs; i++)
+        free(r->inputs[i].name);
     free(r->outputs);
     free(r->inputs);
     free(r->input_labels);

@@ -243,7 +243,8 @@ typedef struct nb_cmp_row {
 } nb_cmp_row;
 
 typedef struct nb_compare_opts {
-    const char *npu_dumps;       /* nanobench run --dump's folder (or files), comma-separated */
+    const char *npu_dumps;       /* nanobench run --dump's folder (or files), comma-separated;
+                                    a path that exists as given is taken whole */
     const char *golden_dumps;    /* nanobench infer --dump's folder: one reference run */
     nb_cmp_thresholds th;        /* nb_cmp_thresholds_default unless given */
     const char *keep_layer;      /* NULL, or a layer whose NPU values stay (nb_cmp_pick_layer) */

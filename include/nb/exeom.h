@@ -147,6 +147,9 @@ typedef struct nb_compile_opts {
     const char *output;           /* NAME: writes NAME.exeom and NAME.dbg */
     const char *soc_version;      /* Ascend035, Ascend035A or Ascend035B */
     const char *input_fp16_nodes; /* "x;y": must name every float input */
+    bool all_inputs_fp16;         /* every float input fp16, as input_fp16_nodes naming them
+                                     all would (names as data: no list to split); the list
+                                     is then not read */
     bool output_fp16;             /* --output_type=FP16 given (required with float outputs) */
     const char *input_shape;      /* or NULL */
     const char *out_nodes;        /* "node:0;..." to cut the graph, or NULL */

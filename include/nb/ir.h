@@ -128,6 +128,10 @@ typedef struct nb_load_opts {
      * materializes what it computes on. A 10 MB model's weights are then never copied.
      * nb_model_load only; a deferred tensor holds the file's mapping. */
     bool weights_deferred;
+    /* The input shapes as data (names never parsed), when input_shape is NULL: n_shapes
+     * entries, checked as --input_shape's are. */
+    const struct nb_shape_override *shapes;
+    int n_shapes;
 } nb_load_opts;
 
 /* Parses --input_shape "name:d0,d1,...;name2:..." (vendor syntax: ';' between inputs, ','

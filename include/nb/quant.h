@@ -8,6 +8,7 @@
 #ifndef NB_QUANT_H
 #define NB_QUANT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -377,6 +378,9 @@ typedef struct nb_calibrate_opts {
                                  ops stay float, not calibrated; NULL: none */
     nb_progress_fn progress;  /* or NULL */
     nb_warn_fn warn;          /* or NULL */
+    /* a front end's cancel flag, or NULL: nonzero before a calibration or evaluation batch
+       stops the step with NB_ERR_CANCELLED, its .part files removed */
+    const volatile sig_atomic_t *cancel;
     /* called once the model is loaded and checked (before any batch), or NULL */
     void (*on_model)(void *user, const struct nb_model *m);
     void *user;

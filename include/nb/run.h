@@ -19,7 +19,8 @@ extern "C" {
 /* One input or output of the exeom, as it declares it. */
 typedef struct nb_run_io {
     int index;             /* the ACL dataset index */
-    char name[4096];       /* the ONNX value name from NAME.dbg, or "" without it */
+    char *name;            /* the ONNX value name from NAME.dbg (any length), or "" without
+                              it; owned by the result (nb_run_result_free) */
     int rank;              /* 0..6 */
     int64_t dims[6];       /* the logical shape (NCHW for 4-D) */
     const char *npu_dtype; /* the aclDataType name of the NPU tensor: "FLOAT16", "INT8" */

@@ -244,6 +244,9 @@ void nb_tmp_path(const char *final, char *out, size_t len);
 void nb_part_path(const char *final, char *out, size_t len);
 /* Removes path: a file, or a folder and everything in it (no symlink followed). */
 void nb_remove_tree(const char *path);
+/* Process pid (of this host) is gone: no such process, or a zombie, dead but not yet
+ * reaped (a killed command reparented to a container's init that reaps late). */
+bool nb_pid_gone(long pid);
 /* Removes the stale temporaries of final: entries "BASE.tmp.PID..." or "BASE.PID.part"
  * beside it whose process PID no longer exists (a run killed by SIGKILL, a crash). Returns
  * how many it removed. */

@@ -352,3 +352,50 @@ def compare(npu_dump, golden_dump):
     """file_compare of two dump folders: the CLI's compare file_compare --json ("verdict",
     "first_over_threshold", "largest_sqnr_drop", "rows": [...]), without its CSV."""
     return _call(_lib.nbpy_compare, _path("npu_dump", npu_dump), _path("golden_dump", golden_dump))
+
+
+# ---- the bring-up (nb_bringup, include/nb/bringup.h): the whole pipeline in one call ----
+_lib.nbpy_bringup.argtypes = [_c, ctypes.c_int, _P(_c), _P(_c)] + _OUT
+__all__.append("bringup")
+_BRINGUP_OPTIONS = ("data_types", "calibration_config", "batch_num", "algo", "soc_version",
+                    "input_fp16_nodes", "output_type", "out_nodes", "cpu_nodes",
+                    "nb_input_scale", "threshold", "eval_count", "auto_place",
+                    "fail_under_cosine", "db", "no_record")
+
+
+def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **options):
+    """The CLI's `nanobench bringup` in this process: estimate, calibrate, compile, run on
+    the simulated NPU, the float reference, compare, the fp16 fix; returns the summary
+    (DIR/summary.json, as `bringup --json` prints it) as a dict. data_dir and eval_dir: one
+    folder per model input (a list, or the CLI's "dir_x;dir_y"). options are the CLI's
+    flags by their names: data_types, calibration_config, batch_num, algo, soc_version,
+    input_fp16_nodes, output_type, out_nodes, cpu_nodes, nb_input_scale, threshold,
+    eval_count (int), auto_place (bool), fail_under_cosine (float); db (the run database's
+    path; default: the CLI's), no_record (bool). Recorded in the run history as the CLI's
+    bringup is (a bringup run, its steps its children). Error (status 2) for bad input."""
+    keys, vals = [], []
+
+    def put(key, v):
+        if v is None or v is False:
+            return
+        if isinstance(v, (list, tuple)):
+            v = ";".join(os.fsdecode(_b(x, key)) for x in v)
+        elif v is True:
+            v = "1"
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = repr(v)
+        keys.append(key.encode())
+        vals.append(_b(v, key))
+
+    for key in options:
+        if key not in _BRINGUP_OPTIONS:
+            raise Error("bringup: unknown option '%s'" % key, 2)
+    put("data_dir", data_dir)
+    put("eval_dir", eval_dir)
+    put("input_shape", input_shape)
+    put("out", out)
+    for key, v in options.items():
+        put(key, v)
+    ck = (_c * max(len(keys), 1))(*keys)
+    cv = (_c * max(len(vals), 1))(*vals)
+    return _call(_lib.nbpy_bringup, _path("model", model), len(keys), ck, cv)

@@ -1,8 +1,10 @@
-/* nanobench: child processes of nanobench itself (app/tui/job.c), used by the workbench
- * and by `nanobench bringup` to run the CLI's steps: stdout and stderr read without
- * blocking, progress and "recorded as run N" lines parsed. No curses. */
-#ifndef NB_TUI_JOB_H
-#define NB_TUI_JOB_H
+/* nanobench: the job runner (app/job.c), for any front end in app/ (the workbench today):
+ * nanobench itself run for a step, or a forked worker running an engine call (the whole
+ * bring-up, nb_bringup);
+ * stdout and stderr read without blocking, progress and "recorded as run N" lines parsed.
+ * No curses. */
+#ifndef NB_APP_JOB_H
+#define NB_APP_JOB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,6 +39,12 @@ typedef struct tui_job {
  * when it cannot start. */
 tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const char *title,
                        char *err, size_t errlen);
+/* As tui_job_start, with a worker in place of the binary: a forked child of this process
+ * runs fn(arg) (arg: the parent's data as it is, a structure, never a command line to
+ * parse) with stdout and stderr piped as a command's, and exits with its return value
+ * (crash isolation: a crash is the job's, not the caller's). fn must not touch curses. */
+tui_job *tui_job_start_fn(int (*fn)(void *arg), void *arg, const char *title, char *err,
+                          size_t errlen);
 /* Reads what the child wrote, without blocking; reaps it when it has exited. Returns true
  * once the job is done. */
 bool tui_job_poll(tui_job *j);

@@ -1,25 +1,17 @@
-/* nanobench bringup: the summary (app/bringup.h): the network-output metrics over the K
- * evaluation inputs through the engine (nb_cmp_over_inputs), fp16 saturation and the
- * calibration over the steps' JSON, summary.json and the one-screen text. */
+/* nanobench bring-up: the summary (bu.h): the network-output metrics over the K evaluation
+ * inputs through the engine (nb_cmp_output_files), fp16 saturation and the calibration over
+ * the steps' JSON, summary.json's object, and the bringup run's own figures. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include <jansson.h>
-
-#include "bringup.h"
-#include "cli.h"
+#include "bu.h"
 #include "nb/accucmp.h"
-#include "nb/ir.h"
 
 /* a cosine for a message: "undefined" for NaN */
-const char *cos_str(double v, char *buf, size_t len)
+const char *bu_cos_str(double v, char *buf, size_t len)
 {
     if (isnan(v))
         snprintf(buf, len, "undefined");
@@ -43,16 +35,17 @@ static json_t *jids(const int64_t *ids, int n)
 /* The network outputs against float: accucmp's comparison of each evaluation input's .npy
  * files (run's and infer's, nb_cmp_output_files), per output the mean and worst over the
  * inputs, and the metrics over the inputs together. *worst: the cosine --fail-under-cosine
- * takes (NaN when one is not defined). NULL after the error line (*rc). */
-json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
+ * takes (NaN when one is not defined). NULL with b->st. */
+json_t *bu_output_metrics(bu *b, const json_t *runs, double *worst)
 {
+    const json_t *outs0 = json_object_get(json_array_get(runs, 0), "outputs");
     json_t *outs = json_array();
     bool undefined = false;
     *worst = INFINITY;
     const char **npu = calloc((size_t)b->n_eval + 1, sizeof *npu);
     char (*ref)[3400] = calloc((size_t)b->n_eval + 1, sizeof *ref);
     if (!npu || !ref) {
-        *rc = cli_fail(1, "out of memory");
+        nb_fail(b->st, NB_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (size_t o = 0; o < json_array_size(outs0); o++) {
@@ -62,15 +55,15 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
         json_array_append_new(outs, jo); /* owned by outs from here */
         for (int k = 0; k < b->n_eval; k++) {
             char refdir[3400];
-            npu[k] = bu_str(json_array_get(json_object_get(json_array_get(b->runs, (size_t)k),
+            npu[k] = bu_str(json_array_get(json_object_get(json_array_get(runs, (size_t)k),
                                                            "outputs"), o), "file");
             snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
             if (!nb_infer_manifest_file(refdir, name, ref[k], sizeof ref[k])) {
-                *rc = cli_fail(1, "bringup: infer wrote no tensor '%s' into %s", name, refdir);
+                nb_fail(b->st, NB_ERR_INTERNAL, "infer wrote no tensor '%s' into %s", name, refdir);
                 goto fail;
             }
         }
-        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(b->runs, 0),
+        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(runs, 0),
                                                                "outputs"), o), "npu_dtype");
         const char *refs[b->n_eval > 0 ? b->n_eval : 1];
         for (int k = 0; k < b->n_eval; k++)
@@ -78,10 +71,9 @@ json_t *output_metrics(const bu *b, const json_t *outs0, double *worst, int *rc)
         nb_cmp_output_files_opts co = {.n_inputs = b->n_eval, .npu = npu, .reference = refs,
                                        .npu_dtype = nd};
         nb_cmp_output_files_result r;
-        nb_status st = {0};
-        if (nb_cmp_output_files(&co, &r, &st)) {
+        if (nb_cmp_output_files(&co, &r, b->st)) {
             nb_cmp_output_files_free(&r);
-            *rc = cli_fail(1, "bringup: output '%s': %s", name, st.msg);
+            nb_prefix(b->st, "output '%s'", name);
             goto fail;
         }
         json_t *oj = nb_cmp_output_files_json(&co, &r), *per = json_object_get(oj, "per_input");
@@ -112,7 +104,7 @@ fail:
 }
 
 /* fp16 saturation over the K runs: per task, its count and on how many inputs */
-json_t *saturation_json(const bu *b, double *total)
+json_t *bu_saturation_json(const bu *b, double *total)
 {
     json_t *tasks = json_array();
     *total = 0;
@@ -151,7 +143,7 @@ json_t *saturation_json(const bu *b, double *total)
 
 /* The calibration as calibrate's JSON gives it (its algorithms, worst layers, INT16
  * advice, fake-quant output), with what bringup asked for. */
-json_t *calibration_json(const bu *b)
+static json_t *calibration_json(const bu *b)
 {
     json_t *jc = json_object();
     const json_t *layers = json_object_get(b->cal, "layers");
@@ -180,8 +172,8 @@ static json_t *copy(const json_t *o, const char *key)
     return v ? json_incref(v) : json_null();
 }
 
-json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
-                            int64_t exeom_bytes, const char *dumped, double wall, bool below)
+json_t *bu_summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
+                        int64_t exeom_bytes, double wall, bool below)
 {
     const json_t *run0 = json_array_get(b->runs, 0);
     json_t *s = json_object();
@@ -202,8 +194,8 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_object_set_new(jx, "nb_input_scale", b->in_scale ? nb_json_string(b->in_scale)
                                                           : json_null());
     json_object_set_new(jx, "warnings", b->atc_warn ? json_incref(b->atc_warn) : json_array());
-    json_object_set_new(jx, "suggested_nb_input_scale", b->suggest[0] ? nb_json_string(b->suggest)
-                                                                      : json_null());
+    json_object_set_new(jx, "suggested_nb_input_scale", b->suggest_spec ? nb_json_string(b->suggest_spec)
+                                                                        : json_null());
     json_object_set_new(s, "compile", jx);
     json_t *jn = json_object();
     static const char *const npu[] = {"cycles", "ms_64mhz", "ms_200mhz", "macs", "npu_cycles",
@@ -211,15 +203,15 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     for (size_t i = 0; i < sizeof npu / sizeof npu[0]; i++)
         json_object_set_new(jn, npu[i], copy(run0, npu[i]));
     json_object_set_new(jn, "saturation", sat);
-    json_object_set_new(jn, "dump", nb_json_string(dumped));
+    json_object_set_new(jn, "dump", nb_json_string(b->dumped));
     json_object_set_new(s, "npu", jn);
     /* the MCU's CPU: what runs there, and why */
     json_t *jp = json_object();
     json_object_set_new(jp, "cpu_nodes", b->cpu_nodes ? nb_json_string(b->cpu_nodes) : json_null());
-    json_object_set_new(jp, "source", json_string(!b->cpu_nodes ? (b->auto_place
+    json_object_set_new(jp, "source", json_string(!b->cpu_nodes ? (b->o->auto_place
                                                                     ? "auto_place (no advice)"
                                                                     : "none")
-                                                  : b->auto_cpu[0] ? "auto_place"
+                                                  : b->auto_cpu ? "auto_place"
                                                                    : "cpu_nodes"));
     int cpu_tasks = 0; /* the run's tasks on the MCU's CPU: --cpu_nodes and unsupported ops */
     const json_t *rt = json_object_get(run0, "tasks");
@@ -256,7 +248,7 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_object_set_new(jcm, "input_files", cf);
     json_object_set_new(s, "compare", jcm);
     json_t *jr = json_object();
-    json_object_set_new(jr, "bringup", jid(g_rec.run_id));
+    json_object_set_new(jr, "bringup", jid(b->o->run ? nb_run_id(b->o->run) : 0));
     json_object_set_new(jr, "estimate", jid(b->id_est));
     json_object_set_new(jr, "calibrate", jid(b->id_cal));
     json_object_set_new(jr, "compile", jid(b->id_atc));
@@ -269,16 +261,54 @@ json_t *summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_t *jst = json_array();
     for (int k = 0; k < N_STEPS; k++) {
         json_t *x = json_object();
-        json_object_set_new(x, "step", json_string(step_name[k]));
+        json_object_set_new(x, "step", json_string(nb_bringup_step_name[k]));
         json_object_set_new(x, "ms", json_real(b->step_ms[k]));
         json_array_append_new(jst, x);
     }
     json_object_set_new(s, "steps", jst);
-    json_object_set_new(s, "fail_under_cosine", b->has_fail_cos ? json_real(b->fail_cos)
+    json_object_set_new(s, "fail_under_cosine", b->o->has_fail_cos ? json_real(b->o->fail_under_cosine)
                                                                 : json_null());
     json_object_set_new(s, "status", json_string(below ? "below_cosine" : "ok"));
     return s;
 }
 
-/* ---- the steps ---- */
 
+/* the bringup's own run: the numbers of the summary, the files that matter */
+void bu_record_summary(const bu *b, const json_t *outs, double worst, double sat_total,
+                       int64_t exeom_bytes, double wall, const char *sp, const char *rp)
+{
+    nb_run *r = b->o->run;
+    if (!r)
+        return;
+    const json_t *run0 = json_array_get(b->runs, 0);
+    static const char *const em[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};
+    for (int i = 0; i < 3; i++)
+        nb_run_metric(r, em[i], bu_num(b->est, em[i]), "B", NULL);
+    nb_run_metric(r, "not_supported_op_types",
+                  (double)json_object_size(json_object_get(b->est, "NOT_SUPPORT_OP_TYPE")), "",
+                  NULL);
+    nb_run_metric(r, "exeom_bytes", (double)exeom_bytes, "B", NULL);
+    nb_run_metric(r, "cycles", bu_num(run0, "cycles"), "cycles", NULL);
+    nb_run_metric(r, "npu_ms_64mhz", bu_num(run0, "ms_64mhz"), "ms", NULL);
+    nb_run_metric(r, "npu_ms_200mhz", bu_num(run0, "ms_200mhz"), "ms", NULL);
+    nb_run_metric(r, "fp16_saturations", sat_total, "", NULL);
+    const json_t *o0 = json_array_get(outs, 0); /* the first output's, for history diff */
+    nb_run_metric(r, "output_cosine_mean", bu_num(o0, "cosine_mean"), "", NULL);
+    nb_run_metric(r, "output_cosine_worst", bu_num(o0, "cosine_worst"), "", NULL);
+    nb_run_metric(r, "output_sqnr_db_mean", bu_num(o0, "sqnr_db_mean"), "dB", NULL);
+    nb_run_metric(r, "output_sqnr_db_worst", bu_num(o0, "sqnr_db_worst"), "dB", NULL);
+    nb_run_metric(r, "output_pooled_cosine", bu_num(o0, "pooled_cosine"), "", NULL);
+    nb_run_metric(r, "eval_inputs", b->n_eval, "", NULL);
+    nb_run_metric(r, "worst_output_cosine", worst, "", NULL);
+    nb_run_metric(r, "layers_over_threshold", bu_num(b->cmp, "over_threshold"), "", NULL);
+    nb_run_metric(r, "wall_s", wall, "s", NULL);
+    nb_status st = {0};
+    const char *art[][2] = {{"exeom", b->exeom}, {"summary", sp}, {"report", rp}};
+    for (int i = 0; i < 3; i++)
+        if (art[i][1] && art[i][1][0] && nb_run_artifact(r, art[i][0], art[i][1], &st) &&
+            b->h && b->h->warn) {
+            char w[1100];
+            snprintf(w, sizeof w, "%s; not recorded as an artifact", st.msg);
+            b->h->warn(b->h->user, w);
+        }
+}

@@ -1,6 +1,7 @@
-/* nanobench TUI: child processes. Every step runs the nanobench binary itself
- * (`nanobench --db DB [--parent N] COMMAND ...`) in its own process group with stdout and
- * stderr piped; the frame polls it without blocking from its main loop. */
+/* nanobench: the job runner (job.h), no curses: a child in its own process group with
+ * stdout and stderr piped, polled without blocking by its front end's loop: the nanobench
+ * binary itself (`nanobench --db DB [--parent N] COMMAND ...`), or a forked worker running a
+ * function (the workbench's whole bring-up: nb_bringup with its options as a structure). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -42,39 +43,16 @@ static void set_flags(int fd, bool nonblock)
     }
 }
 
-tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const char *title,
-                       char *err, size_t errlen)
+/* The child (a process group of its own, stdin /dev/null, stdout and stderr piped): execs
+ * bin with args, or (fn not NULL) runs fn(arg) and exits with its status. */
+static tui_job *spawn(const char *bin, char **args, int (*fn)(void *), void *arg,
+                      const char *title, char *err, size_t errlen)
 {
-    const char *bin = getenv("NANOBENCH_BIN");
-    if (!bin || !*bin)
-        bin = "/proc/self/exe";
-    int na = 0;
-    while (argv && argv[na])
-        na++;
-    char **args = calloc((size_t)na + 6, sizeof *args);
     job_priv *p = calloc(1, sizeof *p);
-    char pbuf[32];
-    if (!args || !p) {
-        free(args);
-        free(p);
+    if (!p) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    int k = 0;
-    args[k++] = (char *)"nanobench";
-    if (db && *db) {
-        args[k++] = (char *)"--db";
-        args[k++] = (char *)db;
-    }
-    if (parent > 0) {
-        snprintf(pbuf, sizeof pbuf, "%lld", (long long)parent);
-        args[k++] = (char *)"--parent";
-        args[k++] = pbuf;
-    }
-    for (int i = 0; i < na; i++)
-        args[k++] = argv[i];
-    args[k] = NULL;
-
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, execp[2] = {-1, -1};
     if (pipe(outp) || pipe(errp) || pipe(execp)) {
         snprintf(err, errlen, "cannot make a pipe: %s", strerror(errno));
@@ -86,7 +64,6 @@ tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const
             if (execp[i] >= 0)
                 close(execp[i]);
         }
-        free(args);
         free(p);
         return NULL;
     }
@@ -97,10 +74,9 @@ tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        snprintf(err, errlen, "cannot start %s: %s", bin, strerror(errno));
+        snprintf(err, errlen, "cannot start %s: %s", fn ? title : bin, strerror(errno));
         close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
         close(execp[0]), close(execp[1]);
-        free(args);
         free(p);
         return NULL;
     }
@@ -120,6 +96,12 @@ tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const
         dup2(outp[1], 1);
         dup2(errp[1], 2);
         close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]), close(execp[0]);
+        if (fn) { /* a worker: the parent's memory, no exec, no curses */
+            close(execp[1]);
+            int rc = fn(arg);
+            fflush(NULL);
+            _exit(rc);
+        }
         execv(bin, args);
         int e = errno;
         ssize_t w = write(execp[1], &e, sizeof e);
@@ -134,7 +116,6 @@ tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const
         r = read(execp[0], &e, sizeof e);
     while (r < 0 && errno == EINTR);
     close(execp[0]);
-    free(args);
     if (r == (ssize_t)sizeof e) { /* exec failed */
         snprintf(err, errlen, "cannot run %s: %s", bin, strerror(e));
         close(outp[0]), close(errp[0]);
@@ -149,8 +130,49 @@ tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const
     j->err_fd = errp[0];
     j->started = now_s();
     j->step = -1;
-    snprintf(j->title, sizeof j->title, "%s", title ? title : (na ? argv[0] : "job"));
+    snprintf(j->title, sizeof j->title, "%s", title);
     return j;
+}
+
+tui_job *tui_job_start(const char *db, int64_t parent, char *const argv[], const char *title,
+                       char *err, size_t errlen)
+{
+    const char *bin = getenv("NANOBENCH_BIN");
+    if (!bin || !*bin)
+        bin = "/proc/self/exe";
+    int na = 0;
+    while (argv && argv[na])
+        na++;
+    char **args = calloc((size_t)na + 6, sizeof *args);
+    char pbuf[32];
+    if (!args) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    int k = 0;
+    args[k++] = (char *)"nanobench";
+    if (db && *db) {
+        args[k++] = (char *)"--db";
+        args[k++] = (char *)db;
+    }
+    if (parent > 0) {
+        snprintf(pbuf, sizeof pbuf, "%lld", (long long)parent);
+        args[k++] = (char *)"--parent";
+        args[k++] = pbuf;
+    }
+    for (int i = 0; i < na; i++)
+        args[k++] = argv[i];
+    args[k] = NULL;
+    tui_job *j = spawn(bin, args, NULL, NULL, title ? title : (na ? argv[0] : "job"), err,
+                       errlen);
+    free(args);
+    return j;
+}
+
+tui_job *tui_job_start_fn(int (*fn)(void *arg), void *arg, const char *title, char *err,
+                          size_t errlen)
+{
+    return spawn(NULL, NULL, fn, arg, title ? title : "job", err, errlen);
 }
 
 /* one complete stderr line (without its newline): progress, the run id, or the last line */
