@@ -818,9 +818,11 @@ static void sec_compare(page *p, side *s, int ns)
         json_int_t of = json_integer_value(json_object_get(ev, "count"));
         fprintf(p->f, "<p id=\"cmp-input-%d\">", k);
         escf(p->f, "%s%s", ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "");
-        fprintf(p->f, "on evaluation input %lld of %lld (the lowest output SQNR)</p>\n<p>",
+        fprintf(p->f, "on evaluation input %lld of %lld (",
                 (long long)(in >= 0 && in < 1000000 ? in + 1 : 1),
                 (long long)(of > 0 && of <= 1000000 ? of : 1));
+        esc(p->f, *str(c, "input_rule") ? str(c, "input_rule") : "the lowest output SQNR");
+        fputs(")</p>\n<p>", p->f);
         escf(p->f, "%s%s", ns > 1 ? s[k].src->label : "", ns > 1 ? ": " : "");
         fprintf(p->f, "<span id=\"cmp-verdict-%d\">", k);
         esc(p->f, str(c, "verdict_text"));

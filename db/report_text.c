@@ -234,6 +234,10 @@ void nb_report_text(const json_t *s, FILE *f)
     const int eval_avail = count(json_object_get(ev, "available"));
     const bool qat = json_is_true(json_object_get(json_object_get(s, "calibration"), "qat"));
     const int cmp_input = count(json_object_get(json_object_get(s, "compare"), "input"));
+    /* the rule that picked it (summaries before issue 37 say none: the lowest SQNR) */
+    const char *cmp_rule = str(json_object_get(s, "compare"), "input_rule");
+    if (!*cmp_rule)
+        cmp_rule = "the lowest output SQNR";
     char t1[2048], t2[64], t3[64], t4[64];
     const json_t *e = json_object_get(s, "estimate"), *c = json_object_get(s, "calibration"),
                  *x = json_object_get(s, "compile"), *n = json_object_get(s, "npu"),
@@ -419,8 +423,8 @@ compile:;
     const json_t *fb = json_object_get(cm, "first_over_threshold");
     if (json_is_object(fb)) {
         if (n_eval > 1)
-            put(f, "compare", 1, "on evaluation input %d of %d (the lowest output SQNR)",
-                cmp_input + 1, n_eval);
+            put(f, "compare", 1, "on evaluation input %d of %d (%s)",
+                cmp_input + 1, n_eval, cmp_rule);
         put(f, n_eval > 1 ? "" : "compare", 3, "%s", str(cm, "verdict_text"));
         char lname[48];
         short_label(str(fb, "layer"), lname, sizeof lname);
@@ -446,8 +450,8 @@ compile:;
         }
     } else {
         if (n_eval > 1)
-            put(f, "compare", 1, "on evaluation input %d of %d (the lowest output SQNR)",
-                cmp_input + 1, n_eval);
+            put(f, "compare", 1, "on evaluation input %d of %d (%s)",
+                cmp_input + 1, n_eval, cmp_rule);
         put(f, n_eval > 1 ? "" : "compare", 2, "%s: %.0f of %.0f tensors compared, none over threshold",
             str(cm, "verdict_text"), num(cm, "compared"), num(cm, "tensors"));
     }

@@ -109,6 +109,37 @@ const per = s.outputs[0].per_input;
 const bad = per.filter((p) => !(p.cosine >= 0.999));
 if (per.length < 4 || bad.length) { console.error(JSON.stringify(per.map((p) => p.cosine))); process.exit(1); }
 ' "$T/if.json" 2>"$T/err" || fail "the If model on the NPU: per-input cosines $(cat "$T/err")"
+# a score model (one sigmoid value): bringup compares layer by layer on the evaluation input
+# of the largest absolute score error, not the lowest SQNR (issue 37: a near-zero score's SQNR
+# picked an input whose error was 1e-10 over ones at 0.04), and says which rule picked it
+$PY - "$T" <<'EOF2' || fail "making the score model"
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+r = np.random.RandomState(4)
+g = h.make_graph(
+    [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+     h.make_node("GlobalAveragePool", ["c"], ["p"], name="gap"),
+     h.make_node("Flatten", ["p"], ["f"], name="flat"),
+     h.make_node("Gemm", ["f", "wg", "bg"], ["z"], transB=1, name="fc"),
+     h.make_node("Sigmoid", ["z"], ["score"], name="sig")],
+    "score", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])],
+    [h.make_tensor_value_info("score", T.FLOAT, [1, 1])],
+    initializer=[nh.from_array((r.randn(8, 3, 3, 3) * 0.4).astype(np.float32), "w"),
+                 nh.from_array((r.randn(1, 8) * 3).astype(np.float32), "wg"),
+                 nh.from_array(np.array([-1.0], np.float32), "bg")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/score.onnx")
+EOF2
+"$NB" bringup "$T/score.onnx" --data_dir "$T/data" --eval_dir "$T/data" --out "$T/bu_score" \
+    --json >"$T/score.json" 2>"$T/err" || fail "bringup of the score model: $(tail -1 "$T/err")"
+node -e '
+const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
+const per = s.outputs[0].per_input.map((p) => p.max_abs_error);
+const want = per.indexOf(Math.max(...per));
+if (s.compare.input !== want || s.compare.input_rule !== "the largest score error") {
+  console.error(`input ${s.compare.input} (${s.compare.input_rule}), errors ${per}`); process.exit(1);
+}' "$T/score.json" 2>"$T/err" || fail "the score model's compared input: $(cat "$T/err")"
 if [ $fails -gt 0 ]; then
     echo "$fails failure(s)"
     exit 1

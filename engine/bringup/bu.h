@@ -44,6 +44,8 @@ typedef struct bu {
     int64_t id_est, id_cal, id_atc, id_cmp;
     int64_t *id_run, *id_inf;       /* n_eval each */
     int cmp_input;
+    const char *cmp_rule; /* what picked it: "the lowest output SQNR", "the largest score
+                             error" (static) */
     int64_t id_dump_run, id_dump_inf;
     char dumped[3400];
     double step_ms[N_STEPS];

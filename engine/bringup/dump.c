@@ -1,5 +1,6 @@
 /* nanobench bring-up: the evaluation input compared layer by layer (the lowest output
- * SQNR: the layer that broke accuracy shows there, not on a loud input where all is well),
+ * SQNR, or a score's largest error: the layer that broke accuracy shows there, not on a
+ * loud input where all is well),
  * run again with every task dumped, and its golden dumps. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -8,28 +9,41 @@
 
 #include "bu.h"
 
-/* the evaluation input of the lowest output SQNR over the outputs */
-static int worst_input(const bu *b, const json_t *outs)
+/* A score output (a wake-word or class score: at most 4 values): its SQNR on a near-zero
+ * score (1e-10 against 1.2e-7) says little; its absolute error is what moves a decision. */
+static bool score_output(const json_t *o) { return bu_num(o, "numel") <= 4; }
+
+/* The evaluation input compared layer by layer (issue 37): the lowest SQNR over the outputs
+ * that are not scores; when every output is a score, the largest absolute error. *rule says
+ * which picked it. */
+static int worst_input(const bu *b, const json_t *outs, const char **rule)
 {
+    bool tensors = false;
+    for (size_t o = 0; o < json_array_size(outs); o++)
+        tensors |= !score_output(json_array_get(outs, o));
+    *rule = tensors ? "the lowest output SQNR" : "the largest score error";
     int at = 0;
-    double lowest = INFINITY;
+    double best = tensors ? INFINITY : -INFINITY;
     for (int k = 0; k < b->n_eval; k++) {
-        double q = INFINITY;
+        double q = tensors ? INFINITY : -INFINITY;
         for (size_t o = 0; o < json_array_size(outs); o++) {
-            double v = bu_num(json_array_get(json_object_get(json_array_get(outs, o), "per_input"),
-                                             (size_t)k), "sqnr_db");
-            if (!isnan(v) && v < q)
+            const json_t *out = json_array_get(outs, o);
+            if (tensors == score_output(out))
+                continue;
+            const json_t *pk = json_array_get(json_object_get(out, "per_input"), (size_t)k);
+            double v = bu_num(pk, tensors ? "sqnr_db" : "max_abs_error");
+            if (!isnan(v) && (tensors ? v < q : v > q))
                 q = v;
         }
-        if (q < lowest)
-            lowest = q, at = k;
+        if (tensors ? q < best : q > best)
+            best = q, at = k;
     }
     return at;
 }
 
 nb_err bu_dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all, int64_t parent)
 {
-    int k = b->cmp_input = worst_input(b, outs);
+    int k = b->cmp_input = worst_input(b, outs, &b->cmp_rule);
     char detail[160], od[3400];
     snprintf(detail, sizeof detail, "evaluation input %d run again, every task dumped", k + 1);
     b->stage = "compare";

@@ -242,6 +242,8 @@ json_t *bu_summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     json_object_set_new(jcm, "golden_dump", nb_json_string(b->gold));
     /* the evaluation input compared layer by layer: the one of the lowest output SQNR */
     json_object_set_new(jcm, "input", json_integer(b->cmp_input));
+    json_object_set_new(jcm, "input_rule",
+                        json_string(b->cmp_rule ? b->cmp_rule : "the lowest output SQNR"));
     json_t *cf = json_array();
     for (int i = 0; i < b->n_in && b->eval; i++)
         json_array_append_new(cf, nb_json_string(b->eval[b->cmp_input * b->n_in + i]));
