@@ -109,6 +109,18 @@ const per = s.outputs[0].per_input;
 const bad = per.filter((p) => !(p.cosine >= 0.999));
 if (per.length < 4 || bad.length) { console.error(JSON.stringify(per.map((p) => p.cosine))); process.exit(1); }
 ' "$T/if.json" 2>"$T/err" || fail "the If model on the NPU: per-input cosines $(cat "$T/err")"
+# every compared row of the branch that ran has its golden tensor (issue 37: infer --dump
+# wrote only the If, so the branch's layers read "no golden tensor"): each AscendDequant of a
+# branch Conv is compared, within cosine 0.999
+$PY - "$T/bu_if/compare" <<'EOF2' || fail "the If model: a branch layer without its golden tensor"
+import csv, glob, sys
+rows = list(csv.DictReader(open(sorted(glob.glob(sys.argv[1] + "/*.csv"))[-1])))
+dq = [r for r in rows if r["OpType"] == "AscendDequant"]
+bad = [(r["NPUDump"], r["CompareFailReason"]) for r in dq
+       if not r["CosineSimilarity"] or float(r["CosineSimilarity"]) < 0.999]
+if not dq or bad:
+    sys.exit(f"{len(dq)} branch layers, not compared or off: {bad}")
+EOF2
 # a score model (one sigmoid value): bringup compares layer by layer on the evaluation input
 # of the largest absolute score error, not the lowest SQNR (issue 37: a near-zero score's SQNR
 # picked an input whose error was 1e-10 over ones at 0.04), and says which rule picked it

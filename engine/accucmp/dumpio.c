@@ -262,6 +262,48 @@ nb_err nb_dump_write_golden(const char *dir, const char *op_name, const char *op
     return write_golden(dir, op_name, op_type, index, names, ts, NULL, n, st);
 }
 
+/* The golden dumps of g's nodes, and of every If's branch taken inside them (issue 37: only
+ * the If itself was dumped, so every task of a branch read "no golden tensor"). The top
+ * graph's nodes keep their indices (depth 0); a branch's nodes are numbered from *next on,
+ * dumped under their own names, which the NPU's tasks cover. The branch not taken has no
+ * values, so nothing of it. */
+static nb_err dump_nodes(const char *tmp, const nb_graph *g, const nb_exec *ex, uint32_t *next,
+                         int *n_dumps, int depth, nb_status *st)
+{
+    nb_err e = NB_OK;
+    for (int ni = 0; ni < g->n_nodes && !e; ni++) {
+        const nb_node *nd = &g->nodes[ni];
+        const char *nm[8];
+        const nb_tensor *tv[8];
+        bool outv[8];
+        int k = 0;
+        for (int o = 0; o < nd->n_out && k < 8; o++) {
+            if (nd->out[o] < 0)
+                continue;
+            const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
+            if (t && t->dtype == NB_FLOAT) {
+                outv[k] = depth == 0 && g->values[nd->out[o]].is_output;
+                nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
+            }
+        }
+        uint32_t index = depth ? (*next)++ : (uint32_t)ni;
+        if (k) {
+            e = write_golden(tmp, nd->name, nd->op_type, index, nm, tv, outv, k, st);
+            (*n_dumps)++;
+        }
+        if (e || strcmp(nd->op_type, "If") || nd->n_in < 1 || nd->in[0] < 0 || depth > 8)
+            continue;
+        const nb_tensor *c = nb_exec_get(ex, g->values[nd->in[0]].name);
+        if (!c || c->numel != 1)
+            continue; /* the condition was not kept: no branch to dump */
+        const nb_attr *a = nb_attr_find(nd, nb_tensor_get_f64(c, 0) != 0.0 ? "then_branch"
+                                                                            : "else_branch");
+        if (a && a->g)
+            e = dump_nodes(tmp, a->g, ex, next, n_dumps, depth + 1, st);
+    }
+    return e;
+}
+
 nb_err nb_dump_golden_run(const nb_model *m, const nb_exec *ex, const char *dir, int *n,
                           nb_status *st)
 {
@@ -284,26 +326,10 @@ nb_err nb_dump_golden_run(const nb_model *m, const nb_exec *ex, const char *dir,
         e = nb_dump_write_golden(tmp, iv->name, "Input", (uint32_t)(g->n_nodes + i), nm1, tv1,
                                  1, st);
     }
-    for (int ni = 0; ni < g->n_nodes && !e; ni++) {
-        const nb_node *nd = &g->nodes[ni];
-        const char *nm[8];
-        const nb_tensor *tv[8];
-        bool outv[8];
-        int k = 0;
-        for (int o = 0; o < nd->n_out && k < 8; o++) {
-            if (nd->out[o] < 0)
-                continue;
-            const nb_tensor *t = nb_exec_get(ex, g->values[nd->out[o]].name);
-            if (t && t->dtype == NB_FLOAT) {
-                outv[k] = g->values[nd->out[o]].is_output;
-                nm[k] = g->values[nd->out[o]].name, tv[k++] = t;
-            }
-        }
-        if (!k)
-            continue;
-        e = write_golden(tmp, nd->name, nd->op_type, (uint32_t)ni, nm, tv, outv, k, st);
-        n_dumps++;
-    }
+    /* the top graph's nodes keep their indices; branch nodes follow the inputs' */
+    uint32_t next = (uint32_t)(g->n_nodes + g->n_inputs);
+    if (!e)
+        e = dump_nodes(tmp, g, ex, &next, &n_dumps, 0, st);
     if (e) {
         nb_remove_tree(tmp);
         return e;
