@@ -321,6 +321,10 @@ compile:;
     }
     put(f, "NPU", 1, "%.0f cycles = %.3f ms at 64 MHz, %.3f ms at 200 MHz", num(n, "cycles"),
         num(n, "ms_64mhz"), num(n, "ms_200mhz"));
+    if (num(n, "cycles_max") > num(n, "cycles_min")) /* an If: the branch taken decides */
+        put(f, "", 2, "over the %.0f evaluation inputs: %.0f to %.0f cycles by the If branch "
+            "taken, %.3f to %.3f ms at 64 MHz", num(n, "cycles_inputs"), num(n, "cycles_min"),
+            num(n, "cycles_max"), num(n, "cycles_min") / 64e3, num(n, "cycles_max") / 64e3);
     /* the MCU's CPU: the placement, its cycles, or calibrate's advice when not taken */
     const json_t *pl = json_object_get(s, "placement"), *adv = json_object_get(pl, "advice");
     const json_t *al = json_array_get(json_object_get(adv, "layers"), 0);

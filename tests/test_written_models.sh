@@ -109,6 +109,14 @@ const per = s.outputs[0].per_input;
 const bad = per.filter((p) => !(p.cosine >= 0.999));
 if (per.length < 4 || bad.length) { console.error(JSON.stringify(per.map((p) => p.cosine))); process.exit(1); }
 ' "$T/if.json" 2>"$T/err" || fail "the If model on the NPU: per-input cosines $(cat "$T/err")"
+# its cycles over the evaluation inputs (issue 37): the then branch's Mul makes it the
+# dearer, so the two branches' counts differ over the 5 inputs (--eval_count 5), and the
+# summary gives both ends
+node -e '
+const n = JSON.parse(require("fs").readFileSync(process.argv[1])).npu;
+if (!(n.cycles_min < n.cycles_max && n.cycles >= n.cycles_min && n.cycles <= n.cycles_max &&
+      n.cycles_inputs === 5)) { console.error(JSON.stringify(n)); process.exit(1); }
+' "$T/if.json" 2>"$T/err" || fail "the If model: cycles per branch: $(cat "$T/err")"
 # every compared row of the branch that ran has its golden tensor (issue 37: infer --dump
 # wrote only the If, so the branch's layers read "no golden tensor"): each AscendDequant of a
 # branch Conv is compared, within cosine 0.999

@@ -202,6 +202,17 @@ json_t *bu_summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
                                       "cpu_cycles", "switches", "switch_cycles"};
     for (size_t i = 0; i < sizeof npu / sizeof npu[0]; i++)
         json_object_set_new(jn, npu[i], copy(run0, npu[i]));
+    /* the cycles of every evaluation input: an If model's differ with the branch taken
+       (issue 37: they came from the first input alone, unsaid) */
+    double cmin = INFINITY, cmax = -INFINITY;
+    for (size_t k = 0; k < json_array_size(b->runs); k++) {
+        double c = bu_num(json_array_get(b->runs, k), "cycles");
+        if (isfinite(c))
+            cmin = c < cmin ? c : cmin, cmax = c > cmax ? c : cmax;
+    }
+    json_object_set_new(jn, "cycles_min", isfinite(cmin) ? json_real(cmin) : json_null());
+    json_object_set_new(jn, "cycles_max", isfinite(cmax) ? json_real(cmax) : json_null());
+    json_object_set_new(jn, "cycles_inputs", json_integer((json_int_t)json_array_size(b->runs)));
     json_object_set_new(jn, "saturation", sat);
     json_object_set_new(jn, "dump", nb_json_string(b->dumped));
     json_object_set_new(s, "npu", jn);
