@@ -536,7 +536,15 @@ static void test_killed_writer(void **state)
                     _exit(12);
             }
         }
-        struct timespec ts = {0, 150000000L + 70000000L * round};
+        /* killed mid-write, after it has finished at least one run of this round (a fixed
+           150 ms was too short on a loaded machine under the sanitizers: no run finished) */
+        int done0 = count(dbp, "SELECT COUNT(*) FROM runs WHERE status = 'ok'");
+        for (int w = 0; w < 2000 && count(dbp, "SELECT COUNT(*) FROM runs WHERE status = "
+                                               "'ok'") <= done0; w++) {
+            struct timespec poll = {0, 10000000L};
+            nanosleep(&poll, NULL);
+        }
+        struct timespec ts = {0, 20000000L + 35000000L * round};
         nanosleep(&ts, NULL);
         kill(kid, SIGKILL);
         int ws;
