@@ -129,6 +129,30 @@ bad = [(r["NPUDump"], r["CompareFailReason"]) for r in dq
 if not dq or bad:
     sys.exit(f"{len(dq)} branch layers, not compared or off: {bad}")
 EOF2
+# a shape one branch cannot take (issue 37): the error names the If and the branch, and says
+# the shape must suit both (both are compiled)
+$PY - "$T" <<'EOF2' || fail "making the If shape model"
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+br = lambda nm, shape: h.make_graph(
+    [h.make_node("Reshape", ["x", nm + "_s"], [nm + "_y"], name=nm + "_reshape")], nm, [],
+    [h.make_tensor_value_info(nm + "_y", T.FLOAT, None)],
+    initializer=[nh.from_array(np.array(shape, np.int64), nm + "_s")])
+g = h.make_graph([h.make_node("ReduceMean", ["x"], ["m"], keepdims=0, name="mean"),
+                  h.make_node("Greater", ["m", "z"], ["c"], name="gt"),
+                  h.make_node("If", ["c"], ["y"], name="switch", then_branch=br("t", [1, 192]),
+                              else_branch=br("e", [1, 5, 7]))],
+                 "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])],
+                 [h.make_tensor_value_info("y", T.FLOAT, None)],
+                 initializer=[nh.from_array(np.array(0, np.float32), "z")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/ifshape.onnx")
+EOF2
+"$NB" estimate -m "$T/ifshape.onnx" >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "node 'switch' (If): else_branch: .*must suit else_branch too" "$T/err" ||
+    fail "a shape the else branch cannot take: exit $st: $(cat "$T/err")"
 # a score model (one sigmoid value): bringup compares layer by layer on the evaluation input
 # of the largest absolute score error, not the lowest SQNR (issue 37: a near-zero score's SQNR
 # picked an input whose error was 1e-10 over ones at 0.04), and says which rule picked it

@@ -37,8 +37,16 @@ static nb_err infer_If(nb_infer_ctx *c)
             return nb_fail(c->st, NB_ERR_GRAPH, "%s has %d outputs, the node has %d", names[b],
                            br[b]->n_outputs, c->n_out);
         nb_graph_pull_outer(br[b]);
-        if ((e = nb_infer_graph(br[b], c->st)))
-            return nb_prefix(c->st, "%s", names[b]);
+        if ((e = nb_infer_graph(br[b], c->st))) {
+            /* the shape suits one branch and not the other (issue 37): both are compiled, so
+               a static shape must suit the branch a run does not take too */
+            nb_prefix(c->st, "%s", names[b]);
+            size_t l = strlen(c->st->msg);
+            snprintf(c->st->msg + l, sizeof c->st->msg - l, " [both If branches are compiled: "
+                     "the input shape must suit %s too, even where a run takes the other]",
+                     names[b]);
+            return e;
+        }
     }
     for (int o = 0; o < c->n_out; o++) {
         const nb_value *t = &br[0]->values[br[0]->outputs[o]];
