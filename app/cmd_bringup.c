@@ -268,7 +268,11 @@ int cli_bringup_exec(const nb_bringup_opts *opts, bool json, bool progress_lines
                           .cancel = &g_sig};
     nb_bringup_result r;
     nb_status st = {0};
-    if (nb_bringup(o, &h, &r, &st)) {
+    nb_err e = nb_bringup(o, &h, &r, &st);
+    if (!e && !r.summary) /* never a summary of nothing (an interrupted fix once ended so) */
+        e = nb_fail(&st, g_sig ? NB_ERR_CANCELLED : NB_ERR_INTERNAL, "interrupted during %s",
+                    r.stage[0] ? r.stage : "the bring-up");
+    if (e) {
         rc = failed(&c, &st, &r);
     } else if (c.json) {
         rc = cli_json_out("bringup", json_incref(r.summary));
@@ -280,8 +284,8 @@ int cli_bringup_exec(const nb_bringup_opts *opts, bool json, bool progress_lines
         char c1[32];
         if (isnan(r.worst_cosine))
             snprintf(c1, sizeof c1, "undefined");
-        else
-            snprintf(c1, sizeof c1, "%.5f", r.worst_cosine);
+        else /* enough digits to show it below the bound ("1.00000 is below 1" was not) */
+            snprintf(c1, sizeof c1, "%.*f", r.worst_cosine > 0.99999 ? 9 : 5, r.worst_cosine);
         rc = cli_fail(3, "bringup: the worst network-output cosine %s is below "
                       "--fail-under-cosine %g", c1, o->fail_under_cosine);
     }

@@ -314,7 +314,11 @@ static nb_err stage_compare(bu *b, nb_bringup_result *res, int64_t parent, bool 
     if (sat_total > 0 && !(fix = bu_saturation_fix(b, sat_total, parent))) {
         json_decref(outs);
         json_decref(sat);
-        return b->st->code == NB_ERR_CANCELLED ? bu_interrupted(b) : b->st->code;
+        if (b->st->code == NB_ERR_CANCELLED || bu_cancelled(b))
+            return bu_interrupted(b);
+        return b->st->code ? b->st->code
+                           : nb_fail(b->st, NB_ERR_INTERNAL, "the fp16 fix stopped with no "
+                                     "reason (a bug in nanobench)");
     }
     return write_summary(b, res, outs, worst, sat, sat_total, fix);
 }

@@ -112,8 +112,11 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
     snprintf(exeom, sizeof exeom, "%s.exeom", output);
     snprintf(logname, sizeof logname, "7-fix-%s-atc", tag);
     int64_t atc_id = 0;
-    if (bu_cancelled(b))
+    if (bu_cancelled(b)) {
+        bu_interrupted(b); /* b->st: NB_ERR_CANCELLED (it returned 1 with no error set: the
+                              bring-up then ended 0 with an empty summary) */
         return 1;
+    }
     nb_err e = bu_compile(b, output, t->scale, parent, logname, &atc_id, NULL);
     if (e) {
         snprintf(err, errlen, "%s", b->st->msg);
@@ -129,8 +132,10 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
         snprintf(logname, sizeof logname, "7-fix-%s-run-%d", tag, k);
         json_t *o = NULL;
         int64_t id = 0;
-        if (bu_cancelled(b))
+        if (bu_cancelled(b)) {
+            bu_interrupted(b);
             return 1;
+        }
         if ((e = bu_run(b, exeom, k, od, NULL, atc_id > 0 ? atc_id : parent, logname, &o, &id))) {
             snprintf(err, errlen, "%s", b->st->msg);
             return e == NB_ERR_NOMEM || e == NB_ERR_CANCELLED ? 1 : -1;
