@@ -1137,6 +1137,13 @@ bu_fails 2 "bringup: a missing model" "nanobench: bringup: estimate failed: $BU/
 bu_fails 2 "bringup: a missing --data_dir folder" "nanobench: bringup: calibrate failed: --data_dir $BU/nosuch: No such file or directory" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/nosuch" --out "$BU/e1"
 "$NB" history list --kind bringup --limit 1 2>/dev/null | grep -q " error .*(bringup: calibrate failed: --data_dir $BU/nosuch: No such file or directory)$" ||
     { echo "FAIL: bringup: the failed run not recorded as an error"; "$NB" history list --kind bringup --limit 1; fails=$((fails + 1)); }
+# a typo in --data_dir: refused before an earlier bring-up's files in --out are replaced (a
+# new user's find: its summary.json and report.html were deleted, then the bring-up failed)
+"$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out "$BU/keep" >/dev/null 2>&1 &&
+    ! "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x_typo" --out "$BU/keep" >/dev/null 2>&1 &&
+    [ -s "$BU/keep/summary.json" ] && [ -s "$BU/keep/report.html" ] &&
+    echo "ok: bringup: a typo in --data_dir leaves the earlier bring-up's folder whole" ||
+    { echo "FAIL: bringup: a typo in --data_dir cleared the earlier bring-up's folder"; fails=$((fails + 1)); }
 bu_fails 2 "bringup: atc's own error" "nanobench: bringup: atc failed: E10001: Value [FP32] for parameter [--output_type] is invalid" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --output_type FP32 --out "$BU/e2"
 # (refused at the first step now: estimate cuts as atc does)
 bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: estimate failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node or tensor 'nosuch'"

@@ -51,6 +51,42 @@ nb_err nb_bringup_check(const nb_bringup_opts *o, nb_status *st)
 
 /* The options taken, the names made (the model's stem, safe for ATC's --output), the folder
  * made and cleared of a previous bring-up's summary, report and fix tries. */
+/* The model file and every data and evaluation folder can be read, and each folder holds
+ * batch files: the messages the estimate and calibrate steps would give. */
+static nb_err precheck(bu *b)
+{
+    struct stat sb;
+    if (stat(b->o->model, &sb))
+        return nb_fail(b->st, NB_ERR_IO, "estimate failed: %s: %s", b->o->model,
+                       strerror(errno));
+    const char *flags[2] = {"--data_dir", "--eval_dir"};
+    const char *dirs[2] = {b->o->data_dir, b->o->eval_dir};
+    for (int k = 0; k < 2; k++) {
+        if (!dirs[k] || !*dirs[k])
+            continue;
+        char *copy = strdup(dirs[k]), *save = NULL;
+        if (!copy)
+            return nb_fail(b->st, NB_ERR_NOMEM, "out of memory");
+        nb_err e = NB_OK;
+        for (char *d = strtok_r(copy, ";", &save); d && !e; d = strtok_r(NULL, ";", &save)) {
+            char **files = NULL, first[64];
+            int skipped = 0;
+            int n = nb_list_batches(d, &files, &skipped, first, sizeof first);
+            if (n < 0)
+                e = nb_fail(b->st, NB_ERR_IO, "calibrate failed: %s %s: %s", flags[k], d,
+                            strerror(errno));
+            else if (n == 0)
+                e = nb_fail(b->st, NB_ERR_ARG, "calibrate failed: %s: no batch files (.npy or "
+                            ".bin) in the folder", d);
+            nb_files_free(files, n > 0 ? n : 0);
+        }
+        free(copy);
+        if (e)
+            return e;
+    }
+    return NB_OK;
+}
+
 static nb_err setup(bu *b, const nb_bringup_opts *o)
 {
     b->model = o->model, b->data_dir = o->data_dir && *o->data_dir ? o->data_dir : NULL;
@@ -82,6 +118,12 @@ static nb_err setup(bu *b, const nb_bringup_opts *o)
     if (nb_mkdir_p(dir))
         return nb_fail(b->st, NB_ERR_IO, "%s: cannot make the folder: %s", b->outdir,
                        strerror(errno));
+    /* what would stop the bring-up at once is checked before an earlier bring-up's files
+       are replaced (a new user's find: a typo in --data_dir deleted run 810's summary and
+       report, then failed) */
+    nb_err pe = precheck(b);
+    if (pe)
+        return pe;
     char why[600] = "";
     long long by = nb_report_folder_clear(b->outdir, why, sizeof why);
     if (by > 0)
