@@ -5,6 +5,7 @@
  * it). Recorded in the run history as the CLI records it (a bringup run, its steps its
  * children), unless "no_record" is given. No printing. */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,10 @@ int nbpy_bringup(const char *model, int n, const char *const *keys, const char *
     return rc;
 }
 
+static volatile sig_atomic_t py_cancel; /* the SIGINT of a bring-up in progress */
+
+static void on_sigint(int sig) { py_cancel = sig; }
+
 static int bringup_impl(const char *model, int n, const char *const *keys,
                         const char *const *values, char **json, char *err, size_t errlen)
 {
@@ -144,9 +149,25 @@ static int bringup_impl(const char *model, int n, const char *const *keys,
     py_begin(&p, model, n, keys, values, &db, &run);
     p.o.db = db;
     p.o.run = run;
+    /* Ctrl-C stops the bring-up between its batches and steps (a new user's find: it was
+       lost, the call ran to its end and returned 'ok'); Python's own handler gets the
+       signal back afterwards, so the caller sees KeyboardInterrupt */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    py_cancel = 0;
+    bool handler = sigaction(SIGINT, &sa, &old) == 0;
+    nb_bringup_hooks h = {.cancel = &py_cancel};
     nb_bringup_result r;
-    nb_err e = nb_bringup(&p.o, NULL, &r, &st);
-    if (e) {
+    nb_err e = nb_bringup(&p.o, &h, &r, &st);
+    if (handler)
+        sigaction(SIGINT, &old, NULL);
+    if (e == NB_ERR_CANCELLED) {
+        snprintf(err, errlen, "bringup: interrupted (SIGINT)%s", st.msg + (strncmp(
+                     st.msg, "interrupted", 11) ? 0 : 11));
+        rc = 130;
+    } else if (e) {
         snprintf(err, errlen, "bringup: %s", st.msg);
         rc = nb_exit_code(e);
     } else if (!(*json = json_dumps(r.summary, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
@@ -157,5 +178,5 @@ static int bringup_impl(const char *model, int n, const char *const *keys,
         nb_run_end(run, rc == 0, rc ? err : NULL, NULL);
     nb_db_close(db);
     nb_bringup_result_free(&r);
-    return rc;
+    return rc; /* 130 after a SIGINT: the module raises KeyboardInterrupt */
 }

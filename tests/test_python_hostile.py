@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import numpy as np
 
@@ -338,7 +339,42 @@ def payload(tmp):
                   % (what, len(m)))
 
 
+def ctrl_c(tmp):
+    """A SIGINT to a process in nb.bringup (melspectrogram: 2-3 s) stops the bring-up:
+    KeyboardInterrupt, the bringup run recorded 'interrupted' (a new user's find: the signal
+    was lost, the call ran to its end and returned)."""
+    cache = os.environ.get("NANOBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "nanobench")
+    mel = os.path.join(cache, "models", "melspectrogram.onnx")
+    if not os.path.exists(mel):
+        print("skip: melspectrogram not in the model cache (tests/data/fetch_models.sh)")
+        return
+    d = os.path.join(tmp, "mel")
+    os.makedirs(d)
+    rng = np.random.RandomState(9)
+    for i in range(12):
+        (rng.standard_normal(1760) * 3000).astype(np.float32).tofile(os.path.join(d, "b%02d.bin" % i))
+    out, db = os.path.join(tmp, "melbu"), os.path.join(tmp, "mel.db")
+    code = ("import sys, os\nsys.path.insert(0, %r)\nos.environ['NANOBENCH_LIB'] = %r\n"
+            "import nanobench as nb\ntry:\n    nb.bringup(%r, data_dir=%r, eval_dir=%r, "
+            "input_shape='input:1,1760', out=%r, db=%r)\n    print('returned')\n"
+            "except KeyboardInterrupt:\n    print('KeyboardInterrupt')\n"
+            % (PYDIR, LIB, mel, d, d, out, db))
+    pr = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    for _ in range(3000):  # the bring-up under way: its calibration's folder made
+        if os.path.isdir(os.path.join(out, "quant")) or pr.poll() is not None:
+            break
+        time.sleep(0.01)
+    pr.send_signal(2)
+    said = pr.communicate(timeout=600)[0].strip()
+    hist = subprocess.run([NB, "--db", db, "history", "list", "--kind", "bringup"],
+                          capture_output=True, text=True).stdout
+    check(said == "KeyboardInterrupt" and " interrupted " in hist,
+          "Ctrl-C in nb.bringup: %s; history: %s" % (said, hist.strip().splitlines()[-1:]))
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    ctrl_c(tmp)
     for kind, f in (("conv", "conv.onnx"), ("sub2", "sub2.onnx"), ("conv_add2", "conv_add2.onnx"),
                     ("payload_name", "payload.onnx")):
         subprocess.run([FIX, kind, os.path.join(tmp, f)], check=True)

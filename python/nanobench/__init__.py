@@ -106,6 +106,8 @@ def _call(fn, *args):
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(2048)
     rc = fn(*args, ctypes.byref(out), err, len(err))
+    if rc == 130:  # a Ctrl-C stopped it (the run is recorded interrupted): Python's own way
+        raise KeyboardInterrupt(err.value.decode("utf-8", "replace"))
     if rc:
         raise Error(err.value.decode("utf-8", "replace"), rc)
     try:
