@@ -379,7 +379,7 @@ static int cmd_export(nb_db *db, int argc, char **argv)
         }
     }
     if (layers && strcmp(format, "csv") != 0)
-        return cli_usage_error("history", "--layers is for CSV (JSON always has the layers)");
+        layers = false; /* JSON always has the layers: --layers asks for nothing more */
     nb_status st = {0};
     if (outp) /* written whole or not at all, never over the database or a device */
         return nb_db_export_file(db, &f, format, layers, outp, &st) ? cli_error(&st) : 0;

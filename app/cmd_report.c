@@ -142,8 +142,14 @@ int cmd_report(int argc, char **argv)
     int rc = 0;
     for (int k = 0; k < n && !rc; k++)
         rc = resolve(&db, runs[k], &rs[k]);
-    if (!rc && text && rs[0].no_dir) {
-        rc = cli_fail(2, "report: %s recorded no folder (no summary.json to print)", rs[0].label);
+    for (int k = 0; k < n && !rc; k++)
+        if (rs[k].no_dir) /* a page of nothing (paths "(bringup N recorded no folder)/log/...")
+                             is not written: a new user's find */
+            rc = cli_fail(2, "report: %s ended before its summary (failed or interrupted: no "
+                          "summary.json to show); its steps: nanobench history show %lld",
+                          rs[k].label, rs[k].run_id);
+    if (rc) {
+        /* refused above */
     } else if (!rc && text) { /* the bring-up's own text, from its summary.json */
         json_t *sum = NULL;
         nb_status st = {0};

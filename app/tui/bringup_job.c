@@ -78,7 +78,10 @@ void tui_bringup_done(tui *t, tui_job *j)
         tui_set_state(t, STEP_MODEL, t->state[STEP_MODEL] == ST_RUNNING ? ST_OK
                                                                         : t->state[STEP_MODEL],
                       NULL);
-        tui_status(t, !j->cancelled, "bringup: %s", j->cancelled ? "cancelled" : err);
+        /* the worker's message names bringup itself ("bringup: --data_dir is required"):
+           not twice */
+        const char *m = j->cancelled ? "cancelled" : err;
+        tui_status(t, !j->cancelled, "%s%s", strncmp(m, "bringup: ", 9) ? "bringup: " : "", m);
         return;
     }
     tui_set_state(t, STEP_MODEL, ST_OK, "brought up");

@@ -240,6 +240,14 @@ bad=$("$NB" history --limit 1000 2>/dev/null | grep -v m_kill |
 [ "$bad" = 0 ] || fail "$bad interrupted run(s) recorded as crashed or running"
 n_int=$("$NB" history --limit 1000 2>/dev/null | awk '$3 == "interrupted"' | wc -l)
 echo "interruptions: $ints SIGINTs answered, $n_int runs recorded interrupted, $kills SIGKILLs"
+# an interrupted bring-up has no summary: its report is refused with one line, no page
+bid=$("$NB" history list --kind bringup --limit 1000 2>/dev/null | awk '$3 == "interrupted" { print $1; exit }')
+if [ -n "$bid" ]; then
+    "$NB" report "$bid" -o "$T/int.html" >/dev/null 2>"$T/e"
+    st=$?
+    [ $st = 2 ] && [ "$(wc -l <"$T/e")" = 1 ] && [ ! -e "$T/int.html" ] ||
+        fail "report of interrupted bringup $bid: exit $st, $(cat "$T/e")"
+fi
 
 if [ $fails -gt 0 ]; then
     echo "$fails failure(s)"
