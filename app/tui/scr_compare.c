@@ -35,6 +35,14 @@ enum { CC_IDX, CC_MARK, CC_OP, CC_COS, CC_ABS, CC_REL, CC_SQNR, CC_RED, CC_RMSE,
 
 typedef enum { PH_IDLE, PH_INFER, PH_COMPARE, PH_LAYER } phase;
 
+/* A row over threshold as compare's verdict counts it: "fails" (the accuracy rule and fp16's
+ * resolution applied), or any threshold crossed for rows of older JSON without it. */
+static bool row_fails(const json_t *r)
+{
+    const json_t *f = json_object_get(r, "fails");
+    return json_is_boolean(f) ? json_is_true(f) : json_array_size(json_object_get(r, "over")) > 0;
+}
+
 typedef struct cmp_scr {
     json_t *res;          /* file_compare --json, NULL before */
     json_t **rows;        /* per table row: its row of res (borrowed) */
@@ -212,14 +220,14 @@ static void build(tui *t, cmp_scr *s, int wd)
                 continue;
             cells[s->col[c]] = c == CC_OP ? su_str(o, "op_type") : c == CC_LAYER
                                    ? lname : c == CC_OVER ? over
-                                   : c == CC_MARK ? (json_array_size(ov) ? "!" : "") : txt[c];
+                                   : c == CC_MARK ? (row_fails(o) ? "!" : "") : txt[c];
             nums[s->col[c]] = v[c];
         }
         int row = vm_table_add(&s->tb, cells, nums,
                                su_num(o, "saturations") > 0 ? VM_TAG_WARN : VM_TAG_NONE);
         if (row < 0)
             break;
-        bool any = json_array_size(ov) > 0;
+        bool any = row_fails(o); /* crossed, and not passed by the accuracy rule */
         if (any) {
             s->tb.celltags[(size_t)row * (size_t)nc + (size_t)s->col[CC_IDX]] = VM_TAG_BAD;
             for (int c = CC_MARK; c <= CC_OVER; c += CC_OVER - CC_MARK)
@@ -287,7 +295,7 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
         json_t *cmp = json_object_get(r, "compared");
         if (json_is_boolean(cmp) ? !json_is_true(cmp) : !json_is_number(json_object_get(r, "cosine")))
             continue; /* listed, not compared (quantize, layout, accumulators) */
-        if (json_array_size(json_object_get(r, "over")))
+        if (row_fails(r))
             s->n_over++;
         if (s->first_over < 0 && *first && !strcmp(su_str(r, "layer"), first))
             s->first_over = s->nrows;
@@ -303,7 +311,7 @@ static void take_result(tui *t, cmp_scr *s, json_t *o)
     }
     if (s->first_over < 0) /* no name given: the first row with something over */
         for (int k = 0; k < s->nrows; k++)
-            if (json_array_size(json_object_get(s->rows[k], "over"))) {
+            if (row_fails(s->rows[k])) {
                 s->first_over = k;
                 break;
             }
@@ -1069,7 +1077,7 @@ static bool key(tui *t, int ch)
         if (s->init)
             for (int p = s->tb.sel + 1; p < s->tb.nrows; p++) {
                 int r = vm_table_row_of(&s->tb, p);
-                if (r >= 0 && r < s->nrows && json_array_size(json_object_get(s->rows[r], "over"))) {
+                if (r >= 0 && r < s->nrows && row_fails(s->rows[r])) {
                     vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
                     break;
                 }

@@ -84,6 +84,9 @@ json_t *nb_cmp_row_json(const nb_cmp_row *r, int index, const nb_cmp_thresholds 
     json_object_set_new(o, "compared", json_boolean(r->compared));
     nb_cmp_metrics_json(o, r);
     json_object_set_new(o, "over", nb_cmp_over_json(r, th));
+    /* over threshold as the verdict counts it: what crossed, unless the accuracy rule or
+       fp16's resolution passes the row (the workbench had counted "over" alone) */
+    json_object_set_new(o, "fails", json_boolean(r->fails));
     json_object_set_new(o, "saturations", json_integer((json_int_t)r->npu->saturations));
     json_object_set_new(o, "reason", nb_json_string(r->reason));
     json_object_set_new(o, "npu_dump", nb_json_string(r->npu->path));
