@@ -1,5 +1,6 @@
 /* nanobench: command-line entry point. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,9 @@ static int run_command(int argc, char **argv)
     /* every command's stdout and stderr through the terminal filter (app/term.c), but an
        export's CSV or JSON on stdout, which is data */
     cli_term_filter(strcmp(cmd, "history") || argc < 3 || strcmp(argv[2], "export"), true);
+    /* a closed pipe on stdout is a write error the command reports (exit 2, "cannot write to
+       standard output"), not a death by SIGPIPE recorded as a crash */
+    signal(SIGPIPE, SIG_IGN);
     int rc;
     if (!strcmp(cmd, "info"))
         rc = cmd_info(argc - 1, argv + 1);

@@ -30,11 +30,14 @@ extern char **environ;
 #define SUPERVISOR_ENV "NANOBENCH_SUPERVISOR_PID"
 
 static volatile pid_t g_child;
+static volatile sig_atomic_t g_pending; /* a signal before the child existed */
 
 static void forward(int sig)
 {
     if (g_child > 0)
         kill(g_child, sig);
+    else
+        g_pending = sig; /* passed on once it is started (a signal in the first ms was lost) */
 }
 
 static const char *sig_name(int sig)
@@ -112,6 +115,8 @@ int cli_supervise(char **argv, const char *db_path)
         return -1; /* no /proc: the command runs unsupervised, as before */
     }
     g_child = pid;
+    if (g_pending)
+        kill(pid, g_pending);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {

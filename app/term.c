@@ -18,7 +18,8 @@
 typedef struct term_cookie {
     int fd;
     unsigned char held; /* a lead byte 0xC2 whose next byte decides (C1 or not) */
-    unsigned char prev; /* the last byte passed on (across writes) */
+    unsigned char need; /* continuation bytes the UTF-8 character in progress still needs
+                           (kept across writes) */
 } term_cookie;
 
 /* Writes all of buf to fd (retrying short writes and EINTR); -1 on error. */
@@ -48,32 +49,39 @@ static ssize_t term_write(void *cookie, const char *data, size_t size)
                 return -1;
             o = 0;
         }
-        if (t->held) { /* C2 then c: a C1 control when c is 0x80..0x9F */
+        if (t->held) { /* C2 then c: a C1 control (U+0080..U+009F) when c is 0x80..0x9F */
             t->held = 0;
             if (c >= 0x80 && c <= 0x9F) {
                 out[o++] = '?';
-                t->prev = '?';
                 continue;
             }
             out[o++] = 0xC2;
-            t->prev = 0xC2;
             if (c >= 0xA0 && c <= 0xBF) {
                 out[o++] = c;
-                t->prev = c;
                 continue;
             }
             /* a lone C2: c is a new byte */
         }
+        if (t->need && (c & 0xC0) == 0x80) { /* a continuation the character expects */
+            t->need--;
+            out[o++] = c;
+            continue;
+        }
+        t->need = 0;
         if (c == 0xC2) {
             t->held = 1;
             continue;
         }
-        /* C0 but newline and tab, DEL, and 0x80..0x9F where no lead byte came before it (an
-           8-bit C1 control, not the continuation of a UTF-8 character) */
-        bool ctl = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ||
-                   (c >= 0x80 && c <= 0x9F && t->prev < 0x80);
+        if (c >= 0xC3 && c <= 0xDF)
+            t->need = 1;
+        else if ((c & 0xF0) == 0xE0)
+            t->need = 2;
+        else if (c >= 0xF0 && c <= 0xF4)
+            t->need = 3;
+        /* C0 but newline and tab, DEL, and 0x80..0x9F that no lead byte expects: an 8-bit
+           C1 control (CSI 0x9B) to a terminal, whatever came before it */
+        bool ctl = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F || (c >= 0x80 && c <= 0x9F);
         out[o++] = ctl ? '?' : c;
-        t->prev = ctl ? '?' : c;
     }
     if (o && write_all(t->fd, out, o))
         return -1;

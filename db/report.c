@@ -316,18 +316,23 @@ static void plot(page *p, FILE *script_f, const char *script_path, const char *s
     fprintf(p->f, "<figure role=\"img\" aria-label=\"");
     esc(p->f, caption);
     fputs("\">\n", p->f);
-    char *argv[] = {"gnuplot", (char *)script_path, NULL};
+    /* gnuplot runs in the scratch folder on names of its own ("3.gp" writes "3.svg"): a
+       page's path with control bytes (which no gnuplot string may hold) no longer loses its
+       plots (a breaker's find) */
+    const char *base = strrchr(script_path, '/');
+    char *argv[] = {"gnuplot", (char *)(base ? base + 1 : script_path), NULL};
     pid_t pid;
     int status = -1;
     bool drawn = false;
     /* gnuplot's warnings (an empty x range of a one-point series) are not the user's */
     posix_spawn_file_actions_t fa;
     bool fa_ok = posix_spawn_file_actions_init(&fa) == 0 &&
-                 posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) == 0;
+                 posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) == 0 &&
+                 posix_spawn_file_actions_addchdir_np(&fa, p->tmp) == 0;
     if (p->cancel && *p->cancel)
         p->cancelled = true;
-    bool spawned = !p->no_gnuplot && !p->cancelled &&
-                   posix_spawnp(&pid, "gnuplot", fa_ok ? &fa : NULL, NULL, argv, environ) == 0;
+    bool spawned = !p->no_gnuplot && !p->cancelled && fa_ok &&
+                   posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ) == 0;
     if (spawned)
         wait_gnuplot(p, pid, &status);
     if (spawned && !p->cancelled && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -370,8 +375,7 @@ static FILE *script(page *p, char *gp, size_t gl, char *svg, size_t sl, int w, i
     if (!f)
         return NULL;
     fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font 'sans,11' "
-               "background '#ffffff'\nset output ", w, h);
-    gp_str(f, svg, 0);
+               "background '#ffffff'\nset output '%d.svg'", w, h, p->n_plot - 1);
     fputs("\nset grid ytics lc '#dddddd'\nset border 3\nset tics nomirror\n"
           "set key top right\n", f);
     for (int i = 0; i < 4; i++)

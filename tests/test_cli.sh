@@ -1144,6 +1144,11 @@ bu_fails 2 "bringup: a missing --data_dir folder" "nanobench: bringup: calibrate
     [ -s "$BU/keep/summary.json" ] && [ -s "$BU/keep/report.html" ] &&
     echo "ok: bringup: a typo in --data_dir leaves the earlier bring-up's folder whole" ||
     { echo "FAIL: bringup: a typo in --data_dir cleared the earlier bring-up's folder"; fails=$((fails + 1)); }
+# a folder of the user's own (a summary.json that is not a bring-up's) is not replaced
+mkdir -p "$BU/mine" && echo '{"mine": 1}' >"$BU/mine/summary.json"
+expect 2 "bringup: --out a folder that is not a bring-up's" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out "$BU/mine"
+mentions "not a bring-up's summary"
+[ "$(cat "$BU/mine/summary.json")" = '{"mine": 1}' ] || { echo "FAIL: the user's summary.json was replaced"; fails=$((fails + 1)); }
 bu_fails 2 "bringup: atc's own error" "nanobench: bringup: atc failed: E10001: Value [FP32] for parameter [--output_type] is invalid" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --output_type FP32 --out "$BU/e2"
 # (refused at the first step now: estimate cuts as atc does)
 bu_fails 2 "bringup: --out_nodes naming no node" "nanobench: bringup: estimate failed:" -- "$NB" bringup "$BU/conv.onnx" --data_dir "$BU/x" --out_nodes "nosuch:0" --out "$BU/e3"; mentions "no node or tensor 'nosuch'"

@@ -651,22 +651,53 @@ static bool lower(const nb_comparison *c, int a, int b)
     return b < 0 || sqnr_shown(c->rows[a].m.sqnr_db) < sqnr_shown(c->rows[b].m.sqnr_db);
 }
 
+/* The rows by the tensor they write, for the walk below (sorted by id). */
+typedef struct writer {
+    uint32_t id;
+    int row;
+} writer;
+
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const writer *)a)->id, y = ((const writer *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct walk {
+    const nb_comparison *c;
+    const writer *w;
+    int nw;
+    char *seen; /* rows already walked for this question: each once (a crafted dump whose
+                   tasks read what they write made the walk exponential) */
+    const nb_dump *self;
+} walk;
+
 /* The compared row of the lowest SQNR that writes exeom tensor id, looking through rows
  * that are not compared (a layer's AscendQuant and its int32 Conv: the chain's input is what
- * the layer reads) to their own inputs, depth levels at most; -1 when none (the network's
- * input, a constant). self: the task asked about (its own rows are not its inputs). */
-static int input_row(const nb_comparison *c, uint32_t id, const nb_dump *self, int depth)
+ * the layer reads) to their own inputs; -1 when none (the network's input, a constant). */
+static int input_row(walk *k, uint32_t id)
 {
-    int best = -1;
-    if (id == UINT32_MAX || depth > 8)
+    if (id == UINT32_MAX)
         return -1;
-    for (int j = 0; j < c->nr; j++) {
+    const nb_comparison *c = k->c;
+    int lo = 0, hi = k->nw; /* the first writer of id */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (k->w[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int best = -1;
+    for (int i = lo; i < k->nw && k->w[i].id == id; i++) {
+        int j = k->w[i].row;
         const nb_cmp_row *q = &c->rows[j];
-        if (q->npu == self || row_tensor(q) != id)
+        if (q->npu == k->self || k->seen[j])
             continue;
+        k->seen[j] = 1;
         int cand = q->compared ? j : -1;
-        for (int k = 0; !q->compared && k < q->npu->n_in_ids; k++) {
-            int r = input_row(c, q->npu->in_ids[k], self, depth + 1);
+        for (int n = 0; !q->compared && n < q->npu->n_in_ids; n++) {
+            int r = input_row(k, q->npu->in_ids[n]);
             if (r >= 0 && lower(c, r, cand))
                 cand = r;
         }
@@ -679,13 +710,15 @@ static int input_row(const nb_comparison *c, uint32_t id, const nb_dump *self, i
 /* The compared row that writes one of row i's inputs with the lowest SQNR (the task's input
  * tensors as its dump names them, through uncompared rows as input_row does; an unrolled RNN
  * step's row reads the step before it), or -1 when no input of row i comes from a compared
- * row (the network's inputs, constants) or the dumps do not name their tensors. */
-static int worst_input_row(const nb_comparison *c, int i)
+ * row (the network's inputs, constants). Dumps that name no tensors: the row before. */
+static int worst_input_row(const nb_comparison *c, const writer *w, int nw, char *seen, int i)
 {
     const nb_cmp_row *r = &c->rows[i];
     int best = -1;
-    for (int k = 0; k < r->npu->n_in_ids; k++) {
-        int j = input_row(c, r->npu->in_ids[k], r->npu, 0);
+    memset(seen, 0, (size_t)c->nr);
+    walk k = {c, w, nw, seen, r->npu};
+    for (int n = 0; n < r->npu->n_in_ids; n++) {
+        int j = input_row(&k, r->npu->in_ids[n]);
         if (j >= 0 && lower(c, j, best))
             best = j;
     }
@@ -694,7 +727,7 @@ static int worst_input_row(const nb_comparison *c, int i)
             if (c->rows[j].compared && c->rows[j].npu == r->npu && c->rows[j].x == r->x &&
                 c->rows[j].step == r->step - 1)
                 best = j;
-    if (best < 0 && !r->npu->out_ids) /* dumps that name no tensors: the row before */
+    if (best < 0 && !r->npu->out_ids)
         for (int j = i - 1; j >= 0 && best < 0; j--)
             if (c->rows[j].compared)
                 best = j;
@@ -747,14 +780,24 @@ static void verdict(nb_comparison *c)
     /* thresholds like RMSE > 1 are scale-dependent: also name the layer where the
        signal-to-noise ratio falls most from its own inputs */
     double drop = 0;
-    for (int i = 0; i < nr; i++) {
-        int in = rows[i].compared ? worst_input_row(c, i) : -1;
+    writer *w = malloc(sizeof *w * (size_t)(nr + 1));
+    char *seen = malloc((size_t)nr + 1);
+    int nw = 0;
+    for (int i = 0; w && i < nr; i++)
+        if (row_tensor(&rows[i]) != UINT32_MAX)
+            w[nw++] = (writer){row_tensor(&rows[i]), i};
+    if (w)
+        qsort(w, (size_t)nw, sizeof *w, by_id);
+    for (int i = 0; w && seen && i < nr; i++) {
+        int in = rows[i].compared ? worst_input_row(c, w, nw, seen, i) : -1;
         if (in < 0)
             continue;
         double d_db = sqnr_shown(rows[in].m.sqnr_db) - sqnr_shown(rows[i].m.sqnr_db);
         if (d_db > drop)
             drop = d_db, c->worst = i, c->worst_prev = in;
     }
+    free(w);
+    free(seen);
     if (drop < 6.0)
         c->worst = c->worst_prev = -1;
     int fb = c->first_bad, pv = c->prev;

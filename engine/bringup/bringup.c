@@ -6,6 +6,8 @@
  * before it (the first: the bringup's own run), so `nanobench history show BRINGUP_RUN`
  * lists the chain. */
 #define _POSIX_C_SOURCE 200809L
+#include <sys/file.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 
 #include "bu.h"
 #include "nb/accucmp.h"
+#include "nb/json.h"
 #include "nb/report.h"
 
 nb_err nb_bringup_check(const nb_bringup_opts *o, nb_status *st)
@@ -44,13 +47,22 @@ nb_err nb_bringup_check(const nb_bringup_opts *o, nb_status *st)
         if (nb_cmp_thresholds_parse(o->threshold, &th, st))
             return nb_prefix(st, "--threshold");
     }
-    if (o->out && (!*o->out || strlen(o->out) > 2000))
-        return nb_fail(st, NB_ERR_ARG, "--out needs a folder (up to 2000 characters)");
+    /* the longest folder whose derived paths (fix/<try>/run/<k>/<output>.npy, the dumps'
+       <time>/0/<model>/1/0/...) stay within PATH_MAX: 1,400 to 2,000 passed this check and
+       failed after three steps */
+    if (o->out && (!*o->out || strlen(o->out) > 1200))
+        return nb_fail(st, NB_ERR_ARG, "--out needs a folder (up to 1200 characters)");
+    /* paths travel through summary.json and the steps' JSON, which hold UTF-8 text only (a
+       folder 'x\xe9y' came back as 'x?y' and its run's files were not found) */
+    const char *what[4] = {"the model's path", "--out", "--data_dir", "--eval_dir"};
+    const char *path[4] = {o->model, o->out, o->data_dir, o->eval_dir};
+    for (int i = 0; i < 4; i++)
+        if (path[i] && !nb_utf8_valid(path[i]))
+            return nb_fail(st, NB_ERR_ARG, "%s is not UTF-8 text (summary.json and the run "
+                           "history hold paths as UTF-8): rename the file or folder", what[i]);
     return NB_OK;
 }
 
-/* The options taken, the names made (the model's stem, safe for ATC's --output), the folder
- * made and cleared of a previous bring-up's summary, report and fix tries. */
 /* The model file and every data and evaluation folder can be read, and each folder holds
  * batch files: the messages the estimate and calibrate steps would give. */
 static nb_err precheck(bu *b)
@@ -87,6 +99,8 @@ static nb_err precheck(bu *b)
     return NB_OK;
 }
 
+/* The options taken, the names made (the model's stem, safe for ATC's --output), the folder
+ * made and cleared of a previous bring-up's summary, report and fix tries. */
 static nb_err setup(bu *b, const nb_bringup_opts *o)
 {
     b->model = o->model, b->data_dir = o->data_dir && *o->data_dir ? o->data_dir : NULL;
@@ -118,6 +132,26 @@ static nb_err setup(bu *b, const nb_bringup_opts *o)
     if (nb_mkdir_p(dir))
         return nb_fail(b->st, NB_ERR_IO, "%s: cannot make the folder: %s", b->outdir,
                        strerror(errno));
+    /* one bring-up at a time in a folder (two at once mixed their files and each printed
+       the other's numbers: a breaker's find); the lock goes with the process */
+    char lp[3400];
+    snprintf(lp, sizeof lp, "%s/.bringup.lock", b->outdir);
+    b->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (b->lock_fd < 0)
+        return nb_fail(b->st, NB_ERR_IO, "%s: cannot write: %s", lp, strerror(errno));
+    if (flock(b->lock_fd, LOCK_EX | LOCK_NB))
+        return nb_fail(b->st, NB_ERR_ARG, "%s is in use by another bring-up: give another --out, "
+                       "or wait for it", b->outdir);
+    /* a summary.json that is not a bring-up's: the user's own folder, not replaced */
+    char sp[3400];
+    struct stat ssb;
+    snprintf(sp, sizeof sp, "%s/summary.json", b->outdir);
+    json_t *prev = NULL;
+    nb_status ignore = {0};
+    if (!stat(sp, &ssb) && nb_report_load_summary(b->outdir, &prev, &ignore))
+        return nb_fail(b->st, NB_ERR_ARG, "%s is not a bring-up's summary: the folder is not "
+                       "replaced (give another --out)", sp);
+    json_decref(prev);
     /* what would stop the bring-up at once is checked before an earlier bring-up's files
        are replaced (a new user's find: a typo in --data_dir deleted run 810's summary and
        report, then failed) */
@@ -437,6 +471,7 @@ nb_err nb_bringup(const nb_bringup_opts *opts, const nb_bringup_hooks *hooks,
         return e;
     bu B, *b = &B;
     memset(b, 0, sizeof B);
+    b->lock_fd = -1;
     b->o = opts, b->h = hooks, b->st = st, b->t0 = bu_now();
     e = setup(b, opts);
     snprintf(res->out, sizeof res->out, "%s", b->outdir);
@@ -444,6 +479,8 @@ nb_err nb_bringup(const nb_bringup_opts *opts, const nb_bringup_hooks *hooks,
         e = pipeline(b, res);
     if (e)
         snprintf(res->stage, sizeof res->stage, "%s", b->stage ? b->stage : "");
+    if (b->lock_fd >= 0)
+        close(b->lock_fd); /* the folder's lock let go */
     bu_free(b);
     return e;
 }

@@ -13,6 +13,7 @@
 enum { N_STEPS = NB_BRINGUP_STEPS, MAX_IN = 64, MAX_EVAL = NB_BRINGUP_MAX_EVAL };
 
 typedef struct bu {
+    int lock_fd;            /* OUT/.bringup.lock, held (flock) while the bring-up runs, or -1 */
     const nb_bringup_opts *o;
     const nb_bringup_hooks *h;
     nb_status *st;

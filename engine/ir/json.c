@@ -1,6 +1,7 @@
 /* nanobench: the JSON values the engines' result serializations share (include/nb/json.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,3 +58,28 @@ nb_err nb_json_write_atomic(const json_t *o, const char *path, size_t flags, nb_
     free(text);
     return e;
 }
+
+/* s is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, <= U+10FFFF) */
+bool nb_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        int n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : (c & 0xF0) == 0xE0 ? 2
+                : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+        if (n < 0)
+            return false;
+        unsigned cp = n == 0 ? c : c & (0x3F >> n);
+        for (int k = 1; k <= n; k++) {
+            if ((p[k] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[k] & 0x3F);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+

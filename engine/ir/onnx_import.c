@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "ir_internal.h"
+#include "nb/json.h"
 #include "onnx.pb-c.h"
 
 /* the gate walks no deeper than the file was checked to nest (check_depth) */
@@ -546,29 +547,7 @@ static nb_err gate_attr(gate_ctx *c, const Onnx__NodeProto *np, const char *node
     return NB_OK;
 }
 
-/* s is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, <= U+10FFFF) */
-static bool utf8_ok(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        int n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : (c & 0xF0) == 0xE0 ? 2
-                : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
-        if (n < 0)
-            return false;
-        unsigned cp = n == 0 ? c : c & (0x3F >> n);
-        for (int k = 1; k <= n; k++) {
-            if ((p[k] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (p[k] & 0x3F);
-        }
-        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-            (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return false;
-        p += n + 1;
-    }
-    return true;
-}
+static bool utf8_ok(const char *s) { return nb_utf8_valid(s); }
 
 /* Every name of gp's own (initializers, inputs, outputs, value_infos, nodes and their
  * inputs and outputs) is UTF-8: protobuf's string type, which ONNX's names are, holds UTF-8

@@ -20,7 +20,12 @@ json_t *nb_json_value(double v);
 /* An array of n integers (a shape, an index). */
 json_t *nb_json_int_array(const int64_t *v, int n);
 
+#include <stdbool.h>
+
 #include "nb/status.h"
+/* s (NUL-terminated) is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate,
+ * <= U+10FFFF): what a JSON string, and so summary.json, can hold as it is. */
+bool nb_utf8_valid(const char *s);
 /* Writes o to path whole or not at all (jansson's flags; through path.tmp.PID, renamed:
  * nb_write_file_atomic): a kill never leaves a cut JSON file. Errors: NB_ERR_IO naming path,
  * NB_ERR_NOMEM. */

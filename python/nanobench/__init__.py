@@ -381,7 +381,18 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **o
         if v is None or v is False:
             return
         if isinstance(v, (list, tuple)):
-            v = ";".join(os.fsdecode(_b(x, key)) for x in v)
+            parts = []
+            for x in v:
+                if x is None:
+                    raise Error("bringup(): %s holds None; a folder or name is needed" % key, 2)
+                p = os.fsdecode(_b(x, key))
+                if ";" in p:  # the list's separator, as the CLI's "a;b"
+                    raise Error("bringup(): %s: %r holds ';', which separates the list's "
+                                "entries" % (key, p[:60]), 2)
+                parts.append(p)
+            v = ";".join(parts)
+        elif key in ("auto_place", "no_record") and not isinstance(v, bool):
+            raise Error("bringup(): %s is True or False, not %s" % (key, _what(v)), 2)
         elif v is True:
             v = "1"
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
