@@ -554,7 +554,9 @@ static void test_killed_writer(void **state)
         }
         /* killed mid-write, after it has finished at least one run of this round (a fixed
            150 ms was too short on a loaded machine under the sanitizers: no run finished) */
-        int64_t done0 = ok_runs(dbp);
+        int64_t done0 = -1;
+        for (int w = 0; w < 2000 && done0 < 0; w++)
+            done0 = ok_runs(dbp);
         for (int w = 0; w < 2000 && ok_runs(dbp) <= done0; w++) {
             struct timespec poll = {0, 10000000L};
             nanosleep(&poll, NULL);
