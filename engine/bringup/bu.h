@@ -62,6 +62,8 @@ nb_err bu_interrupted(bu *b);
 void bu_step(const bu *b, int step, const char *detail, const char *progress);
 void bu_step_done(const bu *b, int step, const char *detail);
 void bu_note(const bu *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a warning to the hooks (one line, without "warning: ") */
+void bu_warn(const bu *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* a JSON number (NaN when absent) and string ("" when absent) */
 double bu_num(const json_t *o, const char *key);
 const char *bu_str(const json_t *o, const char *key);
@@ -84,6 +86,9 @@ nb_err bu_step_end(step *s, nb_err e, const json_t *out);
 void bu_on_warn(void *user, const char *msg);
 void bu_on_model(void *user, const struct nb_model *m);
 void bu_arg(step *s, const char *a);
+/* evaluation input k as the recorded command line's "--input NAME=FILE" arguments (given,
+   when not NULL, gets each "NAME=FILE" too) */
+void bu_input_args(const bu *b, step *s, int k, json_t *given);
 void bu_param(step *s, const char *key, const char *v);
 void bu_metric(step *s, const char *name, double v, const char *unit);
 void bu_artifact(step *s, const char *role, const char *path);

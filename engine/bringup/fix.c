@@ -25,18 +25,6 @@
 #include "bu.h"
 #include "nb/ir.h"
 
-static void bu_warn(const bu *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bu_warn(const bu *b, const char *fmt, ...)
-{
-    if (!b->h || !b->h->warn)
-        return;
-    char msg[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    b->h->warn(b->h->user, msg);
-}
 
 typedef struct fix_try {
     char *scale, tag[16];

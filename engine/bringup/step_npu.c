@@ -159,17 +159,7 @@ static void run_args(const bu *b, step *s, const char *exeom, int k, const char 
 {
     bu_arg(s, "run");
     bu_arg(s, exeom);
-    for (int i = 0; i < b->n_in; i++) { /* a record of what fed each input, not parsed */
-        const char *f = b->eval[k * b->n_in + i];
-        size_t l = strlen(b->in_name[i]) + strlen(f) + 2;
-        char *v = malloc(l);
-        if (v) {
-            snprintf(v, l, "%s=%s", b->in_name[i], f);
-            bu_arg(s, "--input");
-            bu_arg(s, v);
-        }
-        free(v);
-    }
+    bu_input_args(b, s, k, NULL);
     bu_arg(s, "--output-dir");
     bu_arg(s, out_dir);
     if (dump_cfg) {

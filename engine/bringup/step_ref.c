@@ -34,18 +34,7 @@ static void infer_args(bu *b, step *s, int k, const char *out_dir, bool dump_all
     bu_arg(s, "infer");
     bu_arg(s, b->model);
     json_t *given = json_array();
-    for (int i = 0; i < b->n_in; i++) {
-        const char *f = b->eval[k * b->n_in + i];
-        size_t l = strlen(b->in_name[i]) + strlen(f) + 2;
-        char *v = malloc(l);
-        if (v) {
-            snprintf(v, l, "%s=%s", b->in_name[i], f);
-            bu_arg(s, "--input");
-            bu_arg(s, v);
-            json_array_append_new(given, nb_json_string(v));
-        }
-        free(v);
-    }
+    bu_input_args(b, s, k, given);
     const char *f[][2] = {{"--input_shape", b->shape}, {"--output-dir", out_dir},
                           {"--dump", golden}};
     for (int i = 0; i < 3; i++)

@@ -50,6 +50,37 @@ void bu_step_done(const bu *b, int step, const char *detail)
         b->h->step(b->h->user, step, detail, "", true, b->step_ms[step]);
 }
 
+/* The recorded command line's "--input NAME=FILE" of evaluation input k, each input (a record
+ * of what fed it, never parsed); given (or NULL) gets each "NAME=FILE" too. */
+void bu_input_args(const bu *b, step *s, int k, json_t *given)
+{
+    for (int i = 0; i < b->n_in; i++) {
+        const char *f = b->eval[k * b->n_in + i];
+        size_t l = strlen(b->in_name[i]) + strlen(f) + 2;
+        char *v = malloc(l);
+        if (v) {
+            snprintf(v, l, "%s=%s", b->in_name[i], f);
+            bu_arg(s, "--input");
+            bu_arg(s, v);
+            if (given)
+                json_array_append_new(given, nb_json_string(v));
+        }
+        free(v);
+    }
+}
+
+void bu_warn(const bu *b, const char *fmt, ...)
+{
+    if (!b->h || !b->h->warn)
+        return;
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    b->h->warn(b->h->user, msg);
+}
+
 void bu_note(const bu *b, const char *fmt, ...)
 {
     if (!b->h || !b->h->note)
