@@ -116,8 +116,10 @@ nb_err nb_dump_parse(const uint8_t *buf, size_t len, const char *path, int want,
             nb_dump_free(d);
             return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         }
-        memcpy(d->in_ids, p->input_tensors, p->n_input_tensors * sizeof *d->in_ids);
-        memcpy(d->out_ids, p->output_tensors, p->n_output_tensors * sizeof *d->out_ids);
+        if (p->n_input_tensors) /* memcpy from NULL is undefined, even of 0 bytes (fuzz) */
+            memcpy(d->in_ids, p->input_tensors, p->n_input_tensors * sizeof *d->in_ids);
+        if (p->n_output_tensors)
+            memcpy(d->out_ids, p->output_tensors, p->n_output_tensors * sizeof *d->out_ids);
         d->n_in_ids = (int)p->n_input_tensors, d->n_out_ids = (int)p->n_output_tensors;
     }
     for (size_t i = 0; i < p->n_input + p->n_output && !e; i++) {
