@@ -69,28 +69,30 @@ void bu_input_args(const bu *b, step *s, int k, json_t *given)
     }
 }
 
-void bu_warn(const bu *b, const char *fmt, ...)
+/* fmt formatted to one hook (warn or note), when the front end gave it */
+static void say(const bu *b, void (*hook)(void *, const char *), const char *fmt, va_list ap)
 {
-    if (!b->h || !b->h->warn)
+    if (!hook)
         return;
     char msg[1200];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    hook(b->h->user, msg);
+}
+
+void bu_warn(const bu *b, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say(b, b->h ? b->h->warn : NULL, fmt, ap);
     va_end(ap);
-    b->h->warn(b->h->user, msg);
 }
 
 void bu_note(const bu *b, const char *fmt, ...)
 {
-    if (!b->h || !b->h->note)
-        return;
-    char msg[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say(b, b->h ? b->h->note : NULL, fmt, ap);
     va_end(ap);
-    b->h->note(b->h->user, msg);
 }
 
 double bu_num(const json_t *o, const char *key)
