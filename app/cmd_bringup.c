@@ -29,6 +29,7 @@ static void help(void)
            "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"]\n"
            "           [--cpu_nodes \"a;b\" | --auto_place]\n"
            "           [--threshold cos=0.99,...]\n"
+           "           [--target_sqnr DB [--target_outputs \"a;b\"] [--search_baseline]]\n"
            "           [--fail-under-cosine X] [--json]\n"
            "Brings a model up on the Nano in one command: estimate -> calibrate -> atc ->\n"
            "run on the simulated NPU (K evaluation inputs) -> infer, the float reference (the\n"
@@ -57,6 +58,15 @@ static void help(void)
            "one value is 1).\n"
            "--cpu_nodes \"a;b\": those nodes on the MCU's CPU, float32 (calibrate leaves them\n"
            "float). --auto_place: calibrate's placement advice taken (calibrated again).\n"
+           "--target_sqnr DB: the precision and placement search: the cheapest configuration\n"
+           "(INT16 activations on layers, runs of nodes on the CPU) whose pooled SQNR over\n"
+           "the evaluation inputs reaches DB on each target output (--target_outputs, default\n"
+           "every output), each candidate calibrated, compiled by atc and run on the\n"
+           "simulator: each change alone, then added by gain per cost until the target holds,\n"
+           "then every change the target does not need dropped. The summary shows the Pareto\n"
+           "table (SQNR, cycles, exeom size), the chosen changes, its calibration config\n"
+           "(DIR/search/chosen/quant.cfg) and atc flags. --search_baseline measures the\n"
+           "ESP-PPQ-style rule too (INT16 in sensitivity order until the target).\n"
            "A Q/DQ (QAT) model carries its scales: it is imported (calibrate --from_qdq), not\n"
            "calibrated, and needs no --data_dir; without --data_dir or --eval_dir it is\n"
            "evaluated on K random inputs, uniform in [-1, 1) (the summary says so).\n"
@@ -69,7 +79,7 @@ static void help(void)
 
 typedef struct bu_cli {
     nb_bringup_opts o;
-    const char *eval_count, *fail_cos;
+    const char *eval_count, *fail_cos, *target;
     bool json, tty;
     bool open;             /* a progress line without its newline on the terminal */
     bool progress_lines;   /* "progress: STEP k/6" lines for a job runner (the workbench) */
@@ -90,7 +100,8 @@ static int parse_flags(int argc, char **argv, bu_cli *c)
                 {"--output_type", &o->output_type}, {"--out_nodes", &o->out_nodes},
                 {"--cpu_nodes", &o->cpu_nodes}, {"--nb_input_scale", &o->nb_input_scale},
                 {"--threshold", &o->threshold}, {"--eval_count", &c->eval_count},
-                {"--fail-under-cosine", &c->fail_cos}};
+                {"--fail-under-cosine", &c->fail_cos}, {"--target_sqnr", &c->target},
+                {"--target_outputs", &o->target_outputs}};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             help();
@@ -116,6 +127,8 @@ static int parse_flags(int argc, char **argv, bu_cli *c)
             c->json = true;
         else if (!strcmp(argv[i], "--auto_place"))
             o->auto_place = true;
+        else if (!strcmp(argv[i], "--search_baseline"))
+            o->search_baseline = true;
         else if ((r = cli_model_arg("bringup", argv[i], &o->model)))
             return r;
     }
@@ -134,6 +147,14 @@ static int parse_flags(int argc, char **argv, bu_cli *c)
             return cli_usage_error("bringup", "--fail-under-cosine is a cosine from -1 to 1, "
                                    "not '%s'", c->fail_cos);
         o->has_fail_cos = true;
+    }
+    if (c->target) {
+        char *end;
+        o->target_sqnr = strtod(c->target, &end);
+        if (*end || end == c->target || !isfinite(o->target_sqnr))
+            return cli_usage_error("bringup", "--target_sqnr is an SQNR in dB, not '%s'",
+                                   c->target);
+        o->has_target = true;
     }
     nb_status st = {0};
     if (nb_bringup_check(o, &st))
@@ -252,6 +273,10 @@ int cli_bringup_exec(const nb_bringup_opts *opts, bool json, bool progress_lines
     rec_param("eval_count", "%d", o->eval_count ? o->eval_count : 5);
     if (o->has_fail_cos)
         rec_param("fail_under_cosine", "%g", o->fail_under_cosine);
+    if (o->has_target)
+        rec_param("target_sqnr", "%g", o->target_sqnr);
+    if (o->target_outputs)
+        rec_param("target_outputs", "%s", o->target_outputs);
     o->db = g_rec.db;
     o->run = g_rec.run;
     o->require_record = g_rec.require_record;

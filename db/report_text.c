@@ -226,6 +226,111 @@ static void fp16_resolution_line(FILE *f, const json_t *o)
             "at its magnitude", steps, steps == 1 ? "" : "s");
 }
 
+/* a word of a command line for a reader to copy: as it is when it holds only characters a
+ * shell takes literally, else single-quoted ('\'' for a quote) */
+static void shell_word(FILE *m, const char *w, bool space)
+{
+    if (!w)
+        return;
+    if (space)
+        fputc(' ', m);
+    bool plain = *w != 0;
+    for (const char *p = w; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%^",
+                       *p) != NULL;
+    if (plain) {
+        fputs(w, m);
+        return;
+    }
+    fputc('\'', m);
+    for (const char *p = w; *p; p++)
+        if (*p == '\'')
+            fputs("'\\''", m);
+        else
+            fputc(*p, m);
+    fputc('\'', m);
+}
+
+/* the changes of a configuration as "int16 L; cpu a;b" */
+static void changes_text(const json_t *ch, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < json_array_size(ch) && at + 1 < len; i++) {
+        const json_t *c = json_array_get(ch, i);
+        const char *k = str(c, "change"), *w = *str(c, "layer") ? str(c, "layer") : str(c, "nodes");
+        int n = strcmp(k, "int16 on every layer")
+                    ? snprintf(buf + at, len - at, "%s%s %s", i ? ", " : "", k, w)
+                    : snprintf(buf + at, len - at, "%s%s", i ? ", " : "", k);
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (!buf[0])
+        snprintf(buf, len, "none (as is)");
+}
+
+/* bringup --target_sqnr: the search's result, the chosen configuration, the Pareto front */
+static void search_text(FILE *f, const json_t *se)
+{
+    if (!json_is_object(se))
+        return;
+    char t1[64], t2[64], ch[1600];
+    const char *outs = str(se, "target_outputs");
+    bool reached = json_is_true(json_object_get(se, "reached"));
+    put(f, "search", 2, "target %s pooled SQNR on %s%s: %s", db_str(num(se, "target_sqnr_db"),
+        t1, sizeof t1), *outs ? "" : "every output", outs, str(se, "result"));
+    if (!json_is_array(json_object_get(se, "chosen"))) {
+        put(f, "", 1, "as is: %s", db_str(num(se, "as_is_sqnr_db"), t1, sizeof t1));
+        return;
+    }
+    changes_text(json_object_get(se, "chosen"), ch, sizeof ch);
+    put(f, "", 3, "%s %s: %s at %.0f cycles (as is %s), exeom %.0f bytes; %.0f "
+        "configurations measured in %.1f s", reached ? "chosen" : "best reached", ch,
+        db_str(num(se, "chosen_sqnr_db"), t1, sizeof t1), num(se, "chosen_cycles"),
+        db_str(num(se, "as_is_sqnr_db"), t2, sizeof t2), num(se, "chosen_exeom_bytes"),
+        num(se, "tries"), num(se, "wall_s"));
+    /* the commands that gave it (as recorded), shell-quoted for a reader to copy */
+    const json_t *cmds = json_object_get(se, "commands");
+    for (size_t i = 0; i < json_array_size(cmds); i++) {
+        const json_t *a = json_array_get(cmds, i);
+        const char *verb = json_string_value(json_array_get(a, 1));
+        if (!verb || (strcmp(verb, "calibrate") && strcmp(verb, "atc")))
+            continue;
+        char *line = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&line, &len);
+        for (size_t k = 0; m && k < json_array_size(a); k++)
+            shell_word(m, json_string_value(json_array_get(a, k)), k > 0);
+        if (m)
+            fclose(m);
+        if (line)
+            put(f, "", 4, "%s", line);
+        free(line);
+    }
+    char pf[1200] = "";
+    size_t at = 0;
+    const json_t *pts = json_object_get(se, "points");
+    for (size_t i = 0; i < json_array_size(pts) && at + 1 < sizeof pf; i++) {
+        const json_t *p = json_array_get(pts, i);
+        if (!json_is_true(json_object_get(p, "pareto")))
+            continue;
+        int n = snprintf(pf + at, sizeof pf - at, "%s%s/%.0f cyc/%.0f B", at ? ", " : "",
+                         db_str(num(p, "sqnr_db"), t1, sizeof t1), num(p, "cycles"),
+                         num(p, "exeom_bytes"));
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (*pf)
+        put(f, "", 3, "Pareto front (SQNR/cycles/exeom): %s", pf);
+    if (*str(se, "limiting_layer"))
+        put(f, "", 2, "not reached: the largest SQNR drop as is is at %s; int16 activations and "
+            "float placement of the layers tried do not lift it to the target",
+            str(se, "limiting_layer"));
+    const json_t *br = json_object_get(se, "baseline_rule");
+    if (json_is_object(br))
+        put(f, "", 2, "baseline rule (INT16 in sensitivity order): %s, %s at %.0f cycles",
+            json_is_true(json_object_get(br, "reached")) ? "reached" : "not reached",
+            db_str(num(br, "sqnr_db"), t1, sizeof t1), num(br, "cycles"));
+}
+
 void nb_report_text(const json_t *s, FILE *f)
 {
     const json_t *ev = json_object_get(s, "evaluation");
@@ -459,6 +564,7 @@ compile:;
         put(f, n_eval > 1 ? "" : "compare", 2, "%s: %.0f of %.0f tensors compared, none over threshold",
             str(cm, "verdict_text"), num(cm, "compared"), num(cm, "tensors"));
     }
+    search_text(f, json_object_get(s, "search"));
     char ri[256], ii[256];
     const json_t *jr = json_object_get(r, "run"), *ji = json_object_get(r, "infer");
     int64_t a1[MAX_EVAL], a2[MAX_EVAL];

@@ -38,6 +38,14 @@ nb_err nb_bringup_check(const nb_bringup_opts *o, nb_status *st)
     if (o->eval_count < 0 || o->eval_count > NB_BRINGUP_MAX_EVAL)
         return nb_fail(st, NB_ERR_ARG, "--eval_count is a whole number from 1 to %d, not %d",
                        NB_BRINGUP_MAX_EVAL, o->eval_count);
+    if (o->has_target && !(o->target_sqnr > -100 && o->target_sqnr < 200))
+        return nb_fail(st, NB_ERR_ARG, "--target_sqnr is an SQNR in dB (from -100 to 200), "
+                       "not %g", o->target_sqnr);
+    if (o->target_outputs && !o->has_target)
+        return nb_fail(st, NB_ERR_ARG, "--target_outputs names the outputs --target_sqnr "
+                       "holds: give --target_sqnr too");
+    if (o->search_baseline && !o->has_target)
+        return nb_fail(st, NB_ERR_ARG, "--search_baseline needs --target_sqnr");
     if (o->has_fail_cos && !(o->fail_under_cosine >= -1 && o->fail_under_cosine <= 1))
         return nb_fail(st, NB_ERR_ARG, "--fail-under-cosine is a cosine from -1 to 1, not %g",
                        o->fail_under_cosine);
@@ -169,6 +177,7 @@ static nb_err setup(bu *b, const nb_bringup_opts *o)
     if (why[0] && b->h && b->h->warn)
         b->h->warn(b->h->user, why);
     bu_fix_clear(b);
+    bu_search_clear(b);
     return NB_OK;
 }
 
@@ -317,7 +326,7 @@ static void golden_folder(bu *b)
  * report; a kill left a cut summary, or a whole one with no report), then the bringup's own
  * run's figures. A cancel during the report: NB_ERR_CANCELLED, neither published. */
 static nb_err write_summary(bu *b, nb_bringup_result *res, json_t *outs, double worst,
-                            json_t *sat, double sat_total, json_t *fix)
+                            json_t *sat, double sat_total, json_t *fix, json_t *srch)
 {
     struct stat sb;
     int64_t exeom_bytes = stat(b->exeom, &sb) ? 0 : (int64_t)sb.st_size;
@@ -326,6 +335,8 @@ static nb_err write_summary(bu *b, nb_bringup_result *res, json_t *outs, double 
     double wall = bu_now() - b->t0;
     json_t *s = bu_summary_json(b, outs, worst, sat, exeom_bytes, wall, res->below);
     json_object_set_new(s, "saturation_fix", fix ? fix : json_null());
+    if (srch)
+        json_object_set_new(s, "search", srch);
     res->summary = s;
     snprintf(res->summary_path, sizeof res->summary_path, "%s/summary.json", b->outdir);
     const char *sp = res->summary_path;
@@ -396,7 +407,20 @@ static nb_err stage_compare(bu *b, nb_bringup_result *res, int64_t parent, bool 
                            : nb_fail(b->st, NB_ERR_INTERNAL, "the fp16 fix stopped with no "
                                      "reason (a bug in nanobench)");
     }
-    return write_summary(b, res, outs, worst, sat, sat_total, fix);
+    json_t *srch = NULL;
+    if (b->o->has_target) {
+        const json_t *sc = json_object_get(fix, "nb_input_scale");
+        b->fix_scale = json_is_string(sc) ? json_string_value(sc) : NULL;
+        if (!(srch = bu_search(b, outs))) {
+            json_decref(outs);
+            json_decref(sat);
+            json_decref(fix);
+            return b->st->code ? b->st->code
+                               : nb_fail(b->st, NB_ERR_INTERNAL, "the search stopped with no "
+                                         "reason (a bug in nanobench)");
+        }
+    }
+    return write_summary(b, res, outs, worst, sat, sat_total, fix, srch);
 }
 
 /* the steps in order; every stage checks the cancel flag before it starts */
@@ -409,6 +433,18 @@ static nb_err pipeline(bu *b, nb_bringup_result *res)
     bu_step_done(b, 0, "");
     if ((e = bu_model_inputs(b)))
         return e;
+    /* --target_outputs names outputs of the model (with --out_nodes: checked once compiled) */
+    for (const char *p = b->o->target_outputs; p && *p && !b->out_nodes;) {
+        const char *end = strchr(p, ';');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *name = strndup(p, n);
+        bool ok = name && bu_model_output(b->model, b->shape, name);
+        free(name);
+        if (!ok)
+            return nb_fail(b->st, NB_ERR_ARG, "--target_outputs: '%.*s' is not an output of "
+                           "the model", (int)(n > 200 ? 200 : n), p);
+        p += n + (end ? 1 : 0);
+    }
     if (bu_cancelled(b))
         return bu_interrupted(b);
     if ((e = stage_calibrate(b)))

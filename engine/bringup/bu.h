@@ -52,6 +52,10 @@ typedef struct bu {
     double step_ms[N_STEPS];
     double t0;
     const char *stage;              /* the step running (for a cancel's message) */
+    bool quiet;                     /* the search's tries: no step progress to the hooks */
+    json_t *argv_kept;              /* not NULL: each step's recorded argv appended (the
+                                       search's chosen configuration, to reproduce it) */
+    const char *fix_scale;          /* the fp16 fix's --nb_input_scale (in its JSON), or NULL */
 } bu;
 
 /* ---- steps.c: each step in process, recorded, its JSON kept and logged ---- */
@@ -128,6 +132,13 @@ json_t *bu_saturation_fix(bu *b, double before, int64_t parent);
 void bu_fix_clear(const bu *b);
 /* atc's warnings' --nb_input_scale advice kept (from a warning's text) */
 void bu_atc_advice(bu *b, const char *warning);
+
+/* ---- search.c: the precision and placement search (--target_sqnr) ---- */
+/* the search's JSON (summary.json's "search"), or NULL with b->st (cancelled, out of memory,
+ * a folder not written); outs: the bring-up's own output metrics */
+json_t *bu_search(bu *b, const json_t *outs);
+/* OUT/search of an earlier bring-up removed */
+void bu_search_clear(const bu *b);
 
 /* ---- dump.c: the input compared layer by layer, run again with its dumps ---- */
 nb_err bu_dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all,

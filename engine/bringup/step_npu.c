@@ -31,9 +31,19 @@ static void atc_args(bu *b, step *s, const char *output, const char *scale)
     const char *a[] = {"atc", "--mode=30", "--framework=5"};
     for (int i = 0; i < 3; i++)
         bu_arg(s, a[i]);
+    /* the default (every float input fp16, taken by name from the model) as the flag that
+       gives it, so that the recorded command reproduces the exeom (a record, never parsed) */
+    char *all = NULL;
+    size_t len = 0;
+    FILE *m = b->fp16 ? NULL : open_memstream(&all, &len);
+    for (int i = 0; m && i < b->n_in; i++)
+        if (b->in_dtype[i] == NB_FLOAT || b->in_dtype[i] == NB_FLOAT16)
+            fprintf(m, "%s%s", ftell(m) ? ";" : "", b->in_name[i]);
+    if (m)
+        fclose(m);
     const char *f[][2] = {{"--soc_version", b->soc ? b->soc : "Ascend035A"},
                           {"--model", b->deploy}, {"--output", output},
-                          {"--input_fp16_nodes", b->fp16},
+                          {"--input_fp16_nodes", b->fp16 ? b->fp16 : all && *all ? all : NULL},
                           {"--output_type", b->otype ? b->otype : "FP16"},
                           {"--input_shape", b->shape}, {"--out_nodes", b->out_nodes},
                           {"--cpu_nodes", b->cpu_nodes}, {"--nb_input_scale", scale}};
@@ -47,6 +57,7 @@ static void atc_args(bu *b, step *s, const char *output, const char *scale)
     bu_param(s, "soc_version", b->soc ? b->soc : "Ascend035A");
     bu_param(s, "nb_input_scale", scale);
     bu_param(s, "cpu_nodes", b->cpu_nodes);
+    free(all);
 }
 
 /* atc's own checks of what bringup passes through (its E-codes) */

@@ -40,13 +40,13 @@ nb_err bu_interrupted(bu *b)
 
 void bu_step(const bu *b, int step, const char *detail, const char *progress)
 {
-    if (b->h && b->h->step)
+    if (b->h && b->h->step && !b->quiet)
         b->h->step(b->h->user, step, detail, progress, false, 0);
 }
 
 void bu_step_done(const bu *b, int step, const char *detail)
 {
-    if (b->h && b->h->step)
+    if (b->h && b->h->step && !b->quiet)
         b->h->step(b->h->user, step, detail, "", true, b->step_ms[step]);
 }
 
@@ -203,6 +203,8 @@ nb_err bu_step_end(step *s, nb_err e, const json_t *out)
 {
     bu *b = s->b;
     char path[3400];
+    if (b->argv_kept)
+        json_array_append_new(b->argv_kept, json_deep_copy(s->argv));
     snprintf(path, sizeof path, "%s/log/%s.out", b->outdir, s->logname);
     char *txt = out ? json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     if (txt) {

@@ -56,6 +56,14 @@ typedef struct nb_bringup_opts {
     const char *threshold;    /* compare's --threshold "cos=0.99,...", or NULL */
     int eval_count;           /* K, 1..NB_BRINGUP_MAX_EVAL; 0: 5 */
     bool auto_place;          /* calibrate's placement advice taken (exclusive with cpu_nodes) */
+    /* the precision and placement search (issue 40): the cheapest configuration whose pooled
+       output SQNR (dB, on the simulated NPU over the evaluation inputs) reaches target_sqnr
+       on each target output (target_outputs "a;b", NULL: every output); summary "search" */
+    bool has_target;
+    double target_sqnr;
+    const char *target_outputs;
+    bool search_baseline;     /* the ESP-PPQ-style rule measured too (INT16 in sensitivity
+                                 order until the target), summary search.baseline_rule */
     bool has_fail_cos;        /* fail_under_cosine given: result->below is set */
     double fail_under_cosine; /* -1..1 */
     /* the run history: the steps' runs go into db (NULL: not recorded), each a descendant

@@ -1,0 +1,938 @@
+/* nanobench bring-up: the precision and placement search (issue 40).
+ *
+ * Given a target (the pooled SQNR, in dB, of each target output over the evaluation inputs,
+ * measured on the simulated NPU against the float reference), the search looks for the
+ * cheapest configuration that meets it. A configuration is a set of changes to the bring-up's
+ * own: INT16 activations on a layer (the cube's s16 x s8; the calibration config's
+ * override_layer_configs dst_type INT16) and runs of nodes on the MCU's CPU (atc's
+ * --cpu_nodes, float32; calibrate leaves them float). Each configuration is calibrated,
+ * compiled by atc (so only what the compiler accepts) and run on every evaluation input;
+ * nothing is extrapolated. The fp16 fix's --nb_input_scale, when it found one, holds in
+ * every try.
+ *   1. sensitivity: each change alone, measured (the gain in dB over the bring-up's own, and
+ *      its cost in cycles and bytes);
+ *   2. greedy: changes in order of gain per cost, each added configuration measured, until
+ *      the target holds;
+ *   3. pruning: each chosen change (the most costly first) dropped when the target holds
+ *      without it.
+ * With opts->search_baseline, the ESP-PPQ-style rule is measured too: INT16 layer by layer in
+ * sensitivity order until the target. Every configuration measured is a point of the Pareto
+ * table (SQNR against cycles and exeom size). The tries are not recorded in the run history
+ * (their logs are under OUT/log/8-search-*); the chosen configuration is run once more,
+ * recorded, with the bringup's run as the parent of its calibrate, atc and runs.
+ */
+#define _XOPEN_SOURCE 700 /* nftw, strdup */
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bu.h"
+#include "nb/tensor.h"
+
+enum { C_INT16, C_CPU, C_ALL16 };
+enum { MAX_CAND = 64 };
+
+typedef struct cand {
+    int kind;
+    char *what;     /* INT16: the layer; CPU: "a;b" the nodes */
+    bool ok;        /* measured alone */
+    double sqnr, cycles;
+    int64_t bytes;
+    double gain;    /* sqnr over the bring-up's own (dB) */
+    char err[300];
+} cand;
+
+typedef struct meas {
+    bool ok;
+    char err[600];
+    double sqnr;        /* the lowest pooled SQNR over the target outputs (dB) */
+    double cycles;      /* NPU + CPU + switches, mean over the evaluation inputs */
+    double cycles_max;
+    double npu_cycles, cpu_cycles, switches;
+    int64_t bytes;      /* the exeom's size */
+    json_t *outs;       /* bu_output_metrics' */
+} meas;
+
+typedef struct search {
+    bu *b;
+    double target;
+    int n;
+    cand c[MAX_CAND];
+    json_t *points;     /* every configuration measured */
+    int tries;
+    const char *scale;  /* the fp16 fix's --nb_input_scale, or the bring-up's */
+    int batch_num;      /* the calibration's batches (the config's batch_num) */
+    meas base;
+    char dir[3100];
+} search;
+
+/* ---- names into a calibration config: protobuf text format's string ---- */
+
+/* s as a protobuf text string's body (\" \\ \n \t escaped), or false when it holds another
+ * control character (the config's parser takes no other escape) */
+static bool pb_escape(const char *s, char *out, size_t len)
+{
+    size_t at = 0;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        const char *rep = NULL;
+        char one[2] = {(char)ch, 0};
+        if (ch == '"')
+            rep = "\\\"";
+        else if (ch == '\\')
+            rep = "\\\\";
+        else if (ch == '\n')
+            rep = "\\n";
+        else if (ch == '\t')
+            rep = "\\t";
+        else if (ch < 0x20 || ch == 0x7f)
+            return false;
+        else
+            rep = one;
+        size_t rl = strlen(rep);
+        if (at + rl + 1 > len)
+            return false;
+        memcpy(out + at, rep, rl);
+        at += rl;
+    }
+    out[at] = 0;
+    return true;
+}
+
+/* the user's config's text (or ""), malloc'd; NULL with b->st */
+static char *read_text(bu *b, const char *path)
+{
+    if (!path)
+        return strdup("");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        nb_fail(b->st, NB_ERR_IO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    char chunk[4096];
+    size_t n;
+    while (m && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, n, m);
+    fclose(f);
+    if (m)
+        fclose(m);
+    return buf;
+}
+
+/* The calibration config of a configuration: the user's own, then one
+ * override_layer_configs per INT16 layer (the algorithm's message: the bring-up's --algo,
+ * else IFMR's, as AMCT's default). 0, or an error with b->st. */
+static nb_err write_config(search *s, const unsigned char *on, const char *path)
+{
+    bu *b = s->b;
+    char *base = read_text(b, b->o->calibration_config);
+    if (!base)
+        return b->st->code;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(base);
+        return nb_fail(b->st, NB_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    fputs(base, f);
+    free(base);
+    if (!b->o->calibration_config) /* the bring-up's batches, so that the file alone gives them */
+        fprintf(f, "batch_num: %d\n", s->batch_num);
+    const char *algo = b->algo && !strcmp(b->algo, "hfmg") ? "hfmg_quantize" : "ifmr_quantize";
+    fputs("\n# the search's changes (nanobench bringup --target_sqnr)\n", f);
+    bool all = false;
+    for (int i = 0; i < s->n; i++)
+        all = all || (on[i] && s->c[i].kind == C_ALL16);
+    for (int i = 0; i < s->n; i++) {
+        if (!(on[i] || all) || s->c[i].kind != C_INT16)
+            continue;
+        char esc[4096];
+        if (!pb_escape(s->c[i].what, esc, sizeof esc))
+            continue; /* not a candidate (see candidates) */
+        fprintf(f, "override_layer_configs {\n  layer_name: \"%s\"\n  calibration_config {\n"
+                "    %s { dst_type: INT16 }\n  }\n}\n", esc, algo);
+    }
+    if (fclose(f))
+        return nb_fail(b->st, NB_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    return NB_OK;
+}
+
+/* "a;b" holds the node n (n bytes) */
+static bool in_list(const char *l, const char *n, size_t nl)
+{
+    for (const char *p = l; *p;) {
+        const char *e = strchr(p, ';');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k == nl && !strncmp(p, n, nl))
+            return true;
+        p += k + (e ? 1 : 0);
+    }
+    return false;
+}
+
+/* the nodes of list appended to l (each once) */
+static void append_nodes(char *l, const char *list)
+{
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ';');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k && !in_list(l, p, k)) {
+            if (*l)
+                strcat(l, ";");
+            strncat(l, p, k);
+        }
+        p += k + (e ? 1 : 0);
+    }
+}
+
+/* the CPU nodes of a configuration: the bring-up's own, then each CPU change's, each node
+ * once (malloc'd) */
+static char *cpu_list(const search *s, const unsigned char *on)
+{
+    size_t len = 1 + (s->b->cpu_nodes ? strlen(s->b->cpu_nodes) + 1 : 0);
+    for (int i = 0; i < s->n; i++)
+        if (on[i] && s->c[i].kind == C_CPU)
+            len += strlen(s->c[i].what) + 1;
+    char *l = calloc(len, 1);
+    if (!l)
+        return NULL;
+    if (s->b->cpu_nodes)
+        append_nodes(l, s->b->cpu_nodes);
+    for (int i = 0; i < s->n; i++)
+        if (on[i] && s->c[i].kind == C_CPU)
+            append_nodes(l, s->c[i].what);
+    return l;
+}
+
+/* ---- one configuration, measured ---- */
+
+static bool is_target(const bu *b, const char *name)
+{
+    const char *t = b->o->target_outputs;
+    if (!t || !*t)
+        return true;
+    size_t nl = strlen(name);
+    for (const char *p = t; *p;) {
+        const char *e = strchr(p, ';');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == nl && !strncmp(p, name, n))
+            return true;
+        p += n + (e ? 1 : 0);
+    }
+    return false;
+}
+
+/* the lowest pooled SQNR over the target outputs; NaN when none is defined */
+static double target_sqnr(const bu *b, const json_t *outs)
+{
+    double w = INFINITY;
+    bool any = false;
+    for (size_t i = 0; i < json_array_size(outs); i++) {
+        const json_t *o = json_array_get(outs, i);
+        if (!is_target(b, bu_str(o, "name")))
+            continue;
+        double v = bu_num(o, "pooled_sqnr_db");
+        if (isnan(v))
+            continue;
+        any = true;
+        if (v < w)
+            w = v;
+    }
+    return any ? w : NAN;
+}
+
+/* cycles over the runs: the mean and the largest of the total, the means of its parts */
+static void run_costs(const json_t *runs, meas *m)
+{
+    size_t n = json_array_size(runs);
+    m->cycles = m->cycles_max = m->npu_cycles = m->cpu_cycles = m->switches = 0;
+    for (size_t k = 0; k < n; k++) {
+        const json_t *r = json_array_get(runs, k);
+        double c = bu_num(r, "cycles");
+        m->cycles += c;
+        if (c > m->cycles_max)
+            m->cycles_max = c;
+        m->npu_cycles += bu_num(r, "npu_cycles");
+        m->cpu_cycles += bu_num(r, "cpu_cycles");
+        m->switches += bu_num(r, "switches");
+    }
+    if (n) {
+        m->cycles /= (double)n;
+        m->npu_cycles /= (double)n;
+        m->cpu_cycles /= (double)n;
+        m->switches /= (double)n;
+    }
+}
+
+/* The fields of b a configuration replaces, kept to be put back. */
+typedef struct saved {
+    const char *save_p, *cfg, *cpu, *batch;
+    const nb_bringup_opts *o;
+    json_t *cal;
+    int64_t id_cal;
+    bool quiet;
+    char save[3400], deploy[3400];
+} saved;
+
+static void swap_in(bu *b, saved *sv, const char *save, const char *cfg, const char *cpu,
+                    const nb_bringup_opts *o)
+{
+    sv->cfg = b->cfg, sv->cpu = b->cpu_nodes, sv->batch = b->batch, sv->o = b->o;
+    sv->cal = b->cal, sv->id_cal = b->id_cal, sv->quiet = b->quiet;
+    memcpy(sv->save, b->save, sizeof sv->save);
+    memcpy(sv->deploy, b->deploy, sizeof sv->deploy);
+    b->cfg = cfg, b->cpu_nodes = cpu, b->o = o, b->cal = NULL, b->quiet = true;
+    snprintf(b->save, sizeof b->save, "%s", save);
+    snprintf(b->deploy, sizeof b->deploy, "%s_deploy_model.onnx", save);
+}
+
+static void swap_out(bu *b, saved *sv)
+{
+    json_decref(b->cal);
+    b->cfg = sv->cfg, b->cpu_nodes = sv->cpu, b->batch = sv->batch, b->o = sv->o;
+    b->cal = sv->cal, b->id_cal = sv->id_cal, b->quiet = sv->quiet;
+    memcpy(b->save, sv->save, sizeof sv->save);
+    memcpy(b->deploy, sv->deploy, sizeof sv->deploy);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/* true for an error that ends the search (cancelled, out of memory), not the try */
+static bool fatal(nb_err e) { return e == NB_ERR_NOMEM || e == NB_ERR_CANCELLED; }
+
+/* calibrate, atc and every evaluation input of the configuration on (into s->dir/tag);
+ * recorded in the run history when record (parent: the bringup's run). 0 with m filled
+ * (m->ok false with m->err when a step refused it), or a fatal error with b->st. */
+static nb_err measure_in(search *s, const unsigned char *on, const char *tag, bool record,
+                         meas *m)
+{
+    bu *b = s->b;
+    memset(m, 0, sizeof *m);
+    m->sqnr = NAN;
+    if (bu_cancelled(b))
+        return bu_interrupted(b);
+    char dir[3400], cfg[3500], save[3500], output[3500], exeom[3600], ln[96];
+    snprintf(dir, sizeof dir, "%s/%s", s->dir, tag);
+    snprintf(cfg, sizeof cfg, "%s/quant.cfg", dir);
+    snprintf(save, sizeof save, "%s/quant/%s", dir, b->stem);
+    snprintf(output, sizeof output, "%s/%s", dir, b->stem);
+    snprintf(exeom, sizeof exeom, "%s.exeom", output);
+    if (nb_mkdir_p(dir))
+        return nb_fail(b->st, NB_ERR_IO, "%s: cannot make the folder: %s", dir, strerror(errno));
+    nb_err e = write_config(s, on, cfg);
+    if (e)
+        return e;
+    char *cpu = cpu_list(s, on);
+    if (!cpu)
+        return nb_fail(b->st, NB_ERR_NOMEM, "out of memory");
+    nb_bringup_opts quiet_o = *b->o;
+    if (!record)
+        quiet_o.db = NULL; /* a try: not in the run history */
+    saved sv;
+    swap_in(b, &sv, save, cfg, *cpu ? cpu : NULL, &quiet_o);
+    if (record)
+        b->o = sv.o;
+    int64_t parent = sv.o->run ? nb_run_id(sv.o->run) : 0, id = 0;
+    json_t *runs = json_array();
+    snprintf(ln, sizeof ln, "8-search-%s", tag);
+    e = bu_calibrate(b, parent, ln);
+    if (!e) {
+        snprintf(ln, sizeof ln, "8-search-%s-atc", tag);
+        e = bu_compile(b, output, s->scale, b->id_cal > 0 ? b->id_cal : parent, ln, &id, NULL);
+    }
+    for (int k = 0; !e && k < b->n_eval; k++) {
+        char od[3700];
+        snprintf(od, sizeof od, "%s/run/%d", dir, k);
+        snprintf(ln, sizeof ln, "8-search-%s-run-%d", tag, k);
+        json_t *o = NULL;
+        int64_t rid = 0;
+        if (bu_cancelled(b))
+            e = bu_interrupted(b);
+        else if (!(e = bu_run(b, exeom, k, od, NULL, id > 0 ? id : parent, ln, &o, &rid)))
+            json_array_append_new(runs, o);
+    }
+    swap_out(b, &sv);
+    free(cpu);
+    s->tries++;
+    if (e) {
+        json_decref(runs);
+        if (fatal(e))
+            return e;
+        snprintf(m->err, sizeof m->err, "%s", b->st->msg);
+        *b->st = (nb_status){0};
+        return NB_OK;
+    }
+    double worst;
+    m->outs = bu_output_metrics(b, runs, &worst);
+    if (!m->outs) {
+        json_decref(runs);
+        if (fatal(b->st->code))
+            return b->st->code;
+        snprintf(m->err, sizeof m->err, "%s", b->st->msg);
+        *b->st = (nb_status){0};
+        return NB_OK;
+    }
+    run_costs(runs, m);
+    json_decref(runs);
+    struct stat sb;
+    m->bytes = stat(exeom, &sb) ? 0 : (int64_t)sb.st_size;
+    m->sqnr = target_sqnr(b, m->outs);
+    m->ok = !isnan(m->sqnr);
+    if (!m->ok)
+        snprintf(m->err, sizeof m->err, "no target output's SQNR is defined");
+    return NB_OK;
+}
+
+/* measure_in, then a try's files removed (60 tries of a 1 MB model held 200 MB); its logs
+ * stay under OUT/log, the chosen configuration's files under OUT/search/chosen */
+static nb_err measure(search *s, const unsigned char *on, const char *tag, bool record,
+                      meas *m)
+{
+    nb_err e = measure_in(s, on, tag, record, m);
+    if (!record) {
+        char dir[3400];
+        struct stat sb;
+        snprintf(dir, sizeof dir, "%s/%s", s->dir, tag);
+        if (!lstat(dir, &sb) && S_ISDIR(sb.st_mode))
+            nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    return e;
+}
+
+/* ---- the candidates ---- */
+
+static bool have(const search *s, int kind, const char *what)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->c[i].kind == kind && !strcmp(s->c[i].what, what))
+            return true;
+    return false;
+}
+
+static void add(search *s, int kind, const char *what)
+{
+    char esc[4096];
+    if (!what || !*what || s->n >= MAX_CAND || have(s, kind, what))
+        return;
+    if (kind == C_INT16 && !pb_escape(what, esc, sizeof esc))
+        return; /* a name the config cannot hold */
+    if (kind == C_CPU && strlen(what) > 4000)
+        return;
+    char *w = strdup(what);
+    if (!w)
+        return;
+    s->c[s->n++] = (cand){.kind = kind, .what = w};
+}
+
+/* the nodes a compare row covers ("a;b"), or its layer (malloc'd) */
+static char *row_nodes(const json_t *row)
+{
+    const json_t *cv = json_object_get(row, "covers");
+    size_t len = strlen(bu_str(row, "layer")) + 2;
+    for (size_t i = 0; i < json_array_size(cv); i++)
+        {
+        const char *n = json_string_value(json_array_get(cv, i));
+        len += (n ? strlen(n) : 0) + 1;
+    }
+    char *l = calloc(len, 1);
+    if (!l)
+        return NULL;
+    for (size_t i = 0; i < json_array_size(cv); i++) {
+        const char *n = json_string_value(json_array_get(cv, i));
+        if (!n || !*n || strchr(n, ';'))
+            continue;
+        if (*l)
+            strcat(l, ";");
+        strcat(l, n);
+    }
+    if (!*l && !strchr(bu_str(row, "layer"), ';'))
+        strcat(l, bu_str(row, "layer"));
+    return l;
+}
+
+/* a run of nodes on the CPU: the compare row at index r, and with the row after it */
+static void add_cpu_run(search *s, const json_t *rows, size_t r)
+{
+    char *a = row_nodes(json_array_get(rows, r));
+    if (a && *a)
+        add(s, C_CPU, a);
+    if (a && *a && r + 1 < json_array_size(rows)) {
+        char *n = row_nodes(json_array_get(rows, r + 1));
+        if (n && *n) {
+            size_t l = strlen(a) + strlen(n) + 2;
+            char *both = malloc(l);
+            if (both) {
+                snprintf(both, l, "%s;%s", a, n);
+                add(s, C_CPU, both);
+                free(both);
+            }
+        }
+        free(n);
+    }
+    free(a);
+}
+
+/* the compare row of a layer (by its name), or -1 */
+static long row_of(const json_t *rows, const char *layer)
+{
+    for (size_t i = 0; layer && *layer && i < json_array_size(rows); i++)
+        if (!strcmp(bu_str(json_array_get(rows, i), "layer"), layer))
+            return (long)i;
+    return -1;
+}
+
+/* INT16 on every calibrated layer at 8 bits; the CPU for the layers the comparison and the
+ * run name: the first over threshold, the largest SQNR drop, every task that clamped at
+ * fp16's range, calibrate's own placement advice, each alone and with the task after it */
+static void candidates(search *s)
+{
+    bu *b = s->b;
+    const json_t *ls = json_object_get(b->cal, "layers");
+    for (size_t i = 0; i < json_array_size(ls); i++) {
+        const json_t *l = json_array_get(ls, i);
+        if (bu_num(l, "act_bits") == 8)
+            add(s, C_INT16, bu_str(l, "layer"));
+    }
+    int n16 = s->n;
+    if (n16 > 1) /* the ceiling of activations' precision */
+        add(s, C_ALL16, "every layer");
+    for (size_t i = 0; i < json_array_size(ls); i++) /* a cube layer in float32 on the CPU */
+        if (!strchr(bu_str(json_array_get(ls, i), "layer"), ';'))
+            add(s, C_CPU, bu_str(json_array_get(ls, i), "layer"));
+    const json_t *rows = json_object_get(b->cmp, "rows");
+    const char *named[2] = {bu_str(json_object_get(b->cmp, "first_over_threshold"), "layer"),
+                            bu_str(json_object_get(b->cmp, "largest_sqnr_drop"), "layer")};
+    for (int q = 0; q < 2; q++) {
+        long r = row_of(rows, named[q]);
+        if (r >= 0)
+            add_cpu_run(s, rows, (size_t)r);
+    }
+    for (size_t k = 0; k < json_array_size(b->runs); k++) {
+        const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
+                                                           "saturation"), "tasks");
+        for (size_t i = 0; i < json_array_size(ts); i++) {
+            long r = row_of(rows, bu_str(json_array_get(ts, i), "name"));
+            if (r >= 0)
+                add_cpu_run(s, rows, (size_t)r);
+        }
+    }
+    const char *adv = bu_str(b->advice, "nodes");
+    if (*adv && !b->auto_cpu)
+        add(s, C_CPU, adv);
+}
+
+/* ---- the search ---- */
+
+static const char *kind_name(int k)
+{
+    return k == C_INT16 ? "int16" : k == C_CPU ? "cpu" : "int16 on every layer";
+}
+
+static json_t *changes_json(const search *s, const unsigned char *on)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < s->n; i++)
+        if (on[i]) {
+            json_t *c = json_object();
+            json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
+            json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
+                                nb_json_string(s->c[i].what));
+            json_array_append_new(a, c);
+        }
+    return a;
+}
+
+/* a measured configuration into the table (the Pareto front marked at the end) */
+static json_t *point(search *s, const char *label, const unsigned char *on, const meas *m)
+{
+    json_t *p = json_object();
+    json_object_set_new(p, "label", nb_json_string(label));
+    json_object_set_new(p, "changes", changes_json(s, on));
+    if (m->ok) {
+        json_object_set_new(p, "sqnr_db", nb_json_num(m->sqnr));
+        json_object_set_new(p, "cycles", json_real(m->cycles));
+        json_object_set_new(p, "cycles_max", json_real(m->cycles_max));
+        json_object_set_new(p, "npu_cycles", json_real(m->npu_cycles));
+        json_object_set_new(p, "cpu_cycles", json_real(m->cpu_cycles));
+        json_object_set_new(p, "switches", json_real(m->switches));
+        json_object_set_new(p, "exeom_bytes", json_integer(m->bytes));
+        json_object_set_new(p, "meets_target", json_boolean(m->sqnr >= s->target));
+    } else {
+        json_object_set_new(p, "error", nb_json_string(m->err));
+    }
+    json_array_append_new(s->points, p);
+    return p;
+}
+
+static void note_meas(const search *s, const char *what, const meas *m)
+{
+    if (m->ok)
+        bu_note(s->b, "search %d: %s: %.1f dB, %.0f cycles, %lld bytes", s->tries, what,
+                m->sqnr, m->cycles, (long long)m->bytes);
+    else
+        bu_note(s->b, "search %d: %s: refused: %s", s->tries, what, m->err);
+}
+
+/* relative cost of a change alone: cycles and size over the bring-up's own (>= 0.001) */
+static double rel_cost(const search *s, const cand *c)
+{
+    double dc = (c->cycles - s->base.cycles) / fmax(s->base.cycles, 1);
+    double db = (double)(c->bytes - s->base.bytes) / fmax((double)s->base.bytes, 1);
+    return fmax(dc + 0.25 * db, 0.001);
+}
+
+/* 1. each change alone */
+static nb_err sensitivity(search *s, unsigned char *on)
+{
+    for (int i = 0; i < s->n; i++) {
+        cand *c = &s->c[i];
+        char tag[32], label[4200];
+        snprintf(tag, sizeof tag, "alone-%d", i);
+        snprintf(label, sizeof label, "%s%s%s", kind_name(c->kind),
+                 c->kind == C_ALL16 ? "" : " ", c->kind == C_ALL16 ? "" : c->what);
+        memset(on, 0, (size_t)s->n);
+        on[i] = 1;
+        meas m;
+        nb_err e = measure(s, on, tag, false, &m);
+        if (e)
+            return e;
+        note_meas(s, label, &m);
+        point(s, label, on, &m);
+        c->ok = m.ok;
+        if (m.ok) {
+            c->sqnr = m.sqnr, c->cycles = m.cycles, c->bytes = m.bytes;
+            c->gain = m.sqnr - s->base.sqnr;
+        } else {
+            snprintf(c->err, sizeof c->err, "%s", m.err);
+        }
+        json_decref(m.outs);
+    }
+    return NB_OK;
+}
+
+/* the order of the changes: gain per relative cost (cost-aware), or gain alone (the rule);
+ * changes with no gain left out. n of them into order. */
+static int ranked(const search *s, bool by_cost, bool int16_only, int *order)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; i++) {
+        const cand *c = &s->c[i];
+        if (!c->ok || c->gain <= 0.05 || (int16_only && c->kind != C_INT16))
+            continue;
+        double key = by_cost ? c->gain / rel_cost(s, c) : c->gain;
+        int at = n++;
+        while (at > 0) {
+            const cand *p = &s->c[order[at - 1]];
+            double pk = by_cost ? p->gain / rel_cost(s, p) : p->gain;
+            if (pk >= key)
+                break;
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = i;
+    }
+    return n;
+}
+
+/* 2. changes added in order, each configuration measured, until the target holds. The
+ * configuration into on, its measure into best (the last measured); *met. */
+static nb_err greedy(search *s, const int *order, int n, const char *prefix,
+                     unsigned char *on, meas *best, bool *met)
+{
+    memset(on, 0, (size_t)s->n);
+    *met = false;
+    bool all16 = false;
+    for (int q = 0; q < n && !*met; q++) {
+        const cand *c = &s->c[order[q]];
+        if (all16 && c->kind == C_INT16)
+            continue; /* INT16 on every layer holds it already: no try */
+        all16 = all16 || c->kind == C_ALL16;
+        on[order[q]] = 1;
+        char tag[48], label[128];
+        snprintf(tag, sizeof tag, "%s-%d", prefix, q + 1);
+        snprintf(label, sizeof label, "%s: the first %d change%s", prefix, q + 1,
+                 q ? "s" : "");
+        meas m;
+        nb_err e = measure(s, on, tag, false, &m);
+        if (e)
+            return e;
+        note_meas(s, label, &m);
+        point(s, label, on, &m);
+        if (!m.ok) { /* the compiler refused the set: this change out */
+            on[order[q]] = 0;
+            json_decref(m.outs);
+            continue;
+        }
+        if (!best->ok || m.sqnr > best->sqnr || m.sqnr >= s->target) {
+            json_decref(best->outs);
+            *best = m;
+        } else {
+            json_decref(m.outs);
+        }
+        *met = best->ok && best->sqnr >= s->target;
+    }
+    return NB_OK;
+}
+
+/* 3. every chosen change, the most costly first, dropped when the target holds without it */
+static nb_err prune(search *s, unsigned char *on, meas *best)
+{
+    for (;;) {
+        int drop = -1;
+        double worst = -1;
+        for (int i = 0; i < s->n; i++) /* the next to try: the most costly not tried */
+            if (on[i] == 1 && rel_cost(s, &s->c[i]) > worst)
+                worst = rel_cost(s, &s->c[i]), drop = i;
+        if (drop < 0)
+            break;
+        on[drop] = 0;
+        char tag[32], label[4200];
+        snprintf(tag, sizeof tag, "prune-%d", drop);
+        snprintf(label, sizeof label, "without %s%s%s", kind_name(s->c[drop].kind),
+                 s->c[drop].kind == C_ALL16 ? "" : " ",
+                 s->c[drop].kind == C_ALL16 ? "" : s->c[drop].what);
+        meas m;
+        nb_err e = measure(s, on, tag, false, &m);
+        if (e)
+            return e;
+        note_meas(s, label, &m);
+        point(s, label, on, &m);
+        if (m.ok && m.sqnr >= s->target) {
+            json_decref(best->outs);
+            *best = m; /* dropped */
+        } else {
+            on[drop] = 2; /* kept (tried) */
+            json_decref(m.outs);
+        }
+    }
+    for (int i = 0; i < s->n; i++)
+        on[i] = on[i] ? 1 : 0;
+    return NB_OK;
+}
+
+/* the Pareto front among the measured points: not beaten on SQNR, cycles and size at once */
+static void mark_pareto(json_t *points)
+{
+    for (size_t i = 0; i < json_array_size(points); i++) {
+        json_t *p = json_array_get(points, i);
+        if (json_object_get(p, "error"))
+            continue;
+        double q = bu_num(p, "sqnr_db"), c = bu_num(p, "cycles"), z = bu_num(p, "exeom_bytes");
+        bool dominated = false;
+        for (size_t j = 0; j < json_array_size(points) && !dominated; j++) {
+            const json_t *o = json_array_get(points, j);
+            if (j == i || json_object_get(o, "error"))
+                continue;
+            double oq = bu_num(o, "sqnr_db"), oc = bu_num(o, "cycles"),
+                   oz = bu_num(o, "exeom_bytes");
+            /* an equal point counts once: the first measured */
+            dominated = oq >= q && oc <= c && oz <= z &&
+                        (oq > q || oc < c || oz < z || j < i);
+        }
+        json_object_set_new(p, "pareto", json_boolean(!dominated));
+    }
+}
+
+/* the chosen configuration for a user: the config file's text and atc's flags */
+static void chosen_json(search *s, json_t *js, const unsigned char *on, const meas *m)
+{
+    bu *b = s->b;
+    json_object_set_new(js, "chosen", changes_json(s, on));
+    json_object_set_new(js, "chosen_sqnr_db", nb_json_num(m->sqnr));
+    json_object_set_new(js, "chosen_cycles", json_real(m->cycles));
+    json_object_set_new(js, "chosen_cycles_max", json_real(m->cycles_max));
+    json_object_set_new(js, "chosen_exeom_bytes", json_integer(m->bytes));
+    json_object_set_new(js, "chosen_outputs", json_incref(m->outs));
+    char path[3400];
+    snprintf(path, sizeof path, "%s/chosen/quant.cfg", s->dir);
+    json_object_set_new(js, "calibration_config", nb_json_string(path));
+    snprintf(path, sizeof path, "%s/chosen/%s.exeom", s->dir, b->stem);
+    json_object_set_new(js, "exeom", nb_json_string(path));
+    json_t *flags = json_array();
+    char *cpu = cpu_list(s, on);
+    if (cpu && *cpu) {
+        json_array_append_new(flags, json_string("--cpu_nodes"));
+        json_array_append_new(flags, nb_json_string(cpu));
+    }
+    free(cpu);
+    if (s->scale) {
+        json_array_append_new(flags, json_string("--nb_input_scale"));
+        json_array_append_new(flags, nb_json_string(s->scale));
+    }
+    json_object_set_new(js, "atc_flags", flags);
+}
+
+void bu_search_clear(const bu *b)
+{
+    char p[3400];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/search", b->outdir);
+    if (!lstat(p, &sb) && S_ISDIR(sb.st_mode) && nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
+        bu_warn(b, "%s: cannot remove a previous search: %s", p, strerror(errno));
+}
+
+
+static nb_err run_search(search *s, json_t *js, const json_t *outs)
+{
+    bu *b = s->b;
+    unsigned char on[MAX_CAND] = {0}, pick[MAX_CAND] = {0};
+    s->base.sqnr = target_sqnr(b, outs);
+    run_costs(b->runs, &s->base);
+    struct stat sb;
+    s->base.bytes = stat(b->exeom, &sb) ? 0 : (int64_t)sb.st_size;
+    s->base.ok = !isnan(s->base.sqnr);
+    point(s, "as is", on, &s->base);
+    json_object_set_new(js, "as_is_sqnr_db", nb_json_num(s->base.sqnr));
+    if (!s->base.ok) {
+        json_object_set_new(js, "result", json_string("no target output's SQNR is defined as is"));
+        return NB_OK;
+    }
+    if (s->base.sqnr >= s->target) {
+        json_object_set_new(js, "result", json_string("met as is"));
+        json_object_set_new(js, "reached", json_true());
+        return NB_OK;
+    }
+    candidates(s);
+    bu_note(b, "search: %.1f dB as is, target %.1f dB: %d change%s to measure alone", s->base.sqnr,
+            s->target, s->n, s->n == 1 ? "" : "s");
+    nb_err e = sensitivity(s, on);
+    if (e)
+        return e;
+    int order[MAX_CAND], n = ranked(s, true, false, order);
+    meas best = {0};
+    bool met = false;
+    if ((e = greedy(s, order, n, "greedy", pick, &best, &met))) {
+        json_decref(best.outs);
+        return e;
+    }
+    if (met && (e = prune(s, pick, &best))) {
+        json_decref(best.outs);
+        return e;
+    }
+    if (b->o->search_baseline) { /* the ESP-PPQ-style rule: INT16 in sensitivity order */
+        int ro[MAX_CAND], rn = ranked(s, false, true, ro);
+        meas rb = {0};
+        bool rmet = false;
+        if ((e = greedy(s, ro, rn, "rule", on, &rb, &rmet))) {
+            json_decref(best.outs);
+            return e;
+        }
+        json_t *r = json_object();
+        json_object_set_new(r, "reached", json_boolean(rmet));
+        json_object_set_new(r, "changes", changes_json(s, on));
+        json_object_set_new(r, "sqnr_db", rb.ok ? nb_json_num(rb.sqnr) : json_null());
+        json_object_set_new(r, "cycles", rb.ok ? json_real(rb.cycles) : json_null());
+        json_object_set_new(r, "exeom_bytes", rb.ok ? json_integer(rb.bytes) : json_null());
+        json_object_set_new(js, "baseline_rule", r);
+        json_decref(rb.outs);
+    }
+    json_t *cands = json_array();
+    for (int i = 0; i < s->n; i++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
+        json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
+                            nb_json_string(s->c[i].what));
+        if (s->c[i].ok) {
+            json_object_set_new(c, "sqnr_db", nb_json_num(s->c[i].sqnr));
+            json_object_set_new(c, "gain_db", nb_json_num(s->c[i].gain));
+            json_object_set_new(c, "cycles", json_real(s->c[i].cycles));
+        } else {
+            json_object_set_new(c, "error", nb_json_string(s->c[i].err));
+        }
+        json_array_append_new(cands, c);
+    }
+    json_object_set_new(js, "candidates", cands);
+    json_object_set_new(js, "reached", json_boolean(met));
+    if (!met) { /* where the error comes from, as the bring-up's own comparison measured it */
+        const json_t *wd = json_object_get(b->cmp, "largest_sqnr_drop");
+        json_object_set_new(js, "limiting_layer", json_is_object(wd)
+                                                      ? nb_json_string(bu_str(wd, "layer"))
+                                                      : json_null());
+    }
+    if (!best.ok) {
+        json_object_set_new(js, "result", json_string("no change raised the target outputs' "
+                                                      "SQNR"));
+        return NB_OK;
+    }
+    /* the chosen (or, unmet, the best reached) configuration, recorded */
+    meas rec;
+    b->argv_kept = json_array(); /* the commands that give it, as recorded */
+    e = measure(s, pick, "chosen", true, &rec);
+    json_object_set_new(js, "commands", b->argv_kept);
+    b->argv_kept = NULL;
+    if (e) {
+        json_decref(best.outs);
+        return e;
+    }
+    chosen_json(s, js, pick, rec.ok ? &rec : &best);
+    json_object_set_new(js, "result", json_string(met ? "reached" : "not reached: the best "
+                                                  "configuration measured is chosen"));
+    json_decref(best.outs);
+    json_decref(rec.outs);
+    return NB_OK;
+}
+
+json_t *bu_search(bu *b, const json_t *outs)
+{
+    search *s = calloc(1, sizeof *s);
+    json_t *js = json_object();
+    if (!s || !js) {
+        free(s);
+        json_decref(js);
+        nb_fail(b->st, NB_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    double t0 = bu_now();
+    const char *t = b->o->target_outputs; /* every name an output of the NPU's */
+    for (const char *p = t; p && *p;) {
+        const char *end = strchr(p, ';');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        bool found = false;
+        for (size_t i = 0; i < json_array_size(outs) && !found; i++) {
+            const char *o = bu_str(json_array_get(outs, i), "name");
+            found = strlen(o) == n && !strncmp(o, p, n);
+        }
+        if (!found) {
+            free(s);
+            json_decref(js);
+            nb_fail(b->st, NB_ERR_ARG, "--target_outputs: '%.*s' is not an output of the "
+                    "model as compiled", (int)(n > 200 ? 200 : n), p);
+            return NULL;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    s->b = b;
+    s->target = b->o->target_sqnr;
+    s->points = json_array();
+    s->scale = b->fix_scale ? b->fix_scale : b->in_scale;
+    s->batch_num = (int)bu_num(b->cal, "batches");
+    snprintf(s->dir, sizeof s->dir, "%s/search", b->outdir);
+    b->stage = "the search";
+    json_object_set_new(js, "target_sqnr_db", json_real(s->target));
+    json_object_set_new(js, "target_outputs", b->o->target_outputs
+                                                 ? nb_json_string(b->o->target_outputs)
+                                                 : json_null());
+    nb_err e = run_search(s, js, outs);
+    mark_pareto(s->points);
+    json_object_set_new(js, "points", s->points);
+    json_object_set_new(js, "tries", json_integer(s->tries));
+    json_object_set_new(js, "wall_s", json_real(bu_now() - t0));
+    for (int i = 0; i < s->n; i++)
+        free(s->c[i].what);
+    free(s);
+    if (e) {
+        json_decref(js);
+        return NULL;
+    }
+    return js;
+}
