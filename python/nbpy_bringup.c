@@ -21,7 +21,8 @@
 /* Runs the bring-up of model with the options keys[i] = values[i] (n of them): data_dir,
  * input_shape, data_types, calibration_config, batch_num, algo, eval_dir, out,
  * soc_version, input_fp16_nodes, output_type, out_nodes, cpu_nodes, nb_input_scale,
- * threshold (text, as the CLI's flags), eval_count (a whole number), auto_place ("1"),
+ * threshold, target_outputs (text, as the CLI's flags), eval_count (a whole number),
+ * target_sqnr (a number, dB), auto_place and search_baseline ("1"),
  * fail_under_cosine (a number), db (the database path; NULL: the default), no_record ("1").
  * Returns 0 with *json the summary (summary.json's object), or the CLI's exit status (2 bad
  * input, 1 internal, 130 cancelled) with the one-line message in err. */
@@ -49,7 +50,7 @@ static int py_opts(py_bu *p, int n, const char *const *keys, const char *const *
                 {"input_fp16_nodes", &o->input_fp16_nodes}, {"output_type", &o->output_type},
                 {"out_nodes", &o->out_nodes}, {"cpu_nodes", &o->cpu_nodes},
                 {"nb_input_scale", &o->nb_input_scale}, {"threshold", &o->threshold},
-                {"db", &p->db_path}};
+                {"target_outputs", &o->target_outputs}, {"db", &p->db_path}};
     for (int i = 0; i < n; i++) {
         const char *k = keys[i], *v = values[i];
         bool taken = false;
@@ -61,6 +62,15 @@ static int py_opts(py_bu *p, int n, const char *const *keys, const char *const *
             continue;
         if (!strcmp(k, "auto_place")) {
             o->auto_place = v && !strcmp(v, "1");
+        } else if (!strcmp(k, "search_baseline")) {
+            o->search_baseline = v && !strcmp(v, "1");
+        } else if (!strcmp(k, "target_sqnr")) {
+            o->target_sqnr = v ? strtod(v, &end) : NAN;
+            if (!v || *end || end == v || !isfinite(o->target_sqnr)) {
+                snprintf(err, errlen, "bringup(): target_sqnr is an SQNR in dB (a number)");
+                return 2;
+            }
+            o->has_target = true;
         } else if (!strcmp(k, "no_record")) {
             p->no_record = v && !strcmp(v, "1");
         } else if (!strcmp(k, "eval_count")) {

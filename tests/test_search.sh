@@ -11,8 +11,11 @@
 #    "without" try misses the target); no Pareto point is beaten on all three measures;
 #  - a target no configuration reaches: said, with the best reached and the limiting layer;
 #  - bad flags: exit 2 with one line.
-# usage: test_search.sh NANOBENCH
-NB=$1
+#  - Python's nanobench.bringup(target_sqnr=...) chooses the same configuration with the same
+#    figures as the CLI.
+# usage: test_search.sh NANOBENCH [LIBNANOBENCH_PY]
+NB=$1; LIB=$2
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
 T=$(mktemp -d /tmp/nb_test_search.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -112,6 +115,27 @@ assert any(p["pareto"] for p in ok)
 br = se["baseline_rule"]
 assert all(c["change"] == "int16" for c in br["changes"]), br
 PYEOF
+
+# the same search from Python
+if [ -n "$LIB" ]; then
+    # the sanitizer build: its runtimes loaded first for python3 (not instrumented)
+    pre=${NB_PY_PRELOAD:+LD_PRELOAD=$NB_PY_PRELOAD ASAN_OPTIONS=detect_leaks=0}
+    # shellcheck disable=SC2086 # pre: assignments or nothing
+    env $pre NANOBENCH_LIB="$LIB" PYTHONPATH="$SRC/python" $PY - <<'PYEOF' || fail "the search from Python"
+import json, nanobench as nb
+s = nb.bringup("net.onnx", data_dir="calib", eval_dir="eval", out="py", eval_count=6,
+               target_sqnr=40.0, search_baseline=True)["search"]
+c = json.load(open("hi/summary.json"))["search"]
+assert s["chosen"] == c["chosen"], (s["chosen"], c["chosen"])
+for k in ("chosen_sqnr_db", "chosen_cycles", "chosen_exeom_bytes", "as_is_sqnr_db", "tries"):
+    assert abs(s[k] - c[k]) <= 1e-9 * max(1, abs(c[k])), (k, s[k], c[k])
+try:
+    nb.bringup("net.onnx", data_dir="calib", out="py2", target_sqnr="high")
+    raise SystemExit("a bad target_sqnr was taken")
+except nb.Error as e:
+    assert "target_sqnr" in str(e), e
+PYEOF
+fi
 
 # a target no configuration reaches
 bu --out top --target_sqnr 150 --json >top.json 2>top.err || fail "bringup --target_sqnr 150: $(cat top.err)"

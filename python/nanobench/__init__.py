@@ -362,7 +362,8 @@ __all__.append("bringup")
 _BRINGUP_OPTIONS = ("data_types", "calibration_config", "batch_num", "algo", "soc_version",
                     "input_fp16_nodes", "output_type", "out_nodes", "cpu_nodes",
                     "nb_input_scale", "threshold", "eval_count", "auto_place",
-                    "fail_under_cosine", "db", "no_record")
+                    "fail_under_cosine", "target_sqnr", "target_outputs", "search_baseline",
+                    "db", "no_record")
 
 
 def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **options):
@@ -372,7 +373,9 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **o
     folder per model input (a list, or the CLI's "dir_x;dir_y"). options are the CLI's
     flags by their names: data_types, calibration_config, batch_num, algo, soc_version,
     input_fp16_nodes, output_type, out_nodes, cpu_nodes, nb_input_scale, threshold,
-    eval_count (int), auto_place (bool), fail_under_cosine (float); db (the run database's
+    eval_count (int), auto_place (bool), fail_under_cosine (float); target_sqnr (float, dB:
+    the precision and placement search, summary["search"]), target_outputs (a list of
+    output names), search_baseline (bool); db (the run database's
     path; default: the CLI's), no_record (bool). Recorded in the run history as the CLI's
     bringup is (a bringup run, its steps its children). Error (status 2) for bad input."""
     keys, vals = [], []
@@ -391,7 +394,7 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **o
                                 "entries" % (key, p[:60]), 2)
                 parts.append(p)
             v = ";".join(parts)
-        elif key in ("auto_place", "no_record") and not isinstance(v, bool):
+        elif key in ("auto_place", "no_record", "search_baseline") and not isinstance(v, bool):
             raise Error("bringup(): %s is True or False, not %s" % (key, _what(v)), 2)
         elif v is True:
             v = "1"
