@@ -29,7 +29,8 @@ static void help(void)
            "           [--out_nodes \"node:0\"] [--nb_input_scale \"x:2^-12\"]\n"
            "           [--cpu_nodes \"a;b\" | --auto_place]\n"
            "           [--threshold cos=0.99,...]\n"
-           "           [--target_sqnr DB [--target_outputs \"a;b\"] [--search_baseline]]\n"
+           "           [--target_sqnr DB [--target_outputs \"a;b\"] [--search_max_cycles N]\n"
+           "            [--search_baseline]]\n"
            "           [--fail-under-cosine X] [--json]\n"
            "Brings a model up on the Nano in one command: estimate -> calibrate -> atc ->\n"
            "run on the simulated NPU (K evaluation inputs) -> infer, the float reference (the\n"
@@ -65,7 +66,9 @@ static void help(void)
            "simulator: each change alone, then added by gain per cost until the target holds,\n"
            "then every change the target does not need dropped. The summary shows the Pareto\n"
            "table (SQNR, cycles, exeom size), the chosen changes, its calibration config\n"
-           "(DIR/search/chosen/quant.cfg) and atc flags. --search_baseline measures the\n"
+           "(DIR/search/chosen/quant.cfg) and atc flags. --search_max_cycles N: no\n"
+           "configuration over N cycles (NPU + CPU, mean per input) is chosen (the frame's\n"
+           "budget: 80 ms at 64 MHz is 5,120,000). --search_baseline measures the\n"
            "ESP-PPQ-style rule too (INT16 in sensitivity order until the target).\n"
            "A Q/DQ (QAT) model carries its scales: it is imported (calibrate --from_qdq), not\n"
            "calibrated, and needs no --data_dir; without --data_dir or --eval_dir it is\n"
@@ -79,7 +82,7 @@ static void help(void)
 
 typedef struct bu_cli {
     nb_bringup_opts o;
-    const char *eval_count, *fail_cos, *target;
+    const char *eval_count, *fail_cos, *target, *max_cycles;
     bool json, tty;
     bool open;             /* a progress line without its newline on the terminal */
     bool progress_lines;   /* "progress: STEP k/6" lines for a job runner (the workbench) */
@@ -101,7 +104,8 @@ static int parse_flags(int argc, char **argv, bu_cli *c)
                 {"--cpu_nodes", &o->cpu_nodes}, {"--nb_input_scale", &o->nb_input_scale},
                 {"--threshold", &o->threshold}, {"--eval_count", &c->eval_count},
                 {"--fail-under-cosine", &c->fail_cos}, {"--target_sqnr", &c->target},
-                {"--target_outputs", &o->target_outputs}};
+                {"--target_outputs", &o->target_outputs},
+                {"--search_max_cycles", &c->max_cycles}};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             help();
@@ -155,6 +159,14 @@ static int parse_flags(int argc, char **argv, bu_cli *c)
             return cli_usage_error("bringup", "--target_sqnr is an SQNR in dB, not '%s'",
                                    c->target);
         o->has_target = true;
+    }
+    if (c->max_cycles) {
+        char *end;
+        o->search_max_cycles = strtod(c->max_cycles, &end);
+        if (*end || end == c->max_cycles || !(o->search_max_cycles >= 1 &&
+                                               o->search_max_cycles < 1e15))
+            return cli_usage_error("bringup", "--search_max_cycles is a cycle count, not '%s'",
+                                   c->max_cycles);
     }
     nb_status st = {0};
     if (nb_bringup_check(o, &st))

@@ -1099,6 +1099,100 @@ static void sec_changes(page *p, side *s)
 }
 
 /* the pipeline check: per clip, float's and the NPU's peak score, and the detections */
+/* bringup --target_sqnr (issue 40): the target, the chosen configuration, the Pareto plot
+ * (output SQNR against NPU + CPU cycles, every configuration measured, the front joined, the
+ * chosen point marked, the target drawn) and the table of every configuration */
+static void sec_search(page *p, side *s, int ns)
+{
+    for (int k = 0; k < ns; k++) {
+        const json_t *se = s[k].sum ? json_object_get(s[k].sum, "search") : NULL;
+        if (!json_is_object(se))
+            continue;
+        h2(p, "sec-search", ns > 1 ? "Precision and placement search (A)" : "Precision and "
+                                                                           "placement search");
+        char b1[64], b2[64], b3[64];
+        fputs("<p>", p->f);
+        escf(p->f, "Target: %s dB pooled output SQNR on %s; as is %s dB. Result: %s.",
+             fmtn(num(se, "target_sqnr_db"), "%.1f", b1, sizeof b1),
+             *str(se, "target_outputs") ? str(se, "target_outputs") : "every output",
+             fmtn(num(se, "as_is_sqnr_db"), "%.1f", b2, sizeof b2), str(se, "result"));
+        fputs("</p>\n", p->f);
+        const json_t *ch = json_object_get(se, "chosen");
+        if (json_is_array(ch)) {
+            fputs("<p>Chosen: <b id=\"search-chosen\">", p->f);
+            for (size_t i = 0; i < json_array_size(ch); i++) {
+                const json_t *c = json_array_get(ch, i);
+                escf(p->f, "%s%s%s%s", i ? "; " : "", str(c, "change"),
+                     strcmp(str(c, "change"), "int16 on every layer") ? " " : "",
+                     strcmp(str(c, "change"), "int16 on every layer")
+                         ? (*str(c, "layer") ? str(c, "layer") : str(c, "nodes")) : "");
+            }
+            fputs("</b>: ", p->f);
+            escf(p->f, "%s dB at %s cycles, exeom %s bytes; its calibration config %s.",
+                 fmtn(num(se, "chosen_sqnr_db"), "%.1f", b1, sizeof b1),
+                 fmtn(num(se, "chosen_cycles"), "%.0f", b2, sizeof b2),
+                 fmtn(num(se, "chosen_exeom_bytes"), "%.0f", b3, sizeof b3),
+                 str(se, "calibration_config"));
+            fputs("</p>\n", p->f);
+        }
+        const json_t *pts = json_object_get(se, "points");
+        char gp[4300], svg[4300];
+        FILE *f = json_array_size(pts) > 1 ? script(p, gp, sizeof gp, svg, sizeof svg, 900, 360)
+                                           : NULL;
+        if (f) {
+            for (int set = 0; set < 3; set++) { /* every point, the front, the chosen */
+                fprintf(f, "$d%d << EOD\n", set);
+                for (size_t i = 0; i < json_array_size(pts); i++) {
+                    const json_t *q = json_array_get(pts, i);
+                    if (json_object_get(q, "error") ||
+                        (set == 1 && !json_is_true(json_object_get(q, "pareto"))))
+                        continue;
+                    if (set == 2 && !(fabs(num(q, "sqnr_db") - num(se, "chosen_sqnr_db")) < 1e-9 &&
+                                      fabs(num(q, "cycles") - num(se, "chosen_cycles")) < 0.5))
+                        continue;
+                    fprintf(f, "%.17g %.17g\n", num(q, "cycles"), num(q, "sqnr_db"));
+                }
+                fputs("EOD\n", f);
+            }
+            fprintf(f, "set logscale x\nset xlabel 'NPU + CPU cycles per input (mean)'\n"
+                    "set ylabel 'pooled output SQNR (dB)'\nset key bottom right\n"
+                    "set arrow from graph 0, first %.17g to graph 1, first %.17g nohead "
+                    "dt 2 lc rgb '#D55E00'\n", num(se, "target_sqnr_db"),
+                    num(se, "target_sqnr_db"));
+            fputs("set label 'target' at graph 0.01, first ", f);
+            fprintf(f, "%.17g offset 0,0.6 tc rgb '#D55E00'\n", num(se, "target_sqnr_db"));
+            fputs("plot $d0 using 1:2 with points lt 4 pt 6 title 'configuration measured', "
+                  "$d1 using 1:2 smooth unique with linespoints lt 1 title 'Pareto front', "
+                  "$d2 using 1:2 with points lt 2 pt 5 ps 2 title 'chosen'\n", f);
+            plot(p, f, gp, svg, "Search: every configuration measured on the simulator, its "
+                                "pooled output SQNR against its cycles; the Pareto front joined, "
+                                "the chosen point marked, the target dashed");
+        }
+        details_open(p, "configurations", NULL,
+                     (const char *const[]){"#", "configuration", "SQNR (dB)", "cycles",
+                                           "exeom bytes", "meets target", "Pareto", NULL});
+        for (size_t i = 0; i < json_array_size(pts); i++) {
+            const json_t *q = json_array_get(pts, i);
+            fprintf(p->f, "<tr><td>%zu</td><td>", i);
+            esc(p->f, str(q, "label"));
+            if (json_object_get(q, "error")) {
+                fputs("</td><td colspan=\"5\">refused: ", p->f);
+                esc(p->f, str(q, "error"));
+                fputs("</td></tr>\n", p->f);
+                continue;
+            }
+            fprintf(p->f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+                    fmtn(num(q, "sqnr_db"), "%.2f", b1, sizeof b1),
+                    fmtn(num(q, "cycles"), "%.0f", b2, sizeof b2),
+                    fmtn(num(q, "exeom_bytes"), "%.0f", b3, sizeof b3),
+                    json_is_true(json_object_get(q, "meets_target")) ? "yes" : "no",
+                    json_is_true(json_object_get(q, "pareto")) ? "yes" : "");
+        }
+        fputs("</table></details>\n</section>\n", p->f);
+        break; /* the first side's */
+    }
+}
+
 static void sec_pipeline(page *p, const char *path)
 {
     h2(p, "sec-pipeline", "Pipeline check (every clip, streaming)");
@@ -1248,6 +1342,8 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
         sec_outputs(&p, s, ns);
     if (!p.cancelled)
         sec_compare(&p, s, ns);
+    if (!p.cancelled)
+        sec_search(&p, s, ns);
     fputs("<footer><p>Plots: gnuplot (SVG terminal), Okabe-Ito colours; each plot's data is in "
           "the table under it.</p></footer>\n</body></html>\n", p.f);
     int bad = ferror(p.f);

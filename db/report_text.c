@@ -226,31 +226,6 @@ static void fp16_resolution_line(FILE *f, const json_t *o)
             "at its magnitude", steps, steps == 1 ? "" : "s");
 }
 
-/* a word of a command line for a reader to copy: as it is when it holds only characters a
- * shell takes literally, else single-quoted ('\'' for a quote) */
-static void shell_word(FILE *m, const char *w, bool space)
-{
-    if (!w)
-        return;
-    if (space)
-        fputc(' ', m);
-    bool plain = *w != 0;
-    for (const char *p = w; *p && plain; p++)
-        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%^",
-                       *p) != NULL;
-    if (plain) {
-        fputs(w, m);
-        return;
-    }
-    fputc('\'', m);
-    for (const char *p = w; *p; p++)
-        if (*p == '\'')
-            fputs("'\\''", m);
-        else
-            fputc(*p, m);
-    fputc('\'', m);
-}
-
 /* the changes of a configuration as "int16 L; cpu a;b" */
 static void changes_text(const json_t *ch, char *buf, size_t len)
 {
@@ -288,38 +263,34 @@ static void search_text(FILE *f, const json_t *se)
         db_str(num(se, "chosen_sqnr_db"), t1, sizeof t1), num(se, "chosen_cycles"),
         db_str(num(se, "as_is_sqnr_db"), t2, sizeof t2), num(se, "chosen_exeom_bytes"),
         num(se, "tries"), num(se, "wall_s"));
-    /* the commands that gave it (as recorded), shell-quoted for a reader to copy */
-    const json_t *cmds = json_object_get(se, "commands");
-    for (size_t i = 0; i < json_array_size(cmds); i++) {
-        const json_t *a = json_array_get(cmds, i);
-        const char *verb = json_string_value(json_array_get(a, 1));
-        if (!verb || (strcmp(verb, "calibrate") && strcmp(verb, "atc")))
-            continue;
-        char *line = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&line, &len);
-        for (size_t k = 0; m && k < json_array_size(a); k++)
-            shell_word(m, json_string_value(json_array_get(a, k)), k > 0);
-        if (m)
-            fclose(m);
-        if (line)
-            put(f, "", 4, "%s", line);
-        free(line);
-    }
+    if (*str(se, "reproduce"))
+        put(f, "", 2, "reproduce: sh %s (its calibrate and atc commands, as run)",
+            str(se, "reproduce"));
+    /* the front as SQNR against cycles: by cycles, each point above the one before */
     char pf[1200] = "";
     size_t at = 0;
     const json_t *pts = json_object_get(se, "points");
-    for (size_t i = 0; i < json_array_size(pts) && at + 1 < sizeof pf; i++) {
-        const json_t *p = json_array_get(pts, i);
-        if (!json_is_true(json_object_get(p, "pareto")))
-            continue;
-        int n = snprintf(pf + at, sizeof pf - at, "%s%s/%.0f cyc/%.0f B", at ? ", " : "",
-                         db_str(num(p, "sqnr_db"), t1, sizeof t1), num(p, "cycles"),
-                         num(p, "exeom_bytes"));
-        at += n > 0 ? (size_t)n : 0;
+    double last_c = -1, last_q = -INFINITY;
+    for (int shown = 0; shown < 6;) {
+        const json_t *next = NULL;
+        for (size_t i = 0; i < json_array_size(pts); i++) {
+            const json_t *p = json_array_get(pts, i);
+            if (!json_is_true(json_object_get(p, "pareto")) || num(p, "cycles") <= last_c ||
+                num(p, "sqnr_db") < last_q + 0.5) /* steps of 0.5 dB or more */
+                continue;
+            if (!next || num(p, "cycles") < num(next, "cycles"))
+                next = p;
+        }
+        if (!next)
+            break;
+        last_c = num(next, "cycles"), last_q = num(next, "sqnr_db");
+        int n = snprintf(pf + at, sizeof pf - at, "%s%s at %.0f", at ? ", " : "",
+                         db_str(last_q, t1, sizeof t1), last_c);
+        at += n > 0 && (size_t)n < sizeof pf - at ? (size_t)n : 0;
+        shown++;
     }
     if (*pf)
-        put(f, "", 3, "Pareto front (SQNR/cycles/exeom): %s", pf);
+        put(f, "", 2, "SQNR against cycles (the Pareto front): %s", pf);
     if (*str(se, "limiting_layer"))
         put(f, "", 2, "not reached: the largest SQNR drop as is is at %s; int16 activations and "
             "float placement of the layers tried do not lift it to the target",

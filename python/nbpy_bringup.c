@@ -71,6 +71,12 @@ static int py_opts(py_bu *p, int n, const char *const *keys, const char *const *
                 return 2;
             }
             o->has_target = true;
+        } else if (!strcmp(k, "search_max_cycles")) {
+            o->search_max_cycles = v ? strtod(v, &end) : NAN;
+            if (!v || *end || end == v || !(o->search_max_cycles >= 1)) {
+                snprintf(err, errlen, "bringup(): search_max_cycles is a cycle count (1 or more)");
+                return 2;
+            }
         } else if (!strcmp(k, "no_record")) {
             p->no_record = v && !strcmp(v, "1");
         } else if (!strcmp(k, "eval_count")) {

@@ -44,6 +44,9 @@ nb_err nb_bringup_check(const nb_bringup_opts *o, nb_status *st)
     if (o->target_outputs && !o->has_target)
         return nb_fail(st, NB_ERR_ARG, "--target_outputs names the outputs --target_sqnr "
                        "holds: give --target_sqnr too");
+    if (o->search_max_cycles != 0 && !(o->has_target && o->search_max_cycles >= 1))
+        return nb_fail(st, NB_ERR_ARG, "--search_max_cycles is a cycle count (1 or more) for "
+                       "the search: give --target_sqnr too");
     if (o->search_baseline && !o->has_target)
         return nb_fail(st, NB_ERR_ARG, "--search_baseline needs --target_sqnr");
     if (o->has_fail_cos && !(o->fail_under_cosine >= -1 && o->fail_under_cosine <= 1))

@@ -506,9 +506,18 @@ static void candidates(search *s)
     int n16 = s->n;
     if (n16 > 1) /* the ceiling of activations' precision */
         add(s, C_ALL16, "every layer");
-    for (size_t i = 0; i < json_array_size(ls); i++) /* a cube layer in float32 on the CPU */
-        if (!strchr(bu_str(json_array_get(ls, i), "layer"), ';'))
-            add(s, C_CPU, bu_str(json_array_get(ls, i), "layer"));
+    /* a cube layer in float32 on the CPU: the first two (fed by the model's inputs, where
+       the input's and the weights' rounding weigh most) and calibrate's three worst (each
+       of the others alone cost embedding_model 8 to 17 million cycles and under 1 dB) */
+    const json_t *worst = json_object_get(b->cal, "worst_layers");
+    for (size_t i = 0; i < json_array_size(ls); i++) {
+        const char *name = bu_str(json_array_get(ls, i), "layer");
+        bool pick = i < 2;
+        for (size_t k = 0; k < json_array_size(worst) && !pick; k++)
+            pick = !strcmp(bu_str(json_array_get(worst, k), "layer"), name);
+        if (pick && !strchr(name, ';'))
+            add(s, C_CPU, name);
+    }
     const json_t *rows = json_object_get(b->cmp, "rows");
     const char *named[2] = {bu_str(json_object_get(b->cmp, "first_over_threshold"), "layer"),
                             bu_str(json_object_get(b->cmp, "largest_sqnr_drop"), "layer")};
@@ -552,6 +561,12 @@ static json_t *changes_json(const search *s, const unsigned char *on)
     return a;
 }
 
+/* beyond --search_max_cycles (the mean over the evaluation inputs) */
+static bool over_budget(const search *s, double cycles)
+{
+    return s->b->o->search_max_cycles > 0 && cycles > s->b->o->search_max_cycles;
+}
+
 /* a measured configuration into the table (the Pareto front marked at the end) */
 static json_t *point(search *s, const char *label, const unsigned char *on, const meas *m)
 {
@@ -567,6 +582,8 @@ static json_t *point(search *s, const char *label, const unsigned char *on, cons
         json_object_set_new(p, "switches", json_real(m->switches));
         json_object_set_new(p, "exeom_bytes", json_integer(m->bytes));
         json_object_set_new(p, "meets_target", json_boolean(m->sqnr >= s->target));
+        if (over_budget(s, m->cycles))
+            json_object_set_new(p, "over_cycle_budget", json_true());
     } else {
         json_object_set_new(p, "error", nb_json_string(m->err));
     }
@@ -627,7 +644,8 @@ static int ranked(const search *s, bool by_cost, bool int16_only, int *order)
     int n = 0;
     for (int i = 0; i < s->n; i++) {
         const cand *c = &s->c[i];
-        if (!c->ok || c->gain <= 0.05 || (int16_only && c->kind != C_INT16))
+        if (!c->ok || c->gain <= 0.05 || (int16_only && c->kind != C_INT16) ||
+            over_budget(s, c->cycles))
             continue;
         double key = by_cost ? c->gain / rel_cost(s, c) : c->gain;
         int at = n++;
@@ -673,13 +691,18 @@ static nb_err greedy(search *s, const int *order, int n, const char *prefix,
             json_decref(m.outs);
             continue;
         }
+        if (over_budget(s, m.cycles)) { /* this change out: beyond the budget */
+            on[order[q]] = 0;
+            json_decref(m.outs);
+            continue;
+        }
         if (!best->ok || m.sqnr > best->sqnr || m.sqnr >= s->target) {
             json_decref(best->outs);
             *best = m;
         } else {
             json_decref(m.outs);
         }
-        *met = best->ok && best->sqnr >= s->target;
+        *met = best->ok && best->sqnr >= s->target && !over_budget(s, best->cycles);
     }
     return NB_OK;
 }
@@ -707,7 +730,7 @@ static nb_err prune(search *s, unsigned char *on, meas *best)
             return e;
         note_meas(s, label, &m);
         point(s, label, on, &m);
-        if (m.ok && m.sqnr >= s->target) {
+        if (m.ok && m.sqnr >= s->target && !over_budget(s, m.cycles)) {
             json_decref(best->outs);
             *best = m; /* dropped */
         } else {
@@ -781,6 +804,38 @@ void bu_search_clear(const bu *b)
         bu_warn(b, "%s: cannot remove a previous search: %s", p, strerror(errno));
 }
 
+
+/* OUT/search/chosen/reproduce.sh: the chosen configuration's calibrate and atc commands as
+ * they ran, each word shell-quoted (names and paths are data: quoted, never interpreted) */
+static void write_reproduce(search *s, json_t *js, const json_t *argvs)
+{
+    char path[3400];
+    snprintf(path, sizeof path, "%s/chosen/reproduce.sh", s->dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        bu_warn(s->b, "%s: cannot write: %s", path, strerror(errno));
+        return;
+    }
+    fputs("#!/bin/sh\n# nanobench bringup --target_sqnr: the chosen configuration's calibrate and "
+          "atc, as they ran\nset -e\n", f);
+    for (size_t i = 0; i < json_array_size(argvs); i++) {
+        const json_t *a = json_array_get(argvs, i);
+        const char *verb = json_string_value(json_array_get(a, 1));
+        if (!verb || (strcmp(verb, "calibrate") && strcmp(verb, "atc")))
+            continue;
+        for (size_t k = 0; k < json_array_size(a); k++) {
+            const char *w = json_string_value(json_array_get(a, k));
+            if (w && (!strcmp(w, "--json") || !strcmp(w, "--progress")))
+                continue;
+            nb_shell_word(f, w, k > 0);
+        }
+        fputc('\n', f);
+    }
+    if (fclose(f))
+        bu_warn(s->b, "%s: cannot write: %s", path, strerror(errno));
+    else
+        json_object_set_new(js, "reproduce", nb_json_string(path));
+}
 
 static nb_err run_search(search *s, json_t *js, const json_t *outs)
 {
@@ -868,6 +923,8 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
     meas rec;
     b->argv_kept = json_array(); /* the commands that give it, as recorded */
     e = measure(s, pick, "chosen", true, &rec);
+    if (!e)
+        write_reproduce(s, js, b->argv_kept);
     json_object_set_new(js, "commands", b->argv_kept);
     b->argv_kept = NULL;
     if (e) {
@@ -919,6 +976,8 @@ json_t *bu_search(bu *b, const json_t *outs)
     snprintf(s->dir, sizeof s->dir, "%s/search", b->outdir);
     b->stage = "the search";
     json_object_set_new(js, "target_sqnr_db", json_real(s->target));
+    json_object_set_new(js, "max_cycles", b->o->search_max_cycles > 0
+                                              ? json_real(b->o->search_max_cycles) : json_null());
     json_object_set_new(js, "target_outputs", b->o->target_outputs
                                                  ? nb_json_string(b->o->target_outputs)
                                                  : json_null());

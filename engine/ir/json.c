@@ -59,6 +59,29 @@ nb_err nb_json_write_atomic(const json_t *o, const char *path, size_t flags, nb_
     return e;
 }
 
+void nb_shell_word(FILE *f, const char *w, bool space)
+{
+    if (!w)
+        return;
+    if (space)
+        fputc(' ', f);
+    bool plain = *w != 0;
+    for (const char *p = w; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%^",
+                       *p) != NULL;
+    if (plain) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = w; *p; p++)
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    fputc('\'', f);
+}
+
 /* s is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, <= U+10FFFF) */
 bool nb_utf8_valid(const char *s)
 {

@@ -62,6 +62,8 @@ typedef struct nb_bringup_opts {
     bool has_target;
     double target_sqnr;
     const char *target_outputs;
+    double search_max_cycles; /* > 0: no configuration over this many cycles (NPU + CPU, the
+                                 mean over the evaluation inputs) is chosen */
     bool search_baseline;     /* the ESP-PPQ-style rule measured too (INT16 in sensitivity
                                  order until the target), summary search.baseline_rule */
     bool has_fail_cos;        /* fail_under_cosine given: result->below is set */

@@ -26,6 +26,12 @@ json_t *nb_json_int_array(const int64_t *v, int n);
 /* s (NUL-terminated) is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate,
  * <= U+10FFFF): what a JSON string, and so summary.json, can hold as it is. */
 bool nb_utf8_valid(const char *s);
+/* A command line's word for a reader to copy (or a script to run) into f, a space before it
+ * when space: as it is when it holds only characters a POSIX shell takes literally
+ * ([A-Za-z0-9_./:=,+@%^-], not empty), else single-quoted with each ' as '\'' (POSIX sh,
+ * 2.2.2: nothing inside single quotes is special). */
+#include <stdio.h>
+void nb_shell_word(FILE *f, const char *w, bool space);
 /* Writes o to path whole or not at all (jansson's flags; through path.tmp.PID, renamed:
  * nb_write_file_atomic): a kill never leaves a cut JSON file. Errors: NB_ERR_IO naming path,
  * NB_ERR_NOMEM. */

@@ -363,6 +363,7 @@ _BRINGUP_OPTIONS = ("data_types", "calibration_config", "batch_num", "algo", "so
                     "input_fp16_nodes", "output_type", "out_nodes", "cpu_nodes",
                     "nb_input_scale", "threshold", "eval_count", "auto_place",
                     "fail_under_cosine", "target_sqnr", "target_outputs", "search_baseline",
+                    "search_max_cycles",
                     "db", "no_record")
 
 
@@ -375,7 +376,7 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **o
     input_fp16_nodes, output_type, out_nodes, cpu_nodes, nb_input_scale, threshold,
     eval_count (int), auto_place (bool), fail_under_cosine (float); target_sqnr (float, dB:
     the precision and placement search, summary["search"]), target_outputs (a list of
-    output names), search_baseline (bool); db (the run database's
+    output names), search_max_cycles (a cycle count), search_baseline (bool); db (the run database's
     path; default: the CLI's), no_record (bool). Recorded in the run history as the CLI's
     bringup is (a bringup run, its steps its children). Error (status 2) for bad input."""
     keys, vals = [], []

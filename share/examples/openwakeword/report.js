@@ -11,7 +11,8 @@
 //       bringups of one model side by side: how each was brought up (the input scale, the
 //       layers calibrated at INT16), fp16 results clamped, the first layer over threshold,
 //       calibrate's INT16 advice, the network output's cosine and SQNR against float
-//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED [FLOAT_FP16_IO]]]
+//   node report.js pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED [FLOAT_FP16_IO [SEARCHED]]]]
+//   node report.js searched-exeom SUMMARY.json  (the search's chosen exeom, else the bring-up's)
 //       PLACED: the scores with the melspectrogram as the tool places it (--auto_place)
 //   node report.js fix SUMMARY.json
 //       the --nb_input_scale a bring-up's fp16 check found (saturation_fix), nothing if none
@@ -47,6 +48,22 @@ function say(text, first = '', rest = '    ') {
   }
   lines.push(line);
   console.log(lines.join('\n'));
+}
+
+// the exeom a bring-up chose: the search's, else its own
+function searchedExeom(file) {
+  const s = summary(file);
+  console.log(s.search && s.search.exeom ? s.search.exeom : s.compile.exeom);
+}
+
+// the search's line for the pipeline's notes: target, result, changes
+function searchLine(label, file) {
+  const s = summary(file), se = s.search;
+  if (!se) return `${label}: no search`;
+  const ch = (se.chosen || []).map(c => c.change === 'int16 on every layer' ? c.change : `${c.change} ${c.layer || c.nodes}`);
+  return `${label}: target ${se.target_sqnr_db} dB, ${se.result}; ${db(se.as_is_sqnr_db)} as is -> ` +
+    `${se.chosen_sqnr_db !== undefined ? db(se.chosen_sqnr_db) : db(se.as_is_sqnr_db)}` +
+    `${ch.length ? ` (${ch.join(', ')})` : ''}; ${se.tries} configurations in ${se.wall_s.toFixed(0)} s`;
 }
 
 function suggest(file) {
@@ -149,15 +166,16 @@ function cause(c) {
   return c || 'none named';
 }
 
-function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16) {
+function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16, ser) {
   const lab = fs.readFileSync(list, 'utf8').trim().split('\n').map(l => l.split('\t'));
   const F = scores(fl), N = scores(np), M = scores(nm), B = scores(nb), C = ns ? scores(ns) : null;
-  const P = npl ? scores(npl) : null, H = f16 ? scores(f16) : null;
+  const P = npl ? scores(npl) : null, H = f16 ? scores(f16) : null, S = ser ? scores(ser) : null;
   const n = lab.length;
   for (const [x, what] of [[F, 'float'], [N, 'NPU'], [M, 'NPU on float mel'], [B, 'NPU before'],
                            ...(C ? [[C, 'NPU with the scale alone']] : []),
                            ...(P ? [[P, 'NPU + CPU as placed']] : []),
-                           ...(H ? [[H, 'float with fp16 model inputs']] : [])])
+                           ...(H ? [[H, 'float with fp16 model inputs']] : []),
+                           ...(S ? [[S, 'as searched']] : [])])
     if (x.clips.length !== n) throw new Error(`${what}: ${x.clips.length} clips scored, ${n} listed`);
   const yn = p => (p >= THRESHOLD ? 'yes' : 'no');
   console.log('clip                     float    NPU  placed  NPU*  max|diff|         detected         NPU clamped');
@@ -184,7 +202,9 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16) {
                 placed_peak: q ? q.peak : null, max_diff_npu: dN, max_diff_npu_float_mel: dM,
                 max_diff_placed: q ? dP : null, detected_float: fd === 'yes',
                 detected_npu: nd === 'yes', detected_npu_float_mel: md === 'yes',
-                detected_placed: pd === 'yes', npu_clamped: p.sat || '' });
+                detected_placed: pd === 'yes', npu_clamped: p.sat || '',
+                searched_peak: S ? S.clips[i].peak : null,
+                detected_searched: S ? yn(S.clips[i].peak) === 'yes' : null });
     console.log(`${name.padEnd(23)} ${f4(f.peak)} ${f4(p.peak)} ${q ? f4(q.peak) : '     -'} ${f4(m.peak)}  ` +
                 `${dN.toFixed(2)}/${q ? dP.toFixed(2) : '-'}/${dM.toFixed(2)}`.padEnd(18) +
                 `${`${fd}/${nd}/${pd}/${md}`.padEnd(19)}${p.sat || '-'}`);
@@ -226,8 +246,39 @@ function pipeline(list, fl, np, nm, nb, melJ, embJ, wwJ, ns, npl, f16) {
         `agreement ${floor.agree} of ${n}, max |score difference| ${floor.max_diff.toFixed(4)} ` +
         `(${floor.clip}), over 0.1 on ${floor.over_0_1} clip${floor.over_0_1 === 1 ? '' : 's'}`);
   }
+  // per clip's peak score (what a wake-word user sees) against float, for every variant
+  const frameRe = /cycles per 80 ms frame: melspectrogram (\d+) \+ embedding (\d+) \+ wake word (\d+) = (\d+)/;
+  const peakRow = (X, what) => {
+    const r = { what, agree: 0, over_0_1: 0, max_peak_diff: 0, mean_peak_diff: 0, clip: '', cycles: null, margin_ms: null };
+    for (let i = 0; i < n; i++) {
+      const d = Math.abs(F.clips[i].peak - X.clips[i].peak);
+      r.agree += yn(F.clips[i].peak) === yn(X.clips[i].peak);
+      r.over_0_1 += d > 0.1;
+      r.mean_peak_diff += d / n;
+      if (d >= r.max_peak_diff) { r.max_peak_diff = d; r.clip = lab[i][0]; }
+    }
+    const m = frameRe.exec(X.budget || '');
+    if (m) { r.cycles = Number(m[4]); r.margin_ms = FRAME_MS - r.cycles / (MHZ * 1e3); }
+    return r;
+  };
+  const peaks = [peakRow(B, 'as is'), peakRow(N, 'as advised'), ...(P ? [peakRow(P, 'as placed')] : []),
+                 ...(S ? [peakRow(S, 'as searched')] : []), ...(H ? [peakRow(H, 'fp16 floor')] : [])];
+  console.log('');
+  console.log(`== per clip's peak score against float (${n} clips, detection at ${THRESHOLD})`);
+  console.log('   pipeline       agree   |peak diff|>0.1  max |peak diff|  mean     cycles/frame  margin');
+  for (const r of peaks)
+    console.log(`   ${r.what.padEnd(14)} ${String(r.agree).padStart(3)}/${n}   ${String(r.over_0_1).padStart(8)}        ` +
+                `${r.max_peak_diff.toFixed(4).padStart(7)}          ${r.mean_peak_diff.toFixed(4)}   ` +
+                `${r.cycles === null ? '        -' : String(r.cycles).padStart(9)}     ` +
+                `${r.margin_ms === null ? '-' : r.margin_ms.toFixed(2) + ' ms'}`);
+  if (S)
+    for (const [label, f] of [['melspectrogram', melJ.replace(/\/mel\/summary\.json$/, '/mel_searched/summary.json')],
+                              ['embedding', embJ.replace(/\/embedding\/summary\.json$/, '/embedding_searched/summary.json')],
+                              ['hey_jarvis', wwJ.replace(/\/hey_jarvis\/summary\.json$/, '/hey_jarvis_searched/summary.json')]])
+      if (fs.existsSync(f)) say(searchLine(label, f), '   ', '     ');
   if (process.env.PIPELINE_JSON)
     fs.writeFileSync(process.env.PIPELINE_JSON, JSON.stringify({
+      peak_table: peaks, agree_searched: S ? peaks.find(r => r.what === 'as searched').agree : null,
       threshold: THRESHOLD, clips: n, agree_npu: agree.N, agree_npu_float_mel: agree.M,
       agree_placed: P ? agree.P : null, max_diff_npu: maxN[0], max_diff_npu_float_mel: maxM[0],
       max_diff_placed: P ? maxP[0] : null, false_accepts: fa, fp16_io_floor: floor, rows }, null, 1));
@@ -307,12 +358,14 @@ try {
   if (cmd === 'suggest' && args.length === 1) suggest(args[0]);
   else if (cmd === 'suggest-int16' && args.length === 1) suggestInt16(args[0]);
   else if (cmd === 'effect' && args.length >= 2 && args.length <= 4) effect(...args);
-  else if (cmd === 'pipeline' && args.length >= 8 && args.length <= 11) pipeline(...args);
+  else if (cmd === 'pipeline' && args.length >= 8 && args.length <= 12) pipeline(...args);
+  else if (cmd === 'searched-exeom' && args.length === 1) searchedExeom(args[0]);
   else if (cmd === 'fix' && args.length === 1) fix(args[0]);
   else {
     console.error('usage: node report.js suggest SUMMARY.json | suggest-int16 SUMMARY.json |\n' +
                   '       effect A.json B.json [C.json [D.json]] |\n' +
-                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED [FLOAT_FP16_IO]]]\n' +
+                  '       pipeline LIST FLOAT NPU NPU_FLOAT_MEL NPU_BEFORE MEL.json EMB.json WW.json [NPU_SCALE [PLACED [FLOAT_FP16_IO [SEARCHED]]]]\n' +
+                  '       searched-exeom SUMMARY.json\n' +
                   '       fix SUMMARY.json');
     process.exit(2);
   }
