@@ -42,7 +42,9 @@ typedef struct cand {
     bool ok;        /* measured alone */
     double sqnr, cycles;
     int64_t bytes;
-    double gain;    /* sqnr over the bring-up's own (dB) */
+    double gain;    /* sqnr over the configuration it was added to (dB) */
+    bool alone_ok;  /* round 0: the change alone */
+    double alone_sqnr, alone_cycles;
     char err[300];
 } cand;
 
@@ -67,6 +69,7 @@ typedef struct search {
     const char *scale;  /* the fp16 fix's --nb_input_scale, or the bring-up's */
     int batch_num;      /* the calibration's batches (the config's batch_num) */
     meas base;
+    meas ref;           /* the configuration a round measures each change on top of */
     char dir[3100];
 } search;
 
@@ -460,26 +463,31 @@ static char *row_nodes(const json_t *row)
     return l;
 }
 
-/* a run of nodes on the CPU: the compare row at index r, and with the row after it */
-static void add_cpu_run(search *s, const json_t *rows, size_t r)
+/* runs of nodes on the CPU: the compare row at index r, then with each row after it, up to
+ * len rows (a saturating Mul's run reaches the Log that takes its range back: silero_vad's
+ * Mul by 2^20, Add, Log; the Mul alone hands the NPU values beyond fp16 again) */
+static void add_cpu_run(search *s, const json_t *rows, size_t r, size_t len)
 {
-    char *a = row_nodes(json_array_get(rows, r));
-    if (a && *a)
-        add(s, C_CPU, a);
-    if (a && *a && r + 1 < json_array_size(rows)) {
-        char *n = row_nodes(json_array_get(rows, r + 1));
-        if (n && *n) {
-            size_t l = strlen(a) + strlen(n) + 2;
-            char *both = malloc(l);
-            if (both) {
-                snprintf(both, l, "%s;%s", a, n);
-                add(s, C_CPU, both);
-                free(both);
-            }
+    char *run = NULL;
+    for (size_t k = 0; k < len && r + k < json_array_size(rows); k++) {
+        char *n = row_nodes(json_array_get(rows, r + k));
+        if (!n || !*n) {
+            free(n);
+            break;
         }
+        size_t l = (run ? strlen(run) + 1 : 0) + strlen(n) + 1;
+        char *both = malloc(l);
+        if (!both) {
+            free(n);
+            break;
+        }
+        snprintf(both, l, "%s%s%s", run ? run : "", run ? ";" : "", n);
         free(n);
+        free(run);
+        run = both;
+        add(s, C_CPU, run);
     }
-    free(a);
+    free(run);
 }
 
 /* the compare row of a layer (by its name), or -1 */
@@ -524,7 +532,7 @@ static void candidates(search *s)
     for (int q = 0; q < 2; q++) {
         long r = row_of(rows, named[q]);
         if (r >= 0)
-            add_cpu_run(s, rows, (size_t)r);
+            add_cpu_run(s, rows, (size_t)r, 2);
     }
     for (size_t k = 0; k < json_array_size(b->runs); k++) {
         const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
@@ -532,7 +540,7 @@ static void candidates(search *s)
         for (size_t i = 0; i < json_array_size(ts); i++) {
             long r = row_of(rows, bu_str(json_array_get(ts, i), "name"));
             if (r >= 0)
-                add_cpu_run(s, rows, (size_t)r);
+                add_cpu_run(s, rows, (size_t)r, 4);
         }
     }
     const char *adv = bu_str(b->advice, "nodes");
@@ -603,21 +611,30 @@ static void note_meas(const search *s, const char *what, const meas *m)
 /* relative cost of a change alone: cycles and size over the bring-up's own (>= 0.001) */
 static double rel_cost(const search *s, const cand *c)
 {
-    double dc = (c->cycles - s->base.cycles) / fmax(s->base.cycles, 1);
-    double db = (double)(c->bytes - s->base.bytes) / fmax((double)s->base.bytes, 1);
+    double dc = (c->cycles - s->ref.cycles) / fmax(s->ref.cycles, 1);
+    double db = (double)(c->bytes - s->ref.bytes) / fmax((double)s->ref.bytes, 1);
     return fmax(dc + 0.25 * db, 0.001);
 }
 
-/* 1. each change alone */
-static nb_err sensitivity(search *s, unsigned char *on)
+/* 1. each change not in pick, added to it alone (round 0: pick empty, each change alone);
+ * its gain and costs against ref (pick's own measure) */
+static nb_err sensitivity(search *s, const unsigned char *pick, int round, unsigned char *on)
 {
     for (int i = 0; i < s->n; i++) {
         cand *c = &s->c[i];
+        c->ok = false;
+        if (pick[i] || (round > 0 && c->err[0])) /* in, or refused by atc before */
+            continue;
+        bool all16 = false;
+        for (int k = 0; k < s->n; k++)
+            all16 = all16 || (pick[k] && s->c[k].kind == C_ALL16);
+        if (all16 && c->kind == C_INT16)
+            continue; /* no change */
         char tag[32], label[4200];
-        snprintf(tag, sizeof tag, "alone-%d", i);
-        snprintf(label, sizeof label, "%s%s%s", kind_name(c->kind),
+        snprintf(tag, sizeof tag, "r%d-%d", round, i);
+        snprintf(label, sizeof label, "%s%s%s%s", round ? "+ " : "", kind_name(c->kind),
                  c->kind == C_ALL16 ? "" : " ", c->kind == C_ALL16 ? "" : c->what);
-        memset(on, 0, (size_t)s->n);
+        memcpy(on, pick, (size_t)s->n);
         on[i] = 1;
         meas m;
         nb_err e = measure(s, on, tag, false, &m);
@@ -628,7 +645,7 @@ static nb_err sensitivity(search *s, unsigned char *on)
         c->ok = m.ok;
         if (m.ok) {
             c->sqnr = m.sqnr, c->cycles = m.cycles, c->bytes = m.bytes;
-            c->gain = m.sqnr - s->base.sqnr;
+            c->gain = m.sqnr - s->ref.sqnr;
         } else {
             snprintf(c->err, sizeof c->err, "%s", m.err);
         }
@@ -644,7 +661,7 @@ static int ranked(const search *s, bool by_cost, bool int16_only, int *order)
     int n = 0;
     for (int i = 0; i < s->n; i++) {
         const cand *c = &s->c[i];
-        if (!c->ok || c->gain <= 0.05 || (int16_only && c->kind != C_INT16) ||
+        if (!c->ok || c->gain < 0.2 || /* below 0.2 dB: the noise of a calibration */ (int16_only && c->kind != C_INT16) ||
             over_budget(s, c->cycles))
             continue;
         double key = by_cost ? c->gain / rel_cost(s, c) : c->gain;
@@ -667,9 +684,10 @@ static int ranked(const search *s, bool by_cost, bool int16_only, int *order)
 static nb_err greedy(search *s, const int *order, int n, const char *prefix,
                      unsigned char *on, meas *best, bool *met)
 {
-    memset(on, 0, (size_t)s->n);
     *met = false;
     bool all16 = false;
+    for (int k = 0; k < s->n; k++)
+        all16 = all16 || (on[k] && s->c[k].kind == C_ALL16);
     for (int q = 0; q < n && !*met; q++) {
         const cand *c = &s->c[order[q]];
         if (all16 && c->kind == C_INT16)
@@ -707,9 +725,11 @@ static nb_err greedy(search *s, const int *order, int n, const char *prefix,
     return NB_OK;
 }
 
-/* 3. every chosen change, the most costly first, dropped when the target holds without it */
-static nb_err prune(search *s, unsigned char *on, meas *best)
+/* 3. every chosen change, the most costly first, dropped when the target holds without it
+ * (a target not reached: when the best reached loses no more than 0.1 dB without it) */
+static nb_err prune(search *s, unsigned char *on, meas *best, bool met)
 {
+    const double bar = met ? s->target : best->sqnr - 0.1;
     for (;;) {
         int drop = -1;
         double worst = -1;
@@ -730,7 +750,7 @@ static nb_err prune(search *s, unsigned char *on, meas *best)
             return e;
         note_meas(s, label, &m);
         point(s, label, on, &m);
-        if (m.ok && m.sqnr >= s->target && !over_budget(s, m.cycles)) {
+        if (m.ok && m.sqnr >= bar && !over_budget(s, m.cycles)) {
             json_decref(best->outs);
             *best = m; /* dropped */
         } else {
@@ -860,24 +880,50 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
     candidates(s);
     bu_note(b, "search: %.1f dB as is, target %.1f dB: %d change%s to measure alone", s->base.sqnr,
             s->target, s->n, s->n == 1 ? "" : "s");
-    nb_err e = sensitivity(s, on);
-    if (e)
-        return e;
-    int order[MAX_CAND], n = ranked(s, true, false, order);
+    /* rounds: each change measured on top of the configuration so far (round 0: alone),
+       then added by gain per cost until the target holds; a round that gains under 0.2 dB
+       ends the search (silero_vad: the Log's run on the CPU first, then the Convs after it,
+       whose int16 showed nothing while the saturation dominated) */
+    s->ref = s->base;
     meas best = {0};
     bool met = false;
-    if ((e = greedy(s, order, n, "greedy", pick, &best, &met))) {
-        json_decref(best.outs);
-        return e;
+    int ro[MAX_CAND], rn = 0;
+    nb_err e = NB_OK;
+    for (int round = 0; round < 3 && !met; round++) {
+        if ((e = sensitivity(s, pick, round, on)))
+            break;
+        if (round == 0) { /* the rule's order, and each change alone, kept */
+            rn = ranked(s, false, true, ro);
+            for (int i = 0; i < s->n; i++)
+                s->c[i].alone_ok = s->c[i].ok, s->c[i].alone_sqnr = s->c[i].sqnr,
+                s->c[i].alone_cycles = s->c[i].cycles;
+        }
+        int order[MAX_CAND], n = ranked(s, true, false, order);
+        double before = best.ok ? best.sqnr : s->base.sqnr;
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, round ? "round %d" : "greedy", round + 1);
+        if (!n || (e = greedy(s, order, n, prefix, pick, &best, &met)))
+            break;
+        if (!met && !(best.ok && best.sqnr >= before + 0.2))
+            break;
+        if (!met) { /* the next round from the best so far */
+            json_decref(s->ref.outs);
+            s->ref = best;
+            s->ref.outs = NULL;
+        }
     }
-    if (met && (e = prune(s, pick, &best))) {
+    if (s->ref.outs != s->base.outs)
+        json_decref(s->ref.outs);
+    if (!e && best.ok)
+        e = prune(s, pick, &best, met);
+    if (e) {
         json_decref(best.outs);
         return e;
     }
     if (b->o->search_baseline) { /* the ESP-PPQ-style rule: INT16 in sensitivity order */
-        int ro[MAX_CAND], rn = ranked(s, false, true, ro);
         meas rb = {0};
         bool rmet = false;
+        memset(on, 0, sizeof on);
         if ((e = greedy(s, ro, rn, "rule", on, &rb, &rmet))) {
             json_decref(best.outs);
             return e;
@@ -897,10 +943,10 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
         json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
         json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
                             nb_json_string(s->c[i].what));
-        if (s->c[i].ok) {
-            json_object_set_new(c, "sqnr_db", nb_json_num(s->c[i].sqnr));
-            json_object_set_new(c, "gain_db", nb_json_num(s->c[i].gain));
-            json_object_set_new(c, "cycles", json_real(s->c[i].cycles));
+        if (s->c[i].alone_ok) { /* alone, on the bring-up's own configuration */
+            json_object_set_new(c, "sqnr_db", nb_json_num(s->c[i].alone_sqnr));
+            json_object_set_new(c, "gain_db", nb_json_num(s->c[i].alone_sqnr - s->base.sqnr));
+            json_object_set_new(c, "cycles", json_real(s->c[i].alone_cycles));
         } else {
             json_object_set_new(c, "error", nb_json_string(s->c[i].err));
         }
