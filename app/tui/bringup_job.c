@@ -22,6 +22,7 @@
 typedef struct bu_work {
     char model[PATH_MAX], shape[512], data_dir[4096], eval_dir[4096], out[PATH_MAX];
     char db[PATH_MAX], soc[16], threshold[128];
+    double target;  /* the search's target SQNR (dB), NAN: no search */
 } bu_work;
 
 static bu_work W;
@@ -33,7 +34,8 @@ static int worker(void *arg)
                          .data_dir = w->data_dir[0] ? w->data_dir : NULL,
                          .eval_dir = w->eval_dir[0] ? w->eval_dir : NULL, .out = w->out,
                          .soc_version = w->soc[0] ? w->soc : NULL,
-                         .threshold = w->threshold[0] ? w->threshold : NULL};
+                         .threshold = w->threshold[0] ? w->threshold : NULL,
+                         .has_target = !isnan(w->target), .target_sqnr = w->target};
     g_rec.db_path = w->db[0] ? w->db : NULL;
     g_rec.argc = 0;
     g_rec.argv = NULL;
@@ -47,7 +49,7 @@ bool tui_bringup_start(tui *t)
         tui_status(t, true, "no model open: press o to pick one");
         return false;
     }
-    static char data[4096], eval[4096];
+    static char data[4096], eval[4096], target[32];
     tui_field f[] = {
         {"Data folder(s)", data, sizeof data,
          "One folder of .npy or .bin batches per model input, ';' between them "
@@ -55,9 +57,23 @@ bool tui_bringup_start(tui *t)
         {"Evaluation folder(s)", eval, sizeof eval,
          "The same for the evaluation inputs; empty: the last 5 files of the data folders.",
          NULL},
+        {"Target SQNR (dB)", target, sizeof target,
+         "Empty: no search. A number: the precision and placement search (bringup "
+         "--target_sqnr): the cheapest INT16 layers and CPU placement whose pooled output SQNR "
+         "on the simulator reaches it; every configuration calibrated, compiled and run.", NULL},
     };
-    if (!tui_form(t, "Bring up: every step in one go (nanobench bringup)", f, 2))
+    if (!tui_form(t, "Bring up: every step in one go (nanobench bringup)", f, 3))
         return false;
+    double tg = NAN;
+    if (target[0]) {
+        char *end;
+        tg = strtod(target, &end);
+        if (*end || end == target || !(tg > -100 && tg < 200)) {
+            tui_status(t, true, "bringup: the target SQNR is a number of dB (from -100 to 200), "
+                       "not '%.40s'", target);
+            return false;
+        }
+    }
     memset(&W, 0, sizeof W);
     snprintf(W.model, sizeof W.model, "%s", t->model);
     snprintf(W.shape, sizeof W.shape, "%s", t->input_shape);
@@ -67,6 +83,7 @@ bool tui_bringup_start(tui *t)
     snprintf(W.db, sizeof W.db, "%s", t->db);
     snprintf(W.soc, sizeof W.soc, "%s", t->soc_version);
     snprintf(W.threshold, sizeof W.threshold, "%s", t->thresholds);
+    W.target = tg;
     return tui_run_fn(t, STEP_MODEL, worker, &W, "bringup");
 }
 
