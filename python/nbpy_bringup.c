@@ -28,6 +28,12 @@
  * input, 1 internal, 130 cancelled) with the one-line message in err. */
 EXPORT int nbpy_bringup(const char *model, int n, const char *const *keys,
                         const char *const *values, char **json, char *err, size_t errlen);
+/* The same, with line (when not NULL) called for each progress line, as the CLI prints them
+ * on stderr: "[k/6] step detail progress", "done" lines, notes (the search's tries) and
+ * "warning: ..." lines; one line of UTF-8 text, no newline. */
+EXPORT int nbpy_bringup_progress(const char *model, int n, const char *const *keys,
+                                 const char *const *values, void (*line)(const char *),
+                                 char **json, char *err, size_t errlen);
 
 typedef struct py_bu {
     nb_bringup_opts o;
@@ -130,15 +136,48 @@ void nbpy_lock(void); /* nbpy.c: one engine call at a time, threads take turns *
 void nbpy_unlock(void);
 
 static int bringup_impl(const char *model, int n, const char *const *keys,
-                        const char *const *values, char **json, char *err, size_t errlen);
+                        const char *const *values, void (*line)(const char *), char **json,
+                        char *err, size_t errlen);
 
 int nbpy_bringup(const char *model, int n, const char *const *keys, const char *const *values,
                  char **json, char *err, size_t errlen)
 {
+    return nbpy_bringup_progress(model, n, keys, values, NULL, json, err, errlen);
+}
+
+int nbpy_bringup_progress(const char *model, int n, const char *const *keys,
+                          const char *const *values, void (*line)(const char *), char **json,
+                          char *err, size_t errlen)
+{
     nbpy_lock();
-    int rc = bringup_impl(model, n, keys, values, json, err, errlen);
+    int rc = bringup_impl(model, n, keys, values, line, json, err, errlen);
     nbpy_unlock();
     return rc;
+}
+
+/* the hooks as lines for the caller's function */
+static void py_step(void *user, int step, const char *detail, const char *progress, bool done,
+                    double ms)
+{
+    void (*line)(const char *) = (void (*)(const char *))user;
+    char buf[1200];
+    if (done)
+        snprintf(buf, sizeof buf, "[%d/%d] %s%s%s done in %.1f s", step + 1, NB_BRINGUP_STEPS,
+                 nb_bringup_step_name[step], *detail ? " " : "", detail, ms / 1e3);
+    else
+        snprintf(buf, sizeof buf, "[%d/%d] %s%s%s%s%s", step + 1, NB_BRINGUP_STEPS,
+                 nb_bringup_step_name[step], *detail ? " " : "", detail, *progress ? " " : "",
+                 progress);
+    line(buf);
+}
+
+static void py_note(void *user, const char *msg) { ((void (*)(const char *))user)(msg); }
+
+static void py_warn(void *user, const char *msg)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "warning: %s", msg);
+    ((void (*)(const char *))user)(buf);
 }
 
 static volatile sig_atomic_t py_cancel; /* the SIGINT of a bring-up in progress */
@@ -146,7 +185,8 @@ static volatile sig_atomic_t py_cancel; /* the SIGINT of a bring-up in progress 
 static void on_sigint(int sig) { py_cancel = sig; }
 
 static int bringup_impl(const char *model, int n, const char *const *keys,
-                        const char *const *values, char **json, char *err, size_t errlen)
+                        const char *const *values, void (*line)(const char *), char **json,
+                        char *err, size_t errlen)
 {
     py_bu p;
     memset(&p, 0, sizeof p);
@@ -175,6 +215,10 @@ static int bringup_impl(const char *model, int n, const char *const *keys,
     py_cancel = 0;
     bool handler = sigaction(SIGINT, &sa, &old) == 0;
     nb_bringup_hooks h = {.cancel = &py_cancel};
+    if (line) {
+        h.user = (void *)line;
+        h.step = py_step, h.note = py_note, h.warn = py_warn;
+    }
     nb_bringup_result r;
     nb_err e = nb_bringup(&p.o, &h, &r, &st);
     if (handler)

@@ -122,8 +122,13 @@ if [ -n "$LIB" ]; then
     # shellcheck disable=SC2086 # pre: assignments or nothing
     env $pre NANOBENCH_LIB="$LIB" PYTHONPATH="$SRC/python" $PY - <<'PYEOF' || fail "the search from Python"
 import json, nanobench as nb
+lines = []
 s = nb.bringup("net.onnx", data_dir="calib", eval_dir="eval", out="py", eval_count=6,
-               target_sqnr=40.0, search_baseline=True)["search"]
+               target_sqnr=40.0, search_baseline=True, progress=lines.append)["search"]
+# the progress lines: every step started and done, and one line per configuration measured
+assert sum(l.startswith("[6/6] compare done") for l in lines) == 1, lines
+tries = [l for l in lines if l.startswith("search ") and ": " in l and l.split(":")[0][7:].isdigit()]
+assert len(tries) == s["tries"], (len(tries), s["tries"], lines[-5:])
 c = json.load(open("hi/summary.json"))["search"]
 assert s["chosen"] == c["chosen"], (s["chosen"], c["chosen"])
 for k in ("chosen_sqnr_db", "chosen_cycles", "chosen_exeom_bytes", "as_is_sqnr_db", "tries"):

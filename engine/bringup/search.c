@@ -969,8 +969,10 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
     meas rec;
     b->argv_kept = json_array(); /* the commands that give it, as recorded */
     e = measure(s, pick, "chosen", true, &rec);
-    if (!e)
+    if (!e) {
+        note_meas(s, "the chosen configuration, recorded", &rec);
         write_reproduce(s, js, b->argv_kept);
+    }
     json_object_set_new(js, "commands", b->argv_kept);
     b->argv_kept = NULL;
     if (e) {

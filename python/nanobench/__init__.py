@@ -358,6 +358,8 @@ def compare(npu_dump, golden_dump):
 
 # ---- the bring-up (nb_bringup, include/nb/bringup.h): the whole pipeline in one call ----
 _lib.nbpy_bringup.argtypes = [_c, ctypes.c_int, _P(_c), _P(_c)] + _OUT
+_LINE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
+_lib.nbpy_bringup_progress.argtypes = [_c, ctypes.c_int, _P(_c), _P(_c), _LINE] + _OUT
 __all__.append("bringup")
 _BRINGUP_OPTIONS = ("data_types", "calibration_config", "batch_num", "algo", "soc_version",
                     "input_fp16_nodes", "output_type", "out_nodes", "cpu_nodes",
@@ -367,7 +369,8 @@ _BRINGUP_OPTIONS = ("data_types", "calibration_config", "batch_num", "algo", "so
                     "db", "no_record")
 
 
-def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **options):
+def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, progress=None,
+            **options):
     """The CLI's `nanobench bringup` in this process: estimate, calibrate, compile, run on
     the simulated NPU, the float reference, compare, the fp16 fix; returns the summary
     (DIR/summary.json, as `bringup --json` prints it) as a dict. data_dir and eval_dir: one
@@ -376,7 +379,9 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **o
     input_fp16_nodes, output_type, out_nodes, cpu_nodes, nb_input_scale, threshold,
     eval_count (int), auto_place (bool), fail_under_cosine (float); target_sqnr (float, dB:
     the precision and placement search, summary["search"]), target_outputs (a list of
-    output names), search_max_cycles (a cycle count), search_baseline (bool); db (the run database's
+    output names), search_max_cycles (a cycle count), search_baseline (bool); progress: a
+    function called with each progress line (str, as the CLI prints them on stderr: steps,
+    the search's tries, warnings); an exception it raises is printed, not raised; db (the run database's
     path; default: the CLI's), no_record (bool). Recorded in the run history as the CLI's
     bringup is (a bringup run, its steps its children). Error (status 2) for bad input."""
     keys, vals = [], []
@@ -415,4 +420,12 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, **o
         put(key, v)
     ck = (_c * max(len(keys), 1))(*keys)
     cv = (_c * max(len(vals), 1))(*vals)
-    return _call(_lib.nbpy_bringup, _path("model", model), len(keys), ck, cv)
+    if progress is None:
+        return _call(_lib.nbpy_bringup, _path("model", model), len(keys), ck, cv)
+    if not callable(progress):
+        raise Error("bringup(): progress is a function of one str, not %s" % _what(progress), 2)
+
+    def line(b):
+        progress(b.decode("utf-8", "replace"))
+    cb = _LINE(line)  # kept alive for the call
+    return _call(_lib.nbpy_bringup_progress, _path("model", model), len(keys), ck, cv, cb)
