@@ -37,7 +37,7 @@ void nb_model_warn(nb_model *m, const char *fmt, ...) __attribute__((format(prin
  * mp has passed the gate (strings not NULL, nodes named); al is the allocator it was decoded
  * with (NULL: malloc). New strings and messages come from al; new optional string fields
  * are left NULL (the caller fills them as the gate does). summary (when summary_len > 0)
- * gets "Upsample -> Resize 2, Pad 1". Errors: NB_ERR_UNSUPPORTED naming the node, its op
+ * gets "2 Upsample -> Resize, 1 Pad". Errors: NB_ERR_UNSUPPORTED naming the node, its op
  * and the opset for a node whose meaning has no opset-11 form (BatchNormalization
  * spatial=0, a read Dropout mask before 10, a nearest Upsample or Resize-10 whose scales
  * both up- and downsample, a nearest Resize-10 whose scales are not a constant);

@@ -38,8 +38,9 @@
 #include "onnx.pb-c.h"
 
 enum { LG_UPSAMPLE, LG_RESIZE, LG_SLICE, LG_PAD, LG_CLIP, LG_TOPK, LG_BN, LG_N };
-static const char *const lg_names[LG_N] = {"Upsample -> Resize", "Resize-10", "Slice", "Pad",
-                                           "Clip", "TopK", "BatchNormalization"};
+static const char *const lg_names[LG_N] = {"Upsample -> Resize", "Resize-10 -> Resize-11",
+                                           "Slice", "Pad", "Clip", "TopK",
+                                           "BatchNormalization"};
 
 typedef struct lctx {
     Onnx__ModelProto *mp;
@@ -527,8 +528,8 @@ nb_err nb_onnx_upgrade_legacy(Onnx__ModelProto *mp, struct ProtobufCAllocator *a
     size_t at = 0;
     for (int k = 0; k < LG_N && summary_len; k++)
         if (c.counts[k] && at < summary_len) {
-            int w = snprintf(summary + at, summary_len - at, "%s%s %d", at ? ", " : "",
-                             lg_names[k], c.counts[k]);
+            int w = snprintf(summary + at, summary_len - at, "%s%d %s", at ? ", " : "",
+                             c.counts[k], lg_names[k]);
             at += w > 0 ? (size_t)w : 0;
         }
     return NB_OK;
