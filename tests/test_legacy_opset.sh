@@ -178,7 +178,8 @@ refused bad_opset6 "opset 6 of the default domain is not supported (nanobench an
 
 # calibrate's fake-quant and deploy models of a legacy model are valid ONNX, and ONNX Runtime
 # agrees with nanobench's reference on the fake-quant one; a Conv + Upsample + Pad model at
-# opset 9 through bringup, every evaluation input's output within cosine 0.99 of float
+# opset 9 through bringup, every evaluation input's output within cosine 0.999 of float (Resize
+# and Pad on the NPU: measured 0.99997)
 $PY - "$T" <<'EOF' || { echo "FAIL: making the Conv + Upsample + Pad model"; exit 1; }
 import sys, os, numpy as np, onnx
 from onnx import helper as h, TensorProto as T, numpy_helper as nh
@@ -224,7 +225,7 @@ node "$T/ort_cmp.js" "$ORT" "$T/fq" 1e-4 2>"$T/err" ||
 node -e '
 const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
 const per = s.outputs[0].per_input;
-if (per.length < 4 || per.some((p) => !(p.cosine >= 0.99))) {
+if (per.length < 4 || per.some((p) => !(p.cosine >= 0.999))) {
   console.error(JSON.stringify(per.map((p) => p.cosine))); process.exit(1);
 }' "$T/bu.json" 2>"$T/err" || fail "bringup of the opset-9 model: per-input cosines $(cat "$T/err")"
 
