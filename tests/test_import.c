@@ -131,12 +131,74 @@ static void test_opset_outside_range(void **state)
 {
     (void)state;
     nb_status st = {0};
-    assert_int_equal(load_model(relu_model(10), &st), NB_ERR_OPSET);
-    assert_non_null(strstr(st.msg, "opset 10"));
+    /* opset 6 and before: refused with the converter hint; 7..10 are converted */
+    assert_int_equal(load_model(relu_model(6), &st), NB_ERR_OPSET);
+    assert_non_null(strstr(st.msg, "opset 6"));
+    assert_non_null(strstr(st.msg, "version_converter"));
+    assert_int_equal(load_model(relu_model(7), &st), NB_OK);
+    assert_int_equal(load_model(relu_model(10), &st), NB_OK);
     assert_int_equal(load_model(relu_model(19), &st), NB_ERR_OPSET);
     assert_non_null(strstr(st.msg, "opset 19"));
     assert_int_equal(load_model(relu_model(11), &st), NB_OK);
     assert_int_equal(load_model(relu_model(18), &st), NB_OK);
+}
+
+/* An opset-9 TopK (k attribute, TopK-1) is imported as opset 11's (K an INT64 [1] input,
+ * ONNX Changelog TopK-10), the model's opset 11, the file's 9, and one warning says so; a
+ * BatchNormalization-7 with spatial=0 is refused naming the node and the opset. */
+static void test_legacy_opset_converted(void **state)
+{
+    (void)state;
+    static const int64_t d24[2] = {2, 4}, d22[2] = {2, 2};
+    mb_model *mm = mb_new(9);
+    mb_input(mm, "x", 1, 2, d24);
+    mb_output(mm, "v", 1, 2, d22);
+    Onnx__NodeProto *n = mb_node(mm, "TopK", (const char *[]){"x", NULL},
+                                 (const char *[]){"v", "i", NULL});
+    mb_attr_int(n, "k", 2);
+    size_t len;
+    uint8_t *b = mb_pack(mm, &len);
+    mb_free(mm);
+    nb_model *m = NULL;
+    nb_status st = {0};
+    assert_int_equal(nb_model_load_mem(b, len, "t9.onnx", tmpdir, NULL, &m, &st), NB_OK);
+    free(b);
+    assert_int_equal(m->opset, 11);
+    assert_int_equal(m->opset_file, 9);
+    const nb_graph *g = m->graph;
+    assert_int_equal(g->n_nodes, 1);
+    const nb_node *t = &g->nodes[0];
+    assert_string_equal(t->op_type, "TopK");
+    assert_int_equal(t->n_in, 2);
+    assert_int_equal(t->n_attr, 0);
+    const nb_value *k = &g->values[t->in[1]];
+    assert_string_equal(k->name, "TopK_0/k");
+    assert_non_null(k->const_val);
+    assert_int_equal(k->const_val->numel, 1);
+    assert_int_equal(nb_tensor_get_i64(k->const_val, 0), 2);
+    assert_int_equal(g->values[t->out[0]].dims[1], 2); /* inferred from K */
+    bool said = false;
+    for (int i = 0; i < m->n_warnings; i++)
+        said |= strstr(m->warnings[i],
+                       "opset 9 model imported as opset 11, converted: 1 TopK") != NULL;
+    assert_true(said);
+    nb_model_free(m);
+
+    static const int64_t d3[1] = {3}, d23b[2] = {2, 3};
+    mm = mb_new(7);
+    mb_input(mm, "x", 1, 2, d23b);
+    mb_output(mm, "y", 1, 2, d23b);
+    static const float one[3] = {1, 1, 1};
+    const char *names[4] = {"s", "b", "m", "v"};
+    for (int i = 0; i < 4; i++)
+        mb_init_floats(mm, names[i], 1, d3, one, 3);
+    n = mb_node(mm, "BatchNormalization", (const char *[]){"x", "s", "b", "m", "v", NULL},
+                (const char *[]){"y", NULL});
+    mb_attr_int(n, "spatial", 0);
+    assert_int_equal(load_model(mm, &st), NB_ERR_UNSUPPORTED);
+    assert_non_null(
+        strstr(st.msg, "node 'BatchNormalization_0' (BatchNormalization, opset 7): spatial=0"));
+    assert_null(strchr(st.msg, '\n'));
 }
 
 static void test_cycle(void **state)
@@ -749,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_text_file),
         cmocka_unit_test(test_truncated_model),
         cmocka_unit_test(test_opset_outside_range),
+        cmocka_unit_test(test_legacy_opset_converted),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_input_not_produced),
         cmocka_unit_test(test_negative_dim),

@@ -2,7 +2,8 @@
 /* nanobench: ONNX import with protobuf-c bindings generated from Debian's onnx.proto.
  *
  * Rules implemented (ONNX IR spec, docs/IR.md of onnx 1.12):
- *  - default-domain opset must be 11..18 (1..18 with allow_legacy_opset);
+ *  - default-domain opset must be 7..18 (1..18 with allow_legacy_opset); 7..10 are rewritten
+ *    into opset 11's form first (onnx_legacy.c), 1..6 are imported as they are;
  *  - initializers from raw_data (little-endian), typed fields, or external data whose
  *    location resolves inside the model's folder;
  *  - Constant nodes become constant values; graph inputs that are also initializers are
@@ -977,11 +978,11 @@ nb_err nb_node_collect_implicit(nb_graph *g, nb_node *n, nb_status *st)
     return NB_OK;
 }
 
-static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
+/* The initializers of gp as constant values of g (ONNX IR: names unique, not sparse). */
+static nb_err import_initializers(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
 {
     nb_status *st = c->st;
     nb_err e;
-    /* initializers */
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
         const char *name = tp->name ? tp->name : "";
@@ -1008,7 +1009,15 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
     }
     if (gp->n_sparse_initializer)
         return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: sparse initializers are not supported", c->path);
-    /* graph inputs */
+    return NB_OK;
+}
+
+/* The graph inputs of gp as inputs of g; an input that is also an initializer stays a
+ * constant (its default value). */
+static nb_err import_inputs(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
+{
+    nb_status *st = c->st;
+    nb_err e;
     int *inputs = malloc(sizeof(int) * (gp->n_input + 1));
     if (!inputs)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -1037,7 +1046,14 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
             return e;
         g->inputs[g->n_inputs++] = id;
     }
-    /* pass 1: node outputs (so that inputs may refer to nodes listed later) */
+    return NB_OK;
+}
+
+/* Pass 1: a value for every node output of gp, so that inputs may refer to nodes listed
+ * later; a name produced twice is an error. */
+static nb_err declare_node_outputs(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
+{
+    nb_status *st = c->st;
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         for (size_t o = 0; o < np->n_output; o++) {
@@ -1055,80 +1071,92 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
                 return nb_fail(st, NB_ERR_NOMEM, "out of memory");
         }
     }
-    /* pass 2: nodes */
-    for (size_t i = 0; i < gp->n_node; i++) {
-        const Onnx__NodeProto *np = gp->node[i];
-        const char *op = np->op_type ? np->op_type : "";
-        char gen[96];
-        int counter = c->node_counter++;
-        const char *node_name = np->name && *np->name ? np->name : NULL;
-        if (!node_name) {
-            snprintf(gen, sizeof gen, "%.60s_%d", *op ? op : "node", counter);
-            node_name = gen;
+    return NB_OK;
+}
+
+/* Pass 2: node np of gp into g (a Constant becomes the constant value of its output). */
+static nb_err import_node(import_ctx *c, const Onnx__NodeProto *np, nb_graph *g)
+{
+    nb_status *st = c->st;
+    nb_err e;
+    const char *op = np->op_type ? np->op_type : "";
+    char gen[96];
+    int counter = c->node_counter++;
+    const char *node_name = np->name && *np->name ? np->name : NULL;
+    if (!node_name) {
+        snprintf(gen, sizeof gen, "%.60s_%d", *op ? op : "node", counter);
+        node_name = gen;
+    }
+    if (!*op)
+        return nb_fail(st, NB_ERR_FORMAT, "%s: node '%s' has no op_type", c->path, node_name);
+    const char *dom = np->domain ? np->domain : "";
+    bool default_domain = !*dom || !strcmp(dom, "ai.onnx");
+    if (!default_domain)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s': operator %s of domain '%s' is "
+                       "not supported (only the default ONNX domain)", c->path, node_name, op, dom);
+    if (!strcmp(op, "Constant")) {
+        if (np->n_output != 1 || !np->output[0] || !*np->output[0])
+            return nb_fail(st, NB_ERR_FORMAT, "%s: Constant node '%s' needs one output",
+                           c->path, node_name);
+        nb_tensor *t;
+        if ((e = constant_value(c, np, node_name, &t)))
+            return e;
+        nb_value *v = &g->values[nb_graph_find(g, np->output[0])];
+        v->const_val = t;
+        v->dtype = t->dtype;
+        v->rank = t->rank;
+        memcpy(v->dims, t->dims, sizeof v->dims);
+        return NB_OK;
+    }
+    nb_node *n = nb_graph_add_node(g);
+    if (!n)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    n->name = strdup(node_name);
+    n->op_type = strdup(op);
+    n->domain = strdup("");
+    n->in = malloc(sizeof(int) * (np->n_input + 1));
+    n->out = malloc(sizeof(int) * (np->n_output + 1));
+    n->attrs = calloc(np->n_attribute + 1, sizeof(nb_attr));
+    if (!n->name || !n->op_type || !n->domain || !n->in || !n->out || !n->attrs)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < np->n_input; k++) {
+        const char *name = np->input[k];
+        int id = -1;
+        if (name && *name) {
+            id = nb_graph_resolve(g, name);
+            if (id < 0)
+                return nb_fail(st, NB_ERR_GRAPH, "%s: node '%s' (%s) input '%s' is not produced "
+                               "by any node, initializer or graph input", c->path, node_name,
+                               op, name);
         }
-        if (!*op)
-            return nb_fail(st, NB_ERR_FORMAT, "%s: node '%s' has no op_type", c->path, node_name);
-        const char *dom = np->domain ? np->domain : "";
-        bool default_domain = !*dom || !strcmp(dom, "ai.onnx");
-        if (!default_domain)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "%s: node '%s': operator %s of domain '%s' is "
-                           "not supported (only the default ONNX domain)", c->path, node_name, op, dom);
-        if (!strcmp(op, "Constant")) {
-            if (np->n_output != 1 || !np->output[0] || !*np->output[0])
-                return nb_fail(st, NB_ERR_FORMAT, "%s: Constant node '%s' needs one output",
-                               c->path, node_name);
-            nb_tensor *t;
-            if ((e = constant_value(c, np, node_name, &t)))
-                return e;
-            nb_value *v = &g->values[nb_graph_find(g, np->output[0])];
-            v->const_val = t;
-            v->dtype = t->dtype;
-            v->rank = t->rank;
-            memcpy(v->dims, t->dims, sizeof v->dims);
-            continue;
-        }
-        nb_node *n = nb_graph_add_node(g);
-        if (!n)
-            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        n->name = strdup(node_name);
-        n->op_type = strdup(op);
-        n->domain = strdup("");
-        n->in = malloc(sizeof(int) * (np->n_input + 1));
-        n->out = malloc(sizeof(int) * (np->n_output + 1));
-        n->attrs = calloc(np->n_attribute + 1, sizeof(nb_attr));
-        if (!n->name || !n->op_type || !n->domain || !n->in || !n->out || !n->attrs)
-            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < np->n_input; k++) {
-            const char *name = np->input[k];
-            int id = -1;
-            if (name && *name) {
-                id = nb_graph_resolve(g, name);
-                if (id < 0)
-                    return nb_fail(st, NB_ERR_GRAPH, "%s: node '%s' (%s) input '%s' is not produced "
-                                   "by any node, initializer or graph input", c->path, node_name,
-                                   op, name);
-            }
-            n->in[n->n_in++] = id;
-        }
-        for (size_t k = 0; k < np->n_output; k++) {
-            const char *name = np->output[k];
-            n->out[n->n_out++] = name && *name ? nb_graph_find(g, name) : -1;
-        }
-        for (size_t k = 0; k < np->n_attribute; k++) {
-            /* n may move if a subgraph import adds nodes to g: it does not (subgraphs are
-               separate graphs), but attribute import may add outer values to g. */
-            if ((e = import_attr(c, np->attribute[k], &n->attrs[n->n_attr], g, node_name))) {
-                n->n_attr++;
-                return e;
-            }
+        n->in[n->n_in++] = id;
+    }
+    for (size_t k = 0; k < np->n_output; k++) {
+        const char *name = np->output[k];
+        n->out[n->n_out++] = name && *name ? nb_graph_find(g, name) : -1;
+    }
+    for (size_t k = 0; k < np->n_attribute; k++) {
+        /* n may move if a subgraph import adds nodes to g: it does not (subgraphs are
+           separate graphs), but attribute import may add outer values to g. */
+        if ((e = import_attr(c, np->attribute[k], &n->attrs[n->n_attr], g, node_name))) {
             n->n_attr++;
-            if ((e = check_attr_type(c, n, &n->attrs[n->n_attr - 1])))
-                return e;
+            return e;
         }
-        if ((e = nb_node_collect_implicit(g, n, st)))
+        n->n_attr++;
+        if ((e = check_attr_type(c, n, &n->attrs[n->n_attr - 1])))
             return e;
     }
-    /* graph outputs */
+    if ((e = nb_node_collect_implicit(g, n, st)))
+        return e;
+    return NB_OK;
+}
+
+/* The graph outputs of gp as outputs of g, each produced by something; the declared type of
+ * a node's output is a hint that inference checks. */
+static nb_err import_outputs(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
+{
+    nb_status *st = c->st;
+    nb_err e;
     g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
     if (!g->outputs)
         return nb_fail(st, NB_ERR_NOMEM, "out of memory");
@@ -1141,9 +1169,6 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
                            "initializer or input", c->path, name);
         nb_value *v = &g->values[id];
         v->is_output = true;
-        if (v->producer < 0 && !v->const_val && !v->is_input && v->outer < 0) {
-            /* produced by a node: take declared type as a hint checked by inference */
-        }
         if (!v->const_val && !v->is_input && v->outer < 0) {
             nb_value tmp = *v;
             memset(tmp.dim_params, 0, sizeof tmp.dim_params);
@@ -1160,7 +1185,21 @@ static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *
         }
         g->outputs[g->n_outputs++] = id;
     }
-    return nb_graph_sort(g, st) ? nb_prefix(st, "%s", c->path) : NB_OK;
+    return NB_OK;
+}
+
+static nb_err import_graph(import_ctx *c, const Onnx__GraphProto *gp, nb_graph *g)
+{
+    nb_err e;
+    if ((e = import_initializers(c, gp, g)) || (e = import_inputs(c, gp, g)) ||
+        (e = declare_node_outputs(c, gp, g)))
+        return e;
+    for (size_t i = 0; i < gp->n_node; i++)
+        if ((e = import_node(c, gp->node[i], g)))
+            return e;
+    if ((e = import_outputs(c, gp, g)))
+        return e;
+    return nb_graph_sort(g, c->st) ? nb_prefix(c->st, "%s", c->path) : NB_OK;
 }
 
 /* Warns about node outputs that nothing reads (recursively). */
@@ -1356,8 +1395,55 @@ static nb_err check_depth(const uint8_t *data, size_t len, const char *path, nb_
     return NB_OK;
 }
 
+/* The default-domain opset mp imports; -1 when none; 1 for IR < 3 without opset_import. */
+static int64_t default_opset(const Onnx__ModelProto *mp)
+{
+    int64_t opset = -1;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        const char *d = os->domain ? os->domain : "";
+        if (!*d || !strcmp(d, "ai.onnx"))
+            opset = os->has_version ? os->version : -1;
+    }
+    if (opset < 0 && mp->n_opset_import == 0 && mp->ir_version < 3)
+        opset = 1; /* IR < 3 had no opset_import: opset 1 */
+    return opset;
+}
+
+/* A gated model of opset 7..10 rewritten to opset 11 (nb_onnx_upgrade_legacy), its new
+ * optional strings "" as the gate leaves them; arena: the allocator mp was decoded with, or
+ * NULL. Models of other opsets are left as they are. */
+static nb_err upgrade_legacy(Onnx__ModelProto *mp, ProtobufCAllocator *arena, const char *path,
+                             char *summary, size_t summary_len, nb_status *st)
+{
+    int64_t opset = default_opset(mp);
+    if (summary_len)
+        summary[0] = 0;
+    if (opset < NB_OPSET_MIN || opset >= 11)
+        return NB_OK;
+    nb_err e = nb_onnx_upgrade_legacy(mp, arena, path, (int)opset, summary, summary_len, st);
+    if (!e && !fill_strings(&mp->base, 0, arena != NULL))
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    return e;
+}
+
+static nb_err decode_whole(const uint8_t *data, size_t len, const char *path,
+                           Onnx__ModelProto **out, int *named, nb_status *st);
+
 nb_err nb_onnx_decode(const uint8_t *data, size_t len, const char *path, Onnx__ModelProto **out,
                       int *named, nb_status *st)
+{
+    nb_err e = decode_whole(data, len, path, out, named, st);
+    if (!e && (e = upgrade_legacy(*out, NULL, path ? path : "<memory>", NULL, 0, st))) {
+        onnx__model_proto__free_unpacked(*out, NULL);
+        *out = NULL;
+    }
+    return e;
+}
+
+/* nb_onnx_decode without the opset-11 rewrite. */
+static nb_err decode_whole(const uint8_t *data, size_t len, const char *path,
+                           Onnx__ModelProto **out, int *named, nb_status *st)
 {
     *out = NULL;
     if (named)
@@ -1813,7 +1899,7 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
         free(lifts.v);
         return e;
     }
-    if (!mp && (e = nb_onnx_decode(data, len, path, &mp, &named, st))) {
+    if (!mp && (e = decode_whole(data, len, path, &mp, &named, st))) {
         free(lifts.v);
         return e;
     }
@@ -1836,15 +1922,7 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
         goto done;
     }
     m->ir_version = mp->ir_version;
-    int64_t opset = -1;
-    for (size_t i = 0; i < mp->n_opset_import; i++) {
-        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
-        const char *d = os->domain ? os->domain : "";
-        if (!*d || !strcmp(d, "ai.onnx"))
-            opset = os->has_version ? os->version : -1;
-    }
-    if (opset < 0 && mp->n_opset_import == 0 && mp->ir_version < 3)
-        opset = 1; /* IR < 3 had no opset_import: opset 1 */
+    int64_t opset = default_opset(mp);
     int lo = opts->allow_legacy_opset ? 1 : NB_OPSET_MIN;
     if (opset < lo || opset > NB_OPSET_MAX) {
         if (opset < 0)
@@ -1857,7 +1935,15 @@ static nb_err load_model(const uint8_t *data, size_t len, const char *path_for_m
                         NB_OPSET_MIN, NB_OPSET_MAX);
         goto done;
     }
-    m->opset = (int)opset;
+    m->opset = m->opset_file = (int)opset;
+    if (opset >= NB_OPSET_MIN && opset < 11) {
+        char conv[256];
+        if ((e = upgrade_legacy(mp, arena.n ? &arena.base : NULL, path, conv, sizeof conv, st)))
+            goto done;
+        m->opset = 11;
+        nb_model_warn(m, "opset %d model imported as opset 11%s%s", (int)opset,
+                      conv[0] ? ", converted: " : " (no op to convert)", conv);
+    }
     m->graph = nb_graph_new(mp->graph->name ? mp->graph->name : "main", NULL, m->opset);
     if (!m->graph) {
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");

@@ -19,7 +19,9 @@
 extern "C" {
 #endif
 
-#define NB_OPSET_MIN 11
+/* Default-domain opsets imported. 7..10 are converted on import to the opset-11 form of the
+ * ops whose signature changed (engine/ir/onnx_legacy.c), and the model is opset 11 after. */
+#define NB_OPSET_MIN 7
 #define NB_OPSET_MAX 18
 
 typedef enum nb_attr_type {
@@ -94,7 +96,8 @@ typedef struct nb_model {
     char *path;
     char *dir;               /* folder of the model file, for external data */
     int64_t ir_version;
-    int opset;               /* default domain */
+    int opset;               /* default domain, as imported (11 for a file of 7..10) */
+    int opset_file;          /* default domain, as the file says */
     char *producer;
     nb_graph *graph;
     int n_warnings;
@@ -114,7 +117,8 @@ typedef struct nb_shape_override {
 typedef struct nb_load_opts {
     /* --input_shape text (vendor syntax) or NULL. */
     const char *input_shape;
-    /* Accept default-domain opsets 1..10 (conformance runner only; the CLI rejects them). */
+    /* Accept default-domain opsets 1..6 too, imported as they are, without conversion
+     * (conformance runner only; the CLI rejects them). */
     bool allow_legacy_opset;
     /* Large initializers keep the buffers protobuf-c decoded them into (16-byte aligned)
      * instead of a 64-byte aligned copy: a 10 MB model loads in half the time, but the
