@@ -302,22 +302,12 @@ static void search_text(FILE *f, const json_t *se)
             db_str(num(br, "sqnr_db"), t1, sizeof t1), num(br, "cycles"));
 }
 
-void nb_report_text(const json_t *s, FILE *f)
+/* The summary's bring-up line and estimate's sizes and op types. */
+static void text_estimate(const json_t *s, FILE *f)
 {
-    const json_t *ev = json_object_get(s, "evaluation");
-    const char *model = str(s, "model"), *soc = str(s, "soc_version"), *esrc = str(ev, "source");
-    const int n_eval = count(json_object_get(ev, "count"));
-    const int eval_avail = count(json_object_get(ev, "available"));
-    const bool qat = json_is_true(json_object_get(json_object_get(s, "calibration"), "qat"));
-    const int cmp_input = count(json_object_get(json_object_get(s, "compare"), "input"));
-    /* the rule that picked it (summaries before issue 37 say none: the lowest SQNR) */
-    const char *cmp_rule = str(json_object_get(s, "compare"), "input_rule");
-    if (!*cmp_rule)
-        cmp_rule = "the lowest output SQNR";
-    char t1[2048], t2[64], t3[64], t4[64];
-    const json_t *e = json_object_get(s, "estimate"), *c = json_object_get(s, "calibration"),
-                 *x = json_object_get(s, "compile"), *n = json_object_get(s, "npu"),
-                 *cm = json_object_get(s, "compare"), *r = json_object_get(s, "runs");
+    const char *model = str(s, "model"), *soc = str(s, "soc_version");
+    const json_t *e = json_object_get(s, "estimate");
+    char t1[2048];
     const char *base = strrchr(model, '/');
     put(f, "bringup", 1, "%s on %s: every stage ran in %.1f s", base ? base + 1 : model,
         *soc ? soc : "Ascend035A", num(s, "wall_s"));
@@ -328,11 +318,13 @@ void nb_report_text(const json_t *s, FILE *f)
     put(f, "", 1, "TOTAL_NET_OP_TYPE %s", t1);
     counts_text(json_object_get(e, "NOT_SUPPORT_OP_TYPE"), t1, sizeof t1);
     put(f, "", 2, "NOT_SUPPORT_OP_TYPE %s", t1);
-    if (qat) { /* imported: nothing was calibrated, nothing evaluated at this step */
-        put(f, "calibrate", 1, "QAT import: %.0f layer%s, the model's own scales (no data)",
-            num(c, "layers"), num(c, "layers") == 1 ? "" : "s");
-        goto compile;
-    }
+}
+
+/* calibrate's algorithm, fake-quant output SQNR, worst layers and INT16 advice (c: the
+   summary's "calibration"). */
+static void text_calibrate(const json_t *c, FILE *f)
+{
+    char t1[2048], t2[64];
     double fq = num(c, "output_sqnr_db"); /* NaN: no float output to measure (ArgMax's) */
     bool fq_exact = isnan(fq) && num(c, "output_cosine") == 1.0; /* JSON null for +inf */
     put(f, "calibrate", 1, "%s on %.0f batch%s; fake-quant output %s%s", str(c, "algorithm"),
@@ -372,7 +364,12 @@ void nb_report_text(const json_t *s, FILE *f)
         else
             put(f, "", 2, "int8 rounds nonzero inputs to 0 in %s: INT16 suggested", t1);
     }
-compile:;
+}
+
+/* compile's exeom and atc's first warning (x: the summary's "compile"); true when a warning
+   line was printed. */
+static bool text_compile(const json_t *x, FILE *f)
+{
     const char *xb = strrchr(str(x, "exeom"), '/');
     const char *scale = str(x, "nb_input_scale");
     put(f, "compile", 1, "%s: %.0f bytes%s%s%s", xb ? xb + 1 : str(x, "exeom"),
@@ -395,6 +392,15 @@ compile:;
             put(f, "", 2, "atc: %s%s", w0 ? w0 : "", json_array_size(aw) > 1 ? " (more: summary.json)"
                                                                           : "");
     }
+    return atc_line;
+}
+
+/* the NPU's cycles, the MCU's CPU placement (or its advice) and the fp16 saturations (n: the
+   summary's "npu"). */
+static void text_npu(const json_t *s, const json_t *n, int n_eval, FILE *f)
+{
+    char t1[2048];
+    size_t at;
     put(f, "NPU", 1, "%.0f cycles = %.3f ms at 64 MHz, %.3f ms at 200 MHz", num(n, "cycles"),
         num(n, "ms_64mhz"), num(n, "ms_200mhz"));
     if (num(n, "cycles_max") > num(n, "cycles_min")) /* an If: the branch taken decides */
@@ -435,6 +441,12 @@ compile:;
         }
         put(f, "saturation", 2, "fp16 at 65504: %s", t1);
     }
+}
+
+/* the saturation fix bring-up tried (--nb_input_scale), and what it measured. */
+static void text_fix(const json_t *s, int n_eval, FILE *f)
+{
+    char t1[2048], t2[64], t3[64], t4[64];
     const json_t *fx = json_object_get(s, "saturation_fix");
     if (json_is_object(fx)) {
         const json_t *tr = json_object_get(fx, "tried"), *fo = json_object_get(fx, "outputs");
@@ -463,6 +475,13 @@ compile:;
                 cos_str(num(o0, key), t4, sizeof t4), cos_str(num(f0, key), t1, sizeof t1));
         }
     }
+}
+
+/* the first 3 outputs' cosine and SQNR over the evaluation inputs, and what those inputs
+   were (esrc: the evaluation's source). */
+static void text_outputs(const json_t *s, int n_eval, int eval_avail, const char *esrc, FILE *f)
+{
+    char t2[64], t3[64], t4[64];
     const json_t *outs = json_object_get(s, "outputs");
     for (size_t i = 0; i < json_array_size(outs) && i < 3; i++) {
         const json_t *o = json_array_get(outs, i);
@@ -500,6 +519,14 @@ compile:;
     if (!strcmp(esrc, "random")) /* no data given: what the figures above were measured on */
         put(f, "", 1, "(on %d random inputs, uniform in [-1, 1): no --data_dir or --eval_dir)",
             n_eval);
+}
+
+/* compare's verdict on one evaluation input (cm: the summary's "compare"): the first layer
+   over threshold, its cause and the largest SQNR drop; atc_line: a cause line of 2. */
+static void text_compare(const json_t *cm, int n_eval, int cmp_input, const char *cmp_rule,
+                         bool atc_line, FILE *f)
+{
+    char t2[64], t3[64];
     const json_t *fb = json_object_get(cm, "first_over_threshold");
     if (json_is_object(fb)) {
         if (n_eval > 1)
@@ -535,7 +562,11 @@ compile:;
         put(f, n_eval > 1 ? "" : "compare", 2, "%s: %.0f of %.0f tensors compared, none over threshold",
             str(cm, "verdict_text"), num(cm, "compared"), num(cm, "tensors"));
     }
-    search_text(f, json_object_get(s, "search"));
+}
+
+/* the history runs of the bring-up (r: the summary's "runs"). */
+static void text_runs(const json_t *r, FILE *f)
+{
     char ri[256], ii[256];
     const json_t *jr = json_object_get(r, "run"), *ji = json_object_get(r, "infer");
     int64_t a1[MAX_EVAL], a2[MAX_EVAL];
@@ -556,6 +587,36 @@ compile:;
             (long long)json_integer_value(json_object_get(r, "compare")), (long long)me);
     else
         put(f, "runs", 1, "not recorded");
+}
+
+void nb_report_text(const json_t *s, FILE *f)
+{
+    const json_t *ev = json_object_get(s, "evaluation");
+    const char *esrc = str(ev, "source");
+    const int n_eval = count(json_object_get(ev, "count"));
+    const int eval_avail = count(json_object_get(ev, "available"));
+    const bool qat = json_is_true(json_object_get(json_object_get(s, "calibration"), "qat"));
+    const int cmp_input = count(json_object_get(json_object_get(s, "compare"), "input"));
+    /* the rule that picked it (summaries before issue 37 say none: the lowest SQNR) */
+    const char *cmp_rule = str(json_object_get(s, "compare"), "input_rule");
+    if (!*cmp_rule)
+        cmp_rule = "the lowest output SQNR";
+    const json_t *c = json_object_get(s, "calibration"), *x = json_object_get(s, "compile"),
+                 *n = json_object_get(s, "npu"), *cm = json_object_get(s, "compare"),
+                 *r = json_object_get(s, "runs");
+    text_estimate(s, f);
+    if (qat) /* imported: nothing was calibrated, nothing evaluated at this step */
+        put(f, "calibrate", 1, "QAT import: %.0f layer%s, the model's own scales (no data)",
+            num(c, "layers"), num(c, "layers") == 1 ? "" : "s");
+    else
+        text_calibrate(c, f);
+    bool atc_line = text_compile(x, f);
+    text_npu(s, n, n_eval, f);
+    text_fix(s, n_eval, f);
+    text_outputs(s, n_eval, eval_avail, esrc, f);
+    text_compare(cm, n_eval, cmp_input, cmp_rule, atc_line, f);
+    search_text(f, json_object_get(s, "search"));
+    text_runs(r, f);
     put(f, "out", 2, "%s/summary.json, %scompare/, log/", str(s, "out"),
         json_is_string(json_object_get(s, "report")) ? "report.html, " : "");
 }

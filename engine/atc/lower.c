@@ -1122,15 +1122,11 @@ static void slice_reason(const lctx *c, const nb_node *n, char *why, size_t len)
                  sliced);
 }
 
-static void lower_node(lctx *c, int ni)
+/* Node n as a CPU task when no NPU task can hold it (too many operands, a value of more
+   than 6 dims) or --cpu_nodes names it; true when it made one. */
+static bool cpu_first(lctx *c, const nb_node *n, const char *name)
 {
-    const nb_node *n = &c->g->nodes[ni];
     const char *op = n->op_type;
-    char *name = dupf("%s%s", c->prefix, n->name);
-    if (!name) {
-        *c->oom = true;
-        return;
-    }
     /* what no task of the exeom holds, NPU or CPU: more operands than a descriptor has, a
        value of more than 6 dims (estimate says so as atc would) */
     int n_ops = 0, big_rank = 0;
@@ -1152,8 +1148,7 @@ static void lower_node(lctx *c, int ni)
             snprintf(why, sizeof why, "%d inputs and %d outputs (a task holds %d and %d)", n_ops,
                      n->n_out, NB_EXEOM_MAX_IN, NB_EXEOM_MAX_OUT);
         cpu_task(c, n, name, why);
-        free(name);
-        return;
+        return true;
     }
     if (c->o->cpu_nodes && strcmp(op, "If") &&
         nb_list_has(c->o->cpu_nodes, n->name, strlen(n->name))) {
@@ -1163,23 +1158,29 @@ static void lower_node(lctx *c, int ni)
                                  ? "placed by --cpu_nodes, but quantized "
                                    "(calibrate --cpu_nodes keeps it float)"
                                  : "placed by --cpu_nodes");
-        free(name);
-        return;
+        return true;
     }
-    bool flatten = !strcmp(op, "Flatten");
-    bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]) &&
-                     nb_dtype_is_float(c->g->values[n->in[1]].const_val->dtype);
-    /* Dropout at inference (y = x; exporters leave it in): an Identity, while its mask is
-       not read and training_mode is absent or a constant false */
-    bool dropout = !strcmp(op, "Dropout") &&
-                   (n->n_out < 2 || n->out[1] < 0 ||
-                    (c->uses[n->out[1]] == 0 && !c->g->values[n->out[1]].is_output)) &&
-                   (n->n_in < 3 || n->in[2] < 0 ||
-                    (is_const(c, n->in[2]) && c->g->values[n->in[2]].const_val &&
-                     c->g->values[n->in[2]].const_val->numel == 1 &&
-                     nb_tensor_get_f64(c->g->values[n->in[2]].const_val, 0) == 0));
-    /* an AveragePool whose window is the whole spatial extent, without pads (DS-CNN's
-       AvgPool2d before its classifier): exactly a GlobalAveragePool */
+    return false;
+}
+
+/* Dropout at inference (y = x; exporters leave it in): an Identity, while its mask is not
+   read and training_mode is absent or a constant false */
+static bool dropout_identity(lctx *c, const nb_node *n)
+{
+    return !strcmp(n->op_type, "Dropout") &&
+           (n->n_out < 2 || n->out[1] < 0 ||
+            (c->uses[n->out[1]] == 0 && !c->g->values[n->out[1]].is_output)) &&
+           (n->n_in < 3 || n->in[2] < 0 ||
+            (is_const(c, n->in[2]) && c->g->values[n->in[2]].const_val &&
+             c->g->values[n->in[2]].const_val->numel == 1 &&
+             nb_tensor_get_f64(c->g->values[n->in[2]].const_val, 0) == 0));
+}
+
+/* an AveragePool whose window is the whole spatial extent, without pads (DS-CNN's AvgPool2d
+   before its classifier): exactly a GlobalAveragePool */
+static bool avgpool_global(lctx *c, const nb_node *n)
+{
+    const char *op = n->op_type;
     bool gap = false;
     if (!strcmp(op, "AveragePool") && n->n_in >= 1 && n->in[0] >= 0) {
         const nb_value *x = &c->g->values[n->in[0]];
@@ -1192,101 +1193,52 @@ static void lower_node(lctx *c, int ni)
         for (int d = 0; gap && ps && d < np; d++)
             gap = ps[d] == 0;
     }
-    const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : dropout ? "Identity"
-                         : gap ? "GlobalAveragePool" : op;
-    const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
-    char why[360] = "";
-    if (!strcmp(op, "If") && n->n_attr > 0) {
-        lower_if(c, n, name);
-        free(name);
-        return;
-    }
-    runtime_reason(c, n, why, sizeof why);
-    if (!sup && !why[0] && lower_logsoftmax(c, n, name)) {
-        free(name);
-        return;
-    }
-    if (!sup && !why[0] && decompose(c, n, name)) {
-        free(name);
-        return;
-    }
-    if (!sup && !why[0] && lower_resize(c, n, name)) {
-        free(name);
-        return;
-    }
-    if (!sup)
-        snprintf(why, sizeof why, "%s is not in the Nano's op list%s", op, hint(op));
-    if (!why[0] && sup->unit == NB_UNIT_CUBE_VECTOR) {
-        rnn_reason(c, n, sup, why, sizeof why);
-        if (!why[0]) {
-            lower_rnn(c, n, sup, name);
-            free(name);
-            return;
-        }
-    }
-    if (!why[0] && sup->unit == NB_UNIT_CUBE) {
-        cube_reason(c, n, why, sizeof why);
-        if (!why[0]) {
-            lower_cube(c, n, ni, name);
-            free(name);
-            return;
-        }
-    }
-    if (!why[0] && !strcmp(op, "Split") && lower_split(c, n, name)) {
-        free(name);
-        return;
-    }
+    return gap;
+}
+
+/* Why an NPU vector task cannot run node n (why[0] stays 0 when one can): no kernel yet, a
+   Slice, Pad or Gather the exeom cannot encode. */
+static void vector_reason(lctx *c, const nb_node *n, const char *npu_op, char *why, size_t len)
+{
+    const char *op = n->op_type;
     if (!why[0] && !nb_npu_has_kernel(npu_op)) /* listed by the Nano, not compiled yet */
-        snprintf(why, sizeof why, "%s has no kernel in nanobench's exeom yet", op);
+        snprintf(why, len, "%s has no kernel in nanobench's exeom yet", op);
     if (!why[0] && !strcmp(op, "Slice"))
-        slice_reason(c, n, why, sizeof why);
+        slice_reason(c, n, why, len);
     if (!why[0] && !strcmp(op, "Pad")) { /* constant pads within int16, no axes (exeom.md) */
         const char *mode = nb_attr_str(n, "mode", "constant");
         const nb_tensor *pt = n->n_in > 1 && n->in[1] >= 0 ? c->g->values[n->in[1]].const_val
                                                             : NULL;
         if (n->n_in > 3 && n->in[3] >= 0)
-            snprintf(why, sizeof why, "Pad with axes (opset 18): the exeom takes every axis's "
+            snprintf(why, len, "Pad with axes (opset 18): the exeom takes every axis's "
                      "pads");
         else if (!pt || (n->n_in > 2 && n->in[2] >= 0 && !is_const(c, n->in[2])))
-            snprintf(why, sizeof why, "Pad pads or value computed at run time (the exeom takes "
+            snprintf(why, len, "Pad pads or value computed at run time (the exeom takes "
                      "constants)");
         else if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
-            snprintf(why, sizeof why, "Pad mode '%.20s' (the exeom has constant, reflect, "
+            snprintf(why, len, "Pad mode '%.20s' (the exeom has constant, reflect, "
                      "edge)", mode);
         for (int64_t i = 0; pt && !why[0] && i < pt->numel; i++) {
             int64_t v = nb_tensor_get_i64(pt, i);
             if (v < -32768 || v > 32767)
-                snprintf(why, sizeof why, "Pad of %lld (the exeom holds int16 pads)",
+                snprintf(why, len, "Pad of %lld (the exeom holds int16 pads)",
                          (long long)v);
         }
     }
     if (!why[0] && !strcmp(op, "Gather") && (n->n_in < 2 || n->in[1] < 0))
-        snprintf(why, sizeof why, "Gather without indices");
+        snprintf(why, len, "Gather without indices");
     else if (!why[0] && !strcmp(op, "Gather") && c->g->values[n->in[1]].const_val &&
              c->g->values[n->in[1]].const_val->numel == 0)
-        snprintf(why, sizeof why, "Gather of no indices (an empty output: no task to run)");
-    if (why[0]) {
-        cpu_task(c, n, name, why);
-        free(name);
-        return;
-    }
-    if (fuse_into_dequant(c, n, name)) {
-        free(name);
-        return;
-    }
-    if (lower_softmax_opset12(c, n, name)) {
-        free(name);
-        return;
-    }
-    if (flatten)
-        rewrite(c, "Flatten '%s' -> Reshape", name);
-    if (div_const)
-        rewrite(c, "Div '%s' by a constant -> Mul by its reciprocal", name);
-    if (dropout)
-        rewrite(c, "Dropout '%s' (inference: y = x) -> Identity", name);
-    if (gap)
-        rewrite(c, "AveragePool '%s' over the whole spatial extent -> GlobalAveragePool", name);
-    /* a vector task; the TransData its inputs need come first in the task order */
+        snprintf(why, len, "Gather of no indices (an empty output: no task to run)");
+}
+
+/* Node n as one vector task npu_op (div_const: its divisor as a reciprocal weight; dropout:
+   its ratio not read); the TransData its inputs need come first in the task order. Takes
+   name. */
+static void lower_vector(lctx *c, const nb_node *n, char *name, const char *npu_op,
+                         bool div_const, bool dropout)
+{
+    const char *op = n->op_type;
     bool spatial = spatial_op(op), ew = elementwise_op(op);
     nb_format f0 = NB_FMT_ND;
     if (ew && n->n_in > 0) {
@@ -1345,6 +1297,96 @@ static void lower_node(lctx *c, int ni)
         task_out(c, k, t);
         c->vt[v] = t;
     }
+}
+
+static void lower_node(lctx *c, int ni)
+{
+    const nb_node *n = &c->g->nodes[ni];
+    const char *op = n->op_type;
+    char *name = dupf("%s%s", c->prefix, n->name);
+    if (!name) {
+        *c->oom = true;
+        return;
+    }
+    if (cpu_first(c, n, name)) {
+        free(name);
+        return;
+    }
+    bool flatten = !strcmp(op, "Flatten");
+    bool div_const = !strcmp(op, "Div") && n->n_in == 2 && is_const(c, n->in[1]) &&
+                     nb_dtype_is_float(c->g->values[n->in[1]].const_val->dtype);
+    /* Dropout at inference: an Identity (dropout_identity) */
+    bool dropout = dropout_identity(c, n);
+    /* an AveragePool over the whole spatial extent: a GlobalAveragePool (avgpool_global) */
+    bool gap = avgpool_global(c, n);
+    const char *npu_op = flatten ? "Reshape" : div_const ? "Mul" : dropout ? "Identity"
+                         : gap ? "GlobalAveragePool" : op;
+    const nb_op_support *sup = nb_op_table_find(c->ops, npu_op, c->g->opset);
+    char why[360] = "";
+    if (!strcmp(op, "If") && n->n_attr > 0) {
+        lower_if(c, n, name);
+        free(name);
+        return;
+    }
+    runtime_reason(c, n, why, sizeof why);
+    if (!sup && !why[0] && lower_logsoftmax(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (!sup && !why[0] && decompose(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (!sup && !why[0] && lower_resize(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (!sup)
+        snprintf(why, sizeof why, "%s is not in the Nano's op list%s", op, hint(op));
+    if (!why[0] && sup->unit == NB_UNIT_CUBE_VECTOR) {
+        rnn_reason(c, n, sup, why, sizeof why);
+        if (!why[0]) {
+            lower_rnn(c, n, sup, name);
+            free(name);
+            return;
+        }
+    }
+    if (!why[0] && sup->unit == NB_UNIT_CUBE) {
+        cube_reason(c, n, why, sizeof why);
+        if (!why[0]) {
+            lower_cube(c, n, ni, name);
+            free(name);
+            return;
+        }
+    }
+    if (!why[0] && !strcmp(op, "Split") && lower_split(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (!why[0])
+        vector_reason(c, n, npu_op, why, sizeof why);
+    if (why[0]) {
+        cpu_task(c, n, name, why);
+        free(name);
+        return;
+    }
+    if (fuse_into_dequant(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (lower_softmax_opset12(c, n, name)) {
+        free(name);
+        return;
+    }
+    if (flatten)
+        rewrite(c, "Flatten '%s' -> Reshape", name);
+    if (div_const)
+        rewrite(c, "Div '%s' by a constant -> Mul by its reciprocal", name);
+    if (dropout)
+        rewrite(c, "Dropout '%s' (inference: y = x) -> Identity", name);
+    if (gap)
+        rewrite(c, "AveragePool '%s' over the whole spatial extent -> GlobalAveragePool", name);
+    lower_vector(c, n, name, npu_op, div_const, dropout);
 }
 
 /* Conv, ConvTranspose, MatMul, Gemm and the integer forms, with constant conv weights

@@ -272,6 +272,240 @@ static nb_err slice_params(const nb_graph *g, const nb_npu_graph *ng, const nb_n
     return NB_OK;
 }
 
+/* AscendQuant: scale f32, offset f32, bits u8 of its layer (an RNN state's, a MatMul's second
+   operand's) */
+static nb_err quant_params(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
+                           const nb_npu_layer *ls, int n_layers, uint8_t *p, nb_status *st)
+{
+    /* the second operand of a MatMul of two activations: its own scale */
+    for (int j = 0; j < ng->n_k && k->n_out; j++) {
+        const nb_npu_task *c = &ng->k[j];
+        if (c->unit != NB_TASK_CUBE || c->n_in < 2 || c->in[1] != k->out[0])
+            continue;
+        bool step;
+        const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, c->name, &step);
+        if (!l || !(l->b_scale > 0))
+            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no scale for the second operand "
+                           "of '%s' (a MatMul of two activations)", k->name, c->name);
+        putf(p, l->b_scale);
+        putf(p + 4, l->b_offset);
+        p[8] = 8;
+        return NB_OK;
+    }
+    bool state; /* an RNN's state enters its recurrent product through its step's quant */
+    const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &state);
+    if (!l)
+        return nb_fail(st, NB_ERR_GRAPH, "task '%s': no quantized layer gives its scale",
+                       k->name);
+    state = state && l->r;
+    putf(p, state ? l->h_scale : l->quant_scale);
+    putf(p + 4, state ? l->h_offset : l->quant_offset);
+    int bits = state ? 8 : l->act_bits;
+    nb_dtype want = bits == 16 ? NB_INT16 : NB_INT8;
+    if (k->n_out && ng->t[k->out[0]].dtype != want)
+        return nb_fail(st, NB_ERR_INTERNAL, "task '%s': the layer's dst_bits %d, its "
+                       "output is %s (the lowering was not told of the int16 layer)",
+                       k->name, bits, nb_dtype_name(ng->t[k->out[0]].dtype));
+    p[8] = (uint8_t)bits;
+    return NB_OK;
+}
+
+/* Conv, ConvTranspose, MaxPool: kh kw sh sw pt pl pb pr dh dw (u16), group u16, ceil_mode u8 */
+static nb_err window_params(const nb_npu_graph *ng, const nb_npu_task *k, const nb_node *n,
+                            uint8_t *p, nb_status *st)
+{
+    int npads = 0, nd = 0, nk = 0, ns = 0;
+    const int64_t *pads = nb_attr_ints(n, "pads", &npads);
+    const int64_t *dil = nb_attr_ints(n, "dilations", &nd);
+    const int64_t *ks = nb_attr_ints(n, "kernel_shape", &nk);
+    const int64_t *strides = nb_attr_ints(n, "strides", &ns);
+    int sp = nk ? nk : (k->n_in > 1 ? ng->t[k->in[1]].rank - 2 : 2);
+    if (sp > 2 || (nk && nk > 2))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %d spatial dims (the exeom holds "
+                       "1 or 2)", k->name, sp);
+    const char *autopad = nb_attr_str(n, "auto_pad", "NOTSET");
+    if (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': auto_pad %s is not in the exeom "
+                       "yet (give explicit pads)", k->name, autopad);
+    int64_t v[10] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 1}; /* kh kw sh sw pt pl pb pr dh dw, u16 */
+    int off = 2 - sp; /* 1-D: the H entries stay 1 / 0 */
+    for (int i = 0; i < sp; i++) {
+        if (i < nk)
+            v[off + i] = ks[i];
+        else if (k->n_in > 1) /* a Conv's kernel from its weights' trailing dims */
+            v[off + i] = ng->t[k->in[1]].dims[ng->t[k->in[1]].rank - sp + i];
+        if (i < ns)
+            v[2 + off + i] = strides[i];
+        if (i < nd)
+            v[8 + off + i] = dil[i];
+        if (npads == 2 * sp) {
+            v[4 + off + i] = pads[i];
+            v[6 + off + i] = pads[sp + i];
+        }
+    }
+    for (int i = 0; i < 10; i++) {
+        if (v[i] < 0 || v[i] > 65535)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': kernel, stride, pad or "
+                           "dilation %lld outside 0..65535", k->name, (long long)v[i]);
+        put16(p + 2 * i, (uint32_t)v[i]);
+    }
+    int64_t group = nb_attr_int(n, "group", 1);
+    if (group < 1 || group > 65535)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': group %lld", k->name,
+                       (long long)group);
+    put16(p + 20, (uint32_t)group);
+    p[22] = (uint8_t)nb_attr_int(n, "ceil_mode", 0);
+    return NB_OK;
+}
+
+/* Clip: min and max f32 (attributes, constant inputs, or a decomposition's scalars) */
+static nb_err clip_params(const nb_graph *g, const nb_npu_graph *ng, const nb_npu_task *k,
+                          const nb_node *n, uint8_t *p)
+{
+    float lo = -INFINITY, hi = INFINITY;
+    if (strcmp(n->op_type, "Clip")) {
+        /* a Clip atc made of another op (HardSigmoid's, 0 and 1): its bounds are the
+           scalars it generated as inputs 1 and 2, not the source node's (which has none:
+           they were read as +-inf and HardSigmoid did not clamp, a helper's find) */
+        for (int j = 1; j < 3 && j < k->n_in; j++)
+            if (k->in[j] >= 0 && ng->t[k->in[j]].gen == 1)
+                *(j == 1 ? &lo : &hi) = ng->t[k->in[j]].scalar;
+    } else if (n->n_in > 1 || nb_attr_find(n, "min") || nb_attr_find(n, "max")) {
+        lo = nb_attr_float(n, "min", lo);
+        hi = nb_attr_float(n, "max", hi);
+        if (n->n_in > 1 && n->in[1] >= 0 && g->values[n->in[1]].const_val)
+            lo = (float)nb_tensor_get_f64(g->values[n->in[1]].const_val, 0);
+        if (n->n_in > 2 && n->in[2] >= 0 && g->values[n->in[2]].const_val)
+            hi = (float)nb_tensor_get_f64(g->values[n->in[2]].const_val, 0);
+    }
+    putf(p, lo);
+    putf(p + 4, hi);
+    return NB_OK;
+}
+
+/* Reduce*: the axes as a bit mask u8, keepdims u8 */
+static nb_err reduce_params(const nb_graph *g, const nb_npu_graph *ng, const nb_npu_task *k,
+                            const nb_node *n, uint8_t *p, nb_status *st)
+{
+    int cnt = 0;
+    const int64_t *axes = nb_attr_ints(n, "axes", &cnt);
+    const nb_tensor *at = !cnt && n->n_in > 1 && n->in[1] >= 0
+                              ? g->values[n->in[1]].const_val : NULL;
+    int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
+    uint8_t mask = 0;
+    int na = at ? (int)at->numel : cnt;
+    for (int i = 0; i < na; i++) {
+        int64_t a = at ? nb_tensor_get_i64(at, i) : axes[i];
+        if (a < 0)
+            a += rank;
+        if (a < 0 || a >= 8)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': axis %lld", k->name,
+                           (long long)a);
+        mask |= (uint8_t)(1u << a);
+    }
+    if (!na) /* no axes: all of them (unless noop_with_empty_axes) */
+        mask = nb_attr_int(n, "noop_with_empty_axes", 0) ? 0 : (uint8_t)((1u << rank) - 1);
+    p[0] = mask;
+    p[1] = (uint8_t)nb_attr_int(n, "keepdims", 1);
+    return NB_OK;
+}
+
+/* If: branches, outputs each, which branch is then_branch, each branch's tasks (u16 first,
+   count) */
+static nb_err if_params(const nb_npu_task *k, const nb_node *n, uint8_t *p, nb_status *st)
+{
+    int nbr = 0, then_at = -1;
+    for (int a = 0; n && a < n->n_attr; a++)
+        if (n->attrs[a].g) {
+            if (!strcmp(n->attrs[a].name, "then_branch"))
+                then_at = nbr;
+            nbr++;
+        }
+    int nout = n ? n->n_out : 0;
+    if (nbr != 2 || then_at < 0 || k->n_out != nout || k->n_in != 1 + nbr * nout)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': If of %d branches and %d outputs",
+                       k->name, nbr, nout);
+    p[0] = (uint8_t)nbr;
+    p[1] = (uint8_t)nout;
+    p[2] = (uint8_t)then_at;
+    /* each branch's tasks (the CPU skips the branch not taken; 0 0: none known) */
+    for (int b = 0; b < 2; b++) {
+        bool fits = k->br_first[b] >= 0 && k->br_first[b] + k->br_count[b] < NB_EXEOM_NONE;
+        put16(p + 4 + 4 * b, fits ? (uint32_t)k->br_first[b] : 0);
+        put16(p + 6 + 4 * b, fits ? (uint32_t)k->br_count[b] : 0);
+    }
+    return NB_OK;
+}
+
+/* Gather: axis, count, the indices (negative ones normalized); count 0 for an indices input */
+static nb_err gather_params(const nb_graph *g, const nb_npu_graph *ng, const nb_npu_task *k,
+                            const nb_node *n, uint8_t *p, nb_status *st)
+{
+    const nb_tensor *it = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
+                                                             : NULL;
+    if (k->n_in == 2) { /* the indices are input 1, an int32 tensor (GatherV2): count 0 */
+        int64_t axis = nb_attr_int(n, "axis", 0), rank = ng->t[k->in[0]].rank;
+        if (axis < 0)
+            axis += rank;
+        if (axis < 0 || axis >= rank)
+            return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather axis %lld", k->name,
+                           (long long)nb_attr_int(n, "axis", 0));
+        p[0] = (uint8_t)axis;
+        p[1] = 0;
+        return NB_OK;
+    }
+    if (!it || it->numel > 6 || !k->n_in)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Gather with indices that are not "
+                       "6 constants or fewer", k->name);
+    const nb_npu_tensor *x = &ng->t[k->in[0]];
+    int64_t axis = nb_attr_int(n, "axis", 0);
+    if (axis < 0)
+        axis += x->rank;
+    if (axis < 0 || axis >= x->rank)
+        return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather axis %lld", k->name,
+                       (long long)axis);
+    p[0] = (uint8_t)axis;
+    p[1] = (uint8_t)it->numel;
+    for (int64_t i = 0; i < it->numel; i++) {
+        int64_t v = nb_tensor_get_i64(it, i);
+        if (v < 0)
+            v += x->dims[axis];
+        if (v < 0 || v >= x->dims[axis])
+            return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather index %lld outside [0, %lld)",
+                           k->name, (long long)nb_tensor_get_i64(it, i),
+                           (long long)x->dims[axis]);
+        put32(p + 2 + 4 * i, (uint32_t)v);
+    }
+    return NB_OK;
+}
+
+/* Pad: mode, rank, int16 pads (begins, then ends), f32 value */
+static nb_err pad_params(const nb_graph *g, const nb_npu_graph *ng, const nb_npu_task *k,
+                         const nb_node *n, uint8_t *p, nb_status *st)
+{
+    const nb_tensor *pt = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
+                                                            : NULL;
+    const nb_tensor *vt = n && n->n_in > 2 && n->in[2] >= 0 ? g->values[n->in[2]].const_val
+                                                            : NULL;
+    int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
+    const char *mode = n ? nb_attr_str(n, "mode", "constant") : "constant";
+    if (!pt || pt->numel != 2 * rank || rank > 6)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Pad pads are not %d constants",
+                       k->name, 2 * rank);
+    p[0] = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : 0;
+    p[1] = (uint8_t)rank;
+    for (int i = 0; i < 2 * rank; i++) {
+        int64_t v = nb_tensor_get_i64(pt, i);
+        if (v < -32768 || v > 32767)
+            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Pad of %lld", k->name,
+                           (long long)v);
+        put16(p + 2 + 2 * i, (uint32_t)(uint16_t)(int16_t)v);
+    }
+    putf(p + 26, vt && vt->numel ? (float)nb_tensor_get_f64(vt, 0) : 0.0f);
+    return NB_OK;
+}
+
+/* The kernel parameters of task k (share/doc/exeom.md, "Tasks"): each op's own bytes in p. */
 static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
                           const nb_npu_layer *ls, int n_layers, uint8_t *p, nb_status *st)
 {
@@ -281,39 +515,8 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     const nb_node *n = task_node(m->graph, k->name);
     if (k->unit == NB_TASK_CPU && strcmp(op, "If"))
         return NB_OK; /* CpuOnnx: its node is its last input (the one-node model) */
-    if (!strcmp(op, "AscendQuant")) {
-        /* the second operand of a MatMul of two activations: its own scale */
-        for (int j = 0; j < ng->n_k && k->n_out; j++) {
-            const nb_npu_task *c = &ng->k[j];
-            if (c->unit != NB_TASK_CUBE || c->n_in < 2 || c->in[1] != k->out[0])
-                continue;
-            bool step;
-            const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, c->name, &step);
-            if (!l || !(l->b_scale > 0))
-                return nb_fail(st, NB_ERR_GRAPH, "task '%s': no scale for the second operand "
-                               "of '%s' (a MatMul of two activations)", k->name, c->name);
-            putf(p, l->b_scale);
-            putf(p + 4, l->b_offset);
-            p[8] = 8;
-            return NB_OK;
-        }
-        bool state; /* an RNN's state enters its recurrent product through its step's quant */
-        const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &state);
-        if (!l)
-            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no quantized layer gives its scale",
-                           k->name);
-        state = state && l->r;
-        putf(p, state ? l->h_scale : l->quant_scale);
-        putf(p + 4, state ? l->h_offset : l->quant_offset);
-        int bits = state ? 8 : l->act_bits;
-        nb_dtype want = bits == 16 ? NB_INT16 : NB_INT8;
-        if (k->n_out && ng->t[k->out[0]].dtype != want)
-            return nb_fail(st, NB_ERR_INTERNAL, "task '%s': the layer's dst_bits %d, its "
-                           "output is %s (the lowering was not told of the int16 layer)",
-                           k->name, bits, nb_dtype_name(ng->t[k->out[0]].dtype));
-        p[8] = (uint8_t)bits;
-        return NB_OK;
-    }
+    if (!strcmp(op, "AscendQuant"))
+        return quant_params(m, ng, k, ls, n_layers, p, st);
     if (!strcmp(op, "AscendDequant")) { /* the activation fused into it, if any */
         p[0] = (uint8_t)k->fused_act;
         putf(p + 4, k->fused_alpha);
@@ -330,50 +533,8 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
     }
     if (!n)
         return NB_OK; /* an op without attributes of its own node (none expected) */
-    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MaxPool")) {
-        int npads = 0, nd = 0, nk = 0, ns = 0;
-        const int64_t *pads = nb_attr_ints(n, "pads", &npads);
-        const int64_t *dil = nb_attr_ints(n, "dilations", &nd);
-        const int64_t *ks = nb_attr_ints(n, "kernel_shape", &nk);
-        const int64_t *strides = nb_attr_ints(n, "strides", &ns);
-        int sp = nk ? nk : (k->n_in > 1 ? ng->t[k->in[1]].rank - 2 : 2);
-        if (sp > 2 || (nk && nk > 2))
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %d spatial dims (the exeom holds "
-                           "1 or 2)", k->name, sp);
-        const char *autopad = nb_attr_str(n, "auto_pad", "NOTSET");
-        if (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': auto_pad %s is not in the exeom "
-                           "yet (give explicit pads)", k->name, autopad);
-        int64_t v[10] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 1}; /* kh kw sh sw pt pl pb pr dh dw, u16 */
-        int off = 2 - sp; /* 1-D: the H entries stay 1 / 0 */
-        for (int i = 0; i < sp; i++) {
-            if (i < nk)
-                v[off + i] = ks[i];
-            else if (k->n_in > 1) /* a Conv's kernel from its weights' trailing dims */
-                v[off + i] = ng->t[k->in[1]].dims[ng->t[k->in[1]].rank - sp + i];
-            if (i < ns)
-                v[2 + off + i] = strides[i];
-            if (i < nd)
-                v[8 + off + i] = dil[i];
-            if (npads == 2 * sp) {
-                v[4 + off + i] = pads[i];
-                v[6 + off + i] = pads[sp + i];
-            }
-        }
-        for (int i = 0; i < 10; i++) {
-            if (v[i] < 0 || v[i] > 65535)
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': kernel, stride, pad or "
-                               "dilation %lld outside 0..65535", k->name, (long long)v[i]);
-            put16(p + 2 * i, (uint32_t)v[i]);
-        }
-        int64_t group = nb_attr_int(n, "group", 1);
-        if (group < 1 || group > 65535)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': group %lld", k->name,
-                           (long long)group);
-        put16(p + 20, (uint32_t)group);
-        p[22] = (uint8_t)nb_attr_int(n, "ceil_mode", 0);
-        return NB_OK;
-    }
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "MaxPool"))
+        return window_params(ng, k, n, p, st);
     if (!strcmp(op, "Gemm")) {
         p[0] = (uint8_t)(nb_attr_int(n, "transA", 0) != 0);
         return NB_OK; /* B is stored N x K whatever transB was */
@@ -394,27 +555,8 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         putf(p, nb_attr_float(n, "alpha", !strcmp(op, "Elu") ? 1.0f : 0.01f));
         return NB_OK;
     }
-    if (!strcmp(op, "Clip")) {
-        float lo = -INFINITY, hi = INFINITY;
-        if (strcmp(n->op_type, "Clip")) {
-            /* a Clip atc made of another op (HardSigmoid's, 0 and 1): its bounds are the
-               scalars it generated as inputs 1 and 2, not the source node's (which has none:
-               they were read as +-inf and HardSigmoid did not clamp, a helper's find) */
-            for (int j = 1; j < 3 && j < k->n_in; j++)
-                if (k->in[j] >= 0 && ng->t[k->in[j]].gen == 1)
-                    *(j == 1 ? &lo : &hi) = ng->t[k->in[j]].scalar;
-        } else if (n->n_in > 1 || nb_attr_find(n, "min") || nb_attr_find(n, "max")) {
-            lo = nb_attr_float(n, "min", lo);
-            hi = nb_attr_float(n, "max", hi);
-            if (n->n_in > 1 && n->in[1] >= 0 && g->values[n->in[1]].const_val)
-                lo = (float)nb_tensor_get_f64(g->values[n->in[1]].const_val, 0);
-            if (n->n_in > 2 && n->in[2] >= 0 && g->values[n->in[2]].const_val)
-                hi = (float)nb_tensor_get_f64(g->values[n->in[2]].const_val, 0);
-        }
-        putf(p, lo);
-        putf(p + 4, hi);
-        return NB_OK;
-    }
+    if (!strcmp(op, "Clip"))
+        return clip_params(g, ng, k, n, p);
     if (!strcmp(op, "Transpose")) {
         int cnt = 0;
         const int64_t *perm = nb_attr_ints(n, "perm", &cnt);
@@ -425,58 +567,16 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
             p[1 + i] = (uint8_t)perm[i];
         return NB_OK;
     }
-    if (!strncmp(op, "Reduce", 6)) {
-        int cnt = 0;
-        const int64_t *axes = nb_attr_ints(n, "axes", &cnt);
-        const nb_tensor *at = !cnt && n->n_in > 1 && n->in[1] >= 0
-                                  ? g->values[n->in[1]].const_val : NULL;
-        int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
-        uint8_t mask = 0;
-        int na = at ? (int)at->numel : cnt;
-        for (int i = 0; i < na; i++) {
-            int64_t a = at ? nb_tensor_get_i64(at, i) : axes[i];
-            if (a < 0)
-                a += rank;
-            if (a < 0 || a >= 8)
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': axis %lld", k->name,
-                               (long long)a);
-            mask |= (uint8_t)(1u << a);
-        }
-        if (!na) /* no axes: all of them (unless noop_with_empty_axes) */
-            mask = nb_attr_int(n, "noop_with_empty_axes", 0) ? 0 : (uint8_t)((1u << rank) - 1);
-        p[0] = mask;
-        p[1] = (uint8_t)nb_attr_int(n, "keepdims", 1);
-        return NB_OK;
-    }
+    if (!strncmp(op, "Reduce", 6))
+        return reduce_params(g, ng, k, n, p, st);
     if (!strcmp(op, "BatchNormalization") || !strcmp(op, "InstanceNormalization")) {
         putf(p, nb_attr_float(n, "epsilon", 1e-5f));
         return NB_OK;
     }
     if (!strcmp(op, "Slice"))
         return slice_params(g, ng, k, n, p, st);
-    if (!strcmp(op, "If")) { /* branches, outputs each, which branch is then_branch */
-        int nbr = 0, then_at = -1;
-        for (int a = 0; n && a < n->n_attr; a++)
-            if (n->attrs[a].g) {
-                if (!strcmp(n->attrs[a].name, "then_branch"))
-                    then_at = nbr;
-                nbr++;
-            }
-        int nout = n ? n->n_out : 0;
-        if (nbr != 2 || then_at < 0 || k->n_out != nout || k->n_in != 1 + nbr * nout)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': If of %d branches and %d outputs",
-                           k->name, nbr, nout);
-        p[0] = (uint8_t)nbr;
-        p[1] = (uint8_t)nout;
-        p[2] = (uint8_t)then_at;
-        /* each branch's tasks (the CPU skips the branch not taken; 0 0: none known) */
-        for (int b = 0; b < 2; b++) {
-            bool fits = k->br_first[b] >= 0 && k->br_first[b] + k->br_count[b] < NB_EXEOM_NONE;
-            put16(p + 4 + 4 * b, fits ? (uint32_t)k->br_first[b] : 0);
-            put16(p + 6 + 4 * b, fits ? (uint32_t)k->br_count[b] : 0);
-        }
-        return NB_OK;
-    }
+    if (!strcmp(op, "If")) /* branches, outputs each, which branch is then_branch */
+        return if_params(k, n, p, st);
     if (!strcmp(op, "ArgMax")) { /* axis (normalized), keepdims, select_last_index */
         int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
         int64_t axis = nb_attr_int(n, "axis", 0);
@@ -490,66 +590,10 @@ static nb_err task_params(const nb_model *m, const nb_npu_graph *ng, const nb_np
         p[2] = (uint8_t)(nb_attr_int(n, "select_last_index", 0) != 0);
         return NB_OK;
     }
-    if (!strcmp(op, "Gather")) { /* axis, count, the indices (negative ones normalized) */
-        const nb_tensor *it = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
-                                                                 : NULL;
-        if (k->n_in == 2) { /* the indices are input 1, an int32 tensor (GatherV2): count 0 */
-            int64_t axis = nb_attr_int(n, "axis", 0), rank = ng->t[k->in[0]].rank;
-            if (axis < 0)
-                axis += rank;
-            if (axis < 0 || axis >= rank)
-                return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather axis %lld", k->name,
-                               (long long)nb_attr_int(n, "axis", 0));
-            p[0] = (uint8_t)axis;
-            p[1] = 0;
-            return NB_OK;
-        }
-        if (!it || it->numel > 6 || !k->n_in)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Gather with indices that are not "
-                           "6 constants or fewer", k->name);
-        const nb_npu_tensor *x = &ng->t[k->in[0]];
-        int64_t axis = nb_attr_int(n, "axis", 0);
-        if (axis < 0)
-            axis += x->rank;
-        if (axis < 0 || axis >= x->rank)
-            return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather axis %lld", k->name,
-                           (long long)axis);
-        p[0] = (uint8_t)axis;
-        p[1] = (uint8_t)it->numel;
-        for (int64_t i = 0; i < it->numel; i++) {
-            int64_t v = nb_tensor_get_i64(it, i);
-            if (v < 0)
-                v += x->dims[axis];
-            if (v < 0 || v >= x->dims[axis])
-                return nb_fail(st, NB_ERR_ATTR, "task '%s': Gather index %lld outside [0, %lld)",
-                               k->name, (long long)nb_tensor_get_i64(it, i),
-                               (long long)x->dims[axis]);
-            put32(p + 2 + 4 * i, (uint32_t)v);
-        }
-        return NB_OK;
-    }
-    if (!strcmp(op, "Pad")) { /* mode, rank, int16 pads (begins, then ends), f32 value */
-        const nb_tensor *pt = n && n->n_in > 1 && n->in[1] >= 0 ? g->values[n->in[1]].const_val
-                                                                : NULL;
-        const nb_tensor *vt = n && n->n_in > 2 && n->in[2] >= 0 ? g->values[n->in[2]].const_val
-                                                                : NULL;
-        int rank = k->n_in ? ng->t[k->in[0]].rank : 0;
-        const char *mode = n ? nb_attr_str(n, "mode", "constant") : "constant";
-        if (!pt || pt->numel != 2 * rank || rank > 6)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Pad pads are not %d constants",
-                           k->name, 2 * rank);
-        p[0] = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : 0;
-        p[1] = (uint8_t)rank;
-        for (int i = 0; i < 2 * rank; i++) {
-            int64_t v = nb_tensor_get_i64(pt, i);
-            if (v < -32768 || v > 32767)
-                return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': Pad of %lld", k->name,
-                               (long long)v);
-            put16(p + 2 + 2 * i, (uint32_t)(uint16_t)(int16_t)v);
-        }
-        putf(p + 26, vt && vt->numel ? (float)nb_tensor_get_f64(vt, 0) : 0.0f);
-        return NB_OK;
-    }
+    if (!strcmp(op, "Gather")) /* axis, count, the indices (negative ones normalized) */
+        return gather_params(g, ng, k, n, p, st);
+    if (!strcmp(op, "Pad")) /* mode, rank, int16 pads (begins, then ends), f32 value */
+        return pad_params(g, ng, k, n, p, st);
     if (!strcmp(op, "Softmax") && g->opset < 13) {
         /* opset 1-12: over x flattened to 2-D at axis, which the lowering reshapes to (or the
            axis is already the last): the last dim */
@@ -601,100 +645,75 @@ static void pack_z(const int8_t *w, int64_t cout, int64_t cin, int64_t kh, int64
                         }
 }
 
-/* The bytes of weight tensor t, read first by task k (share/doc/exeom.md, "Weights"). */
-static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
-                          int slot, const nb_npu_tensor *t, const nb_npu_layer *ls,
-                          int n_layers, uint8_t *out, nb_status *st)
+/* an LSTM/GRU's W and R (FRACTAL_NZ per direction) or bias / deq_scale (W's rows then R's) */
+static nb_err rnn_weight_data(const nb_npu_task *k, int slot, const nb_npu_tensor *t,
+                              const nb_npu_layer *l, uint8_t *out, nb_status *st)
 {
-    /* an LSTM/GRU on the cube: int8 W and R from the calibration; on the MCU's CPU it reads
-       its weights in float like any CPU task (a helper's find: --cpu_nodes on a GRU was
-       refused with "no int8 W and R") */
-    bool rnn = (!strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU")) &&
-               k->unit != NB_TASK_CPU, step;
-    const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &step);
-    if (rnn) {
-        if (!l || !l->r)
-            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 W and R for it in the input",
+    if (!l || !l->r)
+        return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 W and R for it in the input",
+                       k->name);
+    memset(out, 0, (size_t)t->bytes);
+    int c0 = nb_c0(NB_INT8);
+    if (slot == 1 || slot == 2) { /* W [1, GH, I] or R [1, GH, H]: N x K per direction */
+        const int8_t *src = slot == 1 ? l->w : l->r;
+        const int64_t *d = slot == 1 ? l->w_dims : l->r_dims;
+        int64_t one = nb_fractal_nz_bytes(2, d + 1, NB_INT8);
+        if (d[0] * one != t->bytes)
+            return nb_fail(st, NB_ERR_INTERNAL, "task '%s': RNN weight size mismatch",
                            k->name);
-        memset(out, 0, (size_t)t->bytes);
-        int c0 = nb_c0(NB_INT8);
-        if (slot == 1 || slot == 2) { /* W [1, GH, I] or R [1, GH, H]: N x K per direction */
-            const int8_t *src = slot == 1 ? l->w : l->r;
-            const int64_t *d = slot == 1 ? l->w_dims : l->r_dims;
-            int64_t one = nb_fractal_nz_bytes(2, d + 1, NB_INT8);
-            if (d[0] * one != t->bytes)
-                return nb_fail(st, NB_ERR_INTERNAL, "task '%s': RNN weight size mismatch",
-                               k->name);
-            for (int64_t dir = 0; dir < d[0]; dir++)
-                pack_nz(src + dir * d[1] * d[2], d[1], d[2], d[2], 1, c0, out + dir * one, one);
-            return NB_OK;
-        }
-        /* bias / deq_scale: W's gate rows then R's, padded to 16 */
-        bool deq = t->dtype == NB_UINT64;
-        int es = deq ? 8 : 4;
-        for (int64_t c = 0; c < 2 * l->channels && (c + 1) * es <= t->bytes; c++) {
-            int64_t r = c % l->channels;
-            bool second = c >= l->channels;
-            if (deq) {
-                uint64_t v = second ? l->deq_r[r] : l->deq_scale[r];
-                put32(out + 8 * c, (uint32_t)v);
-                put32(out + 8 * c + 4, (uint32_t)(v >> 32));
-            } else {
-                put32(out + 4 * c, (uint32_t)(second ? l->bias_r[r] : l->bias[r]));
-            }
-        }
+        for (int64_t dir = 0; dir < d[0]; dir++)
+            pack_nz(src + dir * d[1] * d[2], d[1], d[2], d[2], 1, c0, out + dir * one, one);
         return NB_OK;
     }
-    memset(out, 0, (size_t)t->bytes);
-    if (k->unit == NB_TASK_CUBE && (t->format == NB_FMT_FRACTAL_Z || t->format == NB_FMT_FRACTAL_NZ)) {
-        if (!l || !l->w)
-            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 weights for it in the input "
-                           "(an LSTM/GRU is not in the exeom yet)", k->name);
-        if (t->dtype != NB_INT8 && t->dtype != NB_NPU_INT4)
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s weights are not in the exeom "
-                           "yet", k->name, nb_dtype_name(t->dtype));
-        bool i4 = t->dtype == NB_NPU_INT4;
-        if (i4) /* s8 x s4: every weight within int4's range, or the calibration was not */
-            for (int64_t i = 0; i < l->w_numel; i++)
-                if (l->w[i] < -8 || l->w[i] > 7)
-                    return nb_fail(st, NB_ERR_DATA, "task '%s': int4 weight %d at element %lld "
-                                   "(int4 holds -8..7)", k->name, l->w[i], (long long)i);
-        int c0 = nb_c0(t->dtype);
-        /* int4: the same fractal with C0 64, element e in the low nibble of byte e / 2 when
-           e is even, the high one when odd (the runtime's reading) */
-        int64_t elems = i4 ? 2 * t->bytes : t->bytes;
-        uint8_t *lay = i4 ? calloc((size_t)elems + 1, 1) : out;
-        if (!lay)
-            return nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        if (t->format == NB_FMT_FRACTAL_Z) {
-            int64_t kh = l->w_rank == 4 ? l->w_dims[2] : 1, kw = l->w_dims[l->w_rank - 1];
-            if (nb_fractal_z_bytes(l->w_dims[0], l->w_dims[1], kh, kw, t->dtype) != t->bytes) {
-                if (i4)
-                    free(lay);
-                return nb_fail(st, NB_ERR_INTERNAL, "task '%s': weight layout size mismatch",
-                               k->name);
-            }
-            pack_z(l->w, l->w_dims[0], l->w_dims[1], kh, kw, c0, lay, elems);
-            if (i4) {
-                for (int64_t e = 0; e < elems; e++)
-                    out[e / 2] |= (uint8_t)(((uint8_t)lay[e] & 15) << (4 * (e & 1)));
-                free(lay);
-            }
-            return NB_OK;
+    /* bias / deq_scale: W's gate rows then R's, padded to 16 */
+    bool deq = t->dtype == NB_UINT64;
+    int es = deq ? 8 : 4;
+    for (int64_t c = 0; c < 2 * l->channels && (c + 1) * es <= t->bytes; c++) {
+        int64_t r = c % l->channels;
+        bool second = c >= l->channels;
+        if (deq) {
+            uint64_t v = second ? l->deq_r[r] : l->deq_scale[r];
+            put32(out + 8 * c, (uint32_t)v);
+            put32(out + 8 * c + 4, (uint32_t)(v >> 32));
+        } else {
+            put32(out + 4 * c, (uint32_t)(second ? l->bias_r[r] : l->bias[r]));
         }
-        /* N x K from the source: Gemm transB = 1 holds [N, K]; otherwise [K, N] (Gemm,
-           MatMul), or a 1-D [K] (N = 1) */
-        const nb_node *n = task_node(m->graph, k->name); /* in an If branch too */
-        int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
-        bool nk = (n && !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transB", 0)) ||
-                  l->w_rank == 1;
-        if (l->w_rank > 2 || rows * cols != l->w_numel) {
+    }
+    return NB_OK;
+}
+
+/* a cube task's int8 / int4 weights in FRACTAL_Z (conv) or FRACTAL_NZ (N x K matrix) */
+static nb_err cube_weight_data(const nb_model *m, const nb_npu_task *k, const nb_npu_tensor *t,
+                               const nb_npu_layer *l, uint8_t *out, nb_status *st)
+{
+    if (!l || !l->w)
+        return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int8 weights for it in the input "
+                       "(an LSTM/GRU is not in the exeom yet)", k->name);
+    if (t->dtype != NB_INT8 && t->dtype != NB_NPU_INT4)
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': %s weights are not in the exeom "
+                       "yet", k->name, nb_dtype_name(t->dtype));
+    bool i4 = t->dtype == NB_NPU_INT4;
+    if (i4) /* s8 x s4: every weight within int4's range, or the calibration was not */
+        for (int64_t i = 0; i < l->w_numel; i++)
+            if (l->w[i] < -8 || l->w[i] > 7)
+                return nb_fail(st, NB_ERR_DATA, "task '%s': int4 weight %d at element %lld "
+                               "(int4 holds -8..7)", k->name, l->w[i], (long long)i);
+    int c0 = nb_c0(t->dtype);
+    /* int4: the same fractal with C0 64, element e in the low nibble of byte e / 2 when
+       e is even, the high one when odd (the runtime's reading) */
+    int64_t elems = i4 ? 2 * t->bytes : t->bytes;
+    uint8_t *lay = i4 ? calloc((size_t)elems + 1, 1) : out;
+    if (!lay)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    if (t->format == NB_FMT_FRACTAL_Z) {
+        int64_t kh = l->w_rank == 4 ? l->w_dims[2] : 1, kw = l->w_dims[l->w_rank - 1];
+        if (nb_fractal_z_bytes(l->w_dims[0], l->w_dims[1], kh, kw, t->dtype) != t->bytes) {
             if (i4)
                 free(lay);
-            return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': batched matrix weights are not in "
-                           "the exeom yet", k->name);
+            return nb_fail(st, NB_ERR_INTERNAL, "task '%s': weight layout size mismatch",
+                           k->name);
         }
-        pack_nz(l->w, rows, cols, nk ? cols : 1, nk ? 1 : rows, c0, lay, elems);
+        pack_z(l->w, l->w_dims[0], l->w_dims[1], kh, kw, c0, lay, elems);
         if (i4) {
             for (int64_t e = 0; e < elems; e++)
                 out[e / 2] |= (uint8_t)(((uint8_t)lay[e] & 15) << (4 * (e & 1)));
@@ -702,39 +721,31 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
         }
         return NB_OK;
     }
-    bool is_bias = t->gen == 3, is_deq = t->gen == 4;
-    if (is_bias || is_deq) {
-        if (!l || !l->bias)
-            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int32 bias / deq_scale for it in "
-                           "the input", k->name);
-        /* one entry (per tensor: a MatMul of two activations) stands for every channel */
-        int64_t nch = l->channels == 1 ? t->bytes / (is_bias ? 4 : 8) : l->channels;
-        for (int64_t c = 0; c < nch && (c + 1) * (is_bias ? 4 : 8) <= t->bytes; c++) {
-            int64_t s = l->channels == 1 ? 0 : c;
-            if (is_bias)
-                put32(out + 4 * c, (uint32_t)l->bias[s]);
-            else {
-                put32(out + 8 * c, (uint32_t)l->deq_scale[s]);
-                put32(out + 8 * c + 4, (uint32_t)(l->deq_scale[s] >> 32));
-            }
-        }
-        return NB_OK;
+    /* N x K from the source: Gemm transB = 1 holds [N, K]; otherwise [K, N] (Gemm,
+       MatMul), or a 1-D [K] (N = 1) */
+    const nb_node *n = task_node(m->graph, k->name); /* in an If branch too */
+    int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+    bool nk = (n && !strcmp(n->op_type, "Gemm") && nb_attr_int(n, "transB", 0)) ||
+              l->w_rank == 1;
+    if (l->w_rank > 2 || rows * cols != l->w_numel) {
+        if (i4)
+            free(lay);
+        return nb_fail(st, NB_ERR_UNSUPPORTED, "task '%s': batched matrix weights are not in "
+                       "the exeom yet", k->name);
     }
-    if (t->gen == 5) { /* a CPU task's node: its one-node ONNX model (nb_cpu_node_model) */
-        if (!t->blob)
-            return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': no node model", t->name);
-        memcpy(out, t->blob, (size_t)t->bytes);
-        return NB_OK;
+    pack_nz(l->w, rows, cols, nk ? cols : 1, nk ? 1 : rows, c0, lay, elems);
+    if (i4) {
+        for (int64_t e = 0; e < elems; e++)
+            out[e / 2] |= (uint8_t)(((uint8_t)lay[e] & 15) << (4 * (e & 1)));
+        free(lay);
     }
-    if (t->gen == 1) { /* a scalar of a decomposition */
-        if (t->dtype != NB_FLOAT16 || t->bytes < 2)
-            return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': a scalar of %s", t->name,
-                           nb_dtype_name(t->dtype));
-        put16(out, nb_float_to_half(t->scalar));
-        return NB_OK;
-    }
-    /* a constant of the model (a vector op's operand; gen 2: its reciprocal), in its NPU
-       type, ND */
+    return NB_OK;
+}
+
+/* a constant of the model (a vector op's operand; gen 2: its reciprocal), in its NPU type, ND */
+static nb_err const_weight_data(const nb_model *m, const nb_npu_task *k, const nb_npu_tensor *t,
+                                uint8_t *out, nb_status *st)
+{
     const char *rest = k->name; /* a branch's constant: in the branch, else in the graph */
     const nb_graph *sg = task_scope(m->graph, &rest);
     const char *value = t->src ? t->src : t->name; /* the model's constant (gen 2: whose
@@ -777,8 +788,58 @@ static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_np
                            t->name, nb_dtype_name(t->dtype));
         }
     }
-    (void)ng;
     return NB_OK;
+}
+
+/* The bytes of weight tensor t, read first by task k (share/doc/exeom.md, "Weights"). */
+static nb_err weight_data(const nb_model *m, const nb_npu_graph *ng, const nb_npu_task *k,
+                          int slot, const nb_npu_tensor *t, const nb_npu_layer *ls,
+                          int n_layers, uint8_t *out, nb_status *st)
+{
+    /* an LSTM/GRU on the cube: int8 W and R from the calibration; on the MCU's CPU it reads
+       its weights in float like any CPU task (a helper's find: --cpu_nodes on a GRU was
+       refused with "no int8 W and R") */
+    bool rnn = (!strcmp(k->op_type, "LSTM") || !strcmp(k->op_type, "GRU")) &&
+               k->unit != NB_TASK_CPU, step;
+    const nb_npu_layer *l = layer_of(m->graph, ls, n_layers, k->name, &step);
+    if (rnn)
+        return rnn_weight_data(k, slot, t, l, out, st);
+    memset(out, 0, (size_t)t->bytes);
+    if (k->unit == NB_TASK_CUBE && (t->format == NB_FMT_FRACTAL_Z || t->format == NB_FMT_FRACTAL_NZ))
+        return cube_weight_data(m, k, t, l, out, st);
+    bool is_bias = t->gen == 3, is_deq = t->gen == 4;
+    if (is_bias || is_deq) {
+        if (!l || !l->bias)
+            return nb_fail(st, NB_ERR_GRAPH, "task '%s': no int32 bias / deq_scale for it in "
+                           "the input", k->name);
+        /* one entry (per tensor: a MatMul of two activations) stands for every channel */
+        int64_t nch = l->channels == 1 ? t->bytes / (is_bias ? 4 : 8) : l->channels;
+        for (int64_t c = 0; c < nch && (c + 1) * (is_bias ? 4 : 8) <= t->bytes; c++) {
+            int64_t s = l->channels == 1 ? 0 : c;
+            if (is_bias)
+                put32(out + 4 * c, (uint32_t)l->bias[s]);
+            else {
+                put32(out + 8 * c, (uint32_t)l->deq_scale[s]);
+                put32(out + 8 * c + 4, (uint32_t)(l->deq_scale[s] >> 32));
+            }
+        }
+        return NB_OK;
+    }
+    if (t->gen == 5) { /* a CPU task's node: its one-node ONNX model (nb_cpu_node_model) */
+        if (!t->blob)
+            return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': no node model", t->name);
+        memcpy(out, t->blob, (size_t)t->bytes);
+        return NB_OK;
+    }
+    if (t->gen == 1) { /* a scalar of a decomposition */
+        if (t->dtype != NB_FLOAT16 || t->bytes < 2)
+            return nb_fail(st, NB_ERR_INTERNAL, "weight '%s': a scalar of %s", t->name,
+                           nb_dtype_name(t->dtype));
+        put16(out, nb_float_to_half(t->scalar));
+        return NB_OK;
+    }
+    (void)ng;
+    return const_weight_data(m, k, t, out, st);
 }
 
 nb_err nb_exeom_write(const char *path, const nb_model *m, const nb_estimate *e,

@@ -243,6 +243,172 @@ static bool visit_cube(sctx *c, int ni, int li)
     return true;
 }
 
+/* A node visit's view of its data inputs: the node, its op, the inputs that are not
+   constants (vin: their input slots), and the state (f x + a) of the first one carrying
+   one, with the layer it comes from. */
+typedef struct vnode {
+    int ni;
+    const nb_node *n;
+    const char *op;
+    int vin[16], nvar, first;
+    double f, a;
+    int org;
+    const char *vname;
+} vnode;
+
+#define STATE_TXT fmt_factor(f, fb, sizeof fb), a
+
+/* an op that reads its data in input 0 only (pass: any state; homog: no offset): the other
+   inputs must be as the model's, the output carries the state */
+static bool visit_pass(sctx *c, const vnode *s, bool homog)
+{
+    nb_graph *g = c->g;
+    const nb_node *n = s->n;
+    const char *op = s->op, *vname = s->vname;
+    int first = s->first;
+    double f = s->f, a = s->a;
+    char fb[32];
+    for (int k = 0; k < s->nvar; k++)
+        if (s->vin[k] != 0 && !ident(c, n->in[s->vin[k]]))
+            return fail(c, n->in[s->vin[k]], "'%s' (%s) reads '%s' scaled in input %d", n->name,
+                        op, g->values[n->in[s->vin[k]]].name, s->vin[k]);
+    if (n->in[0] != first)
+        return fail(c, first, "'%s' (%s) reads '%s' scaled", n->name, op, vname);
+    if (!strcmp(op, "Cast")) {
+        int64_t to = nb_attr_int(n, "to", 1);
+        if (to != 1 && to != 10 && to != 11)
+            return fail(c, first, "'%s' (Cast to an integer type) reads '%s' held as %s x "
+                        "%+g", n->name, vname, STATE_TXT);
+    }
+    if (homog && a != 0)
+        return fail(c, first, "'%s' (%s) reads '%s' with an offset (%+.6g) it cannot carry",
+                    n->name, op, vname, a);
+    set_out(c, n, f, a, s->org);
+    return true;
+}
+
+/* Max, Min, Concat, Clip: op(f x + a, f c + a) = f op(x, c) + a, every input in one state,
+   the constants scaled to it */
+static bool visit_affine(sctx *c, const vnode *s)
+{
+    nb_graph *g = c->g;
+    const nb_node *n = s->n;
+    const char *op = s->op, *vname = s->vname;
+    int first = s->first;
+    double f = s->f, a = s->a;
+    char fb[32];
+    if (nb_attr_find(n, "min") || nb_attr_find(n, "max"))
+        return fail(c, first, "'%s' (Clip) has its bounds as attributes (opset < 11)",
+                    n->name);
+    for (int k = 0; k < s->nvar; k++) {
+        int v = n->in[s->vin[k]];
+        if (F(c, v) != f || A(c, v) != a)
+            return fail(c, first, "'%s' (%s) reads '%s' held as %s x %+g and '%s' held "
+                        "otherwise", n->name, op, vname, STATE_TXT, g->values[v].name);
+    }
+    for (int j = 0; j < n->n_in; j++)
+        if (is_const(c, n->in[j]))
+            scale_const(c, s->ni, j, f, a);
+    set_out(c, n, f, a, s->org);
+    return true;
+}
+
+/* Add, Sub: two tensors of one factor (the offsets add), or a tensor and a constant that
+   absorbs the offset */
+static bool visit_add(sctx *c, const vnode *s)
+{
+    nb_graph *g = c->g;
+    const nb_node *n = s->n;
+    const char *op = s->op;
+    double f = s->f, a = s->a;
+    bool sub = !strcmp(op, "Sub");
+    int x0 = n->in[0], x1 = n->n_in > 1 ? n->in[1] : -1;
+    if (s->nvar == 2) {
+        if (F(c, x0) != F(c, x1))
+            return fail(c, s->first, "'%s' (%s) adds '%s' and '%s', scaled apart", n->name, op,
+                        g->values[x0].name, g->values[x1].name);
+        set_out(c, n, F(c, x0), sub ? A(c, x0) - A(c, x1) : A(c, x0) + A(c, x1),
+                ORG(c, x0) >= 0 ? ORG(c, x0) : ORG(c, x1));
+        return true;
+    }
+    /* x (f, a) and a constant k: the constant becomes f k -+ a, the output f (x op k) */
+    int cj = is_const(c, x0) ? 0 : 1;
+    scale_const(c, s->ni, cj, f, sub ? a : -a);
+    set_out(c, n, f, 0, s->org);
+    return true;
+}
+
+/* Mul, Div: two tensors without offsets (the factors multiply or divide), or a tensor and
+   a constant (the offset scales with a scalar constant) */
+static bool visit_mul(sctx *c, const vnode *s)
+{
+    nb_graph *g = c->g;
+    const nb_node *n = s->n;
+    const char *op = s->op, *vname = s->vname;
+    int first = s->first, org = s->org;
+    double f = s->f, a = s->a;
+    bool div = !strcmp(op, "Div");
+    int x0 = n->in[0], x1 = n->n_in > 1 ? n->in[1] : -1;
+    if (s->nvar == 2) {
+        if (A(c, x0) != 0 || A(c, x1) != 0)
+            return fail(c, first, "'%s' (%s) multiplies tensors with offsets", n->name, op);
+        set_out(c, n, div ? F(c, x0) / F(c, x1) : F(c, x0) * F(c, x1), 0,
+                ORG(c, x0) >= 0 ? ORG(c, x0) : ORG(c, x1));
+        return true;
+    }
+    int cj = is_const(c, x0) ? 0 : 1;
+    const nb_tensor *k = g->values[n->in[cj]].const_val;
+    if (div && cj == 0) { /* k / (f x) = (1/f) (k / x) */
+        if (a != 0)
+            return fail(c, first, "'%s' (Div) divides by '%s' with an offset", n->name,
+                        vname);
+        set_out(c, n, 1 / f, 0, org);
+        return true;
+    }
+    if (a != 0 && k->numel != 1)
+        return fail(c, first, "'%s' (%s) scales '%s', which has an offset, per element",
+                    n->name, op, vname);
+    double kv = k->numel == 1 ? nb_tensor_get_f64(k, 0) : 1;
+    set_out(c, n, f, a == 0 ? 0 : div ? a / kv : a * kv, org);
+    return true;
+}
+
+/* Pow, Sqrt, Reciprocal (the factor to the power), Log (the factor becomes an offset), Neg
+   (the offset negated) */
+static bool visit_power(sctx *c, const vnode *s)
+{
+    nb_graph *g = c->g;
+    const nb_node *n = s->n;
+    const char *op = s->op, *vname = s->vname;
+    int first = s->first, org = s->org;
+    double f = s->f, a = s->a;
+    if (n->in[0] != first || s->nvar != 1)
+        return fail(c, first, "'%s' (%s) reads '%s' scaled in its exponent", n->name, op,
+                    vname);
+    if (!strcmp(op, "Neg")) {
+        set_out(c, n, f, -a, org);
+        return true;
+    }
+    if (a != 0)
+        return fail(c, first, "'%s' (%s) reads '%s' with an offset (%+.6g)", n->name, op,
+                    vname, a);
+    if (!strcmp(op, "Log")) { /* log(f x) = log x + ln f */
+        set_out(c, n, 1, log(f), org);
+        return true;
+    }
+    double p = !strcmp(op, "Sqrt") ? 0.5 : !strcmp(op, "Reciprocal") ? -1 : NAN;
+    if (!strcmp(op, "Pow")) {
+        const nb_tensor *e = n->n_in > 1 && is_const(c, n->in[1]) ? g->values[n->in[1]].const_val : NULL;
+        if (!e || e->numel != 1)
+            return fail(c, first, "'%s' (Pow) has no constant scalar exponent", n->name);
+        p = nb_tensor_get_f64(e, 0);
+    }
+    set_out(c, n, pow(f, p), 0, org);
+    return true;
+}
+
+/* Node ni: its outputs' state (f x + a) from its inputs', or false with why the state
+   cannot go through it (fail). */
 static bool visit(sctx *c, int ni)
 {
     nb_graph *g = c->g;
@@ -259,28 +425,28 @@ static bool visit(sctx *c, int ni)
         return true;
     }
     /* the data inputs (not constants) and whether any carries a state */
-    int vin[16], nvar = 0, first = -1;
+    vnode s = {.ni = ni, .n = n, .op = op, .nvar = 0, .first = -1};
     bool all_ident = true;
     for (int j = 0; j < n->n_in; j++) {
         int v = n->in[j];
         if (v < 0 || is_const(c, v))
             continue;
-        if (nvar < 16)
-            vin[nvar++] = j;
+        if (s.nvar < 16)
+            s.vin[s.nvar++] = j;
         if (!ident(c, v)) {
             all_ident = false;
-            if (first < 0)
-                first = v;
+            if (s.first < 0)
+                s.first = v;
         }
     }
     set_out(c, n, 1, 0, -1);
     if (all_ident)
         return true;
     char fb[32];
-    double f = F(c, first), a = A(c, first);
-    int org = ORG(c, first);
-    const char *vname = g->values[first].name;
-#define STATE_TXT fmt_factor(f, fb, sizeof fb), a
+    int first = s.first;
+    double f = s.f = F(c, first), a = s.a = A(c, first);
+    int org = s.org = ORG(c, first);
+    const char *vname = s.vname = g->values[first].name;
     static const char *const pass[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                        "Transpose", "Identity", "Dropout", "MaxPool",
                                        "GlobalMaxPool", "ReduceMax", "ReduceMin", "ReduceMean",
@@ -289,116 +455,22 @@ static bool visit(sctx *c, int ni)
     static const char *const homog[] = {"Relu", "LeakyRelu", "PRelu", "ReduceSum", "ReduceL2",
                                         "Abs", NULL};
     static const char *const affine[] = {"Max", "Min", "Concat", "Clip", NULL};
-    /* an op that reads its data in input 0 only: the other inputs must be as the model's */
-    if (is_op(op, pass) || is_op(op, homog)) {
-        for (int k = 0; k < nvar; k++)
-            if (vin[k] != 0 && !ident(c, n->in[vin[k]]))
-                return fail(c, n->in[vin[k]], "'%s' (%s) reads '%s' scaled in input %d", n->name,
-                            op, g->values[n->in[vin[k]]].name, vin[k]);
-        if (n->in[0] != first)
-            return fail(c, first, "'%s' (%s) reads '%s' scaled", n->name, op, vname);
-        if (!strcmp(op, "Cast")) {
-            int64_t to = nb_attr_int(n, "to", 1);
-            if (to != 1 && to != 10 && to != 11)
-                return fail(c, first, "'%s' (Cast to an integer type) reads '%s' held as %s x "
-                            "%+g", n->name, vname, STATE_TXT);
-        }
-        if (is_op(op, homog) && a != 0)
-            return fail(c, first, "'%s' (%s) reads '%s' with an offset (%+.6g) it cannot carry",
-                        n->name, op, vname, a);
-        set_out(c, n, f, a, org);
-        return true;
-    }
-    if (is_op(op, affine)) { /* op(f x + a, f c + a) = f op(x, c) + a */
-        if (nb_attr_find(n, "min") || nb_attr_find(n, "max"))
-            return fail(c, first, "'%s' (Clip) has its bounds as attributes (opset < 11)",
-                        n->name);
-        for (int k = 0; k < nvar; k++) {
-            int v = n->in[vin[k]];
-            if (F(c, v) != f || A(c, v) != a)
-                return fail(c, first, "'%s' (%s) reads '%s' held as %s x %+g and '%s' held "
-                            "otherwise", n->name, op, vname, STATE_TXT, g->values[v].name);
-        }
-        for (int j = 0; j < n->n_in; j++)
-            if (is_const(c, n->in[j]))
-                scale_const(c, ni, j, f, a);
-        set_out(c, n, f, a, org);
-        return true;
-    }
-    if (!strcmp(op, "Add") || !strcmp(op, "Sub")) {
-        bool sub = !strcmp(op, "Sub");
-        int x0 = n->in[0], x1 = n->n_in > 1 ? n->in[1] : -1;
-        if (nvar == 2) {
-            if (F(c, x0) != F(c, x1))
-                return fail(c, first, "'%s' (%s) adds '%s' and '%s', scaled apart", n->name, op,
-                            g->values[x0].name, g->values[x1].name);
-            set_out(c, n, F(c, x0), sub ? A(c, x0) - A(c, x1) : A(c, x0) + A(c, x1),
-                    ORG(c, x0) >= 0 ? ORG(c, x0) : ORG(c, x1));
-            return true;
-        }
-        /* x (f, a) and a constant k: the constant becomes f k -+ a, the output f (x op k) */
-        int cj = is_const(c, x0) ? 0 : 1;
-        scale_const(c, ni, cj, f, sub ? a : -a);
-        set_out(c, n, f, 0, org);
-        return true;
-    }
-    if (!strcmp(op, "Mul") || !strcmp(op, "Div")) {
-        bool div = !strcmp(op, "Div");
-        int x0 = n->in[0], x1 = n->n_in > 1 ? n->in[1] : -1;
-        if (nvar == 2) {
-            if (A(c, x0) != 0 || A(c, x1) != 0)
-                return fail(c, first, "'%s' (%s) multiplies tensors with offsets", n->name, op);
-            set_out(c, n, div ? F(c, x0) / F(c, x1) : F(c, x0) * F(c, x1), 0,
-                    ORG(c, x0) >= 0 ? ORG(c, x0) : ORG(c, x1));
-            return true;
-        }
-        int cj = is_const(c, x0) ? 0 : 1;
-        const nb_tensor *k = g->values[n->in[cj]].const_val;
-        if (div && cj == 0) { /* k / (f x) = (1/f) (k / x) */
-            if (a != 0)
-                return fail(c, first, "'%s' (Div) divides by '%s' with an offset", n->name,
-                            vname);
-            set_out(c, n, 1 / f, 0, org);
-            return true;
-        }
-        if (a != 0 && k->numel != 1)
-            return fail(c, first, "'%s' (%s) scales '%s', which has an offset, per element",
-                        n->name, op, vname);
-        double kv = k->numel == 1 ? nb_tensor_get_f64(k, 0) : 1;
-        set_out(c, n, f, a == 0 ? 0 : div ? a / kv : a * kv, org);
-        return true;
-    }
+    if (is_op(op, pass) || is_op(op, homog))
+        return visit_pass(c, &s, is_op(op, homog));
+    if (is_op(op, affine))
+        return visit_affine(c, &s);
+    if (!strcmp(op, "Add") || !strcmp(op, "Sub"))
+        return visit_add(c, &s);
+    if (!strcmp(op, "Mul") || !strcmp(op, "Div"))
+        return visit_mul(c, &s);
     if (!strcmp(op, "Pow") || !strcmp(op, "Sqrt") || !strcmp(op, "Reciprocal") ||
-        !strcmp(op, "Log") || !strcmp(op, "Neg")) {
-        if (n->in[0] != first || nvar != 1)
-            return fail(c, first, "'%s' (%s) reads '%s' scaled in its exponent", n->name, op,
-                        vname);
-        if (!strcmp(op, "Neg")) {
-            set_out(c, n, f, -a, org);
-            return true;
-        }
-        if (a != 0)
-            return fail(c, first, "'%s' (%s) reads '%s' with an offset (%+.6g)", n->name, op,
-                        vname, a);
-        if (!strcmp(op, "Log")) { /* log(f x) = log x + ln f */
-            set_out(c, n, 1, log(f), org);
-            return true;
-        }
-        double p = !strcmp(op, "Sqrt") ? 0.5 : !strcmp(op, "Reciprocal") ? -1 : NAN;
-        if (!strcmp(op, "Pow")) {
-            const nb_tensor *e = n->n_in > 1 && is_const(c, n->in[1]) ? g->values[n->in[1]].const_val : NULL;
-            if (!e || e->numel != 1)
-                return fail(c, first, "'%s' (Pow) has no constant scalar exponent", n->name);
-            p = nb_tensor_get_f64(e, 0);
-        }
-        set_out(c, n, pow(f, p), 0, org);
-        return true;
-    }
+        !strcmp(op, "Log") || !strcmp(op, "Neg"))
+        return visit_power(c, &s);
     if (!strcmp(op, "Exp") && f == 1) { /* exp(x + a) = e^a exp(x) */
         set_out(c, n, exp(a), 0, org);
         return true;
     }
-    if ((!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) && f == 1 && nvar == 1) {
+    if ((!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) && f == 1 && s.nvar == 1) {
         set_out(c, n, 1, 0, -1); /* shift-invariant */
         return true;
     }
@@ -407,8 +479,8 @@ static bool visit(sctx *c, int ni)
                     a);
     return fail(c, first, "'%s' (%s), which is not linear, reads '%s' held as %s x the model's",
                 n->name, op, vname, fmt_factor(f, fb, sizeof fb));
-#undef STATE_TXT
 }
+#undef STATE_TXT
 
 /* One propagation from the inputs' factors: true when every output is as the model's. */
 static bool propagate(sctx *c, const double *in_f)

@@ -569,6 +569,138 @@ static int opt_input(const nb_infer_ctx *c, int i)
     return n == 0 ? 0 : n > 0 ? 2 : 3;
 }
 
+/* Resize's string and 0/1 attributes valid (cubic only for Resize 11+). */
+static nb_err resize_check_attrs(nb_infer_ctx *c, bool up)
+{
+    static const char *const modes[] = {"nearest", "linear", "cubic", "bilinear", NULL};
+    static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                       "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                                       "tf_crop_and_resize", NULL};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+                                      NULL};
+    static const char *const pols[] = {"stretch", "not_larger", "not_smaller", NULL};
+    const char *mode = nb_attr_str(c->node, "mode", "nearest");
+    const char *ctm = nb_attr_str(c->node, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = nb_attr_str(c->node, "nearest_mode", "round_prefer_floor");
+    const char *pol = nb_attr_str(c->node, "keep_aspect_ratio_policy", "stretch");
+    if (!str_in(mode, modes) || (!strcmp(mode, "cubic") && (up || c->opset < 11)))
+        return nb_fail(c->st, NB_ERR_ATTR, "mode '%s' is not valid", mode);
+    if (!str_in(ctm, ctms))
+        return nb_fail(c->st, NB_ERR_ATTR, "coordinate_transformation_mode '%s' is not valid", ctm);
+    if (!str_in(nm, nms))
+        return nb_fail(c->st, NB_ERR_ATTR, "nearest_mode '%s' is not valid", nm);
+    if (!str_in(pol, pols))
+        return nb_fail(c->st, NB_ERR_ATTR, "keep_aspect_ratio_policy '%s' is not valid", pol);
+    int64_t ex = nb_attr_int(c->node, "exclude_outside", 0), aa = nb_attr_int(c->node, "antialias", 0);
+    if ((ex != 0 && ex != 1) || (aa != 0 && aa != 1))
+        return nb_fail(c->st, NB_ERR_ATTR, "exclude_outside and antialias must be 0 or 1");
+    return NB_OK;
+}
+
+/* Resize's axes (opset 18's attribute, distinct, or all of the rank r) into axes, *na. */
+static nb_err resize_axes(nb_infer_ctx *c, bool up, int r, int *axes, int *na_out)
+{
+    nb_err e;
+    int na = r;
+    int nax;
+    const int64_t *ax = up || c->opset < 18 ? NULL : nb_attr_ints(c->node, "axes", &nax);
+    if (ax) {
+        bool seen[NB_MAX_RANK] = {false};
+        if (nax > r)
+            return nb_fail(c->st, NB_ERR_ATTR, "%d axes for rank %d", nax, r);
+        for (int i = 0; i < nax; i++) {
+            if ((e = nb_norm_axis(ax[i], r, &axes[i], "axis", c->st)))
+                return e;
+            if (seen[axes[i]])
+                return nb_fail(c->st, NB_ERR_ATTR, "axis %d is given twice", axes[i]);
+            seen[axes[i]] = true;
+        }
+        na = nax;
+    } else {
+        for (int i = 0; i < r; i++)
+            axes[i] = i;
+    }
+    *na_out = na;
+    return NB_OK;
+}
+
+/* The output dims d along the axes from constant scales (input i_scales, or Upsample 7's
+   attribute): floor(scale x in), -1 where in is unknown. */
+static nb_err resize_from_scales(nb_infer_ctx *c, bool up, int i_scales, const int *axes, int na,
+                                 int64_t *d)
+{
+    const nb_tinfo *x = &c->in[0];
+    const float *sv;
+    int ns;
+    if (up && c->opset < 9) {
+        sv = nb_attr_floats(c->node, "scales", &ns);
+        if (!sv)
+            return nb_fail(c->st, NB_ERR_ATTR, "attribute scales is missing");
+    } else {
+        const nb_tensor *t = c->in[i_scales].value;
+        sv = t->data;
+        ns = (int)(t->numel > NB_MAX_RANK + 1 ? NB_MAX_RANK + 1 : t->numel);
+    }
+    if (ns != na)
+        return nb_fail(c->st, NB_ERR_SHAPE, "%d scales for %d axes", ns, na);
+    for (int i = 0; i < na; i++) {
+        if (!(sv[i] > 0) || !isfinite(sv[i]))
+            return nb_fail(c->st, NB_ERR_ATTR, "scale %g must be > 0", (double)sv[i]);
+        int64_t in = x->dims[axes[i]];
+        if (in < 0) {
+            d[axes[i]] = -1;
+            continue;
+        }
+        double o = floor((double)sv[i] * (double)in);
+        if (o > (double)NB_MAX_TENSOR_BYTES)
+            return nb_fail(c->st, NB_ERR_SHAPE, "output dim %g is too large", o);
+        d[axes[i]] = (int64_t)o;
+    }
+    return NB_OK;
+}
+
+/* The output dims d along the axes from constant sizes (input i_sizes): as given (stretch),
+   or one scale for all the axes (not_larger / not_smaller), out = round_half_up(s x in). */
+static nb_err resize_from_sizes(nb_infer_ctx *c, int i_sizes, const int *axes, int na,
+                                const char *pol, int64_t *d)
+{
+    const nb_tinfo *x = &c->in[0];
+    const nb_tensor *t = c->in[i_sizes].value;
+    if (t->numel != na)
+        return nb_fail(c->st, NB_ERR_SHAPE, "%" PRId64 " sizes for %d axes", t->numel, na);
+    const int64_t *sz = t->data;
+    for (int i = 0; i < na; i++) {
+        if (sz[i] < 0)
+            return nb_fail(c->st, NB_ERR_SHAPE, "size %" PRId64 " is negative", sz[i]);
+        int64_t in = x->dims[axes[i]];
+        if (in == 0 && sz[i] > 0)
+            return nb_fail(c->st, NB_ERR_SHAPE, "cannot resize an empty dim to %" PRId64,
+                           sz[i]);
+    }
+    if (!strcmp(pol, "stretch")) {
+        for (int i = 0; i < na; i++)
+            d[axes[i]] = sz[i];
+    } else {
+        double s = 0;
+        bool known = true;
+        for (int i = 0; i < na; i++) {
+            int64_t in = x->dims[axes[i]];
+            if (in <= 0) {
+                known = known && in == 0;
+                continue;
+            }
+            double q = (double)sz[i] / (double)in;
+            if (i == 0 || (!strcmp(pol, "not_larger") ? q < s : q > s))
+                s = q;
+        }
+        for (int i = 0; i < na; i++) {
+            int64_t in = x->dims[axes[i]];
+            d[axes[i]] = !known || in < 0 ? -1 : (int64_t)(s * (double)in + 0.5);
+        }
+    }
+    return NB_OK;
+}
+
 /* Resize (opset 10-18) and Upsample (opset 7-9): inputs X, roi, scales, sizes (opset 11+;
  * opset 10 and Upsample 9: X, scales; Upsample 7: attribute scales). Exactly one of scales
  * and sizes; out = floor(in * scale), or sizes (keep_aspect_ratio_policy not_larger /
@@ -595,28 +727,10 @@ static nb_err infer_resize(nb_infer_ctx *c)
     const nb_tinfo *x = &c->in[0];
     if (x->dtype == NB_BOOL)
         return nb_fail(c->st, NB_ERR_UNSUPPORTED, "Resize of BOOL is not supported");
-    static const char *const modes[] = {"nearest", "linear", "cubic", "bilinear", NULL};
-    static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                       "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-                                       "tf_crop_and_resize", NULL};
-    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
-                                      NULL};
-    static const char *const pols[] = {"stretch", "not_larger", "not_smaller", NULL};
-    const char *mode = nb_attr_str(c->node, "mode", "nearest");
+    if ((e = resize_check_attrs(c, up)))
+        return e;
     const char *ctm = nb_attr_str(c->node, "coordinate_transformation_mode", "half_pixel");
-    const char *nm = nb_attr_str(c->node, "nearest_mode", "round_prefer_floor");
     const char *pol = nb_attr_str(c->node, "keep_aspect_ratio_policy", "stretch");
-    if (!str_in(mode, modes) || (!strcmp(mode, "cubic") && (up || c->opset < 11)))
-        return nb_fail(c->st, NB_ERR_ATTR, "mode '%s' is not valid", mode);
-    if (!str_in(ctm, ctms))
-        return nb_fail(c->st, NB_ERR_ATTR, "coordinate_transformation_mode '%s' is not valid", ctm);
-    if (!str_in(nm, nms))
-        return nb_fail(c->st, NB_ERR_ATTR, "nearest_mode '%s' is not valid", nm);
-    if (!str_in(pol, pols))
-        return nb_fail(c->st, NB_ERR_ATTR, "keep_aspect_ratio_policy '%s' is not valid", pol);
-    int64_t ex = nb_attr_int(c->node, "exclude_outside", 0), aa = nb_attr_int(c->node, "antialias", 0);
-    if ((ex != 0 && ex != 1) || (aa != 0 && aa != 1))
-        return nb_fail(c->st, NB_ERR_ATTR, "exclude_outside and antialias must be 0 or 1");
     for (int i = 1; i < c->n_in; i++) {
         nb_dtype t = c->in[i].dtype;
         if (nb_has_in(c, i) && c->in[i].rank > 1)
@@ -643,24 +757,8 @@ static nb_err infer_resize(nb_infer_ctx *c)
     /* axes (opset 18) */
     int na = r;
     int axes[NB_MAX_RANK];
-    int nax;
-    const int64_t *ax = up || c->opset < 18 ? NULL : nb_attr_ints(c->node, "axes", &nax);
-    if (ax) {
-        bool seen[NB_MAX_RANK] = {false};
-        if (nax > r)
-            return nb_fail(c->st, NB_ERR_ATTR, "%d axes for rank %d", nax, r);
-        for (int i = 0; i < nax; i++) {
-            if ((e = nb_norm_axis(ax[i], r, &axes[i], "axis", c->st)))
-                return e;
-            if (seen[axes[i]])
-                return nb_fail(c->st, NB_ERR_ATTR, "axis %d is given twice", axes[i]);
-            seen[axes[i]] = true;
-        }
-        na = nax;
-    } else {
-        for (int i = 0; i < r; i++)
-            axes[i] = i;
-    }
+    if ((e = resize_axes(c, up, r, axes, &na)))
+        return e;
     if (crop) {
         int64_t nr = in_numel(c, 1);
         if (nr >= 0 && nr != 2 * na)
@@ -670,66 +768,11 @@ static nb_err infer_resize(nb_infer_ctx *c)
     int64_t d[NB_MAX_RANK];
     memcpy(d, x->dims, sizeof(int64_t) * (size_t)r);
     if (s_state == 1) {
-        const float *sv;
-        int ns;
-        if (up && c->opset < 9) {
-            sv = nb_attr_floats(c->node, "scales", &ns);
-            if (!sv)
-                return nb_fail(c->st, NB_ERR_ATTR, "attribute scales is missing");
-        } else {
-            const nb_tensor *t = c->in[i_scales].value;
-            sv = t->data;
-            ns = (int)(t->numel > NB_MAX_RANK + 1 ? NB_MAX_RANK + 1 : t->numel);
-        }
-        if (ns != na)
-            return nb_fail(c->st, NB_ERR_SHAPE, "%d scales for %d axes", ns, na);
-        for (int i = 0; i < na; i++) {
-            if (!(sv[i] > 0) || !isfinite(sv[i]))
-                return nb_fail(c->st, NB_ERR_ATTR, "scale %g must be > 0", (double)sv[i]);
-            int64_t in = x->dims[axes[i]];
-            if (in < 0) {
-                d[axes[i]] = -1;
-                continue;
-            }
-            double o = floor((double)sv[i] * (double)in);
-            if (o > (double)NB_MAX_TENSOR_BYTES)
-                return nb_fail(c->st, NB_ERR_SHAPE, "output dim %g is too large", o);
-            d[axes[i]] = (int64_t)o;
-        }
+        if ((e = resize_from_scales(c, up, i_scales, axes, na, d)))
+            return e;
     } else if (z_state == 1) {
-        const nb_tensor *t = c->in[i_sizes].value;
-        if (t->numel != na)
-            return nb_fail(c->st, NB_ERR_SHAPE, "%" PRId64 " sizes for %d axes", t->numel, na);
-        const int64_t *sz = t->data;
-        for (int i = 0; i < na; i++) {
-            if (sz[i] < 0)
-                return nb_fail(c->st, NB_ERR_SHAPE, "size %" PRId64 " is negative", sz[i]);
-            int64_t in = x->dims[axes[i]];
-            if (in == 0 && sz[i] > 0)
-                return nb_fail(c->st, NB_ERR_SHAPE, "cannot resize an empty dim to %" PRId64,
-                               sz[i]);
-        }
-        if (!strcmp(pol, "stretch")) {
-            for (int i = 0; i < na; i++)
-                d[axes[i]] = sz[i];
-        } else {
-            double s = 0;
-            bool known = true;
-            for (int i = 0; i < na; i++) {
-                int64_t in = x->dims[axes[i]];
-                if (in <= 0) {
-                    known = known && in == 0;
-                    continue;
-                }
-                double q = (double)sz[i] / (double)in;
-                if (i == 0 || (!strcmp(pol, "not_larger") ? q < s : q > s))
-                    s = q;
-            }
-            for (int i = 0; i < na; i++) {
-                int64_t in = x->dims[axes[i]];
-                d[axes[i]] = !known || in < 0 ? -1 : (int64_t)(s * (double)in + 0.5);
-            }
-        }
+        if ((e = resize_from_sizes(c, i_sizes, axes, na, pol, d)))
+            return e;
     } else {
         for (int i = 0; i < na; i++)
             d[axes[i]] = -1;

@@ -1594,62 +1594,52 @@ static void rtaps_free(rtaps *t)
     free(t->outside);
 }
 
-/* Resize (opset 10-18) and Upsample (opset 7-9): separable interpolation, one axis at a
- * time from the last to the first (the nesting order of the ONNX reference), in double.
- * Upsample and Resize-10 use asymmetric coordinates and nearest = floor (ceil when
- * downsampling, as ONNX Runtime). Integer data is rounded to nearest. */
-static nb_err k_resize(nb_kctx *k)
+/* The interpolation attributes of a Resize / Upsample node (legacy: Upsample or opset < 11,
+ * asymmetric coordinates and the legacy nearest rounding) into z. */
+static void resize_attrs(const nb_node *nd, bool legacy, rsz *z)
 {
-    const nb_tensor *x = k->in[0];
-    nb_tensor *y = k->out[0];
-    const nb_node *nd = k->node;
-    bool legacy = !strcmp(nd->op_type, "Upsample") || k->opset < 11;
-    int r = x->rank;
-    const nb_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
-    const float *sattr = NULL;
-    int nsattr = 0;
-    if (legacy) {
-        if (k->n_in > 1)
-            scales = k->in[1];
-        else
-            sattr = nb_attr_floats(nd, "scales", &nsattr);
-    } else {
-        roi = k->n_in > 1 ? k->in[1] : NULL;
-        scales = k->n_in > 2 ? k->in[2] : NULL;
-        sizes = k->n_in > 3 ? k->in[3] : NULL;
-    }
-    if (scales && scales->numel == 0)
-        scales = NULL;
-    if (sizes && sizes->numel == 0)
-        sizes = NULL;
-    rsz z;
     const char *mode = nb_attr_str(nd, "mode", "nearest");
     const char *ctm = nb_attr_str(nd, "coordinate_transformation_mode", "half_pixel");
     const char *nm = nb_attr_str(nd, "nearest_mode", "round_prefer_floor");
-    const char *pol = nb_attr_str(nd, "keep_aspect_ratio_policy", "stretch");
-    z.mode = !strcmp(mode, "cubic") ? RM_CUBIC : !strcmp(mode, "nearest") ? RM_NEAREST : RM_LINEAR;
+    z->mode = !strcmp(mode, "cubic") ? RM_CUBIC : !strcmp(mode, "nearest") ? RM_NEAREST : RM_LINEAR;
     static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
                                        "align_corners", "asymmetric", "tf_half_pixel_for_nn",
                                        "tf_crop_and_resize"};
-    z.ctm = CT_HALF;
+    z->ctm = CT_HALF;
     for (int i = 0; i < 7; i++)
         if (!strcmp(ctm, ctms[i]))
-            z.ctm = i;
+            z->ctm = i;
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    z.nm = NM_RPF;
+    z->nm = NM_RPF;
     for (int i = 0; i < 4; i++)
         if (!strcmp(nm, nms[i]))
-            z.nm = i;
+            z->nm = i;
     if (legacy) {
-        z.ctm = CT_ASYM;
-        z.nm = NM_LEGACY;
+        z->ctm = CT_ASYM;
+        z->nm = NM_LEGACY;
     }
-    z.antialias = !legacy && z.mode != RM_NEAREST && nb_attr_int(nd, "antialias", 0) != 0;
-    z.exclude = !legacy && nb_attr_int(nd, "exclude_outside", 0) != 0;
-    z.A = nb_attr_float(nd, "cubic_coeff_a", -0.75f);
-    z.extrap = nb_attr_float(nd, "extrapolation_value", 0.0f);
-    if (y->numel == 0)
-        return NB_OK;
+    z->antialias = !legacy && z->mode != RM_NEAREST && nb_attr_int(nd, "antialias", 0) != 0;
+    z->exclude = !legacy && nb_attr_int(nd, "exclude_outside", 0) != 0;
+    z->A = nb_attr_float(nd, "cubic_coeff_a", -0.75f);
+    z->extrap = nb_attr_float(nd, "extrapolation_value", 0.0f);
+}
+
+/* Per axis of x: the scale sc, the scaled length lw (input length x scale) and the crop
+ * roi start rs and end re (tf_crop_and_resize), from scales (a tensor, or sattr's nsattr
+ * floats) or sizes (with keep_aspect_ratio_policy) over the axes (opset 18, else all). */
+typedef struct rgeom {
+    double sc[NB_MAX_RANK], lw[NB_MAX_RANK], rs[NB_MAX_RANK], re[NB_MAX_RANK];
+} rgeom;
+
+static void resize_geometry(const nb_kctx *k, bool legacy, const rsz *z, const nb_tensor *roi,
+                            const nb_tensor *scales, const float *sattr,
+                            const nb_tensor *sizes, rgeom *g)
+{
+    const nb_tensor *x = k->in[0];
+    const nb_node *nd = k->node;
+    int r = x->rank;
+    const char *pol = nb_attr_str(nd, "keep_aspect_ratio_policy", "stretch");
+    double *sc = g->sc, *lw = g->lw, *rs = g->rs, *re = g->re;
     /* axes (opset 18) */
     int axes[NB_MAX_RANK], na = r;
     int nax = 0;
@@ -1662,7 +1652,6 @@ static nb_err k_resize(nb_kctx *k)
         for (int i = 0; i < r; i++)
             axes[i] = i;
     }
-    double sc[NB_MAX_RANK], lw[NB_MAX_RANK], rs[NB_MAX_RANK], re[NB_MAX_RANK];
     for (int d = 0; d < r; d++) {
         sc[d] = 1;
         lw[d] = (double)x->dims[d];
@@ -1701,17 +1690,89 @@ static nb_err k_resize(nb_kctx *k)
             }
         }
     }
-    if (z.ctm == CT_CROP && roi)
+    if (z->ctm == CT_CROP && roi)
         for (int i = 0; i < na && na + i < roi->numel; i++) {
             rs[axes[i]] = nb_tensor_get_f64(roi, i);
             re[axes[i]] = nb_tensor_get_f64(roi, na + i);
         }
+}
+
+/* One axis's interpolation: src [outer, in, inner] -> dst [outer, out, inner] with the
+ * axis's taps t, extrap for the outputs outside the crop. */
+static void resize_axis(const rtaps *t, double extrap, const double *cur, double *nxt,
+                        int64_t outer, int64_t in, int64_t out, int64_t inner)
+{
+    int64_t n = t->n;
+    for (int64_t o = 0; o < outer; o++) {
+        const double *src = cur + o * in * inner;
+        double *dst = nxt + o * out * inner;
+        for (int64_t j = 0; j < out; j++) {
+            double *yr = dst + j * inner;
+            const int64_t *ix = t->idx + j * n;
+            const double *w = t->w + j * n;
+            if (t->outside && t->outside[j]) {
+                for (int64_t i = 0; i < inner; i++)
+                    yr[i] = extrap;
+            } else if (inner == 1) {
+                double s = 0;
+                for (int64_t q = 0; q < n; q++)
+                    s += w[q] * src[ix[q]];
+                yr[0] = s;
+            } else {
+                for (int64_t i = 0; i < inner; i++)
+                    yr[i] = 0;
+                for (int64_t q = 0; q < n; q++) {
+                    double wq = w[q];
+                    const double *xr = src + ix[q] * inner;
+                    for (int64_t i = 0; i < inner; i++)
+                        yr[i] += wq * xr[i];
+                }
+            }
+        }
+    }
+}
+
+/* Resize (opset 10-18) and Upsample (opset 7-9): separable interpolation, one axis at a
+ * time from the last to the first (the nesting order of the ONNX reference), in double.
+ * Upsample and Resize-10 use asymmetric coordinates and nearest = floor (ceil when
+ * downsampling, as ONNX Runtime). Integer data is rounded to nearest. */
+static nb_err k_resize(nb_kctx *k)
+{
+    const nb_tensor *x = k->in[0];
+    nb_tensor *y = k->out[0];
+    const nb_node *nd = k->node;
+    bool legacy = !strcmp(nd->op_type, "Upsample") || k->opset < 11;
+    int r = x->rank;
+    const nb_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
+    const float *sattr = NULL;
+    int nsattr = 0;
+    if (legacy) {
+        if (k->n_in > 1)
+            scales = k->in[1];
+        else
+            sattr = nb_attr_floats(nd, "scales", &nsattr);
+    } else {
+        roi = k->n_in > 1 ? k->in[1] : NULL;
+        scales = k->n_in > 2 ? k->in[2] : NULL;
+        sizes = k->n_in > 3 ? k->in[3] : NULL;
+    }
+    if (scales && scales->numel == 0)
+        scales = NULL;
+    if (sizes && sizes->numel == 0)
+        sizes = NULL;
+    rsz z;
+    resize_attrs(nd, legacy, &z);
+    if (y->numel == 0)
+        return NB_OK;
+    rgeom g;
+    resize_geometry(k, legacy, &z, roi, scales, sattr, sizes, &g);
     /* taps of every axis */
     rtaps taps[NB_MAX_RANK];
     memset(taps, 0, sizeof taps);
     nb_err e = NB_OK;
     for (int d = 0; d < r && !e; d++)
-        e = resize_taps(&z, x->dims[d], y->dims[d], sc[d], lw[d], rs[d], re[d], &taps[d], k->st);
+        e = resize_taps(&z, x->dims[d], y->dims[d], g.sc[d], g.lw[d], g.rs[d], g.re[d],
+                        &taps[d], k->st);
     double *cur = NULL, *nxt = NULL;
     int64_t cdims[NB_MAX_RANK];
     memcpy(cdims, x->dims, sizeof(int64_t) * (size_t)r);
@@ -1737,34 +1798,7 @@ static nb_err k_resize(nb_kctx *k)
             e = nomem(k->st);
             break;
         }
-        int64_t n = t->n;
-        for (int64_t o = 0; o < outer; o++) {
-            const double *src = cur + o * in * inner;
-            double *dst = nxt + o * out * inner;
-            for (int64_t j = 0; j < out; j++) {
-                double *yr = dst + j * inner;
-                const int64_t *ix = t->idx + j * n;
-                const double *w = t->w + j * n;
-                if (t->outside && t->outside[j]) {
-                    for (int64_t i = 0; i < inner; i++)
-                        yr[i] = z.extrap;
-                } else if (inner == 1) {
-                    double s = 0;
-                    for (int64_t q = 0; q < n; q++)
-                        s += w[q] * src[ix[q]];
-                    yr[0] = s;
-                } else {
-                    for (int64_t i = 0; i < inner; i++)
-                        yr[i] = 0;
-                    for (int64_t q = 0; q < n; q++) {
-                        double wq = w[q];
-                        const double *xr = src + ix[q] * inner;
-                        for (int64_t i = 0; i < inner; i++)
-                            yr[i] += wq * xr[i];
-                    }
-                }
-            }
-        }
+        resize_axis(t, z.extrap, cur, nxt, outer, in, out, inner);
         free(cur);
         cur = nxt;
         nxt = NULL;

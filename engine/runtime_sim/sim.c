@@ -669,311 +669,257 @@ static int arity(int kid)
     }
 }
 
-static nb_err check_task(vctx *v)
+/* If: a condition and two branches of n_out outputs each, the branches' tasks before it */
+static nb_err check_if(const vctx *v, sim_task *k, const uint8_t *p)
 {
-    sim_task *k = &v->m->k[v->k];
-    const uint8_t *p = v->m->x.k[v->k].params;
-    for (int i = 0; i < k->n_out; i++)
-        if (k->out[i] >= 0 && T(v, k->out[i])->role != ROLE_ACT &&
-            T(v, k->out[i])->role != ROLE_OUT)
-            return BAD("task %d (%s): writes tensor %d, a model input or a weight", v->k,
-                       kname(k->kid), k->out[i]);
-    int kid = k->kid;
-    if (kid == K_CONV || kid == K_CONVT)
-        return check_conv(v, k, kid == K_CONVT);
-    if (kid == K_MATMUL || kid == K_GEMM)
-        return check_matmul(v, k);
-    if (kid == K_LSTM || kid == K_GRU)
-        return check_rnn(v, k);
-    if (kid == K_CPU_ONNX)
-        return sim_cpu_load(v->m, v->k, v->st);
-    if (kid == K_IF) { /* cond, then 2 x n_out branch outputs -> n_out: the CPU's select */
-        int nout = p[1];
-        if (p[0] != 2 || p[2] > 1 || nout < 1 || k->n_out != nout || k->n_in != 1 + 2 * nout ||
-            k->in[0] < 0 || nb_sim_numel(T(v, k->in[0])) < 1)
-            return BAD("task %d (If): a condition and 2 branches of %d outputs each, %d in and "
-                       "%d out", v->k, nout, k->n_in, k->n_out);
-        for (int o = 0; o < nout; o++) {
-            if (k->out[o] < 0)
-                return BAD("task %d (If): output %d is missing", v->k, o);
-            const nb_exeom_tensor *y = T(v, k->out[o]);
-            for (int b = 0; b < 2; b++) {
-                int t = k->in[1 + b * nout + o];
-                if (t < 0 || T(v, t)->dtype != y->dtype ||
-                    nb_sim_numel(T(v, t)) != nb_sim_numel(y))
-                    return BAD("task %d (If): branch %d's output %d is not the output's type and "
-                               "size", v->k, b, o);
-            }
-        }
-        k->if_then = p[2];
+    int nout = p[1];
+    if (p[0] != 2 || p[2] > 1 || nout < 1 || k->n_out != nout || k->n_in != 1 + 2 * nout ||
+        k->in[0] < 0 || nb_sim_numel(T(v, k->in[0])) < 1)
+        return BAD("task %d (If): a condition and 2 branches of %d outputs each, %d in and "
+                   "%d out", v->k, nout, k->n_in, k->n_out);
+    for (int o = 0; o < nout; o++) {
+        if (k->out[o] < 0)
+            return BAD("task %d (If): output %d is missing", v->k, o);
+        const nb_exeom_tensor *y = T(v, k->out[o]);
         for (int b = 0; b < 2; b++) {
-            int f = p[4 + 4 * b] | p[5 + 4 * b] << 8, c = p[6 + 4 * b] | p[7 + 4 * b] << 8;
-            if (c && (f + c > v->k || f < 0))
-                return BAD("task %d (If): branch %d's tasks %d..%d are not before it", v->k, b,
-                           f, f + c - 1);
-            k->if_first[b] = f, k->if_count[b] = c;
+            int t = k->in[1 + b * nout + o];
+            if (t < 0 || T(v, t)->dtype != y->dtype ||
+                nb_sim_numel(T(v, t)) != nb_sim_numel(y))
+                return BAD("task %d (If): branch %d's output %d is not the output's type and "
+                           "size", v->k, b, o);
         }
-        return NB_OK;
     }
-    /* vector tasks: every operand present */
-    if (k->n_out < 1 || k->out[0] < 0)
-        return BAD("task %d (%s): no output", v->k, kname(kid));
-    for (int i = 0; i < k->n_in; i++)
-        if (k->in[i] < 0)
-            return BAD("task %d (%s): input %d is missing", v->k, kname(kid), i);
-    for (int i = 1; i < k->n_out; i++)
-        if (k->out[i] < 0)
-            return BAD("task %d (%s): output %d is missing", v->k, kname(kid), i);
-    if (k->n_out != 1 && kid != K_IDENTITY)
-        return BAD("task %d (%s): %d outputs", v->k, kname(kid), k->n_out);
-    const nb_exeom_tensor *y = T(v, k->out[0]);
-    const nb_exeom_tensor *x = k->n_in ? T(v, k->in[0]) : NULL;
-    if (!x)
-        return BAD("task %d (%s): no input", v->k, kname(kid));
-    switch (kid) {
-    case K_QUANT:
-        memcpy(&k->f[0], p, 4), memcpy(&k->f[1], p + 4, 4);
-        k->bits = p[8];
-        if (k->n_in != 1 || !same_dims(x, y) || x->dtype != DT_F16 ||
-            y->dtype != (k->bits == 16 ? DT_I16 : DT_I8) || (k->bits != 8 && k->bits != 16) ||
-            !isfinite(k->f[0]) || !(k->f[0] > 0) || !isfinite(k->f[1]) ||
-            k->f[1] != floorf(k->f[1]) || fabsf(k->f[1]) > 32768)
-            return BAD("task %d (AscendQuant): fp16 -> int%d of the same shape with a finite "
-                       "scale and an integer offset", v->k, k->bits);
-        return NB_OK;
-    case K_DEQUANT: {
-        k->act = p[0];
-        memcpy(&k->f[0], p + 4, 4);
-        if (k->n_in != 1 || !same_dims(x, y) || x->dtype != DT_I32 || y->dtype != DT_F16 ||
-            k->act > 2 || !isfinite(k->f[0]))
-            return BAD("task %d (AscendDequant): int32 -> fp16 of the same shape", v->k);
-        int c = producer(v->m, v->k, k->in[0]);
-        int ck = c >= 0 ? v->m->k[c].kid : 0;
-        if (ck != K_CONV && ck != K_CONVT && ck != K_MATMUL && ck != K_GEMM)
-            return BAD("task %d (AscendDequant): its accumulator is not a cube task's", v->k);
-        k->deq = v->m->k[c].in[3];
-        k->chan_axis = ck == K_CONV || ck == K_CONVT ? 1 : x->rank - 1;
-        if (x->rank < 1 || nb_sim_numel(T(v, k->deq)) < (k->chan_axis < x->rank ? x->dims[k->chan_axis] : 1))
-            return BAD("task %d (AscendDequant): deq_scale shorter than the channels", v->k);
-        return NB_OK;
+    k->if_then = p[2];
+    for (int b = 0; b < 2; b++) {
+        int f = p[4 + 4 * b] | p[5 + 4 * b] << 8, c = p[6 + 4 * b] | p[7 + 4 * b] << 8;
+        if (c && (f + c > v->k || f < 0))
+            return BAD("task %d (If): branch %d's tasks %d..%d are not before it", v->k, b,
+                       f, f + c - 1);
+        k->if_first[b] = f, k->if_count[b] = c;
     }
-    case K_TRANSDATA:
-        if (k->n_in != 1 || !same_dims(x, y) || x->dtype != y->dtype)
-            return BAD("task %d (TransData): the same shape and type in another format", v->k);
-        return NB_OK;
-    case K_CAST:
-        if (k->n_in != 1 || !same_dims(x, y) || p[0] != y->dtype)
-            return BAD("task %d (Cast): to %s, output of %s", v->k, nb_sim_dtype_name(p[0]),
-                       nb_sim_dtype_name(y->dtype));
-        return NB_OK;
-    case K_RESHAPE: case K_SQUEEZE: case K_UNSQUEEZE: case K_FLATTEN:
-        if (k->n_in != 1 || nb_sim_numel(x) != nb_sim_numel(y) || x->dtype != y->dtype)
-            return BAD("task %d (%s): %lld elements in, %lld out", v->k, kname(kid),
-                       (long long)nb_sim_numel(x), (long long)nb_sim_numel(y));
-        return NB_OK;
-    case K_TRANSPOSE: {
-        int r = p[0];
-        if (k->n_in != 1 || r != x->rank || r != y->rank || x->dtype != y->dtype)
-            return BAD("task %d (Transpose): perm of rank %d for rank %d", v->k, r, x->rank);
-        int seen = 0;
-        for (int i = 0; i < r; i++) {
-            k->perm[i] = p[1 + i];
-            if (k->perm[i] >= r || (seen & (1 << k->perm[i])) ||
-                y->dims[i] != x->dims[k->perm[i]])
-                return BAD("task %d (Transpose): perm is not a permutation of its dims", v->k);
-            seen |= 1 << k->perm[i];
-        }
-        return NB_OK;
+    return NB_OK;
+}
+
+/* AscendDequant: int32 -> fp16 of a cube task's accumulator, its deq_scale per channel */
+static nb_err check_dequant(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                            const nb_exeom_tensor *y)
+{
+    k->act = p[0];
+    memcpy(&k->f[0], p + 4, 4);
+    if (k->n_in != 1 || !same_dims(x, y) || x->dtype != DT_I32 || y->dtype != DT_F16 ||
+        k->act > 2 || !isfinite(k->f[0]))
+        return BAD("task %d (AscendDequant): int32 -> fp16 of the same shape", v->k);
+    int c = producer(v->m, v->k, k->in[0]);
+    int ck = c >= 0 ? v->m->k[c].kid : 0;
+    if (ck != K_CONV && ck != K_CONVT && ck != K_MATMUL && ck != K_GEMM)
+        return BAD("task %d (AscendDequant): its accumulator is not a cube task's", v->k);
+    k->deq = v->m->k[c].in[3];
+    k->chan_axis = ck == K_CONV || ck == K_CONVT ? 1 : x->rank - 1;
+    if (x->rank < 1 || nb_sim_numel(T(v, k->deq)) < (k->chan_axis < x->rank ? x->dims[k->chan_axis] : 1))
+        return BAD("task %d (AscendDequant): deq_scale shorter than the channels", v->k);
+    return NB_OK;
+}
+
+/* Transpose: perm (params) a permutation of the dims, the output its reorder */
+static nb_err check_transpose(const vctx *v, sim_task *k, const uint8_t *p,
+                              const nb_exeom_tensor *x, const nb_exeom_tensor *y)
+{
+    int r = p[0];
+    if (k->n_in != 1 || r != x->rank || r != y->rank || x->dtype != y->dtype)
+        return BAD("task %d (Transpose): perm of rank %d for rank %d", v->k, r, x->rank);
+    int seen = 0;
+    for (int i = 0; i < r; i++) {
+        k->perm[i] = p[1 + i];
+        if (k->perm[i] >= r || (seen & (1 << k->perm[i])) ||
+            y->dims[i] != x->dims[k->perm[i]])
+            return BAD("task %d (Transpose): perm is not a permutation of its dims", v->k);
+        seen |= 1 << k->perm[i];
     }
-    case K_CONCAT: {
-        int ax = (int8_t)p[0];
-        if (ax < 0)
-            ax += y->rank;
-        if (ax < 0 || ax >= y->rank)
-            return BAD("task %d (Concat): axis %d", v->k, (int8_t)p[0]);
-        int64_t sum = 0;
-        for (int i = 0; i < k->n_in; i++) {
-            const nb_exeom_tensor *a = T(v, k->in[i]);
-            if (a->rank != y->rank || a->dtype != y->dtype)
-                return BAD("task %d (Concat): input %d of another rank or type", v->k, i);
-            for (int d = 0; d < y->rank; d++)
-                if (d != ax && a->dims[d] != y->dims[d])
-                    return BAD("task %d (Concat): input %d differs off the axis", v->k, i);
-            sum += a->dims[ax];
-        }
-        if (sum != y->dims[ax])
-            return BAD("task %d (Concat): %lld along the axis, output %d", v->k,
-                       (long long)sum, y->dims[ax]);
-        k->axis = ax;
-        return NB_OK;
+    return NB_OK;
+}
+
+/* Concat: the inputs agree off the axis and sum to the output along it */
+static nb_err check_concat(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *y)
+{
+    int ax = (int8_t)p[0];
+    if (ax < 0)
+        ax += y->rank;
+    if (ax < 0 || ax >= y->rank)
+        return BAD("task %d (Concat): axis %d", v->k, (int8_t)p[0]);
+    int64_t sum = 0;
+    for (int i = 0; i < k->n_in; i++) {
+        const nb_exeom_tensor *a = T(v, k->in[i]);
+        if (a->rank != y->rank || a->dtype != y->dtype)
+            return BAD("task %d (Concat): input %d of another rank or type", v->k, i);
+        for (int d = 0; d < y->rank; d++)
+            if (d != ax && a->dims[d] != y->dims[d])
+                return BAD("task %d (Concat): input %d differs off the axis", v->k, i);
+        sum += a->dims[ax];
     }
-    case K_MAXPOOL:
-        decode_window(k, p);
-        if (k->n_in != 1 || x->dtype != DT_F16 || y->dtype != DT_F16 || x->rank != y->rank ||
-            (x->rank != 3 && x->rank != 4) || x->dims[0] != y->dims[0] || x->dims[1] != y->dims[1])
-            return BAD("task %d (MaxPool): fp16 [N, C, (H,) W] in and out", v->k);
-        return check_spatial(v, k, x, y, false);
-    case K_GAP: case K_GMP:
-        if (k->n_in != 1 || !is_float(x->dtype) || y->dtype != x->dtype || x->rank < 3 ||
-            y->rank != x->rank || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
-            nb_sim_numel(y) != (int64_t)x->dims[0] * x->dims[1])
-            return BAD("task %d (%s): [N, C, ...] -> [N, C, 1, ...]", v->k, kname(kid));
-        return NB_OK;
-    case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2: {
-        k->mask = p[0], k->keepdims = p[1] != 0;
-        if (k->n_in != 1 || (k->mask >> x->rank) || y->dtype != x->dtype)
-            return BAD("task %d (%s): axes beyond rank %d", v->k, kname(kid), x->rank);
-        int r = 0;
-        for (int d = 0; d < x->rank; d++) {
-            bool red = k->mask >> d & 1;
-            if (red && !k->keepdims)
-                continue;
-            if (r >= y->rank || y->dims[r] != (red ? 1 : x->dims[d]))
-                return BAD("task %d (%s): output dims do not follow the axes", v->k, kname(kid));
-            r++;
-        }
-        if (r != y->rank)
-            return BAD("task %d (%s): output rank %d, the axes give %d", v->k, kname(kid),
-                       y->rank, r);
-        return NB_OK;
+    if (sum != y->dims[ax])
+        return BAD("task %d (Concat): %lld along the axis, output %d", v->k,
+                   (long long)sum, y->dims[ax]);
+    k->axis = ax;
+    return NB_OK;
+}
+
+/* ReduceMean/Max/Min/Sum/L2: the output dims follow the axes mask and keepdims */
+static nb_err check_reduce(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                           const nb_exeom_tensor *y)
+{
+    int kid = k->kid;
+    k->mask = p[0], k->keepdims = p[1] != 0;
+    if (k->n_in != 1 || (k->mask >> x->rank) || y->dtype != x->dtype)
+        return BAD("task %d (%s): axes beyond rank %d", v->k, kname(kid), x->rank);
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        bool red = k->mask >> d & 1;
+        if (red && !k->keepdims)
+            continue;
+        if (r >= y->rank || y->dims[r] != (red ? 1 : x->dims[d]))
+            return BAD("task %d (%s): output dims do not follow the axes", v->k, kname(kid));
+        r++;
     }
-    case K_ARGMAX: { /* fp16 [.., L, ..] -> int32 indices, the axis kept as 1 or dropped */
-        k->axis = p[0], k->keepdims = p[1] != 0, k->last = p[2] != 0;
-        if (k->n_in != 1 || x->dtype != DT_F16 || y->dtype != DT_I32 || k->axis >= x->rank ||
-            x->dims[k->axis] < 1)
-            return BAD("task %d (ArgMax): fp16 in, int32 out, axis %d of rank %d", v->k, p[0],
-                       x->rank);
-        if (p[1] > 1 || p[2] > 1)
-            return BAD("task %d (ArgMax): keepdims %d, select_last_index %d (0 or 1)", v->k,
-                       p[1], p[2]);
-        int r = 0;
-        for (int d = 0; d < x->rank; d++) {
-            if (d == k->axis && !k->keepdims)
-                continue;
-            if (r >= y->rank || y->dims[r] != (d == k->axis ? 1 : x->dims[d]))
-                return BAD("task %d (ArgMax): output dims do not follow the axis", v->k);
-            r++;
-        }
-        if (r != y->rank)
-            return BAD("task %d (ArgMax): output rank %d, the axis gives %d", v->k, y->rank, r);
-        return NB_OK;
+    if (r != y->rank)
+        return BAD("task %d (%s): output rank %d, the axes give %d", v->k, kname(kid),
+                   y->rank, r);
+    return NB_OK;
+}
+
+/* ArgMax: fp16 [.., L, ..] -> int32 indices, the axis kept as 1 or dropped */
+static nb_err check_argmax(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                           const nb_exeom_tensor *y)
+{
+    k->axis = p[0], k->keepdims = p[1] != 0, k->last = p[2] != 0;
+    if (k->n_in != 1 || x->dtype != DT_F16 || y->dtype != DT_I32 || k->axis >= x->rank ||
+        x->dims[k->axis] < 1)
+        return BAD("task %d (ArgMax): fp16 in, int32 out, axis %d of rank %d", v->k, p[0],
+                   x->rank);
+    if (p[1] > 1 || p[2] > 1)
+        return BAD("task %d (ArgMax): keepdims %d, select_last_index %d (0 or 1)", v->k,
+                   p[1], p[2]);
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (d == k->axis && !k->keepdims)
+            continue;
+        if (r >= y->rank || y->dims[r] != (d == k->axis ? 1 : x->dims[d]))
+            return BAD("task %d (ArgMax): output dims do not follow the axis", v->k);
+        r++;
     }
-    case K_SOFTMAX: {
-        int ax = (int8_t)p[0];
-        if (ax < 0)
-            ax += x->rank;
-        if (k->n_in != 1 || ax < 0 || ax >= x->rank || !same_dims(x, y) || x->dtype != DT_F16 ||
-            y->dtype != DT_F16)
-            return BAD("task %d (Softmax): axis %d of rank %d", v->k, (int8_t)p[0], x->rank);
-        k->axis = ax;
-        return NB_OK;
+    if (r != y->rank)
+        return BAD("task %d (ArgMax): output rank %d, the axis gives %d", v->k, y->rank, r);
+    return NB_OK;
+}
+
+/* BatchNormalization / InstanceNormalization: fp16 [N, C, ...], one value per channel */
+static nb_err check_norm(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                         const nb_exeom_tensor *y)
+{
+    int kid = k->kid;
+    memcpy(&k->f[0], p, 4);
+    int n = kid == K_BN ? 5 : 3;
+    if (k->n_in != n || !same_dims(x, y) || x->rank < 2 || x->dtype != DT_F16 ||
+        y->dtype != DT_F16 || !(k->f[0] >= 0))
+        return BAD("task %d (%s): %d fp16 inputs, [N, C, ...]", v->k, kname(kid), n);
+    for (int i = 1; i < n; i++)
+        if (nb_sim_numel(T(v, k->in[i])) != x->dims[1] || !is_float(T(v, k->in[i])->dtype))
+            return BAD("task %d (%s): input %d is not one value per channel", v->k,
+                       kname(kid), i);
+    return NB_OK;
+}
+
+/* Slice: up to 3 sliced axes (axis, start, step), every position inside the input */
+static nb_err check_slice(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                          const nb_exeom_tensor *y)
+{
+    k->n_sl = p[0];
+    if (k->n_in != 1 || x->rank != y->rank || x->dtype != y->dtype || k->n_sl > 3)
+        return BAD("task %d (Slice): one input of the output's rank and type, up to 3 "
+                   "sliced axes", v->k);
+    int seen = 0;
+    for (int i = 0; i < k->n_sl; i++) {
+        const uint8_t *q = p + 1 + 9 * i;
+        int ax = q[0];
+        int32_t start = rd32(q + 1), step = rd32(q + 5);
+        if (ax >= x->rank || (seen & (1 << ax)) || step == 0 || start < 0 ||
+            start >= x->dims[ax] ||
+            (y->dims[ax] > 0 && ((int64_t)start + (int64_t)step * (y->dims[ax] - 1) < 0 ||
+                                 (int64_t)start + (int64_t)step * (y->dims[ax] - 1) >= x->dims[ax])))
+            return BAD("task %d (Slice): axis %d, start %d, step %d outside its input", v->k,
+                       ax, start, step);
+        seen |= 1 << ax;
+        k->sl_axis[i] = ax, k->sl_start[i] = start, k->sl_step[i] = step;
     }
-    case K_BN: case K_IN: {
-        memcpy(&k->f[0], p, 4);
-        int n = kid == K_BN ? 5 : 3;
-        if (k->n_in != n || !same_dims(x, y) || x->rank < 2 || x->dtype != DT_F16 ||
-            y->dtype != DT_F16 || !(k->f[0] >= 0))
-            return BAD("task %d (%s): %d fp16 inputs, [N, C, ...]", v->k, kname(kid), n);
-        for (int i = 1; i < n; i++)
-            if (nb_sim_numel(T(v, k->in[i])) != x->dims[1] || !is_float(T(v, k->in[i])->dtype))
-                return BAD("task %d (%s): input %d is not one value per channel", v->k,
-                           kname(kid), i);
-        return NB_OK;
+    for (int d = 0; d < x->rank; d++)
+        if (!(seen & (1 << d)) && x->dims[d] != y->dims[d])
+            return BAD("task %d (Slice): dim %d differs and is not sliced", v->k, d);
+    return NB_OK;
+}
+
+/* Gather: constant indices (params) or an int32 indices input, dims around the axis */
+static nb_err check_gather(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                           const nb_exeom_tensor *y)
+{
+    k->g_axis = p[0], k->g_n = p[1];
+    int ri = y->rank - x->rank + 1; /* the indices' rank */
+    int64_t n_idx = 1;
+    for (int d = 0; d < ri && k->g_axis + d < y->rank; d++)
+        n_idx *= y->dims[k->g_axis + d];
+    const nb_exeom_tensor *it = k->n_in == 2 ? T(v, k->in[1]) : NULL;
+    if (it && (k->g_n != 0 || it->dtype != DT_I32 || nb_sim_numel(it) != n_idx))
+        return BAD("task %d (Gather): input 1 holds %lld %s values, the output has %lld "
+                   "positions along axis %d (int32 ones)", v->k,
+                   (long long)nb_sim_numel(it), it->dtype == DT_I32 ? "int32" : "non-int32",
+                   (long long)n_idx, k->g_axis);
+    if (x->dtype != y->dtype || k->g_axis >= x->rank || ri < 0 ||
+        (!it && (k->n_in != 1 || k->g_n < 1 || k->g_n > 6 || n_idx != k->g_n)))
+        return BAD("task %d (Gather): axis %d of rank %d, %d %s for the output's %lld "
+                   "positions along it", v->k, k->g_axis, x->rank, it ? (int)nb_sim_numel(it)
+                   : k->g_n, it ? "indices in input 1" : "constant indices", (long long)n_idx);
+    for (int d = 0; d < k->g_axis; d++)
+        if (x->dims[d] != y->dims[d])
+            return BAD("task %d (Gather): dim %d differs before the axis", v->k, d);
+    for (int d = k->g_axis + 1; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d + ri - 1])
+            return BAD("task %d (Gather): dim %d differs after the axis", v->k, d);
+    for (int i = 0; i < k->g_n; i++) {
+        k->g_idx[i] = rd32(p + 2 + 4 * i);
+        if (k->g_idx[i] < 0 || k->g_idx[i] >= x->dims[k->g_axis])
+            return BAD("task %d (Gather): index %d outside its axis", v->k, k->g_idx[i]);
     }
-    case K_SLICE: {
-        k->n_sl = p[0];
-        if (k->n_in != 1 || x->rank != y->rank || x->dtype != y->dtype || k->n_sl > 3)
-            return BAD("task %d (Slice): one input of the output's rank and type, up to 3 "
-                       "sliced axes", v->k);
-        int seen = 0;
-        for (int i = 0; i < k->n_sl; i++) {
-            const uint8_t *q = p + 1 + 9 * i;
-            int ax = q[0];
-            int32_t start = rd32(q + 1), step = rd32(q + 5);
-            if (ax >= x->rank || (seen & (1 << ax)) || step == 0 || start < 0 ||
-                start >= x->dims[ax] ||
-                (y->dims[ax] > 0 && ((int64_t)start + (int64_t)step * (y->dims[ax] - 1) < 0 ||
-                                     (int64_t)start + (int64_t)step * (y->dims[ax] - 1) >= x->dims[ax])))
-                return BAD("task %d (Slice): axis %d, start %d, step %d outside its input", v->k,
-                           ax, start, step);
-            seen |= 1 << ax;
-            k->sl_axis[i] = ax, k->sl_start[i] = start, k->sl_step[i] = step;
-        }
-        for (int d = 0; d < x->rank; d++)
-            if (!(seen & (1 << d)) && x->dims[d] != y->dims[d])
-                return BAD("task %d (Slice): dim %d differs and is not sliced", v->k, d);
-        return NB_OK;
+    return NB_OK;
+}
+
+/* Pad: begin / end per dim (params) give the output dims, mode 0..2 */
+static nb_err check_pad(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                        const nb_exeom_tensor *y)
+{
+    k->pad_mode = p[0];
+    int r = p[1];
+    if (k->n_in != 1 || x->dtype != y->dtype || r != x->rank || r != y->rank || r > 6 ||
+        k->pad_mode > 2)
+        return BAD("task %d (Pad): one input of the output's rank and type, mode %d",
+                   v->k, k->pad_mode);
+    for (int d = 0; d < r; d++) {
+        int16_t b, e;
+        memcpy(&b, p + 2 + 2 * d, 2);
+        memcpy(&e, p + 2 + 2 * (r + d), 2);
+        k->pad_begin[d] = b;
+        if ((int64_t)x->dims[d] + b + e != y->dims[d] ||
+            (k->pad_mode == 1 && (b >= x->dims[d] || e >= x->dims[d])) ||
+            (k->pad_mode != 0 && x->dims[d] == 0 && y->dims[d] > 0))
+            return BAD("task %d (Pad): dim %d: %d + %d + %d is not %d", v->k, d,
+                       x->dims[d], b, e, y->dims[d]);
     }
-    case K_GATHER: {
-        k->g_axis = p[0], k->g_n = p[1];
-        int ri = y->rank - x->rank + 1; /* the indices' rank */
-        int64_t n_idx = 1;
-        for (int d = 0; d < ri && k->g_axis + d < y->rank; d++)
-            n_idx *= y->dims[k->g_axis + d];
-        const nb_exeom_tensor *it = k->n_in == 2 ? T(v, k->in[1]) : NULL;
-        if (it && (k->g_n != 0 || it->dtype != DT_I32 || nb_sim_numel(it) != n_idx))
-            return BAD("task %d (Gather): input 1 holds %lld %s values, the output has %lld "
-                       "positions along axis %d (int32 ones)", v->k,
-                       (long long)nb_sim_numel(it), it->dtype == DT_I32 ? "int32" : "non-int32",
-                       (long long)n_idx, k->g_axis);
-        if (x->dtype != y->dtype || k->g_axis >= x->rank || ri < 0 ||
-            (!it && (k->n_in != 1 || k->g_n < 1 || k->g_n > 6 || n_idx != k->g_n)))
-            return BAD("task %d (Gather): axis %d of rank %d, %d %s for the output's %lld "
-                       "positions along it", v->k, k->g_axis, x->rank, it ? (int)nb_sim_numel(it)
-                       : k->g_n, it ? "indices in input 1" : "constant indices", (long long)n_idx);
-        for (int d = 0; d < k->g_axis; d++)
-            if (x->dims[d] != y->dims[d])
-                return BAD("task %d (Gather): dim %d differs before the axis", v->k, d);
-        for (int d = k->g_axis + 1; d < x->rank; d++)
-            if (x->dims[d] != y->dims[d + ri - 1])
-                return BAD("task %d (Gather): dim %d differs after the axis", v->k, d);
-        for (int i = 0; i < k->g_n; i++) {
-            k->g_idx[i] = rd32(p + 2 + 4 * i);
-            if (k->g_idx[i] < 0 || k->g_idx[i] >= x->dims[k->g_axis])
-                return BAD("task %d (Gather): index %d outside its axis", v->k, k->g_idx[i]);
-        }
-        return NB_OK;
-    }
-    case K_TILE: /* repeats are the output's dims over the input's */
-        if (k->n_in != 1 || x->dtype != y->dtype || x->rank != y->rank)
-            return BAD("task %d (Tile): one input of the output's rank and type", v->k);
-        for (int d = 0; d < x->rank; d++)
-            if (x->dims[d] == 0 ? y->dims[d] != 0 : y->dims[d] % x->dims[d] != 0)
-                return BAD("task %d (Tile): dim %d: %d is not a multiple of %d", v->k, d,
-                           y->dims[d], x->dims[d]);
-        return NB_OK;
-    case K_S2D: { /* DCR: [N, C, H, W] -> [N, C b^2, H / b, W / b], b from the dims */
-        int b = y->rank == 4 && y->dims[2] > 0 ? x->dims[2] / y->dims[2] : 0;
-        if (k->n_in != 1 || x->dtype != y->dtype || x->rank != 4 || y->rank != 4 || b < 1 ||
-            y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] * b * b ||
-            y->dims[2] * b != x->dims[2] || y->dims[3] * b != x->dims[3])
-            return BAD("task %d (SpaceToDepth): [N, C, H, W] -> [N, C b^2, H/b, W/b]", v->k);
-        return NB_OK;
-    }
-    case K_PAD: {
-        k->pad_mode = p[0];
-        int r = p[1];
-        if (k->n_in != 1 || x->dtype != y->dtype || r != x->rank || r != y->rank || r > 6 ||
-            k->pad_mode > 2)
-            return BAD("task %d (Pad): one input of the output's rank and type, mode %d",
-                       v->k, k->pad_mode);
-        for (int d = 0; d < r; d++) {
-            int16_t b, e;
-            memcpy(&b, p + 2 + 2 * d, 2);
-            memcpy(&e, p + 2 + 2 * (r + d), 2);
-            k->pad_begin[d] = b;
-            if ((int64_t)x->dims[d] + b + e != y->dims[d] ||
-                (k->pad_mode == 1 && (b >= x->dims[d] || e >= x->dims[d])) ||
-                (k->pad_mode != 0 && x->dims[d] == 0 && y->dims[d] > 0))
-                return BAD("task %d (Pad): dim %d: %d + %d + %d is not %d", v->k, d,
-                           x->dims[d], b, e, y->dims[d]);
-        }
-        memcpy(&k->f[0], p + 26, 4);
-        return NB_OK;
-    }
-    default:
-        break;
-    }
+    memcpy(&k->f[0], p + 26, 4);
+    return NB_OK;
+}
+
+/* an elementwise kernel: its arity, inputs broadcasting exactly to the output, its params */
+static nb_err check_elementwise(const vctx *v, sim_task *k, const uint8_t *p,
+                                const nb_exeom_tensor *y)
+{
+    int kid = k->kid;
     if (!elementwise(kid))
         return nb_fail(v->st, NB_ERR_UNSUPPORTED, "task %d: kernel %d has no simulator", v->k,
                        kid);
@@ -1016,6 +962,136 @@ static nb_err check_task(vctx *v)
     if (kid == K_WHERE && T(v, k->in[0])->dtype != DT_BOOL)
         return BAD("task %d (Where): condition not BOOL", v->k);
     return NB_OK;
+}
+
+/* a vector task with its operands present: each kernel's shapes, types and params */
+static nb_err check_vector(const vctx *v, sim_task *k, const uint8_t *p, const nb_exeom_tensor *x,
+                           const nb_exeom_tensor *y)
+{
+    int kid = k->kid;
+    switch (kid) {
+    case K_QUANT:
+        memcpy(&k->f[0], p, 4), memcpy(&k->f[1], p + 4, 4);
+        k->bits = p[8];
+        if (k->n_in != 1 || !same_dims(x, y) || x->dtype != DT_F16 ||
+            y->dtype != (k->bits == 16 ? DT_I16 : DT_I8) || (k->bits != 8 && k->bits != 16) ||
+            !isfinite(k->f[0]) || !(k->f[0] > 0) || !isfinite(k->f[1]) ||
+            k->f[1] != floorf(k->f[1]) || fabsf(k->f[1]) > 32768)
+            return BAD("task %d (AscendQuant): fp16 -> int%d of the same shape with a finite "
+                       "scale and an integer offset", v->k, k->bits);
+        return NB_OK;
+    case K_DEQUANT:
+        return check_dequant(v, k, p, x, y);
+    case K_TRANSDATA:
+        if (k->n_in != 1 || !same_dims(x, y) || x->dtype != y->dtype)
+            return BAD("task %d (TransData): the same shape and type in another format", v->k);
+        return NB_OK;
+    case K_CAST:
+        if (k->n_in != 1 || !same_dims(x, y) || p[0] != y->dtype)
+            return BAD("task %d (Cast): to %s, output of %s", v->k, nb_sim_dtype_name(p[0]),
+                       nb_sim_dtype_name(y->dtype));
+        return NB_OK;
+    case K_RESHAPE: case K_SQUEEZE: case K_UNSQUEEZE: case K_FLATTEN:
+        if (k->n_in != 1 || nb_sim_numel(x) != nb_sim_numel(y) || x->dtype != y->dtype)
+            return BAD("task %d (%s): %lld elements in, %lld out", v->k, kname(kid),
+                       (long long)nb_sim_numel(x), (long long)nb_sim_numel(y));
+        return NB_OK;
+    case K_TRANSPOSE:
+        return check_transpose(v, k, p, x, y);
+    case K_CONCAT:
+        return check_concat(v, k, p, y);
+    case K_MAXPOOL:
+        decode_window(k, p);
+        if (k->n_in != 1 || x->dtype != DT_F16 || y->dtype != DT_F16 || x->rank != y->rank ||
+            (x->rank != 3 && x->rank != 4) || x->dims[0] != y->dims[0] || x->dims[1] != y->dims[1])
+            return BAD("task %d (MaxPool): fp16 [N, C, (H,) W] in and out", v->k);
+        return check_spatial(v, k, x, y, false);
+    case K_GAP: case K_GMP:
+        if (k->n_in != 1 || !is_float(x->dtype) || y->dtype != x->dtype || x->rank < 3 ||
+            y->rank != x->rank || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
+            nb_sim_numel(y) != (int64_t)x->dims[0] * x->dims[1])
+            return BAD("task %d (%s): [N, C, ...] -> [N, C, 1, ...]", v->k, kname(kid));
+        return NB_OK;
+    case K_RMEAN: case K_RMAX: case K_RMIN: case K_RSUM: case K_RL2:
+        return check_reduce(v, k, p, x, y);
+    case K_ARGMAX:
+        return check_argmax(v, k, p, x, y);
+    case K_SOFTMAX: {
+        int ax = (int8_t)p[0];
+        if (ax < 0)
+            ax += x->rank;
+        if (k->n_in != 1 || ax < 0 || ax >= x->rank || !same_dims(x, y) || x->dtype != DT_F16 ||
+            y->dtype != DT_F16)
+            return BAD("task %d (Softmax): axis %d of rank %d", v->k, (int8_t)p[0], x->rank);
+        k->axis = ax;
+        return NB_OK;
+    }
+    case K_BN: case K_IN:
+        return check_norm(v, k, p, x, y);
+    case K_SLICE:
+        return check_slice(v, k, p, x, y);
+    case K_GATHER:
+        return check_gather(v, k, p, x, y);
+    case K_TILE: /* repeats are the output's dims over the input's */
+        if (k->n_in != 1 || x->dtype != y->dtype || x->rank != y->rank)
+            return BAD("task %d (Tile): one input of the output's rank and type", v->k);
+        for (int d = 0; d < x->rank; d++)
+            if (x->dims[d] == 0 ? y->dims[d] != 0 : y->dims[d] % x->dims[d] != 0)
+                return BAD("task %d (Tile): dim %d: %d is not a multiple of %d", v->k, d,
+                           y->dims[d], x->dims[d]);
+        return NB_OK;
+    case K_S2D: { /* DCR: [N, C, H, W] -> [N, C b^2, H / b, W / b], b from the dims */
+        int b = y->rank == 4 && y->dims[2] > 0 ? x->dims[2] / y->dims[2] : 0;
+        if (k->n_in != 1 || x->dtype != y->dtype || x->rank != 4 || y->rank != 4 || b < 1 ||
+            y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] * b * b ||
+            y->dims[2] * b != x->dims[2] || y->dims[3] * b != x->dims[3])
+            return BAD("task %d (SpaceToDepth): [N, C, H, W] -> [N, C b^2, H/b, W/b]", v->k);
+        return NB_OK;
+    }
+    case K_PAD:
+        return check_pad(v, k, p, x, y);
+    default:
+        return check_elementwise(v, k, p, y);
+    }
+}
+
+/* task v->k against its kernel: outputs are activations, then the kernel's own checks */
+static nb_err check_task(vctx *v)
+{
+    sim_task *k = &v->m->k[v->k];
+    const uint8_t *p = v->m->x.k[v->k].params;
+    for (int i = 0; i < k->n_out; i++)
+        if (k->out[i] >= 0 && T(v, k->out[i])->role != ROLE_ACT &&
+            T(v, k->out[i])->role != ROLE_OUT)
+            return BAD("task %d (%s): writes tensor %d, a model input or a weight", v->k,
+                       kname(k->kid), k->out[i]);
+    int kid = k->kid;
+    if (kid == K_CONV || kid == K_CONVT)
+        return check_conv(v, k, kid == K_CONVT);
+    if (kid == K_MATMUL || kid == K_GEMM)
+        return check_matmul(v, k);
+    if (kid == K_LSTM || kid == K_GRU)
+        return check_rnn(v, k);
+    if (kid == K_CPU_ONNX)
+        return sim_cpu_load(v->m, v->k, v->st);
+    if (kid == K_IF) /* cond, then 2 x n_out branch outputs -> n_out: the CPU's select */
+        return check_if(v, k, p);
+    /* vector tasks: every operand present */
+    if (k->n_out < 1 || k->out[0] < 0)
+        return BAD("task %d (%s): no output", v->k, kname(kid));
+    for (int i = 0; i < k->n_in; i++)
+        if (k->in[i] < 0)
+            return BAD("task %d (%s): input %d is missing", v->k, kname(kid), i);
+    for (int i = 1; i < k->n_out; i++)
+        if (k->out[i] < 0)
+            return BAD("task %d (%s): output %d is missing", v->k, kname(kid), i);
+    if (k->n_out != 1 && kid != K_IDENTITY)
+        return BAD("task %d (%s): %d outputs", v->k, kname(kid), k->n_out);
+    const nb_exeom_tensor *y = T(v, k->out[0]);
+    const nb_exeom_tensor *x = k->n_in ? T(v, k->in[0]) : NULL;
+    if (!x)
+        return BAD("task %d (%s): no input", v->k, kname(kid));
+    return check_vector(v, k, p, x, y);
 }
 
 /* ---- cycle model ---- */
@@ -1285,6 +1361,148 @@ void nb_sim_free(nb_sim_model *m)
     free(m);
 }
 
+/* The loader's checks of the tensor descriptors: the arena and each binding within the
+   simulator's limits, each tensor's bytes its layout's size, FRACTAL_Z only for weights. */
+static nb_err load_check_tensors(const nb_exeom *x, nb_status *st)
+{
+    if (x->arena_bytes > NB_SIM_MAX_BYTES)
+        return nb_fail(st, NB_ERR_DATA, "an arena of %u bytes (the simulator takes up to %u)",
+                       x->arena_bytes, NB_SIM_MAX_BYTES);
+    for (uint32_t i = 0; i < x->n_tensors; i++) {
+        const nb_exeom_tensor *t = &x->t[i];
+        int64_t want = nb_sim_tensor_bytes(t);
+        if (want < 0 || want != (int64_t)t->bytes)
+            return nb_fail(st, NB_ERR_DATA, "tensor %u: %u bytes for %s %s of rank %u (its "
+                           "layout holds %lld)", i, t->bytes, nb_sim_dtype_name(t->dtype),
+                           nb_sim_format_name(t->format), t->rank, (long long)want);
+        if (t->role <= ROLE_OUT && t->bytes > NB_SIM_MAX_BYTES)
+            return nb_fail(st, NB_ERR_DATA, "tensor %u: a binding of %u bytes", i, t->bytes);
+        if (t->format == FMT_FZ && t->role != ROLE_W)
+            return nb_fail(st, NB_ERR_DATA, "tensor %u: FRACTAL_Z holds only weights", i);
+    }
+    return NB_OK;
+}
+
+/* The per-task, per-tensor and per-binding tables and the arena (writer[] all -1, ran[]
+   all 1); NB_ERR_NOMEM when one fails. */
+static nb_err load_alloc(nb_sim_model *m, nb_status *st)
+{
+    const nb_exeom *x = &m->x;
+    m->k = calloc((size_t)x->n_tasks + 1, sizeof *m->k);
+    m->prof = calloc((size_t)x->n_tasks + 1, sizeof *m->prof);
+    m->sat = calloc((size_t)x->n_tasks + 1, sizeof *m->sat);
+    m->ran = malloc((size_t)x->n_tasks + 1);
+    if (m->ran)
+        memset(m->ran, 1, (size_t)x->n_tasks + 1);
+    m->logz = calloc((size_t)x->n_tasks + 1, sizeof *m->logz);
+    m->writer = malloc(sizeof *m->writer * ((size_t)x->n_tensors + 1));
+    for (uint32_t i = 0; m->writer && i < x->n_tensors; i++)
+        m->writer[i] = -1;
+    m->in_t = calloc((size_t)x->n_inputs + 1, sizeof(int));
+    m->out_t = calloc((size_t)x->n_outputs + 1, sizeof(int));
+    m->bound = calloc((size_t)x->n_tensors + 1, sizeof *m->bound);
+    m->arena = calloc((size_t)x->arena_bytes + 1, 1);
+    if (!m->k || !m->prof || !m->sat || !m->ran || !m->logz || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena",
+                       x->arena_bytes);
+    return NB_OK;
+}
+
+/* The per-dim offset tables: off[6 i + d] points at dims[d] physical offsets (sim_phys) of
+   tensor i along dim d, all in offbuf; also refuses a model without outputs. */
+static nb_err load_offsets(nb_sim_model *m, nb_status *st)
+{
+    const nb_exeom *x = &m->x;
+    /* the per-dim offset tables (tensors without elements get none: nothing indexes them);
+       their sum is bounded: descriptors claiming 2^28-long dims must not cost gigabytes */
+    size_t total = 0;
+    for (uint32_t i = 0; i < x->n_tensors; i++)
+        if (nb_sim_numel(&x->t[i]) > 0)
+            for (int d = 0; d < x->t[i].rank; d++)
+                total += (size_t)x->t[i].dims[d];
+    if (total > NB_SIM_MAX_DIMS)
+        return nb_fail(st, NB_ERR_DATA, "the tensor descriptors' dims add up to %zu (the "
+                       "simulator takes up to %u)", total, NB_SIM_MAX_DIMS);
+    if (x->n_outputs == 0)
+        return nb_fail(st, NB_ERR_DATA, "a model without outputs");
+    m->off = calloc((size_t)x->n_tensors * 6 + 1, sizeof *m->off);
+    m->offbuf = malloc(sizeof(int64_t) * (total + 1));
+    if (!m->off || !m->offbuf)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    total = 0;
+    for (uint32_t i = 0; i < x->n_tensors; i++) {
+        const nb_exeom_tensor *t = &x->t[i];
+        if (nb_sim_numel(t) <= 0)
+            continue;
+        for (int d = 0; d < t->rank; d++) {
+            int64_t idx[6] = {0};
+            m->off[6 * i + d] = m->offbuf + total;
+            for (int64_t v = 0; v < t->dims[d]; v++) {
+                idx[d] = v;
+                m->offbuf[total++] = sim_phys(t, idx);
+            }
+        }
+    }
+    return NB_OK;
+}
+
+/* int8 FRACTAL_Z weights widened to int16 once (w16[i], NULL for other tensors). */
+static nb_err load_w16(nb_sim_model *m, nb_status *st)
+{
+    const nb_exeom *x = &m->x;
+    m->w16 = calloc((size_t)x->n_tensors + 1, sizeof *m->w16);
+    if (!m->w16)
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    for (uint32_t i = 0; i < x->n_tensors; i++) {
+        const nb_exeom_tensor *t = &x->t[i];
+        if (t->format != FMT_FZ || t->dtype != DT_I8)
+            continue;
+        m->w16[i] = malloc(sizeof(int16_t) * ((size_t)t->bytes + 1));
+        if (!m->w16[i])
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        for (uint32_t j = 0; j < t->bytes; j++)
+            m->w16[i][j] = (int8_t)x->weights[t->place + j];
+    }
+    return NB_OK;
+}
+
+/* Each task in order: its operands decoded, checked against its kernel (check_task),
+   profiled, its activation inputs written by an earlier task; writer[] follows. */
+static nb_err load_tasks(nb_sim_model *m, const nb_cycle_params *params, nb_status *st)
+{
+    const nb_exeom *x = &m->x;
+    nb_err e;
+    for (uint32_t i = 0; i < x->n_tasks; i++) {
+        sim_task *k = &m->k[i];
+        const nb_exeom_task *d = &x->k[i];
+        k->kid = d->kernel;
+        k->n_in = d->n_in;
+        k->n_out = d->n_out;
+        for (int j = 0; j < NB_EXEOM_MAX_IN; j++)
+            k->in[j] = j < d->n_in && d->in[j] != NB_EXEOM_NONE ? d->in[j] : -1;
+        for (int j = 0; j < NB_EXEOM_MAX_OUT; j++)
+            k->out[j] = j < d->n_out && d->out[j] != NB_EXEOM_NONE ? d->out[j] : -1;
+        k->deq = -1;
+        vctx v = {m, (int)i, st};
+        if ((e = check_task(&v)))
+            return e;
+        profile_task(m, (int)i, params);
+        /* every activation it reads was written by an earlier task: nothing reads memory
+           no one wrote */
+        for (int j = 0; j < k->n_in; j++) {
+            int t = k->in[j];
+            if (t >= 0 && (x->t[t].role == ROLE_ACT || x->t[t].role == ROLE_OUT) &&
+                m->writer[t] < 0)
+                return nb_fail(st, NB_ERR_DATA, "task %u (%s) reads tensor %d before any "
+                               "task writes it", i, kname(k->kid), t);
+        }
+        for (int j = 0; j < k->n_out; j++)
+            if (k->out[j] >= 0)
+                m->writer[k->out[j]] = (int)i;
+    }
+    return NB_OK;
+}
+
 nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params,
                    nb_sim_model **out, nb_status *st)
 {
@@ -1314,136 +1532,17 @@ nb_err nb_sim_load(const uint8_t *buf, size_t len, const nb_cycle_params *params
         return e;
     }
     const nb_exeom *x = &m->x;
-    if (x->arena_bytes > NB_SIM_MAX_BYTES) {
-        e = nb_fail(st, NB_ERR_DATA, "an arena of %u bytes (the simulator takes up to %u)",
-                    x->arena_bytes, NB_SIM_MAX_BYTES);
+    if ((e = load_check_tensors(x, st)) || (e = load_alloc(m, st)) ||
+        (e = load_offsets(m, st)) || (e = load_w16(m, st)))
         goto fail;
-    }
-    for (uint32_t i = 0; i < x->n_tensors; i++) {
-        const nb_exeom_tensor *t = &x->t[i];
-        int64_t want = nb_sim_tensor_bytes(t);
-        if (want < 0 || want != (int64_t)t->bytes) {
-            e = nb_fail(st, NB_ERR_DATA, "tensor %u: %u bytes for %s %s of rank %u (its layout "
-                        "holds %lld)", i, t->bytes, nb_sim_dtype_name(t->dtype),
-                        nb_sim_format_name(t->format), t->rank, (long long)want);
-            goto fail;
-        }
-        if (t->role <= ROLE_OUT && t->bytes > NB_SIM_MAX_BYTES) {
-            e = nb_fail(st, NB_ERR_DATA, "tensor %u: a binding of %u bytes", i, t->bytes);
-            goto fail;
-        }
-        if (t->format == FMT_FZ && t->role != ROLE_W) {
-            e = nb_fail(st, NB_ERR_DATA, "tensor %u: FRACTAL_Z holds only weights", i);
-            goto fail;
-        }
-    }
-    m->k = calloc((size_t)x->n_tasks + 1, sizeof *m->k);
-    m->prof = calloc((size_t)x->n_tasks + 1, sizeof *m->prof);
-    m->sat = calloc((size_t)x->n_tasks + 1, sizeof *m->sat);
-    m->ran = malloc((size_t)x->n_tasks + 1);
-    if (m->ran)
-        memset(m->ran, 1, (size_t)x->n_tasks + 1);
-    m->logz = calloc((size_t)x->n_tasks + 1, sizeof *m->logz);
-    m->writer = malloc(sizeof *m->writer * ((size_t)x->n_tensors + 1));
-    for (uint32_t i = 0; m->writer && i < x->n_tensors; i++)
-        m->writer[i] = -1;
-    m->in_t = calloc((size_t)x->n_inputs + 1, sizeof(int));
-    m->out_t = calloc((size_t)x->n_outputs + 1, sizeof(int));
-    m->bound = calloc((size_t)x->n_tensors + 1, sizeof *m->bound);
-    m->arena = calloc((size_t)x->arena_bytes + 1, 1);
-    if (!m->k || !m->prof || !m->sat || !m->ran || !m->logz || !m->writer || !m->in_t || !m->out_t || !m->bound || !m->arena) {
-        e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail: %u bytes of arena", x->arena_bytes);
-        goto fail;
-    }
-    /* the per-dim offset tables (tensors without elements get none: nothing indexes them);
-       their sum is bounded: descriptors claiming 2^28-long dims must not cost gigabytes */
-    size_t total = 0;
-    for (uint32_t i = 0; i < x->n_tensors; i++)
-        if (nb_sim_numel(&x->t[i]) > 0)
-            for (int d = 0; d < x->t[i].rank; d++)
-                total += (size_t)x->t[i].dims[d];
-    if (total > NB_SIM_MAX_DIMS) {
-        e = nb_fail(st, NB_ERR_DATA, "the tensor descriptors' dims add up to %zu (the simulator "
-                    "takes up to %u)", total, NB_SIM_MAX_DIMS);
-        goto fail;
-    }
-    if (x->n_outputs == 0) {
-        e = nb_fail(st, NB_ERR_DATA, "a model without outputs");
-        goto fail;
-    }
-    m->off = calloc((size_t)x->n_tensors * 6 + 1, sizeof *m->off);
-    m->offbuf = malloc(sizeof(int64_t) * (total + 1));
-    if (!m->off || !m->offbuf) {
-        e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        goto fail;
-    }
-    total = 0;
-    for (uint32_t i = 0; i < x->n_tensors; i++) {
-        const nb_exeom_tensor *t = &x->t[i];
-        if (nb_sim_numel(t) <= 0)
-            continue;
-        for (int d = 0; d < t->rank; d++) {
-            int64_t idx[6] = {0};
-            m->off[6 * i + d] = m->offbuf + total;
-            for (int64_t v = 0; v < t->dims[d]; v++) {
-                idx[d] = v;
-                m->offbuf[total++] = sim_phys(t, idx);
-            }
-        }
-    }
-    m->w16 = calloc((size_t)x->n_tensors + 1, sizeof *m->w16);
-    if (!m->w16) {
-        e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        goto fail;
-    }
-    for (uint32_t i = 0; i < x->n_tensors; i++) {
-        const nb_exeom_tensor *t = &x->t[i];
-        if (t->format != FMT_FZ || t->dtype != DT_I8)
-            continue;
-        m->w16[i] = malloc(sizeof(int16_t) * ((size_t)t->bytes + 1));
-        if (!m->w16[i]) {
-            e = nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-            goto fail;
-        }
-        for (uint32_t j = 0; j < t->bytes; j++)
-            m->w16[i][j] = (int8_t)x->weights[t->place + j];
-    }
     for (uint32_t i = 0; i < x->n_tensors; i++) {
         if (x->t[i].role == ROLE_IN)
             m->in_t[x->t[i].place] = (int)i;
         else if (x->t[i].role == ROLE_OUT)
             m->out_t[x->t[i].place] = (int)i;
     }
-    for (uint32_t i = 0; i < x->n_tasks; i++) {
-        sim_task *k = &m->k[i];
-        const nb_exeom_task *d = &x->k[i];
-        k->kid = d->kernel;
-        k->n_in = d->n_in;
-        k->n_out = d->n_out;
-        for (int j = 0; j < NB_EXEOM_MAX_IN; j++)
-            k->in[j] = j < d->n_in && d->in[j] != NB_EXEOM_NONE ? d->in[j] : -1;
-        for (int j = 0; j < NB_EXEOM_MAX_OUT; j++)
-            k->out[j] = j < d->n_out && d->out[j] != NB_EXEOM_NONE ? d->out[j] : -1;
-        k->deq = -1;
-        vctx v = {m, (int)i, st};
-        if ((e = check_task(&v)))
-            goto fail;
-        profile_task(m, (int)i, params);
-        /* every activation it reads was written by an earlier task: nothing reads memory
-           no one wrote */
-        for (int j = 0; j < k->n_in; j++) {
-            int t = k->in[j];
-            if (t >= 0 && (x->t[t].role == ROLE_ACT || x->t[t].role == ROLE_OUT) &&
-                m->writer[t] < 0) {
-                e = nb_fail(st, NB_ERR_DATA, "task %u (%s) reads tensor %d before any task "
-                            "writes it", i, kname(k->kid), t);
-                goto fail;
-            }
-        }
-        for (int j = 0; j < k->n_out; j++)
-            if (k->out[j] >= 0)
-                m->writer[k->out[j]] = (int)i;
-    }
+    if ((e = load_tasks(m, params, st)))
+        goto fail;
     mark_branches(m);
     for (uint32_t i = 0; i < x->n_outputs; i++) /* every output written by some task */
         if (m->writer[m->out_t[i]] < 0) {
