@@ -76,6 +76,16 @@ absent() {
     fi
 }
 
+# nocut WHAT: no value cut on the screen (issue 38): no "..." or "…" inside a number or
+# right after one ("73....", "[1,…")
+nocut() {
+    if screen | grep -Eq -- '[0-9](\.\.\.|…)'; then
+        echo "FAIL [$size]: $1: a number cut on the screen:"
+        screen | sed 's/^/    | /'
+        fails=$((fails + 1))
+    fi
+}
+
 keys() { tm send-keys -t nb "$@"; }
 # click X Y (1-based): a button-1 press as the terminal reports it (X10 mouse protocol)
 click() {
@@ -112,6 +122,19 @@ bringup() {
     wait_for "estimate" "Estimate +ok" || return
     expect "estimate summary" "TOTAL_WEIGHT_SIZE"
     expect "estimate layer table" "Conv_0 +Conv"
+    nocut "estimate"
+    if [ "$1" -eq 80 ]; then
+        # the columns that do not fit: a hint, Right shows them (the output shape whole),
+        # Left goes back; the names shrink first, numbers never cut
+        expect "estimate: the scroll hint" "(Right: more columns| ->)\$"
+        keys Right Right Right
+        wait_for "estimate: Right shows the output shapes" "2.00 KiB \[1,3,8,8\]" || return
+        expect "estimate: the hint both ways" "<->\$|Left/Right: more columns"
+        nocut "estimate scrolled"
+        keys Left Left Left
+        wait_for "estimate: Left back to the first columns" "^ .*layer +op +unit" || return
+        expect "estimate: the arena line whole" "arena 4.25 KiB \(bound 4.25 KiB\), peak at task [0-9]+; m: map"
+    fi
     # '/' searches the table (any cell, any case)
     keys /
     wait_for "search prompt" "^Search:" || return
@@ -164,6 +187,8 @@ bringup() {
     keys F10
     wait_for "quantize" "Quantize +(ok|!!)" || return
     expect "quantize table" "Conv_0 .*Conv"
+    nocut "quantize"
+    expect "quantize: the worst batch cosine shown" "worst batch cosine [0-9.]+"
     # batch_num left as the form has it ("all"): every one of the 4 calibration files
     cal=$("$NB" --db "$D/runs.db" history list --kind calibrate --limit 1 2>/dev/null | awk 'NR == 2 { print $1 }')
     "$NB" --db "$D/runs.db" history show "$cal" 2>/dev/null | grep -q '^  batch_num  *4$' ||
@@ -175,13 +200,19 @@ bringup() {
     keys F10
     wait_for "compile" "Compile +ok" || return
     expect "atc log" "ATC run success"
+    nocut "compile"
+    expect "compile: the arena whole" "arena [0-9.]+ KiB \(est\.\)"
     # the work folder: <stem>-<8 hex of the model path's hash>
     WD=$(ls -d "$D"/work/conv-???????? 2>/dev/null | head -1)
     [ -n "$WD" ] && [ -s "$WD/conv.exeom" ] ||
         { echo "FAIL [$size]: no $D/work/conv-XXXXXXXX/conv.exeom"; fails=$((fails + 1)); }
 
-    # a resize on the way keeps every step's state
-    tm resize-window -t nb -x $(($1 - 2)) -y $(($2 - 1))
+    # a resize on the way keeps every step's state; under 80x24 a message in place of the
+    # screens (issue 38)
+    tm resize-window -t nb -x 60 -y 15
+    wait_for "too small" "terminal too small: need 80x24, have 60x15"
+    absent "too small: no screen drawn" "Compile +ok"
+    tm resize-window -t nb -x $(($1 + 2)) -y $(($2 + 1))
     wait_for "after a resize" "Compile +ok"
     expect "after a resize: earlier steps" "Quantize +(ok|!!)"
     tm resize-window -t nb -x "$1" -y "$2"
@@ -195,6 +226,7 @@ bringup() {
     expect "run cycles" "[0-9]+ cycles"
     expect "run profile" "Conv_0"
     expect "run profile: the sort mark apart from its title" "cycles (v|▼)"
+    nocut "run"
 
     # Compare: infer (golden) then file_compare, one row per layer, cosine column
     keys 6 F5
@@ -202,6 +234,7 @@ bringup() {
     expect "compare cosine column" "cosine"
     expect "compare first layer" "Conv_0"
     expect "compare: layers over threshold marked without colour" "# ! op|over +layer"
+    nocut "compare"
     # Enter opens the selected layer: the NPU tasks fused into it, its metrics
     keys Enter
     wait_for "compare layer view" "NPU tasks fused into this layer" || return
@@ -209,13 +242,26 @@ bringup() {
     keys q
     wait_for "layer view closed" "F1Help"
     # the sidebar's History count follows the runs before History is opened
-    expect "the sidebar's run count" "^  [0-9]+ runs +(│|x)"
+    expect "the sidebar's run count" "^ +[0-9]+ runs +(│|x)"
 
     # History: the export through the save dialog (format form, then a new name)
     keys 7
     wait_for "history" "History: [0-9]+ runs" || return
     absent "the Compare step's message after the switch" "^layer Conv_0"
     expect "history lists the compare" "compare +ok"
+    nocut "history"
+    expect "history: the key hint whole" "f filter  x export"
+    # the diff of two runs: the differing parameter's B value in sight at any width
+    keys Home Space Space
+    wait_for "history: two runs marked" "marked: runs [0-9]+ and [0-9]+" || return
+    keys d
+    wait_for "history diff" "diff: run [0-9]+ \(A\) vs run" || return
+    expect "history diff: B's value of argv" 'B  \["nanobench"|\] +\["nanobench"'
+    nocut "history diff"
+    keys q
+    wait_for "diff closed" "F1Help"
+    keys Home Space Space Home
+    wait_for "history: the marks off" "Enter details" || return
     # Enter: the newest run's details with its lineage up to the model
     keys Enter
     wait_for "history details" "lineage up" || return

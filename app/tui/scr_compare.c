@@ -482,8 +482,9 @@ static void draw(tui *t, WINDOW *w)
             snprintf(from, sizeof from, "exact");
         else
             snprintf(from, sizeof from, "%.1f dB", su_num(dr, "previous_sqnr_db"));
-        snprintf(line, sizeof line, "largest SQNR drop (l): %s, %.1f dB from %s at its input "
-                 "%s: %s", su_str(dr, "layer"), su_num(dr, "sqnr_db"), from, su_str(dr, "input"),
+        /* the numbers before the layer's name, which is what a narrow pane cuts */
+        snprintf(line, sizeof line, "largest SQNR drop (l): %.1f dB from %s at %s, its input "
+                 "%s: %s", su_num(dr, "sqnr_db"), from, su_str(dr, "layer"), su_str(dr, "input"),
                  *su_str(dr, "likely_cause") ? su_str(dr, "likely_cause") : "no likely cause");
         y += su_wrap(t, w, y, 0, wd, lines, tui_tag_attr(t, VM_TAG_WARN), line);
     }

@@ -345,6 +345,9 @@ static int draw_summary(tui *t, WINDOW *w, est_data *d, int y, int wd, bool comp
         if ((int)strlen(buf) > inner)
             snprintf(buf, sizeof buf, "arena %s (lower bound %s), peak at task %d; m: map", a, b,
                      d->peak);
+        if ((int)strlen(buf) > inner) /* 80x24 */
+            snprintf(buf, sizeof buf, "arena %s (bound %s), peak at task %d; m: map", a, b,
+                     d->peak);
         su_put(t, w, r++, 2, inner, dim, "%s", buf);
     } else
         su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s)", a, b);

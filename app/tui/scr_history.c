@@ -109,6 +109,7 @@ static void reload(tui *t)
         if (h->init)
             vm_table_free(&h->tb);
         vm_table_init(&h->tb, h->wide ? HC_N : HC_N - 1, titles, widths, numeric);
+        h->tb.cols[HC_MODEL].keep_tail = true; /* shrinks first, its end kept (issue 38) */
         h->tb.sort_col = sc;
         h->tb.sort_desc = desc;
         h->init = true;
@@ -272,9 +273,11 @@ static void draw(tui *t, WINDOW *w)
     else if (h->mark[0])
         su_put(t, w, 1, 0, ww, 0, "marked: run %lld (space on another run, then d: diff)",
                (long long)h->mark[0]);
-    else
+    else if (ww >= 76)
         su_put(t, w, 1, 0, ww, dim,
                "Enter details  space mark+down  d diff  r report  f filter  x export  ? keys");
+    else /* 80x24: every key named, shorter (issue 38: "x ex") */
+        su_put(t, w, 1, 0, ww, dim, "Enter details  space mark  d diff  r report  f filter  x export");
     h->table_y = 2;
     int th = hh - h->table_y;
     if (th < 2)
@@ -567,7 +570,11 @@ static void job_done(tui *t, tui_job *j)
         char title[64];
         snprintf(title, sizeof title, "diff: run %lld (A) vs run %lld (B)",
                  (long long)h->diff_ids[0], (long long)h->diff_ids[1]);
-        tui_show_text(t, title, j->out ? j->out : "");
+        /* the values too wide for the viewer folded under their key, then wrapped: B's
+           value in sight at 80 columns (issue 38) */
+        char *folded = vm_diff_fold(j->out, COLS - 6);
+        tui_show_wrapped(t, title, folded ? folded : j->out ? j->out : "");
+        free(folded);
     }
     if (kind == 3) {
         char title[64];

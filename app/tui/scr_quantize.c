@@ -479,9 +479,13 @@ static void q_draw(tui *t, WINDOW *w)
         char worst[32] = "-";
         if (!isnan(wc))
             snprintf(worst, sizeof worst, "%.5f", wc);
-        su_put(t, w, y++, 0, wd, dim, "fake-quant vs float on %s%d %s batch%s; worst batch "
-               "cosine %s", evalset ? "" : "the first ", eb,
-               evalset ? "evaluation" : "calibration", eb == 1 ? "" : "es", worst);
+        if (wd >= 80)
+            su_put(t, w, y++, 0, wd, dim, "fake-quant vs float on %s%d %s batch%s; worst batch "
+                   "cosine %s", evalset ? "" : "the first ", eb,
+                   evalset ? "evaluation" : "calibration", eb == 1 ? "" : "es", worst);
+        else /* 80x24: the worst cosine first, the words short (issue 38) */
+            su_put(t, w, y++, 0, wd, dim, "worst batch cosine %s (fake-quant vs float, %d %s "
+                   "batch%s)", worst, eb, evalset ? "eval" : "calib", eb == 1 ? "" : "es");
     }
     const json_t *outs = json_object_get(o, "outputs");
     if (json_array_size(outs) > 1) /* each output of a multi-output model, as room allows */

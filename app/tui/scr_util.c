@@ -408,6 +408,7 @@ int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
         bool last = lines == max - 1 && n < left;
         if (last) { /* the rest does not fit: "..." */
             n = fit(t, line, width - 3, &cells);
+            n = vm_whole_numbers(line, n); /* "73...." never: a number whole or not at all */
             su_put(t, w, y + lines, x, width, attr, "%.*s...", (int)n, line);
         } else {
             su_put(t, w, y + lines, x, width, attr, "%.*s", (int)n, line);

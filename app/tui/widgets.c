@@ -284,37 +284,45 @@ static void modal_recentre(WINDOW *win, PANEL *p)
 
 /* ---- the table ---- */
 
-void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, int wd)
+/* the scroll hint at the right of the header row when columns are left out: "<->", " ->" or
+   "<- ", and the words when there is room after the last column */
+static void table_hint(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int wd, int used)
+{
+    bool l = tb->left > 0, r = tb->more_right;
+    if (!l && !r)
+        return;
+    const char *words = l && r ? "Left/Right: more columns" : r ? "Right: more columns" : "Left: more columns";
+    int n = (int)strlen(words), a = tui_tag_attr(t, VM_TAG_DIM) | (int)A_BOLD;
+    if (wd - used >= n + 1)
+        tui_put(t, w, y, x + wd - n, n, a, words);
+    else if (wd >= 3)
+        tui_put(t, w, y, x + wd - 3, 3, a, l && r ? "<->" : r ? " ->" : "<- ");
+}
+
+void tui_draw_table(tui *t, WINDOW *w, vm_table *tb, int y, int x, int h, int wd)
 {
     if (!w || h <= 0 || wd <= 0 || tb->ncols <= 0)
         return;
-    int cx[VM_MAX_COLS], cw[VM_MAX_COLS], nvis = 0, pos = 0;
-    for (int c = 0; c < tb->ncols && pos < wd; c++) {
-        int width = tb->cols[c].width;
-        if (width < 1)
-            width = 1;
-        if (pos + width > wd)
-            width = wd - pos;
-        cx[nvis] = pos;
-        cw[nvis] = width;
-        nvis++;
-        pos += width + 1;
-    }
+    int cx[VM_MAX_COLS], cw[VM_MAX_COLS], ci[VM_MAX_COLS];
+    int nvis = vm_table_layout(tb, wd, t->utf8, cx, cw, ci, &tb->left, &tb->more_right);
+    int used = nvis ? cx[nvis - 1] + cw[nvis - 1] : 0;
     /* the header */
     int ha = t->color ? (int)(COLOR_PAIR(CP_TITLE) | A_BOLD) : (int)(A_BOLD | A_UNDERLINE);
     wattr_on(w, (attr_t)ha, NULL);
     mvwhline(w, y, x, ' ', wd);
     wattr_off(w, (attr_t)ha, NULL);
-    for (int c = 0; c < nvis; c++) {
+    for (int k = 0; k < nvis; k++) {
         char title[64];
+        int c = ci[k];
         const vm_col *col = &tb->cols[c];
         /* the sort mark a space after the title ("cycles v"), never read as a letter of it */
-        vm_header(title, sizeof title, col->title, cw[c],
+        vm_header(title, sizeof title, col->title, cw[k],
                   tb->sort_col == c ? (tb->sort_desc ? -1 : 1) : 0, t->utf8);
         int n = text_cells(t, title);
-        int off = col->numeric && n < cw[c] ? cw[c] - n : 0;
-        tui_put(t, w, y, x + cx[c] + off, cw[c] - off, ha, title);
+        int off = col->numeric && n < cw[k] ? cw[k] - n : 0;
+        tui_put(t, w, y, x + cx[k] + off, cw[k] - off, ha, title);
     }
+    table_hint(t, w, tb, y, x, wd, used);
     if (tb->nrows == 0) {
         if (h > 1)
             tui_put(t, w, y + 1, x, wd, tui_tag_attr(t, VM_TAG_DIM), "(no rows)");
@@ -334,7 +342,8 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
             mvwhline(w, ry, x, ' ', wd);
             wattr_off(w, (attr_t)sela, NULL);
         }
-        for (int c = 0; c < nvis; c++) {
+        for (int k = 0; k < nvis; k++) {
+            int c = ci[k];
             const char *s = tb->cells[row * tb->ncols + c];
             if (!s)
                 s = "";
@@ -344,16 +353,20 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
                 a = sela | (ct == VM_TAG_BAD || (!ct && tb->tags[row] == VM_TAG_BAD) ? A_BOLD : 0);
             char tail[512];
             int n = text_cells(t, s);
-            if (tb->cols[c].keep_tail && n > cw[c]) { /* the name's end: "...conv2d_8/Conv2D" */
-                n = vm_fit_tail(tail, sizeof tail, s, cw[c], t->utf8);
+            bool cut = false;
+            if (tb->cols[c].keep_tail && n > cw[k]) { /* the name's end: "...conv2d_8/Conv2D" */
+                n = vm_fit_tail(tail, sizeof tail, s, cw[k], t->utf8);
                 s = tail;
-            }
-            int off = tb->cols[c].numeric && n < cw[c] ? cw[c] - n : 0;
-            int drawn = tui_put(t, w, ry, x + cx[c] + off, cw[c] - off, a, s);
+            } else if (n > cw[k]) /* a column wider than the pane: cut, marked at its end */
+                cut = true;
+            int off = tb->cols[c].numeric && n < cw[k] ? cw[k] - n : 0;
+            int drawn = tui_put(t, w, ry, x + cx[k] + off, cut ? cw[k] - 1 : cw[k] - off, a, s);
+            if (cut)
+                drawn += tui_put(t, w, ry, x + cx[k] + drawn, 1, a, t->utf8 ? "\u2026" : "~");
             /* monochrome: a mark after a cell over its threshold */
-            int mx = cx[c] + off + drawn;
-            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd && cw[c] > 1 &&
-                (c + 1 >= nvis || mx < cx[c + 1]))
+            int mx = cx[k] + off + drawn;
+            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd && cw[k] > 1 &&
+                (k + 1 >= nvis || mx < cx[k + 1]))
                 tui_put(t, w, ry, x + mx, 1, sel ? sela : (int)A_BOLD, ct == VM_TAG_BAD ? "!" : "~");
         }
     }
@@ -393,6 +406,16 @@ bool tui_table_key(tui *t, vm_table *tb, int ch, int page)
     case KEY_NPAGE:
     case ' ':
         vm_table_move(tb, page, page);
+        return true;
+    case KEY_RIGHT: /* the columns left out on the right (tui_draw_table) */
+        if (!tb->more_right)
+            return false;
+        tb->left++;
+        return true;
+    case KEY_LEFT: /* unused at the first column: the sidebar's */
+        if (tb->left <= 0)
+            return false;
+        tb->left--;
         return true;
     case KEY_HOME:
     case 'g':
