@@ -181,9 +181,22 @@ bringup() {
     # fields left as they are), then the table
     keys 3 F5
     wait_for "quantize form" "Data folder" || return
+    # Backspace on the empty first field stays there (issue 38: it went to the previous
+    # field, from the first to the last)
+    keys BSpace BSpace
     text "$T/calib"
+    expect "form: Backspace on an empty field stays on it" "Data folder\(s\) +$T/calib"
     keys Down Down Down Down Down
     text "$T/calib"
+    # a bad algorithm keeps the form open, the reason in it and the field marked (was: the
+    # form closed, a status-line message only)
+    keys Up C-u
+    text "bogus"
+    keys F10
+    wait_for "form: a bad algorithm refused in the form" "not 'bogus'" || return
+    expect "form: the bad field marked" "!Algorithm"
+    expect "form: still open with its values" "Data folder\(s\) +$T/calib"
+    keys C-u
     keys F10
     wait_for "quantize" "Quantize +(ok|!!)" || return
     expect "quantize table" "Conv_0 .*Conv"
@@ -396,6 +409,26 @@ keys o
 wait_for "the picker: a name with a tab, escaped" 'tab\\there\.onnx' &&
     expect "the picker: the other names" "conv\.onnx"
 keys Escape
+
+# a form's answers that only together are refused (a config file and batch_num): the step
+# marked failed on the sidebar, the reason on the status line (issue 38: no mark)
+size="form refused"
+tm kill-session -t nb >/dev/null 2>&1
+tm new-session -d -s nb -x 80 -y 24 \
+    "env LC_ALL=C.UTF-8 TERM=screen-256color NANOBENCH_WORK='$T/fr/work' \
+     ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/fr.db' '$T/conv.onnx'; \
+     sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
+if wait_for "model info" "Model +ok"; then
+    keys 3 F5
+    wait_for "quantize form" "Data folder" && {
+        text "$T/calib"
+        keys Down Down
+        text "$T/conv.onnx"
+        keys F10
+        wait_for "refused: the reason" "give a config file or batch_num, not both" &&
+            expect "refused: the sidebar's mark" "Quantize +XX"
+    }
+fi
 
 # TERM=vt100 has no F5: ESC [ 1 5 ~ arrives as Esc then text; it runs the step, never a
 # cancel; an Alt+key (ESC x) is no cancel either

@@ -1023,6 +1023,10 @@ static int form_build(form_view *f, char **vals, const size_t *vlen)
         set_field_buffer(f->ff[i], 0, vals[i]);
     }
     f->form = new_form(f->ff);
+    /* no O_BS_OVERLOAD: Backspace at a field's start stays there (issue 38: it went to the
+       previous field, from the first to the last) */
+    if (f->form)
+        form_opts_off(f->form, O_BS_OVERLOAD);
     if (!f->form || set_form_win(f->form, f->win) != E_OK ||
         set_form_sub(f->form, f->sub) != E_OK || post_form(f->form) != E_OK)
         return -1;
@@ -1058,7 +1062,11 @@ static void form_draw(form_view *f, int cur)
     modal_frame(t, win, f->title);
     for (int i = 0; i < n; i++) {
         mvwhline(win, 1 + i, 1, ' ', L + 3); /* the labels' part: the fields are the form's */
-        tui_put(t, win, 1 + i, 2, L, i == cur ? A_BOLD : 0,
+        bool bad = f->bad[0] && f->bad_field == i; /* a failed check: "!" and its label red */
+        if (bad)
+            tui_put(t, win, 1 + i, 1, 1, tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD, "!");
+        tui_put(t, win, 1 + i, 2, L,
+                bad ? tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD : i == cur ? (int)A_BOLD : 0,
                 f->fields[i].label ? f->fields[i].label : "");
     }
     for (int i = n + 1; i < H - 1; i++)
