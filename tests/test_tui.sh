@@ -240,6 +240,22 @@ bringup() {
     expect "run profile" "Conv_0"
     expect "run profile: the sort mark apart from its title" "cycles (v|▼)"
     nocut "run"
+    # each run its own output folder (issue 38: every run wrote run/, a recorded run's
+    # output replaced by the next): a second run writes run.2, run.1 and its record stay
+    [ -s "$WD/run.1/y.npy" ] || { echo "FAIL [$size]: no $WD/run.1/y.npy"; fails=$((fails + 1)); }
+    cp "$WD/run.1/y.npy" "$D/first.npy" 2>/dev/null
+    keys F5
+    t0=$(date +%s)
+    while [ ! -s "$WD/run.2/y.npy" ] && [ $(($(date +%s) - t0)) -lt 30 ]; do sleep 0.2; done
+    wait_for "the second run" "^run: [0-9.]+ ms" || return
+    cmp -s "$WD/run.1/y.npy" "$D/first.npy" && [ -s "$WD/run.2/y.npy" ] ||
+        { echo "FAIL [$size]: run.1 changed or no run.2: $(ls "$WD")"; fails=$((fails + 1)); }
+    "$NB" --db "$D/runs.db" history list --kind run --limit 2 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1 }' >"$D/runs"
+    for r in $(cat "$D/runs"); do
+        "$NB" --db "$D/runs.db" history show "$r" 2>/dev/null | awk '$1 == "output_dir" { print $2 }'
+    done | sed 's|.*/||' | sort | tr '\n' ' ' >"$D/dirs"
+    [ "$(cat "$D/dirs")" = "run.1 run.2 " ] ||
+        { echo "FAIL [$size]: the two runs' recorded output folders: '$(cat "$D/dirs")'"; fails=$((fails + 1)); }
 
     # Compare: infer (golden) then file_compare, one row per layer, cosine column
     keys 6 F5
