@@ -264,6 +264,13 @@ bringup() {
     expect "compare first layer" "Conv_0"
     expect "compare: layers over threshold marked without colour" "# ! op|over +layer"
     nocut "compare"
+    # x and l with nothing over threshold say so (issue 38: silent)
+    if screen | grep -q " 0 over threshold"; then
+        keys x
+        wait_for "compare: x with nothing over" "^nothing over threshold"
+        keys l
+        wait_for "compare: l with nothing over" "^nothing over threshold: no SQNR drop|^largest SQNR drop: .*\(nothing over threshold\)"
+    fi
     # Enter opens the selected layer: the NPU tasks fused into it, its metrics
     keys Enter
     wait_for "compare layer view" "NPU tasks fused into this layer" || return
@@ -297,6 +304,8 @@ bringup() {
     expect "history lineage" "run +ok"
     keys q
     wait_for "details closed" "F1Help"
+    # the job ended: its "running ... (Esc cancels)" gone from the status line (issue 38)
+    absent "the status line after history show" "running history show"
     # m: this model's bring-up, the runs recorded under the deploy model, the exeom or no
     # model included; the export takes the same runs
     keys m
@@ -336,6 +345,15 @@ bringup() {
     keys Escape
     sleep 0.3
 
+    # a run recorded meanwhile by another process: History reads the list again, its count,
+    # the filters and the marks (issue 38: "9 runs", the filter and the marks kept)
+    keys Space
+    wait_for "history: a run marked" "marked: run [0-9]+" || return
+    "$NB" --db "$D/runs.db" info "$T/conv.onnx" >/dev/null 2>&1
+    wait_for "history: the new run noticed" "new runs: the list read again, filters cleared, marks cleared" || return
+    expect "history: the filters back to any" "History: [0-9]+ runs +kind any +model any"
+    absent "history: the marks gone" "marked: run"
+
     # quit
     keys q
     wait_for "quit" "nanobench exited 0"
@@ -352,7 +370,12 @@ resume() {
          '$NB' --db '$D/runs.db' '$T/conv.onnx'; sleep 600" ||
         { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
     wait_for "model info" "Model +ok" || return
-    expect "taken up" "taken up from earlier sessions: Quantize, Compile, Run"
+    expect "taken up" "taken up from earlier sessions: Estimate, Quantize, Compile, Run"
+    expect "the sidebar: Estimate" "Estimate +ok"
+    # Estimate of the earlier session shown again (issue 38: not picked up)
+    keys 2
+    wait_for "Estimate shown again" "TOTAL_WEIGHT_SIZE" || return
+    expect "Estimate: its layer table" "Conv_0 +Conv"
     expect "the sidebar: Quantize" "Quantize +(ok|!!)"
     expect "the sidebar: Compile" "Compile +ok"
     expect "the sidebar: Run" "Run +ok"

@@ -638,6 +638,10 @@ static void finish_job(tui *t)
     int step = j->step;
     if (step >= 0 && step < STEP_N) {
         t->run_id[step] = j->run_id;
+        /* "running X (Esc cancels)" ends with the job, whatever the screen says next
+           (issue 38: it stayed after history show) */
+        if (!strncmp(t->status, "running ", 8))
+            tui_status(t, false, "%s: done", j->title);
         if (j->cancelled)
             tui_status(t, false, "%s: cancelled", j->title);
         if (screens[step]->job_done)

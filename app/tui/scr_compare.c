@@ -1058,21 +1058,33 @@ static bool key(tui *t, int ch)
             snprintf(s->model, sizeof s->model, "%s", path);
         return true;
     }
-    case 'x': /* back to the first layer over threshold */
-        if (s->init && s->first_over >= 0)
+    case 'x': /* back to the first layer over threshold; never silent (issue 38) */
+        if (s->init && s->first_over >= 0) {
             for (int p = 0; p < s->tb.nrows; p++)
                 if (vm_table_row_of(&s->tb, p) == s->first_over)
                     vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+        } else if (s->init)
+            tui_status(t, false, "nothing over threshold: every layer within the thresholds");
+        else
+            tui_status(t, false, "no comparison yet: F5 compares");
         return true;
-    case 'l': /* the layer with the largest SQNR drop */
+    case 'l': /* the layer with the largest SQNR drop; never silent (issue 38) */
         if (s->init) {
             const char *name = su_str(json_object_get(s->res, "largest_sqnr_drop"), "layer");
+            bool found = false;
             for (int p = 0; *name && p < s->tb.nrows; p++) {
                 int r = vm_table_row_of(&s->tb, p);
-                if (r >= 0 && r < s->nrows && !strcmp(su_str(s->rows[r], "layer"), name))
+                if (r >= 0 && r < s->nrows && !strcmp(su_str(s->rows[r], "layer"), name)) {
                     vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+                    found = true;
+                }
             }
-        }
+            if (!found)
+                tui_status(t, false, "nothing over threshold: no SQNR drop to show");
+            else if (!s->n_over)
+                tui_status(t, false, "largest SQNR drop: %s (nothing over threshold)", name);
+        } else
+            tui_status(t, false, "no comparison yet: F5 compares");
         return true;
     case 'w': /* the next layer over threshold, in display order */
         if (s->init)
