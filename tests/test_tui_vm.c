@@ -491,7 +491,7 @@ static void test_layout(void **state)
     assert_int_equal(w[0], VM_NAME_MIN);
     assert_int_equal(c[2], 2);
     /* scrolled one column: the name stays (frozen), op hidden; layer 16 + MACs 7 + shape 13
-       + 2 gaps = 38 <= 37? no: 38 > 37, so shape left out again */
+       + 2 gaps = 38 > 37: shape left out again */
     tb.left = 1;
     assert_int_equal(vm_table_layout(&tb, 40, true, x, w, c, &left, &more), 2);
     assert_int_equal(c[0], 0);
