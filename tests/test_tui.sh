@@ -76,6 +76,16 @@ absent() {
     fi
 }
 
+# nocut WHAT: no value cut on the screen (issue 38): no "..." or "…" inside a number or
+# right after one ("73....", "[1,…")
+nocut() {
+    if screen | grep -Eq -- '[0-9](\.\.\.|…)'; then
+        echo "FAIL [$size]: $1: a number cut on the screen:"
+        screen | sed 's/^/    | /'
+        fails=$((fails + 1))
+    fi
+}
+
 keys() { tm send-keys -t nb "$@"; }
 # click X Y (1-based): a button-1 press as the terminal reports it (X10 mouse protocol)
 click() {
@@ -112,6 +122,19 @@ bringup() {
     wait_for "estimate" "Estimate +ok" || return
     expect "estimate summary" "TOTAL_WEIGHT_SIZE"
     expect "estimate layer table" "Conv_0 +Conv"
+    nocut "estimate"
+    if [ "$1" -eq 80 ]; then
+        # the columns that do not fit: a hint, Right shows them (the output shape whole),
+        # Left goes back; the names shrink first, numbers never cut
+        expect "estimate: the scroll hint" "(Right: more columns| ->)\$"
+        keys Right Right Right
+        wait_for "estimate: Right shows the output shapes" "2.00 KiB \[1,3,8,8\]" || return
+        expect "estimate: the hint both ways" "<->\$|Left/Right: more columns"
+        nocut "estimate scrolled"
+        keys Left Left Left
+        wait_for "estimate: Left back to the first columns" "^ .*layer +op +unit" || return
+        expect "estimate: the arena line whole" "arena 4.25 KiB \(bound 4.25 KiB\), peak at task [0-9]+; m: map"
+    fi
     # '/' searches the table (any cell, any case)
     keys /
     wait_for "search prompt" "^Search:" || return
@@ -158,12 +181,27 @@ bringup() {
     # fields left as they are), then the table
     keys 3 F5
     wait_for "quantize form" "Data folder" || return
+    # Backspace on the empty first field stays there (issue 38: it went to the previous
+    # field, from the first to the last)
+    keys BSpace BSpace
     text "$T/calib"
+    expect "form: Backspace on an empty field stays on it" "Data folder\(s\) +$T/calib"
     keys Down Down Down Down Down
     text "$T/calib"
+    # a bad algorithm keeps the form open, the reason in it and the field marked (was: the
+    # form closed, a status-line message only)
+    keys Up C-u
+    text "bogus"
+    keys F10
+    wait_for "form: a bad algorithm refused in the form" "not 'bogus'" || return
+    expect "form: the bad field marked" "!Algorithm"
+    expect "form: still open with its values" "Data folder\(s\) +$T/calib"
+    keys C-u
     keys F10
     wait_for "quantize" "Quantize +(ok|!!)" || return
     expect "quantize table" "Conv_0 .*Conv"
+    nocut "quantize"
+    expect "quantize: the worst batch cosine shown" "worst batch cosine [0-9.]+"
     # batch_num left as the form has it ("all"): every one of the 4 calibration files
     cal=$("$NB" --db "$D/runs.db" history list --kind calibrate --limit 1 2>/dev/null | awk 'NR == 2 { print $1 }')
     "$NB" --db "$D/runs.db" history show "$cal" 2>/dev/null | grep -q '^  batch_num  *4$' ||
@@ -175,13 +213,19 @@ bringup() {
     keys F10
     wait_for "compile" "Compile +ok" || return
     expect "atc log" "ATC run success"
+    nocut "compile"
+    expect "compile: the arena whole" "arena [0-9.]+ KiB \(est\.\)"
     # the work folder: <stem>-<8 hex of the model path's hash>
     WD=$(ls -d "$D"/work/conv-???????? 2>/dev/null | head -1)
     [ -n "$WD" ] && [ -s "$WD/conv.exeom" ] ||
         { echo "FAIL [$size]: no $D/work/conv-XXXXXXXX/conv.exeom"; fails=$((fails + 1)); }
 
-    # a resize on the way keeps every step's state
-    tm resize-window -t nb -x $(($1 - 2)) -y $(($2 - 1))
+    # a resize on the way keeps every step's state; under 80x24 a message in place of the
+    # screens (issue 38)
+    tm resize-window -t nb -x 60 -y 15
+    wait_for "too small" "terminal too small: need 80x24, have 60x15"
+    absent "too small: no screen drawn" "Compile +ok"
+    tm resize-window -t nb -x $(($1 + 2)) -y $(($2 + 1))
     wait_for "after a resize" "Compile +ok"
     expect "after a resize: earlier steps" "Quantize +(ok|!!)"
     tm resize-window -t nb -x "$1" -y "$2"
@@ -195,6 +239,23 @@ bringup() {
     expect "run cycles" "[0-9]+ cycles"
     expect "run profile" "Conv_0"
     expect "run profile: the sort mark apart from its title" "cycles (v|▼)"
+    nocut "run"
+    # each run its own output folder (issue 38: every run wrote run/, a recorded run's
+    # output replaced by the next): a second run writes run.2, run.1 and its record stay
+    [ -s "$WD/run.1/y.npy" ] || { echo "FAIL [$size]: no $WD/run.1/y.npy"; fails=$((fails + 1)); }
+    cp "$WD/run.1/y.npy" "$D/first.npy" 2>/dev/null
+    keys F5
+    t0=$(date +%s)
+    while [ ! -s "$WD/run.2/y.npy" ] && [ $(($(date +%s) - t0)) -lt 30 ]; do sleep 0.2; done
+    wait_for "the second run" "^run: [0-9.]+ ms" || return
+    cmp -s "$WD/run.1/y.npy" "$D/first.npy" && [ -s "$WD/run.2/y.npy" ] ||
+        { echo "FAIL [$size]: run.1 changed or no run.2: $(ls "$WD")"; fails=$((fails + 1)); }
+    "$NB" --db "$D/runs.db" history list --kind run --limit 2 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1 }' >"$D/runs"
+    for r in $(cat "$D/runs"); do
+        "$NB" --db "$D/runs.db" history show "$r" 2>/dev/null | awk '$1 == "output_dir" { print $2 }'
+    done | sed 's|.*/||' | sort | tr '\n' ' ' >"$D/dirs"
+    [ "$(cat "$D/dirs")" = "run.1 run.2 " ] ||
+        { echo "FAIL [$size]: the two runs' recorded output folders: '$(cat "$D/dirs")'"; fails=$((fails + 1)); }
 
     # Compare: infer (golden) then file_compare, one row per layer, cosine column
     keys 6 F5
@@ -202,6 +263,14 @@ bringup() {
     expect "compare cosine column" "cosine"
     expect "compare first layer" "Conv_0"
     expect "compare: layers over threshold marked without colour" "# ! op|over +layer"
+    nocut "compare"
+    # x and l with nothing over threshold say so (issue 38: silent)
+    if screen | grep -q " 0 over threshold"; then
+        keys x
+        wait_for "compare: x with nothing over" "^nothing over threshold"
+        keys l
+        wait_for "compare: l with nothing over" "^nothing over threshold: no SQNR drop|^largest SQNR drop: .*\(nothing over threshold\)"
+    fi
     # Enter opens the selected layer: the NPU tasks fused into it, its metrics
     keys Enter
     wait_for "compare layer view" "NPU tasks fused into this layer" || return
@@ -209,19 +278,34 @@ bringup() {
     keys q
     wait_for "layer view closed" "F1Help"
     # the sidebar's History count follows the runs before History is opened
-    expect "the sidebar's run count" "^  [0-9]+ runs +(│|x)"
+    expect "the sidebar's run count" "^ +[0-9]+ runs +(│|x)"
 
     # History: the export through the save dialog (format form, then a new name)
     keys 7
     wait_for "history" "History: [0-9]+ runs" || return
     absent "the Compare step's message after the switch" "^layer Conv_0"
     expect "history lists the compare" "compare +ok"
+    nocut "history"
+    expect "history: the key hint whole" "f filter  x export"
+    # the diff of two runs: the differing parameter's B value in sight at any width
+    keys Home Space Space
+    wait_for "history: two runs marked" "marked: runs [0-9]+ and [0-9]+" || return
+    keys d
+    wait_for "history diff" "diff: run [0-9]+ \(A\) vs run" || return
+    expect "history diff: B's value of argv" 'B  \["nanobench"|\] +\["nanobench"'
+    nocut "history diff"
+    keys q
+    wait_for "diff closed" "F1Help"
+    keys Home Space Space Home
+    wait_for "history: the marks off" "Enter details" || return
     # Enter: the newest run's details with its lineage up to the model
     keys Enter
     wait_for "history details" "lineage up" || return
     expect "history lineage" "run +ok"
     keys q
     wait_for "details closed" "F1Help"
+    # the job ended: its "running ... (Esc cancels)" gone from the status line (issue 38)
+    absent "the status line after history show" "running history show"
     # m: this model's bring-up, the runs recorded under the deploy model, the exeom or no
     # model included; the export takes the same runs
     keys m
@@ -261,6 +345,15 @@ bringup() {
     keys Escape
     sleep 0.3
 
+    # a run recorded meanwhile by another process: History reads the list again, its count,
+    # the filters and the marks (issue 38: "9 runs", the filter and the marks kept)
+    keys Space
+    wait_for "history: a run marked" "marked: run [0-9]+" || return
+    "$NB" --db "$D/runs.db" info "$T/conv.onnx" >/dev/null 2>&1
+    wait_for "history: the new run noticed" "new runs: the list read again, filters cleared, marks cleared" || return
+    expect "history: the filters back to any" "History: [0-9]+ runs +kind any +model any"
+    absent "history: the marks gone" "marked: run"
+
     # quit
     keys q
     wait_for "quit" "nanobench exited 0"
@@ -277,7 +370,12 @@ resume() {
          '$NB' --db '$D/runs.db' '$T/conv.onnx'; sleep 600" ||
         { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); return; }
     wait_for "model info" "Model +ok" || return
-    expect "taken up" "taken up from earlier sessions: Quantize, Compile, Run"
+    expect "taken up" "taken up from earlier sessions: Estimate, Quantize, Compile, Run"
+    expect "the sidebar: Estimate" "Estimate +ok"
+    # Estimate of the earlier session shown again (issue 38: not picked up)
+    keys 2
+    wait_for "Estimate shown again" "TOTAL_WEIGHT_SIZE" || return
+    expect "Estimate: its layer table" "Conv_0 +Conv"
     expect "the sidebar: Quantize" "Quantize +(ok|!!)"
     expect "the sidebar: Compile" "Compile +ok"
     expect "the sidebar: Run" "Run +ok"
@@ -350,6 +448,26 @@ keys o
 wait_for "the picker: a name with a tab, escaped" 'tab\\there\.onnx' &&
     expect "the picker: the other names" "conv\.onnx"
 keys Escape
+
+# a form's answers that only together are refused (a config file and batch_num): the step
+# marked failed on the sidebar, the reason on the status line (issue 38: no mark)
+size="form refused"
+tm kill-session -t nb >/dev/null 2>&1
+tm new-session -d -s nb -x 80 -y 24 \
+    "env LC_ALL=C.UTF-8 TERM=screen-256color NANOBENCH_WORK='$T/fr/work' \
+     ${NANOBENCH_BIN:+NANOBENCH_BIN='$NANOBENCH_BIN'} '$NB' --db '$T/fr.db' '$T/conv.onnx'; \
+     sleep 600" || { echo "FAIL [$size]: tmux new-session"; fails=$((fails + 1)); }
+if wait_for "model info" "Model +ok"; then
+    keys 3 F5
+    wait_for "quantize form" "Data folder" && {
+        text "$T/calib"
+        keys Down Down
+        text "$T/conv.onnx"
+        keys F10
+        wait_for "refused: the reason" "give a config file or batch_num, not both" &&
+            expect "refused: the sidebar's mark" "Quantize +XX"
+    }
+fi
 
 # TERM=vt100 has no F5: ESC [ 1 5 ~ arrives as Esc then text; it runs the step, never a
 # cancel; an Alt+key (ESC x) is no cancel either

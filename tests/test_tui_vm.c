@@ -445,12 +445,115 @@ static void test_whole_numbers(void **state)
     assert_int_equal(vm_whole_numbers(s, strlen(s)), strlen(s));
     /* "0.99," holds a digit: a cut at byte 10 ("cosine 0.9") drops it: 6 */
     assert_int_equal(vm_whole_numbers(s, 10), 6);
+    /* a unit goes with its number (issue 38): "arena 4.25 KiB" cut inside "KiB" (12 bytes,
+       "arena 4.25 K") or right before it (11, "arena 4.25 ") keeps "arena" (5) */
+    const char *u = "ok  arena 4.25 KiB";
+    assert_int_equal(vm_whole_numbers(u, 16), 9);
+    assert_int_equal(vm_whole_numbers(u, 15), 9);
+    /* after the unit, between words: as it falls */
+    assert_int_equal(vm_whole_numbers("4.25 KiB peak", 8), 8);
+    /* a short word after a word without digits is no unit: "3 layers ok" cut in "ok" */
+    assert_int_equal(vm_whole_numbers("3 layers ok", 10), 10);
+    /* a unit after the first word, the number: nothing before it, as it falls */
+    assert_int_equal(vm_whole_numbers("4.25 KiB", 6), 6);
+}
+
+/* The table's columns at a width (issue 38): numbers never cut, names shrink first, the
+   others scrolled with tb->left */
+static void test_layout(void **state)
+{
+    (void)state;
+    vm_table tb = {0};
+    static const char *const titles[] = {"layer", "op", "MACs", "shape", "cosine"};
+    static const int widths[] = {24, 6, 4, 6, 8};
+    static const bool numeric[] = {false, false, true, false, true};
+    vm_table_init(&tb, 5, titles, widths, numeric);
+    tb.cols[0].keep_tail = true;
+    const char *r0[] = {"model/conv2d_8/Conv2D_quant", "Conv", "1234567", "[1,3,224,224]", "0.999"};
+    vm_table_add(&tb, r0, NULL, 0);
+    int x[VM_MAX_COLS], w[VM_MAX_COLS], c[VM_MAX_COLS], left;
+    bool more;
+    /* wide enough for all: layer 24 + op 6 + MACs 7 (its cell) + shape 13 (its cell) +
+       cosine 8 + 4 gaps = 62 */
+    assert_int_equal(vm_table_layout(&tb, 62, true, x, w, c, &left, &more), 5);
+    assert_false(more);
+    assert_int_equal(w[2], 7);
+    assert_int_equal(w[3], 13);
+    assert_int_equal(x[4], 54);
+    /* 56: the name shrinks by 6 (to 18), everything else whole */
+    assert_int_equal(vm_table_layout(&tb, 56, true, x, w, c, &left, &more), 5);
+    assert_int_equal(w[0], 18);
+    assert_int_equal(w[4], 8);
+    /* 40: the name at VM_NAME_MIN (16); 3 cells kept for the hint, room 37: layer 16, op 6,
+       MACs 7 (16+1+6+1+7 = 31); shape (13) does not fit in 37 - 32 = 5: left out */
+    assert_int_equal(vm_table_layout(&tb, 40, true, x, w, c, &left, &more), 3);
+    assert_true(more);
+    assert_int_equal(w[0], VM_NAME_MIN);
+    assert_int_equal(c[2], 2);
+    /* scrolled one column: the name stays (frozen), op hidden; layer 16 + MACs 7 + shape 13
+       + 2 gaps = 38 > 37: shape left out again */
+    tb.left = 1;
+    assert_int_equal(vm_table_layout(&tb, 40, true, x, w, c, &left, &more), 2);
+    assert_int_equal(c[0], 0);
+    assert_int_equal(c[1], 2);
+    assert_true(more);
+    /* two columns on: layer, shape, cosine = 16 + 13 + 8 + 2 = 39 > 37: cosine out */
+    tb.left = 2;
+    assert_int_equal(vm_table_layout(&tb, 40, true, x, w, c, &left, &more), 2);
+    assert_int_equal(c[1], 3);
+    assert_int_equal(w[1], 13);
+    /* the scroll clamped to the last column */
+    tb.left = 99;
+    assert_int_equal(vm_table_layout(&tb, 40, true, x, w, c, &left, &more), 2);
+    assert_int_equal(left, 3);
+    assert_int_equal(c[1], 4);
+    assert_false(more);
+    vm_table_free(&tb);
+}
+
+/* history diff's text folded for a narrow viewer (issue 38): lines laid out as
+   app/cmd_history.c prints them ("%c %-26s %-30s %-30s") */
+static void test_diff_fold(void **state)
+{
+    (void)state;
+    char in[1024];
+    snprintf(in, sizeof in,
+             "%-28s %-30s %-30s\n"
+             "parameters\n"
+             "%c %-26s %-30s %-30s\n"
+             "%c %-26s %-30s %-30s\n"
+             "%c %-26s %-30s %-30s\n"
+             "metrics%-21s %-14s %-14s %s\n",
+             "", "A", "B", '*', "model", "/tmp/a/conv.onnx", "-", ' ', "soc_version", "Ascend035A",
+             "Ascend035A", '*', "argv", "[\"nanobench\",\"--db\",\"/tmp/x/runs.db\",\"estimate\"]",
+             "[\"nanobench\",\"compare\"]", "", "A", "B", "B - A");
+    char *out = vm_diff_fold(in, 60);
+    assert_non_null(out);
+    /* "model" (29 + 30 + 1 + 1 = 61 bytes without its trailing blanks) is folded; the
+       soc_version line (71) too; the argv line's A is longer than its column: it ends at its
+       first blank; the "A B" header (61 > 60) folds without a key line; metrics stays */
+    char want[1024];
+    snprintf(want, sizeof want,
+             "    A  A\n    B  B\n"
+             "parameters\n"
+             "* model\n    A  /tmp/a/conv.onnx\n    B  -\n"
+             "  soc_version\n    A  Ascend035A\n    B  Ascend035A\n"
+             "* argv\n    A  [\"nanobench\",\"--db\",\"/tmp/x/runs.db\",\"estimate\"]\n"
+             "    B  [\"nanobench\",\"compare\"]\n"
+             "metrics%-21s %-14s %-14s %s\n", "", "A", "B", "B - A");
+    assert_string_equal(out, want);
+    free(out);
+    /* wide enough: unchanged */
+    out = vm_diff_fold(in, 200);
+    assert_string_equal(out, in);
+    free(out);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_whole_numbers),
+        cmocka_unit_test(test_whole_numbers), cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_diff_fold),
         cmocka_unit_test(test_sort),     cmocka_unit_test(test_move),
         cmocka_unit_test(test_find),     cmocka_unit_test(test_fmt),
         cmocka_unit_test(test_spark),    cmocka_unit_test(test_bar),

@@ -364,9 +364,9 @@ static void draw_sidebar(tui *t)
         int ma = sel ? base : state_attr(t, t->state[s]) | base;
         tui_put(t, w, y, cw - 2, 2, ma, state_mark(t->state[s]));
         y++;
-        if (notes) { /* from the third cell: 13 cells at 80 columns ("exeom 402 KiB") */
+        if (notes) { /* from the second cell: 14 cells at 80 columns ("exeom 5.48 KiB") */
             if (t->state_note[s][0] && y < h)
-                tui_put(t, w, y, 2, cw - 2, tui_tag_attr(t, VM_TAG_DIM), t->state_note[s]);
+                tui_put(t, w, y, 1, cw - 1, tui_tag_attr(t, VM_TAG_DIM), t->state_note[s]);
             y++;
         }
     }
@@ -450,9 +450,22 @@ static void draw_base(tui *t)
 {
     if (LINES != F.lines || COLS != F.cols)
         layout(t);
-    if (!t->main) {
+    if (!t->main || COLS < TUI_MIN_COLS || LINES < TUI_MIN_LINES) {
+        /* below the least size every screen is drawn for (issue 38: values cut at 60x15):
+           a message in place of the screens, which keep their state until it grows */
+        char msg[96];
+        snprintf(msg, sizeof msg, "terminal too small: need %dx%d, have %dx%d", TUI_MIN_COLS,
+                 TUI_MIN_LINES, COLS, LINES);
         werase(stdscr);
-        mvwaddstr(stdscr, 0, 0, "terminal too small");
+        int len = (int)strlen(msg), y = LINES / 2 - 1, x = (COLS - len) / 2;
+        if (y < 0)
+            y = 0;
+        if (x < 0)
+            x = 0;
+        tui_put(t, stdscr, y, x, COLS - x, A_BOLD, msg);
+        if (y + 1 < LINES)
+            tui_put(t, stdscr, y + 1, COLS > 27 ? (COLS - 27) / 2 : 0, COLS, 0,
+                    "enlarge it, or F10 to quit");
         wnoutrefresh(stdscr);
         return;
     }
@@ -625,6 +638,10 @@ static void finish_job(tui *t)
     int step = j->step;
     if (step >= 0 && step < STEP_N) {
         t->run_id[step] = j->run_id;
+        /* "running X (Esc cancels)" ends with the job, whatever the screen says next
+           (issue 38: it stayed after history show) */
+        if (!strncmp(t->status, "running ", 8))
+            tui_status(t, false, "%s: done", j->title);
         if (j->cancelled)
             tui_status(t, false, "%s: cancelled", j->title);
         if (screens[step]->job_done)

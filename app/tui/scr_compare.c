@@ -482,8 +482,9 @@ static void draw(tui *t, WINDOW *w)
             snprintf(from, sizeof from, "exact");
         else
             snprintf(from, sizeof from, "%.1f dB", su_num(dr, "previous_sqnr_db"));
-        snprintf(line, sizeof line, "largest SQNR drop (l): %s, %.1f dB from %s at its input "
-                 "%s: %s", su_str(dr, "layer"), su_num(dr, "sqnr_db"), from, su_str(dr, "input"),
+        /* the numbers before the layer's name, which is what a narrow pane cuts */
+        snprintf(line, sizeof line, "largest SQNR drop (l): %.1f dB from %s at %s, its input "
+                 "%s: %s", su_num(dr, "sqnr_db"), from, su_str(dr, "layer"), su_str(dr, "input"),
                  *su_str(dr, "likely_cause") ? su_str(dr, "likely_cause") : "no likely cause");
         y += su_wrap(t, w, y, 0, wd, lines, tui_tag_attr(t, VM_TAG_WARN), line);
     }
@@ -1057,21 +1058,33 @@ static bool key(tui *t, int ch)
             snprintf(s->model, sizeof s->model, "%s", path);
         return true;
     }
-    case 'x': /* back to the first layer over threshold */
-        if (s->init && s->first_over >= 0)
+    case 'x': /* back to the first layer over threshold; never silent (issue 38) */
+        if (s->init && s->first_over >= 0) {
             for (int p = 0; p < s->tb.nrows; p++)
                 if (vm_table_row_of(&s->tb, p) == s->first_over)
                     vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+        } else if (s->init)
+            tui_status(t, false, "nothing over threshold: every layer within the thresholds");
+        else
+            tui_status(t, false, "no comparison yet: F5 compares");
         return true;
-    case 'l': /* the layer with the largest SQNR drop */
+    case 'l': /* the layer with the largest SQNR drop; never silent (issue 38) */
         if (s->init) {
             const char *name = su_str(json_object_get(s->res, "largest_sqnr_drop"), "layer");
+            bool found = false;
             for (int p = 0; *name && p < s->tb.nrows; p++) {
                 int r = vm_table_row_of(&s->tb, p);
-                if (r >= 0 && r < s->nrows && !strcmp(su_str(s->rows[r], "layer"), name))
+                if (r >= 0 && r < s->nrows && !strcmp(su_str(s->rows[r], "layer"), name)) {
                     vm_table_select(&s->tb, p, s->page > 0 ? s->page : 10);
+                    found = true;
+                }
             }
-        }
+            if (!found)
+                tui_status(t, false, "nothing over threshold: no SQNR drop to show");
+            else if (!s->n_over)
+                tui_status(t, false, "largest SQNR drop: %s (nothing over threshold)", name);
+        } else
+            tui_status(t, false, "no comparison yet: F5 compares");
         return true;
     case 'w': /* the next layer over threshold, in display order */
         if (s->init)

@@ -411,9 +411,18 @@ static void c_draw(tui *t, WINDOW *w)
         vm_fmt_bytes(c, sizeof c, d->mem);
         vm_fmt_bytes(e, sizeof e, d->arena);
         int x = su_put(t, w, y, 0, wd, tui_tag_attr(t, VM_TAG_GOOD) | A_BOLD, "ok  ");
-        su_put(t, w, y++, x, wd - x, 0, "exeom %s  weights %s  mem %s  arena %s%s",
-               isnan(d->exeom) ? "?" : a, isnan(d->weights) ? "?" : b, isnan(d->mem) ? "?" : c,
-               isnan(d->arena) ? "?" : e, isnan(d->arena) ? " (Estimate first)" : " (est.)");
+        char arena[64];
+        snprintf(arena, sizeof arena, "arena %s%s", isnan(d->arena) ? "?" : e,
+                 isnan(d->arena) ? " (Estimate first)" : " (est.)");
+        char line[256];
+        snprintf(line, sizeof line, "exeom %s  weights %s  mem %s", isnan(d->exeom) ? "?" : a,
+                 isnan(d->weights) ? "?" : b, isnan(d->mem) ? "?" : c);
+        if ((int)(strlen(line) + 2 + strlen(arena)) <= wd - x) {
+            su_put(t, w, y++, x, wd - x, 0, "%s  %s", line, arena);
+        } else { /* 80x24: the arena on a line of its own, never cut (issue 38) */
+            su_put(t, w, y++, x, wd - x, 0, "%s", line);
+            su_put(t, w, y++, x, wd - x, 0, "%s", arena);
+        }
         if (wd >= 100)
             su_put(t, w, y++, 0, wd, dim, "exeom %.0f B, TOTAL_WEIGHT_SIZE %.0f B, TOTAL_MEM_SIZE "
                    "%.0f B", d->exeom, d->weights, d->mem);

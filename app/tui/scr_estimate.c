@@ -32,6 +32,7 @@ typedef struct est_data {
     int map_sel;           /* the tensor picked in the map */
     char error[1024];
     int table_y, table_h;
+    int64_t shown_again;   /* the earlier session's estimate run shown again (est_enter) */
 } est_data;
 
 static est_data *data(tui *t)
@@ -76,6 +77,32 @@ static void est_enter(tui *t)
         snprintf(d->model, sizeof d->model, "%s", t->model);
         snprintf(d->shape, sizeof d->shape, "%s", t->input_shape);
     }
+}
+
+static void est_run(tui *t);
+
+/* Becoming the main pane: a model opened again whose Estimate an earlier session ran
+   (su_resume took it up, t->run_id[STEP_ESTIMATE]) shows it again: the estimate runs once
+   more (tens of ms, the same result for the same model), since the run database keeps its
+   metrics but not the layer table (issue 38: Estimate was not picked up). */
+static void est_enter_again(tui *t)
+{
+    est_data *d = data(t);
+    int64_t id = t->run_id[STEP_ESTIMATE];
+    if (!d || d->res || t->job || id <= 0 || d->shown_again == id ||
+        (t->state[STEP_ESTIMATE] != ST_OK && t->state[STEP_ESTIMATE] != ST_WARN))
+        return;
+    d->shown_again = id;
+    est_run(t);
+    if (t->job)
+        tui_status(t, false, "Estimate of an earlier session (run %lld): shown again",
+                   (long long)id);
+}
+
+static void est_show(tui *t)
+{
+    est_enter(t);
+    est_enter_again(t);
 }
 
 static void est_run(tui *t)
@@ -345,6 +372,9 @@ static int draw_summary(tui *t, WINDOW *w, est_data *d, int y, int wd, bool comp
         if ((int)strlen(buf) > inner)
             snprintf(buf, sizeof buf, "arena %s (lower bound %s), peak at task %d; m: map", a, b,
                      d->peak);
+        if ((int)strlen(buf) > inner) /* 80x24 */
+            snprintf(buf, sizeof buf, "arena %s (bound %s), peak at task %d; m: map", a, b,
+                     d->peak);
         su_put(t, w, r++, 2, inner, dim, "%s", buf);
     } else
         su_put(t, w, r++, 2, inner, dim, "arena %s (lower bound %s)", a, b);
@@ -592,7 +622,7 @@ static const tui_keyhelp est_help[] = {
     {NULL, NULL}};
 
 const tui_screen scr_estimate = {.title = "Estimate",
-                                 .enter = est_enter,
+                                 .enter = est_show,
                                  .draw = est_draw,
                                  .key = est_key,
                                  .run = est_run,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -39,6 +40,8 @@ typedef struct hist {
     int job_kind;          /* 1 diff, 2 report, 3 a run's details */
     char report_path[PATH_MAX];
     int64_t diff_ids[2];
+    int64_t newest;        /* the newest run in the database at the last catch_up, 0 before */
+    time_t checked;        /* when catch_up last looked */
 } hist;
 
 static hist *H(tui *t)
@@ -109,6 +112,7 @@ static void reload(tui *t)
         if (h->init)
             vm_table_free(&h->tb);
         vm_table_init(&h->tb, h->wide ? HC_N : HC_N - 1, titles, widths, numeric);
+        h->tb.cols[HC_MODEL].keep_tail = true; /* shrinks first, its end kept (issue 38) */
         h->tb.sort_col = sc;
         h->tb.sort_desc = desc;
         h->init = true;
@@ -227,9 +231,57 @@ static int64_t selected_id(tui *t)
     return r >= 0 && r < h->nids ? h->ids[r] : 0;
 }
 
+/* The newest run's id in the database (any kind, model or status), 0 when none or unreadable. */
+static int64_t newest_run(tui *t)
+{
+    nb_db *db = NULL;
+    nb_status st = {0};
+    if (nb_db_open(t->db[0] ? t->db : NULL, &db, &st) != NB_OK)
+        return 0;
+    nb_run_filter f = {.limit = 1};
+    nb_run_row *rows = NULL;
+    int n = 0;
+    int64_t id = 0;
+    if (nb_db_list(db, &f, &rows, &n, &st) == NB_OK && n > 0)
+        id = rows[0].id;
+    nb_run_rows_free(rows, n);
+    nb_db_close(db);
+    return id;
+}
+
+/* New runs since History last looked (this workbench's steps, or another process): the list
+   and its count read again, the filters back to their defaults and the marks cleared, said on
+   the status line (issue 38: "9 runs", the filter and the marks kept after new runs). */
+static void catch_up(tui *t)
+{
+    hist *h = H(t);
+    if (!h)
+        return;
+    h->checked = time(NULL);
+    int64_t n = newest_run(t);
+    if (!h->newest || n <= h->newest) {
+        if (n > h->newest)
+            h->newest = n;
+        return;
+    }
+    h->newest = n;
+    bool filtered = h->kind[0] || h->model[0] || h->status[0] || h->since[0] ||
+                    strcmp(h->limit, "500");
+    bool marked = h->mark[0] || h->mark[1];
+    h->kind[0] = h->model[0] = h->status[0] = h->since[0] = 0;
+    snprintf(h->limit, sizeof h->limit, "500");
+    h->mark[0] = h->mark[1] = 0;
+    reload(t);
+    if (h->tb.nrows)
+        vm_table_select(&h->tb, 0, h->page > 0 ? h->page : 10);
+    tui_status(t, false, "new runs: the list read again%s%s", filtered ? ", filters cleared" : "",
+               marked ? ", marks cleared" : "");
+}
+
 static void enter(tui *t)
 {
     reload(t);
+    catch_up(t);
 }
 
 /* another step's job ended: the list and the sidebar's count, without a message (a
@@ -254,6 +306,8 @@ static void draw(tui *t, WINDOW *w)
         h->wide = ww >= 100;
         reload(t);
     }
+    if (time(NULL) - h->checked >= 2) /* runs another process recorded meanwhile */
+        catch_up(t);
     char shown[96];
     if (h->total > h->tb.nrows) /* the limit cut the list: say so */
         snprintf(shown, sizeof shown, "%d run%s (newest %s of %d; f: limit)", h->tb.nrows,
@@ -272,9 +326,11 @@ static void draw(tui *t, WINDOW *w)
     else if (h->mark[0])
         su_put(t, w, 1, 0, ww, 0, "marked: run %lld (space on another run, then d: diff)",
                (long long)h->mark[0]);
-    else
+    else if (ww >= 76)
         su_put(t, w, 1, 0, ww, dim,
                "Enter details  space mark+down  d diff  r report  f filter  x export  ? keys");
+    else /* 80x24: every key named, shorter (issue 38: "x ex") */
+        su_put(t, w, 1, 0, ww, dim, "Enter details  space mark  d diff  r report  f filter  x export");
     h->table_y = 2;
     int th = hh - h->table_y;
     if (th < 2)
@@ -567,7 +623,11 @@ static void job_done(tui *t, tui_job *j)
         char title[64];
         snprintf(title, sizeof title, "diff: run %lld (A) vs run %lld (B)",
                  (long long)h->diff_ids[0], (long long)h->diff_ids[1]);
-        tui_show_text(t, title, j->out ? j->out : "");
+        /* the values too wide for the viewer folded under their key, then wrapped: B's
+           value in sight at 80 columns (issue 38) */
+        char *folded = vm_diff_fold(j->out, COLS - 6);
+        tui_show_wrapped(t, title, folded ? folded : j->out ? j->out : "");
+        free(folded);
     }
     if (kind == 3) {
         char title[64];

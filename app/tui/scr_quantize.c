@@ -116,16 +116,66 @@ static void q_enter(tui *t)
 }
 
 /* Every ';'-separated folder of list exists: false with the status line set. */
-static bool check_dirs(tui *t, const char *what, const char *list)
+/* The form's checks (tui_field.check): a bad value keeps the form open on its field with
+   the reason beside it (issue 38: a bad algorithm closed the form) */
+static bool dirs_ok(const char *list, bool empty_ok, char *err, size_t len)
 {
+    if (!list[0]) {
+        if (!empty_ok)
+            snprintf(err, len, "calibration needs data: give a data folder per input");
+        return empty_ok;
+    }
     char copy[2048], *save = NULL;
     snprintf(copy, sizeof copy, "%s", list);
     for (char *p = strtok_r(copy, ";", &save); p; p = strtok_r(NULL, ";", &save))
         if (access(p, R_OK | X_OK)) {
-            tui_status(t, true, "%s: cannot read the folder %s", what, p);
+            snprintf(err, len, "cannot read the folder %s", p);
             return false;
         }
     return true;
+}
+
+static bool check_data(const char *v, char *err, size_t len)
+{
+    return dirs_ok(v, false, err, len);
+}
+
+static bool check_eval(const char *v, char *err, size_t len)
+{
+    return dirs_ok(v, true, err, len);
+}
+
+static bool check_config(const char *v, char *err, size_t len)
+{
+    if (v[0] && access(v, R_OK)) {
+        snprintf(err, len, "cannot read the config file %s", v);
+        return false;
+    }
+    return true;
+}
+
+static bool check_batch(const char *v, char *err, size_t len)
+{
+    if (!v[0] || !strcmp(v, "all")) /* all: calibrate counts the files */
+        return true;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1) {
+        snprintf(err, len, "batch_num is a whole number from 1 or all, not '%s'", v);
+        return false;
+    }
+    return true;
+}
+
+static bool check_algo(const char *v, char *err, size_t len)
+{
+    static const char *const algos[] = {"ifmr", "hfmg", "minmax", "percentile", "kl", "auto"};
+    bool ok = !v[0];
+    for (size_t k = 0; k < sizeof algos / sizeof algos[0]; k++)
+        ok |= !strcmp(v, algos[k]);
+    if (!ok)
+        snprintf(err, len, "algorithm is ifmr, hfmg, minmax, percentile, kl or auto, not '%s'", v);
+    return ok;
 }
 
 /* Whether the open model is a Q/DQ (QAT) one: calibrate refuses those, --from_qdq imports. */
@@ -164,62 +214,35 @@ static void q_run(tui *t)
              "taken in name order.",
              t->model_inputs[0] ? " (" : "", t->model_inputs, t->model_inputs[0] ? ")" : "");
     tui_field f[] = {
-        {"Data folder(s)", d->data_dir, sizeof d->data_dir, ninputs, NULL},
+        {"Data folder(s)", d->data_dir, sizeof d->data_dir, ninputs, check_data},
         {"Data types", d->data_types, sizeof d->data_types,
          "One per input, ';'-separated (float32, float16, int8, ...); empty: float32 for "
          "every input.", NULL},
         {"Config/overrides", d->config, sizeof d->config,
          "AMCT's calibration config (protobuf text): batch_num, activation_offset, "
          "skip_layers, and per-layer overrides (override_layer_types / "
-         "override_layer_configs). Empty: AMCT's defaults with the batch_num below.", NULL},
+         "override_layer_configs). Empty: AMCT's defaults with the batch_num below.", check_config},
         {"batch_num", d->batch_num, sizeof d->batch_num,
          "Batches to calibrate on: all (every file, as bringup does; calibrate counts "
          "them) or a number (AMCT's default is 1); leave empty when the config file sets "
-         "it: a config file and batch_num together are refused.", NULL},
+         "it: a config file and batch_num together are refused.", check_batch},
         {"Algorithm", d->algo, sizeof d->algo,
          "Activation algorithm: ifmr, hfmg, minmax, percentile, kl, or auto (per layer, the "
-         "best activation SQNR). Empty: the config's (ifmr by default).", NULL},
+         "best activation SQNR). Empty: the config's (ifmr by default).", check_algo},
         {"Eval folder(s)", d->eval_dir, sizeof d->eval_dir,
          "Optional: a separate evaluation set, one folder per input as the data folders. "
-         "Empty: the first calibration batches.", NULL},
+         "Empty: the first calibration batches.", check_eval},
     };
     if (!tui_form(t, "Quantize: calibration (AMCT flags)", f, (int)(sizeof f / sizeof f[0])))
         return;
-    /* the form's answers, checked before anything runs */
-    if (!d->data_dir[0]) {
-        tui_status(t, true, "calibration needs data: give a data folder per input (F5 again)");
-        return;
-    }
+    /* each field checked in the form; what needs two of them here, the step marked failed
+       on the sidebar (issue 38) */
     if (d->config[0] && d->batch_num[0]) {
         tui_status(t, true, "give a config file or batch_num, not both (the config sets "
                    "batch_num)");
+        tui_set_state(t, STEP_QUANTIZE, ST_FAILED, "bad input");
         return;
     }
-    if (d->batch_num[0] && strcmp(d->batch_num, "all")) { /* all: calibrate counts the files */
-        char *end;
-        long n = strtol(d->batch_num, &end, 10);
-        if (*end || n < 1) {
-            tui_status(t, true, "batch_num is a whole number from 1 or all, not '%s'",
-                       d->batch_num);
-            return;
-        }
-    }
-    static const char *const algos[] = {"ifmr", "hfmg", "minmax", "percentile", "kl", "auto"};
-    bool algo_ok = !d->algo[0];
-    for (size_t k = 0; k < sizeof algos / sizeof algos[0]; k++)
-        algo_ok |= !strcmp(d->algo, algos[k]);
-    if (!algo_ok) {
-        tui_status(t, true, "algorithm is ifmr, hfmg, minmax, percentile, kl or auto, not '%s'",
-                   d->algo);
-        return;
-    }
-    if (d->config[0] && access(d->config, R_OK)) {
-        tui_status(t, true, "cannot read the config file %s", d->config);
-        return;
-    }
-    if (!check_dirs(t, "data folder", d->data_dir) ||
-        (d->eval_dir[0] && !check_dirs(t, "eval folder", d->eval_dir)))
-        return;
 start:;
     char dir[PATH_MAX], stem[256];
     if (!tui_workdir(t, "quant", dir, sizeof dir) || !dir[0]) {
@@ -479,9 +502,13 @@ static void q_draw(tui *t, WINDOW *w)
         char worst[32] = "-";
         if (!isnan(wc))
             snprintf(worst, sizeof worst, "%.5f", wc);
-        su_put(t, w, y++, 0, wd, dim, "fake-quant vs float on %s%d %s batch%s; worst batch "
-               "cosine %s", evalset ? "" : "the first ", eb,
-               evalset ? "evaluation" : "calibration", eb == 1 ? "" : "es", worst);
+        if (wd >= 80)
+            su_put(t, w, y++, 0, wd, dim, "fake-quant vs float on %s%d %s batch%s; worst batch "
+                   "cosine %s", evalset ? "" : "the first ", eb,
+                   evalset ? "evaluation" : "calibration", eb == 1 ? "" : "es", worst);
+        else /* 80x24: the worst cosine first, the words short (issue 38) */
+            su_put(t, w, y++, 0, wd, dim, "worst batch cosine %s (fake-quant vs float, %d %s "
+                   "batch%s)", worst, eb, evalset ? "eval" : "calib", eb == 1 ? "" : "es");
     }
     const json_t *outs = json_object_get(o, "outputs");
     if (json_array_size(outs) > 1) /* each output of a multi-output model, as room allows */

@@ -1,6 +1,6 @@
 /* nanobench TUI: the Run screen. Chooses each model input (a .npy/.bin file, random data,
  * or a sample of the Quantize step's calibration folder), runs the compiled model on the
- * simulated NPU (`nanobench run EXEOM --input NAME=FILE --output-dir WORK/<stem>/run --dump
+ * simulated NPU (`nanobench run EXEOM --input NAME=FILE --output-dir WORK/<stem>/run.N --dump
  * WORK/<stem>/acl.json --json --profile`, every task dumped into WORK/<stem>/npu_dump for
  * Compare), and shows what run printed: the outputs (shape, min/max/mean, first values),
  * the per-task cycle profile sorted by cycles with a bar column, the totals at 64 and
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -20,6 +21,8 @@
 #include "nb/db.h"
 #include "scr_util.h"
 #include "tui.h"
+
+static bool new_run_dir(tui *t, char *out, size_t len);
 
 #define RUN_MAX_IN 16
 
@@ -527,12 +530,12 @@ static void run(tui *t)
             return;
         }
     char outdir[PATH_MAX] = "", dumpdir[PATH_MAX] = "";
-    if (!tui_workdir(t, "run", outdir, sizeof outdir) || !outdir[0] ||
+    if (!new_run_dir(t, outdir, sizeof outdir) ||
         !tui_workdir(t, "npu_dump", dumpdir, sizeof dumpdir) || !dumpdir[0]) {
         tui_status(t, true, "no work folder for this model");
         return;
     }
-    /* WORK/<stem>/acl.json, next to run/ */
+    /* WORK/<stem>/acl.json, next to run.N/ */
     char *slash = strrchr(outdir, '/');
     snprintf(s->acl, sizeof s->acl, "%.*s/acl.json", slash ? (int)(slash - outdir) : 1,
              slash ? outdir : ".");
@@ -567,6 +570,28 @@ static void run(tui *t)
     if (tui_run(t, STEP_RUN, su_parent(t, STEP_RUN), a.v, "run"))
         tui_set_state(t, STEP_RUN, ST_RUNNING, "running");
     su_argv_free(&a);
+}
+
+/* A new output folder for one run, WORK/<stem>/run.N (N from 1, the first not there, made
+   here: mkdir fails on one that exists, so two sessions never share one): a recorded run's
+   outputs are never replaced by the next run's (issue 38: every run wrote run/). False with
+   the reason on the status line. */
+static bool new_run_dir(tui *t, char *out, size_t len)
+{
+    char base[PATH_MAX] = "";
+    if (!tui_workdir(t, NULL, base, sizeof base) || !base[0])
+        return false;
+    for (int n = 1; n < 100000; n++) {
+        snprintf(out, len, "%s/run.%d", base, n);
+        if (mkdir(out, 0777) == 0)
+            return true;
+        if (errno != EEXIST) {
+            tui_status(t, true, "cannot make %s: %s", out, strerror(errno));
+            return false;
+        }
+    }
+    tui_status(t, true, "no free run.N folder in %s", base);
+    return false;
 }
 
 /* The fp16 saturation warning run printed on stderr, without "nanobench: warning: ". */

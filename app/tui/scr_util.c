@@ -186,7 +186,8 @@ void su_resume(tui *t, char *what, size_t len)
         return;
     }
     free(set);
-    bool shape_seen = t->input_shape[0] != 0, cal = false, comp = false, run = false;
+    bool shape_seen = t->input_shape[0] != 0, cal = false, comp = false, run = false,
+         est = false;
     for (int i = 0; i < n; i++) { /* newest first */
         const nb_run_row *r = &rows[i];
         if (strcmp(r->status, "ok"))
@@ -194,6 +195,19 @@ void su_resume(tui *t, char *what, size_t len)
         json_error_t je;
         json_t *p = r->params ? json_loads(r->params, 0, &je) : NULL;
         char note[96], path[PATH_MAX];
+        if (!est && !strcmp(r->kind, "estimate")) { /* issue 38: Estimate taken up too */
+            est = true;
+            t->run_id[STEP_ESTIMATE] = r->id;
+            double b = run_metric(db, r->id, "TOTAL_EXEOM_SIZE"),
+                   u = run_metric(db, r->id, "not_supported_op_types");
+            char sz[32];
+            vm_fmt_bytes(sz, sizeof sz, b);
+            if (u > 0)
+                snprintf(note, sizeof note, "%.0f not on NPU", u);
+            else
+                snprintf(note, sizeof note, "exeom %s", isnan(b) ? "?" : sz);
+            tui_set_state(t, STEP_ESTIMATE, u > 0 ? ST_WARN : ST_OK, note);
+        }
         if (!shape_seen && (!strcmp(r->kind, "info") || !strcmp(r->kind, "estimate"))) {
             shape_seen = true; /* the newest one's shape, none included */
             snprintf(t->input_shape, sizeof t->input_shape, "%s", su_str(p, "input_shape"));
@@ -237,7 +251,8 @@ void su_resume(tui *t, char *what, size_t len)
     }
     nb_run_rows_free(rows, n);
     nb_db_close(db);
-    snprintf(what, len, "%s%s%s%s%s", cal ? "Quantize" : "", cal && (comp || run) ? ", " : "",
+    snprintf(what, len, "%s%s%s%s%s%s%s", est ? "Estimate" : "", est && (cal || comp || run) ? ", " : "",
+             cal ? "Quantize" : "", cal && (comp || run) ? ", " : "",
              comp ? "Compile" : "", comp && run ? ", " : "", run ? "Run" : "");
 }
 
@@ -408,6 +423,7 @@ int su_wrap(const tui *t, WINDOW *w, int y, int x, int width, int max, int attr,
         bool last = lines == max - 1 && n < left;
         if (last) { /* the rest does not fit: "..." */
             n = fit(t, line, width - 3, &cells);
+            n = vm_whole_numbers(line, n); /* "73...." never: a number whole or not at all */
             su_put(t, w, y + lines, x, width, attr, "%.*s...", (int)n, line);
         } else {
             su_put(t, w, y + lines, x, width, attr, "%.*s", (int)n, line);

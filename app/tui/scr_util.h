@@ -42,8 +42,9 @@ bool su_db_artifact(const tui *t, int64_t run, const char *role, char *path, siz
  * the newest ok calibrate, compile and run runs among the model's runs and their
  * descendants (nb_db_model_runs) whose files are still there set t->deploy_model, t->exeom,
  * t->npu_dump (the run's dump folder) and the steps' run ids, states and notes; an empty
- * t->input_shape takes the one of the model's newest info or estimate run. what (len)
- * takes "Quantize, Compile, Run" (the steps taken up), "" when none. */
+ * t->input_shape takes the one of the model's newest info or estimate run; the newest
+ * estimate run's id, state and note for Estimate (its screen shows it again, scr_estimate.c).
+ * what (len) takes "Estimate, Quantize, Compile, Run" (the steps taken up), "" when none. */
 void su_resume(tui *t, char *what, size_t len);
 
 /* The string value of option opt ("--data_dir" or "--data_dir=...") in a recorded run's

@@ -23,6 +23,11 @@
 #include "tui_main.h"
 #include "vm.h"
 
+/* The least terminal size the screens are drawn for; below it a "terminal too small"
+ * message is shown in their place (frame.c). */
+#define TUI_MIN_COLS 80
+#define TUI_MIN_LINES 24
+
 /* The bring-up steps, in sidebar order. */
 typedef enum {
     STEP_MODEL, STEP_ESTIMATE, STEP_QUANTIZE, STEP_COMPILE, STEP_RUN, STEP_COMPARE,
@@ -135,10 +140,13 @@ void tui_tick(tui *t);
 /* Draws table tb in w at rows y..y+h-1, columns x..x+wd-1: a header row (the sort column
  * marked after a space, vm_header), then rows from tb->top, the selection highlighted, row
  * and cell tags coloured (monochrome: BAD rows bold, selection reverse); a keep_tail
- * column's long names cut at the start (vm_fit_tail). */
-void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, int wd);
+ * column's long names cut at the start (vm_fit_tail). The columns as vm_table_layout lays
+ * them out from tb->left (never a number cut); when some are left out, a hint at the header's
+ * right ("Right: more columns", or "<->"); tb->left and tb->more_right are updated. */
+void tui_draw_table(tui *t, WINDOW *w, vm_table *tb, int y, int x, int h, int wd);
 /* The common table keys: arrows/j/k, PgUp/PgDn, Home/End, '<' '>' sort column, 's'
- * reverse sort, '/' search (prompts on the status line), 'n'/'N' next/previous match. page is
+ * reverse sort, '/' search (prompts on the status line), 'n'/'N' next/previous match,
+ * Left/Right the columns left out (unused, false, at either end). page is
  * the visible row count. Returns true when used. */
 bool tui_table_key(tui *t, vm_table *tb, int ch, int page);
 /* A modal form (libform): fields with labels and initial values; Enter/F10 accepts (once

@@ -53,6 +53,8 @@ void vm_table_init(vm_table *t, int ncols, const char *const *titles, const int 
     t->sel = -1;
     t->top = 0;
     t->search[0] = 0;
+    t->left = 0;
+    t->more_right = false;
 }
 
 void vm_table_free(vm_table *t)
@@ -379,6 +381,76 @@ int vm_fit_tail(char *out, size_t len, const char *s, int width, bool utf8)
     const char *mark = utf8 ? "\u2026" : "~";
     snprintf(out, len, "%s%s", mark, s + char_at(s, n - (width - 1), utf8));
     return width;
+}
+
+int vm_table_layout(const vm_table *t, int wd, bool utf8, int *x, int *w, int *col, int *left,
+                    bool *more_right)
+{
+    int lf = t ? t->left : 0; /* read first: left may be &t->left */
+    *more_right = false;
+    *left = 0;
+    if (!t || t->ncols <= 0 || wd <= 0)
+        return 0;
+    int need[VM_MAX_COLS];
+    for (int c = 0; c < t->ncols; c++) {
+        need[c] = t->cols[c].width > 0 ? t->cols[c].width : 1;
+        if (t->cols[c].keep_tail || !t->cells)
+            continue;
+        for (int r = 0; r < t->nrows; r++) {
+            const char *s = t->cells[(size_t)r * (size_t)t->ncols + (size_t)c];
+            int n = s ? chars_of(s, utf8) : 0;
+            if (n > need[c])
+                need[c] = n;
+        }
+    }
+    int frozen = t->ncols > 1 && t->cols[0].keep_tail ? 1 : 0;
+    if (lf > t->ncols - frozen - 1)
+        lf = t->ncols - frozen - 1;
+    if (lf < 0)
+        lf = 0;
+    *left = lf;
+    int order[VM_MAX_COLS], no = 0, total = -1;
+    for (int c = 0; c < t->ncols; c++)
+        if (c < frozen || c >= frozen + lf) {
+            order[no++] = c;
+            total += need[c] + 1;
+        }
+    /* the names shrink first */
+    for (int k = 0; k < no && total > wd; k++) {
+        int c = order[k];
+        if (!t->cols[c].keep_tail || need[c] <= VM_NAME_MIN)
+            continue;
+        int cut = need[c] - VM_NAME_MIN;
+        if (cut > total - wd)
+            cut = total - wd;
+        need[c] -= cut;
+        total -= cut;
+    }
+    int room = lf > 0 || total > wd ? wd - 3 : wd;
+    if (room < 1)
+        room = wd;
+    int n = 0, pos = 0;
+    for (int k = 0; k < no; k++) {
+        int c = order[k], cw = need[c];
+        if (pos + cw > room) {
+            /* a name in what is left (at least half its least), or the only column */
+            if (n == 0 || (t->cols[c].keep_tail && room - pos >= VM_NAME_MIN / 2))
+                cw = room - pos;
+            else
+                cw = 0;
+            if (cw > 0) {
+                x[n] = pos, w[n] = cw, col[n] = c;
+                n++;
+                k++;
+            }
+            *more_right = k < no;
+            break;
+        }
+        x[n] = pos, w[n] = cw, col[n] = c;
+        n++;
+        pos += cw + 1;
+    }
+    return n;
 }
 
 int vm_header(char *out, size_t len, const char *title, int width, int sort, bool utf8)
@@ -731,15 +803,103 @@ int vm_list_dir(const char *path, const char *suffix, vm_dirent **out)
     return n;
 }
 
+/* one line "KEY A B" of a diff folded into out (o: its length so far) */
+static size_t fold_line(const char *l, size_t n, char *out, size_t o)
+{
+    size_t vs = 29; /* the values after a 28-character key and a blank */
+    if (n <= vs || l[28] != ' ') { /* a longer key: up to its first blank after "* " */
+        vs = 2;
+        while (vs < n && l[vs] != ' ')
+            vs++;
+        while (vs < n && l[vs] == ' ')
+            vs++;
+    }
+    size_t ke = vs;
+    while (ke > 0 && l[ke - 1] == ' ')
+        ke--;
+    const char *r = l + vs;
+    size_t rn = n - vs, ae, bs;
+    if (rn > 31 && r[30] == ' ' && r[31] != ' ') { /* A in its column, B at its place */
+        ae = 30;
+        bs = 31;
+    } else { /* a longer A: up to its first blank */
+        ae = 0;
+        while (ae < rn && r[ae] != ' ')
+            ae++;
+        bs = ae;
+        while (bs < rn && r[bs] == ' ')
+            bs++;
+    }
+    while (ae > 0 && r[ae - 1] == ' ')
+        ae--;
+    if (ke) /* the header lines have no key */
+        o += (size_t)sprintf(out + o, "%.*s\n", (int)ke, l);
+    o += (size_t)sprintf(out + o, "    A  %.*s\n    B  %.*s\n", (int)ae, r, (int)(rn - bs), r + bs);
+    return o;
+}
+
+char *vm_diff_fold(const char *text, int width)
+{
+    if (!text)
+        text = "";
+    size_t len = strlen(text);
+    char *out = malloc(len * 2 + 64); /* a fold adds at most 14 bytes to a line of 30 or more */
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    bool values = true; /* before "metrics" */
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (!strncmp(p, "metrics", 7))
+            values = false;
+        size_t tn = n;
+        while (tn > 0 && p[tn - 1] == ' ')
+            tn--;
+        if (values && (int)tn > width && tn > 29)
+            o = fold_line(p, tn, out, o);
+        else {
+            memcpy(out + o, p, n);
+            o += n;
+            out[o++] = '\n';
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* s[a..e) is a unit (B, KiB, ms, dB, MHz: 1 to 3 letters) right after a number and a blank */
+static bool unit_after_number(const char *s, size_t a, size_t e)
+{
+    if (e <= a || e - a > 3 || a < 2 || s[a - 1] != ' ' || s[a - 2] < '0' || s[a - 2] > '9')
+        return false;
+    for (size_t i = a; i < e; i++)
+        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z')))
+            return false;
+    return true;
+}
+
 size_t vm_whole_numbers(const char *s, size_t n)
 {
-    if (!s[n] || n == 0 || s[n] == ' ' || s[n - 1] == ' ')
-        return n; /* the cut falls between words */
+    if (!s[n] || n == 0 || s[n] == ' ')
+        return n; /* the cut falls at the end of a word */
     size_t a = n, e = n;
     while (a > 0 && s[a - 1] != ' ')
         a--;
     while (s[e] && s[e] != ' ')
         e++;
+    if (unit_after_number(s, a, e)) { /* the number goes with its unit */
+        a--;
+        while (a > 0 && s[a - 1] == ' ')
+            a--;
+        while (a > 0 && s[a - 1] != ' ')
+            a--;
+        if (a == 0)
+            return n;
+    } else if (a == n) {
+        return n; /* the cut falls between words */
+    }
     bool digit = false;
     for (size_t i = a; i < e && !digit; i++)
         digit = s[i] >= '0' && s[i] <= '9';

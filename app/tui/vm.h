@@ -38,6 +38,9 @@ typedef struct vm_table {
     int sel;         /* selected display position, -1 when empty */
     int top;         /* first display position shown */
     char search[64]; /* the last '/' search */
+    int left;        /* horizontal scroll: the first column shown after a frozen name
+                        column (Left/Right keys, vm_table_layout) */
+    bool more_right; /* the last drawing left columns out on the right */
 } vm_table;
 
 /* Sets the columns: titles and widths; numeric columns sort by value. Frees old rows. */
@@ -65,6 +68,22 @@ void vm_table_select(vm_table *t, int pos, int page);
  * from and wrapping (dir +1 forward, -1 backward). Returns the display position found or
  * -1. */
 int vm_table_find(const vm_table *t, const char *text, int from, int dir);
+
+/* The narrowest a name (keep_tail) column shrinks to when the columns do not all fit. */
+#define VM_NAME_MIN 16
+
+/* How table t is drawn in wd cells (issue 38: no value cut at 80x24). Every column is as
+ * wide as its width or its widest cell (header aside), so that a number or a shape is never
+ * cut; when they do not all fit, the keep_tail (name) columns shrink first, down to
+ * VM_NAME_MIN cells (their names lose their start, vm_fit_tail). A keep_tail column 0 stays
+ * (frozen); the other columns are shown from t->left on (clamped into *left), whole or not
+ * at all, 3 cells kept at the right for the scroll hint when some are left out (only a
+ * name column, or the first column shown, is ever cut to the room). Characters count as
+ * cells (UTF-8 sequences as one when utf8). x[i], w[i], col[i] (VM_MAX_COLS each) take
+ * the offset, width and column index of each column shown; *more_right whether columns
+ * are left out on the right. Returns the count of columns shown. */
+int vm_table_layout(const vm_table *t, int wd, bool utf8, int *x, int *w, int *col, int *left,
+                    bool *more_right);
 
 /* ---- fitting text into a column ---- */
 
@@ -142,10 +161,21 @@ typedef struct vm_dirent {
  * *out is malloc'd. Returns the count, -1 when the folder cannot be read (errno set). */
 int vm_list_dir(const char *path, const char *suffix, vm_dirent **out);
 
+/* `history diff`'s text (app/cmd_history.c: "%-28s %-30s %-30s" lines, then "metrics")
+ * for a viewer width cells wide: each line before "metrics" longer than width (trailing
+ * blanks aside) folded into its key (no key line for the header lines), then
+ * "    A  <A's value>" and "    B  <B's value>" lines,
+ * so that B's value is never past the right edge at 80 columns (issue 38). A value with
+ * blanks is taken whole when it fits its 30-character column; a longer one ends at its first
+ * blank. Returns a malloc'd text (NULL when out of memory). */
+char *vm_diff_fold(const char *text, int width);
+
 /* Where to cut s, n bytes of which fit in the room: n, or the end of the word before a word
  * holding a digit that the cut would split (blanks before it dropped), so that a number is
  * shown whole or not at all ("max |diff| 2.674e-" at 80x24, issue 26); a cut between words,
  * or inside the first word, stays at n. */
+/* A unit of at most 3 letters right after a number ("4.25 KiB") goes with it: a cut inside
+ * it drops the number too ("arena 4.25 K" at 80x24, issue 38). */
 size_t vm_whole_numbers(const char *s, size_t n);
 
 #endif

@@ -284,37 +284,45 @@ static void modal_recentre(WINDOW *win, PANEL *p)
 
 /* ---- the table ---- */
 
-void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, int wd)
+/* the scroll hint at the right of the header row when columns are left out: "<->", " ->" or
+   "<- ", and the words when there is room after the last column */
+static void table_hint(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int wd, int used)
+{
+    bool l = tb->left > 0, r = tb->more_right;
+    if (!l && !r)
+        return;
+    const char *words = l && r ? "Left/Right: more columns" : r ? "Right: more columns" : "Left: more columns";
+    int n = (int)strlen(words), a = tui_tag_attr(t, VM_TAG_DIM) | (int)A_BOLD;
+    if (wd - used >= n + 1)
+        tui_put(t, w, y, x + wd - n, n, a, words);
+    else if (wd >= 3)
+        tui_put(t, w, y, x + wd - 3, 3, a, l && r ? "<->" : r ? " ->" : "<- ");
+}
+
+void tui_draw_table(tui *t, WINDOW *w, vm_table *tb, int y, int x, int h, int wd)
 {
     if (!w || h <= 0 || wd <= 0 || tb->ncols <= 0)
         return;
-    int cx[VM_MAX_COLS], cw[VM_MAX_COLS], nvis = 0, pos = 0;
-    for (int c = 0; c < tb->ncols && pos < wd; c++) {
-        int width = tb->cols[c].width;
-        if (width < 1)
-            width = 1;
-        if (pos + width > wd)
-            width = wd - pos;
-        cx[nvis] = pos;
-        cw[nvis] = width;
-        nvis++;
-        pos += width + 1;
-    }
+    int cx[VM_MAX_COLS], cw[VM_MAX_COLS], ci[VM_MAX_COLS];
+    int nvis = vm_table_layout(tb, wd, t->utf8, cx, cw, ci, &tb->left, &tb->more_right);
+    int used = nvis ? cx[nvis - 1] + cw[nvis - 1] : 0;
     /* the header */
     int ha = t->color ? (int)(COLOR_PAIR(CP_TITLE) | A_BOLD) : (int)(A_BOLD | A_UNDERLINE);
     wattr_on(w, (attr_t)ha, NULL);
     mvwhline(w, y, x, ' ', wd);
     wattr_off(w, (attr_t)ha, NULL);
-    for (int c = 0; c < nvis; c++) {
+    for (int k = 0; k < nvis; k++) {
         char title[64];
+        int c = ci[k];
         const vm_col *col = &tb->cols[c];
         /* the sort mark a space after the title ("cycles v"), never read as a letter of it */
-        vm_header(title, sizeof title, col->title, cw[c],
+        vm_header(title, sizeof title, col->title, cw[k],
                   tb->sort_col == c ? (tb->sort_desc ? -1 : 1) : 0, t->utf8);
         int n = text_cells(t, title);
-        int off = col->numeric && n < cw[c] ? cw[c] - n : 0;
-        tui_put(t, w, y, x + cx[c] + off, cw[c] - off, ha, title);
+        int off = col->numeric && n < cw[k] ? cw[k] - n : 0;
+        tui_put(t, w, y, x + cx[k] + off, cw[k] - off, ha, title);
     }
+    table_hint(t, w, tb, y, x, wd, used);
     if (tb->nrows == 0) {
         if (h > 1)
             tui_put(t, w, y + 1, x, wd, tui_tag_attr(t, VM_TAG_DIM), "(no rows)");
@@ -334,7 +342,8 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
             mvwhline(w, ry, x, ' ', wd);
             wattr_off(w, (attr_t)sela, NULL);
         }
-        for (int c = 0; c < nvis; c++) {
+        for (int k = 0; k < nvis; k++) {
+            int c = ci[k];
             const char *s = tb->cells[row * tb->ncols + c];
             if (!s)
                 s = "";
@@ -344,16 +353,20 @@ void tui_draw_table(tui *t, WINDOW *w, const vm_table *tb, int y, int x, int h, 
                 a = sela | (ct == VM_TAG_BAD || (!ct && tb->tags[row] == VM_TAG_BAD) ? A_BOLD : 0);
             char tail[512];
             int n = text_cells(t, s);
-            if (tb->cols[c].keep_tail && n > cw[c]) { /* the name's end: "...conv2d_8/Conv2D" */
-                n = vm_fit_tail(tail, sizeof tail, s, cw[c], t->utf8);
+            bool cut = false;
+            if (tb->cols[c].keep_tail && n > cw[k]) { /* the name's end: "...conv2d_8/Conv2D" */
+                n = vm_fit_tail(tail, sizeof tail, s, cw[k], t->utf8);
                 s = tail;
-            }
-            int off = tb->cols[c].numeric && n < cw[c] ? cw[c] - n : 0;
-            int drawn = tui_put(t, w, ry, x + cx[c] + off, cw[c] - off, a, s);
+            } else if (n > cw[k]) /* a column wider than the pane: cut, marked at its end */
+                cut = true;
+            int off = tb->cols[c].numeric && n < cw[k] ? cw[k] - n : 0;
+            int drawn = tui_put(t, w, ry, x + cx[k] + off, cut ? cw[k] - 1 : cw[k] - off, a, s);
+            if (cut)
+                drawn += tui_put(t, w, ry, x + cx[k] + drawn, 1, a, t->utf8 ? "\u2026" : "~");
             /* monochrome: a mark after a cell over its threshold */
-            int mx = cx[c] + off + drawn;
-            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd && cw[c] > 1 &&
-                (c + 1 >= nvis || mx < cx[c + 1]))
+            int mx = cx[k] + off + drawn;
+            if (!t->color && (ct == VM_TAG_BAD || ct == VM_TAG_WARN) && mx < wd && cw[k] > 1 &&
+                (k + 1 >= nvis || mx < cx[k + 1]))
                 tui_put(t, w, ry, x + mx, 1, sel ? sela : (int)A_BOLD, ct == VM_TAG_BAD ? "!" : "~");
         }
     }
@@ -393,6 +406,16 @@ bool tui_table_key(tui *t, vm_table *tb, int ch, int page)
     case KEY_NPAGE:
     case ' ':
         vm_table_move(tb, page, page);
+        return true;
+    case KEY_RIGHT: /* the columns left out on the right (tui_draw_table) */
+        if (!tb->more_right)
+            return false;
+        tb->left++;
+        return true;
+    case KEY_LEFT: /* unused at the first column: the sidebar's */
+        if (tb->left <= 0)
+            return false;
+        tb->left--;
         return true;
     case KEY_HOME:
     case 'g':
@@ -707,14 +730,21 @@ void tui_show_wrapped(tui *t, const char *title, const char *text)
     show_text(t, title, text, true);
 }
 
-/* the viewer; wrapped: long lines wrapped to the window (again after a resize) */
-static void show_text(tui *t, const char *title, const char *text, bool wrapped)
+/* the viewer's text: the source lines (tabs as spaces, in copy), the lines shown (the
+   source's, or wrapped to wrap_w in wtext) and the scroll position */
+typedef struct {
+    char *copy, **src, *wtext, **wlines, **lines;
+    int nsrc, nlines, maxw, wrap_w, top, left;
+    bool wrapped;
+} viewer;
+
+/* text split into v's source lines, tabs as spaces; false when out of memory */
+static bool viewer_lines(const tui *t, viewer *v, const char *text)
 {
-    /* the lines, tabs as spaces */
     size_t tl = strlen(text ? text : "");
     char *copy = malloc(tl * 4 + 2);
     if (!copy)
-        return;
+        return false;
     size_t o = 0;
     for (size_t i = 0; i < tl; i++) {
         if (text[i] == '\t') {
@@ -733,62 +763,155 @@ static void show_text(tui *t, const char *title, const char *text, bool wrapped)
     char **lines = malloc((size_t)(nlines > 0 ? nlines : 1) * sizeof *lines);
     if (!lines) {
         free(copy);
-        return;
+        return false;
     }
     int maxw = 0;
-    {
-        char *s = copy;
-        for (int i = 0; i < nlines; i++) {
-            lines[i] = s;
-            char *nl = strchr(s, '\n');
-            if (nl) {
-                *nl = 0;
-                s = nl + 1;
-            } else
-                s += strlen(s);
-            int c = text_cells(t, lines[i]);
-            if (c > maxw)
-                maxw = c;
+    char *s = copy;
+    for (int i = 0; i < nlines; i++) {
+        lines[i] = s;
+        char *nl = strchr(s, '\n');
+        if (nl) {
+            *nl = 0;
+            s = nl + 1;
+        } else
+            s += strlen(s);
+        int c = text_cells(t, lines[i]);
+        if (c > maxw)
+            maxw = c;
+    }
+    v->copy = copy;
+    v->src = v->lines = lines;
+    v->nsrc = v->nlines = nlines;
+    v->maxw = maxw;
+    v->wrap_w = -1;
+    return true;
+}
+
+/* wrapped: the source lines wrapped to width (again when the width changed) */
+static void viewer_wrap(const tui *t, viewer *v, int width)
+{
+    if (!v->wrapped || width == v->wrap_w)
+        return;
+    char *nt = wrap_text(t, v->src, v->nsrc, width);
+    int n = 0;
+    for (char *q = nt; q && *q; q++)
+        n += *q == '\n';
+    char **nl = nt ? malloc((size_t)(n > 0 ? n : 1) * sizeof *nl) : NULL;
+    if (!nl) {
+        free(nt);
+        v->wrapped = false; /* out of memory: the lines as they are */
+        return;
+    }
+    char *q = nt;
+    for (int i = 0; i < n; i++) {
+        nl[i] = q;
+        q = strchr(q, '\n');
+        *q++ = 0;
+    }
+    free(v->wtext);
+    free(v->wlines);
+    v->wtext = nt;
+    v->wlines = nl;
+    v->lines = nl;
+    v->nlines = n;
+    v->wrap_w = width;
+}
+
+/* the visible lines from v->top, v->left characters in, and the foot */
+static void viewer_draw(tui *t, const viewer *v, WINDOW *win, const char *title, int page)
+{
+    int wh, ww;
+    getmaxyx(win, wh, ww);
+    werase(win);
+    modal_frame(t, win, title);
+    for (int i = 0; i < page && v->top + i < v->nlines; i++) {
+        const char *s = v->lines[v->top + i];
+        /* skip left characters */
+        for (int k = 0; k < v->left && *s; k++) {
+            unsigned char c = (unsigned char)*s;
+            int n = 1;
+            if (c >= 0x80 && t->utf8) {
+                int m = mblen(s, MB_LEN_MAX);
+                n = m > 0 ? m : 1;
+            }
+            s += n;
+        }
+        tui_put(t, win, 1 + i, 2, ww - 4, 0, s);
+    }
+    char foot[96];
+    if (v->nlines > page)
+        snprintf(foot, sizeof foot, " %d-%d of %d  arrows scroll  q/Esc close ", v->top + 1,
+                 v->top + page < v->nlines ? v->top + page : v->nlines, v->nlines);
+    else
+        snprintf(foot, sizeof foot, " q/Esc close ");
+    tui_put(t, win, wh - 1, ww - 2 - (int)strlen(foot) > 1 ? ww - 2 - (int)strlen(foot) : 1,
+            ww - 2, tui_tag_attr(t, VM_TAG_DIM), foot);
+    tui_redraw(t);
+}
+
+/* a key on the viewer: a scroll (true), or the viewer closes (false: q, Esc, Enter, any
+   other key) */
+static bool viewer_key(viewer *v, int r, wint_t wc, int page)
+{
+    if (r == KEY_CODE_YES) {
+        switch (wc) {
+        case KEY_RESIZE: return true;
+        case KEY_UP: v->top--; return true;
+        case KEY_DOWN: v->top++; return true;
+        case KEY_PPAGE: v->top -= page; return true;
+        case KEY_NPAGE: v->top += page; return true;
+        case KEY_HOME: v->top = 0; return true;
+        case KEY_END: v->top = v->nlines; return true;
+        case KEY_LEFT: v->left -= 8; return true;
+        case KEY_RIGHT: v->left += 8; return true;
+        case KEY_MOUSE: {
+            MEVENT ev;
+            if (getmouse(&ev) == OK) {
+                if (ev.bstate & BUTTON4_PRESSED)
+                    v->top -= 3;
+#ifdef BUTTON5_PRESSED
+                else if (ev.bstate & BUTTON5_PRESSED)
+                    v->top += 3;
+#endif
+            }
+            return true;
+        }
+        default:
+            return false;
         }
     }
-    int top = 0, left = 0;
+    if (r != OK)
+        return false;
+    switch (wc) {
+    case 'k': v->top--; return true;
+    case 'j': v->top++; return true;
+    case ' ': v->top += page; return true;
+    case 'b': v->top -= page; return true;
+    case 'g': v->top = 0; return true;
+    case 'G': v->top = v->nlines; return true;
+    case 'h': v->left -= 8; return true;
+    case 'l': v->left += 8; return true;
+    default: return false;
+    }
+}
+
+/* the viewer; wrapped: long lines wrapped to the window (again after a resize) */
+static void show_text(tui *t, const char *title, const char *text, bool wrapped)
+{
+    viewer v = {0};
+    if (!viewer_lines(t, &v, text))
+        return;
+    v.wrapped = wrapped;
     PANEL *p = NULL;
     WINDOW *win = NULL;
     int wh = 0, ww = 0;
-    /* wrapped: the source lines, and the lines shown made of them for the width wrap_w */
-    char **src = lines, *wtext = NULL, **wlines = NULL;
-    int nsrc = nlines, wrap_w = -1;
     for (;;) {
-        int want_w = maxw + 4 > COLS - 2 ? COLS - 2 : maxw + 4;
+        int want_w = v.maxw + 4 > COLS - 2 ? COLS - 2 : v.maxw + 4;
         if (want_w < 50)
             want_w = COLS - 2 < 50 ? COLS - 2 : 50;
         want_w = modal_w(want_w);
-        if (wrapped && want_w - 4 != wrap_w) {
-            char *nt = wrap_text(t, src, nsrc, want_w - 4);
-            int n = 0;
-            for (char *q = nt; q && *q; q++)
-                n += *q == '\n';
-            char **nl = nt ? malloc((size_t)(n > 0 ? n : 1) * sizeof *nl) : NULL;
-            if (nl) {
-                char *q = nt;
-                for (int i = 0; i < n; i++) {
-                    nl[i] = q;
-                    q = strchr(q, '\n');
-                    *q++ = 0;
-                }
-                free(wtext);
-                free(wlines);
-                wtext = nt;
-                wlines = nl;
-                lines = nl;
-                nlines = n;
-                wrap_w = want_w - 4;
-            } else {
-                free(nt);
-                wrapped = false; /* out of memory: the lines as they are */
-            }
-        }
-        int want_h = nlines + 3 > LINES - 2 ? LINES - 2 : nlines + 3;
+        viewer_wrap(t, &v, want_w - 4);
+        int want_h = v.nlines + 3 > LINES - 2 ? LINES - 2 : v.nlines + 3;
         if (want_h < 5)
             want_h = 5;
         if (!win || want_h != wh || want_w != ww) { /* first time, or a resize */
@@ -802,121 +925,25 @@ static void show_text(tui *t, const char *title, const char *text, bool wrapped)
         int page = wh - 3;
         if (page < 1)
             page = 1;
-        if (top > nlines - page)
-            top = nlines - page;
-        if (top < 0)
-            top = 0;
-        if (left < 0)
-            left = 0;
-        werase(win);
-        modal_frame(t, win, title);
-        for (int i = 0; i < page && top + i < nlines; i++) {
-            const char *s = lines[top + i];
-            /* skip left characters */
-            for (int k = 0; k < left && *s; k++) {
-                unsigned char c = (unsigned char)*s;
-                int n = 1;
-                if (c >= 0x80 && t->utf8) {
-                    int m = mblen(s, MB_LEN_MAX);
-                    n = m > 0 ? m : 1;
-                }
-                s += n;
-            }
-            tui_put(t, win, 1 + i, 2, ww - 4, 0, s);
-        }
-        char foot[96];
-        if (nlines > page)
-            snprintf(foot, sizeof foot, " %d-%d of %d  arrows scroll  q/Esc close ", top + 1,
-                     top + page < nlines ? top + page : nlines, nlines);
-        else
-            snprintf(foot, sizeof foot, " q/Esc close ");
-        tui_put(t, win, wh - 1, ww - 2 - (int)strlen(foot) > 1 ? ww - 2 - (int)strlen(foot) : 1,
-                ww - 2, tui_tag_attr(t, VM_TAG_DIM), foot);
-        tui_redraw(t);
+        if (v.top > v.nlines - page)
+            v.top = v.nlines - page;
+        if (v.top < 0)
+            v.top = 0;
+        if (v.left < 0)
+            v.left = 0;
+        viewer_draw(t, &v, win, title, page);
         wint_t wc;
         int r = modal_key(t, &wc);
         if (r == ERR)
             continue;
-        if (r == KEY_CODE_YES) {
-            switch (wc) {
-            case KEY_RESIZE:
-                continue;
-            case KEY_UP:
-                top--;
-                continue;
-            case KEY_DOWN:
-                top++;
-                continue;
-            case KEY_PPAGE:
-                top -= page;
-                continue;
-            case KEY_NPAGE:
-                top += page;
-                continue;
-            case KEY_HOME:
-                top = 0;
-                continue;
-            case KEY_END:
-                top = nlines;
-                continue;
-            case KEY_LEFT:
-                left -= 8;
-                continue;
-            case KEY_RIGHT:
-                left += 8;
-                continue;
-            case KEY_MOUSE: {
-                MEVENT ev;
-                if (getmouse(&ev) == OK) {
-                    if (ev.bstate & BUTTON4_PRESSED)
-                        top -= 3;
-#ifdef BUTTON5_PRESSED
-                    else if (ev.bstate & BUTTON5_PRESSED)
-                        top += 3;
-#endif
-                }
-                continue;
-            }
-            default:
-                break;
-            }
-        } else if (r == OK) {
-            switch (wc) {
-            case 'k':
-                top--;
-                continue;
-            case 'j':
-                top++;
-                continue;
-            case ' ':
-                top += page;
-                continue;
-            case 'b':
-                top -= page;
-                continue;
-            case 'g':
-                top = 0;
-                continue;
-            case 'G':
-                top = nlines;
-                continue;
-            case 'h':
-                left -= 8;
-                continue;
-            case 'l':
-                left += 8;
-                continue;
-            default:
-                break;
-            }
-        }
-        break; /* q, Esc, Enter, any other key */
+        if (!viewer_key(&v, r, wc, page))
+            break;
     }
     modal_close(t, win, p);
-    free(src);
-    free(wlines);
-    free(wtext);
-    free(copy);
+    free(v.src);
+    free(v.wlines);
+    free(v.wtext);
+    free(v.copy);
 }
 
 /* ---- forms ---- */
@@ -937,20 +964,32 @@ static void field_text(FIELD *f, char *buf, size_t len)
         memmove(buf, buf + s, l - s + 1);
 }
 
-/* One showing of a form at the terminal's current size, on the working values vals
-   (sizes vlen), the focus on field *curi. Returns 1 accepted, 0 cancelled, 2 the terminal
-   was resized (vals and *curi hold the edits so far: the caller builds it again at the new
-   size), -1 the form does not fit. */
-static int form_pass(tui *t, const char *title, tui_field *fields, int n, char **vals,
-                     const size_t *vlen, int *curi)
+/* one showing of a form: its window, libform's fields and the failed check's message */
+typedef struct {
+    tui *t;
+    const char *title;
+    tui_field *fields;
+    int n, W, H, L, hint_lines;
+    PANEL *p;
+    WINDOW *win, *sub;
+    FIELD **ff;
+    FORM *form;
+    char bad[256]; /* a failed check's message, shown for field bad_field */
+    int bad_field;
+} form_view;
+
+/* the window and the fields at the terminal's size, filled from vals. Returns 0 built,
+   -1 it does not fit (what was made is freed by form_free) */
+static int form_build(form_view *f, char **vals, const size_t *vlen)
 {
+    int n = f->n;
     int W = COLS - 4 > 78 ? 78 : COLS - 4;
     if (W < 30)
         W = COLS;
     W = modal_w(W);
     int L = 0;
     for (int i = 0; i < n; i++) {
-        int l = (int)strlen(fields[i].label ? fields[i].label : "");
+        int l = (int)strlen(f->fields[i].label ? f->fields[i].label : "");
         if (l > L)
             L = l;
     }
@@ -964,73 +1003,194 @@ static int form_pass(tui *t, const char *title, tui_field *fields, int n, char *
             hint_lines = 0;
         H = n + 6 + hint_lines;
     }
-    PANEL *p = NULL;
-    WINDOW *win = modal_open(H, W, &p);
-    if (!win)
-        return false;
+    f->W = W, f->H = H, f->L = L, f->hint_lines = hint_lines;
+    f->win = modal_open(H, W, &f->p);
+    if (!f->win)
+        return -2;
     int fw = W - L - 6;
     if (fw < 4)
         fw = 4;
-    WINDOW *sub = derwin(win, n, fw, 1, L + 4);
-    FIELD **ff = calloc((size_t)n + 1, sizeof *ff);
-    FORM *form = NULL;
-    int ok = 0;
-    bool built = sub && ff;
-    for (int i = 0; built && i < n; i++) {
-        ff[i] = new_field(1, fw, i, 0, 0, 0);
-        if (!ff[i]) {
-            built = false;
-            break;
+    f->sub = derwin(f->win, n, fw, 1, L + 4);
+    f->ff = calloc((size_t)n + 1, sizeof *f->ff);
+    if (!f->sub || !f->ff)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        f->ff[i] = new_field(1, fw, i, 0, 0, 0);
+        if (!f->ff[i])
+            return -1;
+        field_opts_off(f->ff[i], O_AUTOSKIP | O_STATIC);
+        set_max_field(f->ff[i], vlen[i] > 1 ? (int)vlen[i] - 1 : 1);
+        set_field_buffer(f->ff[i], 0, vals[i]);
+    }
+    f->form = new_form(f->ff);
+    /* no O_BS_OVERLOAD: Backspace at a field's start stays there (issue 38: it went to the
+       previous field, from the first to the last) */
+    if (f->form)
+        form_opts_off(f->form, O_BS_OVERLOAD);
+    if (!f->form || set_form_win(f->form, f->win) != E_OK ||
+        set_form_sub(f->form, f->sub) != E_OK || post_form(f->form) != E_OK)
+        return -1;
+    return 0;
+}
+
+static void form_free(form_view *f)
+{
+    if (f->form) {
+        unpost_form(f->form);
+        free_form(f->form);
+    }
+    if (f->ff) {
+        for (int i = 0; i < f->n; i++)
+            if (f->ff[i])
+                free_field(f->ff[i]);
+        free(f->ff);
+    }
+    if (f->sub)
+        delwin(f->sub);
+    modal_close(f->t, f->win, f->p);
+}
+
+/* the frame, the labels, the focused field's hint (or its failed check) and the keys */
+static void form_draw(form_view *f, int cur)
+{
+    tui *t = f->t;
+    WINDOW *win = f->win;
+    int n = f->n, W = f->W, H = f->H, L = f->L;
+    int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
+    for (int i = 0; i < n; i++)
+        set_field_back(f->ff[i], (chtype)(i == cur ? cur_a : (int)A_UNDERLINE));
+    modal_frame(t, win, f->title);
+    for (int i = 0; i < n; i++) {
+        mvwhline(win, 1 + i, 1, ' ', L + 3); /* the labels' part: the fields are the form's */
+        bool bad = f->bad[0] && f->bad_field == i; /* a failed check: "!" and its label red */
+        if (bad)
+            tui_put(t, win, 1 + i, 1, 1, tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD, "!");
+        tui_put(t, win, 1 + i, 2, L,
+                bad ? tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD : i == cur ? (int)A_BOLD : 0,
+                f->fields[i].label ? f->fields[i].label : "");
+    }
+    for (int i = n + 1; i < H - 1; i++)
+        mvwhline(win, i, 1, ' ', W - 2);
+    char hl[6][256];
+    const char *hint = f->bad[0] && f->bad_field == cur ? f->bad : f->fields[cur].hint;
+    int nh = f->hint_lines ? wrap(hint, W - 4, hl, f->hint_lines) : 0;
+    for (int i = 0; i < nh; i++)
+        tui_put(t, win, n + 2 + i, 2, W - 4,
+                hint == f->bad ? tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD
+                               : tui_tag_attr(t, VM_TAG_DIM),
+                hl[i]);
+    tui_put(t, win, H - 2, 2, W - 4, 0,
+            "Tab/arrows: field  Enter: next (last: OK)  F10: OK  Esc: cancel");
+    tui_redraw(t);
+    pos_form_cursor(f->form);
+    wnoutrefresh(win);
+    doupdate();
+}
+
+/* each field's check: the first that fails keeps the form open on it (false) */
+static bool form_check(form_view *f)
+{
+    form_driver(f->form, REQ_VALIDATION);
+    f->bad[0] = 0;
+    for (int i = 0; i < f->n && !f->bad[0]; i++) {
+        if (!f->fields[i].check)
+            continue;
+        char v[1024];
+        field_text(f->ff[i], v, sizeof v);
+        if (!f->fields[i].check(v, f->bad, sizeof f->bad)) {
+            if (!f->bad[0])
+                snprintf(f->bad, sizeof f->bad, "%s: not valid", f->fields[i].label);
+            f->bad_field = i;
+            set_current_field(f->form, f->ff[i]);
+            form_driver(f->form, REQ_END_LINE);
         }
-        field_opts_off(ff[i], O_AUTOSKIP | O_STATIC);
-        set_max_field(ff[i], vlen[i] > 1 ? (int)vlen[i] - 1 : 1);
-        set_field_buffer(ff[i], 0, vals[i]);
     }
-    if (built) {
-        form = new_form(ff);
-        built = form && set_form_win(form, win) == E_OK && set_form_sub(form, sub) == E_OK &&
-                post_form(form) == E_OK;
+    return !f->bad[0];
+}
+
+/* a function key on the form (moves, edits, a click); returns 2 on a resize, else 0 */
+static int form_fkey(form_view *f, wint_t wc)
+{
+    FORM *form = f->form;
+    switch (wc) {
+    case KEY_BTAB:
+    case KEY_UP:
+        form_driver(form, REQ_PREV_FIELD);
+        form_driver(form, REQ_END_LINE);
+        break;
+    case KEY_LEFT:
+        form_driver(form, REQ_PREV_CHAR);
+        break;
+    case KEY_RIGHT:
+        form_driver(form, REQ_NEXT_CHAR);
+        break;
+    case KEY_HOME:
+        form_driver(form, REQ_BEG_LINE);
+        break;
+    case KEY_END:
+        form_driver(form, REQ_END_LINE);
+        break;
+    case KEY_DC:
+        form_driver(form, REQ_DEL_CHAR);
+        break;
+    case KEY_RESIZE: /* built again at the new size, with the edits so far */
+        return 2;
+    case KEY_MOUSE: {
+        MEVENT ev;
+        if (getmouse(&ev) == OK && wenclose(f->win, ev.y, ev.x)) {
+            int row = ev.y - getbegy(f->win) - 1;
+            if (row >= 0 && row < f->n) {
+                set_current_field(form, f->ff[row]);
+                form_driver(form, REQ_END_LINE);
+            }
+        }
+        break;
     }
-    if (!built) {
-        ok = -1;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* a character on the form: ^U ^A ^E ^K, or typed into the field */
+static void form_char(form_view *f, wint_t wc)
+{
+    if (wc == 21) /* ^U */
+        form_driver(f->form, REQ_CLR_FIELD);
+    else if (wc == 1)
+        form_driver(f->form, REQ_BEG_LINE);
+    else if (wc == 5)
+        form_driver(f->form, REQ_END_LINE);
+    else if (wc == 11) /* ^K */
+        form_driver(f->form, REQ_CLR_EOF);
+    else if (wc >= 0x20 && wc != 0x7f)
+        form_driver_w(f->form, OK, (wchar_t)wc);
+}
+
+/* One showing of a form at the terminal's current size, on the working values vals
+   (sizes vlen), the focus on field *curi. Returns 1 accepted, 0 cancelled, 2 the terminal
+   was resized (vals and *curi hold the edits so far: the caller builds it again at the new
+   size), -1 the form does not fit. */
+static int form_pass(tui *t, const char *title, tui_field *fields, int n, char **vals,
+                     const size_t *vlen, int *curi)
+{
+    form_view f = {.t = t, .title = title, .fields = fields, .n = n, .bad_field = -1};
+    int ok = form_build(&f, vals, vlen);
+    FORM *form = f.form;
+    if (ok == -2)
+        return false;
+    if (ok < 0)
         goto out;
-    }
     if (*curi > 0 && *curi < n)
-        set_current_field(form, ff[*curi]);
+        set_current_field(form, f.ff[*curi]);
     form_driver(form, REQ_END_LINE);
     curs_set(1);
-    int cur_a = t->color ? (int)COLOR_PAIR(CP_SEL) : A_REVERSE;
-    char bad[256] = ""; /* a failed check's message, shown for field bad_field */
-    int bad_field = -1;
     for (;;) {
         int cur = field_index(current_field(form));
         if (cur < 0 || cur >= n) /* never an index: -1 when the form lost its field */
             cur = 0;
         *curi = cur;
-        for (int i = 0; i < n; i++)
-            set_field_back(ff[i], (chtype)(i == cur ? cur_a : (int)A_UNDERLINE));
-        /* the frame around the form's fields */
-        modal_frame(t, win, title);
-        for (int i = 0; i < n; i++) {
-            mvwhline(win, 1 + i, 1, ' ', L + 3); /* the labels' part: the fields are the form's */
-            tui_put(t, win, 1 + i, 2, L, i == cur ? A_BOLD : 0, fields[i].label ? fields[i].label : "");
-        }
-        for (int i = n + 1; i < H - 1; i++)
-            mvwhline(win, i, 1, ' ', W - 2);
-        char hl[6][256];
-        const char *hint = bad[0] && bad_field == cur ? bad : fields[cur].hint;
-        int nh = hint_lines ? wrap(hint, W - 4, hl, hint_lines) : 0;
-        for (int i = 0; i < nh; i++)
-            tui_put(t, win, n + 2 + i, 2, W - 4,
-                    hint == bad ? tui_tag_attr(t, VM_TAG_BAD) | (int)A_BOLD
-                                : tui_tag_attr(t, VM_TAG_DIM),
-                    hl[i]);
-        tui_put(t, win, H - 2, 2, W - 4, 0,
-                "Tab/arrows: field  Enter: next (last: OK)  F10: OK  Esc: cancel");
-        tui_redraw(t);
-        pos_form_cursor(form);
-        wnoutrefresh(win);
-        doupdate();
+        form_draw(&f, cur);
         wint_t wc;
         int r = modal_key(t, &wc);
         if (r == ERR)
@@ -1038,28 +1198,12 @@ static int form_pass(tui *t, const char *title, tui_field *fields, int n, char *
         if (r == OK && wc == KEY_ESC)
             break;
         if ((r == KEY_CODE_YES && wc == KEY_F(10)) || (is_enter(r, wc) && cur == n - 1)) {
-            form_driver(form, REQ_VALIDATION);
-            /* each field's check: the first that fails keeps the form open on it */
-            bad[0] = 0;
-            for (int i = 0; i < n && !bad[0]; i++) {
-                if (!fields[i].check)
-                    continue;
-                char v[1024];
-                field_text(ff[i], v, sizeof v);
-                if (!fields[i].check(v, bad, sizeof bad)) {
-                    if (!bad[0])
-                        snprintf(bad, sizeof bad, "%s: not valid", fields[i].label);
-                    bad_field = i;
-                    set_current_field(form, ff[i]);
-                    form_driver(form, REQ_END_LINE);
-                }
-            }
-            if (bad[0])
+            if (!form_check(&f))
                 continue;
             ok = 1;
             break;
         }
-        bad[0] = 0; /* any other key: the hint again */
+        f.bad[0] = 0; /* any other key: the hint again */
         if (is_enter(r, wc) || (r == OK && wc == '\t') ||
             (r == KEY_CODE_YES && wc == KEY_DOWN)) {
             form_driver(form, REQ_NEXT_FIELD);
@@ -1071,80 +1215,20 @@ static int form_pass(tui *t, const char *title, tui_field *fields, int n, char *
             continue;
         }
         if (r == KEY_CODE_YES) {
-            switch (wc) {
-            case KEY_BTAB:
-            case KEY_UP:
-                form_driver(form, REQ_PREV_FIELD);
-                form_driver(form, REQ_END_LINE);
-                break;
-            case KEY_LEFT:
-                form_driver(form, REQ_PREV_CHAR);
-                break;
-            case KEY_RIGHT:
-                form_driver(form, REQ_NEXT_CHAR);
-                break;
-            case KEY_HOME:
-                form_driver(form, REQ_BEG_LINE);
-                break;
-            case KEY_END:
-                form_driver(form, REQ_END_LINE);
-                break;
-            case KEY_DC:
-                form_driver(form, REQ_DEL_CHAR);
-                break;
-            case KEY_RESIZE: /* built again at the new size, with the edits so far */
-                ok = 2;
-                break;
-            case KEY_MOUSE: {
-                MEVENT ev;
-                if (getmouse(&ev) == OK && wenclose(win, ev.y, ev.x)) {
-                    int row = ev.y - getbegy(win) - 1;
-                    if (row >= 0 && row < n) {
-                        set_current_field(form, ff[row]);
-                        form_driver(form, REQ_END_LINE);
-                    }
-                }
-                break;
-            }
-            default:
-                break;
-            }
-            if (ok == 2)
+            if ((ok = form_fkey(&f, wc)) == 2)
                 break;
             continue;
         }
-        if (r == OK) {
-            if (wc == 21) /* ^U */
-                form_driver(form, REQ_CLR_FIELD);
-            else if (wc == 1)
-                form_driver(form, REQ_BEG_LINE);
-            else if (wc == 5)
-                form_driver(form, REQ_END_LINE);
-            else if (wc == 11) /* ^K */
-                form_driver(form, REQ_CLR_EOF);
-            else if (wc >= 0x20 && wc != 0x7f)
-                form_driver_w(form, OK, (wchar_t)wc);
-        }
+        if (r == OK)
+            form_char(&f, wc);
     }
     if (ok == 1 || ok == 2) {
         form_driver(form, REQ_VALIDATION);
         for (int i = 0; i < n; i++)
-            field_text(ff[i], vals[i], vlen[i]);
+            field_text(f.ff[i], vals[i], vlen[i]);
     }
 out:
-    if (form) {
-        unpost_form(form);
-        free_form(form);
-    }
-    if (ff) {
-        for (int i = 0; i < n; i++)
-            if (ff[i])
-                free_field(ff[i]);
-        free(ff);
-    }
-    if (sub)
-        delwin(sub);
-    modal_close(t, win, p);
+    form_free(&f);
     return ok;
 }
 
@@ -1268,315 +1352,380 @@ static void cut_utf8(char *s, size_t n)
     s[n] = 0;
 }
 
-bool tui_pick_file(tui *t, const char *title, const char *start, const char *suffix, bool save,
-                   char *path, size_t len)
+/* the picker's state across its listings */
+typedef struct {
+    tui *t;
+    const char *title, *suffix;
+    bool save, picked, done;
+    char *path;
+    size_t len;
+    char dir[PATH_MAX], pre[256], defname[256], tmp[PATH_MAX * 2], real[PATH_MAX];
+} picker;
+
+/* one listing of the folder: its entries, the menu over them and its window */
+typedef struct {
+    vm_dirent *ents;
+    int ne, extra, nitems, H, W, rows;
+    char **names;
+    ITEM **items;
+    PANEL *p;
+    WINDOW *win, *sub;
+    MENU *menu;
+} pick_list;
+
+/* where to start: a folder, or a file's folder with the file selected */
+static void pick_start(picker *k, const char *start)
 {
-    char dir[PATH_MAX] = "", pre[256] = "", defname[256] = "", tmp[PATH_MAX * 2];
-    /* where to start: a folder, or a file's folder with the file selected */
-    if (save && path && path[0]) {
-        const char *b = strrchr(path, '/');
-        snprintf(defname, sizeof defname, "%s", b ? b + 1 : path);
+    if (k->save && k->path && k->path[0]) {
+        const char *b = strrchr(k->path, '/');
+        snprintf(k->defname, sizeof k->defname, "%s", b ? b + 1 : k->path);
     }
     if (start && *start) {
         if (is_dir(start))
-            snprintf(dir, sizeof dir, "%s", start);
+            snprintf(k->dir, sizeof k->dir, "%s", start);
         else {
-            snprintf(dir, sizeof dir, "%s", start);
-            char *sl = strrchr(dir, '/');
+            snprintf(k->dir, sizeof k->dir, "%s", start);
+            char *sl = strrchr(k->dir, '/');
             if (sl) {
-                snprintf(pre, sizeof pre, "%s", sl + 1);
-                if (sl == dir)
-                    dir[1] = 0;
+                snprintf(k->pre, sizeof k->pre, "%s", sl + 1);
+                if (sl == k->dir)
+                    k->dir[1] = 0;
                 else
                     *sl = 0;
             } else {
-                snprintf(pre, sizeof pre, "%s", dir);
-                dir[0] = 0;
+                snprintf(k->pre, sizeof k->pre, "%s", k->dir);
+                k->dir[0] = 0;
             }
         }
     }
-    if (!dir[0] || !is_dir(dir)) {
-        if (!getcwd(dir, sizeof dir))
-            snprintf(dir, sizeof dir, "/");
+    if (!k->dir[0] || !is_dir(k->dir)) {
+        if (!getcwd(k->dir, sizeof k->dir))
+            snprintf(k->dir, sizeof k->dir, "/");
     }
-    char real[PATH_MAX];
-    if (realpath(dir, real))
-        snprintf(dir, sizeof dir, "%s", real);
-    if (!pre[0] && defname[0])
-        snprintf(pre, sizeof pre, "%s", defname);
+    if (realpath(k->dir, k->real))
+        snprintf(k->dir, sizeof k->dir, "%s", k->real);
+    if (!k->pre[0] && k->defname[0])
+        snprintf(k->pre, sizeof k->pre, "%s", k->defname);
+}
 
-    bool picked = false, done = false;
-    while (!done) {
-        vm_dirent *ents = NULL;
-        int ne = vm_list_dir(dir, suffix, &ents);
-        if (ne < 0) {
-            tui_status(t, true, "cannot read %s: %s", dir, strerror(errno));
-            if (!strcmp(dir, "/"))
+/* the menu's items: the names, control characters escaped and cut to the menu's width */
+static bool pick_items(const picker *k, pick_list *m)
+{
+    m->names = calloc((size_t)m->nitems + 1, sizeof *m->names);
+    m->items = calloc((size_t)m->nitems + 2, sizeof *m->items);
+    if (!m->names || !m->items)
+        return false;
+    int iw = m->W - 6;
+    for (int i = 0; i < m->nitems; i++) {
+        char nm[300];
+        if (k->save && i == 0)
+            snprintf(nm, sizeof nm, "[ save as a new name... ]");
+        else {
+            const vm_dirent *e = &m->ents[i - m->extra];
+            snprintf(nm, sizeof nm, "%s%s", e->name, e->dir ? "/" : "");
+        }
+        /* control characters (tab, ESC, newline) shown escaped: libmenu refuses them,
+           and one such name must not take the whole list down (the item opens the
+           real name, by its index) */
+        char shown[sizeof nm * 4];
+        pick_escape(nm, shown, sizeof shown, false);
+        if ((int)strlen(shown) > iw) /* the menu refuses items wider than its window */
+            cut_utf8(shown, (size_t)iw);
+        m->names[i] = strdup(shown);
+        m->items[i] = m->names[i] ? new_item(m->names[i], "") : NULL;
+        if (!m->items[i] && m->names[i]) { /* still refused (bad UTF-8): every byte past ASCII */
+            pick_escape(nm, shown, sizeof shown, true);
+            if ((int)strlen(shown) > iw)
+                cut_utf8(shown, (size_t)iw);
+            free(m->names[i]);
+            m->names[i] = strdup(shown);
+            m->items[i] = m->names[i] ? new_item(m->names[i], "") : NULL;
+        }
+        if (!m->items[i])
+            return false;
+    }
+    return true;
+}
+
+/* the window and the menu at the terminal's size, the entry k->pre selected */
+static bool pick_open(picker *k, pick_list *m)
+{
+    m->H = LINES - 4 > 24 ? 24 : LINES - 4;
+    m->W = COLS - 4 > 76 ? 76 : COLS - 4;
+    if (m->H < 8)
+        m->H = LINES;
+    if (m->W < 30)
+        m->W = COLS;
+    m->W = modal_w(m->W);
+    m->extra = k->save ? 1 : 0; /* save: "[ new file name... ]" first */
+    m->nitems = m->ne + m->extra;
+    m->rows = m->H - 6;
+    bool ok = pick_items(k, m) && m->nitems > 0;
+    if (ok) {
+        m->win = modal_open(m->H, m->W, &m->p);
+        m->sub = m->win ? derwin(m->win, m->rows, m->W - 4, 3, 2) : NULL;
+        m->menu = m->sub ? new_menu(m->items) : NULL;
+        if (m->menu) {
+            menu_opts_off(m->menu, O_SHOWDESC);
+            set_menu_win(m->menu, m->win);
+            set_menu_sub(m->menu, m->sub);
+            set_menu_format(m->menu, m->rows, 1);
+            set_menu_mark(m->menu, "");
+            set_menu_fore(m->menu, (chtype)(k->t->color ? COLOR_PAIR(CP_SEL) : A_REVERSE));
+            set_menu_back(m->menu, A_NORMAL);
+            ok = post_menu(m->menu) == E_OK;
+        } else
+            ok = false;
+    }
+    if (ok && k->pre[0])
+        for (int i = m->extra; i < m->nitems; i++)
+            if (!strcmp(m->ents[i - m->extra].name, k->pre)) {
+                set_current_item(m->menu, m->items[i]);
                 break;
-            const char *b = strrchr(dir, '/');
-            snprintf(pre, sizeof pre, "%s", b ? b + 1 : "");
+            }
+    k->pre[0] = 0;
+    return ok;
+}
+
+static void pick_close(tui *t, pick_list *m)
+{
+    if (m->menu) {
+        unpost_menu(m->menu);
+        free_menu(m->menu);
+    }
+    if (m->items) {
+        for (int i = 0; i < m->nitems; i++)
+            if (m->items[i])
+                free_item(m->items[i]);
+        free(m->items);
+    }
+    if (m->names) {
+        for (int i = 0; i < m->nitems; i++)
+            free(m->names[i]);
+        free(m->names);
+    }
+    free(m->ents);
+    if (m->sub)
+        delwin(m->sub);
+    if (m->win)
+        modal_close(t, m->win, m->p);
+    memset(m, 0, sizeof *m);
+}
+
+static void pick_draw(const picker *k, const pick_list *m)
+{
+    tui *t = k->t;
+    WINDOW *win = m->win;
+    int H = m->H, W = m->W;
+    modal_frame(t, win, k->title);
+    wmove(win, 1, 1);
+    wclrtoeol(win);
+    /* the folder, its tail when long */
+    const char *shown = k->dir;
+    int dl = (int)strlen(k->dir);
+    if (dl > W - 4)
+        shown = k->dir + dl - (W - 7);
+    if (shown != k->dir)
+        mvwaddstr(win, 1, 2, "...");
+    tui_put(t, win, 1, shown != k->dir ? 5 : 2, W - 4, A_BOLD, shown);
+    for (int y = H - 3; y < H - 1; y++) {
+        wmove(win, y, 1);
+        wclrtoeol(win);
+    }
+    char foot[160];
+    snprintf(foot, sizeof foot, "Enter: open/pick  Backspace: up  / or ~: type a path%s%s",
+             k->suffix ? "  only " : "", k->suffix ? k->suffix : "");
+    tui_put(t, win, H - 3, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM), foot);
+    tui_put(t, win, H - 2, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM),
+            k->save ? "n: a new file name here  Esc: cancel" : "Esc: cancel");
+    modal_frame(t, win, k->title);
+    tui_redraw(t);
+}
+
+/* Enter on entry idx: a new name (save), a folder opened, a file picked. Returns true when
+   the folder changed (list again). */
+static bool pick_enter(picker *k, const pick_list *m, int idx)
+{
+    if (k->save && idx == 0) {
+        char nm[PATH_MAX];
+        snprintf(nm, sizeof nm, "%s", k->defname);
+        if (tui_prompt(k->t, "File name: ", nm, sizeof nm) && nm[0]) {
+            resolve(nm, k->dir, k->tmp, sizeof k->tmp);
+            if (is_dir(k->tmp)) {
+                snprintf(k->dir, sizeof k->dir, "%s", k->tmp);
+                return true;
+            } else if (access(k->tmp, F_OK) != 0 ||
+                       tui_confirm(k->t, "The file exists. Replace it?")) {
+                snprintf(k->path, k->len, "%s", k->tmp);
+                k->picked = k->done = true;
+            }
+        }
+        return false;
+    }
+    const vm_dirent *e = &m->ents[idx - m->extra];
+    if (e->dir) {
+        if (!strcmp(e->name, "..")) {
+            const char *b = strrchr(k->dir, '/');
+            snprintf(k->pre, sizeof k->pre, "%s", b ? b + 1 : "");
+            parent_of(k->dir);
+        } else {
+            resolve(e->name, k->dir, k->tmp, sizeof k->tmp);
+            if (realpath(k->tmp, k->real))
+                snprintf(k->dir, sizeof k->dir, "%s", k->real);
+            else
+                snprintf(k->dir, sizeof k->dir, "%s", k->tmp);
+        }
+        return true;
+    }
+    resolve(e->name, k->dir, k->tmp, sizeof k->tmp);
+    if (!k->save || tui_confirm(k->t, "The file exists. Replace it?")) {
+        snprintf(k->path, k->len, "%s", k->tmp);
+        k->picked = k->done = true;
+    }
+    return false;
+}
+
+/* '/', '~' or 'n' (save): a typed path or name. Returns true when the folder changed. */
+static bool pick_typed(picker *k, wint_t wc)
+{
+    char typed[PATH_MAX];
+    if (wc == 'n')
+        snprintf(typed, sizeof typed, "%s", k->defname);
+    else
+        snprintf(typed, sizeof typed, "%c", (char)wc);
+    if (!tui_prompt(k->t, wc == 'n' ? "File name: " : "Path: ", typed, sizeof typed) || !typed[0])
+        return false;
+    resolve(typed, k->dir, k->tmp, sizeof k->tmp);
+    if (is_dir(k->tmp)) {
+        if (realpath(k->tmp, k->real))
+            snprintf(k->dir, sizeof k->dir, "%s", k->real);
+        return true;
+    }
+    if (access(k->tmp, F_OK) == 0) {
+        if (!k->save || tui_confirm(k->t, "The file exists. Replace it?")) {
+            snprintf(k->path, k->len, "%s", k->tmp);
+            k->picked = k->done = true;
+        }
+    } else if (k->save) {
+        snprintf(k->path, k->len, "%s", k->tmp);
+        k->picked = k->done = true;
+    } else
+        tui_status(k->t, true, "no such file or folder: %s", k->tmp);
+    return false;
+}
+
+/* the menu's moves: arrows, pages, j/k/g/G; a resize lists again on the same entry.
+   Returns true when the folder is to be listed again. */
+static bool pick_move(picker *k, const pick_list *m, int r, wint_t wc, int idx)
+{
+    static const struct { wint_t key; int req; } moves[] = {
+        {KEY_UP, REQ_UP_ITEM},       {KEY_DOWN, REQ_DOWN_ITEM},    {KEY_PPAGE, REQ_SCR_UPAGE},
+        {KEY_NPAGE, REQ_SCR_DPAGE},  {KEY_HOME, REQ_FIRST_ITEM},   {KEY_END, REQ_LAST_ITEM},
+    };
+    if (r == KEY_CODE_YES) {
+        if (wc == KEY_RESIZE) { /* remade at the new size, on the same entry */
+            if (idx >= m->extra)
+                snprintf(k->pre, sizeof k->pre, "%s", m->ents[idx - m->extra].name);
+            return true;
+        }
+        for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
+            if (moves[i].key == wc)
+                menu_driver(m->menu, moves[i].req);
+        return false;
+    }
+    if (r == OK) {
+        if (wc == 'k')
+            menu_driver(m->menu, REQ_UP_ITEM);
+        else if (wc == 'j')
+            menu_driver(m->menu, REQ_DOWN_ITEM);
+        else if (wc == 'g')
+            menu_driver(m->menu, REQ_FIRST_ITEM);
+        else if (wc == 'G')
+            menu_driver(m->menu, REQ_LAST_ITEM);
+    }
+    return false;
+}
+
+/* one key on the listing. Returns true when the folder is to be listed again. */
+static bool pick_key(picker *k, const pick_list *m, int r, wint_t wc)
+{
+    int idx = item_index(current_item(m->menu));
+    bool enter = is_enter(r, wc) || (r == KEY_CODE_YES && wc == KEY_RIGHT);
+    if (r == KEY_CODE_YES && wc == KEY_MOUSE) {
+        MEVENT ev;
+        if (getmouse(&ev) == OK && wenclose(m->sub, ev.y, ev.x)) {
+            int hit = top_row(m->menu) + ev.y - getbegy(m->sub);
+            if (hit >= 0 && hit < m->nitems) {
+                if (hit == idx)
+                    enter = true;
+                else
+                    set_current_item(m->menu, m->items[hit]);
+            }
+        }
+        if (!enter)
+            return false;
+    }
+    if (enter)
+        return pick_enter(k, m, idx);
+    if (is_backspace(r, wc) || (r == KEY_CODE_YES && wc == KEY_LEFT) || (r == OK && wc == 'h')) {
+        if (!strcmp(k->dir, "/"))
+            return false;
+        const char *b = strrchr(k->dir, '/');
+        snprintf(k->pre, sizeof k->pre, "%s", b ? b + 1 : "");
+        parent_of(k->dir);
+        return true;
+    }
+    if (r == OK && (wc == KEY_ESC || wc == 'q')) {
+        k->done = true;
+        return false;
+    }
+    if (r == OK && (wc == '/' || wc == '~' || (k->save && wc == 'n')))
+        return pick_typed(k, wc);
+    return pick_move(k, m, r, wc, idx);
+}
+
+bool tui_pick_file(tui *t, const char *title, const char *start, const char *suffix, bool save,
+                   char *path, size_t len)
+{
+    picker *k = calloc(1, sizeof *k);
+    if (!k)
+        return false;
+    k->t = t;
+    k->title = title;
+    k->suffix = suffix;
+    k->save = save;
+    k->path = path;
+    k->len = len;
+    pick_start(k, start);
+    while (!k->done) {
+        pick_list m = {0};
+        m.ne = vm_list_dir(k->dir, suffix, &m.ents);
+        if (m.ne < 0) {
+            tui_status(t, true, "cannot read %s: %s", k->dir, strerror(errno));
+            if (!strcmp(k->dir, "/"))
+                break;
+            const char *b = strrchr(k->dir, '/');
+            snprintf(k->pre, sizeof k->pre, "%s", b ? b + 1 : "");
             if (!b)
                 break;
-            parent_of(dir);
+            parent_of(k->dir);
             continue;
         }
-        int H = LINES - 4 > 24 ? 24 : LINES - 4, W = COLS - 4 > 76 ? 76 : COLS - 4;
-        if (H < 8)
-            H = LINES;
-        if (W < 30)
-            W = COLS;
-        W = modal_w(W);
-        int extra = save ? 1 : 0; /* save: "[ new file name... ]" first */
-        int nitems = ne + extra;
-        char **names = calloc((size_t)nitems + 1, sizeof *names);
-        ITEM **items = calloc((size_t)nitems + 2, sizeof *items);
-        PANEL *p = NULL;
-        WINDOW *win = NULL, *sub = NULL;
-        MENU *menu = NULL;
-        int ok = names && items;
-        int iw = W - 6;
-        for (int i = 0; ok && i < nitems; i++) {
-            char nm[300];
-            if (save && i == 0)
-                snprintf(nm, sizeof nm, "[ save as a new name... ]");
-            else {
-                const vm_dirent *e = &ents[i - extra];
-                snprintf(nm, sizeof nm, "%s%s", e->name, e->dir ? "/" : "");
-            }
-            /* control characters (tab, ESC, newline) shown escaped: libmenu refuses them,
-               and one such name must not take the whole list down (the item opens the
-               real name, by its index) */
-            char shown[sizeof nm * 4];
-            pick_escape(nm, shown, sizeof shown, false);
-            if ((int)strlen(shown) > iw) /* the menu refuses items wider than its window */
-                cut_utf8(shown, (size_t)iw);
-            names[i] = strdup(shown);
-            items[i] = names[i] ? new_item(names[i], "") : NULL;
-            if (!items[i] && names[i]) { /* still refused (bad UTF-8): every byte past ASCII */
-                pick_escape(nm, shown, sizeof shown, true);
-                if ((int)strlen(shown) > iw)
-                    cut_utf8(shown, (size_t)iw);
-                free(names[i]);
-                names[i] = strdup(shown);
-                items[i] = names[i] ? new_item(names[i], "") : NULL;
-            }
-            if (!items[i])
-                ok = 0;
-        }
-        int rows = H - 6;
-        if (ok && nitems > 0) {
-            win = modal_open(H, W, &p);
-            sub = win ? derwin(win, rows, W - 4, 3, 2) : NULL;
-            menu = sub ? new_menu(items) : NULL;
-            if (menu) {
-                menu_opts_off(menu, O_SHOWDESC);
-                set_menu_win(menu, win);
-                set_menu_sub(menu, sub);
-                set_menu_format(menu, rows, 1);
-                set_menu_mark(menu, "");
-                set_menu_fore(menu, (chtype)(t->color ? COLOR_PAIR(CP_SEL) : A_REVERSE));
-                set_menu_back(menu, A_NORMAL);
-                ok = post_menu(menu) == E_OK;
-            } else
-                ok = 0;
-        } else
-            ok = 0;
-        if (ok && pre[0])
-            for (int i = extra; i < nitems; i++)
-                if (!strcmp(ents[i - extra].name, pre)) {
-                    set_current_item(menu, items[i]);
-                    break;
-                }
+        bool ok = pick_open(k, &m), relist = false;
         if (!ok) {
             tui_status(t, true, "the file picker does not fit this terminal");
-            done = true;
+            k->done = true;
         }
-        pre[0] = 0;
-        bool relist = false;
-        while (ok && !relist && !done) {
-            modal_frame(t, win, title);
-            wmove(win, 1, 1);
-            wclrtoeol(win);
-            /* the folder, its tail when long */
-            const char *shown = dir;
-            int dl = (int)strlen(dir);
-            if (dl > W - 4)
-                shown = dir + dl - (W - 7);
-            if (shown != dir)
-                mvwaddstr(win, 1, 2, "...");
-            tui_put(t, win, 1, shown != dir ? 5 : 2, W - 4, A_BOLD, shown);
-            for (int y = H - 3; y < H - 1; y++) {
-                wmove(win, y, 1);
-                wclrtoeol(win);
-            }
-            char foot[160];
-            snprintf(foot, sizeof foot, "Enter: open/pick  Backspace: up  / or ~: type a path%s%s",
-                     suffix ? "  only " : "", suffix ? suffix : "");
-            tui_put(t, win, H - 3, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM), foot);
-            tui_put(t, win, H - 2, 2, W - 4, tui_tag_attr(t, VM_TAG_DIM),
-                    save ? "n: a new file name here  Esc: cancel" : "Esc: cancel");
-            modal_frame(t, win, title);
-            tui_redraw(t);
+        while (ok && !relist && !k->done) {
+            pick_draw(k, &m);
             wint_t wc;
             int r = modal_key(t, &wc);
-            if (r == ERR)
-                continue;
-            int idx = item_index(current_item(menu));
-            bool enter = is_enter(r, wc) || (r == KEY_CODE_YES && wc == KEY_RIGHT);
-            if (r == KEY_CODE_YES && wc == KEY_MOUSE) {
-                MEVENT ev;
-                if (getmouse(&ev) == OK && wenclose(sub, ev.y, ev.x)) {
-                    int hit = top_row(menu) + ev.y - getbegy(sub);
-                    if (hit >= 0 && hit < nitems) {
-                        if (hit == idx)
-                            enter = true;
-                        else
-                            set_current_item(menu, items[hit]);
-                    }
-                }
-                if (!enter)
-                    continue;
-            }
-            if (enter) {
-                if (save && idx == 0) {
-                    char nm[PATH_MAX];
-                    snprintf(nm, sizeof nm, "%s", defname);
-                    if (tui_prompt(t, "File name: ", nm, sizeof nm) && nm[0]) {
-                        resolve(nm, dir, tmp, sizeof tmp);
-                        if (is_dir(tmp)) {
-                            snprintf(dir, sizeof dir, "%s", tmp);
-                            relist = true;
-                        } else if (access(tmp, F_OK) != 0 || tui_confirm(t, "The file exists. Replace it?")) {
-                            snprintf(path, len, "%s", tmp);
-                            picked = done = true;
-                        }
-                    }
-                    continue;
-                }
-                const vm_dirent *e = &ents[idx - extra];
-                if (e->dir) {
-                    if (!strcmp(e->name, "..")) {
-                        const char *b = strrchr(dir, '/');
-                        snprintf(pre, sizeof pre, "%s", b ? b + 1 : "");
-                        parent_of(dir);
-                    } else {
-                        resolve(e->name, dir, tmp, sizeof tmp);
-                        if (realpath(tmp, real))
-                            snprintf(dir, sizeof dir, "%s", real);
-                        else
-                            snprintf(dir, sizeof dir, "%s", tmp);
-                    }
-                    relist = true;
-                } else {
-                    resolve(e->name, dir, tmp, sizeof tmp);
-                    if (!save || tui_confirm(t, "The file exists. Replace it?")) {
-                        snprintf(path, len, "%s", tmp);
-                        picked = done = true;
-                    }
-                }
-                continue;
-            }
-            if (is_backspace(r, wc) || (r == KEY_CODE_YES && wc == KEY_LEFT) ||
-                (r == OK && wc == 'h')) {
-                if (strcmp(dir, "/")) {
-                    const char *b = strrchr(dir, '/');
-                    snprintf(pre, sizeof pre, "%s", b ? b + 1 : "");
-                    parent_of(dir);
-                    relist = true;
-                }
-                continue;
-            }
-            if (r == OK && (wc == KEY_ESC || wc == 'q')) {
-                done = true;
-                continue;
-            }
-            if (r == OK && (wc == '/' || wc == '~' || (save && wc == 'n'))) {
-                char typed[PATH_MAX];
-                if (wc == 'n')
-                    snprintf(typed, sizeof typed, "%s", defname);
-                else
-                    snprintf(typed, sizeof typed, "%c", (char)wc);
-                if (!tui_prompt(t, wc == 'n' ? "File name: " : "Path: ", typed, sizeof typed) ||
-                    !typed[0])
-                    continue;
-                resolve(typed, dir, tmp, sizeof tmp);
-                if (is_dir(tmp)) {
-                    if (realpath(tmp, real))
-                        snprintf(dir, sizeof dir, "%s", real);
-                    relist = true;
-                } else if (access(tmp, F_OK) == 0) {
-                    if (!save || tui_confirm(t, "The file exists. Replace it?")) {
-                        snprintf(path, len, "%s", tmp);
-                        picked = done = true;
-                    }
-                } else if (save) {
-                    snprintf(path, len, "%s", tmp);
-                    picked = done = true;
-                } else
-                    tui_status(t, true, "no such file or folder: %s", tmp);
-                continue;
-            }
-            if (r == KEY_CODE_YES) {
-                switch (wc) {
-                case KEY_UP:
-                    menu_driver(menu, REQ_UP_ITEM);
-                    break;
-                case KEY_DOWN:
-                    menu_driver(menu, REQ_DOWN_ITEM);
-                    break;
-                case KEY_PPAGE:
-                    menu_driver(menu, REQ_SCR_UPAGE);
-                    break;
-                case KEY_NPAGE:
-                    menu_driver(menu, REQ_SCR_DPAGE);
-                    break;
-                case KEY_HOME:
-                    menu_driver(menu, REQ_FIRST_ITEM);
-                    break;
-                case KEY_END:
-                    menu_driver(menu, REQ_LAST_ITEM);
-                    break;
-                case KEY_RESIZE: /* remade at the new size, on the same entry */
-                    if (idx >= extra)
-                        snprintf(pre, sizeof pre, "%s", ents[idx - extra].name);
-                    relist = true;
-                    break;
-                default:
-                    break;
-                }
-                continue;
-            }
-            if (r == OK) {
-                if (wc == 'k')
-                    menu_driver(menu, REQ_UP_ITEM);
-                else if (wc == 'j')
-                    menu_driver(menu, REQ_DOWN_ITEM);
-                else if (wc == 'g')
-                    menu_driver(menu, REQ_FIRST_ITEM);
-                else if (wc == 'G')
-                    menu_driver(menu, REQ_LAST_ITEM);
-            }
+            if (r != ERR)
+                relist = pick_key(k, &m, r, wc);
         }
-        if (menu) {
-            unpost_menu(menu);
-            free_menu(menu);
-        }
-        if (items) {
-            for (int i = 0; i < nitems; i++)
-                if (items[i])
-                    free_item(items[i]);
-            free(items);
-        }
-        if (names) {
-            for (int i = 0; i < nitems; i++)
-                free(names[i]);
-            free(names);
-        }
-        free(ents);
-        if (sub)
-            delwin(sub);
-        if (win)
-            modal_close(t, win, p);
+        pick_close(t, &m);
     }
+    bool picked = k->picked;
+    free(k);
     return picked;
 }
