@@ -415,6 +415,17 @@ whole() {
     "$NB" --db "$D/runs.db" history show "$bid" >"$D/show" 2>/dev/null
     grep -q "^status     ok$" "$D/show" && [ "$(grep '^descendants' "$D/show" | tr ',' '\n' | wc -l)" -ge 10 ] ||
         { echo "FAIL [$size]: the bringup run and its steps"; cat "$D/show"; fails=$((fails + 1)); }
+    # the search from the form (issue 40): a target of 150 dB runs it (every configuration
+    # calibrated, compiled and run), and the summary says it is not reached
+    keys b
+    wait_for "bring-up form again" "Target SQNR" || return
+    keys Tab Tab
+    text "150"
+    keys F10
+    wait_for "search done" "^bringup [0-9]+: " 120 || return
+    sum=$(find "$D/work" -name summary.json -newer "$D/show" | head -1)
+    /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["search"]; assert s["target_sqnr_db"] == 150 and not s["reached"] and s["tries"] > 0, s' "$sum" ||
+        { echo "FAIL [$size]: the search from the workbench ($sum)"; fails=$((fails + 1)); }
     keys F10
     wait_for "quit" "nanobench exited 0"
 }
