@@ -961,8 +961,11 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
                                                       : json_null());
     }
     if (!best.ok) {
-        json_object_set_new(js, "result", json_string("no change raised the target outputs' "
-                                                      "SQNR"));
+        json_object_set_new(js, "result", json_string(b->o->search_max_cycles > 0
+                                                          ? "no change within the cycle budget "
+                                                            "raised the target outputs' SQNR"
+                                                          : "no change raised the target "
+                                                            "outputs' SQNR"));
         return NB_OK;
     }
     /* the chosen (or, unmet, the best reached) configuration, recorded */
