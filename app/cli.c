@@ -1,7 +1,9 @@
 /* nanobench CLI: the helpers every subcommand shares (cli.h): flag matching, one-line
  * errors (recorded as the run's error), --json output, the positional model, random:SEED. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,12 +95,77 @@ int cli_random_seed(const char *spec, const char *file, uint32_t *seed)
     return 0;
 }
 
+/* Levenshtein distance of a and b (each up to 255 bytes; longer: 255) */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 255 || lb > 255)
+        return 255;
+    int row[256];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+bool cli_did_you_mean(const char *path, char *buf, size_t len)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (!*base || strlen(path) >= sizeof dir)
+        return false;
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(*dir ? dir : "/");
+    if (!d)
+        return false;
+    int best = (int)strlen(base) / 4; /* a typo or two, not another name */
+    if (best > 2)
+        best = 2;
+    if (best < 1)
+        best = 1;
+    bool found = false;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' && base[0] != '.')
+            continue;
+        int k = edit_distance(base, e->d_name);
+        if (k > 0 && k <= best) {
+            best = k;
+            snprintf(buf, len, "%s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name);
+            found = true;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 int cli_model_arg(const char *cmd, const char *arg, const char **model)
 {
     if (arg[0] == '-' && arg[1])
         return cli_usage_error(cmd, "unknown option '%s'", arg);
     if (*model)
         return cli_usage_error(cmd, "more than one model given ('%s')", arg);
+    /* a path that is not there but one typo away from a file that is: said at once */
+    struct stat sb;
+    char near[4200];
+    if (stat(arg, &sb) && errno == ENOENT && cli_did_you_mean(arg, near, sizeof near))
+        return cli_usage_error(cmd, "%s: no such file (did you mean '%s'?)", arg, near);
     *model = arg;
     return 0;
 }

@@ -16,8 +16,12 @@
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* Prints "nanobench: <msg>" to stderr and returns the exit status of st. */
 int cli_error(const nb_status *st);
+/* A file next to path (in its folder) one or two edits from its name (Levenshtein: at most a
+ * quarter of its length), when path names none: its path into buf. */
+bool cli_did_you_mean(const char *path, char *buf, size_t len);
 /* The positional argument of a one-model command: sets *model from arg, or returns the
- * usage error for an unknown option or a second model (exit status 2); 0 when taken. */
+ * usage error for an unknown option, a second model, or a path that is not there but one
+ * typo from a file that is ("did you mean"; exit status 2); 0 when taken. */
 int cli_model_arg(const char *cmd, const char *arg, const char **model);
 /* Prints a usage error (exit status 2). */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
