@@ -118,6 +118,15 @@ typedef struct layer {
     nb_hist hist_b;
     nb_qparams qb;
     double b_sqnr;
+    /* AdaRound (nb_adaround): the rounding asked for, and when it applies (ada_k > 0) the
+       layer's input as rows of ada_k values (a Conv's patches), ada_n of them sampled
+       (ada_quota a batch, up to ada_cap), the weights it changed and its time */
+    nb_weight_round wround;
+    float *ada_x;
+    int64_t ada_k, ada_n, ada_cap, ada_quota;
+    uint64_t ada_rng;
+    int64_t ada_changed;
+    double ada_ms;
 } layer;
 
 typedef struct calib {
@@ -302,6 +311,8 @@ NB_QUANT_AVX2_CLONES static double sum_f64(const float *x, int64_t n)
     return (a4[0] + a4[1]) + (a4[2] + a4[3]);
 }
 
+static nb_err ada_collect(layer *l, const nb_tensor *t, nb_status *st);
+
 static nb_err observe(calib *c, const char *name, const nb_tensor *t)
 {
     if (c->eval) {
@@ -353,6 +364,8 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
             c->failed = l->act;
             return e;
         }
+        if (l->ada_k > 0 && (e = ada_collect(l, t, c->st)))
+            return e;
         if (!c->eval) {
             const float *x = t->data;
             int64_t z = 0;
@@ -1449,6 +1462,181 @@ static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, const c
     return NB_OK;
 }
 
+/* ---- AdaRound: the samples and the rounding (nb_adaround) ---- */
+
+#define ADA_MAX_SAMPLES 4096        /* input rows a layer keeps, over all batches */
+#define ADA_MAX_FLOATS (8 << 20)    /* and at most this many values (32 MB) */
+
+/* A Conv's geometry over a 1-D or 2-D input [N, C, (H,) W]: kernel, strides, dilations,
+ * the padding at the start, the output size. False: not a case AdaRound takes. */
+typedef struct conv_geo {
+    int64_t kh, kw, sh, sw, dh, dw, ph, pw, oh, ow, h, w, c;
+} conv_geo;
+
+static bool conv_geometry(const layer *l, const nb_tensor *t, conv_geo *cg)
+{
+    const nb_node *nd = l->node;
+    int sp = l->w->rank - 2; /* spatial dims: 1 or 2 */
+    if ((sp != 1 && sp != 2) || t->rank != sp + 2 || t->dims[1] != l->w->dims[1])
+        return false;
+    int n = 0;
+    const int64_t *st = nb_attr_ints(nd, "strides", &n);
+    const int64_t *di = nb_attr_ints(nd, "dilations", &n);
+    const int64_t *pd = nb_attr_ints(nd, "pads", &n);
+    const char *ap = nb_attr_str(nd, "auto_pad", "NOTSET");
+    int64_t k[2] = {1, l->w->dims[2]}, s[2] = {1, st ? st[0] : 1}, d[2] = {1, di ? di[0] : 1},
+            in[2] = {1, t->dims[2]}, pb[2] = {0, pd ? pd[0] : 0}, pe[2] = {0, pd ? pd[1] : 0};
+    if (sp == 2) {
+        k[0] = l->w->dims[2], k[1] = l->w->dims[3];
+        s[0] = st ? st[0] : 1, s[1] = st ? st[1] : 1;
+        d[0] = di ? di[0] : 1, d[1] = di ? di[1] : 1;
+        in[0] = t->dims[2], in[1] = t->dims[3];
+        pb[0] = pd ? pd[0] : 0, pb[1] = pd ? pd[1] : 0;
+        pe[0] = pd ? pd[2] : 0, pe[1] = pd ? pd[3] : 0;
+    }
+    int64_t o[2];
+    for (int a = 0; a < 2; a++) {
+        if (s[a] < 1 || d[a] < 1)
+            return false;
+        if (!strncmp(ap, "SAME", 4)) { /* SAME_UPPER: the extra pad at the end */
+            int64_t out = (in[a] + s[a] - 1) / s[a];
+            int64_t tot = (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in[a];
+            tot = tot < 0 ? 0 : tot;
+            pb[a] = strcmp(ap, "SAME_LOWER") ? tot / 2 : tot - tot / 2;
+            pe[a] = tot - pb[a];
+        } else if (!strcmp(ap, "VALID"))
+            pb[a] = pe[a] = 0;
+        o[a] = (in[a] + pb[a] + pe[a] - d[a] * (k[a] - 1) - 1) / s[a] + 1;
+        if (o[a] < 1)
+            return false;
+    }
+    *cg = (conv_geo){.kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1], .dh = d[0], .dw = d[1],
+                     .ph = pb[0], .pw = pb[1], .oh = o[0], .ow = o[1], .h = in[0], .w = in[1],
+                     .c = t->dims[1]};
+    return true;
+}
+
+/* Which rounding layer l gets (an override's own weight_round over the option over the
+ * config's), and when it is AdaRound on a layer it takes (a Conv of group 1, 1-D or 2-D; a
+ * Gemm without transA; a MatMul of a constant [K, N]), the sample sizes. */
+static void ada_setup(layer *l, const nb_quant_config *cfg, const nb_calibrate_opts *o,
+                      int batch_num)
+{
+    bool own = l->cfg != &cfg->common && l->cfg->weight_round_given;
+    l->wround = !own && o->weight_round_set ? o->weight_round : l->cfg->weight_round;
+    l->ada_k = 0;
+    if (l->wround != NB_ROUND_ADAROUND || l->rnn || l->act_b || !l->w)
+        return;
+    const char *op = l->node->op_type;
+    const nb_tensor *w = l->w;
+    if (!strcmp(op, "Conv") && nb_attr_int(l->node, "group", 1) == 1 &&
+        (w->rank == 3 || w->rank == 4))
+        l->ada_k = w->numel / w->dims[0];
+    else if (!strcmp(op, "Gemm") && !nb_attr_int(l->node, "transA", 0) && w->rank == 2)
+        l->ada_k = nb_attr_int(l->node, "transB", 0) ? w->dims[1] : w->dims[0];
+    else if (!strcmp(op, "MatMul") && w->rank == 2)
+        l->ada_k = w->dims[0];
+    if (l->ada_k <= 0)
+        return;
+    l->ada_cap = ADA_MAX_FLOATS / l->ada_k;
+    l->ada_cap = l->ada_cap > ADA_MAX_SAMPLES ? ADA_MAX_SAMPLES : l->ada_cap < 1 ? 1 : l->ada_cap;
+    l->ada_quota = (l->ada_cap + (batch_num > 0 ? batch_num : 1) - 1) / (batch_num > 0 ? batch_num : 1);
+    l->ada_rng = 0x9E3779B97F4A7C15ull; /* a fixed seed: the same samples every run */
+}
+
+/* Samples of the layer's input t (this batch's, float): rows of ada_k values, evenly
+ * spaced over the batch's output positions from an offset of a fixed-seed generator. */
+static nb_err ada_collect(layer *l, const nb_tensor *t, nb_status *st)
+{
+    bool conv = !strcmp(l->node->op_type, "Conv");
+    conv_geo cg = {0};
+    if (conv && !conv_geometry(l, t, &cg))
+        return NB_OK; /* another shape: no samples from it */
+    if (!conv && (t->rank < 1 || t->dims[t->rank - 1] != l->ada_k))
+        return NB_OK;
+    int64_t total = conv ? t->dims[0] * cg.oh * cg.ow : t->numel / l->ada_k;
+    int64_t want = l->ada_quota < l->ada_cap - l->ada_n ? l->ada_quota : l->ada_cap - l->ada_n;
+    if (want > total)
+        want = total;
+    if (want <= 0)
+        return NB_OK;
+    if (!l->ada_x && !(l->ada_x = malloc(sizeof(float) * (size_t)(l->ada_cap * l->ada_k))))
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    l->ada_rng = l->ada_rng * 6364136223846793005ull + 1442695040888963407ull;
+    double step = (double)total / (double)want;
+    double start = (double)(l->ada_rng >> 11) / 9007199254740992.0 * step;
+    const float *x = t->data;
+    for (int64_t s = 0; s < want; s++) {
+        int64_t pos = (int64_t)(start + step * (double)s);
+        pos = pos >= total ? total - 1 : pos;
+        float *row = l->ada_x + (l->ada_n + s) * l->ada_k;
+        if (!conv) {
+            memcpy(row, x + pos * l->ada_k, sizeof(float) * (size_t)l->ada_k);
+            continue;
+        }
+        int64_t n = pos / (cg.oh * cg.ow), oy = pos / cg.ow % cg.oh, ox = pos % cg.ow;
+        int64_t at = 0;
+        for (int64_t c = 0; c < cg.c; c++) /* [Cin, kh, kw], the weights' order */
+            for (int64_t ky = 0; ky < cg.kh; ky++)
+                for (int64_t kx = 0; kx < cg.kw; kx++) {
+                    int64_t iy = oy * cg.sh - cg.ph + ky * cg.dh, ix = ox * cg.sw - cg.pw + kx * cg.dw;
+                    row[at++] = iy < 0 || iy >= cg.h || ix < 0 || ix >= cg.w
+                                    ? 0.0f
+                                    : x[((n * cg.c + c) * cg.h + iy) * cg.w + ix];
+                }
+    }
+    l->ada_n += want;
+    return NB_OK;
+}
+
+/* AdaRound of layer l's weights (after ARQ: its scales kept) on its samples, the inputs
+ * fake-quantized with its activation parameters as the NPU takes them: l->w_q, w_fq and
+ * w_sqnr replaced. Nothing when it does not apply. */
+static nb_err ada_apply(layer *l, nb_status *st)
+{
+    if (l->ada_k <= 0 || l->ada_n <= 0 || l->wround != NB_ROUND_ADAROUND)
+        return NB_OK;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const nb_tensor *w = l->w;
+    int64_t cout = l->channels, k = l->ada_k, p = l->ada_n;
+    bool rows_last = !strcmp(l->node->op_type, "MatMul") ||
+                     (!strcmp(l->node->op_type, "Gemm") && !nb_attr_int(l->node, "transB", 0));
+    float *wm = malloc(sizeof(float) * (size_t)(cout * k)),
+          *xq = malloc(sizeof(float) * (size_t)(p * k));
+    int8_t *q = malloc((size_t)(cout * k));
+    nb_err e = wm && xq && q && cout * k == w->numel ? NB_OK
+                                                     : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int64_t c = 0; !e && c < cout; c++) /* [cout, k]: [K, N] transposed */
+        for (int64_t j = 0; j < k; j++)
+            wm[c * k + j] = (float)nb_tensor_get_f64(w, rows_last ? j * cout + c : c * k + j);
+    for (int64_t i = 0; !e && i < p * k; i++)
+        xq[i] = (float)nb_fake_quant(l->ada_x[i], &l->q);
+    nb_ada_params pr = l->cfg->ada;
+    if (!e)
+        e = nb_adaround(wm, l->scale_w, cout, k, l->ada_x, xq, p, l->cfg->weight_bits, &pr, q,
+                        &l->ada_changed, st);
+    if (!e) {
+        for (int64_t c = 0; c < cout; c++)
+            for (int64_t j = 0; j < k; j++)
+                l->w_q[rows_last ? j * cout + c : c * k + j] = q[c * k + j];
+        int64_t outer, ch, inner;
+        weight_layout(l, w, &outer, &ch, &inner);
+        float *wf = w->dtype == NB_FLOAT ? w->data : NULL;
+        if (!wf) /* the float weights in their layout (wm is transposed for [K, N]) */
+            for (int64_t i = 0; i < w->numel; i++)
+                wm[i] = (float)nb_tensor_get_f64(w, i);
+        double sig = 0, noise = 0;
+        dequant_rows(wf ? wf : wm, l->w_q, l->scale_w, outer, ch, inner, l->w_fq->data, &sig,
+                     &noise);
+        l->w_sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+    }
+    free(wm), free(xq), free(q);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    l->ada_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    return e;
+}
+
 /* ---- the step ---- */
 
 /* What the report's pointers point into: the model (names), the layers (scales). */
@@ -1477,6 +1665,7 @@ static void free_layers(layer *ls, int nl)
         nb_tensor_free(ls[i].bias);
         free(ls[i].in_sum);
         free(ls[i].mag);
+        free(ls[i].ada_x);
     }
     free(ls);
 }
@@ -1848,7 +2037,9 @@ static void report_layers(nb_calibrate_result *res, const nb_graph *g, const cmp
             .zeroed16 = l->zeroed16, .zeroed16_input = l->zeroed16_batch,
             .zeroed16_over = l->zeroed16_over, .suggests_cpu = suggests_cpu(l),
             .act_b = l->act_b, .b_clip_min = l->qb.clip_min, .b_clip_max = l->qb.clip_max,
-            .scale_b = l->qb.scale, .offset_b = l->qb.offset, .b_sqnr = l->b_sqnr};
+            .scale_b = l->qb.scale, .offset_b = l->qb.offset, .b_sqnr = l->b_sqnr,
+            .weight_round = l->ada_n > 0 && l->ada_k > 0 ? l->wround : NB_ROUND_NEAREST,
+            .ada_changed = l->ada_changed, .ada_samples = l->ada_n, .ada_ms = l->ada_ms};
         if (r->suggests_int16)
             int16_override(l, r->int16_override, sizeof r->int16_override);
     }
@@ -1939,7 +2130,7 @@ static nb_err calibrate_layers(const nb_calibrate_opts *o, const nb_quant_config
     for (int i = 0; i < cb->n; i++) {
         layer *l = &cb->l[i];
         if ((e = choose_act(l, o->algo, o->algo_set, cfg->activation_offset, st)) ||
-            (e = quantize_weights(l, st)) ||
+            (e = quantize_weights(l, st)) || (e = ada_apply(l, st)) ||
             (e = correct_bias(l, !o->no_bias_correction, st))) {
             nb_prefix(st, "layer '%s'", l->node->name);
             return e;
@@ -2015,6 +2206,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
     }
     if ((e = check_config_names(o, &cfg, ls, nl, st)))
         goto out;
+    for (int i = 0; i < nl; i++)
+        ada_setup(&ls[i], &cfg, o, cfg.batch_num);
     vmax = malloc(sizeof(double) * ((size_t)g->n_values + 1));
     for (int v = 0; vmax && v < g->n_values; v++)
         vmax[v] = -1;
