@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "nb/quant.h"
+#include "nb/ref.h"
 #include "quant_internal.h"
 
 #define ADA_ZETA 1.1f
@@ -36,33 +37,18 @@ NB_QUANT_AVX2_CLONES static void matvec(const float *a, int64_t rows, int64_t k,
     }
 }
 
-/* y[j] = sum_r a[r * k + j] e[r] for j < k (a transposed times e). */
-NB_QUANT_AVX2_CLONES static void matvec_t(const float *a, int64_t rows, int64_t k, const float *e,
-                                          float *y)
+/* at [k x p] = a [p x k] transposed */
+static void transpose(const float *a, int64_t p, int64_t k, float *at)
 {
-    for (int64_t j = 0; j < k; j++)
-        y[j] = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        const float *ar = a + r * k, er = e[r];
+    for (int64_t i = 0; i < p; i++)
         for (int64_t j = 0; j < k; j++)
-            y[j] += ar[j] * er;
-    }
+            at[j * p + i] = a[i * k + j];
 }
 
-/* g = a^T b for a [p, k], b [p, k] (k x k, float, row by row of the samples). */
-NB_QUANT_AVX2_CLONES static void gram(const float *a, const float *b, int64_t p, int64_t k,
-                                      float *g)
+/* c [m x n] = a [m x k] b [k x n] (row-major; OpenBLAS through engine/ref) */
+static void mm(const float *a, const float *b, int64_t m, int64_t n, int64_t k, float *c)
 {
-    memset(g, 0, sizeof(float) * (size_t)(k * k));
-    for (int64_t s = 0; s < p; s++) {
-        const float *as = a + s * k, *bs = b + s * k;
-        for (int64_t i = 0; i < k; i++) {
-            const float ai = as[i];
-            float *gi = g + i * k;
-            for (int64_t j = 0; j < k; j++)
-                gi[j] += ai * bs[j];
-        }
-    }
+    nb_sgemm_rm((int)m, (int)n, (int)k, a, (int)k, b, (int)n, c, (int)n);
 }
 
 static float hsoft(float v, float *dh)
@@ -95,6 +81,33 @@ void nb_ada_defaults(nb_ada_params *a)
                          .warm = 0.2f, .lr = 0.03f};
 }
 
+/* One Adam step of every row's V (all cout x k at once): the regularizer's gradient added
+   to gr (from warm on), then through h'(V). */
+static void ada_step(float *v, float *m1, float *m2, const float *h, const float *dh,
+                     const float *gr, int64_t n, const nb_ada_params *pr, int it, int warm,
+                     float b1t, float b2t)
+{
+    const float b1 = 0.9f, b2 = 0.999f;
+    float beta = 0;
+    if (it >= warm) { /* beta from beta_start down to beta_end */
+        float rel = pr->iters > warm ? (float)(it - warm) / (float)(pr->iters - warm) : 1;
+        beta = pr->beta_end + (pr->beta_start - pr->beta_end) * (1 - rel);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        float g = gr[j];
+        if (beta > 0) { /* d/dh (1 - |2h - 1|^beta) = -2 beta |u|^(beta - 1) sign(u) */
+            float u = 2 * h[j] - 1, au = fabsf(u);
+            if (au > 0)
+                g += pr->reg * -2 * beta * powf(au, beta - 1) * (u > 0 ? 1.0f : -1.0f);
+        }
+        g *= dh[j];
+        m1[j] = b1 * m1[j] + (1 - b1) * g;
+        m2[j] = b2 * m2[j] + (1 - b2) * g * g;
+        float mh = m1[j] / (1 - b1t), vh = m2[j] / (1 - b2t);
+        v[j] -= pr->lr * mh / (sqrtf(vh) + 1e-8f);
+    }
+}
+
 nb_err nb_adaround(const float *w, const float *scale, int64_t cout, int64_t k, const float *x,
                    const float *xq, int64_t p, int bits, const nb_ada_params *pr, int8_t *q,
                    int64_t *n_changed, nb_status *st)
@@ -108,20 +121,24 @@ nb_err nb_adaround(const float *w, const float *scale, int64_t cout, int64_t k, 
        of them, and not merely fitted to the samples it was learned on */
     const int64_t pt = p >= 8 ? p - p / 4 : p, pv = p - pt;
     const float *xv = x + pt * k, *xqv = xq + pt * k;
-    bool use_gram = k <= 2 * pt; /* k^2 a step, against 2 p k with the samples */
-    size_t kk = (size_t)k;
-    float *wi = malloc(sizeof(float) * kk), *fl = malloc(sizeof(float) * kk),
-          *v = malloc(sizeof(float) * kk), *m1 = malloc(sizeof(float) * kk),
-          *m2 = malloc(sizeof(float) * kk), *h = malloc(sizeof(float) * kk),
-          *dh = malloc(sizeof(float) * kk), *gr = malloc(sizeof(float) * kk),
-          *b = malloc(sizeof(float) * kk), *rn = malloc(sizeof(float) * kk),
-          *t1 = malloc(sizeof(float) * (size_t)p + sizeof(float) * kk),
-          *t2 = malloc(sizeof(float) * (size_t)p + sizeof(float) * kk),
+    /* the product a step: H [cout, k] by the Gram matrix Xq^T Xq [k, k], or through the
+       samples (H Xq^T, then by Xq) when they are fewer */
+    const bool use_gram = k <= 2 * pt;
+    const size_t n = (size_t)(cout * k), kk = (size_t)k, np = (size_t)pt;
+    float *wi = malloc(sizeof(float) * n), *fl = malloc(sizeof(float) * n),
+          *v = malloc(sizeof(float) * n), *m1 = calloc(n, sizeof(float)),
+          *m2 = calloc(n, sizeof(float)), *h = malloc(sizeof(float) * n),
+          *dh = malloc(sizeof(float) * n), *gr = malloc(sizeof(float) * n),
+          *b = malloc(sizeof(float) * n), *xqt = malloc(sizeof(float) * kk * np),
+          *xt = malloc(sizeof(float) * kk * np),
           *gq = use_gram ? malloc(sizeof(float) * kk * kk) : NULL,
-          *cx = use_gram ? malloc(sizeof(float) * kk * kk) : NULL;
+          *cxt = use_gram ? malloc(sizeof(float) * kk * kk) : NULL,
+          *t1 = malloc(sizeof(float) * ((size_t)cout * np + (size_t)p + kk)),
+          *t2 = malloc(sizeof(float) * ((size_t)cout * np + (size_t)p + kk)),
+          *rn = malloc(sizeof(float) * kk);
     nb_err e = NB_OK;
-    if (!wi || !fl || !v || !m1 || !m2 || !h || !dh || !gr || !b || !rn || !t1 || !t2 ||
-        (use_gram && (!gq || !cx))) {
+    if (!wi || !fl || !v || !m1 || !m2 || !h || !dh || !gr || !b || !xqt || !xt || !t1 ||
+        !t2 || !rn || (use_gram && (!gq || !cxt))) {
         e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -130,93 +147,77 @@ nb_err nb_adaround(const float *w, const float *scale, int64_t cout, int64_t k, 
     for (int64_t i = 0; i < pt * k; i++)
         xx += (double)xq[i] * xq[i];
     const float norm = xx > 0 ? (float)((double)k / xx) : 1.0f;
-    if (use_gram) {
-        gram(xq, xq, pt, k, gq);
-        gram(xq, x, pt, k, cx);
-    }
-    int64_t changed = 0;
-    const int warm = (int)(pr->warm * (float)pr->iters);
-    for (int64_t c = 0; c < cout; c++) {
-        const float s = scale[c];
+    for (int64_t c = 0; c < cout; c++)
         for (int64_t j = 0; j < k; j++) {
-            wi[j] = w[c * k + j] / s;
-            fl[j] = floorf(wi[j]);
-            if (fl[j] < -qmax) /* the integer range: down to -qmax, up to qmax */
-                fl[j] = -qmax;
-            if (fl[j] > qmax - 1)
-                fl[j] = qmax - 1;
-            float rest = wi[j] - fl[j];
+            size_t at = (size_t)(c * k + j);
+            wi[at] = w[at] / scale[c];
+            float f = floorf(wi[at]);
+            f = f < -qmax ? -qmax : f > qmax - 1 ? qmax - 1 : f; /* down to -qmax, up to qmax */
+            fl[at] = f;
+            float rest = wi[at] - f;
             rest = rest < 0 ? 0 : rest > 1 ? 1 : rest;
             float a = (rest - ADA_GAMMA) / (ADA_ZETA - ADA_GAMMA); /* h(V) = rest */
-            v[j] = logf(a / (1 - a));
-            m1[j] = m2[j] = 0;
+            v[at] = logf(a / (1 - a));
         }
-        /* the constant part of the gradient: Gq fl - Cx wi (Gram), or Xq fl - X wi */
-        if (use_gram) {
-            matvec(gq, k, k, fl, b);
-            matvec(cx, k, k, wi, gr);
-            for (int64_t j = 0; j < k; j++)
-                b[j] -= gr[j];
-        } else {
-            matvec(xq, pt, k, fl, t1);
-            matvec(x, pt, k, wi, t2);
-            for (int64_t i = 0; i < pt; i++)
-                t2[i] = t1[i] - t2[i]; /* e0 */
+    transpose(xq, pt, k, xqt);
+    transpose(x, pt, k, xt);
+    /* the constant part of the gradient: B = FL Gq - WI Cx^T (Cx = Xq^T X), or E0 = FL Xq^T -
+       WI X^T through the samples */
+    if (use_gram) {
+        mm(xqt, xq, k, k, pt, gq);
+        mm(xt, xq, k, k, pt, cxt);
+        mm(fl, gq, cout, k, k, b);
+        mm(wi, cxt, cout, k, k, gr);
+    } else {
+        mm(fl, xqt, cout, pt, k, t2);
+        mm(wi, xt, cout, pt, k, t1);
+    }
+    if (use_gram)
+        for (size_t j = 0; j < n; j++)
+            b[j] -= gr[j];
+    else
+        for (size_t j = 0; j < (size_t)cout * np; j++)
+            t2[j] -= t1[j];
+    const int warm = (int)(pr->warm * (float)pr->iters);
+    float b1t = 1, b2t = 1;
+    for (int it = 0; it < pr->iters; it++) {
+        for (size_t j = 0; j < n; j++)
+            h[j] = hsoft(v[j], &dh[j]);
+        if (use_gram) { /* grad = 2 norm (H Gq + B) */
+            mm(h, gq, cout, k, k, gr);
+            for (size_t j = 0; j < n; j++)
+                gr[j] = 2 * norm * (gr[j] + b[j]);
+        } else { /* grad = 2 norm (H Xq^T + E0) Xq */
+            mm(h, xqt, cout, pt, k, t1);
+            for (size_t j = 0; j < (size_t)cout * np; j++)
+                t1[j] += t2[j];
+            mm(t1, xq, cout, k, pt, gr);
+            for (size_t j = 0; j < n; j++)
+                gr[j] *= 2 * norm;
         }
-        const float b1 = 0.9f, b2 = 0.999f;
-        float b1t = 1, b2t = 1;
-        for (int it = 0; it < pr->iters; it++) {
-            for (int64_t j = 0; j < k; j++)
-                h[j] = hsoft(v[j], &dh[j]);
-            if (use_gram) { /* grad = 2 (Gq h + b) */
-                matvec(gq, k, k, h, gr);
-                for (int64_t j = 0; j < k; j++)
-                    gr[j] = 2 * norm * (gr[j] + b[j]);
-            } else { /* grad = 2 Xq^T (Xq h + e0) */
-                matvec(xq, pt, k, h, t1);
-                for (int64_t i = 0; i < pt; i++)
-                    t1[i] += t2[i];
-                matvec_t(xq, pt, k, t1, gr);
-                for (int64_t j = 0; j < k; j++)
-                    gr[j] *= 2 * norm;
-            }
-            if (it >= warm) { /* the regularizer, beta from beta_start down to beta_end */
-                float rel = pr->iters > warm ? (float)(it - warm) / (float)(pr->iters - warm) : 1;
-                float beta = pr->beta_end + (pr->beta_start - pr->beta_end) * (1 - rel);
-                for (int64_t j = 0; j < k; j++) {
-                    float u = 2 * h[j] - 1, au = fabsf(u);
-                    /* d/dh (1 - |2h - 1|^beta) = -2 beta |u|^(beta - 1) sign(u) */
-                    float d = au > 0 ? -2 * beta * powf(au, beta - 1) * (u > 0 ? 1.0f : -1.0f) : 0;
-                    gr[j] += pr->reg * d;
-                }
-            }
-            b1t *= b1, b2t *= b2;
-            for (int64_t j = 0; j < k; j++) { /* Adam on V */
-                float g = gr[j] * dh[j];
-                m1[j] = b1 * m1[j] + (1 - b1) * g;
-                m2[j] = b2 * m2[j] + (1 - b2) * g * g;
-                float mh = m1[j] / (1 - b1t), vh = m2[j] / (1 - b2t);
-                v[j] -= pr->lr * mh / (sqrtf(vh) + 1e-8f);
-            }
-        }
-        /* hard rounding: up where h(V) >= 0.5; the row kept at nearest when that is not
-           worse on the samples (never a loss against today's rounding) */
+        b1t *= 0.9f, b2t *= 0.999f;
+        ada_step(v, m1, m2, h, dh, gr, (int64_t)n, pr, it, warm, b1t, b2t);
+    }
+    /* hard rounding: up where h(V) >= 0.5; a row keeps nearest unless its learned rounding is
+       better on both the learning and the held-out samples */
+    int64_t changed = 0;
+    for (int64_t c = 0; c < cout; c++) {
+        float *hr = h + c * k;
+        const float *wr = wi + c * k;
         for (int64_t j = 0; j < k; j++) {
-            float d;
-            h[j] = fl[j] + (hsoft(v[j], &d) >= 0.5f ? 1.0f : 0.0f);
-            float nr = nearbyintf(wi[j]);
+            float d, up = fl[c * k + j] + (hsoft(v[c * k + j], &d) >= 0.5f ? 1.0f : 0.0f);
+            float nr = nearbyintf(wr[j]);
             rn[j] = nr > qmax ? qmax : nr < -qmax ? -qmax : nr;
-            h[j] = h[j] > qmax ? qmax : h[j] < -qmax ? -qmax : h[j];
+            hr[j] = up > qmax ? qmax : up < -qmax ? -qmax : up;
         }
-        double la = row_loss(x, xq, pt, k, wi, h, t1, t2),
-               ln = row_loss(x, xq, pt, k, wi, rn, t1, t2);
-        bool better = la < ln;
+        bool better = row_loss(x, xq, pt, k, wr, hr, t1, t2) < row_loss(x, xq, pt, k, wr, rn, t1, t2);
         if (better && pv > 0)
-            better = row_loss(xv, xqv, pv, k, wi, h, t1, t2) <= row_loss(xv, xqv, pv, k, wi, rn, t1, t2);
-        const float *pick = better ? h : rn;
+            better = row_loss(xv, xqv, pv, k, wr, hr, t1, t2) <=
+                     row_loss(xv, xqv, pv, k, wr, rn, t1, t2);
+        const float *pick = better ? hr : rn;
         for (int64_t j = 0; j < k; j++) {
             int8_t qv = (int8_t)(int)pick[j];
-            changed += pick == h && qv != (int8_t)(int)rn[j];
+            changed += qv != (int8_t)(int)rn[j];
             q[c * k + j] = qv;
         }
     }
@@ -224,7 +225,7 @@ nb_err nb_adaround(const float *w, const float *scale, int64_t cout, int64_t k, 
         *n_changed = changed;
 out:
     free(wi), free(fl), free(v), free(m1), free(m2), free(h), free(dh), free(gr), free(b);
-    free(rn), free(t1), free(t2), free(gq), free(cx);
+    free(xqt), free(xt), free(gq), free(cxt), free(t1), free(t2), free(rn);
     return e;
 }
 
