@@ -14,7 +14,6 @@
 #include <strings.h>
 
 #include "nb/quant.h"
-#include "nb/ref.h"
 #include "quant_internal.h"
 
 #define ADA_ZETA 1.1f
@@ -45,10 +44,25 @@ static void transpose(const float *a, int64_t p, int64_t k, float *at)
             at[j * p + i] = a[i * k + j];
 }
 
-/* c [m x n] = a [m x k] b [k x n] (row-major; OpenBLAS through engine/ref) */
-static void mm(const float *a, const float *b, int64_t m, int64_t n, int64_t k, float *c)
+/* c [m x n] = a [m x k] b [k x n] (row-major): each c[i][j] summed over k in order, rows of
+   b added in (vectorized over j), so that the result does not depend on the machine's
+   threads or BLAS (OpenBLAS's sgemm gave other roundings with 1 and 2 threads). */
+NB_QUANT_AVX2_CLONES static void mm(const float *a, const float *b, int64_t m, int64_t n,
+                                    int64_t k, float *c)
 {
-    nb_sgemm_rm((int)m, (int)n, (int)k, a, (int)k, b, (int)n, c, (int)n);
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * n;
+        for (int64_t j = 0; j < n; j++)
+            ci[j] = 0;
+        const float *ai = a + i * k;
+        for (int64_t t = 0; t < k; t++) {
+            const float at = ai[t], *bt = b + t * n;
+            if (at == 0)
+                continue;
+            for (int64_t j = 0; j < n; j++)
+                ci[j] += at * bt[j];
+        }
+    }
 }
 
 static float hsoft(float v, float *dh)
