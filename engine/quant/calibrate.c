@@ -2152,6 +2152,31 @@ static void report_totals(nb_calibrate_result *res, const nb_calibrate_opts *o,
     res->act_bits = cfg->common.act_bits, res->weight_bits = cfg->common.weight_bits;
 }
 
+/* The layers to calibrate of model m (none refused when the model has cube ops left
+ * float), the config's names checked against them, each one's rounding set up. */
+static nb_err layers_of(const nb_calibrate_opts *o, const nb_model *m, const nb_quant_config *cfg,
+                        layer **ls, int *nl, nb_status *st)
+{
+    const nb_graph *g = m->graph;
+    nb_err e;
+    if ((e = nb_npu_check_cpu_nodes(g, o->cpu_nodes, st)) || /* a typo places nothing */
+        (e = find_layers(m, cfg, o->cpu_nodes, o, ls, nl, st))) {
+        nb_prefix(st, "%s", o->model);
+        return e;
+    }
+    int n_cube = 0; /* cube ops left float (--cpu_nodes, run-time weights) are no error */
+    for (int i = 0; i < g->n_nodes; i++)
+        n_cube += cube_op(g->nodes[i].op_type);
+    if (*nl == 0 && !o->cpu_nodes && !n_cube)
+        return nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU "
+                       "to quantize", o->model);
+    if ((e = check_config_names(o, cfg, *ls, *nl, st)))
+        return e;
+    for (int i = 0; i < *nl; i++)
+        ada_setup(&(*ls)[i], cfg, o, cfg->batch_num);
+    return NB_OK;
+}
+
 nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_status *st)
 {
     memset(res, 0, sizeof *res);
@@ -2191,23 +2216,8 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
                            &files_in_dir0, &n_in, st)))
         goto out;
     bool mem = o->batches != NULL;
-    if ((e = nb_npu_check_cpu_nodes(g, o->cpu_nodes, st)) || /* a typo places nothing */
-        (e = find_layers(m, &cfg, o->cpu_nodes, o, &ls, &nl, st))) {
-        nb_prefix(st, "%s", model);
+    if ((e = layers_of(o, m, &cfg, &ls, &nl, st)))
         goto out;
-    }
-    int n_cube = 0; /* cube ops left float (--cpu_nodes, run-time weights) are no error */
-    for (int i = 0; i < g->n_nodes; i++)
-        n_cube += cube_op(g->nodes[i].op_type);
-    if (nl == 0 && !o->cpu_nodes && !n_cube) {
-        e = nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU to "
-                    "quantize", model);
-        goto out;
-    }
-    if ((e = check_config_names(o, &cfg, ls, nl, st)))
-        goto out;
-    for (int i = 0; i < nl; i++)
-        ada_setup(&ls[i], &cfg, o, cfg.batch_num);
     vmax = malloc(sizeof(double) * ((size_t)g->n_values + 1));
     for (int v = 0; vmax && v < g->n_values; v++)
         vmax[v] = -1;
