@@ -19,7 +19,8 @@ static void help(void)
            "           [--input_shape \"x:1,16,96;y:...\"] [--data_types \"float32;float32\"]\n"
            "           [--calibration_config CFG | --batch_num N|all]\n"
            "           [--algo ifmr|hfmg|minmax|percentile|kl|auto] [--eval_dir \"e_x;e_y\"] [--json]\n"
-           "           [--progress] [--cpu_nodes \"a;b\"]\n"
+           "           [--progress] [--cpu_nodes \"a;b\"] [--weight_round nearest|adaround]\n"
+           "           [--no_bias_correction]\n"
            "       nanobench calibrate --from_qdq QAT.onnx --save_path DIR/PREFIX\n"
            "AMCT's flags. Each --data_dir folder holds one input's batches, one file per batch\n"
            "in ascending name order: a raw .bin of the input's shape and data type, or a .npy.\n"
@@ -35,7 +36,13 @@ static void help(void)
            "--from_qdq: a model exported from QAT (QuantizeLinear/DequantizeLinear pairs,\n"
            "symmetric int8 weights) into the deploy model and the record, without data.\n"
            "--cpu_nodes (nanobench's, with atc's and estimate's): the cube ops among those\n"
-           "nodes stay float, not calibrated: the MCU's CPU runs them in float32.\n");
+           "nodes stay float, not calibrated: the MCU's CPU runs them in float32.\n"
+           "--weight_round adaround (nanobench's; AMCT's ada_quantize): each weight rounded\n"
+           "up or down as learned on the layer's calibration inputs (AdaRound, ARQ's scales)\n"
+           "on every Conv, Gemm and MatMul of constant weights, unless the config's\n"
+           "override for a layer sets weight_round itself; nearest (ARQ's) is the default.\n"
+           "--no_bias_correction: the bias keeps its float value (default: corrected for the\n"
+           "weights' quantization error on the calibration data's mean input).\n");
 }
 
 static void print_report(const nb_calibrate_result *r, FILE *f)
@@ -140,7 +147,7 @@ static int import_qdq(const char *model, const char *save, bool json, int argc, 
 
 /* calibrate's figures, files and per-layer rows on its run */
 static void record_result(const nb_calibrate_result *r, const char *algo, const char *cfg_path,
-                          bool bias_corr)
+                          bool bias_corr, const char *wround)
 {
     rec_artifact("record", r->record);
     rec_artifact("fake_quant_model", r->fake_quant);
@@ -169,6 +176,8 @@ static void record_result(const nb_calibrate_result *r, const char *algo, const 
     rec_param("act_bits", "%d", r->act_bits);
     rec_param("weight_bits", "%d", r->weight_bits);
     rec_param("bias_correction", "%s", bias_corr ? "on" : "off");
+    if (wround)
+        rec_param("weight_round", "%s", wround);
     if (cfg_path)
         rec_artifact("calibration_config", cfg_path);
     for (int i = 0; i < r->n_layers; i++) {
@@ -245,7 +254,7 @@ int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *save = NULL, *shape = NULL, *dirs = NULL, *types = NULL,
                *cfg_path = NULL, *batch = NULL, *algo = NULL, *eval_dirs = NULL,
-               *from_qdq = NULL, *cpu_nodes = NULL;
+               *from_qdq = NULL, *cpu_nodes = NULL, *wround = NULL;
     bool json = false, bias_corr = true, show_progress = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -261,7 +270,7 @@ int cmd_calibrate(int argc, char **argv)
                     {"--data_dir", &dirs}, {"--data_types", &types},
                     {"--calibration_config", &cfg_path}, {"--batch_num", &batch},
                     {"--algo", &algo}, {"--eval_dir", &eval_dirs}, {"--from_qdq", &from_qdq},
-                    {"--cpu_nodes", &cpu_nodes}};
+                    {"--cpu_nodes", &cpu_nodes}, {"--weight_round", &wround}};
         bool taken = false;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !taken; k++) {
             if (!(r = cli_opt(argc, argv, &i, opts[k].flag, &v)))
@@ -288,7 +297,7 @@ int cmd_calibrate(int argc, char **argv)
         return cli_usage_error("calibrate", "--save_path '%s': give DIR/PREFIX (the files are "
                                "PREFIX_deploy_model.onnx, ...: AMCT's form)", save);
     if (from_qdq) {
-        if (model || dirs || cfg_path || batch || algo || eval_dirs || shape)
+        if (model || dirs || cfg_path || batch || algo || eval_dirs || shape || wround)
             return cli_usage_error("calibrate", "--from_qdq takes only --save_path: the QAT "
                                    "model carries its scales");
         if (!save)
@@ -309,6 +318,9 @@ int cmd_calibrate(int argc, char **argv)
     if (algo && !(o.algo_set = nb_act_algo_parse(algo, &o.algo)))
         return cli_usage_error("calibrate", "--algo is ifmr, hfmg, minmax, percentile, kl "
                                "or auto, not '%s'", algo);
+    if (wround && !(o.weight_round_set = nb_weight_round_parse(wround, &o.weight_round)))
+        return cli_usage_error("calibrate", "--weight_round is nearest or adaround, not '%s'",
+                               wround);
     if (batch && !strcmp(batch, "all")) {
         o.batch_num = -1; /* every batch: the fewest files of a folder */
     } else if (batch) {
@@ -340,7 +352,8 @@ int cmd_calibrate(int argc, char **argv)
         nb_calibrate_result_free(&r);
         return cli_error(&st);
     }
-    record_result(&r, algo, cfg_path, bias_corr);
+    record_result(&r, algo, cfg_path, bias_corr,
+                  wround ? nb_weight_round_name(o.weight_round) : NULL);
     rc = 0;
     if (json) {
         rc = cli_json_out("calibrate", nb_calibrate_json(&r));

@@ -35,7 +35,8 @@ EXPORT int nbpy_inputs(const char *model, const char *input_shape, char **json, 
 EXPORT int nbpy_estimate(const char *model, const char *input_shape, char **json, char *err,
                          size_t errlen);
 EXPORT int nbpy_calibrate(const char *model, const char *save_path, const char *input_shape,
-                          const char *config, const char *algo, int n_inputs, int n_batches,
+                          const char *config, const char *algo, const char *weight_round,
+                          int bias_correction, int n_inputs, int n_batches,
                           const float *const *data, const int *ranks, const int64_t *dims,
                           char **json, char *err, size_t errlen);
 EXPORT int nbpy_compile(const char *model, const char *output, const char *fp16_nodes,
@@ -383,7 +384,8 @@ static nb_tensor *tensor_of(const float *data, int rank, const int64_t *dims, nb
 }
 
 static int calibrate_impl(const char *model, const char *save_path, const char *input_shape,
-                          const char *config, const char *algo, int n_inputs, int n_batches,
+                          const char *config, const char *algo, const char *weight_round,
+                          int bias_correction, int n_inputs, int n_batches,
                           const float *const *data, const int *ranks, const int64_t *dims,
                           char **json, char *err, size_t errlen)
 {
@@ -414,7 +416,12 @@ static int calibrate_impl(const char *model, const char *save_path, const char *
             rc = fail(&st, err, errlen);
     nb_calibrate_opts o = {.model = model, .save_path = save_path, .input_shape = input_shape,
                            .config_path = config, .batches = (const nb_tensor *const *)ts,
-                           .n_batches = n_batches};
+                           .n_batches = n_batches, .no_bias_correction = !bias_correction};
+    if (!rc && weight_round &&
+        !(o.weight_round_set = nb_weight_round_parse(weight_round, &o.weight_round))) {
+        snprintf(err, errlen, "weight_round is nearest or adaround, not '%s'", weight_round);
+        rc = 2;
+    }
     if (!rc && algo && !(o.algo_set = nb_act_algo_parse(algo, &o.algo))) {
         snprintf(err, errlen, "algo is ifmr, hfmg, minmax, percentile, kl or auto, not '%s'",
                  algo);
@@ -641,13 +648,15 @@ int nbpy_inputs(const char *model, const char *input_shape, char **json, char *e
 }
 
 int nbpy_calibrate(const char *model, const char *save_path, const char *input_shape,
-                   const char *config, const char *algo, int n_inputs, int n_batches,
+                   const char *config, const char *algo, const char *weight_round,
+                   int bias_correction, int n_inputs, int n_batches,
                    const float *const *data, const int *ranks, const int64_t *dims,
                    char **json, char *err, size_t errlen)
 {
     if (!model || !save_path)
         return need("calibrate", model ? "save_path" : "model", err, errlen);
-    LOCKED(calibrate_impl(model, save_path, input_shape, config, algo, n_inputs, n_batches,
+    LOCKED(calibrate_impl(model, save_path, input_shape, config, algo, weight_round,
+                          bias_correction, n_inputs, n_batches,
                           data, ranks, dims, json, err, errlen));
 }
 

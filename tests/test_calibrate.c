@@ -130,6 +130,86 @@ static void test_bias_corrected(void **state)
     nb_tensor_free(x2);
 }
 
+/* AdaRound through nb_calibrate (issue 40): y = Conv(x [1,2,6,6], W [3,2,3,3], pads 1), W
+ * and four calibration batches from sin and cos (no bias correction: the weights alone
+ * differ). Each batch gives every one of its 6 x 6 output positions as a sample (a quota of
+ * 4096 / 4 a batch), 144 in all. The layer's output error against float on the calibration
+ * data (the evaluation's default: the first 8 calibration batches, here all four) is at
+ * most nearest's: nb_adaround keeps a row's learned rounding only when it is better on both
+ * its learning and its held-out samples, and these are all the positions the evaluation
+ * sees. The config's override for the layer wins over the option; common_config's
+ * weight_round alone applies it. */
+static void test_adaround_conv(void **state)
+{
+    (void)state;
+    mb_model *m = mb_new(13);
+    const int64_t dx[] = {1, 2, 6, 6}, dw[] = {3, 2, 3, 3}, dy[] = {1, 3, 6, 6};
+    float w[54];
+    for (int i = 0; i < 54; i++)
+        w[i] = (float)(0.5 * sin(1.7 * i + 0.3));
+    mb_input(m, "x", 1, 4, dx);
+    mb_output(m, "y", 1, 4, dy);
+    mb_init_floats(m, "W", 4, dw, w, 54);
+    Onnx__NodeProto *c = mb_node(m, "Conv", (const char *[]){"x", "W", NULL},
+                                 (const char *[]){"y", NULL});
+    c->name = (char *)"conv";
+    mb_attr_ints(c, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    char path[512], save[512], cfg[512];
+    snprintf(path, sizeof path, "%s/ada_conv.onnx", tmpdir);
+    assert_int_equal(mb_write(m, path), 0);
+    mb_free(m);
+    nb_status st = {0};
+    nb_tensor *x[4] = {NULL};
+    for (int b = 0; b < 4; b++) {
+        assert_int_equal(nb_tensor_new(NB_FLOAT, 4, dx, &x[b], &st), NB_OK);
+        for (int i = 0; i < 72; i++) /* correlated channels: the rounding's choice matters */
+            ((float *)x[b]->data)[i] = (float)(sin(0.37 * i + b) + 0.5 * cos(0.11 * i * (b + 1)));
+    }
+    const nb_tensor *batches[4] = {x[0], x[1], x[2], x[3]};
+    double sqnr[2];
+    for (int ada = 0; ada < 2; ada++) {
+        snprintf(save, sizeof save, "%s/ada_conv%d/c", tmpdir, ada);
+        nb_calibrate_opts o = {.model = path, .save_path = save, .batches = batches,
+                               .n_batches = 4, .no_bias_correction = true,
+                               .weight_round_set = true,
+                               .weight_round = ada ? NB_ROUND_ADAROUND : NB_ROUND_NEAREST};
+        nb_calibrate_result r;
+        if (nb_calibrate(&o, &r, &st))
+            fail_msg("%s", st.msg);
+        assert_int_equal(r.layers[0].weight_round, ada ? NB_ROUND_ADAROUND : NB_ROUND_NEAREST);
+        assert_int_equal(r.layers[0].ada_samples, ada ? 144 : 0);
+        if (ada)
+            assert_true(r.layers[0].ada_changed > 0);
+        sqnr[ada] = r.layers[0].out_sqnr;
+        nb_calibrate_result_free(&r);
+    }
+    print_message("conv layer output SQNR on the calibration data: nearest %.3f dB, adaround %.3f dB\n", sqnr[0], sqnr[1]);
+    assert_true(sqnr[1] >= sqnr[0]);
+    /* the layer's override wins over the option; common_config alone applies */
+    static const char *const cfgs[2] = {
+        "override_layer_configs { layer_name: \"conv\" calibration_config { weight_round: "
+        "NEAREST } }\n",
+        "common_config { weight_round: ADAROUND }\n"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cfg, sizeof cfg, "%s/ada%d.cfg", tmpdir, k);
+        FILE *f = fopen(cfg, "w");
+        assert_non_null(f);
+        fprintf(f, "batch_num: 4\n%s", cfgs[k]);
+        fclose(f);
+        snprintf(save, sizeof save, "%s/ada_cfg%d/c", tmpdir, k);
+        nb_calibrate_opts o = {.model = path, .save_path = save, .batches = batches,
+                               .n_batches = 4, .config_path = cfg, .weight_round_set = k == 0,
+                               .weight_round = NB_ROUND_ADAROUND};
+        nb_calibrate_result r;
+        if (nb_calibrate(&o, &r, &st))
+            fail_msg("%s", st.msg);
+        assert_int_equal(r.layers[0].weight_round, k ? NB_ROUND_ADAROUND : NB_ROUND_NEAREST);
+        nb_calibrate_result_free(&r);
+    }
+    for (int b = 0; b < 4; b++)
+        nb_tensor_free(x[b]);
+}
+
 static char warned[2048];
 static void keep_warning(void *user, const char *msg)
 {
@@ -279,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_bias_corrected),
         cmocka_unit_test(test_clipping_guard),
         cmocka_unit_test(test_cpu_advice),
+        cmocka_unit_test(test_adaround_conv),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

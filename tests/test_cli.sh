@@ -248,6 +248,13 @@ expect 0 "calibrate --progress" -- "$NB" calibrate --model "$T/conv.onnx" --save
 [ "$(grep '^progress: ' "$T/err" | tr '\n' ' ')" = "progress: calibrate 1/2 progress: calibrate 2/2 progress: evaluate 1/2 progress: evaluate 2/2 " ] &&
     grep -q "^wrote " "$T/out" && ! grep -q "^progress" "$T/out" ||
     { echo "FAIL: calibrate --progress lines"; cat "$T/err"; fails=$((fails + 1)); }
+# --weight_round adaround on the same batches: the weights are zeros, exact at any rounding, so
+# the record is --progress's above byte for byte, and the report says the layer was rounded so
+expect 0 "calibrate --weight_round adaround" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ada/c" --data_dir "$T/cal/x" --algo minmax --batch_num 2 --weight_round adaround --json
+grep -Eq '"weight_round": ?"adaround"' "$T/out" && cmp -s "$T/cal/pg/c_quant_record.txt" "$T/cal/ada/c_quant_record.txt" ||
+    { echo "FAIL: calibrate --weight_round adaround"; cat "$T/out"; fails=$((fails + 1)); }
+expect 2 "calibrate --weight_round up" -- "$NB" calibrate --model "$T/conv.onnx" --save_path "$T/cal/ada/c" --data_dir "$T/cal/x" --weight_round up
+mentions "--weight_round is nearest or adaround, not 'up'"
 # a signal mid-way leaves no output file: stderr is a FIFO this shell reads up to the line
 # named, then leaves unread, so that calibrate blocks on a full pipe (6000 progress lines,
 # ~170 KB, cannot fit a 64 KiB pipe) and cannot finish before the signal: deterministic.

@@ -186,6 +186,27 @@ with tempfile.TemporaryDirectory() as tmp:
               "calibrate: a batch of another shape raises Error(status 2): %s" % e)
         check(not os.path.exists(os.path.join(tmp, "bad")) or not os.listdir(os.path.join(tmp, "bad")),
               "calibrate: nothing written after the error")
+    # AdaRound (issue 40): weight_round and bias_correction as the CLI's flags, the same record
+    rng = np.random.default_rng(3)
+    arrs = [rng.standard_normal((1, 3, 8, 8)).astype(np.float32) for _ in range(4)]
+    ada = nb.calibrate(conv, {"x": arrs}, os.path.join(tmp, "ada", "c"), weight_round="adaround",
+                       bias_correction=False)
+    check([l["weight_round"] for l in ada["layers"]] == ["adaround"] * len(ada["layers"]),
+          "calibrate(weight_round='adaround') rounds every layer so")
+    os.makedirs(os.path.join(tmp, "ada_data"), exist_ok=True)
+    for b, a in enumerate(arrs):
+        np.save(os.path.join(tmp, "ada_data", "b%03d.npy" % b), a)
+    cli("calibrate", "--model", conv, "--save_path", os.path.join(tmp, "ada_cli", "c"), "--data_dir",
+        os.path.join(tmp, "ada_data"), "--batch_num", "4", "--weight_round", "adaround",
+        "--no_bias_correction", "--json")
+    check(same_file(ada["record"], os.path.join(tmp, "ada_cli", "c_quant_record.txt")),
+          "calibrate(weight_round='adaround', bias_correction=False): the CLI's record, byte for byte")
+    try:
+        nb.calibrate(conv, {"x": arrs}, os.path.join(tmp, "ada_bad", "c"), weight_round="up")
+        check(False, "calibrate: weight_round='up' raises")
+    except nb.Error as e:
+        check(e.status == 2 and str(e) == "weight_round is nearest or adaround, not 'up'",
+              "calibrate: weight_round='up' raises Error(status 2): %s" % e)
     try:
         nb.run(os.path.join(tmp, "nope.exeom"), [np.zeros(3, np.float32)])
         check(False, "run: a missing exeom raises")

@@ -115,14 +115,18 @@ def hostile_cases(tmp):
             "2 lists of batches given")
     # nbpy.c itself, called as a C caller would, without the module's checks
     hostile(tmp, "c_call(nb._lib.nbpy_calibrate, CA2.encode(), (T + '/h/c').encode(), None, None, "
-                 "None, 1, 1, *c_args([x]))",
+                 "None, None, 1, 1, 1, *c_args([x]))",
             "nbpy_calibrate (C) with 1 input array for 2 inputs", "takes 2 inputs ('x', 'z')")
     hostile(tmp, "c_call(nb._lib.nbpy_calibrate, CONV.encode(), (T + '/h/c').encode(), None, "
-                 "None, None, 2, 1, *c_args([x, x]))",
+                 "None, None, None, 1, 2, 1, *c_args([x, x]))",
             "nbpy_calibrate (C) with 2 input arrays for 1 input", "takes 1 input ('x')")
     hostile(tmp, "c_call(nb._lib.nbpy_calibrate, CONV.encode(), (T + '/h/c').encode(), None, "
-                 "None, None, 1, 1, None, None, None)",
+                 "None, None, None, 1, 1, 1, None, None, None)",
             "nbpy_calibrate (C) with NULL data", "no data")
+    hostile(tmp, "c_call(nb._lib.nbpy_calibrate, CONV.encode(), (T + '/h/c').encode(), None, "
+                 "None, None, b'sideways', 1, 1, 1, *c_args([x]))",
+            "nbpy_calibrate (C) with weight_round 'sideways'",
+            "weight_round is nearest or adaround, not 'sideways'")
     hostile(tmp, "c_call(nb._lib.nbpy_run, EXE.encode(), 1, None, *c_args([p]), None)",
             "nbpy_run (C) with 1 array for 2 inputs", "run(): the model takes 2 inputs ('p', 'q'), "
             "1 given")

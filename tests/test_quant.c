@@ -154,6 +154,121 @@ static void test_config_errors(void **state)
 }
 
 /* AMCT's scale and offset, worked by hand. */
+/* The rounding keys (issue 40): weight_round in common_config and the overrides, AMCT's
+ * ada_quantize with its fields, the defaults, and the errors. */
+static void test_config_weight_round(void **state)
+{
+    (void)state;
+    const char *text =
+        "common_config { weight_round: ADAROUND }\n"
+        "override_layer_configs { layer_name: \"a\" calibration_config { weight_round: NEAREST } }\n"
+        "override_layer_configs { layer_name: \"b\" calibration_config {\n"
+        "  arq_quantize { quant_bits: 4 } weight_round: ADAROUND } }\n"
+        "override_layer_types { layer_type: \"Gemm\" calibration_config {\n"
+        "  ada_quantize { num_iteration: 100 reg_param: 0.02 beta_range_start: 10\n"
+        "                 beta_range_end: 3 warm_start: 0.1 channel_wise: false } } }\n"
+        "override_layer_types { layer_type: \"Conv\" calibration_config {\n"
+        "  ifmr_quantize { dst_type: INT16 } } }\n";
+    nb_quant_config c;
+    nb_status st = {0};
+    if (parse(text, &c, &st))
+        fail_msg("%s", st.msg);
+    assert_int_equal(c.common.weight_round, NB_ROUND_ADAROUND);
+    const nb_calib_cfg *a = nb_quant_config_for(&c, "a", "MatMul"),
+                       *b = nb_quant_config_for(&c, "b", "MatMul"),
+                       *g = nb_quant_config_for(&c, "g", "Gemm"),
+                       *cv = nb_quant_config_for(&c, "c", "Conv");
+    assert_int_equal(a->weight_round, NB_ROUND_NEAREST);
+    assert_true(a->weight_round_given);
+    assert_int_equal(b->weight_round, NB_ROUND_ADAROUND);
+    assert_int_equal(b->weight_bits, 4);
+    assert_true(b->weight_round_given);
+    assert_int_equal(g->weight_round, NB_ROUND_ADAROUND);
+    assert_true(g->weight_round_given);
+    assert_int_equal(g->ada.iters, 100);
+    assert_float_equal(g->ada.reg, 0.02, 1e-7);
+    assert_float_equal(g->ada.beta_start, 10, 0);
+    assert_float_equal(g->ada.beta_end, 3, 0);
+    assert_float_equal(g->ada.warm, 0.1, 1e-7);
+    assert_false(g->channel_wise);
+    /* an override that does not set the rounding inherits common_config's, not as its own */
+    assert_int_equal(cv->weight_round, NB_ROUND_ADAROUND);
+    assert_false(cv->weight_round_given);
+    assert_int_equal(cv->act_bits, 16);
+    nb_quant_config_free(&c);
+    /* the defaults: nearest; AdaRound's AMCT values with 500 steps */
+    nb_calib_cfg d;
+    nb_calib_defaults(&d);
+    assert_int_equal(d.weight_round, NB_ROUND_NEAREST);
+    assert_int_equal(d.ada.iters, 500);
+    assert_float_equal(d.ada.reg, 0.01, 1e-7);
+    assert_float_equal(d.ada.beta_start, 20, 0);
+    assert_float_equal(d.ada.beta_end, 2, 0);
+    assert_float_equal(d.ada.warm, 0.2, 1e-7);
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"common_config { weight_round: UP }",
+         "cfg.txt:1:31: weight_round is NEAREST or ADAROUND, not 'UP'"},
+        {"common_config { arq_quantize { } ada_quantize { } }",
+         "cfg.txt:1:34: arq_quantize and ada_quantize are one choice (oneof wts_quant_algo)"},
+        {"common_config { weight_round: NEAREST ada_quantize { } }",
+         "cfg.txt:1:39: weight_round and ada_quantize both choose the rounding"},
+        {"common_config { ada_quantize { num_iteration: -1 } }",
+         "cfg.txt:1:47: 'num_iteration' is an integer in 0..1000000, not '-1'"},
+        {"common_config { ada_quantize { lr: 1 } }",
+         "cfg.txt:1:32: unknown field 'lr' in ada_quantize (known: num_iteration, reg_param, "
+         "beta_range_start, beta_range_end, warm_start, channel_wise, quant_bits)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nb_status e = {0};
+        assert_int_equal(parse(bad[i].text, &c, &e), NB_ERR_FORMAT);
+        assert_string_equal(e.msg, bad[i].msg);
+    }
+    nb_weight_round r;
+    assert_true(nb_weight_round_parse("AdaRound", &r));
+    assert_int_equal(r, NB_ROUND_ADAROUND);
+    assert_true(nb_weight_round_parse("nearest", &r));
+    assert_int_equal(r, NB_ROUND_NEAREST);
+    assert_false(nb_weight_round_parse("down", &r));
+}
+
+/* AdaRound on a hand-worked 2 x 2 case where the best rounding is not the nearest. Scales
+ * 1 (w is in units of the integer step); every sample is x_p = t_p (0.9, 1), t_p = 1..8, the
+ * same as the quantized input (xq = x). A row's error on sample p is t_p (0.9 (a - w0) +
+ * (b - w1)) for integers (a, b):
+ * row 0, w = (0.4, 0.3): nearest (0, 0) gives 0.9 x -0.4 - 0.3 = -0.66; (1, 0) 0.54 - 0.3 =
+ * 0.24; (0, 1) -0.36 + 0.7 = 0.34; (1, 1) 1.24: (1, 0) is the least, 0.4 rounds up.
+ * row 1, w = (-0.4, -0.3): the mirror image, (-1, 0): -0.4 rounds down.
+ * Each row differs from nearest in one weight: 2 changed. */
+static void test_adaround_2x2(void **state)
+{
+    (void)state;
+    const float w[4] = {0.4f, 0.3f, -0.4f, -0.3f}, scale[2] = {1, 1};
+    float x[16];
+    for (int p = 0; p < 8; p++)
+        x[2 * p] = 0.9f * (float)(p + 1), x[2 * p + 1] = (float)(p + 1);
+    nb_ada_params pr;
+    nb_ada_defaults(&pr);
+    int8_t q[4];
+    int64_t changed = -1;
+    nb_status st = {0};
+    assert_int_equal(nb_adaround(w, scale, 2, 2, x, x, 8, 8, &pr, q, &changed, &st), NB_OK);
+    assert_int_equal(q[0], 1);
+    assert_int_equal(q[1], 0);
+    assert_int_equal(q[2], -1);
+    assert_int_equal(q[3], 0);
+    assert_int_equal(changed, 2);
+    /* a row whose nearest rounding is exact stays: w = (2, -3) */
+    const float w2[2] = {2, -3};
+    assert_int_equal(nb_adaround(w2, scale, 1, 2, x, x, 8, 8, &pr, q, &changed, &st), NB_OK);
+    assert_int_equal(q[0], 2);
+    assert_int_equal(q[1], -3);
+    assert_int_equal(changed, 0);
+    /* no samples: refused */
+    assert_int_equal(nb_adaround(w2, scale, 1, 2, x, x, 0, 8, &pr, q, &changed, &st), NB_ERR_ARG);
+}
+
 static void test_qparams(void **state)
 {
     (void)state;
@@ -691,6 +806,8 @@ int main(void)
         cmocka_unit_test(test_deploy_bias),
         cmocka_unit_test(test_deploy_rnn),
         cmocka_unit_test(test_check_layers),
+        cmocka_unit_test(test_config_weight_round),
+        cmocka_unit_test(test_adaround_2x2),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

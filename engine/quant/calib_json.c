@@ -129,6 +129,12 @@ json_t *nb_calibrate_json(const nb_calibrate_result *r)
         json_object_set_new(j, "act_sqnr_db", nb_json_num(l->act_sqnr));
         json_object_set_new(j, "weight_sqnr_db", nb_json_num(l->w_sqnr));
         json_object_set_new(j, "output_sqnr_db", nb_json_num(l->out_sqnr));
+        json_object_set_new(j, "weight_round", json_string(nb_weight_round_name(l->weight_round)));
+        if (l->weight_round == NB_ROUND_ADAROUND) {
+            json_object_set_new(j, "ada_changed", json_integer(l->ada_changed));
+            json_object_set_new(j, "ada_samples", json_integer(l->ada_samples));
+            json_object_set_new(j, "ada_ms", nb_json_num(l->ada_ms));
+        }
         json_object_set_new(j, "output_cosine", nb_json_num(l->out_cos));
         if (l->act_b) { /* a MatMul of two activations: no weights, B quantized as x */
             json_object_set_new(j, "second_input_activation", json_true());

@@ -118,6 +118,15 @@ typedef struct layer {
     nb_hist hist_b;
     nb_qparams qb;
     double b_sqnr;
+    /* AdaRound (nb_adaround): the rounding asked for, and when it applies (ada_k > 0) the
+       layer's input as rows of ada_k values (a Conv's patches), ada_n of them sampled
+       (ada_quota a batch, up to ada_cap), the weights it changed and its time */
+    nb_weight_round wround;
+    float *ada_x;
+    int64_t ada_k, ada_n, ada_cap, ada_quota;
+    uint64_t ada_rng;
+    int64_t ada_changed;
+    double ada_ms;
 } layer;
 
 typedef struct calib {
@@ -302,6 +311,8 @@ NB_QUANT_AVX2_CLONES static double sum_f64(const float *x, int64_t n)
     return (a4[0] + a4[1]) + (a4[2] + a4[3]);
 }
 
+static nb_err ada_collect(layer *l, const nb_tensor *t, nb_status *st);
+
 static nb_err observe(calib *c, const char *name, const nb_tensor *t)
 {
     if (c->eval) {
@@ -353,6 +364,8 @@ static nb_err observe(calib *c, const char *name, const nb_tensor *t)
             c->failed = l->act;
             return e;
         }
+        if (l->ada_k > 0 && (e = ada_collect(l, t, c->st)))
+            return e;
         if (!c->eval) {
             const float *x = t->data;
             int64_t z = 0;
@@ -1449,6 +1462,181 @@ static nb_err find_layers(const nb_model *m, const nb_quant_config *cfg, const c
     return NB_OK;
 }
 
+/* ---- AdaRound: the samples and the rounding (nb_adaround) ---- */
+
+#define ADA_MAX_SAMPLES 4096        /* input rows a layer keeps, over all batches */
+#define ADA_MAX_FLOATS (8 << 20)    /* and at most this many values (32 MB) */
+
+/* A Conv's geometry over a 1-D or 2-D input [N, C, (H,) W]: kernel, strides, dilations,
+ * the padding at the start, the output size. False: not a case AdaRound takes. */
+typedef struct conv_geo {
+    int64_t kh, kw, sh, sw, dh, dw, ph, pw, oh, ow, h, w, c;
+} conv_geo;
+
+static bool conv_geometry(const layer *l, const nb_tensor *t, conv_geo *cg)
+{
+    const nb_node *nd = l->node;
+    int sp = l->w->rank - 2; /* spatial dims: 1 or 2 */
+    if ((sp != 1 && sp != 2) || t->rank != sp + 2 || t->dims[1] != l->w->dims[1])
+        return false;
+    int n = 0;
+    const int64_t *st = nb_attr_ints(nd, "strides", &n);
+    const int64_t *di = nb_attr_ints(nd, "dilations", &n);
+    const int64_t *pd = nb_attr_ints(nd, "pads", &n);
+    const char *ap = nb_attr_str(nd, "auto_pad", "NOTSET");
+    int64_t k[2] = {1, l->w->dims[2]}, s[2] = {1, st ? st[0] : 1}, d[2] = {1, di ? di[0] : 1},
+            in[2] = {1, t->dims[2]}, pb[2] = {0, pd ? pd[0] : 0}, pe[2] = {0, pd ? pd[1] : 0};
+    if (sp == 2) {
+        k[0] = l->w->dims[2], k[1] = l->w->dims[3];
+        s[0] = st ? st[0] : 1, s[1] = st ? st[1] : 1;
+        d[0] = di ? di[0] : 1, d[1] = di ? di[1] : 1;
+        in[0] = t->dims[2], in[1] = t->dims[3];
+        pb[0] = pd ? pd[0] : 0, pb[1] = pd ? pd[1] : 0;
+        pe[0] = pd ? pd[2] : 0, pe[1] = pd ? pd[3] : 0;
+    }
+    int64_t o[2];
+    for (int a = 0; a < 2; a++) {
+        if (s[a] < 1 || d[a] < 1)
+            return false;
+        if (!strncmp(ap, "SAME", 4)) { /* SAME_UPPER: the extra pad at the end */
+            int64_t out = (in[a] + s[a] - 1) / s[a];
+            int64_t tot = (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in[a];
+            tot = tot < 0 ? 0 : tot;
+            pb[a] = strcmp(ap, "SAME_LOWER") ? tot / 2 : tot - tot / 2;
+            pe[a] = tot - pb[a];
+        } else if (!strcmp(ap, "VALID"))
+            pb[a] = pe[a] = 0;
+        o[a] = (in[a] + pb[a] + pe[a] - d[a] * (k[a] - 1) - 1) / s[a] + 1;
+        if (o[a] < 1)
+            return false;
+    }
+    *cg = (conv_geo){.kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1], .dh = d[0], .dw = d[1],
+                     .ph = pb[0], .pw = pb[1], .oh = o[0], .ow = o[1], .h = in[0], .w = in[1],
+                     .c = t->dims[1]};
+    return true;
+}
+
+/* Which rounding layer l gets (an override's own weight_round over the option over the
+ * config's), and when it is AdaRound on a layer it takes (a Conv of group 1, 1-D or 2-D; a
+ * Gemm without transA; a MatMul of a constant [K, N]), the sample sizes. */
+static void ada_setup(layer *l, const nb_quant_config *cfg, const nb_calibrate_opts *o,
+                      int batch_num)
+{
+    bool own = l->cfg != &cfg->common && l->cfg->weight_round_given;
+    l->wround = !own && o->weight_round_set ? o->weight_round : l->cfg->weight_round;
+    l->ada_k = 0;
+    if (l->wround != NB_ROUND_ADAROUND || l->rnn || l->act_b || !l->w)
+        return;
+    const char *op = l->node->op_type;
+    const nb_tensor *w = l->w;
+    if (!strcmp(op, "Conv") && nb_attr_int(l->node, "group", 1) == 1 &&
+        (w->rank == 3 || w->rank == 4))
+        l->ada_k = w->numel / w->dims[0];
+    else if (!strcmp(op, "Gemm") && !nb_attr_int(l->node, "transA", 0) && w->rank == 2)
+        l->ada_k = nb_attr_int(l->node, "transB", 0) ? w->dims[1] : w->dims[0];
+    else if (!strcmp(op, "MatMul") && w->rank == 2)
+        l->ada_k = w->dims[0];
+    if (l->ada_k <= 0)
+        return;
+    l->ada_cap = ADA_MAX_FLOATS / l->ada_k;
+    l->ada_cap = l->ada_cap > ADA_MAX_SAMPLES ? ADA_MAX_SAMPLES : l->ada_cap < 1 ? 1 : l->ada_cap;
+    l->ada_quota = (l->ada_cap + (batch_num > 0 ? batch_num : 1) - 1) / (batch_num > 0 ? batch_num : 1);
+    l->ada_rng = 0x9E3779B97F4A7C15ull; /* a fixed seed: the same samples every run */
+}
+
+/* Samples of the layer's input t (this batch's, float): rows of ada_k values, evenly
+ * spaced over the batch's output positions from an offset of a fixed-seed generator. */
+static nb_err ada_collect(layer *l, const nb_tensor *t, nb_status *st)
+{
+    bool conv = !strcmp(l->node->op_type, "Conv");
+    conv_geo cg = {0};
+    if (conv && !conv_geometry(l, t, &cg))
+        return NB_OK; /* another shape: no samples from it */
+    if (!conv && (t->rank < 1 || t->dims[t->rank - 1] != l->ada_k))
+        return NB_OK;
+    int64_t total = conv ? t->dims[0] * cg.oh * cg.ow : t->numel / l->ada_k;
+    int64_t want = l->ada_quota < l->ada_cap - l->ada_n ? l->ada_quota : l->ada_cap - l->ada_n;
+    if (want > total)
+        want = total;
+    if (want <= 0)
+        return NB_OK;
+    if (!l->ada_x && !(l->ada_x = malloc(sizeof(float) * (size_t)(l->ada_cap * l->ada_k))))
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    l->ada_rng = l->ada_rng * 6364136223846793005ull + 1442695040888963407ull;
+    double step = (double)total / (double)want;
+    double start = (double)(l->ada_rng >> 11) / 9007199254740992.0 * step;
+    const float *x = t->data;
+    for (int64_t s = 0; s < want; s++) {
+        int64_t pos = (int64_t)(start + step * (double)s);
+        pos = pos >= total ? total - 1 : pos;
+        float *row = l->ada_x + (l->ada_n + s) * l->ada_k;
+        if (!conv) {
+            memcpy(row, x + pos * l->ada_k, sizeof(float) * (size_t)l->ada_k);
+            continue;
+        }
+        int64_t n = pos / (cg.oh * cg.ow), oy = pos / cg.ow % cg.oh, ox = pos % cg.ow;
+        int64_t at = 0;
+        for (int64_t c = 0; c < cg.c; c++) /* [Cin, kh, kw], the weights' order */
+            for (int64_t ky = 0; ky < cg.kh; ky++)
+                for (int64_t kx = 0; kx < cg.kw; kx++) {
+                    int64_t iy = oy * cg.sh - cg.ph + ky * cg.dh, ix = ox * cg.sw - cg.pw + kx * cg.dw;
+                    row[at++] = iy < 0 || iy >= cg.h || ix < 0 || ix >= cg.w
+                                    ? 0.0f
+                                    : x[((n * cg.c + c) * cg.h + iy) * cg.w + ix];
+                }
+    }
+    l->ada_n += want;
+    return NB_OK;
+}
+
+/* AdaRound of layer l's weights (after ARQ: its scales kept) on its samples, the inputs
+ * fake-quantized with its activation parameters as the NPU takes them: l->w_q, w_fq and
+ * w_sqnr replaced. Nothing when it does not apply. */
+static nb_err ada_apply(layer *l, nb_status *st)
+{
+    if (l->ada_k <= 0 || l->ada_n <= 0 || l->wround != NB_ROUND_ADAROUND)
+        return NB_OK;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const nb_tensor *w = l->w;
+    int64_t cout = l->channels, k = l->ada_k, p = l->ada_n;
+    bool rows_last = !strcmp(l->node->op_type, "MatMul") ||
+                     (!strcmp(l->node->op_type, "Gemm") && !nb_attr_int(l->node, "transB", 0));
+    float *wm = malloc(sizeof(float) * (size_t)(cout * k)),
+          *xq = malloc(sizeof(float) * (size_t)(p * k));
+    int8_t *q = malloc((size_t)(cout * k));
+    nb_err e = wm && xq && q && cout * k == w->numel ? NB_OK
+                                                     : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+    for (int64_t c = 0; !e && c < cout; c++) /* [cout, k]: [K, N] transposed */
+        for (int64_t j = 0; j < k; j++)
+            wm[c * k + j] = (float)nb_tensor_get_f64(w, rows_last ? j * cout + c : c * k + j);
+    for (int64_t i = 0; !e && i < p * k; i++)
+        xq[i] = (float)nb_fake_quant(l->ada_x[i], &l->q);
+    nb_ada_params pr = l->cfg->ada;
+    if (!e)
+        e = nb_adaround(wm, l->scale_w, cout, k, l->ada_x, xq, p, l->cfg->weight_bits, &pr, q,
+                        &l->ada_changed, st);
+    if (!e) {
+        for (int64_t c = 0; c < cout; c++)
+            for (int64_t j = 0; j < k; j++)
+                l->w_q[rows_last ? j * cout + c : c * k + j] = q[c * k + j];
+        int64_t outer, ch, inner;
+        weight_layout(l, w, &outer, &ch, &inner);
+        float *wf = w->dtype == NB_FLOAT ? w->data : NULL;
+        if (!wf) /* the float weights in their layout (wm is transposed for [K, N]) */
+            for (int64_t i = 0; i < w->numel; i++)
+                wm[i] = (float)nb_tensor_get_f64(w, i);
+        double sig = 0, noise = 0;
+        dequant_rows(wf ? wf : wm, l->w_q, l->scale_w, outer, ch, inner, l->w_fq->data, &sig,
+                     &noise);
+        l->w_sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+    }
+    free(wm), free(xq), free(q);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    l->ada_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    return e;
+}
+
 /* ---- the step ---- */
 
 /* What the report's pointers point into: the model (names), the layers (scales). */
@@ -1477,6 +1665,7 @@ static void free_layers(layer *ls, int nl)
         nb_tensor_free(ls[i].bias);
         free(ls[i].in_sum);
         free(ls[i].mag);
+        free(ls[i].ada_x);
     }
     free(ls);
 }
@@ -1518,194 +1707,129 @@ static double ms_since(const struct timespec *a, const struct timespec *b)
     return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
-nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_status *st)
+/* A killed run's parts of the three output files of SAVE (this run may fail). */
+static void remove_stale_parts(const char *save)
 {
-    memset(res, 0, sizeof *res);
-    nb_err e = NB_OK;
-    double *vmax = NULL; /* per value of the model: the largest |x| calibrated (cpu_advice) */
-    const char *model = o->model, *save = o->save_path, *shape = o->input_shape;
-    nb_quant_config cfg;
-    nb_quant_config_init(&cfg);
-    nb_model *m = NULL;
-    nb_exec *ex = NULL;
-    layer *ls = NULL;
-    int nl = 0, n_in = 0;
-    char *dir_copy = strdup(o->data_dirs ? o->data_dirs : ""),
-         *type_copy = o->data_types ? strdup(o->data_types) : NULL;
-    char *dparts[65], *tparts[65];
-    char **files[64] = {0}, **efiles[64] = {0}, *eval_copy = NULL;
-    int efiles_n[64] = {0};
-    nb_tensor *data[64] = {0};
-    const char *names[64];
-    char part[3][4300];
-    bool parts_made = false;
-    char *batch_shape = NULL, *batch_names = NULL; /* a dynamic batch taken as 1 */
-    cmp_acc *per_out = NULL;
-    int n_outs = 0, files_in_dir0 = 0;
-    calib_internal *keep = calloc(1, sizeof *keep);
-    if (!dir_copy || (o->data_types && !type_copy) || !keep) {
-        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        goto out;
+    static const char *const kinds[3] = {"_quant_record.txt", "_fake_quant_model.onnx",
+                                         "_deploy_model.onnx"};
+    for (int i = 0; save && i < 3; i++) {
+        char f[4300];
+        snprintf(f, sizeof f, "%s%s", save, kinds[i]);
+        nb_remove_stale_tmps(f);
     }
-    { /* a killed run's parts of these three files, first: this run may fail */
-        static const char *const kinds[3] = {"_quant_record.txt", "_fake_quant_model.onnx",
-                                             "_deploy_model.onnx"};
-        for (int i = 0; save && i < 3; i++) {
-            char f[4300];
-            snprintf(f, sizeof f, "%s%s", save, kinds[i]);
-            nb_remove_stale_tmps(f);
-        }
-    }
-    if (o->config_path && (e = nb_quant_config_load(o->config_path, &cfg, st)))
-        goto out;
+}
+
+/* The config and the model of O, loaded and checked: *lo's input_shape becomes the shape
+ * calibrated with (a dynamic batch taken as 1; *batch_shape owns it). */
+static nb_err load_model(const nb_calibrate_opts *o, nb_quant_config *cfg, nb_load_opts *lo,
+                         nb_model **mp, char **batch_shape, char **batch_names, nb_status *st)
+{
+    const char *model = o->model;
+    nb_err e;
+    if (o->config_path && (e = nb_quant_config_load(o->config_path, cfg, st)))
+        return e;
     if (o->batch_num > 0)
-        cfg.batch_num = o->batch_num;
-    nb_load_opts lo = {.input_shape = shape};
-    if ((e = nb_ref_load(model, &lo, &m, st)))
-        goto out;
+        cfg->batch_num = o->batch_num;
+    if ((e = nb_ref_load(model, lo, mp, st)))
+        return e;
     /* a dynamic batch taken as 1, as estimate takes it; the written models carry it */
-    if ((e = nb_batch_one_shape(m, shape, &batch_shape, &batch_names, st)))
-        goto out;
-    if (batch_shape) {
-        nb_model_free(m);
-        m = NULL;
-        lo.input_shape = batch_shape;
-        if ((e = nb_ref_load(model, &lo, &m, st)))
-            goto out;
+    if ((e = nb_batch_one_shape(*mp, o->input_shape, batch_shape, batch_names, st)))
+        return e;
+    if (*batch_shape) {
+        nb_model_free(*mp);
+        *mp = NULL;
+        lo->input_shape = *batch_shape;
+        if ((e = nb_ref_load(model, lo, mp, st)))
+            return e;
         nb_warnf(o->warn, o->user, "%s: dynamic batch of %s taken as 1 (--input_shape to "
-                 "choose)", model, batch_names);
+                 "choose)", model, *batch_names);
     }
-    if (nb_graph_has_qdq(m->graph)) {
-        e = nb_fail(st, NB_ERR_ARG, "%s: a Q/DQ (QAT) model: its scales are in the file; import "
-                    "it with --from_qdq (bringup does), or compile it with atc as it is", model);
-        goto out;
-    }
+    nb_model *m = *mp;
+    if (nb_graph_has_qdq(m->graph))
+        return nb_fail(st, NB_ERR_ARG, "%s: a Q/DQ (QAT) model: its scales are in the file; "
+                       "import it with --from_qdq (bringup does), or compile it with atc as "
+                       "it is", model);
     if (m->n_named_nodes) /* the deploy and fake-quant models and the record carry them */
         nb_warnf(o->warn, o->user, "%s: %d node(s) without a name, named <op_type>_<index in "
                  "the file> in the outputs and the record", model, m->n_named_nodes);
     if (o->on_model)
         o->on_model(o->user, m);
-    const nb_graph *g = m->graph;
-    n_in = g->n_inputs;
-    if (n_in > 64) {
-        e = nb_fail(st, NB_ERR_ARG, "%s: %d inputs; calibrate takes up to 64", model, n_in);
-        goto out;
-    }
-    bool mem = o->batches != NULL;
-    int nd = mem ? n_in : split(dir_copy, dparts, 65);
-    int nt = type_copy ? split(type_copy, tparts, 65) : 0;
-    if (mem && (o->n_batches < 1 || (o->eval_batches && o->n_eval_batches < 1))) {
-        e = nb_fail(st, NB_ERR_ARG, "calibrate: no batch given");
-        goto out;
-    }
-    if (mem)
-        cfg.batch_num = o->n_batches;
-    if (nd != n_in || (type_copy && nt != n_in)) {
-        e = nb_fail(st, NB_ERR_ARG, "%s has %d input%s; --data_dir gives %s%d folder%s%s",
-                    model, n_in, n_in == 1 ? "" : "s", nd > 64 ? "more than " : "",
-                    nd > 64 ? 64 : nd, nd == 1 ? "" : "s",
-                    type_copy && nt != n_in ? " and --data_types another count" : "");
-        n_in = 0;
-        goto out;
-    }
-    /* the inputs in --input_shape order when it names them all (AMCT pairs data_dir with
-       input_shape), else the model's order */
-    int order[64];
+    return NB_OK;
+}
+
+/* The inputs in --input_shape order when it names them all (AMCT pairs data_dir with
+   input_shape), else the model's order. */
+static void input_order(const nb_graph *g, const char *shape, int *order, int n_in)
+{
     for (int i = 0; i < n_in; i++)
         order[i] = g->inputs[i];
-    if (shape) {
-        nb_shape_override *ov = NULL;
-        int nov = 0;
-        nb_status ignore = {0};
-        if (!nb_parse_input_shape(shape, &ov, &nov, &ignore) && nov == n_in)
-            for (int i = 0; i < n_in; i++)
-                order[i] = nb_graph_find(g, ov[i].name);
-        nb_shape_overrides_free(ov, nov);
-    }
-    if (!mem && o->batch_num < 0) { /* every batch: as many as the folder with the fewest files */
-        cfg.batch_num = 0;
-        for (int i = 0; i < n_in; i++) {
-            char **all = NULL;
-            int cnt = 0;
-            nb_status ignore = {0};
-            if (list_batches(dparts[i], -1, &all, &cnt, NULL, NULL, &ignore)) {
-                cfg.batch_num = 1; /* the listing below reports the folder */
-                break;
-            }
-            for (int k = 0; k < cnt; k++)
-                free(all[k]);
-            free(all);
-            if (cfg.batch_num == 0 || cnt < cfg.batch_num)
-                cfg.batch_num = cnt;
-        }
-    }
+    if (!shape)
+        return;
+    nb_shape_override *ov = NULL;
+    int nov = 0;
+    nb_status ignore = {0};
+    if (!nb_parse_input_shape(shape, &ov, &nov, &ignore) && nov == n_in)
+        for (int i = 0; i < n_in; i++)
+            order[i] = nb_graph_find(g, ov[i].name);
+    nb_shape_overrides_free(ov, nov);
+}
+
+/* Every batch: as many as the folder with the fewest files (1 when one cannot be listed:
+   the listing after reports the folder). */
+static int every_batch(char **dparts, int n_in)
+{
+    int n = 0;
     for (int i = 0; i < n_in; i++) {
-        const nb_value *v = &g->values[order[i]];
-        names[i] = v->name;
-        /* without --data_types each input's files are of the model input's own type (a
-           .npy says its type and is checked against it when read) */
-        nb_dtype want = v->dtype;
-        if (type_copy) {
-            size_t k = 0;
-            while (k < sizeof data_types / sizeof data_types[0] &&
-                   strcmp(tparts[i], data_types[k].name))
-                k++;
-            if (k == sizeof data_types / sizeof data_types[0]) {
-                e = nb_fail(st, NB_ERR_ARG, "--data_types: '%s' is not a data type (float32, "
-                            "float16, int8, int32, int64, ...)", tparts[i]);
-                goto out;
-            }
-            want = data_types[k].t;
-        }
-        if (want != v->dtype) {
-            e = nb_fail(st, NB_ERR_ARG, "--data_types: input '%s' is %s in the model, not %s",
-                        v->name, nb_dtype_name(v->dtype), nb_dtype_name(want));
-            goto out;
-        }
-        for (int d = 0; d < v->rank; d++)
-            if (v->dims[d] < 0) {
-                e = nb_fail(st, NB_ERR_ARG, "%s: input '%s' has a dynamic dim %d: give its "
-                            "shape with --input_shape", model, v->name, d);
-                goto out;
-            }
-        if (mem) { /* each batch of this input: its dtype and shape, checked in run_batch */
-            files_in_dir0 = o->n_batches;
-            continue;
-        }
-        if (i == 0) { /* how many there are, for the report */
-            char **all = NULL;
-            nb_status ignore = {0};
-            if (!list_batches(dparts[0], -1, &all, &files_in_dir0, NULL, NULL, &ignore)) {
-                for (int k = 0; k < files_in_dir0; k++)
-                    free(all[k]);
-                free(all);
-            }
-        }
-        if ((e = list_batches(dparts[i], cfg.batch_num, &files[i], NULL, o->warn, o->user, st)))
-            goto out;
+        char **all = NULL;
+        int cnt = 0;
+        nb_status ignore = {0};
+        if (list_batches(dparts[i], -1, &all, &cnt, NULL, NULL, &ignore))
+            return 1;
+        for (int k = 0; k < cnt; k++)
+            free(all[k]);
+        free(all);
+        if (n == 0 || cnt < n)
+            n = cnt;
     }
-    if ((e = nb_npu_check_cpu_nodes(m->graph, o->cpu_nodes, st))) { /* a typo places nothing */
-        nb_prefix(st, "%s", model);
-        goto out;
+    return n;
+}
+
+/* Input I (value index V): its dtype checked against --data_types (TPART or NULL), its
+ * shape static. */
+static nb_err check_input(const char *model, const nb_value *v, const char *tpart,
+                          nb_status *st)
+{
+    /* without --data_types each input's files are of the model input's own type (a .npy
+       says its type and is checked against it when read) */
+    nb_dtype want = v->dtype;
+    if (tpart) {
+        size_t k = 0;
+        while (k < sizeof data_types / sizeof data_types[0] && strcmp(tpart, data_types[k].name))
+            k++;
+        if (k == sizeof data_types / sizeof data_types[0])
+            return nb_fail(st, NB_ERR_ARG, "--data_types: '%s' is not a data type (float32, "
+                           "float16, int8, int32, int64, ...)", tpart);
+        want = data_types[k].t;
     }
-    if ((e = find_layers(m, &cfg, o->cpu_nodes, o, &ls, &nl, st))) {
-        nb_prefix(st, "%s", model);
-        goto out;
-    }
-    int n_cube = 0; /* cube ops left float (--cpu_nodes, run-time weights) are no error */
-    for (int i = 0; i < m->graph->n_nodes; i++)
-        n_cube += cube_op(m->graph->nodes[i].op_type);
-    if (nl == 0 && !o->cpu_nodes && !n_cube) {
-        e = nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU to "
-                    "quantize", model);
-        goto out;
-    }
-    /* a config that names a layer the model does not have is a typo, not a no-op */
-    for (int i = 0; i < cfg.n_by_name + cfg.n_skip_layers + cfg.n_skip_fusion; i++) {
-        int kind = i < cfg.n_by_name ? 0 : i < cfg.n_by_name + cfg.n_skip_layers ? 1 : 2;
-        const char *nm = kind == 0 ? cfg.by_name[i].key
-                         : kind == 1 ? cfg.skip_layers[i - cfg.n_by_name]
-                                     : cfg.skip_fusion_layers[i - cfg.n_by_name - cfg.n_skip_layers];
+    if (want != v->dtype)
+        return nb_fail(st, NB_ERR_ARG, "--data_types: input '%s' is %s in the model, not %s",
+                       v->name, nb_dtype_name(v->dtype), nb_dtype_name(want));
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d] < 0)
+            return nb_fail(st, NB_ERR_ARG, "%s: input '%s' has a dynamic dim %d: give its "
+                           "shape with --input_shape", model, v->name, d);
+    return NB_OK;
+}
+
+/* A config that names a layer the model does not have is a typo, not a no-op. */
+static nb_err check_config_names(const nb_calibrate_opts *o, const nb_quant_config *cfg,
+                                 const layer *ls, int nl, nb_status *st)
+{
+    for (int i = 0; i < cfg->n_by_name + cfg->n_skip_layers + cfg->n_skip_fusion; i++) {
+        int kind = i < cfg->n_by_name ? 0 : i < cfg->n_by_name + cfg->n_skip_layers ? 1 : 2;
+        const char *nm = kind == 0 ? cfg->by_name[i].key
+                         : kind == 1 ? cfg->skip_layers[i - cfg->n_by_name]
+                                     : cfg->skip_fusion_layers[i - cfg->n_by_name - cfg->n_skip_layers];
         bool found = false;
         for (int k = 0; k < nl && !found; k++)
             found = !strcmp(ls[k].node->name, nm) &&
@@ -1715,134 +1839,123 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
         if (!found) {
             char where[64] = "";
             if (kind == 0)
-                snprintf(where, sizeof where, ":%d", cfg.by_name[i].line);
-            e = nb_fail(st, NB_ERR_ARG, "%s%s: %s names '%s', which is no %s of %s",
-                        o->config_path ? o->config_path : "config", where,
-                        kind == 0 ? "override_layer_configs" : kind == 1 ? "skip_layers"
-                                                                       : "skip_fusion_layers",
-                        nm, kind == 2 ? "Conv" : "Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU",
-                        model);
-            goto out;
+                snprintf(where, sizeof where, ":%d", cfg->by_name[i].line);
+            return nb_fail(st, NB_ERR_ARG, "%s%s: %s names '%s', which is no %s of %s",
+                           o->config_path ? o->config_path : "config", where,
+                           kind == 0 ? "override_layer_configs" : kind == 1 ? "skip_layers"
+                                                                          : "skip_fusion_layers",
+                           nm, kind == 2 ? "Conv" : "Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU",
+                           o->model);
         }
     }
-    vmax = malloc(sizeof(double) * ((size_t)m->graph->n_values + 1));
-    for (int v = 0; vmax && v < m->graph->n_values; v++)
-        vmax[v] = -1;
-    calib cb = {.l = ls, .n = nl, .g = m->graph, .vmax = vmax, .st = st,
-                .progress = o->progress, .warn = o->warn, .cancel = o->cancel,
-                .user = o->user, .mem = o->batches,
-                .mem_eval = o->eval_batches ? o->eval_batches : o->batches};
-    nb_exec_opts eo = {.on_value = on_value, .user = &cb};
-    if ((e = nb_exec_create(m, &eo, &ex, st)))
-        goto out;
-    struct timespec t0, t1, t2;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int b = 0; b < cfg.batch_num; b++) {
-        if ((e = run_batch(&cb, ex, g, order, names, n_in, mem ? NULL : files, b, data, st)))
-            goto out;
-        progress(&cb, "calibrate", b + 1, cfg.batch_num);
-    }
-    int unreached = 0; /* layers of If branches no batch took: all named in one error */
+    return NB_OK;
+}
+
+/* Layers of If branches no batch took: all named in one error. */
+static nb_err check_unreached(const char *model, const layer *ls, int nl, nb_status *st)
+{
+    int unreached = 0;
     char names_buf[400] = "";
     for (int i = 0; i < nl; i++)
         if ((!ls[i].seen || !ls[i].ran) && ls[i].g->parent && unreached++ < 4)
             snprintf(names_buf + strlen(names_buf), sizeof names_buf - strlen(names_buf),
                      "%s'%s'", unreached > 1 ? ", " : "", ls[i].node->name);
-    if (unreached) {
-        e = nb_fail(st, NB_ERR_ARG, "%s: %d layer%s in If branches that no calibration batch "
-                    "takes (%s%s): give batches that take every branch (the compiled model "
-                    "keeps both)", model, unreached, unreached == 1 ? "" : "s", names_buf,
-                    unreached > 4 ? ", ..." : "");
-        goto out;
-    }
+    if (unreached)
+        return nb_fail(st, NB_ERR_ARG, "%s: %d layer%s in If branches that no calibration "
+                       "batch takes (%s%s): give batches that take every branch (the compiled "
+                       "model keeps both)", model, unreached, unreached == 1 ? "" : "s",
+                       names_buf, unreached > 4 ? ", ..." : "");
+    return NB_OK;
+}
+
+/* The warnings and advice on the calibrated layers (clipping, tiny values, inputs that
+ * round to 0, the CPU placement into res->cpu_nodes, shared inputs). */
+static nb_err advise(calib *cb, const nb_graph *g, layer *ls, int nl, nb_calibrate_result *res,
+                     nb_status *st)
+{
+    warn_clipping(cb, ls, nl);
     for (int i = 0; i < nl; i++) {
-        if ((e = choose_act(&ls[i], o->algo, o->algo_set, cfg.activation_offset, st)) ||
-            (e = quantize_weights(&ls[i], st)) ||
-            (e = correct_bias(&ls[i], !o->no_bias_correction, st))) {
-            nb_prefix(st, "layer '%s'", ls[i].node->name);
-            goto out;
-        }
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
-    warn_clipping(&cb, ls, nl);
-    for (int i = 0; i < nl; i++) {
-        warn_tiny(&cb, &ls[i]);
+        warn_tiny(cb, &ls[i]);
         ls[i].zeroed = zeroed_fraction(&ls[i]);
         zeroed_int16(&ls[i]);
-        warn_zeroed(&cb, &ls[i]);
+        warn_zeroed(cb, &ls[i]);
     }
-    if (cb.vmax && !(res->cpu_nodes = cpu_advice(m->graph, cb.vmax, ls, nl))) {
+    if (cb->vmax && !(res->cpu_nodes = cpu_advice(g, cb->vmax, ls, nl)))
         for (int i = 0; i < nl; i++)
             if (suggests_cpu(&ls[i]))
-                e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        if (e)
-            goto out;
-    }
+                return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     for (int i = 0; i < nl && res->cpu_nodes; i++)
         if (suggests_cpu(&ls[i]))
-            nb_warnf(cb.warn, cb.user, "%s: even at INT16 (step %.3g over its range %.3g), %d of "
-                     "%d calibration inputs lose more than %.0f%% of their nonzero input values "
-                     "(%.0f%% on input %d): no quantization the cube takes holds it; the MCU's "
-                     "CPU runs it in float: --cpu_nodes \"%s\"", ls[i].node->name,
+            nb_warnf(cb->warn, cb->user, "%s: even at INT16 (step %.3g over its range %.3g), %d "
+                     "of %d calibration inputs lose more than %.0f%% of their nonzero input "
+                     "values (%.0f%% on input %d): no quantization the cube takes holds it; "
+                     "the MCU's CPU runs it in float: --cpu_nodes \"%s\"", ls[i].node->name,
                      ls[i].q.bits == 16 ? ls[i].q.scale : (ls[i].q.clip_max - ls[i].q.clip_min) / 65535.0,
                      ls[i].q.clip_max - ls[i].q.clip_min, ls[i].zeroed16_over, ls[i].mag_n,
                      100 * ZEROED_WARN, 100 * ls[i].zeroed16, ls[i].zeroed16_batch,
                      res->cpu_nodes);
-    warn_shared(&cb, ls, nl);
-    /* everything that can be refused is checked before a file is written */
-    int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
-    char **const *eval_files = mem ? NULL : files;
-    if (mem && o->eval_batches)
-        eval_batches = o->n_eval_batches;
-    if (!mem && o->eval_dirs) { /* a separate evaluation set, one folder per input as --data_dir */
-        eval_copy = strdup(o->eval_dirs);
-        char *eparts[65];
-        int ne = eval_copy ? split(eval_copy, eparts, 65) : 0;
-        if (ne != n_in) {
-            e = nb_fail(st, NB_ERR_ARG, "--eval_dir gives %s%d folder%s for %d input%s",
-                        ne > 64 ? "more than " : "", ne > 64 ? 64 : ne, ne == 1 ? "" : "s",
-                        n_in, n_in == 1 ? "" : "s");
-            goto out;
-        }
-        for (int i = 0; i < n_in; i++) {
-            int cnt = 0;
-            if ((e = list_batches(eparts[i], -1, &efiles[i], &cnt, o->warn, o->user, st)))
-                goto out;
-            efiles_n[i] = cnt;
-            if (i == 0 || cnt < eval_batches)
-                eval_batches = cnt;
-        }
-        eval_files = efiles;
+    warn_shared(cb, ls, nl);
+    return NB_OK;
+}
+
+/* The separate evaluation set of --eval_dir (one folder per input): its files into efiles,
+ * their counts into efiles_n, *eval_batches the fewest. */
+static nb_err list_eval(const nb_calibrate_opts *o, int n_in, char **eval_copy,
+                        char **efiles[64], int efiles_n[64], int *eval_batches, nb_status *st)
+{
+    *eval_copy = strdup(o->eval_dirs);
+    char *eparts[65];
+    int ne = *eval_copy ? split(*eval_copy, eparts, 65) : 0;
+    if (ne != n_in)
+        return nb_fail(st, NB_ERR_ARG, "--eval_dir gives %s%d folder%s for %d input%s",
+                       ne > 64 ? "more than " : "", ne > 64 ? 64 : ne, ne == 1 ? "" : "s",
+                       n_in, n_in == 1 ? "" : "s");
+    for (int i = 0; i < n_in; i++) {
+        int cnt = 0;
+        nb_err e = list_batches(eparts[i], -1, &efiles[i], &cnt, o->warn, o->user, st);
+        if (e)
+            return e;
+        efiles_n[i] = cnt;
+        if (i == 0 || cnt < *eval_batches)
+            *eval_batches = cnt;
     }
-    /* DIR/PREFIX: the folder is made; the files are PREFIX_quant_record.txt, ... */
-    if ((e = make_save_dir(save, st)))
-        goto out;
+    return NB_OK;
+}
+
+/* The three output names of SAVE (DIR/PREFIX, the folder made) into res, and their
+ * NAME.PID.part names into part (this run's own: two runs to one prefix do not write into
+ * each other's; renamed when all three and the evaluation are done). */
+static nb_err output_names(const char *save, nb_calibrate_result *res, char part[3][4300],
+                           nb_status *st)
+{
+    nb_err e = make_save_dir(save, st);
+    if (e)
+        return e;
     if (snprintf(res->record, sizeof res->record, "%s_quant_record.txt", save) >=
-        (int)sizeof res->record) {
-        e = nb_fail(st, NB_ERR_ARG, "--save_path %s: too long", save);
-        goto out;
-    }
+        (int)sizeof res->record)
+        return nb_fail(st, NB_ERR_ARG, "--save_path %s: too long", save);
     snprintf(res->fake_quant, sizeof res->fake_quant, "%s_fake_quant_model.onnx", save);
     snprintf(res->deploy, sizeof res->deploy, "%s_deploy_model.onnx", save);
-    /* written as NAME.PID.part (this run's own: two runs to one prefix do not write into
-       each other's), renamed when all three and the evaluation are done */
     nb_part_path(res->record, part[0], sizeof part[0]);
     nb_part_path(res->fake_quant, part[1], sizeof part[1]);
     nb_part_path(res->deploy, part[2], sizeof part[2]);
-    const char *finals0[3] = {res->record, res->fake_quant, res->deploy};
+    const char *finals[3] = {res->record, res->fake_quant, res->deploy};
     for (int i = 0; i < 3; i++) { /* a folder in the way: refused before anything is written */
         struct stat fsb;
-        if (lstat(finals0[i], &fsb) == 0 && S_ISDIR(fsb.st_mode)) {
-            e = nb_fail(st, NB_ERR_IO, "%s: a folder is in the way; nothing was written",
-                        finals0[i]);
-            goto out;
-        }
+        if (lstat(finals[i], &fsb) == 0 && S_ISDIR(fsb.st_mode))
+            return nb_fail(st, NB_ERR_IO, "%s: a folder is in the way; nothing was written",
+                           finals[i]);
     }
+    return NB_OK;
+}
+
+/* The record, fake-quant and deploy models of the layers into the part files. */
+static nb_err write_parts(const char *model, char part[3][4300], const layer *ls, int nl,
+                          const nb_quant_config *cfg, const char *input_shape, nb_status *st)
+{
     nb_qlayer *ql = calloc((size_t)nl, sizeof *ql);
-    if (!ql) {
-        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    if (!ql)
+        return nb_fail(st, NB_ERR_NOMEM, "out of memory");
     for (int i = 0; i < nl; i++)
         ql[i] = (nb_qlayer){.node = ls[i].node->name, .act_bits = ls[i].q.bits,
                             .scale_d = ls[i].q.scale, .offset_d = ls[i].q.offset,
@@ -1861,36 +1974,25 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
                             .scale_h = ls[i].qh.scale, .offset_h = ls[i].qh.offset,
                             .rnn_bias = rnn_bias(&ls[i]),
                             .fused_bn = ls[i].bn != NULL};
-    parts_made = true;
-    e = nb_check_layers(model, ql, nl, st);
+    nb_err e = nb_check_layers(model, ql, nl, st);
     if (!e)
         e = nb_write_record(part[0], ql, nl, st);
     if (!e)
-        e = nb_write_fake_quant(model, part[1], ql, nl, cfg.force_fp16_quant, st);
+        e = nb_write_fake_quant(model, part[1], ql, nl, cfg->force_fp16_quant, st);
     if (!e)
         e = nb_write_deploy(model, part[2], ql, nl, st);
-    for (int i = 1; i < 3 && !e && lo.input_shape; i++) /* the shapes calibrated with */
-        e = nb_write_input_shapes(part[i], lo.input_shape, st);
+    for (int i = 1; i < 3 && !e && input_shape; i++) /* the shapes calibrated with */
+        e = nb_write_input_shapes(part[i], input_shape, st);
     free(ql);
-    if (e)
-        goto out;
-    double net_sqnr = 0, net_cos = 0, worst_cos = NAN, max_diff = 0;
-    n_outs = m->graph->n_outputs;
-    per_out = calloc((size_t)n_outs + 1, sizeof *per_out);
-    res->outputs = calloc((size_t)n_outs + 1, sizeof *res->outputs);
-    res->layers = calloc((size_t)nl + 1, sizeof *res->layers);
-    if (!per_out || !res->outputs || !res->layers) {
-        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    if ((e = evaluate(&cb, ex, m, part[1], order, names, n_in, eval_files, eval_batches, data,
-                      &net_sqnr, &net_cos, &worst_cos, &max_diff, per_out, st))) {
-        nb_prefix(st, "evaluating %s", res->fake_quant);
-        goto out;
-    }
+    return e;
+}
+
+/* The three part files renamed with the signals held: an interrupt cannot fall between two
+   renames, and never removes a previous run's good files. */
+static nb_err rename_parts(const nb_calibrate_result *res, char part[3][4300], nb_status *st)
+{
     const char *finals[3] = {res->record, res->fake_quant, res->deploy};
-    /* the three renamed with the signals held: an interrupt cannot fall between two
-       renames, and never removes a previous run's good files */
+    nb_err e = NB_OK;
     sigset_t hold, old_mask;
     sigemptyset(&hold);
     sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
@@ -1900,27 +2002,18 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             e = nb_fail(st, NB_ERR_IO, "%s: cannot write it from %s: %s", finals[i], part[i],
                         strerror(errno));
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    if (e)
-        goto out;
-    parts_made = false;
-    clock_gettime(CLOCK_MONOTONIC, &t2);
-    /* the report */
-    res->calibration_ms = ms_since(&t0, &t1);
-    res->files_and_evaluation_ms = ms_since(&t1, &t2);
-    res->batch_num = cfg.batch_num;
-    res->batch_num_given = o->batch_num != 0 || (o->config_path && cfg.batch_num_set);
-    res->files_in_first_dir = files_in_dir0;
-    res->eval_batches = eval_batches;
-    res->eval_set = o->eval_dirs != NULL || o->eval_batches != NULL;
-    res->output_sqnr_db = net_sqnr, res->output_cosine = net_cos;
-    res->output_worst_cosine = worst_cos, res->output_max_abs_diff = max_diff;
-    res->algo = o->algo_set ? o->algo : cfg.common.act;
-    res->act_bits = cfg.common.act_bits, res->weight_bits = cfg.common.weight_bits;
-    res->n_outputs = n_outs;
-    for (int k = 0; k < n_outs; k++)
+    return e;
+}
+
+/* The report of each output (per_out) and each layer into res. */
+static void report_layers(nb_calibrate_result *res, const nb_graph *g, const cmp_acc *per_out,
+                          const layer *ls, int nl)
+{
+    res->n_outputs = g->n_outputs;
+    for (int k = 0; k < g->n_outputs; k++)
         res->outputs[k] = (nb_calib_output){
-            .name = m->graph->values[m->graph->outputs[k]].name,
-            .dtype = m->graph->values[m->graph->outputs[k]].dtype, .compared = per_out[k].n > 0,
+            .name = g->values[g->outputs[k]].name,
+            .dtype = g->values[g->outputs[k]].dtype, .compared = per_out[k].n > 0,
             .sqnr_db = cmp_sqnr_db(&per_out[k]), .cosine = cmp_cosine(&per_out[k]),
             .max_abs_diff = per_out[k].max_diff};
     res->n_layers = nl;
@@ -1944,10 +2037,242 @@ nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_sta
             .zeroed16 = l->zeroed16, .zeroed16_input = l->zeroed16_batch,
             .zeroed16_over = l->zeroed16_over, .suggests_cpu = suggests_cpu(l),
             .act_b = l->act_b, .b_clip_min = l->qb.clip_min, .b_clip_max = l->qb.clip_max,
-            .scale_b = l->qb.scale, .offset_b = l->qb.offset, .b_sqnr = l->b_sqnr};
+            .scale_b = l->qb.scale, .offset_b = l->qb.offset, .b_sqnr = l->b_sqnr,
+            .weight_round = l->ada_n > 0 && l->ada_k > 0 ? l->wround : NB_ROUND_NEAREST,
+            .ada_changed = l->ada_changed, .ada_samples = l->ada_n, .ada_ms = l->ada_ms};
         if (r->suggests_int16)
             int16_override(l, r->int16_override, sizeof r->int16_override);
     }
+}
+
+/* The calibration batches' files of each input (files[i], batch_num of them) and the count
+ * in the first folder (files_in_dir0), each input checked; in-memory batches are listed
+ * by the caller. */
+static nb_err list_inputs(const nb_calibrate_opts *o, const nb_graph *g, const int *order,
+                          int n_in, char **dparts, char **tparts, int batch_num,
+                          const char **names, char **files[64], int *files_in_dir0,
+                          nb_status *st)
+{
+    bool mem = o->batches != NULL;
+    for (int i = 0; i < n_in; i++) {
+        const nb_value *v = &g->values[order[i]];
+        names[i] = v->name;
+        nb_err e = check_input(o->model, v, tparts ? tparts[i] : NULL, st);
+        if (e)
+            return e;
+        if (mem) { /* each batch of this input: its dtype and shape, checked in run_batch */
+            *files_in_dir0 = o->n_batches;
+            continue;
+        }
+        if (i == 0) { /* how many there are, for the report */
+            char **all = NULL;
+            nb_status ignore = {0};
+            if (!list_batches(dparts[0], -1, &all, files_in_dir0, NULL, NULL, &ignore)) {
+                for (int k = 0; k < *files_in_dir0; k++)
+                    free(all[k]);
+                free(all);
+            }
+        }
+        if ((e = list_batches(dparts[i], batch_num, &files[i], NULL, o->warn, o->user, st)))
+            return e;
+    }
+    return NB_OK;
+}
+
+/* The model's inputs paired with the data: *n_in of them (0 after a count mismatch), their
+ * order and names, the batch count into cfg, the files of each (dir_copy and type_copy,
+ * writable copies of --data_dir and --data_types, split into dparts and tparts). */
+static nb_err gather_inputs(const nb_calibrate_opts *o, const nb_graph *g, nb_quant_config *cfg,
+                            char *dir_copy, char *type_copy, char **dparts, char **tparts,
+                            int *order, const char **names, char **files[64],
+                            int *files_in_dir0, int *n_in_out, nb_status *st)
+{
+    int n_in = g->n_inputs;
+    *n_in_out = n_in;
+    if (n_in > 64)
+        return nb_fail(st, NB_ERR_ARG, "%s: %d inputs; calibrate takes up to 64", o->model,
+                       n_in);
+    bool mem = o->batches != NULL;
+    int nd = mem ? n_in : split(dir_copy, dparts, 65);
+    int nt = type_copy ? split(type_copy, tparts, 65) : 0;
+    if (mem && (o->n_batches < 1 || (o->eval_batches && o->n_eval_batches < 1)))
+        return nb_fail(st, NB_ERR_ARG, "calibrate: no batch given");
+    if (mem)
+        cfg->batch_num = o->n_batches;
+    if (nd != n_in || (type_copy && nt != n_in)) {
+        *n_in_out = 0;
+        return nb_fail(st, NB_ERR_ARG, "%s has %d input%s; --data_dir gives %s%d folder%s%s",
+                       o->model, n_in, n_in == 1 ? "" : "s", nd > 64 ? "more than " : "",
+                       nd > 64 ? 64 : nd, nd == 1 ? "" : "s",
+                       type_copy && nt != n_in ? " and --data_types another count" : "");
+    }
+    input_order(g, o->input_shape, order, n_in);
+    if (!mem && o->batch_num < 0)
+        cfg->batch_num = every_batch(dparts, n_in);
+    return list_inputs(o, g, order, n_in, dparts, type_copy ? tparts : NULL, cfg->batch_num,
+                       names, files, files_in_dir0, st);
+}
+
+/* Statistics, then each layer's activation algorithm, weights and bias. */
+static nb_err calibrate_layers(const nb_calibrate_opts *o, const nb_quant_config *cfg,
+                               calib *cb, nb_exec *ex, const int *order, const char **names,
+                               int n_in, char **const *files, nb_tensor **data, nb_status *st)
+{
+    const nb_graph *g = cb->g;
+    nb_err e;
+    for (int b = 0; b < cfg->batch_num; b++) {
+        if ((e = run_batch(cb, ex, g, order, names, n_in, files, b, data, st)))
+            return e;
+        progress(cb, "calibrate", b + 1, cfg->batch_num);
+    }
+    if ((e = check_unreached(o->model, cb->l, cb->n, st)))
+        return e;
+    for (int i = 0; i < cb->n; i++) {
+        layer *l = &cb->l[i];
+        if ((e = choose_act(l, o->algo, o->algo_set, cfg->activation_offset, st)) ||
+            (e = quantize_weights(l, st)) || (e = ada_apply(l, st)) ||
+            (e = correct_bias(l, !o->no_bias_correction, st))) {
+            nb_prefix(st, "layer '%s'", l->node->name);
+            return e;
+        }
+    }
+    return NB_OK;
+}
+
+/* The report's totals (the outputs' comparison is already in res). */
+static void report_totals(nb_calibrate_result *res, const nb_calibrate_opts *o,
+                          const nb_quant_config *cfg, int files_in_dir0, int eval_batches)
+{
+    res->batch_num = cfg->batch_num;
+    res->batch_num_given = o->batch_num != 0 || (o->config_path && cfg->batch_num_set);
+    res->files_in_first_dir = files_in_dir0;
+    res->eval_batches = eval_batches;
+    res->eval_set = o->eval_dirs != NULL || o->eval_batches != NULL;
+    res->algo = o->algo_set ? o->algo : cfg->common.act;
+    res->act_bits = cfg->common.act_bits, res->weight_bits = cfg->common.weight_bits;
+}
+
+/* The layers to calibrate of model m (none refused when the model has cube ops left
+ * float), the config's names checked against them, each one's rounding set up. */
+static nb_err layers_of(const nb_calibrate_opts *o, const nb_model *m, const nb_quant_config *cfg,
+                        layer **ls, int *nl, nb_status *st)
+{
+    const nb_graph *g = m->graph;
+    nb_err e;
+    if ((e = nb_npu_check_cpu_nodes(g, o->cpu_nodes, st)) || /* a typo places nothing */
+        (e = find_layers(m, cfg, o->cpu_nodes, o, ls, nl, st))) {
+        nb_prefix(st, "%s", o->model);
+        return e;
+    }
+    int n_cube = 0; /* cube ops left float (--cpu_nodes, run-time weights) are no error */
+    for (int i = 0; i < g->n_nodes; i++)
+        n_cube += cube_op(g->nodes[i].op_type);
+    if (*nl == 0 && !o->cpu_nodes && !n_cube)
+        return nb_fail(st, NB_ERR_ARG, "%s: no Conv, ConvTranspose, MatMul, Gemm, LSTM or GRU "
+                       "to quantize", o->model);
+    if ((e = check_config_names(o, cfg, *ls, *nl, st)))
+        return e;
+    for (int i = 0; i < *nl; i++)
+        ada_setup(&(*ls)[i], cfg, o, cfg->batch_num);
+    return NB_OK;
+}
+
+nb_err nb_calibrate(const nb_calibrate_opts *o, nb_calibrate_result *res, nb_status *st)
+{
+    memset(res, 0, sizeof *res);
+    nb_err e = NB_OK;
+    double *vmax = NULL; /* per value of the model: the largest |x| calibrated (cpu_advice) */
+    const char *model = o->model, *save = o->save_path;
+    nb_quant_config cfg;
+    nb_quant_config_init(&cfg);
+    nb_model *m = NULL;
+    nb_exec *ex = NULL;
+    layer *ls = NULL;
+    int nl = 0, n_in = 0;
+    char *dir_copy = strdup(o->data_dirs ? o->data_dirs : ""),
+         *type_copy = o->data_types ? strdup(o->data_types) : NULL;
+    char *dparts[65], *tparts[65];
+    char **files[64] = {0}, **efiles[64] = {0}, *eval_copy = NULL;
+    int efiles_n[64] = {0};
+    nb_tensor *data[64] = {0};
+    const char *names[64];
+    char part[3][4300];
+    bool parts_made = false;
+    char *batch_shape = NULL, *batch_names = NULL; /* a dynamic batch taken as 1 */
+    cmp_acc *per_out = NULL;
+    int files_in_dir0 = 0;
+    calib_internal *keep = calloc(1, sizeof *keep);
+    if (!dir_copy || (o->data_types && !type_copy) || !keep) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    remove_stale_parts(save);
+    nb_load_opts lo = {.input_shape = o->input_shape};
+    if ((e = load_model(o, &cfg, &lo, &m, &batch_shape, &batch_names, st)))
+        goto out;
+    const nb_graph *g = m->graph;
+    int order[64];
+    if ((e = gather_inputs(o, g, &cfg, dir_copy, type_copy, dparts, tparts, order, names, files,
+                           &files_in_dir0, &n_in, st)))
+        goto out;
+    bool mem = o->batches != NULL;
+    if ((e = layers_of(o, m, &cfg, &ls, &nl, st)))
+        goto out;
+    vmax = malloc(sizeof(double) * ((size_t)g->n_values + 1));
+    for (int v = 0; vmax && v < g->n_values; v++)
+        vmax[v] = -1;
+    calib cb = {.l = ls, .n = nl, .g = g, .vmax = vmax, .st = st,
+                .progress = o->progress, .warn = o->warn, .cancel = o->cancel,
+                .user = o->user, .mem = o->batches,
+                .mem_eval = o->eval_batches ? o->eval_batches : o->batches};
+    nb_exec_opts eo = {.on_value = on_value, .user = &cb};
+    if ((e = nb_exec_create(m, &eo, &ex, st)))
+        goto out;
+    struct timespec t0, t1, t2;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if ((e = calibrate_layers(o, &cfg, &cb, ex, order, names, n_in, mem ? NULL : files, data,
+                              st)))
+        goto out;
+    clock_gettime(CLOCK_MONOTONIC, &t1); /* statistics and search done */
+    if ((e = advise(&cb, g, ls, nl, res, st)))
+        goto out;
+    /* everything that can be refused is checked before a file is written */
+    int eval_batches = cfg.batch_num < 8 ? cfg.batch_num : 8;
+    char **const *eval_files = mem ? NULL : files;
+    if (mem && o->eval_batches)
+        eval_batches = o->n_eval_batches;
+    if (!mem && o->eval_dirs) {
+        if ((e = list_eval(o, n_in, &eval_copy, efiles, efiles_n, &eval_batches, st)))
+            goto out;
+        eval_files = efiles;
+    }
+    if ((e = output_names(save, res, part, st)))
+        goto out;
+    parts_made = true;
+    if ((e = write_parts(model, part, ls, nl, &cfg, lo.input_shape, st)))
+        goto out;
+    res->output_worst_cosine = NAN;
+    per_out = calloc((size_t)g->n_outputs + 1, sizeof *per_out);
+    res->outputs = calloc((size_t)g->n_outputs + 1, sizeof *res->outputs);
+    res->layers = calloc((size_t)nl + 1, sizeof *res->layers);
+    if (!per_out || !res->outputs || !res->layers) {
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((e = evaluate(&cb, ex, m, part[1], order, names, n_in, eval_files, eval_batches, data,
+                      &res->output_sqnr_db, &res->output_cosine, &res->output_worst_cosine,
+                      &res->output_max_abs_diff, per_out, st))) {
+        nb_prefix(st, "evaluating %s", res->fake_quant);
+        goto out;
+    }
+    if ((e = rename_parts(res, part, st)))
+        goto out;
+    parts_made = false;
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    res->calibration_ms = ms_since(&t0, &t1);
+    res->files_and_evaluation_ms = ms_since(&t1, &t2);
+    report_totals(res, o, &cfg, files_in_dir0, eval_batches);
+    report_layers(res, g, per_out, ls, nl);
     keep->m = m, keep->ls = ls, keep->nl = nl;
     res->internal = keep;
     m = NULL, ls = NULL, keep = NULL;
@@ -1965,8 +2290,6 @@ out:
         for (int b = 0; files[i] && b < cfg.batch_num; b++)
             free(files[i][b]);
         free(files[i]);
-    }
-    for (int i = 0; i < 64; i++) {
         for (int b = 0; efiles[i] && b < efiles_n[i]; b++)
             free(efiles[i][b]);
         free(efiles[i]);

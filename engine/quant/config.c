@@ -424,6 +424,60 @@ static nb_err read_arq(parser *p, const pfield *m, nb_calib_cfg *c)
     return NB_OK;
 }
 
+/* ada_quantize { num_iteration reg_param beta_range_start beta_range_end warm_start
+ * channel_wise quant_bits } (AMCT's ADAquantize, quant.md 1.4; quant_bits as arq's):
+ * AdaRound on ARQ's scales. */
+static nb_err read_ada(parser *p, const pfield *m, nb_calib_cfg *c)
+{
+    c->weight_round = NB_ROUND_ADAROUND;
+    c->weight_round_given = true;
+    for (int i = 0; i < m->n_kids; i++) {
+        const pfield *f = &m->kids[i];
+        nb_err e = once(p, m, f);
+        long v = 0;
+        if (e)
+            return e;
+        if (!strcmp(f->name, "num_iteration")) {
+            e = get_int(p, f, 0, 1000000, &v);
+            if (!e)
+                c->ada.iters = (int)v;
+        } else if (!strcmp(f->name, "reg_param"))
+            e = get_float(p, f, 0, 1e6, false, &c->ada.reg);
+        else if (!strcmp(f->name, "beta_range_start"))
+            e = get_float(p, f, 0, 1000, true, &c->ada.beta_start);
+        else if (!strcmp(f->name, "beta_range_end"))
+            e = get_float(p, f, 0, 1000, true, &c->ada.beta_end);
+        else if (!strcmp(f->name, "warm_start"))
+            e = get_float(p, f, 0, 1, false, &c->ada.warm);
+        else if (!strcmp(f->name, "channel_wise") || !strcmp(f->name, "quant_bits")) {
+            pfield one = *m; /* arq's fields, read by arq's reader */
+            one.kids = (pfield *)f, one.n_kids = 1;
+            e = read_arq(p, &one, c);
+        } else
+            e = unknown(p, f, "ada_quantize", "num_iteration, reg_param, beta_range_start, "
+                        "beta_range_end, warm_start, channel_wise, quant_bits");
+        if (e)
+            return e;
+    }
+    return NB_OK;
+}
+
+/* weight_round: NEAREST | ADAROUND (nanobench's: AdaRound with ada_quantize's defaults). */
+static nb_err read_weight_round(parser *p, const pfield *f, nb_calib_cfg *c)
+{
+    nb_err e = want_scalar(p, f);
+    if (e)
+        return e;
+    if (!f->quoted && !strcmp(f->text, "NEAREST"))
+        c->weight_round = NB_ROUND_NEAREST;
+    else if (!f->quoted && !strcmp(f->text, "ADAROUND"))
+        c->weight_round = NB_ROUND_ADAROUND;
+    else
+        return ferr(p, f, true, "weight_round is NEAREST or ADAROUND, not '%s'", f->text);
+    c->weight_round_given = true;
+    return NB_OK;
+}
+
 /* The fields IFMR and HFMG share (asymmetric, dst_type): true when f is one (*e set). */
 static bool act_common(parser *p, const pfield *f, nb_calib_cfg *c, nb_err *e)
 {
@@ -500,17 +554,30 @@ static nb_err read_hfmg(parser *p, const pfield *m, nb_calib_cfg *c)
 static nb_err read_calib(parser *p, const pfield *m, nb_calib_cfg *c)
 {
     nb_err e = want_msg(p, m);
-    const pfield *act = NULL;
+    const pfield *act = NULL, *wts = NULL, *wr = NULL;
     for (int i = 0; i < m->n_kids && !e; i++) {
         const pfield *f = &m->kids[i];
         if ((e = once(p, m, f)))
             break;
         bool is_act = !strcmp(f->name, "ifmr_quantize") || !strcmp(f->name, "hfmg_quantize");
+        bool is_ada = !strcmp(f->name, "ada_quantize");
+        bool is_wts = !strcmp(f->name, "arq_quantize") || is_ada;
         if (is_act && act)
             return ferr(p, f, false, "%s and %s are one choice (oneof acts_quant_algo)",
                         act->name, f->name);
+        if (is_wts && wts)
+            return ferr(p, f, false, "%s and %s are one choice (oneof wts_quant_algo)",
+                        wts->name, f->name);
+        if ((is_ada || !strcmp(f->name, "weight_round")) && wr)
+            return ferr(p, f, false, "%s and %s both choose the rounding", wr->name, f->name);
+        wts = is_wts ? f : wts;
+        wr = is_ada || !strcmp(f->name, "weight_round") ? f : wr;
         if (!strcmp(f->name, "arq_quantize"))
             e = want_msg(p, f) ? NB_ERR_FORMAT : read_arq(p, f, c);
+        else if (is_ada)
+            e = want_msg(p, f) ? NB_ERR_FORMAT : read_ada(p, f, c);
+        else if (!strcmp(f->name, "weight_round"))
+            e = read_weight_round(p, f, c);
         else if (!strcmp(f->name, "ifmr_quantize")) {
             act = f;
             nb_calib_cfg d;
@@ -524,7 +591,8 @@ static nb_err read_calib(parser *p, const pfield *m, nb_calib_cfg *c)
             c->num_of_bins = 4096;
             e = want_msg(p, f) ? NB_ERR_FORMAT : read_hfmg(p, f, c);
         } else
-            e = unknown(p, f, "calibration_config", "arq_quantize, ifmr_quantize, hfmg_quantize");
+            e = unknown(p, f, "calibration_config", "arq_quantize, ada_quantize, weight_round, "
+                        "ifmr_quantize, hfmg_quantize");
     }
     return e;
 }
@@ -613,6 +681,7 @@ static nb_err read_override(parser *p, const pfield *m, const char *key_name,
         e = ferr(p, m, false, "%s \"%s\" is given twice (first at line %d)", key_name, key,
                  (*list)[twice].line);
     nb_calib_override o = {.key = key, .cfg = *common, .line = m->line};
+    o.cfg.weight_round_given = false; /* only what this override sets itself */
     if (!e)
         e = read_calib(p, cfg, &o.cfg);
     if (!e && !nb_grow((void **)list, cap, *n, sizeof **list))
@@ -701,7 +770,8 @@ void nb_calib_defaults(nb_calib_cfg *c)
                         .search_range_start = 0.7f, .search_range_end = 1.3f,
                         .search_step = 0.01f, .max_percentile = 0.999999f,
                         .min_percentile = 0.999999f, .num_of_bins = 4096, .asymmetric = -1,
-                        .act_bits = 8};
+                        .act_bits = 8, .weight_round = NB_ROUND_NEAREST};
+    nb_ada_defaults(&c->ada);
 }
 
 void nb_quant_config_init(nb_quant_config *c)

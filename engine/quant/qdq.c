@@ -1004,6 +1004,57 @@ static nb_err deploy_act_b(Onnx__GraphProto *g, Onnx__GraphProto *ng, size_t at,
     return ok ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
 }
 
+/* Deploy cube op nd rewired in place: inputs (x_int8, w_int8, bias_int32), output int32
+ * acc, the NPU domain, Gemm's alpha and beta 1 (folded into deq_scale and the bias). False:
+ * out of memory (nd unchanged). */
+static bool npu_cube_io(Onnx__NodeProto *nd, const char *p_x, const char *p_w, const char *p_b,
+                        const char *p_acc)
+{
+    bool ok;
+    char **in = malloc(sizeof(char *) * 3); /* the node's inputs replaced whole */
+    char *nx = strdup(p_x), *nw = strdup(p_w), *nbias = strdup(p_b), *nacc = strdup(p_acc);
+    char *dom = strdup(NB_NPU_DOMAIN);
+    ok = in && nx && nw && nbias && nacc && dom && nd->n_output >= 1;
+    if (ok) {
+        for (size_t a = 0; a < nd->n_attribute; a++) /* folded into deq_scale, bias */
+            if ((!strcmp(nd->attribute[a]->name, "alpha") ||
+                 !strcmp(nd->attribute[a]->name, "beta")) && nd->attribute[a]->has_f)
+                nd->attribute[a]->f = 1.0f;
+        for (size_t i = 0; i < nd->n_input; i++)
+            free(nd->input[i]);
+        free(nd->input);
+        nd->input = in;
+        in[0] = nx, in[1] = nw, in[2] = nbias;
+        nd->n_input = 3;
+        free(nd->output[0]);
+        nd->output[0] = nacc;
+        free(nd->domain);
+        nd->domain = dom;
+    } else {
+        free(in), free(nx), free(nw), free(nbias), free(nacc), free(dom);
+    }
+    return ok;
+}
+
+/* The NPU domain's opset added to mp. False: out of memory. */
+static bool add_npu_opset(Onnx__ModelProto *mp)
+{
+    Onnx__OperatorSetIdProto **a = realloc(mp->opset_import, sizeof *a * (mp->n_opset_import + 1));
+    Onnx__OperatorSetIdProto *o = malloc(sizeof *o);
+    if (a)
+        mp->opset_import = a;
+    if (!a || !o) {
+        free(o);
+        return false;
+    }
+    onnx__operator_set_id_proto__init(o);
+    o->domain = strdup(NB_NPU_DOMAIN);
+    o->has_version = 1;
+    o->version = 1;
+    a[mp->n_opset_import++] = o;
+    return true;
+}
+
 nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, int n,
                        nb_status *st)
 {
@@ -1105,54 +1156,16 @@ nb_err nb_write_deploy(const char *src, const char *dst, const nb_qlayer *ls, in
         }
         if (ok && l->weight_bits == 4) /* s8 x s4: the int8 values within [-8, 7] */
             ok = push_attr(ng->node[at + 1], attr_int("weight_bits", 4));
-        if (ok) { /* the cube op: int8 x, int8 W, int32 bias -> int32, in the NPU domain */
-            nd = ng->node[at + 1];
-            char **in = malloc(sizeof(char *) * 3); /* the node's inputs replaced whole */
-            char *nx = strdup(p_x), *nw = strdup(p_w), *nbias = strdup(p_b), *nacc = strdup(p_acc);
-            char *dom = strdup(NB_NPU_DOMAIN);
-            ok = in && nx && nw && nbias && nacc && dom && nd->n_output >= 1;
-            if (ok) {
-                for (size_t a = 0; a < nd->n_attribute; a++) /* folded into deq_scale, bias */
-                    if ((!strcmp(nd->attribute[a]->name, "alpha") ||
-                         !strcmp(nd->attribute[a]->name, "beta")) && nd->attribute[a]->has_f)
-                        nd->attribute[a]->f = 1.0f;
-                for (size_t i = 0; i < nd->n_input; i++)
-                    free(nd->input[i]);
-                free(nd->input);
-                nd->input = in;
-                in[0] = nx, in[1] = nw, in[2] = nbias;
-                nd->n_input = 3;
-                free(nd->output[0]);
-                nd->output[0] = nacc;
-                free(nd->domain);
-                nd->domain = dom;
-            } else {
-                free(in), free(nx), free(nw), free(nbias), free(nacc), free(dom);
-            }
-        }
+        if (ok) /* the cube op: int8 x, int8 W, int32 bias -> int32, in the NPU domain */
+            ok = npu_cube_io(ng->node[at + 1], p_x, p_w, p_b, p_acc);
         free(wsum), free(bias), free(deq);
         free(p_x), free(p_w), free(p_b), free(p_ds), free(p_acc), free(p_qn), free(p_dn);
         free(y); /* node_attrs copied it */
         if (!ok && !e)
             e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     }
-    if (!e) { /* the NPU domain's opset */
-        Onnx__OperatorSetIdProto **a =
-            realloc(mp->opset_import, sizeof *a * (mp->n_opset_import + 1));
-        Onnx__OperatorSetIdProto *o = malloc(sizeof *o);
-        if (a)
-            mp->opset_import = a;
-        if (!a || !o) {
-            free(o);
-            e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-        } else {
-            onnx__operator_set_id_proto__init(o);
-            o->domain = strdup(NB_NPU_DOMAIN);
-            o->has_version = 1;
-            o->version = 1;
-            a[mp->n_opset_import++] = o;
-        }
-    }
+    if (!e && !add_npu_opset(mp))
+        e = nb_fail(st, NB_ERR_NOMEM, "out of memory");
     if (!e)
         drop_unused(g);
     if (!e)
@@ -1539,8 +1552,10 @@ static nb_err find_act_qdq(const char *src, const scope *g, Onnx__NodeProto *nd,
                    "every matrix layer must be quantized", src, name, nd->op_type);
 }
 
-static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
-                         nb_qlayer *l, act_edges *el, nb_status *st)
+/* The activation quantization of layer nd (its input's DequantizeLinear(QuantizeLinear))
+ * into l's scale_d, offset_d and act_bits, checked. */
+static nb_err read_act(const char *src, const scope *g, Onnx__NodeProto *nd, nb_qlayer *l,
+                       act_edges *el, nb_status *st)
 {
     const char *name = nd->name ? nd->name : "";
     Onnx__NodeProto *dq = NULL, *q = NULL;
@@ -1597,6 +1612,58 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
         l->offset_d > (l->act_bits == 16 ? 32767 : 127))
         return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': activation zero point %g is outside "
                        "its type", src, name, z);
+    return NB_OK;
+}
+
+/* onnxruntime's quantize_static gives the bias as DequantizeLinear(int32 constant, x scale x
+ * w scale per channel, 0): layer nd reads it folded to float (a helper's find: such an
+ * export had been refused, "its bias is not a constant float"). */
+static nb_err fold_bias_dq(const char *src, const scope *g, Onnx__NodeProto *nd, nb_status *st)
+{
+    const char *name = nd->name ? nd->name : "";
+    Onnx__NodeProto *bdq = nd->n_input > 2 && nd->input[2][0] ? scope_producer(g, nd->input[2])
+                                                               : NULL;
+    if (bdq && !strcmp(bdq->op_type, "DequantizeLinear") && bdq->n_input >= 2) {
+        const Onnx__TensorProto *bi = scope_constant(g, bdq->input[0]),
+                                *bs = scope_constant(g, bdq->input[1]),
+                                *bz = bdq->n_input > 2 && bdq->input[2][0]
+                                          ? scope_constant(g, bdq->input[2]) : NULL;
+        int64_t nbv = bi ? numel_of(bi) : 0, nbs = bs ? numel_of(bs) : 0;
+        if (bi && bs && bi->has_data_type && bi->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 &&
+            nbv > 0 && (nbs == 1 || nbs == nbv) && (!bz || numel_of(bz) == nbs)) {
+            float *bf = malloc(sizeof(float) * (size_t)nbv);
+            char *bname = bf ? dupf2(nd->input[2], "_float") : NULL;
+            nb_err be = bf && bname ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            for (int64_t i = 0; i < nbv && !be; i++) {
+                int64_t c = nbs == 1 ? 0 : i;
+                double v = (value_at(bi, i) - (bz ? value_at(bz, c) : 0)) * value_at(bs, c);
+                if (!isfinite(v) || fabs(v) > FLT_MAX)
+                    be = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its int32 bias %lld "
+                                 "dequantizes to %g", src, name, (long long)i, v);
+                else
+                    bf[i] = (float)v;
+            }
+            if (!be && (!push_init(g->g, initializer(bname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+                                                      (int)bi->n_dims, bi->dims, bf,
+                                                      sizeof(float) * (size_t)nbv)) ||
+                        !set_input(nd, 2, bname)))
+                be = nb_fail(st, NB_ERR_NOMEM, "out of memory");
+            free(bf);
+            free(bname);
+            if (be)
+                return be;
+        }
+    }
+    return NB_OK;
+}
+
+static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
+                         nb_qlayer *l, act_edges *el, nb_status *st)
+{
+    const char *name = nd->name ? nd->name : "";
+    nb_err ae = read_act(src, g, nd, l, el, st);
+    if (ae)
+        return ae;
     /* the weights: DequantizeLinear(int8 constant, scale_w, 0), or of QuantizeLinear(float) */
     Onnx__NodeProto *wdq = nd->n_input > 1 ? scope_producer(g, nd->input[1]) : NULL;
     if (!wdq || strcmp(wdq->op_type, "DequantizeLinear") || wdq->n_input < 2)
@@ -1710,42 +1777,9 @@ static nb_err read_layer(const char *src, const scope *g, Onnx__NodeProto *nd,
                      .offset_d = l->offset_d, .weight_bits = 8, .channels = nch,
                      .scale_w = sw, .w_q = wq, .w_rank = rank, .w_dims = dims, .w_numel = n,
                      .w_axis = nch > 1 ? axis : 0};
-    /* onnxruntime's quantize_static gives the bias as DequantizeLinear(int32 constant, x
-       scale x w scale per channel, 0): the layer reads it folded to float (a helper's find:
-       such an export had been refused, "its bias is not a constant float") */
-    Onnx__NodeProto *bdq = nd->n_input > 2 && nd->input[2][0] ? scope_producer(g, nd->input[2])
-                                                               : NULL;
-    if (bdq && !strcmp(bdq->op_type, "DequantizeLinear") && bdq->n_input >= 2) {
-        const Onnx__TensorProto *bi = scope_constant(g, bdq->input[0]),
-                                *bs = scope_constant(g, bdq->input[1]),
-                                *bz = bdq->n_input > 2 && bdq->input[2][0]
-                                          ? scope_constant(g, bdq->input[2]) : NULL;
-        int64_t nbv = bi ? numel_of(bi) : 0, nbs = bs ? numel_of(bs) : 0;
-        if (bi && bs && bi->has_data_type && bi->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 &&
-            nbv > 0 && (nbs == 1 || nbs == nbv) && (!bz || numel_of(bz) == nbs)) {
-            float *bf = malloc(sizeof(float) * (size_t)nbv);
-            char *bname = bf ? dupf2(nd->input[2], "_float") : NULL;
-            nb_err be = bf && bname ? NB_OK : nb_fail(st, NB_ERR_NOMEM, "out of memory");
-            for (int64_t i = 0; i < nbv && !be; i++) {
-                int64_t c = nbs == 1 ? 0 : i;
-                double v = (value_at(bi, i) - (bz ? value_at(bz, c) : 0)) * value_at(bs, c);
-                if (!isfinite(v) || fabs(v) > FLT_MAX)
-                    be = nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its int32 bias %lld "
-                                 "dequantizes to %g", src, name, (long long)i, v);
-                else
-                    bf[i] = (float)v;
-            }
-            if (!be && (!push_init(g->g, initializer(bname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
-                                                      (int)bi->n_dims, bi->dims, bf,
-                                                      sizeof(float) * (size_t)nbv)) ||
-                        !set_input(nd, 2, bname)))
-                be = nb_fail(st, NB_ERR_NOMEM, "out of memory");
-            free(bf);
-            free(bname);
-            if (be)
-                return be;
-        }
-    }
+    nb_err be = fold_bias_dq(src, g, nd, st);
+    if (be)
+        return be;
     /* the layer reads the weights' source directly (and, once every layer is read, x: the
        edges): the Q/DQ nodes fall away */
     if (!set_input(nd, 1, wdq->input[0]))
@@ -2473,6 +2507,179 @@ static bool add_layer(nb_npu_layer **ls, int *n, const Onnx__NodeProto *nd,
     return true;
 }
 
+/* A MatMul of two activations (rnn false, its B no constant): B through an AscendQuant of
+ * its own into *bq, its attributes checked; else *bq NULL. */
+static nb_err b_quant(const char *src, Onnx__GraphProto *root, Onnx__GraphProto *g,
+                      const Onnx__NodeProto *nd, const char *name, bool rnn,
+                      Onnx__NodeProto **bq_out, nb_status *st)
+{
+    Onnx__NodeProto *bq = NULL;
+    if (!rnn && !strcmp(nd->op_type, "MatMul") && nd->n_input > 1 &&
+        !init_anywhere(root, nd->input[1])) {
+        bq = producer(g, nd->input[1]);
+        if (!bq || !bq->op_type || strcmp(bq->op_type, "AscendQuant") || bq->n_input < 1)
+            return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its second input '%s' is "
+                           "neither a constant nor an AscendQuant's output", src, name,
+                           nd->input[1]);
+        const Onnx__AttributeProto *bs = find_attr(bq, "scale");
+        float bsc = bs && bs->has_f ? bs->f : NAN, boff = attr_f(bq, "offset", 0);
+        const Onnx__AttributeProto *bb = find_attr(bq, "dst_bits");
+        if (!(bsc > 0) || !isfinite(bsc) || !isfinite(boff) || boff != floorf(boff) ||
+            boff < -128 || boff > 127 || (bb && bb->has_i && bb->i != 8))
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': the AscendQuant of its second "
+                           "input has scale %g, offset %g, dst_bits %lld: a positive finite "
+                           "scale, an int8 offset and 8 bits are needed", src, name, bsc, boff,
+                           bb && bb->has_i ? (long long)bb->i : 8LL);
+    }
+    *bq_out = bq;
+    return NB_OK;
+}
+
+/* Every constant deploy layer nd reads, and its AscendDequant dq's deq_scale: complete, of
+ * the integer type the NPU op takes (int8 weights, int32 bias, uint64 deq_scale with a
+ * finite non-negative fp32 in its low half). */
+static nb_err check_constants(const char *src, Onnx__GraphProto *root,
+                              const Onnx__NodeProto *nd, const Onnx__NodeProto *dq,
+                              const Onnx__NodeProto *bq, bool rnn, nb_status *st)
+{
+    const char *name = nd->name ? nd->name : "";
+    /* every constant it reads, and its AscendDequant's deq_scale, complete */
+    for (size_t k = 1; k <= nd->n_input; k++) {
+        const char *in = k < nd->n_input ? nd->input[k]
+                         : dq && dq->n_input > 1 ? dq->input[1] : NULL;
+        const Onnx__TensorProto *t = in && in[0] ? init_anywhere(root, in) : NULL;
+        if (rnn && k >= 7)
+            break; /* sequence_lens, initial_h, initial_c, P: run-time or float */
+        int64_t n;
+        if (t && !data_complete(t, &n))
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': initializer '%s' has %s "
+                           "for its dims", src, name, in,
+                           n < 0 ? "a negative dim or too many elements"
+                                 : "data of another size or type");
+        if (!t && in && in[0] && (k < 3 || (rnn && k < 7)) && !(bq && k == 1))
+            return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its input '%s' is not a "
+                           "constant", src, name, in);
+    }
+    /* the integer constants' types (AscendQuant's int8 weights, int32 bias, uint64
+       deq_scale with a finite non-negative fp32 in its low half): a value of another type
+       would be cut to fit without a word */
+    for (size_t k = 1; k <= nd->n_input && !(rnn && k >= 7); k++) {
+        const char *in = k < nd->n_input ? nd->input[k]
+                         : dq && dq->n_input > 1 ? dq->input[1] : NULL;
+        const Onnx__TensorProto *t = in && in[0] ? init_anywhere(root, in) : NULL;
+        if (!t || (bq && k == 1))
+            continue;
+        bool deq = k == nd->n_input || (rnn && (k == 5 || k == 6));
+        bool w = k == 1 || (rnn && k == 2);
+        int want = deq ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT64
+                   : w ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+                       : ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
+        if (t->data_type != want)
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': %s '%s' is %s, not %s", src, name,
+                           deq ? "deq_scale" : w ? "weights" : "bias", in,
+                           nb_dtype_name((nb_dtype)t->data_type), /* ONNX's codes */
+                           deq ? "UINT64" : w ? "INT8" : "INT32");
+        for (int64_t e = 0, ne = numel_of(t); deq && e < ne; e++) {
+            uint64_t v = 0;
+            if (t->has_raw_data && t->raw_data.len >= 8 * (size_t)(e + 1))
+                memcpy(&v, t->raw_data.data + 8 * e, 8);
+            else if ((int64_t)t->n_uint64_data > e)
+                v = t->uint64_data[e];
+            uint32_t bits = (uint32_t)v;
+            float f;
+            memcpy(&f, &bits, sizeof f);
+            if (!isfinite(f) || f < 0)
+                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': deq_scale '%s' element %lld "
+                               "is %g: a finite scale of 0 or more is needed", src, name, in,
+                               (long long)e, f);
+        }
+    }
+    return NB_OK;
+}
+
+/* The attributes of deploy layer nd, its AscendQuant q and AscendDequant dq: weight_bits,
+ * the quant's scale, offset and bits, the dequant's dtype, an RNN's h_scale. */
+static nb_err check_attrs(const char *src, const Onnx__NodeProto *nd, const Onnx__NodeProto *q,
+                          const Onnx__NodeProto *dq, const Onnx__NodeProto *bq, bool rnn,
+                          nb_status *st)
+{
+    const char *name = nd->name ? nd->name : "";
+    const Onnx__AttributeProto *wba = find_attr(nd, "weight_bits");
+    if (wba && (!wba->has_i || (wba->i != 4 && wba->i != 8) || bq || rnn))
+        return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': weight_bits %s%lld: 8 or 4 (int4 "
+                       "weights of a Conv, MatMul or Gemm with constant weights)", src, name,
+                       wba->has_i ? "" : "not an integer, ", wba->has_i ? (long long)wba->i : 0LL);
+    const Onnx__AttributeProto *qs = find_attr(q, "scale");
+    float qscale = qs && qs->has_f ? qs->f : NAN, qoff = attr_f(q, "offset", 0);
+    const Onnx__AttributeProto *qb = find_attr(q, "dst_bits");
+    int64_t bits = qb && qb->has_i ? qb->i : 8;
+    if (!(qscale > 0) || !isfinite(qscale) || !isfinite(qoff) || qoff != floorf(qoff) ||
+        (bits != 8 && bits != 16) || qoff < (bits == 16 ? -32768 : -128) ||
+        qoff > (bits == 16 ? 32767 : 127))
+        return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendQuant has scale %g, offset "
+                       "%g, dst_bits %lld: a positive finite scale (1 / scale_d), an integer "
+                       "offset within the bits' range and 8 or 16 bits are needed", src, name,
+                       qscale, qoff,
+                       (long long)bits);
+    const Onnx__AttributeProto *ddt = dq ? find_attr(dq, "dtype") : NULL;
+    if (ddt && (!ddt->has_i || ddt->i != 10)) /* its output: fp16 (ONNX FLOAT16, 10) */
+        return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendDequant has dtype %lld: "
+                       "the NPU's AscendDequant writes fp16 (10)", src, name,
+                       ddt->has_i ? (long long)ddt->i : -1LL);
+    if (rnn) {
+        const Onnx__AttributeProto *hs = find_attr(nd, "h_scale");
+        if (!hs || !hs->has_f || !(hs->f > 0) || !isfinite(hs->f))
+            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': h_scale missing or not a "
+                           "positive finite number", src, name);
+    }
+    return NB_OK;
+}
+
+/* An RNN's inputs x W R bias_w bias_r deq_w deq_r [seq h0 c0 P] -> x W R B [seq h0 c0 P]:
+   the lowering reads B only for its size, 2 x gates x hidden (bias_w holds one half): the
+   zero B of that size replaces it. False: out of memory. */
+static bool rnn_standard_inputs(Onnx__GraphProto *root, Onnx__NodeProto *nd, const char *name)
+{
+    bool ok = true;
+    Onnx__TensorProto *bw = init_anywhere(root, nd->input[3]);
+    int64_t gh = bw ? numel_of(bw) : 0, d[2] = {1, 2 * gh};
+    float *zeros = calloc((size_t)(2 * gh + 1), sizeof(float));
+    char *bname = dupf2(name, "/B_float");
+    ok = zeros && bname &&
+         push_init(root, initializer(bname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, d,
+                                     zeros, sizeof(float) * (size_t)(2 * gh)));
+    if (ok)
+        ok = set_input(nd, 3, bname);
+    free(zeros), free(bname);
+    for (size_t k = 4; ok && k + 3 < nd->n_input; k++) { /* drop bias_r, deq_w, deq_r */
+        free(nd->input[k]);
+        nd->input[k] = nd->input[k + 3];
+        nd->input[k + 3] = NULL;
+    }
+    if (ok) {
+        for (size_t k = nd->n_input - 3; k < nd->n_input; k++)
+            free(nd->input[k]);
+        nd->n_input -= 3;
+    }
+    return ok;
+}
+
+/* The NPU attributes of nd (h_scale, h_offset, weight_bits) removed. */
+static void drop_npu_attrs(Onnx__NodeProto *nd)
+{
+    for (size_t a = 0; a < nd->n_attribute; a++) { /* the NPU attributes go */
+        const char *an = nd->attribute[a]->name;
+        if (an && (!strcmp(an, "h_scale") || !strcmp(an, "h_offset") ||
+                   !strcmp(an, "weight_bits"))) {
+            onnx__attribute_proto__free_unpacked(nd->attribute[a], NULL);
+            memmove(nd->attribute + a, nd->attribute + a + 1,
+                    sizeof *nd->attribute * (nd->n_attribute - a - 1));
+            nd->n_attribute--;
+            a--;
+        }
+    }
+}
+
 /* The deploy form of g's tree collapsed into standard ops: AscendQuant -> NPU op ->
  * AscendDequant becomes the op reading x and writing y, its integer constants float; an
  * NPU-domain LSTM/GRU gets back its standard inputs (W, R, a zero B). Each collapsed
@@ -2514,104 +2721,11 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
             return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s' (%s): the NPU op needs x, W, R, "
                            "bias_w, bias_r, deq_scale_w, deq_scale_r; it has %zu inputs", src,
                            name, nd->op_type, nd->n_input);
-        /* a MatMul of two activations: B through an AscendQuant of its own */
         Onnx__NodeProto *bq = NULL;
-        if (!rnn && !strcmp(nd->op_type, "MatMul") && nd->n_input > 1 &&
-            !init_anywhere(root, nd->input[1])) {
-            bq = producer(g, nd->input[1]);
-            if (!bq || !bq->op_type || strcmp(bq->op_type, "AscendQuant") || bq->n_input < 1)
-                return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its second input '%s' is "
-                               "neither a constant nor an AscendQuant's output", src, name,
-                               nd->input[1]);
-            const Onnx__AttributeProto *bs = find_attr(bq, "scale");
-            float bsc = bs && bs->has_f ? bs->f : NAN, boff = attr_f(bq, "offset", 0);
-            const Onnx__AttributeProto *bb = find_attr(bq, "dst_bits");
-            if (!(bsc > 0) || !isfinite(bsc) || !isfinite(boff) || boff != floorf(boff) ||
-                boff < -128 || boff > 127 || (bb && bb->has_i && bb->i != 8))
-                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': the AscendQuant of its second "
-                               "input has scale %g, offset %g, dst_bits %lld: a positive finite "
-                               "scale, an int8 offset and 8 bits are needed", src, name, bsc, boff,
-                               bb && bb->has_i ? (long long)bb->i : 8LL);
-        }
-        /* every constant it reads, and its AscendDequant's deq_scale, complete */
-        for (size_t k = 1; k <= nd->n_input; k++) {
-            const char *in = k < nd->n_input ? nd->input[k]
-                             : dq && dq->n_input > 1 ? dq->input[1] : NULL;
-            const Onnx__TensorProto *t = in && in[0] ? init_anywhere(root, in) : NULL;
-            if (rnn && k >= 7)
-                break; /* sequence_lens, initial_h, initial_c, P: run-time or float */
-            int64_t n;
-            if (t && !data_complete(t, &n))
-                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': initializer '%s' has %s "
-                               "for its dims", src, name, in,
-                               n < 0 ? "a negative dim or too many elements"
-                                     : "data of another size or type");
-            if (!t && in && in[0] && (k < 3 || (rnn && k < 7)) && !(bq && k == 1))
-                return nb_fail(st, NB_ERR_GRAPH, "%s: layer '%s': its input '%s' is not a "
-                               "constant", src, name, in);
-        }
-        /* the integer constants' types (AscendQuant's int8 weights, int32 bias, uint64
-           deq_scale with a finite non-negative fp32 in its low half): a value of another type
-           would be cut to fit without a word */
-        for (size_t k = 1; k <= nd->n_input && !(rnn && k >= 7); k++) {
-            const char *in = k < nd->n_input ? nd->input[k]
-                             : dq && dq->n_input > 1 ? dq->input[1] : NULL;
-            const Onnx__TensorProto *t = in && in[0] ? init_anywhere(root, in) : NULL;
-            if (!t || (bq && k == 1))
-                continue;
-            bool deq = k == nd->n_input || (rnn && (k == 5 || k == 6));
-            bool w = k == 1 || (rnn && k == 2);
-            int want = deq ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT64
-                       : w ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8
-                           : ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
-            if (t->data_type != want)
-                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': %s '%s' is %s, not %s", src, name,
-                               deq ? "deq_scale" : w ? "weights" : "bias", in,
-                               nb_dtype_name((nb_dtype)t->data_type), /* ONNX's codes */
-                               deq ? "UINT64" : w ? "INT8" : "INT32");
-            for (int64_t e = 0, ne = numel_of(t); deq && e < ne; e++) {
-                uint64_t v = 0;
-                if (t->has_raw_data && t->raw_data.len >= 8 * (size_t)(e + 1))
-                    memcpy(&v, t->raw_data.data + 8 * e, 8);
-                else if ((int64_t)t->n_uint64_data > e)
-                    v = t->uint64_data[e];
-                uint32_t bits = (uint32_t)v;
-                float f;
-                memcpy(&f, &bits, sizeof f);
-                if (!isfinite(f) || f < 0)
-                    return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': deq_scale '%s' element %lld "
-                                   "is %g: a finite scale of 0 or more is needed", src, name, in,
-                                   (long long)e, f);
-            }
-        }
-        const Onnx__AttributeProto *wba = find_attr(nd, "weight_bits");
-        if (wba && (!wba->has_i || (wba->i != 4 && wba->i != 8) || bq || rnn))
-            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': weight_bits %s%lld: 8 or 4 (int4 "
-                           "weights of a Conv, MatMul or Gemm with constant weights)", src, name,
-                           wba->has_i ? "" : "not an integer, ", wba->has_i ? (long long)wba->i : 0LL);
-        const Onnx__AttributeProto *qs = find_attr(q, "scale");
-        float qscale = qs && qs->has_f ? qs->f : NAN, qoff = attr_f(q, "offset", 0);
-        const Onnx__AttributeProto *qb = find_attr(q, "dst_bits");
-        int64_t bits = qb && qb->has_i ? qb->i : 8;
-        if (!(qscale > 0) || !isfinite(qscale) || !isfinite(qoff) || qoff != floorf(qoff) ||
-            (bits != 8 && bits != 16) || qoff < (bits == 16 ? -32768 : -128) ||
-            qoff > (bits == 16 ? 32767 : 127))
-            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendQuant has scale %g, offset "
-                           "%g, dst_bits %lld: a positive finite scale (1 / scale_d), an integer "
-                           "offset within the bits' range and 8 or 16 bits are needed", src, name,
-                           qscale, qoff,
-                           (long long)bits);
-        const Onnx__AttributeProto *ddt = dq ? find_attr(dq, "dtype") : NULL;
-        if (ddt && (!ddt->has_i || ddt->i != 10)) /* its output: fp16 (ONNX FLOAT16, 10) */
-            return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': its AscendDequant has dtype %lld: "
-                           "the NPU's AscendDequant writes fp16 (10)", src, name,
-                           ddt->has_i ? (long long)ddt->i : -1LL);
-        if (rnn) {
-            const Onnx__AttributeProto *hs = find_attr(nd, "h_scale");
-            if (!hs || !hs->has_f || !(hs->f > 0) || !isfinite(hs->f))
-                return nb_fail(st, NB_ERR_DATA, "%s: layer '%s': h_scale missing or not a "
-                               "positive finite number", src, name);
-        }
+        nb_err e = b_quant(src, root, g, nd, name, rnn, &bq, st);
+        if (e || (e = check_constants(src, root, nd, dq, bq, rnn, st)) ||
+            (e = check_attrs(src, nd, q, dq, bq, rnn, st)))
+            return e;
         const Onnx__TensorProto *wi = nd->n_input > 1 ? init_anywhere(root, nd->input[1]) : NULL;
         const Onnx__TensorProto *bi = !rnn && nd->n_input > 2 ? init_anywhere(root, nd->input[2])
                                                              : NULL;
@@ -2649,29 +2763,7 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
             if (nd->input[k] && nd->input[k][0] && !(bq && k == 1))
                 ok = to_float_init(init_anywhere(root, nd->input[k]));
         if (ok && rnn && nd->n_input >= 7) {
-            /* x W R bias_w bias_r deq_w deq_r [seq h0 c0 P] -> x W R bias_w [seq h0 c0 P]:
-               the lowering reads B only for its size, 2 x gates x hidden (bias_w holds one
-               half): the zero B of that size replaces it */
-            Onnx__TensorProto *bw = init_anywhere(root, nd->input[3]);
-            int64_t gh = bw ? numel_of(bw) : 0, d[2] = {1, 2 * gh};
-            float *zeros = calloc((size_t)(2 * gh + 1), sizeof(float));
-            char *bname = dupf2(name, "/B_float");
-            ok = zeros && bname &&
-                 push_init(root, initializer(bname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, d,
-                                             zeros, sizeof(float) * (size_t)(2 * gh)));
-            if (ok)
-                ok = set_input(nd, 3, bname);
-            free(zeros), free(bname);
-            for (size_t k = 4; ok && k + 3 < nd->n_input; k++) { /* drop bias_r, deq_w, deq_r */
-                free(nd->input[k]);
-                nd->input[k] = nd->input[k + 3];
-                nd->input[k + 3] = NULL;
-            }
-            if (ok) {
-                for (size_t k = nd->n_input - 3; k < nd->n_input; k++)
-                    free(nd->input[k]);
-                nd->n_input -= 3;
-            }
+            ok = rnn_standard_inputs(root, nd, name);
         } else if (ok && !strcmp(nd->op_type, "MatMul") && nd->n_input > 2) {
             /* a standard MatMul has no bias input: the lowering gives every cube op its
                int32 bias anyway */
@@ -2679,17 +2771,8 @@ static nb_err collapse_deploy(const char *src, Onnx__GraphProto *root, Onnx__Gra
                 free(nd->input[k]);
             nd->n_input = 2;
         }
-        for (size_t a = 0; ok && a < nd->n_attribute; a++) { /* the NPU attributes go */
-            const char *an = nd->attribute[a]->name;
-            if (an && (!strcmp(an, "h_scale") || !strcmp(an, "h_offset") ||
-                       !strcmp(an, "weight_bits"))) {
-                onnx__attribute_proto__free_unpacked(nd->attribute[a], NULL);
-                memmove(nd->attribute + a, nd->attribute + a + 1,
-                        sizeof *nd->attribute * (nd->n_attribute - a - 1));
-                nd->n_attribute--;
-                a--;
-            }
-        }
+        if (ok)
+            drop_npu_attrs(nd);
         char *dom = ok ? strdup("") : NULL;
         ok = ok && dom;
         if (!ok) {

@@ -31,6 +31,23 @@ typedef enum nb_act_algo {
     NB_ACT_AUTO        /* per layer, the method with the best layer SQNR */
 } nb_act_algo;
 
+/* How the weights are rounded to ARQ's levels (the scale is ARQ's either way). */
+typedef enum nb_weight_round {
+    NB_ROUND_NEAREST,  /* ARQ's round to nearest (ties to even): the default */
+    NB_ROUND_ADAROUND  /* AdaRound: up or down as learned on the layer's calibration inputs
+                          (AMCT's ada_quantize; nb_adaround) */
+} nb_weight_round;
+
+/* AdaRound's settings (AMCT's ada_quantize fields, quant.md 1.4). iters: Adam steps per
+ * layer (AMCT's num_iteration is 10000; nanobench's default 500, with lr 0.03 in place of
+ * the paper's 1e-3, keeps a layer under a second); reg: lambda (reg_param, 0.01); beta from
+ * beta_start (20) to beta_end (2); warm: the share of the steps before the regularizer
+ * starts (warm_start, 0.2). */
+typedef struct nb_ada_params {
+    int iters;
+    float reg, beta_start, beta_end, warm, lr;
+} nb_ada_params;
+
 /* One CalibrationConfig: the weight and activation algorithms of a layer. Every field has
  * AMCT's default after nb_calib_defaults(). */
 typedef struct nb_calib_cfg {
@@ -42,6 +59,10 @@ typedef struct nb_calib_cfg {
     int num_of_bins;       /* HFMG: 4096 (1024, 2048, 4096 or 8192) */
     int asymmetric;        /* -1: the global activation_offset; 0 or 1 set for the layer */
     int act_bits;          /* dst_type: 8 (INT8) or 16 (INT16: the cube's s16 x s8) */
+    nb_weight_round weight_round; /* weight_round: NEAREST | ADAROUND, or ada_quantize { } */
+    bool weight_round_given; /* set in this override's own calibration_config (an override
+                                of it wins over nb_calibrate_opts.weight_round) */
+    nb_ada_params ada;     /* ada_quantize's fields */
 } nb_calib_cfg;
 
 typedef struct nb_calib_override {
@@ -74,6 +95,10 @@ void nb_quant_config_init(nb_quant_config *c);
  * (FORCE_FP16_QUANT), do_fusion, skip_fusion_layers, common_config, override_layer_types
  * { layer_type calibration_config }, override_layer_configs { layer_name
  * calibration_config }; in a calibration_config: arq_quantize { channel_wise quant_bits },
+ * ada_quantize { num_iteration reg_param beta_range_start beta_range_end warm_start
+ * channel_wise quant_bits } (AMCT's AdaRound: ARQ's scales, learned rounding; one choice
+ * with arq_quantize), weight_round: NEAREST | ADAROUND (nanobench's: ARQ's rounding, or
+ * AdaRound with ada_quantize's defaults; next to arq_quantize, not to ada_quantize),
  * ifmr_quantize { search_range_start search_range_end search_step max_percentile
  * min_percentile asymmetric dst_type }, hfmg_quantize { num_of_bins asymmetric dst_type }.
  * Syntax: "field: value" or "field { ... }" / "field: { ... }", '#' comments, optional ','
@@ -179,6 +204,28 @@ double nb_hist_sqnr(const nb_hist *h, const nb_qparams *q);
  * an infinity (naming the flat index), NB_ERR_ARG. */
 nb_err nb_arq_quantize(const float *w, int64_t outer, int64_t channels, int64_t inner,
                        int bits, bool channel_wise, float *scales, int8_t *q, nb_status *st);
+
+/* nanobench's AdaRound settings (nb_ada_params above). */
+void nb_ada_defaults(nb_ada_params *a);
+/* AdaRound (Nagel et al. 2020; AMCT's ada_quantize, quant.md 1.4) of one layer's weights
+ * as a matrix w [cout, k] (float, row c = output channel c's weights, k = what one output
+ * reads: Cin x kernel for a Conv, K for a Gemm), on its per-row scales scale[cout] (ARQ's,
+ * kept): the integers q [cout, k] in [-(2^(bits-1) - 1), 2^(bits-1) - 1], each weight
+ * rounded down or up as minimizes sum over the p samples of (xq_p . q_c scale_c - x_p .
+ * w_c)^2 -- x [p, k] the layer's float inputs as rows (a Conv's im2col patches), xq [p, k]
+ * the same quantized as the layer sees them (may be x) -- plus the rounding regularizer,
+ * by pr->iters Adam steps on the rectified sigmoid h(V) (zeta 1.1, gamma -0.1). A row whose
+ * learned rounding is not better than round-to-nearest on the samples keeps nearest, so
+ * the layer's loss on the samples is never above nearest's. *n_changed (or NULL): the
+ * weights rounded otherwise than to nearest. Deterministic. bits 8 or 4. Errors:
+ * NB_ERR_ARG (no rows, samples or weights), NB_ERR_NOMEM. */
+nb_err nb_adaround(const float *w, const float *scale, int64_t cout, int64_t k, const float *x,
+                   const float *xq, int64_t p, int bits, const nb_ada_params *pr, int8_t *q,
+                   int64_t *n_changed, nb_status *st);
+/* "nearest" / "adaround" (lower case; the config takes NEAREST / ADAROUND). */
+const char *nb_weight_round_name(nb_weight_round r);
+/* true when name (any case) is nearest or adaround */
+bool nb_weight_round_parse(const char *name, nb_weight_round *r);
 
 /* ---- the fake-quant model ---- */
 
@@ -374,6 +421,11 @@ typedef struct nb_calibrate_opts {
     bool algo_set;            /* algo replaces the config's activation algorithm */
     nb_act_algo algo;
     bool no_bias_correction;
+    /* weight_round_set: weight_round replaces the config's common_config and
+       override_layer_types rounding; an override_layer_configs / override_layer_types
+       entry that sets weight_round (or ada_quantize) itself keeps its own */
+    bool weight_round_set;
+    nb_weight_round weight_round;
     const char *cpu_nodes;    /* "a;b": nodes the MCU's CPU runs (atc --cpu_nodes): their cube
                                  ops stay float, not calibrated; NULL: none */
     nb_progress_fn progress;  /* or NULL */
@@ -424,6 +476,12 @@ typedef struct nb_calib_layer_report {
     bool act_b;
     double b_clip_min, b_clip_max, scale_b, b_sqnr;
     int offset_b;
+    /* the weights' rounding applied (NEAREST when AdaRound was asked for a layer it does
+       not take: ConvTranspose, a grouped Conv, an RNN, no samples), the weights it rounded
+       otherwise than to nearest, the input rows it learned on, and its time in ms */
+    nb_weight_round weight_round;
+    int64_t ada_changed, ada_samples;
+    double ada_ms;
 } nb_calib_layer_report;
 
 /* The network output's evaluation: the fake-quant model against float. */

@@ -55,7 +55,7 @@ _OUT = [_P(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.nbpy_estimate.argtypes = [_c, _c] + _OUT
 _lib.nbpy_inputs.argtypes = [_c, _c] + _OUT
 _lib.nbpy_info.argtypes = [_c, _c] + _OUT
-_lib.nbpy_calibrate.argtypes = [_c, _c, _c, _c, _c, ctypes.c_int, ctypes.c_int,
+_lib.nbpy_calibrate.argtypes = [_c, _c, _c, _c, _c, _c, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                 _P(_P(ctypes.c_float)), _P(ctypes.c_int), _P(ctypes.c_int64)] + _OUT
 _lib.nbpy_compile.argtypes = [_c, _c, _c, _c] + _OUT
 _lib.nbpy_run.argtypes = [_c, ctypes.c_int, _P(_c), _P(_P(ctypes.c_float)), _P(ctypes.c_int),
@@ -194,12 +194,19 @@ def inputs(model, input_shape=None):
     return _call(_lib.nbpy_inputs, _path("model", model), _b(input_shape, "input_shape"))
 
 
-def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
+def calibrate(model, data, save_path, config=None, algo=None, input_shape=None,
+              weight_round=None, bias_correction=True):
     """Post-training calibration on numpy arrays: data is {input name: [batch arrays]} (or a
     list of lists in the model's input order). Writes save_path's record, fake-quant and
     deploy models (AMCT's names) and returns the CLI's calibrate --json: their paths, the
     per-layer scales and SQNRs, the fake-quant model's output SQNR against float and the
-    INT16 and CPU placement advice."""
+    INT16 and CPU placement advice. weight_round "adaround" (the CLI's --weight_round) learns
+    each weight's rounding on the calibration data, except on layers whose config override
+    sets weight_round itself; "nearest" or None: the config's (ARQ's nearest by default).
+    bias_correction=False: the CLI's --no_bias_correction."""
+    if not isinstance(bias_correction, bool):
+        raise Error("calibrate(): bias_correction is True or False, not %s"
+                    % _what(bias_correction), 2)
     model_b, save_b = _path("model", model), _path("save_path", save_path)
     if not isinstance(data, (dict, list, tuple)):
         raise Error("calibrate(): data is {input name: [arrays]} or a list of lists of arrays "
@@ -253,7 +260,8 @@ def calibrate(model, data, save_path, config=None, algo=None, input_shape=None):
                         "one shape" % (flat[k][0], a.shape, keys[k % len(first)][1],
                                        first[k % len(first)].shape), 2)
     return _call(_lib.nbpy_calibrate, model_b, save_b, _b(input_shape, "input_shape"),
-                 _b(config, "config"), _b(algo, "algo"), len(per_input), n_batches, ptrs,
+                 _b(config, "config"), _b(algo, "algo"), _b(weight_round, "weight_round"),
+                 int(bias_correction), len(per_input), n_batches, ptrs,
                  ranks, dims)
 
 
