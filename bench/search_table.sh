@@ -41,7 +41,7 @@ import json, sys
 se = json.load(open(sys.argv[1]))["search"]; name = sys.argv[2]
 pts = se["points"]; base = pts[0]
 r = se.get("baseline_rule") or {}
-ch = ", ".join(c["change"] + ("" if c["change"] == "int16 on every layer" else " " + (c.get("layer") or c.get("nodes")))
+ch = ", ".join(c["change"] + (" " + (c.get("layer") or c.get("nodes")) if (c.get("layer") or c.get("nodes")) else "")
                for c in se.get("chosen") or [])
 f = lambda v, d=1: "-" if v is None else ("%.*f" % (d, v))
 print("%-22s %8s %8s %8s %10s %10s %10s  %-7s %s (%.0f s)" % (

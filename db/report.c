@@ -1122,10 +1122,8 @@ static void sec_search(page *p, side *s, int ns)
             fputs("<p>Chosen: <b id=\"search-chosen\">", p->f);
             for (size_t i = 0; i < json_array_size(ch); i++) {
                 const json_t *c = json_array_get(ch, i);
-                escf(p->f, "%s%s%s%s", i ? "; " : "", str(c, "change"),
-                     strcmp(str(c, "change"), "int16 on every layer") ? " " : "",
-                     strcmp(str(c, "change"), "int16 on every layer")
-                         ? (*str(c, "layer") ? str(c, "layer") : str(c, "nodes")) : "");
+                const char *w = *str(c, "layer") ? str(c, "layer") : str(c, "nodes");
+                escf(p->f, "%s%s%s%s", i ? "; " : "", str(c, "change"), *w ? " " : "", w);
             }
             fputs("</b>: ", p->f);
             escf(p->f, "%s dB at %s cycles, exeom %s bytes; its calibration config %s.",

@@ -234,9 +234,7 @@ static void changes_text(const json_t *ch, char *buf, size_t len)
     for (size_t i = 0; i < json_array_size(ch) && at + 1 < len; i++) {
         const json_t *c = json_array_get(ch, i);
         const char *k = str(c, "change"), *w = *str(c, "layer") ? str(c, "layer") : str(c, "nodes");
-        int n = strcmp(k, "int16 on every layer")
-                    ? snprintf(buf + at, len - at, "%s%s %s", i ? ", " : "", k, w)
-                    : snprintf(buf + at, len - at, "%s%s", i ? ", " : "", k);
+        int n = snprintf(buf + at, len - at, "%s%s%s%s", i ? ", " : "", k, *w ? " " : "", w);
         at += n > 0 ? (size_t)n : 0;
     }
     if (!buf[0])

@@ -97,7 +97,7 @@ assert abs(pooled - se["chosen_sqnr_db"]) < 0.01, (pooled, se["chosen_sqnr_db"])
 pts = se["points"]
 for c in se["chosen"]:
     name = c.get("layer") or c.get("nodes")
-    label = "without " + c["change"] + ("" if c["change"] == "int16 on every layer" else " " + name)
+    label = "without " + c["change"] + (" " + name if name else "")
     without = [p for p in pts if p["label"] == label]
     if len(se["chosen"]) > 1:
         assert without and not without[-1]["meets_target"], (label, without)

@@ -53,6 +53,8 @@ typedef struct bu {
     double t0;
     const char *stage;              /* the step running (for a cancel's message) */
     bool quiet;                     /* the search's tries: no step progress to the hooks */
+    bool adaround;                  /* calibrate's weights rounded by AdaRound (the search's
+                                       "adaround on every layer"; --weight_round adaround) */
     json_t *argv_kept;              /* not NULL: each step's recorded argv appended (the
                                        search's chosen configuration, to reproduce it) */
     const char *fix_scale;          /* the fp16 fix's --nb_input_scale (in its JSON), or NULL */

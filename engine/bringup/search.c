@@ -33,7 +33,7 @@
 #include "bu.h"
 #include "nb/tensor.h"
 
-enum { C_INT16, C_CPU, C_ALL16 };
+enum { C_INT16, C_CPU, C_ALL16, C_ADA };
 enum { MAX_CAND = 64 };
 
 typedef struct cand {
@@ -72,6 +72,15 @@ typedef struct search {
     meas ref;           /* the configuration a round measures each change on top of */
     char dir[3100];
 } search;
+
+static const char *kind_name(int k)
+{
+    return k == C_INT16 ? "int16" : k == C_CPU ? "cpu" : k == C_ALL16 ? "int16 on every layer"
+                                                                      : "adaround weights";
+}
+
+/* a change named by its kind alone (no layer or node after it) */
+static bool whole_model(int k) { return k == C_ALL16 || k == C_ADA; }
 
 /* ---- names into a calibration config: protobuf text format's string ---- */
 
@@ -279,7 +288,7 @@ typedef struct saved {
     const nb_bringup_opts *o;
     json_t *cal;
     int64_t id_cal;
-    bool quiet;
+    bool quiet, adaround;
     char save[3400], deploy[3400];
 } saved;
 
@@ -287,7 +296,7 @@ static void swap_in(bu *b, saved *sv, const char *save, const char *cfg, const c
                     const nb_bringup_opts *o)
 {
     sv->cfg = b->cfg, sv->cpu = b->cpu_nodes, sv->batch = b->batch, sv->o = b->o;
-    sv->cal = b->cal, sv->id_cal = b->id_cal, sv->quiet = b->quiet;
+    sv->cal = b->cal, sv->id_cal = b->id_cal, sv->quiet = b->quiet, sv->adaround = b->adaround;
     memcpy(sv->save, b->save, sizeof sv->save);
     memcpy(sv->deploy, b->deploy, sizeof sv->deploy);
     b->cfg = cfg, b->cpu_nodes = cpu, b->o = o, b->cal = NULL, b->quiet = true;
@@ -299,7 +308,7 @@ static void swap_out(bu *b, saved *sv)
 {
     json_decref(b->cal);
     b->cfg = sv->cfg, b->cpu_nodes = sv->cpu, b->batch = sv->batch, b->o = sv->o;
-    b->cal = sv->cal, b->id_cal = sv->id_cal, b->quiet = sv->quiet;
+    b->cal = sv->cal, b->id_cal = sv->id_cal, b->quiet = sv->quiet, b->adaround = sv->adaround;
     memcpy(b->save, sv->save, sizeof sv->save);
     memcpy(b->deploy, sv->deploy, sizeof sv->deploy);
 }
@@ -343,6 +352,8 @@ static nb_err measure_in(search *s, const unsigned char *on, const char *tag, bo
         quiet_o.db = NULL; /* a try: not in the run history */
     saved sv;
     swap_in(b, &sv, save, cfg, *cpu ? cpu : NULL, &quiet_o);
+    for (int i = 0; i < s->n; i++)
+        b->adaround = b->adaround || (on[i] && s->c[i].kind == C_ADA);
     if (record)
         b->o = sv.o;
     int64_t parent = sv.o->run ? nb_run_id(sv.o->run) : 0, id = 0;
@@ -514,6 +525,8 @@ static void candidates(search *s)
     int n16 = s->n;
     if (n16 > 1) /* the ceiling of activations' precision */
         add(s, C_ALL16, "every layer");
+    if (json_array_size(ls) > 0) /* the int8 weights rounded as learned on the calibration data */
+        add(s, C_ADA, "every layer");
     /* a cube layer in float32 on the CPU: the first two (fed by the model's inputs, where
        the input's and the weights' rounding weigh most) and calibrate's three worst (each
        of the others alone cost embedding_model 8 to 17 million cycles and under 1 dB) */
@@ -550,10 +563,6 @@ static void candidates(search *s)
 
 /* ---- the search ---- */
 
-static const char *kind_name(int k)
-{
-    return k == C_INT16 ? "int16" : k == C_CPU ? "cpu" : "int16 on every layer";
-}
 
 static json_t *changes_json(const search *s, const unsigned char *on)
 {
@@ -562,8 +571,9 @@ static json_t *changes_json(const search *s, const unsigned char *on)
         if (on[i]) {
             json_t *c = json_object();
             json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
-            json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
-                                nb_json_string(s->c[i].what));
+            if (!whole_model(s->c[i].kind))
+                json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
+                                    nb_json_string(s->c[i].what));
             json_array_append_new(a, c);
         }
     return a;
@@ -633,7 +643,7 @@ static nb_err sensitivity(search *s, const unsigned char *pick, int round, unsig
         char tag[32], label[4200];
         snprintf(tag, sizeof tag, "r%d-%d", round, i);
         snprintf(label, sizeof label, "%s%s%s%s", round ? "+ " : "", kind_name(c->kind),
-                 c->kind == C_ALL16 ? "" : " ", c->kind == C_ALL16 ? "" : c->what);
+                 whole_model(c->kind) ? "" : " ", whole_model(c->kind) ? "" : c->what);
         memcpy(on, pick, (size_t)s->n);
         on[i] = 1;
         meas m;
@@ -742,8 +752,8 @@ static nb_err prune(search *s, unsigned char *on, meas *best, bool met)
         char tag[32], label[4200];
         snprintf(tag, sizeof tag, "prune-%d", drop);
         snprintf(label, sizeof label, "without %s%s%s", kind_name(s->c[drop].kind),
-                 s->c[drop].kind == C_ALL16 ? "" : " ",
-                 s->c[drop].kind == C_ALL16 ? "" : s->c[drop].what);
+                 whole_model(s->c[drop].kind) ? "" : " ",
+                 whole_model(s->c[drop].kind) ? "" : s->c[drop].what);
         meas m;
         nb_err e = measure(s, on, tag, false, &m);
         if (e)
@@ -941,8 +951,9 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
     for (int i = 0; i < s->n; i++) {
         json_t *c = json_object();
         json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
-        json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
-                            nb_json_string(s->c[i].what));
+        if (!whole_model(s->c[i].kind))
+            json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
+                                nb_json_string(s->c[i].what));
         if (s->c[i].alone_ok) { /* alone, on the bring-up's own configuration */
             json_object_set_new(c, "sqnr_db", nb_json_num(s->c[i].alone_sqnr));
             json_object_set_new(c, "gain_db", nb_json_num(s->c[i].alone_sqnr - s->base.sqnr));

@@ -60,8 +60,9 @@ static void cal_args(bu *b, step *s)
                           {"--calibration_config", b->cfg},
                           {"--batch_num", b->batch ? b->batch : b->cfg ? NULL : "all"},
                           {"--algo", b->algo}, {"--eval_dir", b->eval_dir},
-                          {"--cpu_nodes", b->cpu_nodes}};
-    for (int i = 0; i < 7; i++)
+                          {"--cpu_nodes", b->cpu_nodes},
+                          {"--weight_round", b->adaround ? "adaround" : NULL}};
+    for (int i = 0; i < 8; i++)
         if (f[i][1]) {
             bu_arg(s, f[i][0]);
             bu_arg(s, f[i][1]);
@@ -80,6 +81,10 @@ static nb_err cal_opts(bu *b, nb_calibrate_opts *o)
                              .eval_dirs = b->eval_dir, .config_path = b->cfg,
                              .cpu_nodes = b->cpu_nodes,
                              .cancel = b->h ? b->h->cancel : NULL};
+    if (b->adaround) {
+        o->weight_round_set = true;
+        o->weight_round = NB_ROUND_ADAROUND;
+    }
     if (b->algo && !(o->algo_set = nb_act_algo_parse(b->algo, &o->algo)))
         return nb_fail(b->st, NB_ERR_ARG, "calibrate: --algo is ifmr, hfmg, minmax, percentile, "
                        "kl or auto, not '%s'", b->algo);

@@ -60,7 +60,7 @@ function searchedExeom(file) {
 function searchLine(label, file) {
   const s = summary(file), se = s.search;
   if (!se) return `${label}: no search`;
-  const ch = (se.chosen || []).map(c => c.change === 'int16 on every layer' ? c.change : `${c.change} ${c.layer || c.nodes}`);
+  const ch = (se.chosen || []).map(c => (c.layer || c.nodes) ? `${c.change} ${c.layer || c.nodes}` : c.change);
   return `${label}: target ${se.target_sqnr_db} dB, ${se.result}; ${db(se.as_is_sqnr_db)} as is -> ` +
     `${se.chosen_sqnr_db !== undefined ? db(se.chosen_sqnr_db) : db(se.as_is_sqnr_db)}` +
     `${ch.length ? ` (${ch.join(', ')})` : ''}; ${se.tries} configurations in ${se.wall_s.toFixed(0)} s`;
