@@ -55,7 +55,6 @@ data "$T/d/x16" 1,1,16,16 1; data "$T/d/nhwc" 1,16,16,3 2; data "$T/d/x3" 1,3,16
 data "$T/d/x26" 1,2,6,6 10; data "$T/d/t32" 1,16,32 11; data "$T/d/t32e" 1,16,32 13
 data "$T/d/k20" 1,16,20 12; data "$T/d/k20e" 1,16,20 14; data "$T/d/ds" 1,1,16,10 15
 data "$T/d/frame" 1,8,1,16 6; data "$T/d/fifo" 1,8,2,16 7; data "$T/d/if" 1,8,16 8
-[ -z "$HEADS_ONLY" ] || { one_real() { :; }; }
 one helper_unnamed "$R/helper_unnamed.onnx" --data_dir "$T/d/x16"
 one torch_names "$R/torch_names.onnx" --data_dir "$T/d/x16"
 one tf2onnx_nhwc "$R/tf2onnx_nhwc.onnx" --data_dir "$T/d/nhwc"
