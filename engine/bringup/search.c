@@ -671,7 +671,8 @@ static int ranked(const search *s, bool by_cost, bool int16_only, int *order)
     int n = 0;
     for (int i = 0; i < s->n; i++) {
         const cand *c = &s->c[i];
-        if (!c->ok || c->gain < 0.2 || /* below 0.2 dB: the noise of a calibration */ (int16_only && c->kind != C_INT16) ||
+        /* below 0.2 dB: the noise of a calibration (the rule takes every layer, in order) */
+        if (!c->ok || (by_cost && c->gain < 0.2) || (int16_only && c->kind != C_INT16) ||
             over_budget(s, c->cycles))
             continue;
         double key = by_cost ? c->gain / rel_cost(s, c) : c->gain;
