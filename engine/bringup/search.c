@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "bu.h"
+#include "nb/ir.h"
 #include "nb/tensor.h"
 
 enum { C_INT16, C_CPU, C_ALL16, C_ADA };
@@ -175,26 +176,13 @@ static nb_err write_config(search *s, const unsigned char *on, const char *path)
     return NB_OK;
 }
 
-/* "a;b" holds the node n (n bytes) */
-static bool in_list(const char *l, const char *n, size_t nl)
-{
-    for (const char *p = l; *p;) {
-        const char *e = strchr(p, ';');
-        size_t k = e ? (size_t)(e - p) : strlen(p);
-        if (k == nl && !strncmp(p, n, nl))
-            return true;
-        p += k + (e ? 1 : 0);
-    }
-    return false;
-}
-
 /* the nodes of list appended to l (each once) */
 static void append_nodes(char *l, const char *list)
 {
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ';');
         size_t k = e ? (size_t)(e - p) : strlen(p);
-        if (k && !in_list(l, p, k)) {
+        if (k && !nb_list_has(l, p, k)) {
             if (*l)
                 strcat(l, ";");
             strncat(l, p, k);
@@ -227,17 +215,7 @@ static char *cpu_list(const search *s, const unsigned char *on)
 static bool is_target(const bu *b, const char *name)
 {
     const char *t = b->o->target_outputs;
-    if (!t || !*t)
-        return true;
-    size_t nl = strlen(name);
-    for (const char *p = t; *p;) {
-        const char *e = strchr(p, ';');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == nl && !strncmp(p, name, n))
-            return true;
-        p += n + (e ? 1 : 0);
-    }
-    return false;
+    return !t || !*t || nb_list_has(t, name, strlen(name));
 }
 
 /* the lowest pooled SQNR over the target outputs; NaN when none is defined */
