@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cube_simd.h"
 #include "nb/ref.h"
 #include "sim_internal.h"
 
@@ -164,14 +165,21 @@ dequant_block_avx2(const int32_t *acc, uint16_t *out, int64_t hw, const float *d
     nb_sim_saturations += sat;
 }
 
+/* the answers of have_f16c and sim_have_avx2 (-1: not asked yet), forgotten in a fork's
+   child (pthread_atfork), which reads NANOBENCH_SIM_SCALAR again: "once per process" */
+static int f16c_known = -1, avx2_known = -1;
+static void paths_forget(void) { f16c_known = avx2_known = -1; }
+
 /* F16C and SSE4.1 by CPUID, and the AVX register state enabled by the OS (F16C is
    VEX-encoded); NANOBENCH_SIM_SCALAR forces the plain path (its test). */
 static int have_f16c(void)
 {
-    static int known = -1;
-    if (known < 0) {
+    static int registered;
+    if (f16c_known < 0) {
         unsigned a, b, c, d;
-        known = 0;
+        int known = 0;
+        if (!registered)
+            registered = 1, pthread_atfork(NULL, NULL, paths_forget);
         if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1) && (c >> 19 & 1) && (c >> 27 & 1)) {
             unsigned lo, hi;
             __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -179,19 +187,19 @@ static int have_f16c(void)
         }
         if (getenv("NANOBENCH_SIM_SCALAR"))
             known = 0;
+        f16c_known = known;
     }
-    return known;
+    return f16c_known;
 }
 
 /* AVX2 by CPUID leaf 7 (with have_f16c's AVX state); NANOBENCH_SIM_SCALAR: none */
 int sim_have_avx2(void)
 {
-    static int known = -1;
-    if (known < 0) {
+    if (avx2_known < 0) {
         unsigned a, b, c, d;
-        known = have_f16c() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 5 & 1);
+        avx2_known = have_f16c() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 5 & 1);
     }
-    return known;
+    return avx2_known;
 }
 
 /* MaxPool of one output pixel of a C0 block (16 fp16 lanes) with the F16C conversions: the
@@ -446,17 +454,20 @@ static inline int32_t conv_w(const nb_sim_model *m, const nb_exeom_tensor *w, co
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The packed weights of an s8 x s8 or s16 x s8 convolution of one group (sim_task.wpk), when
-   the AVX2 GEMM applies: x and y in NC1HWC0 (y int32), and every sum, bias included, within
-   int32: Kg x max|x| x max|w| + max|bias| < 2^31 (max|x| 128 or 32768 by x's dtype, max|w|
-   and max|bias| read from the tensors), so that the 32-bit lanes are exact and no sum
-   saturates. Sets k->pk_state; NB_ERR_NOMEM only. */
+   a SIMD cube path applies (sim_cube_path() >= 1): x and y in NC1HWC0 (y int32), and every
+   sum, bias included, within int32: Kg x max|x| x max|w| + max|bias| < 2^31 (max|x| 128 or
+   32768 by x's dtype, max|w| and max|bias| read from the tensors), so that the 32-bit lanes
+   are exact and no sum saturates. On AVX-512 VNNI with int8 x and its zero point within
+   int8, the block of sim_vnni_pack_s8 (pk_state 2; wpk then holds that block, not int16
+   pairs), else the 16-bit pairs (pk_state 1). Built at the task's first execution, once.
+   Sets k->pk_state; NB_ERR_NOMEM only. */
 static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
     const uint8_t *wp = sim_ptr(m, k->in[1]), *bp = sim_ptr(m, k->in[2]);
     int r = x->rank;
     k->pk_state = -1;
-    if (!sim_have_avx2() || k->group != 1 || w->dtype != DT_I8 ||
+    if (sim_cube_path() < 1 || k->group != 1 || w->dtype != DT_I8 ||
         (x->dtype != DT_I8 && x->dtype != DT_I16) || x->format != FMT_NC1HWC0 ||
         y->format != FMT_NC1HWC0 || y->dtype != DT_I32 || (r != 3 && r != 4))
         return NB_OK;
@@ -486,9 +497,42 @@ static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
         free(pk);
         return NB_OK;
     }
+    if (sim_cube_path() == 2 && x->dtype == DT_I8 && k->x_off >= -128 && k->x_off <= 127) {
+        int8_t *w8 = malloc((size_t)(Co * Kg));
+        int32_t *b32 = malloc(sizeof *b32 * (size_t)Co);
+        void *blk = NULL;
+        if (w8 && b32) {
+            for (int64_t co = 0; co < Co; co++) {
+                b32[co] = rd32(bp + 4 * co);
+                for (int64_t kg = 0; kg < Kg; kg++) /* pk's pair layout, back to [co][kg] */
+                    w8[co * Kg + kg] =
+                        (int8_t)pk[((co / 16 * (Kp / 2) + kg / 2) * 16 + co % 16) * 2 + kg % 2];
+            }
+            blk = sim_vnni_pack_s8(w8, b32, Co, Kg);
+        }
+        free(w8), free(b32), free(pk);
+        if (!blk)
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        k->wpk = blk;
+        k->pk_state = 2;
+        return NB_OK;
+    }
     k->wpk = pk;
     k->pk_state = 1;
     return NB_OK;
+}
+
+/* the geometry of a convolution task for cube_simd.c */
+static sim_conv_geom conv_geom(const nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    int r = x->rank;
+    sim_conv_geom g = {.N = x->dims[0], .C = x->dims[1], .H = r == 4 ? x->dims[2] : 1,
+                       .W = x->dims[r - 1], .Co = y->dims[1], .OH = r == 4 ? y->dims[2] : 1,
+                       .OW = y->dims[r - 1], .KH = k->kh, .KW = k->kw, .sh = k->sh,
+                       .sw = k->sw, .pt = k->pt, .pl = k->pl, .dh = k->dh, .dw = k->dw,
+                       .zp = k->x_off, .c0 = sim_c0(x->dtype), .i8 = x->dtype == DT_I8};
+    return g;
 }
 
 /* rows 0..5 of the im2col block A (int16, Kp each) against the 16 output channels of one
@@ -542,7 +586,8 @@ __attribute__((target("avx2"))) static inline void widen16(const uint8_t *src, b
 
 /* The convolution as one 16-bit GEMM per block of 64 output pixels (conv_pack's weights):
    im2col of the block into int16 rows of Kp ((kh, kw, ci), the zero point outside x), then
-   6 pixels x 16 output channels at a time (gemm_6x16), stored into y's NC1HWC0 int32 rows
+   6 pixels x 16 output channels at a time (gemm_6x16; 12 with sim_vnni_gemm16_12x16 on
+   AVX-512 VNNI), stored into y's NC1HWC0 int32 rows
    (C0 16: one weight block is one C0 row), the pad lanes past Co left as they were. Sums
    identical to the plain loops' (exact int32 under conv_pack's bound). */
 __attribute__((target("avx2"))) static nb_err
@@ -557,9 +602,11 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
     int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
     int64_t KH = k->kh, KW = k->kw, Kg = KH * KW * C, Kp = Kg + (Kg & 1), Cb = cdiv(Co, 16);
     int64_t c0 = sim_c0(x->dtype), C1x = cdiv(C, c0), esz = i8 ? 1 : 2, P = OH * OW;
-    enum { BLK = 66, MR = 6 }; /* pixels per im2col block, per GEMM call */
+    /* pixels per im2col block, per GEMM call: 6 (AVX2), 12 (AVX-512 VNNI, 32 registers) */
+    const bool z = sim_cube_path() == 2;
+    const int64_t BLK = z ? 72 : 66, MR = z ? 12 : 6;
     int16_t *A = malloc(sizeof *A * (size_t)(BLK * Kp + 64)); /* slack: widen16's tail */
-    int32_t *bias = calloc((size_t)(Cb * 16), sizeof *bias), out[16 * MR];
+    int32_t *bias = calloc((size_t)(Cb * 16), sizeof *bias), out[16 * 12];
     if (!A || !bias) {
         free(A), free(bias);
         return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
@@ -646,7 +693,10 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
                 const int16_t *b = k->wpk + cb * Kp * 16;
                 int64_t nl = Co - cb * 16 < 16 ? Co - cb * 16 : 16;
                 for (int64_t q = 0; q < np; q += MR) {
-                    gemm_6x16(A + q * Kp, Kp, b, bias + cb * 16, out);
+                    if (z)
+                        sim_vnni_gemm16_12x16(A + q * Kp, Kp, b, bias + cb * 16, out);
+                    else
+                        gemm_6x16(A + q * Kp, Kp, b, bias + cb * 16, out);
                     for (int64_t t = 0; t < MR && q + t < np; t++) {
                         uint8_t *yr = yp + 4 * (((n * Cb + cb) * P + p0 + q + t) * 16);
                         memcpy(yr, out + 16 * t, sizeof(int32_t) * (size_t)nl);
@@ -659,205 +709,217 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
 }
 #endif
 
-static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
+/* the exact fp32 GEMM path (k->wf, built at load): im2col of up to 2048 output pixels, one
+   sgemm; integer sums below 2^24 */
+static nb_err conv_fp32(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (k->kid == K_CONV && k->pk_state == 0) {
-        nb_err pe = conv_pack(m, (sim_task *)(uintptr_t)k, st);
-        if (pe)
-            return pe;
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t KH = k->kh, KW = k->kw, C1y = cdiv(Co, 16);
+    /* im2col (rows of kh, kw, then the real channels; the zero point outside) of up
+       to 2048 output pixels, then one fp32 GEMM against the weights: integer sums
+       below 2^24, so exact whatever the order */
+    int64_t C1x = cdiv(C, 32), Kg = KH * KW * C;
+    int64_t P = OH * OW, blk = P < 2048 ? P : 2048;
+    float *A = malloc(sizeof(float) * (size_t)(blk * Kg + 1));
+    float *Cm = malloc(sizeof(float) * (size_t)(blk * Co + 1));
+    if (!A || !Cm) {
+        free(A), free(Cm);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
     }
-    if (k->pk_state == 1)
-        return conv_gemm16(m, k, st);
+    const float zp = (float)k->x_off;
+    int32_t *bias32 = malloc(sizeof(int32_t) * (size_t)(Co + 1));
+    if (!bias32) {
+        free(A), free(Cm);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    }
+    bool small_bias = true; /* every |bias| < 2^30 */
+    for (int64_t co = 0; co < Co; co++) {
+        bias32[co] = rd32(bp + 4 * co);
+        small_bias &= bias32[co] > -(1 << 30) && bias32[co] < (1 << 30);
+    }
+    (void)small_bias;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p0 = 0; p0 < P; p0 += blk) {
+            int64_t np = P - p0 < blk ? P - p0 : blk;
+            for (int64_t q = 0; q < np; q++) {
+                int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
+                float *row = A + q * Kg;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                    for (int64_t kw = 0; kw < KW; kw++, row += C) {
+                        int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+                            for (int64_t c = 0; c < C; c++)
+                                row[c] = zp;
+                            continue;
+                        }
+                        for (int64_t c1 = 0; c1 < C1x; c1++) {
+                            const int8_t *xr = (const int8_t *)xp +
+                                               (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                            int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
+                            float *dst = row + c1 * 32;
+                            for (int64_t l = 0; l < nl; l++)
+                                dst[l] = xr[l];
+                        }
+                    }
+                }
+            }
+            nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
+            /* into NC1HWC0 (C0 16): pixel p of block c1 at ((n C1 + c1) OH OW + p) 16 */
+            int64_t plane = OH * OW * 16;
+            for (int64_t q = 0; q < np; q++) {
+                const float *cr = Cm + q * Co;
+                uint8_t *yb = yp + 4 * (n * C1y * plane + (p0 + q) * 16);
+                for (int64_t c1 = 0; c1 < C1y; c1++) {
+                    int64_t nl = Co - c1 * 16 < 16 ? Co - c1 * 16 : 16;
+#ifdef __SSE2__
+                    if (nl == 16 && small_bias) { /* the sums are integers below 2^24 and
+                                                    |bias| < 2^30: no int32 overflow */
+                        for (int v = 0; v < 16; v += 4) {
+                            __m128i s4 = _mm_cvtps_epi32(_mm_loadu_ps(cr + c1 * 16 + v));
+                            __m128i b4 = _mm_loadu_si128(
+                                (const __m128i *)(const void *)(bias32 + c1 * 16 + v));
+                            _mm_storeu_si128((__m128i *)(void *)(yb + 4 * (c1 * plane + v)),
+                                             _mm_add_epi32(s4, b4));
+                        }
+                        continue;
+                    }
 #endif
+                    for (int64_t l = 0; l < nl; l++)
+                        wr32(yb + 4 * (c1 * plane + l),
+                             sat32((int64_t)bias32[c1 * 16 + l] + (int64_t)cr[c1 * 16 + l]));
+                }
+            }
+        }
+    free(A), free(Cm), free(bias32);
+    return NB_OK;
+}
+
+/* s8 x s8, one group, without the fp32 weights: the cube's tile loop */
+static nb_err conv_tiles(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t KH = k->kh, KW = k->kw, C1y = cdiv(Co, 16);
+    /* the cube's tile loop: 32 input channels of x (one C0 row) against 32 of each
+       output channel's FRACTAL_Z row */
+    int64_t C1x = cdiv(C, 32), N1 = cdiv(Co, 16);
+    int64_t ntap = C1x * KH * KW;
+    const int16_t *w16 = m->w16[k->in[1]];
+    int16_t *xt = malloc(sizeof *xt * (size_t)(ntap * 32 + 1));
+    const int16_t **wt = malloc(sizeof *wt * (size_t)(ntap + 1));
+    int32_t *l32 = malloc(sizeof *l32 * (size_t)(Co * 32 + 1));
+    int64_t *acc = malloc(sizeof *acc * (size_t)(Co + 1));
+    if (!xt || !wt || !l32 || !acc) {
+        free(xt), free(wt), free(l32), free(acc);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    }
+    memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32); /* zeroed again at each flush */
+#ifdef __SSE2__
+    const int used_lanes = 4; /* the pmaddwd sums land in 4 lanes per channel */
+#else
+    const int used_lanes = 32;
+#endif
+    /* channels past C meet zero weights: with few channels, only the real ones */
+    int lanes = C < 16 ? (int)C : 32;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                /* the taps of this output pixel: one C0 row of x each (the zero point
+                   outside), against the FRACTAL_Z block of the same (c1, kh, kw) */
+                int64_t nt = 0;
+                for (int64_t c1 = 0; c1 < C1x; c1++)
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                            int16_t *dst = xt + nt * 32;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                const int8_t *xr = (const int8_t *)xp +
+                                                   (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                                for (int i = 0; i < 32; i++)
+                                    dst[i] = xr[i];
+                            } else {
+                                for (int i = 0; i < 32; i++)
+                                    dst[i] = (int16_t)k->x_off;
+                            }
+                            wt[nt] = w16 + ((c1 * KH + kh) * KW + kw) * N1 * 512;
+                            nt++;
+                        }
+                    }
+                /* tap by tap, every output channel: the weights stream in order */
+                for (int64_t co = 0; co < Co; co++)
+                    acc[co] = rd32(bp + 4 * co);
+                for (int64_t j = 0; j < nt; j++) {
+                    const int16_t *a = xt + j * 32, *wj = wt[j];
+                    if (lanes == 32) {
+#ifdef __SSE2__
+                        /* pairs of 16-bit products summed into 32-bit lanes (pmaddwd):
+                           4 lanes per output channel, exact */
+                        __m128i a0 = _mm_loadu_si128((const __m128i *)a);
+                        __m128i a1 = _mm_loadu_si128((const __m128i *)(a + 8));
+                        __m128i a2 = _mm_loadu_si128((const __m128i *)(a + 16));
+                        __m128i a3 = _mm_loadu_si128((const __m128i *)(a + 24));
+                        for (int64_t co = 0; co < Co; co++) {
+                            const __m128i *b = (const __m128i *)(wj + co * 32);
+                            __m128i *l = (__m128i *)(l32 + co * 32);
+                            __m128i sum = _mm_add_epi32(
+                                _mm_add_epi32(_mm_madd_epi16(a0, _mm_loadu_si128(b)),
+                                              _mm_madd_epi16(a1, _mm_loadu_si128(b + 1))),
+                                _mm_add_epi32(_mm_madd_epi16(a2, _mm_loadu_si128(b + 2)),
+                                              _mm_madd_epi16(a3, _mm_loadu_si128(b + 3))));
+                            _mm_storeu_si128(l, _mm_add_epi32(_mm_loadu_si128(l), sum));
+                        }
+#else
+                        for (int64_t co = 0; co < Co; co++) {
+                            int32_t *l = l32 + co * 32;
+                            const int16_t *b = wj + co * 32;
+                            for (int i = 0; i < 32; i++)
+                                l[i] += (int32_t)a[i] * b[i];
+                        }
+#endif
+                    }
+                    else
+                        for (int64_t co = 0; co < Co; co++) {
+                            const int16_t *b = wj + co * 32;
+                            int32_t p = 0;
+                            for (int i = 0; i < lanes; i++)
+                                p += (int32_t)a[i] * b[i];
+                            acc[co] += p;
+                        }
+                    if (lanes == 32 && ((j & 1023) == 1023 || j == nt - 1))
+                        for (int64_t co = 0; co < Co; co++) /* each lane stays in int32 */
+                            for (int i = 0; i < used_lanes; i++)
+                                acc[co] += l32[co * 32 + i], l32[co * 32 + i] = 0;
+                }
+                for (int64_t co = 0; co < Co; co++)
+                    wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
+                         sat32(acc[co]));
+            }
+    free(xt), free(wt), free(l32), free(acc);
+    return NB_OK;
+}
+
+/* s16 x s8, s8 x s4 and grouped convolutions: the plain loops */
+static nb_err conv_plain(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
     const uint8_t *bp = sim_ptr(m, k->in[2]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
     int r = x->rank;
-    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t N = x->dims[0], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
     int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
     int64_t KH = k->kh, KW = k->kw, g = k->group, cin_g = w->dims[1], cout_g = Co / g;
-    int64_t C1y = cdiv(Co, 16);
-    if (k->wf) {
-        /* im2col (rows of kh, kw, then the real channels; the zero point outside) of up
-           to 2048 output pixels, then one fp32 GEMM against the weights: integer sums
-           below 2^24, so exact whatever the order */
-        int64_t C1x = cdiv(C, 32), Kg = KH * KW * C;
-        int64_t P = OH * OW, blk = P < 2048 ? P : 2048;
-        float *A = malloc(sizeof(float) * (size_t)(blk * Kg + 1));
-        float *Cm = malloc(sizeof(float) * (size_t)(blk * Co + 1));
-        if (!A || !Cm) {
-            free(A), free(Cm);
-            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        }
-        const float zp = (float)k->x_off;
-        int32_t *bias32 = malloc(sizeof(int32_t) * (size_t)(Co + 1));
-        if (!bias32) {
-            free(A), free(Cm);
-            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        }
-        bool small_bias = true; /* every |bias| < 2^30 */
-        for (int64_t co = 0; co < Co; co++) {
-            bias32[co] = rd32(bp + 4 * co);
-            small_bias &= bias32[co] > -(1 << 30) && bias32[co] < (1 << 30);
-        }
-        (void)small_bias;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t p0 = 0; p0 < P; p0 += blk) {
-                int64_t np = P - p0 < blk ? P - p0 : blk;
-                for (int64_t q = 0; q < np; q++) {
-                    int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
-                    float *row = A + q * Kg;
-                    for (int64_t kh = 0; kh < KH; kh++) {
-                        int64_t ih = oh * k->sh - k->pt + kh * k->dh;
-                        for (int64_t kw = 0; kw < KW; kw++, row += C) {
-                            int64_t iw = ow * k->sw - k->pl + kw * k->dw;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-                                for (int64_t c = 0; c < C; c++)
-                                    row[c] = zp;
-                                continue;
-                            }
-                            for (int64_t c1 = 0; c1 < C1x; c1++) {
-                                const int8_t *xr = (const int8_t *)xp +
-                                                   (((n * C1x + c1) * H + ih) * W + iw) * 32;
-                                int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
-                                float *dst = row + c1 * 32;
-                                for (int64_t l = 0; l < nl; l++)
-                                    dst[l] = xr[l];
-                            }
-                        }
-                    }
-                }
-                nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
-                /* into NC1HWC0 (C0 16): pixel p of block c1 at ((n C1 + c1) OH OW + p) 16 */
-                int64_t plane = OH * OW * 16;
-                for (int64_t q = 0; q < np; q++) {
-                    const float *cr = Cm + q * Co;
-                    uint8_t *yb = yp + 4 * (n * C1y * plane + (p0 + q) * 16);
-                    for (int64_t c1 = 0; c1 < C1y; c1++) {
-                        int64_t nl = Co - c1 * 16 < 16 ? Co - c1 * 16 : 16;
-#ifdef __SSE2__
-                        if (nl == 16 && small_bias) { /* the sums are integers below 2^24 and
-                                                        |bias| < 2^30: no int32 overflow */
-                            for (int v = 0; v < 16; v += 4) {
-                                __m128i s4 = _mm_cvtps_epi32(_mm_loadu_ps(cr + c1 * 16 + v));
-                                __m128i b4 = _mm_loadu_si128(
-                                    (const __m128i *)(const void *)(bias32 + c1 * 16 + v));
-                                _mm_storeu_si128((__m128i *)(void *)(yb + 4 * (c1 * plane + v)),
-                                                 _mm_add_epi32(s4, b4));
-                            }
-                            continue;
-                        }
-#endif
-                        for (int64_t l = 0; l < nl; l++)
-                            wr32(yb + 4 * (c1 * plane + l),
-                                 sat32((int64_t)bias32[c1 * 16 + l] + (int64_t)cr[c1 * 16 + l]));
-                    }
-                }
-            }
-        free(A), free(Cm), free(bias32);
-        return NB_OK;
-    }
-    if (x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
-        /* the cube's tile loop: 32 input channels of x (one C0 row) against 32 of each
-           output channel's FRACTAL_Z row */
-        int64_t C1x = cdiv(C, 32), N1 = cdiv(Co, 16);
-        int64_t ntap = C1x * KH * KW;
-        const int16_t *w16 = m->w16[k->in[1]];
-        int16_t *xt = malloc(sizeof *xt * (size_t)(ntap * 32 + 1));
-        const int16_t **wt = malloc(sizeof *wt * (size_t)(ntap + 1));
-        int32_t *l32 = malloc(sizeof *l32 * (size_t)(Co * 32 + 1));
-        int64_t *acc = malloc(sizeof *acc * (size_t)(Co + 1));
-        if (!xt || !wt || !l32 || !acc) {
-            free(xt), free(wt), free(l32), free(acc);
-            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        }
-        memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32); /* zeroed again at each flush */
-#ifdef __SSE2__
-        const int used_lanes = 4; /* the pmaddwd sums land in 4 lanes per channel */
-#else
-        const int used_lanes = 32;
-#endif
-        /* channels past C meet zero weights: with few channels, only the real ones */
-        int lanes = C < 16 ? (int)C : 32;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    /* the taps of this output pixel: one C0 row of x each (the zero point
-                       outside), against the FRACTAL_Z block of the same (c1, kh, kw) */
-                    int64_t nt = 0;
-                    for (int64_t c1 = 0; c1 < C1x; c1++)
-                        for (int64_t kh = 0; kh < KH; kh++) {
-                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
-                            for (int64_t kw = 0; kw < KW; kw++) {
-                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
-                                int16_t *dst = xt + nt * 32;
-                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                                    const int8_t *xr = (const int8_t *)xp +
-                                                       (((n * C1x + c1) * H + ih) * W + iw) * 32;
-                                    for (int i = 0; i < 32; i++)
-                                        dst[i] = xr[i];
-                                } else {
-                                    for (int i = 0; i < 32; i++)
-                                        dst[i] = (int16_t)k->x_off;
-                                }
-                                wt[nt] = w16 + ((c1 * KH + kh) * KW + kw) * N1 * 512;
-                                nt++;
-                            }
-                        }
-                    /* tap by tap, every output channel: the weights stream in order */
-                    for (int64_t co = 0; co < Co; co++)
-                        acc[co] = rd32(bp + 4 * co);
-                    for (int64_t j = 0; j < nt; j++) {
-                        const int16_t *a = xt + j * 32, *wj = wt[j];
-                        if (lanes == 32) {
-#ifdef __SSE2__
-                            /* pairs of 16-bit products summed into 32-bit lanes (pmaddwd):
-                               4 lanes per output channel, exact */
-                            __m128i a0 = _mm_loadu_si128((const __m128i *)a);
-                            __m128i a1 = _mm_loadu_si128((const __m128i *)(a + 8));
-                            __m128i a2 = _mm_loadu_si128((const __m128i *)(a + 16));
-                            __m128i a3 = _mm_loadu_si128((const __m128i *)(a + 24));
-                            for (int64_t co = 0; co < Co; co++) {
-                                const __m128i *b = (const __m128i *)(wj + co * 32);
-                                __m128i *l = (__m128i *)(l32 + co * 32);
-                                __m128i sum = _mm_add_epi32(
-                                    _mm_add_epi32(_mm_madd_epi16(a0, _mm_loadu_si128(b)),
-                                                  _mm_madd_epi16(a1, _mm_loadu_si128(b + 1))),
-                                    _mm_add_epi32(_mm_madd_epi16(a2, _mm_loadu_si128(b + 2)),
-                                                  _mm_madd_epi16(a3, _mm_loadu_si128(b + 3))));
-                                _mm_storeu_si128(l, _mm_add_epi32(_mm_loadu_si128(l), sum));
-                            }
-#else
-                            for (int64_t co = 0; co < Co; co++) {
-                                int32_t *l = l32 + co * 32;
-                                const int16_t *b = wj + co * 32;
-                                for (int i = 0; i < 32; i++)
-                                    l[i] += (int32_t)a[i] * b[i];
-                            }
-#endif
-                        }
-                        else
-                            for (int64_t co = 0; co < Co; co++) {
-                                const int16_t *b = wj + co * 32;
-                                int32_t p = 0;
-                                for (int i = 0; i < lanes; i++)
-                                    p += (int32_t)a[i] * b[i];
-                                acc[co] += p;
-                            }
-                        if (lanes == 32 && ((j & 1023) == 1023 || j == nt - 1))
-                            for (int64_t co = 0; co < Co; co++) /* each lane stays in int32 */
-                                for (int i = 0; i < used_lanes; i++)
-                                    acc[co] += l32[co * 32 + i], l32[co * 32 + i] = 0;
-                    }
-                    for (int64_t co = 0; co < Co; co++)
-                        wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
-                             sat32(acc[co]));
-                }
-        free(xt), free(wt), free(l32), free(acc);
-        return NB_OK;
-    }
     /* s16 x s8, s8 x s4, and grouped convolutions: each output pixel's taps of a group
        gathered once (the zero point outside), then each of the group's output channels
        summed over them against its row of the weights, gathered once per task into
@@ -914,6 +976,34 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
             }
     free(a);
     return NB_OK;
+}
+
+/* Conv (and the convolutions of other tasks): y int32 = conv(x, W) + bias, the zero point
+   outside x. The SIMD paths (sim_cube_path(): AVX-512 VNNI, AVX2) where conv_pack applies,
+   else the portable ones; every path's sums are the same exact integers. */
+static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (k->kid == K_CONV && k->pk_state == 0) {
+        nb_err pe = conv_pack(m, (sim_task *)(uintptr_t)k, st);
+        if (pe)
+            return pe;
+    }
+    if (k->pk_state == 2) {
+        sim_conv_geom g = conv_geom(m, k);
+        if (sim_vnni_conv_s8(&g, k->wpk, sim_ptr(m, k->in[0]), sim_ptr(m, k->out[0])))
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        return NB_OK;
+    }
+    if (k->pk_state == 1)
+        return conv_gemm16(m, k, st);
+#endif
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]);
+    if (k->wf)
+        return conv_fp32(m, k, st);
+    if (x->dtype == DT_I8 && w->dtype == DT_I8 && k->group == 1)
+        return conv_tiles(m, k, st);
+    return conv_plain(m, k, st);
 }
 
 static void k_convt(nb_sim_model *m, const sim_task *k)

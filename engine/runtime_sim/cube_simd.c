@@ -1,0 +1,239 @@
+/* nanobench simulated NPU: the cube's AVX-512 VNNI kernels and the cube path's choice
+ * (cube_simd.h). Compiled for any x86-64: the VNNI functions carry their own target
+ * attribute and run only when sim_cube_path() says the CPU has them; elsewhere (another
+ * architecture, an old compiler) they are stubs never called. */
+#include "cube_simd.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* sim_cube_path's answer (-1: not asked yet), forgotten in a fork's child
+   (pthread_atfork), which reads the environment again */
+static int cube_known = -1;
+static void cube_forget(void) { cube_known = -1; }
+
+int sim_cube_path(void)
+{
+    static int registered;
+    if (cube_known >= 0)
+        return cube_known;
+    if (!registered)
+        registered = 1, pthread_atfork(NULL, NULL, cube_forget);
+    int best = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
+        best = 1;
+    if (best && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+        best = 2;
+#endif
+    const char *cap = getenv("NANOBENCH_SIM_CUBE");
+    if (cap) {
+        int c = !strcmp(cap, "portable") ? 0 : !strcmp(cap, "avx2") ? 1 : 2;
+        best = c < best ? c : best;
+    }
+    if (getenv("NANOBENCH_SIM_SCALAR"))
+        best = 0;
+    cube_known = best;
+    return cube_known;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void *sim_vnni_pack_s8(const int8_t *w, const int32_t *bias, int64_t Co, int64_t Kg)
+{
+    int64_t Cb = cdiv(Co, 16), Kq = cdiv(Kg, 4);
+    size_t bytes = (size_t)(Cb * 16 * 4 + Cb * Kq * 64);
+    uint8_t *blk = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!blk)
+        return NULL;
+    memset(blk, 0, bytes);
+    int32_t *start = (int32_t *)(void *)blk;
+    int8_t *pk = (int8_t *)(blk + Cb * 16 * 4);
+    for (int64_t co = 0; co < Co; co++) {
+        /* modulo 2^32 (unsigned): the final sum is exact, the caller's bound */
+        uint32_t s = (uint32_t)bias[co];
+        for (int64_t kg = 0; kg < Kg; kg++) {
+            int8_t v = w[co * Kg + kg];
+            s -= 128u * (uint32_t)(int32_t)v;
+            pk[((co / 16 * Kq + kg / 4) * 16 + co % 16) * 4 + kg % 4] = v;
+        }
+        memcpy(start + co, &s, 4);
+    }
+    return blk;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define NB_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+/* 8 rows of A (unsigned bytes, Kp4 each) against two 16-channel weight blocks w0, w1
+   ([Kq][16][4] each; w1 NULL: one block): acc[r][b] = s[b] + sum A[r][k] w_b[k][ch] */
+NB_VNNI static void gemm_u8_8x32(const uint8_t *A, int64_t Kp4, const int8_t *w0,
+                                 const int8_t *w1, const int32_t *s0, const int32_t *s1,
+                                 __m512i acc[8][2])
+{
+    __m512i a00 = _mm512_loadu_si512(s0), a01 = w1 ? _mm512_loadu_si512(s1) : a00;
+    __m512i a10 = a00, a11 = a01, a20 = a00, a21 = a01, a30 = a00, a31 = a01;
+    __m512i a40 = a00, a41 = a01, a50 = a00, a51 = a01, a60 = a00, a61 = a01;
+    __m512i a70 = a00, a71 = a01;
+    int64_t Kq = Kp4 / 4;
+#define NB_BC(r) _mm512_set1_epi32(*(const int32_t *)(const void *)(A + (r) * Kp4 + 4 * kq))
+    if (w1)
+        for (int64_t kq = 0; kq < Kq; kq++) {
+            __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq), b1 = _mm512_loadu_si512(w1 + 64 * kq);
+            __m512i x;
+            x = NB_BC(0), a00 = _mm512_dpbusd_epi32(a00, x, b0), a01 = _mm512_dpbusd_epi32(a01, x, b1);
+            x = NB_BC(1), a10 = _mm512_dpbusd_epi32(a10, x, b0), a11 = _mm512_dpbusd_epi32(a11, x, b1);
+            x = NB_BC(2), a20 = _mm512_dpbusd_epi32(a20, x, b0), a21 = _mm512_dpbusd_epi32(a21, x, b1);
+            x = NB_BC(3), a30 = _mm512_dpbusd_epi32(a30, x, b0), a31 = _mm512_dpbusd_epi32(a31, x, b1);
+            x = NB_BC(4), a40 = _mm512_dpbusd_epi32(a40, x, b0), a41 = _mm512_dpbusd_epi32(a41, x, b1);
+            x = NB_BC(5), a50 = _mm512_dpbusd_epi32(a50, x, b0), a51 = _mm512_dpbusd_epi32(a51, x, b1);
+            x = NB_BC(6), a60 = _mm512_dpbusd_epi32(a60, x, b0), a61 = _mm512_dpbusd_epi32(a61, x, b1);
+            x = NB_BC(7), a70 = _mm512_dpbusd_epi32(a70, x, b0), a71 = _mm512_dpbusd_epi32(a71, x, b1);
+        }
+    else
+        for (int64_t kq = 0; kq < Kq; kq++) {
+            __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq);
+            a00 = _mm512_dpbusd_epi32(a00, NB_BC(0), b0);
+            a10 = _mm512_dpbusd_epi32(a10, NB_BC(1), b0);
+            a20 = _mm512_dpbusd_epi32(a20, NB_BC(2), b0);
+            a30 = _mm512_dpbusd_epi32(a30, NB_BC(3), b0);
+            a40 = _mm512_dpbusd_epi32(a40, NB_BC(4), b0);
+            a50 = _mm512_dpbusd_epi32(a50, NB_BC(5), b0);
+            a60 = _mm512_dpbusd_epi32(a60, NB_BC(6), b0);
+            a70 = _mm512_dpbusd_epi32(a70, NB_BC(7), b0);
+        }
+#undef NB_BC
+    acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
+    acc[2][0] = a20, acc[2][1] = a21, acc[3][0] = a30, acc[3][1] = a31;
+    acc[4][0] = a40, acc[4][1] = a41, acc[5][0] = a50, acc[5][1] = a51;
+    acc[6][0] = a60, acc[6][1] = a61, acc[7][0] = a70, acc[7][1] = a71;
+}
+
+/* one output pixel's im2col row of x + 128 (Kp4 bytes; the zero point outside x, zeros
+   past Kg); xs: x's one channel as dense unsigned bytes (C 1, dilation 1), else NULL */
+NB_VNNI static void im2col_u8(const sim_conv_geom *g, const uint8_t *xp, const uint8_t *xs,
+                              int64_t n, int64_t oh, int64_t ow, int64_t Kp4, uint8_t *row)
+{
+    const uint8_t zpu = (uint8_t)(g->zp + 128);
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    int64_t C = g->C, H = g->H, W = g->W, C1 = cdiv(C, 32);
+    uint8_t *r0 = row;
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        bool in_h = ih >= 0 && ih < H;
+        if (xs) { /* the taps in range copied, the zero point around them */
+            int64_t iw0 = ow * g->sw - g->pl, KW = g->KW;
+            int64_t lo = iw0 < 0 ? -iw0 : 0, hi = W - iw0 < KW ? W - iw0 : KW;
+            if (!in_h || hi <= lo)
+                lo = hi = 0;
+            memset(row, zpu, (size_t)lo);
+            if (hi > lo)
+                memcpy(row + lo, xs + (n * H + ih) * W + iw0 + lo, (size_t)(hi - lo));
+            memset(row + hi, zpu, (size_t)(KW - hi));
+            row += KW;
+            continue;
+        }
+        for (int64_t kw = 0; kw < g->KW; kw++, row += C) {
+            int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+            if (!in_h || iw < 0 || iw >= W) {
+                memset(row, zpu, (size_t)C);
+                continue;
+            }
+            for (int64_t c1 = 0; c1 < C1; c1++) {
+                const uint8_t *xr = xp + (((n * C1 + c1) * H + ih) * W + iw) * 32;
+                int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
+                __mmask32 mk = nl == 32 ? 0xFFFFFFFFu : (1u << nl) - 1;
+                __m256i v = _mm256_xor_si256(_mm256_maskz_loadu_epi8(mk, xr), flip);
+                _mm256_mask_storeu_epi8(row + c1 * 32, mk, v);
+            }
+        }
+    }
+    memset(row, 0, (size_t)(Kp4 - (row - r0)));
+}
+
+NB_VNNI int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, uint8_t *yp)
+{
+    enum { BLK = 64, MR = 8 };
+    int64_t N = g->N, H = g->H, W = g->W, Co = g->Co, P = g->OH * g->OW;
+    int64_t Kg = g->KH * g->KW * g->C, Kp4 = cdiv(Kg, 4) * 4, Cb = cdiv(Co, 16);
+    const int32_t *start = pk;
+    const int8_t *wq = (const int8_t *)pk + Cb * 16 * 4;
+    uint8_t *A = malloc((size_t)(BLK * Kp4 + 64)), *xs = NULL;
+    if (!A)
+        return -1;
+    if (g->C == 1 && g->dw == 1) { /* one channel (a 1-D filter bank): dense, once */
+        xs = malloc((size_t)(N * H * W + 1));
+        if (!xs) {
+            free(A);
+            return -1;
+        }
+        for (int64_t i = 0; i < N * H * W; i++)
+            xs[i] = (uint8_t)(xp[i * 32] ^ 0x80);
+    }
+    __m512i acc[MR][2];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p0 = 0; p0 < P; p0 += BLK) {
+            int64_t np = P - p0 < BLK ? P - p0 : BLK, npad = cdiv(np, MR) * MR;
+            for (int64_t q = 0; q < npad; q++) {
+                if (q < np)
+                    im2col_u8(g, xp, xs, n, (p0 + q) / g->OW, (p0 + q) % g->OW, Kp4, A + q * Kp4);
+                else /* rows past the block: computed, never stored */
+                    memset(A + q * Kp4, 0, (size_t)Kp4);
+            }
+            for (int64_t cb = 0; cb < Cb; cb += 2) {
+                bool two = cb + 1 < Cb;
+                const int8_t *w0 = wq + cb * (Kp4 / 4) * 64, *w1 = two ? w0 + (Kp4 / 4) * 64 : NULL;
+                for (int64_t q = 0; q < np; q += MR) {
+                    gemm_u8_8x32(A + q * Kp4, Kp4, w0, w1, start + cb * 16,
+                                 two ? start + cb * 16 + 16 : NULL, acc);
+                    for (int b = 0; b < (two ? 2 : 1); b++) {
+                        int64_t nl = Co - (cb + b) * 16 < 16 ? Co - (cb + b) * 16 : 16;
+                        __mmask16 mk = (__mmask16)(nl == 16 ? 0xFFFF : (1u << nl) - 1);
+                        for (int64_t t = 0; t < MR && q + t < np; t++)
+                            _mm512_mask_storeu_epi32(
+                                yp + 4 * (((n * Cb + cb + b) * P + p0 + q + t) * 16), mk,
+                                acc[t][b]);
+                    }
+                }
+            }
+        }
+    free(A), free(xs);
+    return 0;
+}
+
+NB_VNNI void sim_vnni_gemm16_12x16(const int16_t *A, int64_t Kp, const int16_t *b,
+                                   const int32_t *bias, int32_t *out)
+{
+    __m512i c[12];
+    c[0] = _mm512_loadu_si512(bias);
+    for (int r = 1; r < 12; r++)
+        c[r] = c[0];
+    for (int64_t kk = 0; kk < Kp; kk += 2, b += 32) {
+        __m512i bv = _mm512_loadu_si512(b);
+        for (int r = 0; r < 12; r++) {
+            int32_t v;
+            memcpy(&v, A + r * Kp + kk, 4);
+            c[r] = _mm512_dpwssd_epi32(c[r], _mm512_set1_epi32(v), bv);
+        }
+    }
+    for (int r = 0; r < 12; r++)
+        _mm512_storeu_si512(out + 16 * r, c[r]);
+}
+#else
+int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, uint8_t *yp)
+{
+    (void)g, (void)pk, (void)xp, (void)yp;
+    return -1;
+}
+
+void sim_vnni_gemm16_12x16(const int16_t *A, int64_t Kp, const int16_t *b, const int32_t *bias,
+                           int32_t *out)
+{
+    (void)A, (void)Kp, (void)b, (void)bias, (void)out;
+}
+#endif

@@ -1,0 +1,46 @@
+/* nanobench simulated NPU: the cube's int8 SIMD kernels (AVX-512 VNNI) and the choice of
+ * the cube path at run time. Plain arrays in, so that kernels.c owns the tasks and layouts.
+ * Every sum is an exact int32 (the caller's bound: Kg x max|x| x max|w| + max|bias| < 2^31),
+ * so each path's results are bit-identical to the portable loops'. */
+#ifndef NB_SIM_CUBE_SIMD_H
+#define NB_SIM_CUBE_SIMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* the cube path of this process: 0 portable (the plain loops), 1 AVX2 (16-bit multiply-add),
+   2 AVX-512 VNNI (vpdpbusd / vpdpwssd on 512-bit registers); the best the CPU has (CPUID
+   with the OS's register state, by __builtin_cpu_supports), capped by NANOBENCH_SIM_CUBE
+   ("portable", "avx2" or "vnni"; read once per process) and 0 under NANOBENCH_SIM_SCALAR */
+int sim_cube_path(void);
+
+/* A convolution's geometry: x [N, C, H, W] in NC1HWC0 (c0 lanes per row, int8 when i8 else
+   int16), y [N, Co, OH, OW] int32 in NC1HWC0 with C0 16; 1-D convolutions have H = OH = KH
+   = 1. zp: x's zero point, read for taps outside x. */
+typedef struct sim_conv_geom {
+    int64_t N, C, H, W, Co, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw;
+    int32_t zp;
+    int c0;
+    bool i8;
+} sim_conv_geom;
+
+/* The weights of an s8 x s8 convolution of one group packed for sim_vnni_conv_s8: w
+   [Co][Kg] int8 with Kg = KH x KW x C in (kh, kw, c) order, bias [Co] int32. One malloc'd
+   block (free() it): the per-channel start of each sum, bias - 128 x sum of the row (x is
+   fed as x + 128, unsigned), then the weights as [Co/16][Kg/4][16][4], zeros past Co and Kg.
+   NULL when out of memory. */
+void *sim_vnni_pack_s8(const int8_t *w, const int32_t *bias, int64_t Co, int64_t Kg);
+
+/* y = conv(x, pk) + bias on AVX-512 VNNI, s8 x s8 (g->i8, zp within int8): im2col of 64
+   output pixels at a time into rows of x + 128 (unsigned bytes), then 8 pixels x 32 (or 16)
+   output channels per vpdpbusd loop. y's lanes past Co are left as they were. -1 when out
+   of memory, else 0. Only when sim_cube_path() is 2. */
+int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, uint8_t *yp);
+
+/* rows 0..11 of the int16 im2col block A (Kp each, Kp even) against one 16-channel block of
+   16-bit weight pairs b ([Kp/2][16][2]), plus bias[16], into out[12][16] (vpdpwssd). Only
+   when sim_cube_path() is 2. */
+void sim_vnni_gemm16_12x16(const int16_t *A, int64_t Kp, const int16_t *b, const int32_t *bias,
+                           int32_t *out);
+
+#endif
