@@ -554,6 +554,76 @@ static void test_conv_cube_paths(void **state)
 #undef RND
 }
 
+/* The same for MatMul with constant int8 weights: 30 pseudo-random [B, M, K] x [N, K]^T
+ * (odd sizes, K up to 300 across several 32-lane blocks), each path against the direct sum
+ * acc = bias + sum_k q(x) W (x quantized with scale 1, offset 0: q = clamp(in)). */
+static void test_matmul_cube_paths(void **state)
+{
+    (void)state;
+    uint32_t r = 777;
+#define RND(n) (r = r * 1103515245u + 12345u, (int)((r >> 8) % (uint32_t)(n)))
+    for (int it = 0; it < 30; it++) {
+        int B = 1 + RND(2), M = 1 + RND(40), K = 1 + RND(300), N = 1 + RND(50), rk = B > 1 ? 3 : 2;
+        xt t[6] = {{1, 2, 0, rk, {0}, 0},      {2, 29, 2, rk, {0}, 0},
+                   {2, 29, 3, 2, {N, K}, 0},   {3, 2, 3, 1, {N}, 0},
+                   {10, 2, 3, 1, {N}, 0},      {3, 29, 1, rk, {0}, 0}};
+        int xd[3] = {B, M, K}, yd[3] = {B, M, N};
+        for (int i = 0; i < rk; i++) {
+            t[0].dims[i] = t[1].dims[i] = xd[3 - rk + i];
+            t[5].dims[i] = yd[3 - rk + i];
+        }
+        int64_t sz[6];
+        for (int i = 0; i < 6; i++) {
+            nb_exeom_tensor e = {.dtype = (uint8_t)t[i].dtype, .format = (uint8_t)t[i].format,
+                                 .rank = (uint8_t)t[i].rank};
+            memcpy(e.dims, t[i].dims, sizeof e.dims);
+            sz[i] = (nb_sim_tensor_bytes(&e) + 63) / 64 * 64;
+        }
+        t[3].place = (uint32_t)sz[2], t[4].place = (uint32_t)(sz[2] + sz[3]);
+        uint32_t wbytes = (uint32_t)(sz[2] + sz[3] + sz[4]);
+        uint8_t *w = calloc(1, wbytes);
+        int *wv = malloc(sizeof(int) * (size_t)(N * K)), *bias = malloc(sizeof(int) * (size_t)N);
+        int N1 = (N + 15) / 16;
+        for (int n = 0; n < N; n++) {
+            bias[n] = RND(20001) - 10000;
+            put32(w + t[3].place + 4 * n, (uint32_t)bias[n]);
+            put_f32(w, t[4].place + 8 * (uint32_t)n, 1.0f);
+            for (int k = 0; k < K; k++) { /* FRACTAL_NZ, C0 32 */
+                wv[n * K + k] = RND(256) - 128;
+                w[(n / 16) * 512 + (n % 16) * 32 + (k / 32) * N1 * 512 + k % 32] =
+                    (uint8_t)(int8_t)wv[n * K + k];
+            }
+        }
+        xk k[2] = {{1, 0, 1, 1, {0}, {1}, {0}}, {7, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}}};
+        quant_params(k[0].params, 1.0f, 0.0f, 8);
+        size_t len;
+        uint8_t *f = build(t, 6, k, 2, w, wbytes, (uint32_t)sz[1], &len);
+        int nin = B * M * K, nout = B * M * N;
+        double *in = malloc(sizeof(double) * (size_t)nin), *got = malloc(sizeof(double) * (size_t)nout);
+        for (int i = 0; i < nin; i++)
+            in[i] = RND(281) - 140;
+        const char *paths[3] = {"portable", "avx2", "vnni"};
+        for (int pi = 0; pi < 3; pi++) {
+            run_child("NANOBENCH_SIM_CUBE", paths[pi], f, len, in, nin, got, nout);
+            for (int b = 0; b < B; b++)
+                for (int i = 0; i < M; i++)
+                    for (int n = 0; n < N; n++) {
+                        int64_t acc = bias[n];
+                        for (int kk = 0; kk < K; kk++) {
+                            double v = in[(b * M + i) * K + kk];
+                            acc += (int64_t)(v > 127 ? 127 : v < -128 ? -128 : v) * wv[n * K + kk];
+                        }
+                        double v = got[(b * M + i) * N + n];
+                        if (v != (double)acc)
+                            fail_msg("case %d (%s): B %d M %d K %d N %d: y[%d,%d,%d] %.0f, want %lld",
+                                     it, paths[pi], B, M, K, N, b, i, n, v, (long long)acc);
+                    }
+        }
+        free(in), free(got), free(w), free(wv), free(bias), free(f);
+    }
+#undef RND
+}
+
 /* The F16C paths of AscendQuant and AscendDequant (16 channels of NC1HWC0 at once) give
  * the same bits as the plain ones (inputs with ties, values beyond int8 and a NaN): a 1x1 Conv 16 -> 16 channels on 8x8 pixels with pseudo-random int8 weights,
  * deq_scales from 1e-4 to 300 (some products saturate at 65504) and a fused LeakyRelu,
@@ -926,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
         cmocka_unit_test(test_conv_filter_bank), cmocka_unit_test(test_conv_cube_paths),
+        cmocka_unit_test(test_matmul_cube_paths),
         cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_log_of_zero), cmocka_unit_test(test_reduce_mean),

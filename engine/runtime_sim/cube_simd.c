@@ -65,6 +65,28 @@ void *sim_vnni_pack_s8(const int8_t *w, const int32_t *bias, int64_t Co, int64_t
     return blk;
 }
 
+void *sim_vnni_pack_mm(const int8_t *w, const int32_t *bias, int64_t N, int64_t K1)
+{
+    int64_t N1 = cdiv(N, 16), Kq = K1 * 8;
+    size_t bytes = (size_t)(N1 * 16 * 4 + N1 * Kq * 64);
+    uint8_t *blk = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!blk)
+        return NULL;
+    memset(blk, 0, bytes);
+    int32_t *start = (int32_t *)(void *)blk;
+    int8_t *pk = (int8_t *)(blk + N1 * 16 * 4);
+    for (int64_t n = 0; n < N; n++) {
+        uint32_t s = (uint32_t)bias[n]; /* modulo 2^32, as sim_vnni_pack_s8 */
+        for (int64_t k = 0; k < K1 * 32; k++) {
+            int8_t v = w[(n / 16) * 512 + (n % 16) * 32 + (k / 32) * N1 * 512 + k % 32];
+            s -= 128u * (uint32_t)(int32_t)v;
+            pk[((n / 16 * Kq + k / 4) * 16 + n % 16) * 4 + k % 4] = v;
+        }
+        memcpy(start + n, &s, 4);
+    }
+    return blk;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -206,6 +228,47 @@ NB_VNNI int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8
     return 0;
 }
 
+NB_VNNI int sim_vnni_matmul_s8(const uint8_t *xp, int64_t B, int64_t M, int64_t M1, int64_t K1,
+                               const void *pk, int64_t N, int32_t *out)
+{
+    enum { MR = 8 };
+    int64_t N1 = cdiv(N, 16), Kp4 = K1 * 32, rows = B * M;
+    const int32_t *start = pk;
+    const int8_t *wq = (const int8_t *)pk + N1 * 16 * 4;
+    uint8_t *A = malloc((size_t)(MR * Kp4));
+    if (!A)
+        return -1;
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    __m512i acc[MR][2];
+    for (int64_t r0 = 0; r0 < rows; r0 += MR) {
+        for (int64_t t = 0; t < MR; t++) { /* row r0 + t of x, + 128 (past the rows: 0) */
+            int64_t r = r0 + t, b = r / M, i = r % M;
+            for (int64_t kb = 0; kb < K1; kb++) {
+                __m256i v = _mm256_setzero_si256();
+                if (r < rows)
+                    v = _mm256_xor_si256(
+                        _mm256_loadu_si256((const __m256i *)(const void *)(
+                            xp + ((b * K1 + kb) * M1 + i / 16) * 512 + (i % 16) * 32)),
+                        flip);
+                _mm256_storeu_si256((__m256i *)(void *)(A + t * Kp4 + kb * 32), v);
+            }
+        }
+        for (int64_t nb = 0; nb < N1; nb += 2) {
+            bool two = nb + 1 < N1;
+            const int8_t *w0 = wq + nb * K1 * 8 * 64, *w1 = two ? w0 + K1 * 8 * 64 : NULL;
+            gemm_u8_8x32(A, Kp4, w0, w1, start + nb * 16, two ? start + nb * 16 + 16 : NULL, acc);
+            for (int b = 0; b < (two ? 2 : 1); b++) {
+                int64_t nl = N - (nb + b) * 16 < 16 ? N - (nb + b) * 16 : 16;
+                __mmask16 mk = (__mmask16)(nl == 16 ? 0xFFFF : (1u << nl) - 1);
+                for (int64_t t = 0; t < MR && r0 + t < rows; t++)
+                    _mm512_mask_storeu_epi32(out + (r0 + t) * N + (nb + b) * 16, mk, acc[t][b]);
+            }
+        }
+    }
+    free(A);
+    return 0;
+}
+
 NB_VNNI void sim_vnni_gemm16_12x16(const int16_t *A, int64_t Kp, const int16_t *b,
                                    const int32_t *bias, int32_t *out)
 {
@@ -225,6 +288,13 @@ NB_VNNI void sim_vnni_gemm16_12x16(const int16_t *A, int64_t Kp, const int16_t *
         _mm512_storeu_si512(out + 16 * r, c[r]);
 }
 #else
+int sim_vnni_matmul_s8(const uint8_t *xp, int64_t B, int64_t M, int64_t M1, int64_t K1,
+                       const void *pk, int64_t N, int32_t *out)
+{
+    (void)xp, (void)B, (void)M, (void)M1, (void)K1, (void)pk, (void)N, (void)out;
+    return -1;
+}
+
 int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, uint8_t *yp)
 {
     (void)g, (void)pk, (void)xp, (void)yp;

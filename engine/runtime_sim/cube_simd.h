@@ -43,4 +43,18 @@ int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, 
 void sim_vnni_gemm16_12x16(const int16_t *A, int64_t Kp, const int16_t *b, const int32_t *bias,
                            int32_t *out);
 
+/* The weights of an s8 x s8 MatMul packed for sim_vnni_matmul_s8: w as the cube reads it,
+   element (n, k) at (n / 16) 512 + (n % 16) 32 + (k / 32) N1 512 + k % 32 (N1 = N / 16
+   rounded up, K1 blocks of 32 along k, their pad lanes included), bias [N] int32. One
+   malloc'd block (free() it): per channel bias - 128 x the row's sum, then [N1][K1 x 8][16][4].
+   NULL when out of memory. */
+void *sim_vnni_pack_mm(const int8_t *w, const int32_t *bias, int64_t N, int64_t K1);
+
+/* out[b M + i][n] = bias[n] + sum over the K1 x 32 lanes of x(b, i, k) w(n, k) on AVX-512
+   VNNI, x int8 as the cube reads it: (b, i, k) at ((b K1 + k / 32) M1 + i / 16) 512 +
+   (i % 16) 32 + k % 32. out holds B x M rows of N. -1 when out of memory, else 0. Only when
+   sim_cube_path() is 2, and under the caller's bound (every sum within int32). */
+int sim_vnni_matmul_s8(const uint8_t *xp, int64_t B, int64_t M, int64_t M1, int64_t K1,
+                       const void *pk, int64_t N, int32_t *out);
+
 #endif

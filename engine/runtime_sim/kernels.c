@@ -1055,6 +1055,57 @@ static void k_convt(nb_sim_model *m, const sim_task *k)
 }
 
 /* ---- cube: MatMul, Gemm ---- */
+/* The s8 x s8 MatMul with constant weights on AVX-512 VNNI (sim_vnni_matmul_s8): the
+   weights packed at the task's first execution (wpk, pk_state 2; -1 when the path does not
+   apply: another CPU or path, or a sum that could leave int32: K1 x 32 x 128 x max|w| +
+   max|bias| >= 2^31), then y written element by element as the plain loop does. False when
+   the plain loop is to run (also when out of memory). */
+static bool matmul_vnni(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
+    const uint8_t *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t M = k->M, N = k->N, B = k->batch, K1 = cdiv(k->K, 32), M1 = cdiv(M, 16);
+    sim_task *km = (sim_task *)(uintptr_t)k; /* the cache of this task's packed weights */
+    if (km->pk_state == 0) {
+        km->pk_state = -1;
+        int64_t wmax = 0, bmax = 0, N1 = cdiv(N, 16);
+        int32_t *b32 = malloc(sizeof *b32 * (size_t)(N + 1));
+        if (sim_cube_path() < 2 || N <= 0 || K1 <= 0 || !b32) {
+            free(b32);
+            return false;
+        }
+        for (int64_t n = 0; n < N; n++) {
+            b32[n] = rd32(bp + 4 * n);
+            int64_t a = b32[n] < 0 ? -(int64_t)b32[n] : b32[n];
+            bmax = a > bmax ? a : bmax;
+            for (int64_t kk = 0; kk < K1 * 32; kk++) {
+                int64_t v = (int8_t)wp[(n / 16) * 512 + (n % 16) * 32 + (kk / 32) * N1 * 512 + kk % 32];
+                wmax = (v < 0 ? -v : v) > wmax ? (v < 0 ? -v : v) : wmax;
+            }
+        }
+        if ((double)K1 * 32 * 128 * (double)wmax + (double)bmax < 2147483648.0 &&
+            (km->wpk = sim_vnni_pack_mm((const int8_t *)wp, b32, N, K1)))
+            km->pk_state = 2;
+        free(b32);
+    }
+    if (km->pk_state != 2)
+        return false;
+    int32_t *out = malloc(sizeof *out * (size_t)(B * M * N + 1));
+    if (!out || sim_vnni_matmul_s8(xp, B, M, M1, K1, k->wpk, N, out)) {
+        free(out);
+        return false;
+    }
+    int64_t iy[6];
+    for (int64_t i = 0; i < B * M * N; i++) {
+        flat_to_idx(i, y, iy);
+        wr32(yp + 4 * sim_ph(m, y, iy), out[i]);
+    }
+    free(out);
+    return true;
+}
+
 static void k_matmul(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
@@ -1064,6 +1115,8 @@ static void k_matmul(nb_sim_model *m, const sim_task *k)
     int64_t M = k->M, N = k->N, K = k->K, B = k->batch;
     bool rt_b = w->role != ROLE_W;
     bool fast = !k->trans_a && !rt_b && x->dtype == DT_I8 && w->dtype == DT_I8;
+    if (fast && k->pk_state >= 0 && matmul_vnni(m, k))
+        return;
     int64_t K1 = cdiv(K, 32), M1 = cdiv(M, 16), N1 = cdiv(N, 16);
     int64_t ix[6], iy[6];
     for (int64_t b = 0; b < B; b++)
