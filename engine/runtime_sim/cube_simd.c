@@ -42,9 +42,32 @@ int sim_cube_path(void)
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-void *sim_vnni_pack_s8(const int8_t *w, const int32_t *bias, int64_t Co, int64_t Kg)
+/* How sim_vnni_conv_s8 reads x (and so how the weights are packed): 1 the taps of one output
+   pixel are KH segments of KW x C consecutive bytes in a padded copy of x [N][H][W][C]
+   (dilation 1 along w), 2 one segment of KH x C bytes in a copy [N][W][H][C] (KW 1,
+   dilation 1 along h), 0 an im2col of one segment of Kg bytes. */
+static int conv_mode(const sim_conv_geom *g)
 {
-    int64_t Cb = cdiv(Co, 16), Kq = cdiv(Kg, 4);
+    if (g->dw == 1)
+        return 1;
+    if (g->KW == 1 && g->dh == 1)
+        return 2;
+    return 0;
+}
+
+/* the segments of a pixel's taps (nseg) and the bytes of each (seg), by conv_mode */
+static void conv_segs(const sim_conv_geom *g, int64_t *nseg, int64_t *seg)
+{
+    int mode = conv_mode(g);
+    *nseg = mode == 1 ? g->KH : 1;
+    *seg = mode == 1 ? g->KW * g->C : g->KH * g->KW * g->C;
+}
+
+void *sim_vnni_pack_s8(const sim_conv_geom *g, const int8_t *w, const int32_t *bias)
+{
+    int64_t nseg, seg, Co = g->Co, Kg = g->KH * g->KW * g->C;
+    conv_segs(g, &nseg, &seg);
+    int64_t Cb = cdiv(Co, 16), Kq = nseg * cdiv(seg, 4), sq = cdiv(seg, 4) * 4;
     size_t bytes = (size_t)(Cb * 16 * 4 + Cb * Kq * 64);
     uint8_t *blk = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!blk)
@@ -57,8 +80,9 @@ void *sim_vnni_pack_s8(const int8_t *w, const int32_t *bias, int64_t Co, int64_t
         uint32_t s = (uint32_t)bias[co];
         for (int64_t kg = 0; kg < Kg; kg++) {
             int8_t v = w[co * Kg + kg];
+            int64_t k = kg / seg * sq + kg % seg; /* segments padded to 4 bytes */
             s -= 128u * (uint32_t)(int32_t)v;
-            pk[((co / 16 * Kq + kg / 4) * 16 + co % 16) * 4 + kg % 4] = v;
+            pk[((co / 16 * Kq + k / 4) * 16 + co % 16) * 4 + k % 4] = v;
         }
         memcpy(start + co, &s, 4);
     }
@@ -92,18 +116,19 @@ void *sim_vnni_pack_mm(const int8_t *w, const int32_t *bias, int64_t N, int64_t 
 
 #define NB_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
-/* 8 rows of A (unsigned bytes, Kp4 each) against two 16-channel weight blocks w0, w1
-   ([Kq][16][4] each; w1 NULL: one block): acc[r][b] = s[b] + sum A[r][k] w_b[k][ch] */
-NB_VNNI static void gemm_u8_8x32(const uint8_t *A, int64_t Kp4, const int8_t *w0,
-                                 const int8_t *w1, const int32_t *s0, const int32_t *s1,
-                                 __m512i acc[8][2])
+/* 8 rows of A (unsigned bytes; row r at A + r lda, nseg segments of 4 Kq bytes, segment s
+   at + s sstep) against two 16-channel weight blocks w0, w1 ([nseg Kq][16][4] each; w1
+   NULL: one block): acc[r][b] = s[b] + sum A[r][k] w_b[k][ch] */
+NB_VNNI static void gemm_u8_8x32(const uint8_t *A, int64_t lda, int64_t nseg, int64_t sstep,
+                                 int64_t Kq, const int8_t *w0, const int8_t *w1,
+                                 const int32_t *s0, const int32_t *s1, __m512i acc[8][2])
 {
     __m512i a00 = _mm512_loadu_si512(s0), a01 = w1 ? _mm512_loadu_si512(s1) : a00;
     __m512i a10 = a00, a11 = a01, a20 = a00, a21 = a01, a30 = a00, a31 = a01;
     __m512i a40 = a00, a41 = a01, a50 = a00, a51 = a01, a60 = a00, a61 = a01;
     __m512i a70 = a00, a71 = a01;
-    int64_t Kq = Kp4 / 4;
-#define NB_BC(r) _mm512_set1_epi32(*(const int32_t *)(const void *)(A + (r) * Kp4 + 4 * kq))
+    for (int64_t sg = 0; sg < nseg; sg++, A += sstep, w0 += 64 * Kq, w1 = w1 ? w1 + 64 * Kq : w1) {
+#define NB_BC(r) _mm512_set1_epi32(*(const int32_t *)(const void *)(A + (r) * lda + 4 * kq))
     if (w1)
         for (int64_t kq = 0; kq < Kq; kq++) {
             __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq), b1 = _mm512_loadu_si512(w1 + 64 * kq);
@@ -129,6 +154,7 @@ NB_VNNI static void gemm_u8_8x32(const uint8_t *A, int64_t Kp4, const int8_t *w0
             a60 = _mm512_dpbusd_epi32(a60, NB_BC(6), b0);
             a70 = _mm512_dpbusd_epi32(a70, NB_BC(7), b0);
         }
+    }
 #undef NB_BC
     acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
     acc[2][0] = a20, acc[2][1] = a21, acc[3][0] = a30, acc[3][1] = a31;
@@ -178,8 +204,87 @@ NB_VNNI static void im2col_u8(const sim_conv_geom *g, const uint8_t *xp, const u
     memset(row, 0, (size_t)(Kp4 - (row - r0)));
 }
 
+/* The convolutions of conv_mode 1 and 2, any strides: x + 128 copied once into a padded
+   buffer [N][line][fast][C] (unsigned bytes, x's zero point + 128 in the padding; mode 1:
+   line h, fast w; mode 2: line w, fast h), where the taps of an output pixel are nseg
+   segments (one per kh in mode 1, dh lines apart) of consecutive bytes in the packed weights'
+   (kh, kw, c) order, and the next pixel along the fast axis starts sf x C bytes further: the
+   GEMM reads its rows there, with no im2col. The bytes past a segment (up to its multiple of
+   4) meet zero weights; rows past a line are computed, never stored. */
+NB_VNNI static int conv_direct(const sim_conv_geom *g, const void *pk, const uint8_t *xp,
+                               uint8_t *yp)
+{
+    const bool along_w = conv_mode(g) == 1;
+    int64_t nseg, seg;
+    conv_segs(g, &nseg, &seg);
+    int64_t C = g->C, N = g->N, Co = g->Co, Cb = cdiv(Co, 16), P = g->OH * g->OW;
+    int64_t L = along_w ? g->H : g->W, F = along_w ? g->W : g->H;
+    int64_t OL = along_w ? g->OH : g->OW, OF = along_w ? g->OW : g->OH;
+    int64_t sl = along_w ? g->sh : g->sw, sf = along_w ? g->sw : g->sh;
+    int64_t pl = along_w ? g->pt : g->pl, pf = along_w ? g->pl : g->pt;
+    int64_t KL = along_w ? g->KH : 1, dl = along_w ? g->dh : 1, KF = along_w ? g->KW : g->KH;
+    int64_t Kq = cdiv(seg, 4), Lp = pl + L, Fp = pf + F;
+    if ((OL - 1) * sl + (KL - 1) * dl + 1 > Lp)
+        Lp = (OL - 1) * sl + (KL - 1) * dl + 1;
+    if ((OF - 1) * sf + KF > Fp)
+        Fp = (OF - 1) * sf + KF;
+    int64_t lda = sf * C, sstep = dl * Fp * C;
+    size_t bytes = (size_t)(N * Lp * Fp * C + 8 * lda + 4 * Kq + 64);
+    uint8_t *buf = malloc(bytes);
+    if (!buf)
+        return -1;
+    memset(buf, (uint8_t)(g->zp + 128), bytes);
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    int64_t C1 = cdiv(C, 32);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ih = 0; ih < g->H; ih++)
+            for (int64_t iw = 0; iw < g->W; iw++) {
+                int64_t li = along_w ? ih : iw, fi = along_w ? iw : ih;
+                uint8_t *dst = buf + ((n * Lp + pl + li) * Fp + pf + fi) * C;
+                if (C == 1) {
+                    *dst = xp[((n * g->H + ih) * g->W + iw) * 32] ^ 0x80;
+                    continue;
+                }
+                for (int64_t c1 = 0; c1 < C1; c1++) {
+                    int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
+                    __mmask32 mk = nl == 32 ? 0xFFFFFFFFu : (1u << nl) - 1;
+                    const uint8_t *xr = xp + (((n * C1 + c1) * g->H + ih) * g->W + iw) * 32;
+                    _mm256_mask_storeu_epi8(dst + c1 * 32, mk,
+                                            _mm256_xor_si256(_mm256_maskz_loadu_epi8(mk, xr), flip));
+                }
+            }
+    const int32_t *start = pk;
+    const int8_t *wq = (const int8_t *)pk + Cb * 16 * 4;
+    __m512i acc[8][2];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ol = 0; ol < OL; ol++) {
+            const uint8_t *line = buf + (n * Lp + ol * sl) * Fp * C;
+            for (int64_t cb = 0; cb < Cb; cb += 2) {
+                bool two = cb + 1 < Cb;
+                const int8_t *w0 = wq + cb * nseg * Kq * 64, *w1 = two ? w0 + nseg * Kq * 64 : NULL;
+                for (int64_t q = 0; q < OF; q += 8) {
+                    gemm_u8_8x32(line + q * lda, lda, nseg, sstep, Kq, w0, w1, start + cb * 16,
+                                 two ? start + cb * 16 + 16 : NULL, acc);
+                    for (int b = 0; b < (two ? 2 : 1); b++) {
+                        int64_t nl = Co - (cb + b) * 16 < 16 ? Co - (cb + b) * 16 : 16;
+                        __mmask16 mk = (__mmask16)(nl == 16 ? 0xFFFF : (1u << nl) - 1);
+                        for (int64_t t = 0; t < 8 && q + t < OF; t++) {
+                            int64_t p = along_w ? ol * g->OW + q + t : (q + t) * g->OW + ol;
+                            _mm512_mask_storeu_epi32(yp + 4 * (((n * Cb + cb + b) * P + p) * 16),
+                                                     mk, acc[t][b]);
+                        }
+                    }
+                }
+            }
+        }
+    free(buf);
+    return 0;
+}
+
 NB_VNNI int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, uint8_t *yp)
 {
+    if (conv_mode(g))
+        return conv_direct(g, pk, xp, yp);
     enum { BLK = 64, MR = 8 };
     int64_t N = g->N, H = g->H, W = g->W, Co = g->Co, P = g->OH * g->OW;
     int64_t Kg = g->KH * g->KW * g->C, Kp4 = cdiv(Kg, 4) * 4, Cb = cdiv(Co, 16);
@@ -211,7 +316,7 @@ NB_VNNI int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8
                 bool two = cb + 1 < Cb;
                 const int8_t *w0 = wq + cb * (Kp4 / 4) * 64, *w1 = two ? w0 + (Kp4 / 4) * 64 : NULL;
                 for (int64_t q = 0; q < np; q += MR) {
-                    gemm_u8_8x32(A + q * Kp4, Kp4, w0, w1, start + cb * 16,
+                    gemm_u8_8x32(A + q * Kp4, Kp4, 1, 0, Kp4 / 4, w0, w1, start + cb * 16,
                                  two ? start + cb * 16 + 16 : NULL, acc);
                     for (int b = 0; b < (two ? 2 : 1); b++) {
                         int64_t nl = Co - (cb + b) * 16 < 16 ? Co - (cb + b) * 16 : 16;
@@ -256,7 +361,7 @@ NB_VNNI int sim_vnni_matmul_s8(const uint8_t *xp, int64_t B, int64_t M, int64_t 
         for (int64_t nb = 0; nb < N1; nb += 2) {
             bool two = nb + 1 < N1;
             const int8_t *w0 = wq + nb * K1 * 8 * 64, *w1 = two ? w0 + K1 * 8 * 64 : NULL;
-            gemm_u8_8x32(A, Kp4, w0, w1, start + nb * 16, two ? start + nb * 16 + 16 : NULL, acc);
+            gemm_u8_8x32(A, Kp4, 1, 0, Kp4 / 4, w0, w1, start + nb * 16, two ? start + nb * 16 + 16 : NULL, acc);
             for (int b = 0; b < (two ? 2 : 1); b++) {
                 int64_t nl = N - (nb + b) * 16 < 16 ? N - (nb + b) * 16 : 16;
                 __mmask16 mk = (__mmask16)(nl == 16 ? 0xFFFF : (1u << nl) - 1);

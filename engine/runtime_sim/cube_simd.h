@@ -24,17 +24,19 @@ typedef struct sim_conv_geom {
     bool i8;
 } sim_conv_geom;
 
-/* The weights of an s8 x s8 convolution of one group packed for sim_vnni_conv_s8: w
-   [Co][Kg] int8 with Kg = KH x KW x C in (kh, kw, c) order, bias [Co] int32. One malloc'd
-   block (free() it): the per-channel start of each sum, bias - 128 x sum of the row (x is
-   fed as x + 128, unsigned), then the weights as [Co/16][Kg/4][16][4], zeros past Co and Kg.
-   NULL when out of memory. */
-void *sim_vnni_pack_s8(const int8_t *w, const int32_t *bias, int64_t Co, int64_t Kg);
+/* The weights of an s8 x s8 convolution of geometry g, one group, packed for
+   sim_vnni_conv_s8: w [Co][Kg] int8 with Kg = KH x KW x C in (kh, kw, c) order, bias [Co]
+   int32. One malloc'd block (free() it): the per-channel start of each sum, bias - 128 x sum
+   of the row (x is fed as x + 128, unsigned), then the weights as [Co/16][Kq][16][4], the
+   taps in the segments the kernel reads (per kh when dw is 1, else one), each padded to a
+   multiple of 4 bytes, zeros past Co and past each segment. NULL when out of memory. */
+void *sim_vnni_pack_s8(const sim_conv_geom *g, const int8_t *w, const int32_t *bias);
 
-/* y = conv(x, pk) + bias on AVX-512 VNNI, s8 x s8 (g->i8, zp within int8): im2col of 64
-   output pixels at a time into rows of x + 128 (unsigned bytes), then 8 pixels x 32 (or 16)
-   output channels per vpdpbusd loop. y's lanes past Co are left as they were. -1 when out
-   of memory, else 0. Only when sim_cube_path() is 2. */
+/* y = conv(x, pk) + bias on AVX-512 VNNI, s8 x s8 (g->i8, zp within int8), x fed as x + 128
+   (unsigned bytes): with dilation 1 along w (or a kernel width of 1 and dilation 1 along
+   h) from a padded copy of x without im2col, else from an im2col of 64 output pixels at a
+   time; 8 pixels x 32 (or 16) output channels per vpdpbusd loop. y's lanes past Co are left
+   as they were. -1 when out of memory, else 0. Only when sim_cube_path() is 2. */
 int sim_vnni_conv_s8(const sim_conv_geom *g, const void *pk, const uint8_t *xp, uint8_t *yp);
 
 /* rows 0..11 of the int16 im2col block A (Kp each, Kp even) against one 16-channel block of

@@ -453,6 +453,19 @@ static inline int32_t conv_w(const nb_sim_model *m, const nb_exeom_tensor *w, co
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* the geometry of a convolution task for cube_simd.c */
+static sim_conv_geom conv_geom(const nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    int r = x->rank;
+    sim_conv_geom g = {.N = x->dims[0], .C = x->dims[1], .H = r == 4 ? x->dims[2] : 1,
+                       .W = x->dims[r - 1], .Co = y->dims[1], .OH = r == 4 ? y->dims[2] : 1,
+                       .OW = y->dims[r - 1], .KH = k->kh, .KW = k->kw, .sh = k->sh,
+                       .sw = k->sw, .pt = k->pt, .pl = k->pl, .dh = k->dh, .dw = k->dw,
+                       .zp = k->x_off, .c0 = sim_c0(x->dtype), .i8 = x->dtype == DT_I8};
+    return g;
+}
+
 /* The packed weights of an s8 x s8 or s16 x s8 convolution of one group (sim_task.wpk), when
    a SIMD cube path applies (sim_cube_path() >= 1): x and y in NC1HWC0 (y int32), and every
    sum, bias included, within int32: Kg x max|x| x max|w| + max|bias| < 2^31 (max|x| 128 or
@@ -508,7 +521,8 @@ static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
                     w8[co * Kg + kg] =
                         (int8_t)pk[((co / 16 * (Kp / 2) + kg / 2) * 16 + co % 16) * 2 + kg % 2];
             }
-            blk = sim_vnni_pack_s8(w8, b32, Co, Kg);
+            sim_conv_geom g = conv_geom(m, k);
+            blk = sim_vnni_pack_s8(&g, w8, b32);
         }
         free(w8), free(b32), free(pk);
         if (!blk)
@@ -522,18 +536,6 @@ static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
     return NB_OK;
 }
 
-/* the geometry of a convolution task for cube_simd.c */
-static sim_conv_geom conv_geom(const nb_sim_model *m, const sim_task *k)
-{
-    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
-    int r = x->rank;
-    sim_conv_geom g = {.N = x->dims[0], .C = x->dims[1], .H = r == 4 ? x->dims[2] : 1,
-                       .W = x->dims[r - 1], .Co = y->dims[1], .OH = r == 4 ? y->dims[2] : 1,
-                       .OW = y->dims[r - 1], .KH = k->kh, .KW = k->kw, .sh = k->sh,
-                       .sw = k->sw, .pt = k->pt, .pl = k->pl, .dh = k->dh, .dw = k->dw,
-                       .zp = k->x_off, .c0 = sim_c0(x->dtype), .i8 = x->dtype == DT_I8};
-    return g;
-}
 
 /* rows 0..5 of the im2col block A (int16, Kp each) against the 16 output channels of one
    weight block b (Kp/2 pairs of 16 x 2): pairs of 16-bit products summed into 32-bit lanes
