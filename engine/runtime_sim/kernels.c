@@ -165,6 +165,87 @@ dequant_block_avx2(const int32_t *acc, uint16_t *out, int64_t hw, const float *d
     nb_sim_saturations += sat;
 }
 
+#define NB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c")))
+
+/* f16_fixup on 16 lanes */
+NB_AVX512 static inline __m256i f16_fixup16(__m256i h, uint64_t *sat)
+{
+    const __m256i expo = _mm256_set1_epi16(0x7C00);
+    __m256i top = _mm256_cmpeq_epi16(_mm256_and_si256(h, expo), expo);
+    if (_mm256_testz_si256(top, top))
+        return h;
+    __m256i zm = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x03FF)),
+                                    _mm256_setzero_si256());
+    __m256i isinf = _mm256_and_si256(top, zm), isnan = _mm256_andnot_si256(zm, top);
+    *sat += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_epi8(isinf)) / 2;
+    h = _mm256_blendv_epi8(h, _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16((short)0x8000)),
+                                              _mm256_set1_epi16(0x7BFF)), isinf);
+    return _mm256_blendv_epi8(h, _mm256_set1_epi16(0x7E00), isnan);
+}
+
+/* dequant_block_avx2 with the 16 channels of a pixel in one 512-bit register: the same
+   operations per lane (fp32 product, one rounding to fp16, the activation on the rounded
+   value, the same fix-ups), so the same bits */
+NB_AVX512 static void dequant_block_avx512(const int32_t *acc, uint16_t *out, int64_t hw,
+                                           const float *d16, int act, float alpha)
+{
+    const __m512 zero = _mm512_setzero_ps(), a = _mm512_set1_ps(alpha), d = _mm512_loadu_ps(d16);
+    uint64_t sat = 0;
+    for (int64_t p = 0; p < hw; p++) {
+        __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + p * 16)), d);
+        __m256i h = f16_fixup16(_mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT), &sat);
+        if (act == 1 || act == 2) { /* on the rounded (and clamped) value */
+            __m512 yh = _mm512_cvtph_ps(h);
+            if (act == 1) /* negatives and -0 to +0; a NaN stays */
+                yh = _mm512_mask_mov_ps(yh, _mm512_cmp_ps_mask(yh, zero, _CMP_LE_OQ), zero);
+            else /* by the sign bit: -0 too (-0 x alpha) */
+                yh = _mm512_mask_mul_ps(
+                    yh, _mm512_cmplt_epi32_mask(_mm512_castps_si512(yh), _mm512_setzero_si512()),
+                    yh, a);
+            h = f16_fixup16(_mm512_cvtps_ph(yh, _MM_FROUND_TO_NEAREST_INT), &sat);
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(out + p * 16), h);
+    }
+    nb_sim_saturations += sat;
+}
+
+/* quant16_avx2 on hw pixels of 16 channels (src at 16 fp16 per pixel, dst at 32 int8 per
+   pixel), one 512-bit register a pixel: the same fp32 product, rounding to nearest even,
+   offset, clamp and NaN to 0 per lane, so the same int8 values */
+NB_AVX512 static void quant_block_avx512(const uint16_t *src, int8_t *dst, int64_t hw,
+                                         float scale, float offset)
+{
+    const __m512 sc = _mm512_set1_ps(scale), off = _mm512_set1_ps(offset);
+    const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
+    for (int64_t p = 0; p < hw; p++) {
+        __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(src + 16 * p)));
+        __m512 r = _mm512_add_ps(
+            _mm512_roundscale_ps(_mm512_mul_ps(x, sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+            off);
+        r = _mm512_max_ps(lo, _mm512_min_ps(hi, r));
+        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), r); /* NaN enters as 0 */
+        _mm_storeu_si128((__m128i *)(void *)(dst + 32 * p), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+    }
+}
+
+/* maxmin_avx2, 16 at a time; returns a multiple of 16 */
+NB_AVX512 static int64_t maxmin_avx512(const uint16_t *x, uint16_t *y, int64_t n, float c,
+                                       uint16_t cb, bool mx)
+{
+    const __m512 cv = _mm512_set1_ps(c);
+    const __m256i cbits = _mm256_set1_epi16((short)cb);
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        __m256i xb = _mm256_loadu_si256((const __m256i *)(const void *)(x + e));
+        __m512 v = _mm512_cvtph_ps(xb);
+        __mmask16 take = (mx ? _mm512_cmp_ps_mask(v, cv, _CMP_GT_OQ)
+                             : _mm512_cmp_ps_mask(v, cv, _CMP_LT_OQ)) |
+                         _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        _mm256_storeu_si256((__m256i *)(void *)(y + e), _mm256_mask_blend_epi16(take, cbits, xb));
+    }
+    return e;
+}
+
 /* the answers of have_f16c and sim_have_avx2 (-1: not asked yet), forgotten in a fork's
    child (pthread_atfork), which reads NANOBENCH_SIM_SCALAR again: "once per process" */
 static int f16c_known = -1, avx2_known = -1;
@@ -201,6 +282,9 @@ int sim_have_avx2(void)
     }
     return avx2_known;
 }
+
+/* AVX-512 (F, BW, VL) for the conversions around the cube: where the cube path is VNNI */
+static int have_avx512(void) { return sim_have_avx2() && sim_cube_path() == 2; }
 
 /* MaxPool of one output pixel of a C0 block (16 fp16 lanes) with the F16C conversions: the
    window's valid taps' rows (n of them at rows[]) maxed lane by lane, the first maximum kept
@@ -334,6 +418,14 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
         int64_t C = x->dims[1], hw = x->dims[2] * (x->rank == 4 ? x->dims[3] : 1);
         int64_t C1x = (C + 15) / 16, C1y = (C + 31) / 32;
 #if defined(__x86_64__) && defined(__GNUC__)
+        if (have_avx512()) {
+            for (int64_t n = 0; n < x->dims[0]; n++)
+                for (int64_t c1 = 0; c1 < C1x; c1++)
+                    quant_block_avx512((const uint16_t *)(const void *)(xp + 2 * ((n * C1x + c1) * hw * 16)),
+                                       (int8_t *)(yp + (n * C1y + c1 / 2) * hw * 32 + (c1 % 2) * 16),
+                                       hw, k->f[0], k->f[1]);
+            return;
+        }
         if (have_f16c()) { /* 16 channels of a pixel at a time (pad lanes: never read) */
             bool wide = sim_have_avx2();
             for (int64_t n = 0; n < x->dims[0]; n++)
@@ -395,6 +487,12 @@ static void k_dequant(nb_sim_model *m, const sim_task *k)
                     d16[i] = i < lanes ? deq_at(dq, c1 * 16 + i) : 0.0f;
                 int64_t base = (n * C1 + c1) * hw * 16;
 #if defined(__x86_64__) && defined(__GNUC__)
+                if (have_avx512()) {
+                    dequant_block_avx512((const int32_t *)(const void *)(xp + 4 * base),
+                                         (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
+                                         k->f[0]);
+                    continue;
+                }
                 if (sim_have_avx2()) {
                     dequant_block_avx2((const int32_t *)(const void *)(xp + 4 * base),
                                        (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
@@ -1451,9 +1549,12 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
             bool mx = k->kid == K_MAX;
             int64_t e = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
+            if (c == c && have_avx512())
+                e = maxmin_avx512((const uint16_t *)(const void *)ip[0],
+                                  (uint16_t *)(void *)yp, cnt, c, cb, mx);
             if (c == c && sim_have_avx2())
-                e = maxmin_avx2((const uint16_t *)(const void *)ip[0],
-                                (uint16_t *)(void *)yp, cnt, c, cb, mx);
+                e += maxmin_avx2((const uint16_t *)(const void *)ip[0] + e,
+                                 (uint16_t *)(void *)yp + e, cnt - e, c, cb, mx);
             if (c == c && have_f16c())
                 e += maxmin_f16c((const uint16_t *)(const void *)ip[0] + e,
                                  (uint16_t *)(void *)yp + e, cnt - e, c, cb, mx);
