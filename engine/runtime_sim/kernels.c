@@ -453,9 +453,26 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
     }
     int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
     const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
+    /* int8 from a last dim of consecutive fp16: 16 at a time as quant_block_avx512, then
+       placed one by one */
+    bool vec = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    vec = k->bits == 8 && L >= 16 && have_avx512();
+    for (int64_t w = 1; vec && w < L; w++)
+        vec = ox[w] == ox[0] + w;
+#endif
     for (int64_t r = 0; r < rows; r++) {
-        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
-        for (int64_t w = 0; w < L; w++) {
+        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx), w0 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        for (; vec && w0 + 16 <= L; w0 += 16) {
+            int8_t q16[16];
+            quant_block_avx512((const uint16_t *)(const void *)(xp + 2 * (bx + ox[w0])), q16, 1,
+                               k->f[0], k->f[1]);
+            for (int i = 0; i < 16; i++)
+                yp[by + oy[w0 + i]] = (uint8_t)q16[i];
+        }
+#endif
+        for (int64_t w = w0; w < L; w++) {
             int32_t q = sim_quant(rd16(xp + 2 * (bx + ox[w])), k->f[0], k->f[1], k->bits);
             if (k->bits == 16)
                 wr16(yp + 2 * (by + oy[w]), (uint16_t)(int16_t)q);
