@@ -116,6 +116,14 @@ void *sim_vnni_pack_mm(const int8_t *w, const int32_t *bias, int64_t N, int64_t 
 
 #define NB_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
+/* 4 bytes at any address (no alignment assumed) */
+static inline int32_t ld32(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 /* 8 rows of A (unsigned bytes; row r at A + r lda, nseg segments of 4 Kq bytes, segment s
    at + s sstep) against two 16-channel weight blocks w0, w1 ([nseg Kq][16][4] each; w1
    NULL: one block): acc[r][b] = s[b] + sum A[r][k] w_b[k][ch] */
@@ -128,32 +136,30 @@ NB_VNNI static void gemm_u8_8x32(const uint8_t *A, int64_t lda, int64_t nseg, in
     __m512i a40 = a00, a41 = a01, a50 = a00, a51 = a01, a60 = a00, a61 = a01;
     __m512i a70 = a00, a71 = a01;
     for (int64_t sg = 0; sg < nseg; sg++, A += sstep, w0 += 64 * Kq, w1 = w1 ? w1 + 64 * Kq : w1) {
-#define NB_BC(r) _mm512_set1_epi32(*(const int32_t *)(const void *)(A + (r) * lda + 4 * kq))
-    if (w1)
-        for (int64_t kq = 0; kq < Kq; kq++) {
-            __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq), b1 = _mm512_loadu_si512(w1 + 64 * kq);
-            __m512i x;
-            x = NB_BC(0), a00 = _mm512_dpbusd_epi32(a00, x, b0), a01 = _mm512_dpbusd_epi32(a01, x, b1);
-            x = NB_BC(1), a10 = _mm512_dpbusd_epi32(a10, x, b0), a11 = _mm512_dpbusd_epi32(a11, x, b1);
-            x = NB_BC(2), a20 = _mm512_dpbusd_epi32(a20, x, b0), a21 = _mm512_dpbusd_epi32(a21, x, b1);
-            x = NB_BC(3), a30 = _mm512_dpbusd_epi32(a30, x, b0), a31 = _mm512_dpbusd_epi32(a31, x, b1);
-            x = NB_BC(4), a40 = _mm512_dpbusd_epi32(a40, x, b0), a41 = _mm512_dpbusd_epi32(a41, x, b1);
-            x = NB_BC(5), a50 = _mm512_dpbusd_epi32(a50, x, b0), a51 = _mm512_dpbusd_epi32(a51, x, b1);
-            x = NB_BC(6), a60 = _mm512_dpbusd_epi32(a60, x, b0), a61 = _mm512_dpbusd_epi32(a61, x, b1);
-            x = NB_BC(7), a70 = _mm512_dpbusd_epi32(a70, x, b0), a71 = _mm512_dpbusd_epi32(a71, x, b1);
-        }
-    else
-        for (int64_t kq = 0; kq < Kq; kq++) {
-            __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq);
-            a00 = _mm512_dpbusd_epi32(a00, NB_BC(0), b0);
-            a10 = _mm512_dpbusd_epi32(a10, NB_BC(1), b0);
-            a20 = _mm512_dpbusd_epi32(a20, NB_BC(2), b0);
-            a30 = _mm512_dpbusd_epi32(a30, NB_BC(3), b0);
-            a40 = _mm512_dpbusd_epi32(a40, NB_BC(4), b0);
-            a50 = _mm512_dpbusd_epi32(a50, NB_BC(5), b0);
-            a60 = _mm512_dpbusd_epi32(a60, NB_BC(6), b0);
-            a70 = _mm512_dpbusd_epi32(a70, NB_BC(7), b0);
-        }
+#define NB_BC(r) _mm512_set1_epi32(ld32(A + (r) * lda + 4 * kq))
+        if (w1)
+            for (int64_t kq = 0; kq < Kq; kq++) {
+                __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq), b1 = _mm512_loadu_si512(w1 + 64 * kq);
+                __m512i x;
+#define NB_TWO(r, c0, c1) \
+    (x = NB_BC(r), c0 = _mm512_dpbusd_epi32(c0, x, b0), c1 = _mm512_dpbusd_epi32(c1, x, b1))
+                NB_TWO(0, a00, a01), NB_TWO(1, a10, a11), NB_TWO(2, a20, a21);
+                NB_TWO(3, a30, a31), NB_TWO(4, a40, a41), NB_TWO(5, a50, a51);
+                NB_TWO(6, a60, a61), NB_TWO(7, a70, a71);
+#undef NB_TWO
+            }
+        else
+            for (int64_t kq = 0; kq < Kq; kq++) {
+                __m512i b0 = _mm512_loadu_si512(w0 + 64 * kq);
+                a00 = _mm512_dpbusd_epi32(a00, NB_BC(0), b0);
+                a10 = _mm512_dpbusd_epi32(a10, NB_BC(1), b0);
+                a20 = _mm512_dpbusd_epi32(a20, NB_BC(2), b0);
+                a30 = _mm512_dpbusd_epi32(a30, NB_BC(3), b0);
+                a40 = _mm512_dpbusd_epi32(a40, NB_BC(4), b0);
+                a50 = _mm512_dpbusd_epi32(a50, NB_BC(5), b0);
+                a60 = _mm512_dpbusd_epi32(a60, NB_BC(6), b0);
+                a70 = _mm512_dpbusd_epi32(a70, NB_BC(7), b0);
+            }
     }
 #undef NB_BC
     acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
