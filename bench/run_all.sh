@@ -122,7 +122,7 @@ ref:jarvis_else|reference jarvis_else|ONNX Runtime|$t_ref
 ref:jarvis_then|reference jarvis_then|ONNX Runtime|$t_ref
 ref:vad_16k|reference vad_16k|ONNX Runtime|$t_ref
 sim:embedding_model|simulator embedding_model|ONNX Runtime|$t_sim
-sim:melspectrogram|simulator melspectrogram|ONNX Runtime|<= 1.5
+sim:melspectrogram|simulator melspectrogram|ONNX Runtime|<= 1.0
 est:oww|estimate, worst of 9 oWW models|python onnx.load|$t_est
 est:ocr|estimate, PP-OCRv4 rec 10 MB|python onnx.load|$t_est
 cal:embedding|calibration embedding (ifmr)|100 forward passes|$t_cal

@@ -121,17 +121,17 @@ static void run_model(const uint8_t *file, size_t len, const double *in, int n_i
     nb_sim_free(m);
 }
 
-/* The model run twice on in: the plain path (NANOBENCH_SIM_SCALAR, read once per process:
- * in a child) into b, and the F16C path (where the CPU has it) into a. */
-static void run_both(const uint8_t *f, size_t len, const double *in, int n_in, double *a,
-                     double *b, int n_out)
+/* The model run on in, in a child with the environment variable var set to val (the
+ * simulator reads its path switches once per process), into b. */
+static void run_child(const char *var, const char *val, const uint8_t *f, size_t len,
+                      const double *in, int n_in, double *b, int n_out)
 {
     int fd[2];
     assert_int_equal(pipe(fd), 0);
     int pid = fork();
     if (pid == 0) {
         close(fd[0]);
-        setenv("NANOBENCH_SIM_SCALAR", "1", 1);
+        setenv(var, val, 1);
         run_model(f, len, in, n_in, b, n_out);
         size_t want = sizeof(double) * (size_t)n_out;
         _exit(write(fd[1], b, want) == (ssize_t)want ? 0 : 1);
@@ -148,6 +148,14 @@ static void run_both(const uint8_t *f, size_t len, const double *in, int n_in, d
     int status = 0;
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == want);
+}
+
+/* The model run twice on in: the plain path (NANOBENCH_SIM_SCALAR, read once per process:
+ * in a child) into b, and the F16C path (where the CPU has it) into a. */
+static void run_both(const uint8_t *f, size_t len, const double *in, int n_in, double *a,
+                     double *b, int n_out)
+{
+    run_child("NANOBENCH_SIM_SCALAR", "1", f, len, in, n_in, b, n_out);
     run_model(f, len, in, n_in, a, n_out);
 }
 
@@ -432,6 +440,188 @@ static void test_conv_filter_bank(void **state)
         assert_true(a[i] == want[i]);
     }
     free(f);
+}
+
+/* The cube's paths give the same exact int32 sums (issue 39): 60 pseudo-random
+ * convolutions (odd channel counts, 1 to 70 channels, strides, dilations, padding, groups and
+ * depthwise, 1-channel filter banks with up to 40 taps, int8 and int16 x) run with
+ * NANOBENCH_SIM_CUBE at portable (the plain loops), avx2 (the 16-bit GEMM) and vnni (AVX-512
+ * VNNI; a path the CPU lacks falls back to the best it has), each in a child, the conv's
+ * int32 output read directly, every value against the direct sum written out below: x
+ * quantized with scale 1 and offset zp (q = clamp(in + zp) for integer in), zp outside x,
+ * acc = bias + sum over the group's taps of q x W. */
+static void test_conv_cube_paths(void **state)
+{
+    (void)state;
+    uint32_t r = 4242;
+#define RND(n) (r = r * 1103515245u + 12345u, (int)((r >> 8) % (uint32_t)(n)))
+    for (int it = 0; it < 60; it++) {
+        int N = 1 + RND(2), H = 1 + RND(8), W = 1 + RND(10), KH = 1 + RND(3), KW = 1 + RND(3);
+        int sh = 1 + RND(2), sw = 1 + RND(2), dh = 1 + RND(2), dw = 1 + RND(2);
+        int pt = RND(3), pl = RND(3), pb = RND(3), pr = RND(3), g = 1, C, Co;
+        int kind = RND(4), bits = RND(3) ? 8 : 16, zp = RND(21) - 10;
+        if (kind == 0) { /* depthwise, a channel multiplier of 1 or 2 */
+            C = 1 + RND(40), g = C, Co = C * (1 + RND(2));
+        } else if (kind == 1) { /* groups of 2 or 3 */
+            g = 2 + RND(2), C = g * (1 + RND(12)), Co = g * (1 + RND(12));
+        } else if (kind == 2) { /* a 1-channel filter bank: long 1-D taps */
+            C = 1, Co = 1 + RND(40), H = 1, KH = 1, pt = pb = 0, dh = 1, W = 20 + RND(60);
+            KW = 2 + RND(39), dw = RND(4) ? 1 : 2, sw = 1 + RND(4);
+        } else {
+            C = 1 + RND(70), Co = 1 + RND(40);
+        }
+        int OH = (H + pt + pb - dh * (KH - 1) - 1) / sh + 1;
+        int OW = (W + pl + pr - dw * (KW - 1) - 1) / sw + 1;
+        int span_h = dh * (KH - 1) + 1, span_w = dw * (KW - 1) + 1; /* the loader's rules */
+        if (H + pt + pb < span_h || W + pl + pr < span_w || pt >= span_h + H ||
+            pb >= span_h + H || pl >= span_w + W || pr >= span_w + W) {
+            it--;
+            continue;
+        }
+        int cg = C / g, xd = bits == 8 ? 2 : 6;
+        nb_exeom_tensor e[6] = {{0}};
+        xt t[6] = {{1, 2, 0, 4, {N, C, H, W}, 0},        {xd, 3, 2, 4, {N, C, H, W}, 0},
+                   {2, 4, 3, 4, {Co, cg, KH, KW}, 0},    {3, 2, 3, 1, {Co}, 0},
+                   {10, 2, 3, 1, {Co}, 0},               {3, 3, 1, 4, {N, Co, OH, OW}, 0}};
+        int64_t sz[6];
+        for (int i = 0; i < 6; i++) {
+            e[i].dtype = (uint8_t)t[i].dtype, e[i].format = (uint8_t)t[i].format;
+            e[i].rank = (uint8_t)t[i].rank;
+            memcpy(e[i].dims, t[i].dims, sizeof e[i].dims);
+            sz[i] = (nb_sim_tensor_bytes(&e[i]) + 63) / 64 * 64;
+        }
+        t[3].place = (uint32_t)sz[2], t[4].place = (uint32_t)(sz[2] + sz[3]);
+        uint32_t wbytes = (uint32_t)(sz[2] + sz[3] + sz[4]);
+        uint8_t *w = calloc(1, wbytes);
+        int *wv = malloc(sizeof(int) * (size_t)(Co * cg * KH * KW)), *bias = malloc(sizeof(int) * (size_t)Co);
+        int N1 = (Co + 15) / 16;
+        for (int co = 0; co < Co; co++) {
+            bias[co] = RND(20001) - 10000;
+            put32(w + t[3].place + 4 * co, (uint32_t)bias[co]);
+            put_f32(w, t[4].place + 8 * (uint32_t)co, 1.0f);
+            for (int c = 0; c < cg; c++)
+                for (int kh = 0; kh < KH; kh++)
+                    for (int kw = 0; kw < KW; kw++) {
+                        int v = RND(256) - 128, tile = ((c / 32) * KH + kh) * KW + kw;
+                        wv[((co * cg + c) * KH + kh) * KW + kw] = v;
+                        /* FRACTAL_Z, C0 32: (co, c, kh, kw) in tile (c / 32, kh, kw) */
+                        w[((tile * N1 + co / 16) * 16 + co % 16) * 32 + c % 32] = (uint8_t)(int8_t)v;
+                    }
+        }
+        xk k[2] = {{1, 0, 1, 1, {0}, {1}, {0}}, {5, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}}};
+        quant_params(k[0].params, 1.0f, (float)zp, bits);
+        uint16_t cp[11] = {(uint16_t)KH, (uint16_t)KW, (uint16_t)sh, (uint16_t)sw, (uint16_t)pt,
+                           (uint16_t)pl, (uint16_t)pb, (uint16_t)pr, (uint16_t)dh, (uint16_t)dw,
+                           (uint16_t)g};
+        for (int i = 0; i < 11; i++)
+            put16(k[1].params + 2 * i, cp[i]);
+        size_t len;
+        uint8_t *f = build(t, 6, k, 2, w, wbytes, (uint32_t)sz[1], &len);
+        int nin = N * C * H * W, nout = N * Co * OH * OW, lim = bits == 8 ? 127 : 32767;
+        double *in = malloc(sizeof(double) * (size_t)nin), *got = malloc(sizeof(double) * (size_t)nout);
+        int *q = malloc(sizeof(int) * (size_t)nin);
+        for (int i = 0; i < nin; i++) {
+            in[i] = bits == 8 ? RND(281) - 140 : RND(4001) - 2000;
+            q[i] = (int)in[i] + zp < -lim - 1 ? -lim - 1 : (int)in[i] + zp > lim ? lim : (int)in[i] + zp;
+        }
+        const char *paths[3] = {"portable", "avx2", "vnni"};
+        for (int pi = 0; pi < 3; pi++) {
+            run_child("NANOBENCH_SIM_CUBE", paths[pi], f, len, in, nin, got, nout);
+            for (int n = 0; n < N; n++)
+                for (int co = 0; co < Co; co++)
+                    for (int oh = 0; oh < OH; oh++)
+                        for (int ow = 0; ow < OW; ow++) {
+                            int64_t acc = bias[co];
+                            int gi = co / (Co / g);
+                            for (int c = 0; c < cg; c++)
+                                for (int kh = 0; kh < KH; kh++)
+                                    for (int kw = 0; kw < KW; kw++) {
+                                        int ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+                                        int xv = ih < 0 || ih >= H || iw < 0 || iw >= W ? zp
+                                                 : q[((n * C + gi * cg + c) * H + ih) * W + iw];
+                                        acc += (int64_t)xv * wv[((co * cg + c) * KH + kh) * KW + kw];
+                                    }
+                            double v = got[((n * Co + co) * OH + oh) * OW + ow];
+                            if (v != (double)acc)
+                                fail_msg("case %d (%s): N %d C %d Co %d g %d %dx%d x%d K %dx%d s %d,%d "
+                                         "d %d,%d: y[%d,%d,%d,%d] %.0f, want %lld",
+                                         it, paths[pi], N, C, Co, g, H, W, bits, KH, KW, sh, sw,
+                                         dh, dw, n, co, oh, ow, v, (long long)acc);
+                        }
+        }
+        free(in), free(got), free(q), free(w), free(wv), free(bias), free(f);
+    }
+#undef RND
+}
+
+/* The same for MatMul with constant int8 weights: 30 pseudo-random [B, M, K] x [N, K]^T
+ * (odd sizes, K up to 300 across several 32-lane blocks), each path against the direct sum
+ * acc = bias + sum_k q(x) W (x quantized with scale 1, offset 0: q = clamp(in)). */
+static void test_matmul_cube_paths(void **state)
+{
+    (void)state;
+    uint32_t r = 777;
+#define RND(n) (r = r * 1103515245u + 12345u, (int)((r >> 8) % (uint32_t)(n)))
+    for (int it = 0; it < 30; it++) {
+        int B = 1 + RND(2), M = 1 + RND(40), K = 1 + RND(300), N = 1 + RND(50), rk = B > 1 ? 3 : 2;
+        xt t[6] = {{1, 2, 0, rk, {0}, 0},      {2, 29, 2, rk, {0}, 0},
+                   {2, 29, 3, 2, {N, K}, 0},   {3, 2, 3, 1, {N}, 0},
+                   {10, 2, 3, 1, {N}, 0},      {3, 29, 1, rk, {0}, 0}};
+        int xd[3] = {B, M, K}, yd[3] = {B, M, N};
+        for (int i = 0; i < rk; i++) {
+            t[0].dims[i] = t[1].dims[i] = xd[3 - rk + i];
+            t[5].dims[i] = yd[3 - rk + i];
+        }
+        int64_t sz[6];
+        for (int i = 0; i < 6; i++) {
+            nb_exeom_tensor e = {.dtype = (uint8_t)t[i].dtype, .format = (uint8_t)t[i].format,
+                                 .rank = (uint8_t)t[i].rank};
+            memcpy(e.dims, t[i].dims, sizeof e.dims);
+            sz[i] = (nb_sim_tensor_bytes(&e) + 63) / 64 * 64;
+        }
+        t[3].place = (uint32_t)sz[2], t[4].place = (uint32_t)(sz[2] + sz[3]);
+        uint32_t wbytes = (uint32_t)(sz[2] + sz[3] + sz[4]);
+        uint8_t *w = calloc(1, wbytes);
+        int *wv = malloc(sizeof(int) * (size_t)(N * K)), *bias = malloc(sizeof(int) * (size_t)N);
+        int N1 = (N + 15) / 16;
+        for (int n = 0; n < N; n++) {
+            bias[n] = RND(20001) - 10000;
+            put32(w + t[3].place + 4 * n, (uint32_t)bias[n]);
+            put_f32(w, t[4].place + 8 * (uint32_t)n, 1.0f);
+            for (int k = 0; k < K; k++) { /* FRACTAL_NZ, C0 32 */
+                wv[n * K + k] = RND(256) - 128;
+                w[(n / 16) * 512 + (n % 16) * 32 + (k / 32) * N1 * 512 + k % 32] =
+                    (uint8_t)(int8_t)wv[n * K + k];
+            }
+        }
+        xk k[2] = {{1, 0, 1, 1, {0}, {1}, {0}}, {7, 1, 4, 1, {1, 2, 3, 4}, {5}, {0}}};
+        quant_params(k[0].params, 1.0f, 0.0f, 8);
+        size_t len;
+        uint8_t *f = build(t, 6, k, 2, w, wbytes, (uint32_t)sz[1], &len);
+        int nin = B * M * K, nout = B * M * N;
+        double *in = malloc(sizeof(double) * (size_t)nin), *got = malloc(sizeof(double) * (size_t)nout);
+        for (int i = 0; i < nin; i++)
+            in[i] = RND(281) - 140;
+        const char *paths[3] = {"portable", "avx2", "vnni"};
+        for (int pi = 0; pi < 3; pi++) {
+            run_child("NANOBENCH_SIM_CUBE", paths[pi], f, len, in, nin, got, nout);
+            for (int b = 0; b < B; b++)
+                for (int i = 0; i < M; i++)
+                    for (int n = 0; n < N; n++) {
+                        int64_t acc = bias[n];
+                        for (int kk = 0; kk < K; kk++) {
+                            double v = in[(b * M + i) * K + kk];
+                            acc += (int64_t)(v > 127 ? 127 : v < -128 ? -128 : v) * wv[n * K + kk];
+                        }
+                        double v = got[(b * M + i) * N + n];
+                        if (v != (double)acc)
+                            fail_msg("case %d (%s): B %d M %d K %d N %d: y[%d,%d,%d] %.0f, want %lld",
+                                     it, paths[pi], B, M, K, N, b, i, n, v, (long long)acc);
+                    }
+        }
+        free(in), free(got), free(w), free(wv), free(bias), free(f);
+    }
+#undef RND
 }
 
 /* The F16C paths of AscendQuant and AscendDequant (16 channels of NC1HWC0 at once) give
@@ -805,7 +995,8 @@ int main(void)
         cmocka_unit_test(test_f16_rounding), cmocka_unit_test(test_quant),
         cmocka_unit_test(test_dequant),      cmocka_unit_test(test_tables),
         cmocka_unit_test(test_cycle_params), cmocka_unit_test(test_matmul_s16s8),
-        cmocka_unit_test(test_conv_filter_bank),
+        cmocka_unit_test(test_conv_filter_bank), cmocka_unit_test(test_conv_cube_paths),
+        cmocka_unit_test(test_matmul_cube_paths),
         cmocka_unit_test(test_matmul_two_activations),
         cmocka_unit_test(test_matmul_s8s4),  cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_dequant_paths), cmocka_unit_test(test_maxpool_paths), cmocka_unit_test(test_log_of_zero), cmocka_unit_test(test_reduce_mean),

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cube_simd.h"
 #include "nb/ref.h"
 #include "sim_internal.h"
 
@@ -164,14 +165,102 @@ dequant_block_avx2(const int32_t *acc, uint16_t *out, int64_t hw, const float *d
     nb_sim_saturations += sat;
 }
 
+#define NB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c")))
+
+/* f16_fixup on 16 lanes */
+NB_AVX512 static inline __m256i f16_fixup16(__m256i h, uint64_t *sat)
+{
+    const __m256i expo = _mm256_set1_epi16(0x7C00);
+    __m256i top = _mm256_cmpeq_epi16(_mm256_and_si256(h, expo), expo);
+    if (_mm256_testz_si256(top, top))
+        return h;
+    __m256i zm = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x03FF)),
+                                    _mm256_setzero_si256());
+    __m256i isinf = _mm256_and_si256(top, zm), isnan = _mm256_andnot_si256(zm, top);
+    *sat += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_epi8(isinf)) / 2;
+    h = _mm256_blendv_epi8(h, _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16((short)0x8000)),
+                                              _mm256_set1_epi16(0x7BFF)), isinf);
+    return _mm256_blendv_epi8(h, _mm256_set1_epi16(0x7E00), isnan);
+}
+
+/* dequant_block_avx2 with the 16 channels of a pixel in one 512-bit register: the same
+   operations per lane (fp32 product, one rounding to fp16, the activation on the rounded
+   value, the same fix-ups), so the same bits */
+NB_AVX512 static void dequant_block_avx512(const int32_t *acc, uint16_t *out, int64_t hw,
+                                           const float *d16, int act, float alpha)
+{
+    const __m512 zero = _mm512_setzero_ps(), a = _mm512_set1_ps(alpha), d = _mm512_loadu_ps(d16);
+    uint64_t sat = 0;
+    for (int64_t p = 0; p < hw; p++) {
+        __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + p * 16)), d);
+        __m256i h = f16_fixup16(_mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT), &sat);
+        if (act == 1 || act == 2) { /* on the rounded (and clamped) value */
+            __m512 yh = _mm512_cvtph_ps(h);
+            if (act == 1) /* negatives and -0 to +0; a NaN stays */
+                yh = _mm512_mask_mov_ps(yh, _mm512_cmp_ps_mask(yh, zero, _CMP_LE_OQ), zero);
+            else /* by the sign bit: -0 too (-0 x alpha) */
+                yh = _mm512_mask_mul_ps(
+                    yh, _mm512_cmplt_epi32_mask(_mm512_castps_si512(yh), _mm512_setzero_si512()),
+                    yh, a);
+            h = f16_fixup16(_mm512_cvtps_ph(yh, _MM_FROUND_TO_NEAREST_INT), &sat);
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(out + p * 16), h);
+    }
+    nb_sim_saturations += sat;
+}
+
+/* quant16_avx2 on hw pixels of 16 channels (src at 16 fp16 per pixel, dst at 32 int8 per
+   pixel), one 512-bit register a pixel: the same fp32 product, rounding to nearest even,
+   offset, clamp and NaN to 0 per lane, so the same int8 values */
+NB_AVX512 static void quant_block_avx512(const uint16_t *src, int8_t *dst, int64_t hw,
+                                         float scale, float offset)
+{
+    const __m512 sc = _mm512_set1_ps(scale), off = _mm512_set1_ps(offset);
+    const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
+    for (int64_t p = 0; p < hw; p++) {
+        __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(src + 16 * p)));
+        __m512 r = _mm512_add_ps(
+            _mm512_roundscale_ps(_mm512_mul_ps(x, sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+            off);
+        r = _mm512_max_ps(lo, _mm512_min_ps(hi, r));
+        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), r); /* NaN enters as 0 */
+        _mm_storeu_si128((__m128i *)(void *)(dst + 32 * p), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+    }
+}
+
+/* maxmin_avx2, 16 at a time; returns a multiple of 16 */
+NB_AVX512 static int64_t maxmin_avx512(const uint16_t *x, uint16_t *y, int64_t n, float c,
+                                       uint16_t cb, bool mx)
+{
+    const __m512 cv = _mm512_set1_ps(c);
+    const __m256i cbits = _mm256_set1_epi16((short)cb);
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        __m256i xb = _mm256_loadu_si256((const __m256i *)(const void *)(x + e));
+        __m512 v = _mm512_cvtph_ps(xb);
+        __mmask16 take = (mx ? _mm512_cmp_ps_mask(v, cv, _CMP_GT_OQ)
+                             : _mm512_cmp_ps_mask(v, cv, _CMP_LT_OQ)) |
+                         _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        _mm256_storeu_si256((__m256i *)(void *)(y + e), _mm256_mask_blend_epi16(take, cbits, xb));
+    }
+    return e;
+}
+
+/* the answers of have_f16c and sim_have_avx2 (-1: not asked yet), forgotten in a fork's
+   child (pthread_atfork), which reads NANOBENCH_SIM_SCALAR again: "once per process" */
+static int f16c_known = -1, avx2_known = -1;
+static void paths_forget(void) { f16c_known = avx2_known = -1; }
+
 /* F16C and SSE4.1 by CPUID, and the AVX register state enabled by the OS (F16C is
    VEX-encoded); NANOBENCH_SIM_SCALAR forces the plain path (its test). */
 static int have_f16c(void)
 {
-    static int known = -1;
-    if (known < 0) {
+    static int registered;
+    if (f16c_known < 0) {
         unsigned a, b, c, d;
-        known = 0;
+        int known = 0;
+        if (!registered)
+            registered = 1, pthread_atfork(NULL, NULL, paths_forget);
         if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1) && (c >> 19 & 1) && (c >> 27 & 1)) {
             unsigned lo, hi;
             __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -179,20 +268,23 @@ static int have_f16c(void)
         }
         if (getenv("NANOBENCH_SIM_SCALAR"))
             known = 0;
+        f16c_known = known;
     }
-    return known;
+    return f16c_known;
 }
 
 /* AVX2 by CPUID leaf 7 (with have_f16c's AVX state); NANOBENCH_SIM_SCALAR: none */
 int sim_have_avx2(void)
 {
-    static int known = -1;
-    if (known < 0) {
+    if (avx2_known < 0) {
         unsigned a, b, c, d;
-        known = have_f16c() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 5 & 1);
+        avx2_known = have_f16c() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 5 & 1);
     }
-    return known;
+    return avx2_known;
 }
+
+/* AVX-512 (F, BW, VL) for the conversions around the cube: where the cube path is VNNI */
+static int have_avx512(void) { return sim_have_avx2() && sim_cube_path() == 2; }
 
 /* MaxPool of one output pixel of a C0 block (16 fp16 lanes) with the F16C conversions: the
    window's valid taps' rows (n of them at rows[]) maxed lane by lane, the first maximum kept
@@ -326,6 +418,14 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
         int64_t C = x->dims[1], hw = x->dims[2] * (x->rank == 4 ? x->dims[3] : 1);
         int64_t C1x = (C + 15) / 16, C1y = (C + 31) / 32;
 #if defined(__x86_64__) && defined(__GNUC__)
+        if (have_avx512()) {
+            for (int64_t n = 0; n < x->dims[0]; n++)
+                for (int64_t c1 = 0; c1 < C1x; c1++)
+                    quant_block_avx512((const uint16_t *)(const void *)(xp + 2 * ((n * C1x + c1) * hw * 16)),
+                                       (int8_t *)(yp + (n * C1y + c1 / 2) * hw * 32 + (c1 % 2) * 16),
+                                       hw, k->f[0], k->f[1]);
+            return;
+        }
         if (have_f16c()) { /* 16 channels of a pixel at a time (pad lanes: never read) */
             bool wide = sim_have_avx2();
             for (int64_t n = 0; n < x->dims[0]; n++)
@@ -353,9 +453,26 @@ static void k_quant(nb_sim_model *m, const sim_task *k)
     }
     int64_t L = last_dim(x), rows = nb_sim_numel(x) ? rows_of(x) : 0, idx[6] = {0};
     const int64_t *ox = last_off(m, x), *oy = last_off(m, y);
+    /* int8 from a last dim of consecutive fp16: 16 at a time as quant_block_avx512, then
+       placed one by one */
+    bool vec = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    vec = k->bits == 8 && L >= 16 && have_avx512();
+    for (int64_t w = 1; vec && w < L; w++)
+        vec = ox[w] == ox[0] + w;
+#endif
     for (int64_t r = 0; r < rows; r++) {
-        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx);
-        for (int64_t w = 0; w < L; w++) {
+        int64_t bx = row_base(m, x, idx), by = row_base(m, y, idx), w0 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        for (; vec && w0 + 16 <= L; w0 += 16) {
+            int8_t q16[16];
+            quant_block_avx512((const uint16_t *)(const void *)(xp + 2 * (bx + ox[w0])), q16, 1,
+                               k->f[0], k->f[1]);
+            for (int i = 0; i < 16; i++)
+                yp[by + oy[w0 + i]] = (uint8_t)q16[i];
+        }
+#endif
+        for (int64_t w = w0; w < L; w++) {
             int32_t q = sim_quant(rd16(xp + 2 * (bx + ox[w])), k->f[0], k->f[1], k->bits);
             if (k->bits == 16)
                 wr16(yp + 2 * (by + oy[w]), (uint16_t)(int16_t)q);
@@ -387,6 +504,12 @@ static void k_dequant(nb_sim_model *m, const sim_task *k)
                     d16[i] = i < lanes ? deq_at(dq, c1 * 16 + i) : 0.0f;
                 int64_t base = (n * C1 + c1) * hw * 16;
 #if defined(__x86_64__) && defined(__GNUC__)
+                if (have_avx512()) {
+                    dequant_block_avx512((const int32_t *)(const void *)(xp + 4 * base),
+                                         (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
+                                         k->f[0]);
+                    continue;
+                }
                 if (sim_have_avx2()) {
                     dequant_block_avx2((const int32_t *)(const void *)(xp + 4 * base),
                                        (uint16_t *)(void *)(yp + 2 * base), hw, d16, k->act,
@@ -445,18 +568,34 @@ static inline int32_t conv_w(const nb_sim_model *m, const nb_exeom_tensor *w, co
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* the geometry of a convolution task for cube_simd.c */
+static sim_conv_geom conv_geom(const nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    int r = x->rank;
+    sim_conv_geom g = {.N = x->dims[0], .C = x->dims[1], .H = r == 4 ? x->dims[2] : 1,
+                       .W = x->dims[r - 1], .Co = y->dims[1], .OH = r == 4 ? y->dims[2] : 1,
+                       .OW = y->dims[r - 1], .KH = k->kh, .KW = k->kw, .sh = k->sh,
+                       .sw = k->sw, .pt = k->pt, .pl = k->pl, .dh = k->dh, .dw = k->dw,
+                       .zp = k->x_off, .c0 = sim_c0(x->dtype), .i8 = x->dtype == DT_I8};
+    return g;
+}
+
 /* The packed weights of an s8 x s8 or s16 x s8 convolution of one group (sim_task.wpk), when
-   the AVX2 GEMM applies: x and y in NC1HWC0 (y int32), and every sum, bias included, within
-   int32: Kg x max|x| x max|w| + max|bias| < 2^31 (max|x| 128 or 32768 by x's dtype, max|w|
-   and max|bias| read from the tensors), so that the 32-bit lanes are exact and no sum
-   saturates. Sets k->pk_state; NB_ERR_NOMEM only. */
+   a SIMD cube path applies (sim_cube_path() >= 1): x and y in NC1HWC0 (y int32), and every
+   sum, bias included, within int32: Kg x max|x| x max|w| + max|bias| < 2^31 (max|x| 128 or
+   32768 by x's dtype, max|w| and max|bias| read from the tensors), so that the 32-bit lanes
+   are exact and no sum saturates. On AVX-512 VNNI with int8 x and its zero point within
+   int8, the block of sim_vnni_pack_s8 (pk_state 2; wpk then holds that block, not int16
+   pairs), else the 16-bit pairs (pk_state 1). Built at the task's first execution, once.
+   Sets k->pk_state; NB_ERR_NOMEM only. */
 static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
     const uint8_t *wp = sim_ptr(m, k->in[1]), *bp = sim_ptr(m, k->in[2]);
     int r = x->rank;
     k->pk_state = -1;
-    if (!sim_have_avx2() || k->group != 1 || w->dtype != DT_I8 ||
+    if (sim_cube_path() < 1 || k->group != 1 || w->dtype != DT_I8 ||
         (x->dtype != DT_I8 && x->dtype != DT_I16) || x->format != FMT_NC1HWC0 ||
         y->format != FMT_NC1HWC0 || y->dtype != DT_I32 || (r != 3 && r != 4))
         return NB_OK;
@@ -486,10 +625,32 @@ static nb_err conv_pack(nb_sim_model *m, sim_task *k, nb_status *st)
         free(pk);
         return NB_OK;
     }
+    if (sim_cube_path() == 2 && x->dtype == DT_I8 && k->x_off >= -128 && k->x_off <= 127) {
+        int8_t *w8 = malloc((size_t)(Co * Kg));
+        int32_t *b32 = malloc(sizeof *b32 * (size_t)Co);
+        void *blk = NULL;
+        if (w8 && b32) {
+            for (int64_t co = 0; co < Co; co++) {
+                b32[co] = rd32(bp + 4 * co);
+                for (int64_t kg = 0; kg < Kg; kg++) /* pk's pair layout, back to [co][kg] */
+                    w8[co * Kg + kg] =
+                        (int8_t)pk[((co / 16 * (Kp / 2) + kg / 2) * 16 + co % 16) * 2 + kg % 2];
+            }
+            sim_conv_geom g = conv_geom(m, k);
+            blk = sim_vnni_pack_s8(&g, w8, b32);
+        }
+        free(w8), free(b32), free(pk);
+        if (!blk)
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        k->wpk = blk;
+        k->pk_state = 2;
+        return NB_OK;
+    }
     k->wpk = pk;
     k->pk_state = 1;
     return NB_OK;
 }
+
 
 /* rows 0..5 of the im2col block A (int16, Kp each) against the 16 output channels of one
    weight block b (Kp/2 pairs of 16 x 2): pairs of 16-bit products summed into 32-bit lanes
@@ -542,7 +703,8 @@ __attribute__((target("avx2"))) static inline void widen16(const uint8_t *src, b
 
 /* The convolution as one 16-bit GEMM per block of 64 output pixels (conv_pack's weights):
    im2col of the block into int16 rows of Kp ((kh, kw, ci), the zero point outside x), then
-   6 pixels x 16 output channels at a time (gemm_6x16), stored into y's NC1HWC0 int32 rows
+   6 pixels x 16 output channels at a time (gemm_6x16; 12 with sim_vnni_gemm16_12x16 on
+   AVX-512 VNNI), stored into y's NC1HWC0 int32 rows
    (C0 16: one weight block is one C0 row), the pad lanes past Co left as they were. Sums
    identical to the plain loops' (exact int32 under conv_pack's bound). */
 __attribute__((target("avx2"))) static nb_err
@@ -557,9 +719,11 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
     int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
     int64_t KH = k->kh, KW = k->kw, Kg = KH * KW * C, Kp = Kg + (Kg & 1), Cb = cdiv(Co, 16);
     int64_t c0 = sim_c0(x->dtype), C1x = cdiv(C, c0), esz = i8 ? 1 : 2, P = OH * OW;
-    enum { BLK = 66, MR = 6 }; /* pixels per im2col block, per GEMM call */
+    /* pixels per im2col block, per GEMM call: 6 (AVX2), 12 (AVX-512 VNNI, 32 registers) */
+    const bool z = sim_cube_path() == 2;
+    const int64_t BLK = z ? 72 : 66, MR = z ? 12 : 6;
     int16_t *A = malloc(sizeof *A * (size_t)(BLK * Kp + 64)); /* slack: widen16's tail */
-    int32_t *bias = calloc((size_t)(Cb * 16), sizeof *bias), out[16 * MR];
+    int32_t *bias = calloc((size_t)(Cb * 16), sizeof *bias), out[16 * 12];
     if (!A || !bias) {
         free(A), free(bias);
         return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
@@ -646,7 +810,10 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
                 const int16_t *b = k->wpk + cb * Kp * 16;
                 int64_t nl = Co - cb * 16 < 16 ? Co - cb * 16 : 16;
                 for (int64_t q = 0; q < np; q += MR) {
-                    gemm_6x16(A + q * Kp, Kp, b, bias + cb * 16, out);
+                    if (z)
+                        sim_vnni_gemm16_12x16(A + q * Kp, Kp, b, bias + cb * 16, out);
+                    else
+                        gemm_6x16(A + q * Kp, Kp, b, bias + cb * 16, out);
                     for (int64_t t = 0; t < MR && q + t < np; t++) {
                         uint8_t *yr = yp + 4 * (((n * Cb + cb) * P + p0 + q + t) * 16);
                         memcpy(yr, out + 16 * t, sizeof(int32_t) * (size_t)nl);
@@ -659,205 +826,217 @@ conv_gemm16(nb_sim_model *m, const sim_task *k, nb_status *st)
 }
 #endif
 
-static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
+/* the exact fp32 GEMM path (k->wf, built at load): im2col of up to 2048 output pixels, one
+   sgemm; integer sums below 2^24 */
+static nb_err conv_fp32(nb_sim_model *m, const sim_task *k, nb_status *st)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (k->kid == K_CONV && k->pk_state == 0) {
-        nb_err pe = conv_pack(m, (sim_task *)(uintptr_t)k, st);
-        if (pe)
-            return pe;
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t KH = k->kh, KW = k->kw, C1y = cdiv(Co, 16);
+    /* im2col (rows of kh, kw, then the real channels; the zero point outside) of up
+       to 2048 output pixels, then one fp32 GEMM against the weights: integer sums
+       below 2^24, so exact whatever the order */
+    int64_t C1x = cdiv(C, 32), Kg = KH * KW * C;
+    int64_t P = OH * OW, blk = P < 2048 ? P : 2048;
+    float *A = malloc(sizeof(float) * (size_t)(blk * Kg + 1));
+    float *Cm = malloc(sizeof(float) * (size_t)(blk * Co + 1));
+    if (!A || !Cm) {
+        free(A), free(Cm);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
     }
-    if (k->pk_state == 1)
-        return conv_gemm16(m, k, st);
+    const float zp = (float)k->x_off;
+    int32_t *bias32 = malloc(sizeof(int32_t) * (size_t)(Co + 1));
+    if (!bias32) {
+        free(A), free(Cm);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    }
+    bool small_bias = true; /* every |bias| < 2^30 */
+    for (int64_t co = 0; co < Co; co++) {
+        bias32[co] = rd32(bp + 4 * co);
+        small_bias &= bias32[co] > -(1 << 30) && bias32[co] < (1 << 30);
+    }
+    (void)small_bias;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p0 = 0; p0 < P; p0 += blk) {
+            int64_t np = P - p0 < blk ? P - p0 : blk;
+            for (int64_t q = 0; q < np; q++) {
+                int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
+                float *row = A + q * Kg;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                    for (int64_t kw = 0; kw < KW; kw++, row += C) {
+                        int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+                            for (int64_t c = 0; c < C; c++)
+                                row[c] = zp;
+                            continue;
+                        }
+                        for (int64_t c1 = 0; c1 < C1x; c1++) {
+                            const int8_t *xr = (const int8_t *)xp +
+                                               (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                            int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
+                            float *dst = row + c1 * 32;
+                            for (int64_t l = 0; l < nl; l++)
+                                dst[l] = xr[l];
+                        }
+                    }
+                }
+            }
+            nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
+            /* into NC1HWC0 (C0 16): pixel p of block c1 at ((n C1 + c1) OH OW + p) 16 */
+            int64_t plane = OH * OW * 16;
+            for (int64_t q = 0; q < np; q++) {
+                const float *cr = Cm + q * Co;
+                uint8_t *yb = yp + 4 * (n * C1y * plane + (p0 + q) * 16);
+                for (int64_t c1 = 0; c1 < C1y; c1++) {
+                    int64_t nl = Co - c1 * 16 < 16 ? Co - c1 * 16 : 16;
+#ifdef __SSE2__
+                    if (nl == 16 && small_bias) { /* the sums are integers below 2^24 and
+                                                    |bias| < 2^30: no int32 overflow */
+                        for (int v = 0; v < 16; v += 4) {
+                            __m128i s4 = _mm_cvtps_epi32(_mm_loadu_ps(cr + c1 * 16 + v));
+                            __m128i b4 = _mm_loadu_si128(
+                                (const __m128i *)(const void *)(bias32 + c1 * 16 + v));
+                            _mm_storeu_si128((__m128i *)(void *)(yb + 4 * (c1 * plane + v)),
+                                             _mm_add_epi32(s4, b4));
+                        }
+                        continue;
+                    }
 #endif
+                    for (int64_t l = 0; l < nl; l++)
+                        wr32(yb + 4 * (c1 * plane + l),
+                             sat32((int64_t)bias32[c1 * 16 + l] + (int64_t)cr[c1 * 16 + l]));
+                }
+            }
+        }
+    free(A), free(Cm), free(bias32);
+    return NB_OK;
+}
+
+/* s8 x s8, one group, without the fp32 weights: the cube's tile loop */
+static nb_err conv_tiles(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+    const nb_exeom_tensor *x = TD(k->in[0]), *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int r = x->rank;
+    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
+    int64_t KH = k->kh, KW = k->kw, C1y = cdiv(Co, 16);
+    /* the cube's tile loop: 32 input channels of x (one C0 row) against 32 of each
+       output channel's FRACTAL_Z row */
+    int64_t C1x = cdiv(C, 32), N1 = cdiv(Co, 16);
+    int64_t ntap = C1x * KH * KW;
+    const int16_t *w16 = m->w16[k->in[1]];
+    int16_t *xt = malloc(sizeof *xt * (size_t)(ntap * 32 + 1));
+    const int16_t **wt = malloc(sizeof *wt * (size_t)(ntap + 1));
+    int32_t *l32 = malloc(sizeof *l32 * (size_t)(Co * 32 + 1));
+    int64_t *acc = malloc(sizeof *acc * (size_t)(Co + 1));
+    if (!xt || !wt || !l32 || !acc) {
+        free(xt), free(wt), free(l32), free(acc);
+        return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+    }
+    memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32); /* zeroed again at each flush */
+#ifdef __SSE2__
+    const int used_lanes = 4; /* the pmaddwd sums land in 4 lanes per channel */
+#else
+    const int used_lanes = 32;
+#endif
+    /* channels past C meet zero weights: with few channels, only the real ones */
+    int lanes = C < 16 ? (int)C : 32;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                /* the taps of this output pixel: one C0 row of x each (the zero point
+                   outside), against the FRACTAL_Z block of the same (c1, kh, kw) */
+                int64_t nt = 0;
+                for (int64_t c1 = 0; c1 < C1x; c1++)
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        int64_t ih = oh * k->sh - k->pt + kh * k->dh;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            int64_t iw = ow * k->sw - k->pl + kw * k->dw;
+                            int16_t *dst = xt + nt * 32;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                const int8_t *xr = (const int8_t *)xp +
+                                                   (((n * C1x + c1) * H + ih) * W + iw) * 32;
+                                for (int i = 0; i < 32; i++)
+                                    dst[i] = xr[i];
+                            } else {
+                                for (int i = 0; i < 32; i++)
+                                    dst[i] = (int16_t)k->x_off;
+                            }
+                            wt[nt] = w16 + ((c1 * KH + kh) * KW + kw) * N1 * 512;
+                            nt++;
+                        }
+                    }
+                /* tap by tap, every output channel: the weights stream in order */
+                for (int64_t co = 0; co < Co; co++)
+                    acc[co] = rd32(bp + 4 * co);
+                for (int64_t j = 0; j < nt; j++) {
+                    const int16_t *a = xt + j * 32, *wj = wt[j];
+                    if (lanes == 32) {
+#ifdef __SSE2__
+                        /* pairs of 16-bit products summed into 32-bit lanes (pmaddwd):
+                           4 lanes per output channel, exact */
+                        __m128i a0 = _mm_loadu_si128((const __m128i *)a);
+                        __m128i a1 = _mm_loadu_si128((const __m128i *)(a + 8));
+                        __m128i a2 = _mm_loadu_si128((const __m128i *)(a + 16));
+                        __m128i a3 = _mm_loadu_si128((const __m128i *)(a + 24));
+                        for (int64_t co = 0; co < Co; co++) {
+                            const __m128i *b = (const __m128i *)(wj + co * 32);
+                            __m128i *l = (__m128i *)(l32 + co * 32);
+                            __m128i sum = _mm_add_epi32(
+                                _mm_add_epi32(_mm_madd_epi16(a0, _mm_loadu_si128(b)),
+                                              _mm_madd_epi16(a1, _mm_loadu_si128(b + 1))),
+                                _mm_add_epi32(_mm_madd_epi16(a2, _mm_loadu_si128(b + 2)),
+                                              _mm_madd_epi16(a3, _mm_loadu_si128(b + 3))));
+                            _mm_storeu_si128(l, _mm_add_epi32(_mm_loadu_si128(l), sum));
+                        }
+#else
+                        for (int64_t co = 0; co < Co; co++) {
+                            int32_t *l = l32 + co * 32;
+                            const int16_t *b = wj + co * 32;
+                            for (int i = 0; i < 32; i++)
+                                l[i] += (int32_t)a[i] * b[i];
+                        }
+#endif
+                    }
+                    else
+                        for (int64_t co = 0; co < Co; co++) {
+                            const int16_t *b = wj + co * 32;
+                            int32_t p = 0;
+                            for (int i = 0; i < lanes; i++)
+                                p += (int32_t)a[i] * b[i];
+                            acc[co] += p;
+                        }
+                    if (lanes == 32 && ((j & 1023) == 1023 || j == nt - 1))
+                        for (int64_t co = 0; co < Co; co++) /* each lane stays in int32 */
+                            for (int i = 0; i < used_lanes; i++)
+                                acc[co] += l32[co * 32 + i], l32[co * 32 + i] = 0;
+                }
+                for (int64_t co = 0; co < Co; co++)
+                    wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
+                         sat32(acc[co]));
+            }
+    free(xt), free(wt), free(l32), free(acc);
+    return NB_OK;
+}
+
+/* s16 x s8, s8 x s4 and grouped convolutions: the plain loops */
+static nb_err conv_plain(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
     const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
     const uint8_t *bp = sim_ptr(m, k->in[2]);
     uint8_t *yp = sim_ptr(m, k->out[0]);
     int r = x->rank;
-    int64_t N = x->dims[0], C = x->dims[1], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
+    int64_t N = x->dims[0], H = r == 4 ? x->dims[2] : 1, W = x->dims[r - 1];
     int64_t Co = y->dims[1], OH = r == 4 ? y->dims[2] : 1, OW = y->dims[r - 1];
     int64_t KH = k->kh, KW = k->kw, g = k->group, cin_g = w->dims[1], cout_g = Co / g;
-    int64_t C1y = cdiv(Co, 16);
-    if (k->wf) {
-        /* im2col (rows of kh, kw, then the real channels; the zero point outside) of up
-           to 2048 output pixels, then one fp32 GEMM against the weights: integer sums
-           below 2^24, so exact whatever the order */
-        int64_t C1x = cdiv(C, 32), Kg = KH * KW * C;
-        int64_t P = OH * OW, blk = P < 2048 ? P : 2048;
-        float *A = malloc(sizeof(float) * (size_t)(blk * Kg + 1));
-        float *Cm = malloc(sizeof(float) * (size_t)(blk * Co + 1));
-        if (!A || !Cm) {
-            free(A), free(Cm);
-            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        }
-        const float zp = (float)k->x_off;
-        int32_t *bias32 = malloc(sizeof(int32_t) * (size_t)(Co + 1));
-        if (!bias32) {
-            free(A), free(Cm);
-            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        }
-        bool small_bias = true; /* every |bias| < 2^30 */
-        for (int64_t co = 0; co < Co; co++) {
-            bias32[co] = rd32(bp + 4 * co);
-            small_bias &= bias32[co] > -(1 << 30) && bias32[co] < (1 << 30);
-        }
-        (void)small_bias;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t p0 = 0; p0 < P; p0 += blk) {
-                int64_t np = P - p0 < blk ? P - p0 : blk;
-                for (int64_t q = 0; q < np; q++) {
-                    int64_t oh = (p0 + q) / OW, ow = (p0 + q) % OW;
-                    float *row = A + q * Kg;
-                    for (int64_t kh = 0; kh < KH; kh++) {
-                        int64_t ih = oh * k->sh - k->pt + kh * k->dh;
-                        for (int64_t kw = 0; kw < KW; kw++, row += C) {
-                            int64_t iw = ow * k->sw - k->pl + kw * k->dw;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-                                for (int64_t c = 0; c < C; c++)
-                                    row[c] = zp;
-                                continue;
-                            }
-                            for (int64_t c1 = 0; c1 < C1x; c1++) {
-                                const int8_t *xr = (const int8_t *)xp +
-                                                   (((n * C1x + c1) * H + ih) * W + iw) * 32;
-                                int64_t nl = C - c1 * 32 < 32 ? C - c1 * 32 : 32;
-                                float *dst = row + c1 * 32;
-                                for (int64_t l = 0; l < nl; l++)
-                                    dst[l] = xr[l];
-                            }
-                        }
-                    }
-                }
-                nb_sgemm_rm((int)np, (int)Co, (int)Kg, A, (int)Kg, k->wf, (int)Co, Cm, (int)Co);
-                /* into NC1HWC0 (C0 16): pixel p of block c1 at ((n C1 + c1) OH OW + p) 16 */
-                int64_t plane = OH * OW * 16;
-                for (int64_t q = 0; q < np; q++) {
-                    const float *cr = Cm + q * Co;
-                    uint8_t *yb = yp + 4 * (n * C1y * plane + (p0 + q) * 16);
-                    for (int64_t c1 = 0; c1 < C1y; c1++) {
-                        int64_t nl = Co - c1 * 16 < 16 ? Co - c1 * 16 : 16;
-#ifdef __SSE2__
-                        if (nl == 16 && small_bias) { /* the sums are integers below 2^24 and
-                                                        |bias| < 2^30: no int32 overflow */
-                            for (int v = 0; v < 16; v += 4) {
-                                __m128i s4 = _mm_cvtps_epi32(_mm_loadu_ps(cr + c1 * 16 + v));
-                                __m128i b4 = _mm_loadu_si128(
-                                    (const __m128i *)(const void *)(bias32 + c1 * 16 + v));
-                                _mm_storeu_si128((__m128i *)(void *)(yb + 4 * (c1 * plane + v)),
-                                                 _mm_add_epi32(s4, b4));
-                            }
-                            continue;
-                        }
-#endif
-                        for (int64_t l = 0; l < nl; l++)
-                            wr32(yb + 4 * (c1 * plane + l),
-                                 sat32((int64_t)bias32[c1 * 16 + l] + (int64_t)cr[c1 * 16 + l]));
-                    }
-                }
-            }
-        free(A), free(Cm), free(bias32);
-        return NB_OK;
-    }
-    if (x->dtype == DT_I8 && w->dtype == DT_I8 && g == 1) {
-        /* the cube's tile loop: 32 input channels of x (one C0 row) against 32 of each
-           output channel's FRACTAL_Z row */
-        int64_t C1x = cdiv(C, 32), N1 = cdiv(Co, 16);
-        int64_t ntap = C1x * KH * KW;
-        const int16_t *w16 = m->w16[k->in[1]];
-        int16_t *xt = malloc(sizeof *xt * (size_t)(ntap * 32 + 1));
-        const int16_t **wt = malloc(sizeof *wt * (size_t)(ntap + 1));
-        int32_t *l32 = malloc(sizeof *l32 * (size_t)(Co * 32 + 1));
-        int64_t *acc = malloc(sizeof *acc * (size_t)(Co + 1));
-        if (!xt || !wt || !l32 || !acc) {
-            free(xt), free(wt), free(l32), free(acc);
-            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
-        }
-        memset(l32, 0, sizeof(int32_t) * (size_t)Co * 32); /* zeroed again at each flush */
-#ifdef __SSE2__
-        const int used_lanes = 4; /* the pmaddwd sums land in 4 lanes per channel */
-#else
-        const int used_lanes = 32;
-#endif
-        /* channels past C meet zero weights: with few channels, only the real ones */
-        int lanes = C < 16 ? (int)C : 32;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    /* the taps of this output pixel: one C0 row of x each (the zero point
-                       outside), against the FRACTAL_Z block of the same (c1, kh, kw) */
-                    int64_t nt = 0;
-                    for (int64_t c1 = 0; c1 < C1x; c1++)
-                        for (int64_t kh = 0; kh < KH; kh++) {
-                            int64_t ih = oh * k->sh - k->pt + kh * k->dh;
-                            for (int64_t kw = 0; kw < KW; kw++) {
-                                int64_t iw = ow * k->sw - k->pl + kw * k->dw;
-                                int16_t *dst = xt + nt * 32;
-                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                                    const int8_t *xr = (const int8_t *)xp +
-                                                       (((n * C1x + c1) * H + ih) * W + iw) * 32;
-                                    for (int i = 0; i < 32; i++)
-                                        dst[i] = xr[i];
-                                } else {
-                                    for (int i = 0; i < 32; i++)
-                                        dst[i] = (int16_t)k->x_off;
-                                }
-                                wt[nt] = w16 + ((c1 * KH + kh) * KW + kw) * N1 * 512;
-                                nt++;
-                            }
-                        }
-                    /* tap by tap, every output channel: the weights stream in order */
-                    for (int64_t co = 0; co < Co; co++)
-                        acc[co] = rd32(bp + 4 * co);
-                    for (int64_t j = 0; j < nt; j++) {
-                        const int16_t *a = xt + j * 32, *wj = wt[j];
-                        if (lanes == 32) {
-#ifdef __SSE2__
-                            /* pairs of 16-bit products summed into 32-bit lanes (pmaddwd):
-                               4 lanes per output channel, exact */
-                            __m128i a0 = _mm_loadu_si128((const __m128i *)a);
-                            __m128i a1 = _mm_loadu_si128((const __m128i *)(a + 8));
-                            __m128i a2 = _mm_loadu_si128((const __m128i *)(a + 16));
-                            __m128i a3 = _mm_loadu_si128((const __m128i *)(a + 24));
-                            for (int64_t co = 0; co < Co; co++) {
-                                const __m128i *b = (const __m128i *)(wj + co * 32);
-                                __m128i *l = (__m128i *)(l32 + co * 32);
-                                __m128i sum = _mm_add_epi32(
-                                    _mm_add_epi32(_mm_madd_epi16(a0, _mm_loadu_si128(b)),
-                                                  _mm_madd_epi16(a1, _mm_loadu_si128(b + 1))),
-                                    _mm_add_epi32(_mm_madd_epi16(a2, _mm_loadu_si128(b + 2)),
-                                                  _mm_madd_epi16(a3, _mm_loadu_si128(b + 3))));
-                                _mm_storeu_si128(l, _mm_add_epi32(_mm_loadu_si128(l), sum));
-                            }
-#else
-                            for (int64_t co = 0; co < Co; co++) {
-                                int32_t *l = l32 + co * 32;
-                                const int16_t *b = wj + co * 32;
-                                for (int i = 0; i < 32; i++)
-                                    l[i] += (int32_t)a[i] * b[i];
-                            }
-#endif
-                        }
-                        else
-                            for (int64_t co = 0; co < Co; co++) {
-                                const int16_t *b = wj + co * 32;
-                                int32_t p = 0;
-                                for (int i = 0; i < lanes; i++)
-                                    p += (int32_t)a[i] * b[i];
-                                acc[co] += p;
-                            }
-                        if (lanes == 32 && ((j & 1023) == 1023 || j == nt - 1))
-                            for (int64_t co = 0; co < Co; co++) /* each lane stays in int32 */
-                                for (int i = 0; i < used_lanes; i++)
-                                    acc[co] += l32[co * 32 + i], l32[co * 32 + i] = 0;
-                    }
-                    for (int64_t co = 0; co < Co; co++)
-                        wr32(yp + 4 * ((((n * C1y + co / 16) * OH + oh) * OW + ow) * 16 + co % 16),
-                             sat32(acc[co]));
-                }
-        free(xt), free(wt), free(l32), free(acc);
-        return NB_OK;
-    }
     /* s16 x s8, s8 x s4, and grouped convolutions: each output pixel's taps of a group
        gathered once (the zero point outside), then each of the group's output channels
        summed over them against its row of the weights, gathered once per task into
@@ -916,6 +1095,34 @@ static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
     return NB_OK;
 }
 
+/* Conv (and the convolutions of other tasks): y int32 = conv(x, W) + bias, the zero point
+   outside x. The SIMD paths (sim_cube_path(): AVX-512 VNNI, AVX2) where conv_pack applies,
+   else the portable ones; every path's sums are the same exact integers. */
+static nb_err k_conv(nb_sim_model *m, const sim_task *k, nb_status *st)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (k->kid == K_CONV && k->pk_state == 0) {
+        nb_err pe = conv_pack(m, (sim_task *)(uintptr_t)k, st);
+        if (pe)
+            return pe;
+    }
+    if (k->pk_state == 2) {
+        sim_conv_geom g = conv_geom(m, k);
+        if (sim_vnni_conv_s8(&g, k->wpk, sim_ptr(m, k->in[0]), sim_ptr(m, k->out[0])))
+            return nb_fail(st, NB_ERR_NOMEM, "[NDRV] malloc fail");
+        return NB_OK;
+    }
+    if (k->pk_state == 1)
+        return conv_gemm16(m, k, st);
+#endif
+    const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]);
+    if (k->wf)
+        return conv_fp32(m, k, st);
+    if (x->dtype == DT_I8 && w->dtype == DT_I8 && k->group == 1)
+        return conv_tiles(m, k, st);
+    return conv_plain(m, k, st);
+}
+
 static void k_convt(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
@@ -965,6 +1172,57 @@ static void k_convt(nb_sim_model *m, const sim_task *k)
 }
 
 /* ---- cube: MatMul, Gemm ---- */
+/* The s8 x s8 MatMul with constant weights on AVX-512 VNNI (sim_vnni_matmul_s8): the
+   weights packed at the task's first execution (wpk, pk_state 2; -1 when the path does not
+   apply: another CPU or path, or a sum that could leave int32: K1 x 32 x 128 x max|w| +
+   max|bias| >= 2^31), then y written element by element as the plain loop does. False when
+   the plain loop is to run (also when out of memory). */
+static bool matmul_vnni(nb_sim_model *m, const sim_task *k)
+{
+    const nb_exeom_tensor *y = TD(k->out[0]);
+    const uint8_t *xp = sim_ptr(m, k->in[0]), *wp = sim_ptr(m, k->in[1]);
+    const uint8_t *bp = sim_ptr(m, k->in[2]);
+    uint8_t *yp = sim_ptr(m, k->out[0]);
+    int64_t M = k->M, N = k->N, B = k->batch, K1 = cdiv(k->K, 32), M1 = cdiv(M, 16);
+    sim_task *km = (sim_task *)(uintptr_t)k; /* the cache of this task's packed weights */
+    if (km->pk_state == 0) {
+        km->pk_state = -1;
+        int64_t wmax = 0, bmax = 0, N1 = cdiv(N, 16);
+        int32_t *b32 = malloc(sizeof *b32 * (size_t)(N + 1));
+        if (sim_cube_path() < 2 || N <= 0 || K1 <= 0 || !b32) {
+            free(b32);
+            return false;
+        }
+        for (int64_t n = 0; n < N; n++) {
+            b32[n] = rd32(bp + 4 * n);
+            int64_t a = b32[n] < 0 ? -(int64_t)b32[n] : b32[n];
+            bmax = a > bmax ? a : bmax;
+            for (int64_t kk = 0; kk < K1 * 32; kk++) {
+                int64_t v = (int8_t)wp[(n / 16) * 512 + (n % 16) * 32 + (kk / 32) * N1 * 512 + kk % 32];
+                wmax = (v < 0 ? -v : v) > wmax ? (v < 0 ? -v : v) : wmax;
+            }
+        }
+        if ((double)K1 * 32 * 128 * (double)wmax + (double)bmax < 2147483648.0 &&
+            (km->wpk = sim_vnni_pack_mm((const int8_t *)wp, b32, N, K1)))
+            km->pk_state = 2;
+        free(b32);
+    }
+    if (km->pk_state != 2)
+        return false;
+    int32_t *out = malloc(sizeof *out * (size_t)(B * M * N + 1));
+    if (!out || sim_vnni_matmul_s8(xp, B, M, M1, K1, k->wpk, N, out)) {
+        free(out);
+        return false;
+    }
+    int64_t iy[6];
+    for (int64_t i = 0; i < B * M * N; i++) {
+        flat_to_idx(i, y, iy);
+        wr32(yp + 4 * sim_ph(m, y, iy), out[i]);
+    }
+    free(out);
+    return true;
+}
+
 static void k_matmul(nb_sim_model *m, const sim_task *k)
 {
     const nb_exeom_tensor *x = TD(k->in[0]), *w = TD(k->in[1]), *y = TD(k->out[0]);
@@ -974,6 +1232,8 @@ static void k_matmul(nb_sim_model *m, const sim_task *k)
     int64_t M = k->M, N = k->N, K = k->K, B = k->batch;
     bool rt_b = w->role != ROLE_W;
     bool fast = !k->trans_a && !rt_b && x->dtype == DT_I8 && w->dtype == DT_I8;
+    if (fast && k->pk_state >= 0 && matmul_vnni(m, k))
+        return;
     int64_t K1 = cdiv(K, 32), M1 = cdiv(M, 16), N1 = cdiv(N, 16);
     int64_t ix[6], iy[6];
     for (int64_t b = 0; b < B; b++)
@@ -1306,9 +1566,12 @@ static void k_elementwise(nb_sim_model *m, const sim_task *k)
             bool mx = k->kid == K_MAX;
             int64_t e = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
+            if (c == c && have_avx512())
+                e = maxmin_avx512((const uint16_t *)(const void *)ip[0],
+                                  (uint16_t *)(void *)yp, cnt, c, cb, mx);
             if (c == c && sim_have_avx2())
-                e = maxmin_avx2((const uint16_t *)(const void *)ip[0],
-                                (uint16_t *)(void *)yp, cnt, c, cb, mx);
+                e += maxmin_avx2((const uint16_t *)(const void *)ip[0] + e,
+                                 (uint16_t *)(void *)yp + e, cnt - e, c, cb, mx);
             if (c == c && have_f16c())
                 e += maxmin_f16c((const uint16_t *)(const void *)ip[0] + e,
                                  (uint16_t *)(void *)yp + e, cnt - e, c, cb, mx);

@@ -70,8 +70,11 @@ typedef struct sim_task {
     int16_t *wpk;      /* conv s8 x s8 and s16 x s8 on AVX2: the weights packed for the
                           16-bit multiply-add GEMM, [Co/16][Kp/2][16][2] with Kp = Kg rounded
                           up to even and (kh, kw, ci) along Kg, zeros past Co and Kg; built at
-                          the first execution when every sum fits int32 */
-    int pk_state;      /* 0 not decided, 1 wpk built, -1 the path does not apply */
+                          the first execution when every sum fits int32. pk_state 2: instead
+                          the block of sim_vnni_pack_s8 (conv) or sim_vnni_pack_mm (MatMul),
+                          cube_simd.h */
+    int pk_state;      /* 0 not decided, 1 wpk built, 2 wpk is a VNNI block, -1 the path does
+                          not apply */
     struct nb_model *cpu_m; /* CpuOnnx: its node's one-node model, loaded at load time */
     struct nb_exec *cpu_x;  /* and the reference's executor of it */
 } sim_task;
