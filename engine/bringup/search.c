@@ -846,6 +846,27 @@ static void write_reproduce(search *s, json_t *js, const json_t *argvs)
         json_object_set_new(js, "reproduce", nb_json_string(path));
 }
 
+/* --search_baseline: the ESP-PPQ-style rule, INT16 layer by layer in sensitivity order
+ * (order, n: round 1's ranking) until the target; summary search.baseline_rule */
+static nb_err baseline_rule(search *s, json_t *js, const int *order, int n)
+{
+    unsigned char on[MAX_CAND] = {0};
+    meas rb = {0};
+    bool rmet = false;
+    nb_err e = greedy(s, order, n, "rule", on, &rb, &rmet);
+    if (e)
+        return e;
+    json_t *r = json_object();
+    json_object_set_new(r, "reached", json_boolean(rmet));
+    json_object_set_new(r, "changes", changes_json(s, on));
+    json_object_set_new(r, "sqnr_db", rb.ok ? nb_json_num(rb.sqnr) : json_null());
+    json_object_set_new(r, "cycles", rb.ok ? json_real(rb.cycles) : json_null());
+    json_object_set_new(r, "exeom_bytes", rb.ok ? json_integer(rb.bytes) : json_null());
+    json_object_set_new(js, "baseline_rule", r);
+    json_decref(rb.outs);
+    return NB_OK;
+}
+
 static nb_err run_search(search *s, json_t *js, const json_t *outs)
 {
     bu *b = s->b;
@@ -926,22 +947,9 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
         json_decref(best.outs);
         return e;
     }
-    if (b->o->search_baseline) { /* the ESP-PPQ-style rule: INT16 in sensitivity order */
-        meas rb = {0};
-        bool rmet = false;
-        memset(on, 0, sizeof on);
-        if ((e = greedy(s, ro, rn, "rule", on, &rb, &rmet))) {
-            json_decref(best.outs);
-            return e;
-        }
-        json_t *r = json_object();
-        json_object_set_new(r, "reached", json_boolean(rmet));
-        json_object_set_new(r, "changes", changes_json(s, on));
-        json_object_set_new(r, "sqnr_db", rb.ok ? nb_json_num(rb.sqnr) : json_null());
-        json_object_set_new(r, "cycles", rb.ok ? json_real(rb.cycles) : json_null());
-        json_object_set_new(r, "exeom_bytes", rb.ok ? json_integer(rb.bytes) : json_null());
-        json_object_set_new(js, "baseline_rule", r);
-        json_decref(rb.outs);
+    if (b->o->search_baseline && (e = baseline_rule(s, js, ro, rn))) {
+        json_decref(best.outs);
+        return e;
     }
     json_t *cands = json_array();
     for (int i = 0; i < s->n; i++) {
