@@ -138,6 +138,11 @@ static nb_err setup(bu *b, const nb_bringup_opts *o)
         snprintf(b->outdir, sizeof b->outdir, "bringup_%s", b->stem);
     }
     snprintf(b->save, sizeof b->save, "%s/quant/%s", b->outdir, b->stem);
+    /* what would stop the bring-up at once (a model or folder not there) is said before any
+       folder is made (a missing --data_dir left an empty OUT/log/ behind) */
+    nb_err pe = precheck(b);
+    if (pe)
+        return pe;
     char dir[3400];
     snprintf(dir, sizeof dir, "%s/log", b->outdir);
     if (nb_mkdir_p(dir))
@@ -163,12 +168,8 @@ static nb_err setup(bu *b, const nb_bringup_opts *o)
         return nb_fail(b->st, NB_ERR_ARG, "%s is not a bring-up's summary: the folder is not "
                        "replaced (give another --out)", sp);
     json_decref(prev);
-    /* what would stop the bring-up at once is checked before an earlier bring-up's files
-       are replaced (a new user's find: a typo in --data_dir deleted run 810's summary and
-       report, then failed) */
-    nb_err pe = precheck(b);
-    if (pe)
-        return pe;
+    /* (precheck ran before: a typo in --data_dir once deleted run 810's summary and report
+       before it failed) */
     char why[600] = "";
     long long by = nb_report_folder_clear(b->outdir, why, sizeof why);
     if (by > 0)
