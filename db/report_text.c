@@ -290,9 +290,10 @@ static void search_text(FILE *f, const json_t *se)
     if (*pf)
         put(f, "", 2, "SQNR against cycles (the Pareto front): %s", pf);
     if (*str(se, "limiting_layer"))
-        put(f, "", 2, "not reached: the largest SQNR drop as is is at %s; int16 activations and "
-            "float placement of the layers tried do not lift it to the target",
-            str(se, "limiting_layer"));
+        put(f, "", 2, "not reached: the largest SQNR drop as is is at %s; the int16 activations, "
+            "AdaRound weights and CPU placements tried%s do not lift it to the target",
+            str(se, "limiting_layer"), json_is_number(json_object_get(se, "max_cycles"))
+                                           ? " within the cycle budget" : "");
     const json_t *br = json_object_get(se, "baseline_rule");
     if (json_is_object(br))
         put(f, "", 2, "baseline rule (INT16 in sensitivity order): %s, %s at %.0f cycles",
