@@ -162,9 +162,12 @@ static int parse_flags(int argc, char **argv, bu_cli *c)
     }
     if (c->max_cycles) {
         char *end;
-        o->search_max_cycles = strtod(c->max_cycles, &end);
-        if (*end || end == c->max_cycles || !(o->search_max_cycles >= 1 &&
-                                               o->search_max_cycles < 1e15))
+        errno = 0;
+        long long v = strtoll(c->max_cycles, &end, 10);
+        o->search_max_cycles = (double)v;
+        if (errno || *end || end == c->max_cycles || !(c->max_cycles[0] >= '0' &&
+                                                       c->max_cycles[0] <= '9') ||
+            !(v >= 1 && v < 1000000000000000LL))
             return cli_usage_error("bringup", "--search_max_cycles is a cycle count, not '%s'",
                                    c->max_cycles);
     }
@@ -210,16 +213,25 @@ static void on_step(void *user, int step, const char *detail, const char *progre
     fflush(stderr);
 }
 
+/* a note or warning as one line: a name's newline would start a line of its own */
+static void one_line(const char *prefix, const char *msg)
+{
+    fputs(prefix, stderr);
+    for (const char *p = msg; *p; p++)
+        fputc(*p == '\n' || *p == '\r' ? '?' : *p, stderr);
+    fputc('\n', stderr);
+}
+
 static void on_note(void *user, const char *msg)
 {
     (void)user;
-    fprintf(stderr, "%s\n", msg);
+    one_line("", msg);
 }
 
 static void on_warn(void *user, const char *msg)
 {
     (void)user;
-    fprintf(stderr, "nanobench: warning: %s\n", msg);
+    one_line("nanobench: warning: ", msg);
 }
 
 /* the bringup's parameters on its own run */

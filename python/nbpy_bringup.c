@@ -184,6 +184,10 @@ static volatile sig_atomic_t py_cancel; /* the SIGINT of a bring-up in progress 
 
 static void on_sigint(int sig) { py_cancel = sig; }
 
+/* The progress function raised: the bring-up stops at its next check (NB_ERR_CANCELLED). */
+EXPORT void nbpy_bringup_cancel(void);
+void nbpy_bringup_cancel(void) { py_cancel = SIGINT; }
+
 static int bringup_impl(const char *model, int n, const char *const *keys,
                         const char *const *values, void (*line)(const char *), char **json,
                         char *err, size_t errlen)

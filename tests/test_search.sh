@@ -133,11 +133,26 @@ c = json.load(open("hi/summary.json"))["search"]
 assert s["chosen"] == c["chosen"], (s["chosen"], c["chosen"])
 for k in ("chosen_sqnr_db", "chosen_cycles", "chosen_exeom_bytes", "as_is_sqnr_db", "tries"):
     assert abs(s[k] - c[k]) <= 1e-9 * max(1, abs(c[k])), (k, s[k], c[k])
+for bad in ("high", True, float("nan")):
+    try:
+        nb.bringup("net.onnx", data_dir="calib", out="py2", target_sqnr=bad)
+        raise SystemExit("a bad target_sqnr was taken: %r" % (bad,))
+    except nb.Error as e:
+        assert "target_sqnr" in str(e), e
+# an exception of the progress function stops the bring-up and reaches the caller
+class Stop(Exception):
+    pass
+def boom(line):
+    if line.startswith("search 2:"):
+        raise Stop(line)
 try:
-    nb.bringup("net.onnx", data_dir="calib", out="py2", target_sqnr="high")
-    raise SystemExit("a bad target_sqnr was taken")
-except nb.Error as e:
-    assert "target_sqnr" in str(e), e
+    nb.bringup("net.onnx", data_dir="calib", eval_dir="eval", out="py3", eval_count=6,
+               target_sqnr=40.0, progress=boom)
+    raise SystemExit("the progress function's exception was lost")
+except Stop:
+    pass
+import os
+assert not os.path.exists("py3/summary.json")
 PYEOF
 fi
 
@@ -150,9 +165,29 @@ assert not se["reached"] and se["result"].startswith("not reached"), se
 assert se["limiting_layer"] and se["chosen_sqnr_db"] < 150, se
 PYEOF
 
+# a bad --target_outputs leaves an earlier bring-up's folder whole (it is checked first)
+bu --out top --target_sqnr 40 --target_outputs nope >bad.out 2>bad.err
+[ $? -eq 2 ] && [ -f top/summary.json ] && [ -f top/report.html ] ||
+    fail "a bad --target_outputs replaced the folder's files: $(cat bad.err)"
+
+# the user's config overrides a layer by name: kept, and the search still measures INT16 on
+# every other layer (a second override of it was refused as "given twice")
+printf 'override_layer_configs {\n  layer_name: "conv3"\n  calibration_config { ifmr_quantize { dst_type: INT16 } }\n}\n' >user.cfg
+bu --out uc --target_sqnr 45 --calibration_config user.cfg --json >uc.json 2>uc.err ||
+    fail "bringup --calibration_config with the search: $(tail -1 uc.err)"
+$PY - <<'PYEOF' || fail "the search with the user's config"
+import json
+se = json.load(open("uc.json"))["search"]
+refused = [p for p in se["points"] if "error" in p]
+assert not refused, refused
+names = [c.get("layer") for c in se["candidates"] if c["change"] == "int16"]
+assert "conv3" not in names and "conv 2" in names, names
+PYEOF
+
 # bad flags
 for bad in "--target_sqnr abc" "--target_sqnr 40 --target_outputs nope" "--target_outputs y" \
-           "--search_baseline"; do
+           "--search_baseline" "--target_sqnr 40 --search_max_cycles 1.5" \
+           "--target_sqnr 40 --target_outputs y;y" "--target_sqnr 40 --target_outputs ;"; do
     # shellcheck disable=SC2086 # the flags: several words
     bu --out bad $bad >bad.out 2>bad.err
     rc=$?

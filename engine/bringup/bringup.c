@@ -19,6 +19,7 @@
 
 #include "bu.h"
 #include "nb/accucmp.h"
+#include "nb/ir.h"
 #include "nb/json.h"
 #include "nb/report.h"
 
@@ -75,13 +76,29 @@ nb_err nb_bringup_check(const nb_bringup_opts *o, nb_status *st)
 }
 
 /* The model file and every data and evaluation folder can be read, and each folder holds
- * batch files: the messages the estimate and calibrate steps would give. */
+ * batch files: the messages the estimate and calibrate steps would give; --target_outputs
+ * names outputs of the model (with --out_nodes: checked once compiled). */
 static nb_err precheck(bu *b)
 {
     struct stat sb;
     if (stat(b->o->model, &sb))
         return nb_fail(b->st, NB_ERR_IO, "estimate failed: %s: %s", b->o->model,
                        strerror(errno));
+    for (const char *p = b->o->target_outputs; p && !b->o->out_nodes;) {
+        const char *end = strchr(p, ';');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *name = strndup(p, n);
+        bool ok = name && n && bu_model_output(b->model, b->o->input_shape, name);
+        bool twice = ok && end && nb_list_has(end + 1, name, n);
+        free(name);
+        if (!ok || twice)
+            return nb_fail(b->st, NB_ERR_ARG, "--target_outputs: '%.*s' is %s", (int)(n > 200 ? 200 : n),
+                           p, twice ? "given twice" : n ? "not an output of the model"
+                                                        : "empty (\"a;b\": output names)");
+        if (!end)
+            break;
+        p = end + 1;
+    }
     const char *flags[2] = {"--data_dir", "--eval_dir"};
     const char *dirs[2] = {b->o->data_dir, b->o->eval_dir};
     for (int k = 0; k < 2; k++) {
@@ -437,18 +454,7 @@ static nb_err pipeline(bu *b, nb_bringup_result *res)
     bu_step_done(b, 0, "");
     if ((e = bu_model_inputs(b)))
         return e;
-    /* --target_outputs names outputs of the model (with --out_nodes: checked once compiled) */
-    for (const char *p = b->o->target_outputs; p && *p && !b->out_nodes;) {
-        const char *end = strchr(p, ';');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char *name = strndup(p, n);
-        bool ok = name && bu_model_output(b->model, b->shape, name);
-        free(name);
-        if (!ok)
-            return nb_fail(b->st, NB_ERR_ARG, "--target_outputs: '%.*s' is not an output of "
-                           "the model", (int)(n > 200 ? 200 : n), p);
-        p += n + (end ? 1 : 0);
-    }
+
     if (bu_cancelled(b))
         return bu_interrupted(b);
     if ((e = stage_calibrate(b)))

@@ -29,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bu.h"
 #include "nb/ir.h"
+#include "nb/quant.h"
 #include "nb/tensor.h"
 
 enum { C_INT16, C_CPU, C_ALL16, C_ADA };
@@ -69,6 +71,7 @@ typedef struct search {
     int tries;
     const char *scale;  /* the fp16 fix's --nb_input_scale, or the bring-up's */
     int batch_num;      /* the calibration's batches (the config's batch_num) */
+    int skipped;        /* changes not tried: a name the config or --cpu_nodes cannot hold */
     meas base;
     meas ref;           /* the configuration a round measures each change on top of */
     char dir[3100];
@@ -85,35 +88,31 @@ static bool whole_model(int k) { return k == C_ALL16 || k == C_ADA; }
 
 /* ---- names into a calibration config: protobuf text format's string ---- */
 
-/* s as a protobuf text string's body (\" \\ \n \t escaped), or false when it holds another
- * control character (the config's parser takes no other escape) */
-static bool pb_escape(const char *s, char *out, size_t len)
+/* s can be a protobuf text string (the config's parser takes the escapes \" \\ \n \t and
+ * no other control character) */
+static bool pb_ok(const char *s)
 {
-    size_t at = 0;
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        const char *rep = NULL;
-        char one[2] = {(char)ch, 0};
-        if (ch == '"')
-            rep = "\\\"";
-        else if (ch == '\\')
-            rep = "\\\\";
-        else if (ch == '\n')
-            rep = "\\n";
-        else if (ch == '\t')
-            rep = "\\t";
-        else if (ch < 0x20 || ch == 0x7f)
+    for (; *s; s++)
+        if (((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') || *s == 0x7f)
             return false;
-        else
-            rep = one;
-        size_t rl = strlen(rep);
-        if (at + rl + 1 > len)
-            return false;
-        memcpy(out + at, rep, rl);
-        at += rl;
-    }
-    out[at] = 0;
     return true;
+}
+
+/* s as a protobuf text string's body into f (\" \\ \n \t escaped; pb_ok(s) holds) */
+static void pb_write(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"')
+            fputs("\\\"", f);
+        else if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else if (*s == '\t')
+            fputs("\\t", f);
+        else
+            fputc(*s, f);
+    }
 }
 
 /* the user's config's text (or ""), malloc'd; NULL with b->st */
@@ -165,11 +164,9 @@ static nb_err write_config(search *s, const unsigned char *on, const char *path)
     for (int i = 0; i < s->n; i++) {
         if (!(on[i] || all) || s->c[i].kind != C_INT16)
             continue;
-        char esc[4096];
-        if (!pb_escape(s->c[i].what, esc, sizeof esc))
-            continue; /* not a candidate (see candidates) */
-        fprintf(f, "override_layer_configs {\n  layer_name: \"%s\"\n  calibration_config {\n"
-                "    %s { dst_type: INT16 }\n  }\n}\n", esc, algo);
+        fputs("override_layer_configs {\n  layer_name: \"", f);
+        pb_write(f, s->c[i].what);
+        fprintf(f, "\"\n  calibration_config {\n    %s { dst_type: INT16 }\n  }\n}\n", algo);
     }
     if (fclose(f))
         return nb_fail(b->st, NB_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
@@ -413,13 +410,12 @@ static bool have(const search *s, int kind, const char *what)
 
 static void add(search *s, int kind, const char *what)
 {
-    char esc[4096];
     if (!what || !*what || s->n >= MAX_CAND || have(s, kind, what))
         return;
-    if (kind == C_INT16 && !pb_escape(what, esc, sizeof esc))
-        return; /* a name the config cannot hold */
-    if (kind == C_CPU && strlen(what) > 4000)
+    if (kind == C_INT16 && !pb_ok(what)) { /* a name the config cannot hold */
+        s->skipped++;
         return;
+    }
     char *w = strdup(what);
     if (!w)
         return;
@@ -427,28 +423,35 @@ static void add(search *s, int kind, const char *what)
 }
 
 /* the nodes a compare row covers ("a;b"), or its layer (malloc'd) */
-static char *row_nodes(const json_t *row)
+static char *row_nodes(search *s, const json_t *row)
 {
     const json_t *cv = json_object_get(row, "covers");
     size_t len = strlen(bu_str(row, "layer")) + 2;
-    for (size_t i = 0; i < json_array_size(cv); i++)
-        {
+    for (size_t i = 0; i < json_array_size(cv); i++) {
         const char *n = json_string_value(json_array_get(cv, i));
         len += (n ? strlen(n) : 0) + 1;
     }
     char *l = calloc(len, 1);
     if (!l)
         return NULL;
-    for (size_t i = 0; i < json_array_size(cv); i++) {
+    bool bad = false;
+    for (size_t i = 0; i < json_array_size(cv) && !bad; i++) {
         const char *n = json_string_value(json_array_get(cv, i));
-        if (!n || !*n || strchr(n, ';'))
+        if (!n || !*n)
             continue;
+        bad = strchr(n, ';') != NULL; /* --cpu_nodes cannot name it */
         if (*l)
             strcat(l, ";");
         strcat(l, n);
     }
-    if (!*l && !strchr(bu_str(row, "layer"), ';'))
+    if (!*l && !bad) {
+        bad = strchr(bu_str(row, "layer"), ';') != NULL;
         strcat(l, bu_str(row, "layer"));
+    }
+    if (bad) {
+        s->skipped++;
+        l[0] = 0;
+    }
     return l;
 }
 
@@ -459,7 +462,7 @@ static void add_cpu_run(search *s, const json_t *rows, size_t r, size_t len)
 {
     char *run = NULL;
     for (size_t k = 0; k < len && r + k < json_array_size(rows); k++) {
-        char *n = row_nodes(json_array_get(rows, r + k));
+        char *n = row_nodes(s, json_array_get(rows, r + k));
         if (!n || !*n) {
             free(n);
             break;
@@ -495,11 +498,23 @@ static void candidates(search *s)
 {
     bu *b = s->b;
     const json_t *ls = json_object_get(b->cal, "layers");
+    /* a layer the user's config overrides by name keeps its setting (a second
+       override_layer_configs of it is refused as "given twice") */
+    nb_quant_config uc;
+    nb_quant_config_init(&uc);
+    nb_status ignore = {0};
+    bool have_uc = b->o->calibration_config &&
+                   !nb_quant_config_load(b->o->calibration_config, &uc, &ignore);
     for (size_t i = 0; i < json_array_size(ls); i++) {
         const json_t *l = json_array_get(ls, i);
-        if (bu_num(l, "act_bits") == 8)
+        bool user = false;
+        for (int k = 0; have_uc && k < uc.n_by_name && !user; k++)
+            user = !strcmp(uc.by_name[k].key, bu_str(l, "layer"));
+        if (bu_num(l, "act_bits") == 8 && !user)
             add(s, C_INT16, bu_str(l, "layer"));
     }
+    if (have_uc)
+        nb_quant_config_free(&uc);
     int n16 = s->n;
     if (n16 > 1) /* the ceiling of activations' precision */
         add(s, C_ALL16, "every layer");
@@ -514,7 +529,9 @@ static void candidates(search *s)
         bool pick = i < 2;
         for (size_t k = 0; k < json_array_size(worst) && !pick; k++)
             pick = !strcmp(bu_str(json_array_get(worst, k), "layer"), name);
-        if (pick && !strchr(name, ';'))
+        if (pick && strchr(name, ';'))
+            s->skipped++; /* --cpu_nodes cannot name it */
+        else if (pick)
             add(s, C_CPU, name);
     }
     const json_t *rows = json_object_get(b->cmp, "rows");
@@ -826,7 +843,14 @@ static void write_reproduce(search *s, json_t *js, const json_t *argvs)
         return;
     }
     fputs("#!/bin/sh\n# nanobench bringup --target_sqnr: the chosen configuration's calibrate and "
-          "atc, as they ran\nset -e\n", f);
+          "atc, as they ran (from the folder the bring-up ran in: its paths are as given)\n"
+          "set -e\n", f);
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd)) {
+        fputs("cd", f);
+        nb_shell_word(f, cwd, true);
+        fputc('\n', f);
+    }
     for (size_t i = 0; i < json_array_size(argvs); i++) {
         const json_t *a = json_array_get(argvs, i);
         const char *verb = json_string_value(json_array_get(a, 1));
@@ -900,13 +924,30 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
         return NB_OK;
     }
     if (s->base.sqnr >= s->target) {
-        json_object_set_new(js, "result", json_string("met as is"));
-        json_object_set_new(js, "reached", json_true());
+        /* the changes only add cycles: one over the budget as is stays over it */
+        json_object_set_new(js, "result", json_string(over_budget(s, s->base.cycles)
+                                                          ? "met as is, but over the cycle "
+                                                            "budget (no change lowers cycles)"
+                                                          : "met as is"));
+        json_object_set_new(js, "reached", json_boolean(!over_budget(s, s->base.cycles)));
+        return NB_OK;
+    }
+    if (b->qat) { /* --from_qdq takes the model's scales: no calibration to change */
+        json_object_set_new(js, "result", json_string("not searched: a Q/DQ model carries its "
+                                                      "own scales (its INT16, weights and "
+                                                      "placement are the model's)"));
+        json_object_set_new(js, "reached", json_false());
         return NB_OK;
     }
     candidates(s);
     bu_note(b, "search: %.1f dB as is, target %.1f dB: %d change%s to measure alone", s->base.sqnr,
             s->target, s->n, s->n == 1 ? "" : "s");
+    if (s->skipped) {
+        bu_warn(b, "search: %d change%s not tried: a layer or node name that the calibration "
+                "config cannot hold (a control character) or that --cpu_nodes cannot name (';')",
+                s->skipped, s->skipped == 1 ? "" : "s");
+        json_object_set_new(js, "not_tried", json_integer(s->skipped));
+    }
     /* rounds: each change measured on top of the configuration so far (round 0: alone),
        then added by gain per cost until the target holds; a round that gains under 0.2 dB
        ends the search (silero_vad: the Log's run on the CPU first, then the Convs after it,

@@ -368,6 +368,7 @@ def compare(npu_dump, golden_dump):
 _lib.nbpy_bringup.argtypes = [_c, ctypes.c_int, _P(_c), _P(_c)] + _OUT
 _LINE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
 _lib.nbpy_bringup_progress.argtypes = [_c, ctypes.c_int, _P(_c), _P(_c), _LINE] + _OUT
+_lib.nbpy_bringup_cancel.argtypes = []
 __all__.append("bringup")
 _BRINGUP_OPTIONS = ("data_types", "calibration_config", "batch_num", "algo", "soc_version",
                     "input_fp16_nodes", "output_type", "out_nodes", "cpu_nodes",
@@ -389,7 +390,8 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, pro
     the precision and placement search, summary["search"]), target_outputs (a list of
     output names), search_max_cycles (a cycle count), search_baseline (bool); progress: a
     function called with each progress line (str, as the CLI prints them on stderr: steps,
-    the search's tries, warnings); an exception it raises is printed, not raised; db (the run database's
+    the search's tries, warnings); an exception it raises stops the bring-up (recorded
+    interrupted) and is raised to the caller; db (the run database's
     path; default: the CLI's), no_record (bool). Recorded in the run history as the CLI's
     bringup is (a bringup run, its steps its children). Error (status 2) for bad input."""
     keys, vals = [], []
@@ -408,6 +410,12 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, pro
                                 "entries" % (key, p[:60]), 2)
                 parts.append(p)
             v = ";".join(parts)
+        elif key == "target_sqnr" and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise Error("bringup(): target_sqnr is a number of dB, not %s" % _what(v), 2)
+        elif key == "search_max_cycles" and (isinstance(v, bool) or not isinstance(v, int)
+                                             or not 1 <= v < 10 ** 15):
+            raise Error("bringup(): search_max_cycles is a whole number of cycles (1 or more), "
+                        "not %s" % _what(v), 2)
         elif key in ("auto_place", "no_record", "search_baseline") and not isinstance(v, bool):
             raise Error("bringup(): %s is True or False, not %s" % (key, _what(v)), 2)
         elif v is True:
@@ -433,7 +441,20 @@ def bringup(model, data_dir=None, eval_dir=None, input_shape=None, out=None, pro
     if not callable(progress):
         raise Error("bringup(): progress is a function of one str, not %s" % _what(progress), 2)
 
+    raised = []
+
     def line(b):
-        progress(b.decode("utf-8", "replace"))
+        if raised:
+            return
+        try:
+            progress(b.decode("utf-8", "replace"))
+        except BaseException as e:  # noqa: B036: the bring-up stops, the caller gets it
+            raised.append(e)
+            _lib.nbpy_bringup_cancel()
     cb = _LINE(line)  # kept alive for the call
-    return _call(_lib.nbpy_bringup_progress, _path("model", model), len(keys), ck, cv, cb)
+    try:
+        return _call(_lib.nbpy_bringup_progress, _path("model", model), len(keys), ck, cv, cb)
+    except (Error, KeyboardInterrupt):
+        if raised:
+            raise raised[0] from None
+        raise
