@@ -621,6 +621,18 @@ static double rel_cost(const search *s, const cand *c)
     return fmax(dc + 0.25 * db, 0.001);
 }
 
+/* one configuration measured (a try: not recorded), its note and its row of the table */
+static nb_err try_config(search *s, const unsigned char *on, const char *tag, const char *label,
+                         meas *m)
+{
+    nb_err e = measure(s, on, tag, false, m);
+    if (e)
+        return e;
+    note_meas(s, label, m);
+    point(s, label, on, m);
+    return NB_OK;
+}
+
 /* 1. each change not in pick, added to it alone (round 0: pick empty, each change alone);
  * its gain and costs against ref (pick's own measure) */
 static nb_err sensitivity(search *s, const unsigned char *pick, int round, unsigned char *on)
@@ -642,11 +654,9 @@ static nb_err sensitivity(search *s, const unsigned char *pick, int round, unsig
         memcpy(on, pick, (size_t)s->n);
         on[i] = 1;
         meas m;
-        nb_err e = measure(s, on, tag, false, &m);
+        nb_err e = try_config(s, on, tag, label, &m);
         if (e)
             return e;
-        note_meas(s, label, &m);
-        point(s, label, on, &m);
         c->ok = m.ok;
         if (m.ok) {
             c->sqnr = m.sqnr, c->cycles = m.cycles, c->bytes = m.bytes;
@@ -705,11 +715,9 @@ static nb_err greedy(search *s, const int *order, int n, const char *prefix,
         snprintf(label, sizeof label, "%s: the first %d change%s", prefix, q + 1,
                  q ? "s" : "");
         meas m;
-        nb_err e = measure(s, on, tag, false, &m);
+        nb_err e = try_config(s, on, tag, label, &m);
         if (e)
             return e;
-        note_meas(s, label, &m);
-        point(s, label, on, &m);
         if (!m.ok) { /* the compiler refused the set: this change out */
             on[order[q]] = 0;
             json_decref(m.outs);
@@ -751,11 +759,9 @@ static nb_err prune(search *s, unsigned char *on, meas *best, bool met)
                  whole_model(s->c[drop].kind) ? "" : " ",
                  whole_model(s->c[drop].kind) ? "" : s->c[drop].what);
         meas m;
-        nb_err e = measure(s, on, tag, false, &m);
+        nb_err e = try_config(s, on, tag, label, &m);
         if (e)
             return e;
-        note_meas(s, label, &m);
-        point(s, label, on, &m);
         if (m.ok && m.sqnr >= bar && !over_budget(s, m.cycles)) {
             json_decref(best->outs);
             *best = m; /* dropped */
@@ -906,11 +912,9 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
            bring-up with it (hey_mycroft: -37.6 dB as is, -26.8 with it; "no change" must
            read as its start, not as a change of its own) */
         meas m;
-        nb_err e = measure(s, on, "fixed", false, &m);
+        nb_err e = try_config(s, on, "fixed", "as is with the fp16 fix's --nb_input_scale", &m);
         if (e)
             return e;
-        note_meas(s, "as is with the fp16 fix's --nb_input_scale", &m);
-        point(s, "as is with the fp16 fix's --nb_input_scale", on, &m);
         if (m.ok) {
             json_object_set_new(js, "as_is_without_fix_sqnr_db", nb_json_num(s->base.sqnr));
             s->base = m;
