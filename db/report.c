@@ -777,27 +777,40 @@ static void sec_outputs(page *p, side *s, int ns)
             continue;
         }
         const json_t *outs = json_object_get(s[k].sum, "outputs");
+        /* the inputs together (pooled): for a score of one value per input the figure that
+           means something (a cosine of one value is 1); the summary's text gives it too */
         fputs("<table><tr><th>run</th><th>output</th><th>inputs</th><th>cosine mean</th>"
               "<th>cosine worst</th><th>SQNR mean (dB)</th><th>SQNR worst (dB)</th>"
-              "<th>max |npu - float|</th></tr>\n", p->f);
+              "<th>max |npu - float|</th><th>cosine, inputs together</th>"
+              "<th>SQNR, inputs together (dB)</th></tr>\n", p->f);
+        bool one_value = false;
         for (size_t i = 0; i < json_array_size(outs); i++) {
             const json_t *o = json_array_get(outs, i);
-            char a[64], b[64], c[64], d[64], e[64];
+            char a[64], b[64], c[64], d[64], e[64], f1[64], f2[64];
+            one_value = one_value || num(o, "numel") == 1;
             fputs("<tr><td>", p->f);
             esc(p->f, s[k].src->label);
             fputs("</td><td>", p->f);
             esc(p->f, str(o, "name"));
             fprintf(p->f, "</td><td>%zu</td><td id=\"out-cos-mean-%d-%zu\">%s</td>"
                     "<td id=\"out-cos-worst-%d-%zu\">%s</td><td id=\"out-sqnr-mean-%d-%zu\">%s"
-                    "</td><td>%s</td><td>%s</td></tr>\n",
+                    "</td><td>%s</td><td>%s</td><td id=\"out-pooled-cos-%d-%zu\">%s</td>"
+                    "<td id=\"out-pooled-sqnr-%d-%zu\">%s</td></tr>\n",
                     json_array_size(json_object_get(o, "per_input")), k, i,
                     fmtn(num(o, "cosine_mean"), "%.5f", a, sizeof a), k, i,
                     fmtn(num(o, "cosine_worst"), "%.5f", b, sizeof b), k, i,
                     fmtn(num(o, "sqnr_db_mean"), "%.1f", c, sizeof c),
                     fmtn(num(o, "sqnr_db_worst"), "%.1f", d, sizeof d),
-                    fmtn(num(o, "max_abs_error"), "%.4g", e, sizeof e));
+                    fmtn(num(o, "max_abs_error"), "%.4g", e, sizeof e), k, i,
+                    fmtn(num(o, "pooled_cosine"), "%.5f", f1, sizeof f1), k, i,
+                    fmtn(num(o, "pooled_sqnr_db"), "%.1f", f2, sizeof f2));
         }
         fputs("</table>\n", p->f);
+        if (one_value)
+            fputs("<p>An output of one value per input (a score): its cosine on one input is "
+                  "1 by definition, and its SQNR on one input weighs a tiny error against a "
+                  "tiny value; the columns over the inputs together, with max |npu - float|, "
+                  "are the figures to read.</p>\n", p->f);
     }
     fputs("</section>\n", p->f);
 }

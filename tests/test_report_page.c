@@ -54,7 +54,9 @@ static void test_page(void **state)
     write_text(path, "{\"model\": \"kws<v2>.onnx\", \"soc_version\": \"Nano\", \"wall_s\": 1.234,"
                      " \"outputs\": [{\"name\": \"y\", \"shape\": \"1x4\", \"cosine_mean\": "
                      "0.98765432, \"cosine_worst\": 0.5, \"sqnr_db_mean\": 20.04, \"per_input\":"
-                     " [{}, {}]}]}");
+                     " [{}, {}], \"pooled_cosine\": 0.9912345, \"pooled_sqnr_db\": 17.96},"
+                     " {\"name\": \"score\", \"shape\": \"1x1\", \"numel\": 1, \"cosine_mean\": 1,"
+                     " \"cosine_worst\": 1, \"pooled_cosine\": 0.5, \"per_input\": [{}, {}]}]}");
     snprintf(path, sizeof path, "%s/1-estimate.out", log);
     write_text(path, "{\"TOTAL_NET_OP_TYPE\": {\"Conv\": 3, \"Relu\": 2}, \"TOTAL_WEIGHT_SIZE\":"
                      " 1024, \"TOTAL_MEM_SIZE\": 2048, \"TOTAL_EXEOM_SIZE\": 4096}");
@@ -82,6 +84,11 @@ static void test_page(void **state)
     assert_non_null(strstr(html, "id=\"out-cos-mean-0-0\">0.98765<"));
     assert_non_null(strstr(html, "id=\"out-cos-worst-0-0\">0.50000<"));
     assert_non_null(strstr(html, "id=\"out-sqnr-mean-0-0\">20.0<"));
+    /* the inputs together: 0.9912345 prints 0.99123, 17.96 dB 18.0; a score's note */
+    assert_non_null(strstr(html, "id=\"out-pooled-cos-0-0\">0.99123<"));
+    assert_non_null(strstr(html, "id=\"out-pooled-sqnr-0-0\">18.0<"));
+    assert_non_null(strstr(html, "id=\"out-pooled-cos-0-1\">0.50000<"));
+    assert_non_null(strstr(html, "An output of one value per input"));
     assert_non_null(strstr(html, "<td>Conv</td><td>3</td>"));
     assert_non_null(strstr(html, "<td>Relu</td><td>2</td>"));
     assert_non_null(strstr(html, "log/6-compare.out is gone"));
