@@ -1065,6 +1065,22 @@ static void worst_layer(page *p, side *s)
 }
 
 /* what changed between the two: parameters, sizes, cycles, metrics */
+/* what a bring-up flag not given means (include/nb/bringup.h's defaults) */
+static const char *param_default(const char *k)
+{
+    static const char *const d[][2] = {
+        {"soc_version", "Ascend035A (default)"}, {"output_type", "FP16 (default)"},
+        {"algo", "ifmr (default)"}, {"batch_num", "every batch (default)"},
+        {"eval_count", "5 (default)"}, {"input_fp16_nodes", "every float input (default)"},
+        {"threshold", "compare's defaults"}, {"nb_input_scale", "none (the fix tries one)"},
+        {"cpu_nodes", "none"}, {"calibration_config", "none"}, {"eval_dir", "none"},
+        {"out_nodes", "the model's outputs"}, {"target_sqnr", "no search"}};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        if (!strcmp(k, d[i][0]))
+            return d[i][1];
+    return "not given";
+}
+
 static void sec_changes(page *p, side *s)
 {
     h2(p, "sec-changes", "What changed");
@@ -1090,7 +1106,8 @@ static void sec_changes(page *p, side *s)
         json_object_foreach((json_t *)b, k, v)
             json_object_set_new(keys, k, json_true());
         json_object_foreach(keys, k, v) {
-            if (!strcmp(k, "argv")) /* the command lines: their flags are the rows */
+            /* the command lines (their flags are the rows) and each run's own folder */
+            if (!strcmp(k, "argv") || !strcmp(k, "out"))
                 continue;
             const json_t *x = json_object_get(a, k), *y = json_object_get(b, k);
             char *xs = value_text(x), *ys = value_text(y);
@@ -1098,9 +1115,9 @@ static void sec_changes(page *p, side *s)
             fprintf(p->f, "<tr%s><th>", same ? "" : " class=\"changed\"");
             escf(p->f, "%s%s", pass || fa ? "" : "--", k);
             fputs("</th><td>", p->f);
-            esc(p->f, xs ? xs : "-");
+            esc(p->f, xs ? xs : pass ? "-" : param_default(k));
             fputs("</td><td>", p->f);
-            esc(p->f, ys ? ys : "-");
+            esc(p->f, ys ? ys : pass ? "-" : param_default(k));
             fputs("</td></tr>\n", p->f);
             free(xs), free(ys);
         }
@@ -1334,15 +1351,24 @@ nb_err nb_report_write(const nb_report_opts *o, nb_report_result *r, nb_status *
         sec_pipeline(&p, pipeline);
     if (b)
         sec_changes(&p, s);
+    /* two runs of one model with one estimate: Model and Estimate once (they came out
+       twice, one after the other, with identical plots) */
+    bool same = ns == 2 && s[0].sum && s[1].sum &&
+                !strcmp(str(s[0].sum, "model"), str(s[1].sum, "model")) && s[0].est &&
+                s[1].est && json_equal(s[0].est, s[1].est);
     for (int k = 0; k < ns; k++) {
         if (ns > 1) {
             fputs("<h2>", p.f);
-            esc(p.f, s[k].src->label);
+            if (same)
+                escf(p.f, "%s and %s: the same model and estimate", s[0].src->label,
+                     s[1].src->label);
+            else
+                esc(p.f, s[k].src->label);
             fputs("</h2>\n", p.f);
         }
         sec_model(&p, &s[k]);
         sec_estimate(&p, &s[k]);
-        if (ns == 1)
+        if (ns == 1 || same)
             break;
     }
     if (!p.cancelled)

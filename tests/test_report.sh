@@ -85,13 +85,16 @@ if (!/<figcaption>/.test(d) || !/<details>/.test(d)) bad.push("no captions or da
 if (bad.length) { console.log(bad.join("\n")); process.exit(1); }' "$T/d1.html" "$T/s1.json" ||
     fail "report $id1: the page (above)"
 
-# two side by side: the table of what changed (--algo), both on the same axes
+# two side by side: the table of what changed (--algo: not given reads as its default), both
+# on the same axes; one model and one estimate come out once
 "$NB" --db "$DB" report "$id1" "$id2" -o "$T/r12.html" >/dev/null 2>"$T/err" || fail "report $id1 $id2: $(cat "$T/err")"
 dom "$T/r12.html" "$T/d12.html"
-grep -q 'id="sec-changes"' "$T/d12.html" && grep -q 'class="changed"><th>--algo</th><td>-</td><td>"minmax"</td>' "$T/d12.html" &&
+grep -q 'id="sec-changes"' "$T/d12.html" && grep -q 'class="changed"><th>--algo</th><td>ifmr (default)</td><td>"minmax"</td>' "$T/d12.html" &&
     grep -q "bringup $id1" "$T/d12.html" && grep -q "bringup $id2" "$T/d12.html" &&
     [ "$(grep -c 'id="npu-cycles-1"' "$T/d12.html")" = 1 ] ||
     fail "report of two: no changes table naming --algo, or no second column"
+[ "$(grep -c 'id="sec-model"' "$T/d12.html")" = 1 ] && ! grep -q '<th>--out</th>' "$T/d12.html" ||
+    fail "report of two: the model's section twice, or --out listed as a change"
 
 # a step of the bringup (its compare) names the same report; a folder path works too
 cmp_id=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).runs.compare)' "$T/s1.json")
