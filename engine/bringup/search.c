@@ -876,6 +876,71 @@ static void write_reproduce(search *s, json_t *js, const json_t *argvs)
         json_object_set_new(js, "reproduce", nb_json_string(path));
 }
 
+/* Rounds: each change measured on top of the configuration so far (round 1: alone), then
+ * added by gain per cost until the target holds; a round that gains under 0.2 dB ends the
+ * search (silero_vad: the Log's run on the CPU first, then the Convs after it, whose int16
+ * showed nothing while the saturation dominated). The configuration into pick, its measure
+ * into *best, *met; round 1's INT16 ranking (the rule's order) into ro, *rn. */
+static nb_err search_rounds(search *s, unsigned char *pick, meas *best_out, bool *met_out,
+                            int *ro, int *rn)
+{
+    unsigned char on[MAX_CAND] = {0};
+    s->ref = s->base;
+    meas best = {0};
+    bool met = false;
+    nb_err e = NB_OK;
+    for (int round = 0; round < 3 && !met; round++) {
+        if ((e = sensitivity(s, pick, round, on)))
+            break;
+        if (round == 0) { /* the rule's order, and each change alone, kept */
+            *rn = ranked(s, false, true, ro);
+            for (int i = 0; i < s->n; i++)
+                s->c[i].alone_ok = s->c[i].ok, s->c[i].alone_sqnr = s->c[i].sqnr,
+                s->c[i].alone_cycles = s->c[i].cycles;
+        }
+        int order[MAX_CAND], n = ranked(s, true, false, order);
+        double before = best.ok ? best.sqnr : s->base.sqnr;
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, round ? "round %d" : "greedy", round + 1);
+        if (!n || (e = greedy(s, order, n, prefix, pick, &best, &met)))
+            break;
+        if (!met && !(best.ok && best.sqnr >= before + 0.2))
+            break;
+        if (!met) { /* the next round from the best so far */
+            json_decref(s->ref.outs);
+            s->ref = best;
+            s->ref.outs = NULL;
+        }
+    }
+    if (s->ref.outs != s->base.outs)
+        json_decref(s->ref.outs);
+    *best_out = best;
+    *met_out = met;
+    return e;
+}
+
+/* each change alone, on the bring-up's own configuration: summary search.candidates */
+static json_t *candidates_json(const search *s)
+{
+    json_t *cands = json_array();
+    for (int i = 0; i < s->n; i++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
+        if (!whole_model(s->c[i].kind))
+            json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
+                                nb_json_string(s->c[i].what));
+        if (s->c[i].alone_ok) { /* alone, on the bring-up's own configuration */
+            json_object_set_new(c, "sqnr_db", nb_json_num(s->c[i].alone_sqnr));
+            json_object_set_new(c, "gain_db", nb_json_num(s->c[i].alone_sqnr - s->base.sqnr));
+            json_object_set_new(c, "cycles", json_real(s->c[i].alone_cycles));
+        } else {
+            json_object_set_new(c, "error", nb_json_string(s->c[i].err));
+        }
+        json_array_append_new(cands, c);
+    }
+    return cands;
+}
+
 /* --search_baseline: the ESP-PPQ-style rule, INT16 layer by layer in sensitivity order
  * (order, n: round 1's ranking) until the target; summary search.baseline_rule */
 static nb_err baseline_rule(search *s, json_t *js, const int *order, int n)
@@ -952,40 +1017,10 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
                 s->skipped, s->skipped == 1 ? "" : "s");
         json_object_set_new(js, "not_tried", json_integer(s->skipped));
     }
-    /* rounds: each change measured on top of the configuration so far (round 0: alone),
-       then added by gain per cost until the target holds; a round that gains under 0.2 dB
-       ends the search (silero_vad: the Log's run on the CPU first, then the Convs after it,
-       whose int16 showed nothing while the saturation dominated) */
-    s->ref = s->base;
     meas best = {0};
     bool met = false;
     int ro[MAX_CAND], rn = 0;
-    nb_err e = NB_OK;
-    for (int round = 0; round < 3 && !met; round++) {
-        if ((e = sensitivity(s, pick, round, on)))
-            break;
-        if (round == 0) { /* the rule's order, and each change alone, kept */
-            rn = ranked(s, false, true, ro);
-            for (int i = 0; i < s->n; i++)
-                s->c[i].alone_ok = s->c[i].ok, s->c[i].alone_sqnr = s->c[i].sqnr,
-                s->c[i].alone_cycles = s->c[i].cycles;
-        }
-        int order[MAX_CAND], n = ranked(s, true, false, order);
-        double before = best.ok ? best.sqnr : s->base.sqnr;
-        char prefix[32];
-        snprintf(prefix, sizeof prefix, round ? "round %d" : "greedy", round + 1);
-        if (!n || (e = greedy(s, order, n, prefix, pick, &best, &met)))
-            break;
-        if (!met && !(best.ok && best.sqnr >= before + 0.2))
-            break;
-        if (!met) { /* the next round from the best so far */
-            json_decref(s->ref.outs);
-            s->ref = best;
-            s->ref.outs = NULL;
-        }
-    }
-    if (s->ref.outs != s->base.outs)
-        json_decref(s->ref.outs);
+    nb_err e = search_rounds(s, pick, &best, &met, ro, &rn);
     if (!e && best.ok)
         e = prune(s, pick, &best, met);
     if (e) {
@@ -996,23 +1031,7 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
         json_decref(best.outs);
         return e;
     }
-    json_t *cands = json_array();
-    for (int i = 0; i < s->n; i++) {
-        json_t *c = json_object();
-        json_object_set_new(c, "change", json_string(kind_name(s->c[i].kind)));
-        if (!whole_model(s->c[i].kind))
-            json_object_set_new(c, s->c[i].kind != C_CPU ? "layer" : "nodes",
-                                nb_json_string(s->c[i].what));
-        if (s->c[i].alone_ok) { /* alone, on the bring-up's own configuration */
-            json_object_set_new(c, "sqnr_db", nb_json_num(s->c[i].alone_sqnr));
-            json_object_set_new(c, "gain_db", nb_json_num(s->c[i].alone_sqnr - s->base.sqnr));
-            json_object_set_new(c, "cycles", json_real(s->c[i].alone_cycles));
-        } else {
-            json_object_set_new(c, "error", nb_json_string(s->c[i].err));
-        }
-        json_array_append_new(cands, c);
-    }
-    json_object_set_new(js, "candidates", cands);
+    json_object_set_new(js, "candidates", candidates_json(s));
     json_object_set_new(js, "reached", json_boolean(met));
     if (!met) { /* where the error comes from, as the bring-up's own comparison measured it */
         const json_t *wd = json_object_get(b->cmp, "largest_sqnr_drop");
