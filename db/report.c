@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "nb/json.h"
 #include "nb/accucmp.h"
 #include "nb/report.h"
 
@@ -48,17 +49,9 @@ typedef struct page {
 /* a number for JSON: null for NaN or an infinity (JSON has neither) */
 static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static double num(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+static double num(const json_t *o, const char *k) { return nb_json_num_of(o, k); }
 
-static const char *str(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+static const char *str(const json_t *o, const char *k) { return nb_json_str_of(o, k); }
 
 static void esc(FILE *f, const char *s)
 {

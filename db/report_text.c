@@ -12,16 +12,13 @@
 
 #include <jansson.h>
 
+#include "nb/json.h"
 #include "nb/report.h"
 
 enum { WIDTH = 79, LABEL = 11, MAX_EVAL = 1000 };
 #define NBSP '\037' /* a space the summary does not break a line at */
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+static double num(const json_t *o, const char *k) { return nb_json_num_of(o, k); }
 
 /* a count of the summary (inputs, an index): 0 .. 10^6, whatever the file says */
 static int count(const json_t *v)
@@ -30,11 +27,7 @@ static int count(const json_t *v)
     return n < 0 ? 0 : n > 1000000 ? 1000000 : (int)n;
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
+static const char *str(const json_t *o, const char *k) { return nb_json_str_of(o, k); }
 
 /* ---- the text summary ---- */
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "nb/json.h"
 #include "nb/db.h"
 #include "scr_util.h"
 
@@ -294,17 +295,9 @@ bool su_shape(const json_t *shape, char *buf, size_t len)
     return known;
 }
 
-double su_num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+double su_num(const json_t *o, const char *key) { return nb_json_num_of(o, key); }
 
-const char *su_str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
+const char *su_str(const json_t *o, const char *key) { return nb_json_str_of(o, key); }
 
 /* The bytes of s that fit in width cells: *cells takes the cells they use. */
 static size_t fit(const tui *t, const char *s, int width, int *cells)

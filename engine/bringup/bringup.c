@@ -477,7 +477,7 @@ static nb_err pipeline(bu *b, nb_bringup_result *res)
     bool dump_all = false;
     const json_t *outs0 = json_object_get(json_array_get(b->runs, 0), "outputs");
     for (size_t i = 0; i < json_array_size(outs0) && !dump_all; i++)
-        dump_all = !bu_model_output(b->model, b->shape, bu_str(json_array_get(outs0, i), "name"));
+        dump_all = !bu_model_output(b->model, b->shape, nb_json_str_of(json_array_get(outs0, i), "name"));
     golden_folder(b);
     if ((e = stage_eval(b, 4, parent, dump_all)))
         return e;

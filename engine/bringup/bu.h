@@ -70,9 +70,6 @@ void bu_step_done(const bu *b, int step, const char *detail);
 void bu_note(const bu *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* a warning to the hooks (one line, without "warning: ") */
 void bu_warn(const bu *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* a JSON number (NaN when absent) and string ("" when absent) */
-double bu_num(const json_t *o, const char *key);
-const char *bu_str(const json_t *o, const char *key);
 /* "STEP failed: " before the step's own message (its code kept) */
 nb_err bu_step_failed(bu *b, const char *step);
 

@@ -11,7 +11,7 @@
 
 /* A score output (a wake-word or class score: at most 4 values): its SQNR on a near-zero
  * score (1e-10 against 1.2e-7) says little; its absolute error is what moves a decision. */
-static bool score_output(const json_t *o) { return bu_num(o, "numel") <= 4; }
+static bool score_output(const json_t *o) { return nb_json_num_of(o, "numel") <= 4; }
 
 /* The evaluation input compared layer by layer (issue 37): the lowest SQNR over the outputs
  * that are not scores; when every output is a score, the largest absolute error. *rule says
@@ -31,7 +31,7 @@ static int worst_input(const bu *b, const json_t *outs, const char **rule)
             if (tensors == score_output(out))
                 continue;
             const json_t *pk = json_array_get(json_object_get(out, "per_input"), (size_t)k);
-            double v = bu_num(pk, tensors ? "sqnr_db" : "max_abs_error");
+            double v = nb_json_num_of(pk, tensors ? "sqnr_db" : "max_abs_error");
             if (!isnan(v) && (tensors ? v < q : v > q))
                 q = v;
         }
@@ -55,7 +55,7 @@ nb_err bu_dump_worst(bu *b, const json_t *outs, const char *acl, bool dump_all, 
     b->step_ms[3] += (bu_now() - t0) * 1e3;
     if (e)
         return bu_step_failed(b, "compare");
-    snprintf(b->dumped, sizeof b->dumped, "%s", bu_str(json_object_get(o, "dump"), "folder"));
+    snprintf(b->dumped, sizeof b->dumped, "%s", nb_json_str_of(json_object_get(o, "dump"), "folder"));
     json_decref(o);
     bu_step_done(b, 5, detail);
     if (!b->dumped[0])

@@ -41,16 +41,16 @@ static const char *first_clamp(const json_t *run, double *index)
     const json_t *ts = json_object_get(json_object_get(run, "saturation"), "tasks");
     const char *op = NULL;
     for (size_t i = 0; i < json_array_size(ts); i++)
-        if (bu_num(json_array_get(ts, i), "index") < *index) {
-            *index = bu_num(json_array_get(ts, i), "index");
-            op = bu_str(json_array_get(ts, i), "op_type");
+        if (nb_json_num_of(json_array_get(ts, i), "index") < *index) {
+            *index = nb_json_num_of(json_array_get(ts, i), "index");
+            op = nb_json_str_of(json_array_get(ts, i), "op_type");
         }
     /* a Log's -inf (the log of 0, counted apart by run: log_zeros) is a first clamp too */
     const json_t *all = json_object_get(run, "tasks");
     for (size_t i = 0; i < json_array_size(all); i++) {
         const json_t *t = json_array_get(all, i);
-        if (bu_num(t, "log_zeros") > 0 && bu_num(t, "index") < *index) {
-            *index = bu_num(t, "index");
+        if (nb_json_num_of(t, "log_zeros") > 0 && nb_json_num_of(t, "index") < *index) {
+            *index = nb_json_num_of(t, "index");
             op = "Log";
         }
     }
@@ -132,8 +132,8 @@ static int try_scale(bu *b, fix_try *t, const char *tag, int64_t parent, char *e
            left is the log of 0 (and what inherits it), which no scale removes */
         double fi = INFINITY;
         const char *fop = first_clamp(o, &fi);
-        double total = bu_num(json_object_get(o, "saturation"), "total");
-        double lz = bu_num(o, "log_of_zero");
+        double total = nb_json_num_of(json_object_get(o, "saturation"), "total");
+        double lz = nb_json_num_of(o, "log_of_zero");
         total += isnan(lz) ? 0 : lz;
         if (fop && !strcmp(fop, "Log"))
             t->log_left += total;

@@ -222,9 +222,9 @@ static double target_sqnr(const bu *b, const json_t *outs)
     bool any = false;
     for (size_t i = 0; i < json_array_size(outs); i++) {
         const json_t *o = json_array_get(outs, i);
-        if (!is_target(b, bu_str(o, "name")))
+        if (!is_target(b, nb_json_str_of(o, "name")))
             continue;
-        double v = bu_num(o, "pooled_sqnr_db");
+        double v = nb_json_num_of(o, "pooled_sqnr_db");
         if (isnan(v))
             continue;
         any = true;
@@ -241,13 +241,13 @@ static void run_costs(const json_t *runs, meas *m)
     m->cycles = m->cycles_max = m->npu_cycles = m->cpu_cycles = m->switches = 0;
     for (size_t k = 0; k < n; k++) {
         const json_t *r = json_array_get(runs, k);
-        double c = bu_num(r, "cycles");
+        double c = nb_json_num_of(r, "cycles");
         m->cycles += c;
         if (c > m->cycles_max)
             m->cycles_max = c;
-        m->npu_cycles += bu_num(r, "npu_cycles");
-        m->cpu_cycles += bu_num(r, "cpu_cycles");
-        m->switches += bu_num(r, "switches");
+        m->npu_cycles += nb_json_num_of(r, "npu_cycles");
+        m->cpu_cycles += nb_json_num_of(r, "cpu_cycles");
+        m->switches += nb_json_num_of(r, "switches");
     }
     if (n) {
         m->cycles /= (double)n;
@@ -426,7 +426,7 @@ static void add(search *s, int kind, const char *what)
 static char *row_nodes(search *s, const json_t *row)
 {
     const json_t *cv = json_object_get(row, "covers");
-    size_t len = strlen(bu_str(row, "layer")) + 2;
+    size_t len = strlen(nb_json_str_of(row, "layer")) + 2;
     for (size_t i = 0; i < json_array_size(cv); i++) {
         const char *n = json_string_value(json_array_get(cv, i));
         len += (n ? strlen(n) : 0) + 1;
@@ -445,8 +445,8 @@ static char *row_nodes(search *s, const json_t *row)
         strcat(l, n);
     }
     if (!*l && !bad) {
-        bad = strchr(bu_str(row, "layer"), ';') != NULL;
-        strcat(l, bu_str(row, "layer"));
+        bad = strchr(nb_json_str_of(row, "layer"), ';') != NULL;
+        strcat(l, nb_json_str_of(row, "layer"));
     }
     if (bad) {
         s->skipped++;
@@ -486,7 +486,7 @@ static void add_cpu_run(search *s, const json_t *rows, size_t r, size_t len)
 static long row_of(const json_t *rows, const char *layer)
 {
     for (size_t i = 0; layer && *layer && i < json_array_size(rows); i++)
-        if (!strcmp(bu_str(json_array_get(rows, i), "layer"), layer))
+        if (!strcmp(nb_json_str_of(json_array_get(rows, i), "layer"), layer))
             return (long)i;
     return -1;
 }
@@ -509,9 +509,9 @@ static void candidates(search *s)
         const json_t *l = json_array_get(ls, i);
         bool user = false;
         for (int k = 0; have_uc && k < uc.n_by_name && !user; k++)
-            user = !strcmp(uc.by_name[k].key, bu_str(l, "layer"));
-        if (bu_num(l, "act_bits") == 8 && !user)
-            add(s, C_INT16, bu_str(l, "layer"));
+            user = !strcmp(uc.by_name[k].key, nb_json_str_of(l, "layer"));
+        if (nb_json_num_of(l, "act_bits") == 8 && !user)
+            add(s, C_INT16, nb_json_str_of(l, "layer"));
     }
     if (have_uc)
         nb_quant_config_free(&uc);
@@ -525,18 +525,18 @@ static void candidates(search *s)
        of the others alone cost embedding_model 8 to 17 million cycles and under 1 dB) */
     const json_t *worst = json_object_get(b->cal, "worst_layers");
     for (size_t i = 0; i < json_array_size(ls); i++) {
-        const char *name = bu_str(json_array_get(ls, i), "layer");
+        const char *name = nb_json_str_of(json_array_get(ls, i), "layer");
         bool pick = i < 2;
         for (size_t k = 0; k < json_array_size(worst) && !pick; k++)
-            pick = !strcmp(bu_str(json_array_get(worst, k), "layer"), name);
+            pick = !strcmp(nb_json_str_of(json_array_get(worst, k), "layer"), name);
         if (pick && strchr(name, ';'))
             s->skipped++; /* --cpu_nodes cannot name it */
         else if (pick)
             add(s, C_CPU, name);
     }
     const json_t *rows = json_object_get(b->cmp, "rows");
-    const char *named[2] = {bu_str(json_object_get(b->cmp, "first_over_threshold"), "layer"),
-                            bu_str(json_object_get(b->cmp, "largest_sqnr_drop"), "layer")};
+    const char *named[2] = {nb_json_str_of(json_object_get(b->cmp, "first_over_threshold"), "layer"),
+                            nb_json_str_of(json_object_get(b->cmp, "largest_sqnr_drop"), "layer")};
     for (int q = 0; q < 2; q++) {
         long r = row_of(rows, named[q]);
         if (r >= 0)
@@ -546,12 +546,12 @@ static void candidates(search *s)
         const json_t *ts = json_object_get(json_object_get(json_array_get(b->runs, k),
                                                            "saturation"), "tasks");
         for (size_t i = 0; i < json_array_size(ts); i++) {
-            long r = row_of(rows, bu_str(json_array_get(ts, i), "name"));
+            long r = row_of(rows, nb_json_str_of(json_array_get(ts, i), "name"));
             if (r >= 0)
                 add_cpu_run(s, rows, (size_t)r, 4);
         }
     }
-    const char *adv = bu_str(b->advice, "nodes");
+    const char *adv = nb_json_str_of(b->advice, "nodes");
     if (*adv && !b->auto_cpu)
         add(s, C_CPU, adv);
 }
@@ -782,14 +782,14 @@ static void mark_pareto(json_t *points)
         json_t *p = json_array_get(points, i);
         if (json_object_get(p, "error"))
             continue;
-        double q = bu_num(p, "sqnr_db"), c = bu_num(p, "cycles"), z = bu_num(p, "exeom_bytes");
+        double q = nb_json_num_of(p, "sqnr_db"), c = nb_json_num_of(p, "cycles"), z = nb_json_num_of(p, "exeom_bytes");
         bool dominated = false;
         for (size_t j = 0; j < json_array_size(points) && !dominated; j++) {
             const json_t *o = json_array_get(points, j);
             if (j == i || json_object_get(o, "error"))
                 continue;
-            double oq = bu_num(o, "sqnr_db"), oc = bu_num(o, "cycles"),
-                   oz = bu_num(o, "exeom_bytes");
+            double oq = nb_json_num_of(o, "sqnr_db"), oc = nb_json_num_of(o, "cycles"),
+                   oz = nb_json_num_of(o, "exeom_bytes");
             /* an equal point counts once: the first measured */
             dominated = oq >= q && oc <= c && oz <= z &&
                         (oq > q || oc < c || oz < z || j < i);
@@ -1036,7 +1036,7 @@ static nb_err run_search(search *s, json_t *js, const json_t *outs)
     if (!met) { /* where the error comes from, as the bring-up's own comparison measured it */
         const json_t *wd = json_object_get(b->cmp, "largest_sqnr_drop");
         json_object_set_new(js, "limiting_layer", json_is_object(wd)
-                                                      ? nb_json_string(bu_str(wd, "layer"))
+                                                      ? nb_json_string(nb_json_str_of(wd, "layer"))
                                                       : json_null());
     }
     if (!best.ok) {
@@ -1086,7 +1086,7 @@ json_t *bu_search(bu *b, const json_t *outs)
         size_t n = end ? (size_t)(end - p) : strlen(p);
         bool found = false;
         for (size_t i = 0; i < json_array_size(outs) && !found; i++) {
-            const char *o = bu_str(json_array_get(outs, i), "name");
+            const char *o = nb_json_str_of(json_array_get(outs, i), "name");
             found = strlen(o) == n && !strncmp(o, p, n);
         }
         if (!found) {
@@ -1102,7 +1102,7 @@ json_t *bu_search(bu *b, const json_t *outs)
     s->target = b->o->target_sqnr;
     s->points = json_array();
     s->scale = b->fix_scale ? b->fix_scale : b->in_scale;
-    s->batch_num = (int)bu_num(b->cal, "batches");
+    s->batch_num = (int)nb_json_num_of(b->cal, "batches");
     snprintf(s->dir, sizeof s->dir, "%s/search", b->outdir);
     b->stage = "the search";
     json_object_set_new(js, "target_sqnr_db", json_real(s->target));

@@ -95,18 +95,6 @@ void bu_note(const bu *b, const char *fmt, ...)
     va_end(ap);
 }
 
-double bu_num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-const char *bu_str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
-
 nb_err bu_step_failed(bu *b, const char *step)
 {
     if (b->st->code == NB_ERR_CANCELLED)

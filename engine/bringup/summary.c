@@ -49,13 +49,13 @@ json_t *bu_output_metrics(bu *b, const json_t *runs, double *worst)
         goto fail;
     }
     for (size_t o = 0; o < json_array_size(outs0); o++) {
-        const char *name = bu_str(json_array_get(outs0, o), "name");
+        const char *name = nb_json_str_of(json_array_get(outs0, o), "name");
         json_t *jo = json_object();
         json_object_set_new(jo, "name", nb_json_string(name));
         json_array_append_new(outs, jo); /* owned by outs from here */
         for (int k = 0; k < b->n_eval; k++) {
             char refdir[3400];
-            npu[k] = bu_str(json_array_get(json_object_get(json_array_get(runs, (size_t)k),
+            npu[k] = nb_json_str_of(json_array_get(json_object_get(json_array_get(runs, (size_t)k),
                                                            "outputs"), o), "file");
             snprintf(refdir, sizeof refdir, "%s/reference/%d", b->outdir, k);
             if (!nb_infer_manifest_file(refdir, name, ref[k], sizeof ref[k])) {
@@ -63,7 +63,7 @@ json_t *bu_output_metrics(bu *b, const json_t *runs, double *worst)
                 goto fail;
             }
         }
-        const char *nd = bu_str(json_array_get(json_object_get(json_array_get(runs, 0),
+        const char *nd = nb_json_str_of(json_array_get(json_object_get(json_array_get(runs, 0),
                                                                "outputs"), o), "npu_dtype");
         const char *refs[b->n_eval > 0 ? b->n_eval : 1];
         for (int k = 0; k < b->n_eval; k++)
@@ -115,12 +115,12 @@ json_t *bu_saturation_json(const bu *b, double *total)
             const json_t *t = json_array_get(ts, i);
             json_t *hit = NULL;
             for (size_t q = 0; q < json_array_size(tasks) && !hit; q++)
-                if (!strcmp(bu_str(json_array_get(tasks, q), "name"), bu_str(t, "name")))
+                if (!strcmp(nb_json_str_of(json_array_get(tasks, q), "name"), nb_json_str_of(t, "name")))
                     hit = json_array_get(tasks, q);
             if (!hit) {
                 hit = json_object();
-                json_object_set_new(hit, "name", nb_json_string(bu_str(t, "name")));
-                json_object_set_new(hit, "op_type", nb_json_string(bu_str(t, "op_type")));
+                json_object_set_new(hit, "name", nb_json_string(nb_json_str_of(t, "name")));
+                json_object_set_new(hit, "op_type", nb_json_string(nb_json_str_of(t, "op_type")));
                 json_object_set_new(hit, "index", json_integer(json_integer_value(
                                                       json_object_get(t, "index"))));
                 json_object_set_new(hit, "count", json_integer(0));
@@ -147,21 +147,21 @@ static json_t *calibration_json(const bu *b)
 {
     json_t *jc = json_object();
     const json_t *layers = json_object_get(b->cal, "layers");
-    json_object_set_new(jc, "algorithm", nb_json_string(bu_str(b->cal, "algorithms")));
+    json_object_set_new(jc, "algorithm", nb_json_string(nb_json_str_of(b->cal, "algorithms")));
     json_object_set_new(jc, "requested", b->algo ? nb_json_string(b->algo) : json_null());
     json_object_set_new(jc, "qat", json_boolean(b->qat));
-    json_object_set_new(jc, "batches", nb_json_num(bu_num(b->cal, "batches")));
+    json_object_set_new(jc, "batches", nb_json_num(nb_json_num_of(b->cal, "batches")));
     json_object_set_new(jc, "layers", json_integer((json_int_t)json_array_size(layers)));
     static const char *const keep[] = {"worst_layers", "suggested_int16"};
     for (int k = 0; k < 2; k++) {
         const json_t *v = json_object_get(b->cal, keep[k]);
         json_object_set_new(jc, keep[k], json_is_array(v) ? json_deep_copy(v) : json_array());
     }
-    json_object_set_new(jc, "output_sqnr_db", nb_json_num(bu_num(b->cal, "output_sqnr_db")));
-    json_object_set_new(jc, "output_cosine", nb_json_num(bu_num(b->cal, "output_cosine")));
-    json_object_set_new(jc, "eval_set", nb_json_string(bu_str(b->cal, "eval_set")));
+    json_object_set_new(jc, "output_sqnr_db", nb_json_num(nb_json_num_of(b->cal, "output_sqnr_db")));
+    json_object_set_new(jc, "output_cosine", nb_json_num(nb_json_num_of(b->cal, "output_cosine")));
+    json_object_set_new(jc, "eval_set", nb_json_string(nb_json_str_of(b->cal, "eval_set")));
     json_object_set_new(jc, "deploy_model", nb_json_string(b->deploy));
-    json_object_set_new(jc, "record", nb_json_string(bu_str(b->cal, "record")));
+    json_object_set_new(jc, "record", nb_json_string(nb_json_str_of(b->cal, "record")));
     return jc;
 }
 
@@ -206,7 +206,7 @@ json_t *bu_summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
        (issue 37: they came from the first input alone, unsaid) */
     double cmin = INFINITY, cmax = -INFINITY;
     for (size_t k = 0; k < json_array_size(b->runs); k++) {
-        double c = bu_num(json_array_get(b->runs, k), "cycles");
+        double c = nb_json_num_of(json_array_get(b->runs, k), "cycles");
         if (isfinite(c))
             cmin = c < cmin ? c : cmin, cmax = c > cmax ? c : cmax;
     }
@@ -227,7 +227,7 @@ json_t *bu_summary_json(const bu *b, json_t *outs, double worst, json_t *sat,
     int cpu_tasks = 0; /* the run's tasks on the MCU's CPU: --cpu_nodes and unsupported ops */
     const json_t *rt = json_object_get(run0, "tasks");
     for (size_t i = 0; i < json_array_size(rt); i++)
-        cpu_tasks += !strcmp(bu_str(json_array_get(rt, i), "unit"), "cpu");
+        cpu_tasks += !strcmp(nb_json_str_of(json_array_get(rt, i), "unit"), "cpu");
     json_object_set_new(jp, "cpu_tasks", json_integer(cpu_tasks));
     json_object_set_new(jp, "advice", b->advice ? json_incref(b->advice) : json_null());
     json_object_set_new(s, "placement", jp);
@@ -296,24 +296,24 @@ void bu_record_summary(const bu *b, const json_t *outs, double worst, double sat
     const json_t *run0 = json_array_get(b->runs, 0);
     static const char *const em[] = {"TOTAL_WEIGHT_SIZE", "TOTAL_MEM_SIZE", "TOTAL_EXEOM_SIZE"};
     for (int i = 0; i < 3; i++)
-        nb_run_metric(r, em[i], bu_num(b->est, em[i]), "B", NULL);
+        nb_run_metric(r, em[i], nb_json_num_of(b->est, em[i]), "B", NULL);
     nb_run_metric(r, "not_supported_op_types",
                   (double)json_object_size(json_object_get(b->est, "NOT_SUPPORT_OP_TYPE")), "",
                   NULL);
     nb_run_metric(r, "exeom_bytes", (double)exeom_bytes, "B", NULL);
-    nb_run_metric(r, "cycles", bu_num(run0, "cycles"), "cycles", NULL);
-    nb_run_metric(r, "npu_ms_64mhz", bu_num(run0, "ms_64mhz"), "ms", NULL);
-    nb_run_metric(r, "npu_ms_200mhz", bu_num(run0, "ms_200mhz"), "ms", NULL);
+    nb_run_metric(r, "cycles", nb_json_num_of(run0, "cycles"), "cycles", NULL);
+    nb_run_metric(r, "npu_ms_64mhz", nb_json_num_of(run0, "ms_64mhz"), "ms", NULL);
+    nb_run_metric(r, "npu_ms_200mhz", nb_json_num_of(run0, "ms_200mhz"), "ms", NULL);
     nb_run_metric(r, "fp16_saturations", sat_total, "", NULL);
     const json_t *o0 = json_array_get(outs, 0); /* the first output's, for history diff */
-    nb_run_metric(r, "output_cosine_mean", bu_num(o0, "cosine_mean"), "", NULL);
-    nb_run_metric(r, "output_cosine_worst", bu_num(o0, "cosine_worst"), "", NULL);
-    nb_run_metric(r, "output_sqnr_db_mean", bu_num(o0, "sqnr_db_mean"), "dB", NULL);
-    nb_run_metric(r, "output_sqnr_db_worst", bu_num(o0, "sqnr_db_worst"), "dB", NULL);
-    nb_run_metric(r, "output_pooled_cosine", bu_num(o0, "pooled_cosine"), "", NULL);
+    nb_run_metric(r, "output_cosine_mean", nb_json_num_of(o0, "cosine_mean"), "", NULL);
+    nb_run_metric(r, "output_cosine_worst", nb_json_num_of(o0, "cosine_worst"), "", NULL);
+    nb_run_metric(r, "output_sqnr_db_mean", nb_json_num_of(o0, "sqnr_db_mean"), "dB", NULL);
+    nb_run_metric(r, "output_sqnr_db_worst", nb_json_num_of(o0, "sqnr_db_worst"), "dB", NULL);
+    nb_run_metric(r, "output_pooled_cosine", nb_json_num_of(o0, "pooled_cosine"), "", NULL);
     nb_run_metric(r, "eval_inputs", b->n_eval, "", NULL);
     nb_run_metric(r, "worst_output_cosine", worst, "", NULL);
-    nb_run_metric(r, "layers_over_threshold", bu_num(b->cmp, "over_threshold"), "", NULL);
+    nb_run_metric(r, "layers_over_threshold", nb_json_num_of(b->cmp, "over_threshold"), "", NULL);
     nb_run_metric(r, "wall_s", wall, "s", NULL);
     nb_status st = {0};
     const char *art[][2] = {{"exeom", b->exeom}, {"summary", sp}, {"report", rp}};

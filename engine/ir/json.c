@@ -59,6 +59,18 @@ nb_err nb_json_write_atomic(const json_t *o, const char *path, size_t flags, nb_
     return e;
 }
 
+double nb_json_num_of(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *nb_json_str_of(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
 void nb_shell_word(FILE *f, const char *w, bool space)
 {
     if (!w)

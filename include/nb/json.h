@@ -26,6 +26,10 @@ json_t *nb_json_int_array(const int64_t *v, int n);
 /* s (NUL-terminated) is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate,
  * <= U+10FFFF): what a JSON string, and so summary.json, can hold as it is. */
 bool nb_utf8_valid(const char *s);
+/* o's member key as a number (NaN when absent or not a number) and as a string ("" when
+ * absent or not a string): how the summary, the steps' JSON and the report are read. */
+double nb_json_num_of(const json_t *o, const char *key);
+const char *nb_json_str_of(const json_t *o, const char *key);
 /* A command line's word for a reader to copy (or a script to run) into f, a space before it
  * when space: as it is when it holds only characters a POSIX shell takes literally
  * ([A-Za-z0-9_./:=,+@%^-], not empty), else single-quoted with each ' as '\'' (POSIX sh,
