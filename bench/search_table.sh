@@ -16,17 +16,7 @@ oww=${OWW_WORK:-${TMPDIR:-/tmp}/nanobench-oww}
 T=$(mktemp -d /tmp/nb_search_table.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 R=$root/tests/data/real
-data() {
-    "$PY" - "$1" "$2" "$3" <<'PYEOF'
-import os, sys
-import numpy as np
-d, shape, seed = sys.argv[1], tuple(int(x) for x in sys.argv[2].split(',')), int(sys.argv[3])
-os.makedirs(d, exist_ok=True)
-rng = np.random.default_rng(seed)
-for i in range(6):
-    np.save(os.path.join(d, "b%d.npy" % i), rng.uniform(-1, 1, shape).astype(np.float32))
-PYEOF
-}
+data() { "$PY" "$root/tests/data/uniform_npy.py" "$1" "$2" "$3"; }
 printf '%-22s %8s %8s %8s %10s %10s %10s  %-7s %s\n' model as_is target searched cyc_as_is cyc_search \
     cyc_rule rule "chosen (wall s)"
 one() {

@@ -15,17 +15,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # data DIR SHAPE SEED: 6 .npy batches of uniform [-1, 1) float32
-data() {
-    "$PY" - "$1" "$2" "$3" <<'PYEOF' || fail "numpy data for $1"
-import os, sys
-import numpy as np
-d, shape, seed = sys.argv[1], tuple(int(x) for x in sys.argv[2].split(',')), int(sys.argv[3])
-os.makedirs(d, exist_ok=True)
-rng = np.random.default_rng(seed)
-for i in range(6):
-    np.save(os.path.join(d, "b%d.npy" % i), rng.uniform(-1, 1, shape).astype(np.float32))
-PYEOF
-}
+data() { "$PY" "$SRC/tests/data/uniform_npy.py" "$1" "$2" "$3" || fail "numpy data for $1"; }
 
 # check MODEL [ARGS...]: bringup, then the summary's outputs and verdict
 check() {
